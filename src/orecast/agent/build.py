@@ -1,0 +1,88 @@
+"""`build_agent`: the iron-ore analyst as a deepagents graph, owned by its caller.
+
+No module-level agent or checkpointer: the CLI, the service and the tests each build their own
+with their own settings, so threads, files and models never leak between them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any
+
+from deepagents import create_deep_agent
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
+
+from orecast.agent.models import select_model
+from orecast.agent.reports import REPORT_TOOL, report_tool
+from orecast.agent.settings import AgentSettings
+from orecast.agent.tools import market_tools
+
+AGENT_NAME = "orecast"
+QUANT = "quant"
+
+# Only the report writes outside the conversation, so only it needs a human's approval;
+# "respond" is left out because the report has no question to answer.
+INTERRUPT_ON: dict[str, Any] = {
+    REPORT_TOOL: {
+        "allowed_decisions": ["approve", "edit", "reject"],
+        "description": "导出报告需要批准 / Exporting a report needs approval",
+    }
+}
+
+
+def load_prompt(name: str) -> str:
+    """A prompt shipped in `orecast/agent/prompts/` (package data, so it works from a wheel)."""
+    return resources.files("orecast.agent").joinpath("prompts", name).read_text(encoding="utf-8")
+
+
+def _subagent_model(model: BaseChatModel) -> BaseChatModel:
+    # The offline analyst answers differently as the quant specialist; real LLMs read the prompt.
+    as_quant = getattr(model, "as_role", None)
+    return as_quant(QUANT) if callable(as_quant) else model
+
+
+def build_agent(
+    checkpointer: BaseCheckpointSaver | None,
+    *,
+    model: BaseChatModel | str | None = None,
+    extra_tools: Sequence[BaseTool] = (),
+    settings: AgentSettings | None = None,
+) -> CompiledStateGraph:
+    """The compiled analyst graph.
+
+    `model`: a chat model, a spec (`offline`, `deepseek:NAME`, `openai:NAME`) or None for
+    `settings.model` / the environment. `extra_tools` (e.g. MCP tools) are added after the market
+    tools; one with the same name as a built-in tool replaces it. Raises `AgentConfigError` on a
+    bad model spec.
+    """
+    settings = settings or AgentSettings.from_env()
+    chat = model if isinstance(model, BaseChatModel) else select_model(model or settings.model)
+    tools: dict[str, BaseTool] = {t.name: t for t in market_tools(settings.charts_dir)}
+    tools[REPORT_TOOL] = report_tool(settings.reports_dir)
+    for tool in extra_tools:
+        tools[tool.name] = tool
+    quant_tools = [t for name, t in tools.items() if name != REPORT_TOOL]
+    quant = {
+        "name": QUANT,
+        "description": (
+            "Quantitative specialist for multi-series comparisons, correlations and "
+            "backtest-heavy questions (comparing forecasting methods, several series at once). "
+            "Give it the full question; it returns a compact result with numbers and sources."
+        ),
+        "system_prompt": load_prompt("quant_zh_en.md"),
+        "tools": quant_tools,
+        "model": _subagent_model(chat),
+    }
+    return create_deep_agent(
+        model=chat,
+        tools=list(tools.values()),
+        system_prompt=load_prompt("system_zh_en.md"),
+        subagents=[quant],  # type: ignore[list-item]  # SubAgent is a TypedDict
+        interrupt_on=INTERRUPT_ON,
+        checkpointer=checkpointer,
+        name=AGENT_NAME,
+    )

@@ -1,0 +1,241 @@
+"""Reading one question: what is asked (intents), about which series, over which dates and horizon.
+
+Pure functions over text, no data access, so they are cheap to test one by one. The analyst
+(`model.py`) turns a `Query` into tool calls; `compose.py` writes the answer from the results.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from orecast.agent.offline.lexicon import find_method, find_series, is_chinese
+
+INTENT_WORDS: dict[str, tuple[str, ...]] = {
+    "help": (
+        "what can you do", "help me understand what you", "your capabilities", "how can you help",
+        "你能做什么", "你会什么", "你可以做什么", "功能", "怎么用",
+    ),
+    "catalogue": (
+        "what data", "which series", "list series", "list the series", "available series",
+        "what series", "datasets", "有哪些数据", "哪些序列", "数据目录", "有什么数据", "可用数据", "哪些数据",
+    ),
+    "report": ("report", "export", "报告", "导出"),
+    "methods": (
+        "which method", "best method", "compare methods", "compare the methods", "method comparison",
+        "compare forecasting methods", "哪种方法", "哪个方法", "方法比较", "比较方法", "比较预测方法",
+        "最好的方法", "最准的方法",
+    ),
+    "margin": ("mill margin", "steel margin", "margin", "profit", "利润", "毛利", "盈利"),
+    "relate": (
+        "correlation", "correlated", "correlate", "relationship", "relate", "beta", "co-move",
+        "相关", "关系", "联动", "相关性",
+    ),
+    "compare": ("compare", "comparison", " vs ", "versus", "对比", "比较"),
+    "backtest": (
+        "backtest", "back-test", "accuracy", "accurate", "error", "mape", "mae", "how good",
+        "回测", "准确", "误差", "精度", "靠谱",
+    ),
+    "forecast": (
+        "forecast", "predict", "prediction", "outlook", "projection", "expect", "going to",
+        "will it", "where will", "预测", "展望", "预计", "后市", "会涨", "会跌", "走向", "预判", "未来",
+    ),
+    "chart": ("chart", "plot", "graph", "draw", "visuali", "图", "画", "绘"),
+    "describe": (
+        "statistic", "stats", "average", "mean", "volatility", "volatile", "highest", "lowest",
+        "maximum", "minimum", "peak", "describe", "summary", "summarise", "summarize", "range",
+        "统计", "均价", "平均", "波动", "最高", "最低", "概况", "描述", "区间",
+    ),
+    "history": (
+        "history", "historical", "trend", "over the past", "since", "between", "evolution",
+        "how did", "path", "历史", "走势", "行情", "过去", "以来", "期间", "变化",
+    ),
+    "latest": (
+        "current", "latest", "now", "today", "price of", "how much", "trading at", "last price",
+        "最新", "现在", "目前", "当前", "多少", "现价", "报价", "价格",
+    ),
+}
+
+NAME_SET = (
+    re.compile(r"我叫\s*([^\s，,。.!！?？]{1,12})"),
+    re.compile(r"我的名字(?:是|叫)\s*([^\s，,。.!！?？]{1,12})"),
+    re.compile(r"\bmy name is\s+([A-Za-z][\w\-']{0,30})", re.I),
+    re.compile(r"\bcall me\s+([A-Za-z][\w\-']{0,30})", re.I),
+    re.compile(r"\bi am\s+([A-Z][\w\-']{0,30})\b"),
+    re.compile(r"\bi'm\s+([A-Z][\w\-']{0,30})\b"),
+)
+NAME_ASK = (
+    "我叫什么", "我的名字是什么", "我是谁", "记得我的名字", "what is my name", "what's my name",
+    "whats my name", "who am i", "do you remember my name", "remember my name",
+)
+PAST_ASK = (
+    "what did i ask", "what have i asked", "my previous question", "my last question",
+    "what was my question", "earlier question", "我之前问", "我刚才问", "我上一个问题", "我问过什么",
+    "之前问了什么", "上一个问题", "我问了什么",
+)
+FOLLOW_UP = (
+    "and for", "what about", "how about", "and with", "same for", "and in", "and over", "and the",
+    "那", "呢", "换成", "改成", "再看", "同样",
+)
+
+_CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
+              "八": 8, "九": 9, "十": 10, "半": 0}
+_EN_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+               "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a": 1, "an": 1}
+
+
+def cn_number(text: str) -> int | None:
+    """'6' / '六' / '十二' / '二十' → int."""
+    if text.isdigit():
+        return int(text)
+    if text in _EN_NUMBERS:
+        return _EN_NUMBERS[text]
+    if not text or any(c not in _CN_DIGITS for c in text):
+        return None
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        return (_CN_DIGITS[tens] if tens else 1) * 10 + (_CN_DIGITS[ones] if ones else 0)
+    return _CN_DIGITS[text]
+
+
+_NUM = r"(\d+|[一二两三四五六七八九十]+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|an?)"
+_HORIZON = (
+    (re.compile(_NUM + r"\s*-?\s*(months?|mos?)\b", re.I), "month"),
+    (re.compile(_NUM + r"\s*个?\s*月"), "month"),
+    (re.compile(_NUM + r"\s*-?\s*(weeks?|wks?)\b", re.I), "week"),
+    (re.compile(_NUM + r"\s*个?\s*(?:星期|周)"), "week"),
+    (re.compile(_NUM + r"\s*-?\s*(?:trading\s+)?(days?)\b", re.I), "day"),
+    (re.compile(_NUM + r"\s*个?\s*(?:交易日|天|日)"), "day"),
+    (re.compile(_NUM + r"\s*-?\s*(years?)\b", re.I), "year"),
+    (re.compile(_NUM + r"\s*年(?!\d|份|初|底|末|以来)"), "year"),
+)
+_NAMED_HORIZON = (
+    (re.compile(r"next year|明年|一年后", re.I), (12, "month")),
+    (re.compile(r"next quarter|下个?季度", re.I), (3, "month")),
+    (re.compile(r"next month|下个月", re.I), (1, "month")),
+    (re.compile(r"next week|下周", re.I), (1, "week")),
+    (re.compile(r"半年"), (6, "month")),
+)
+
+
+@dataclass(slots=True)
+class Query:
+    """What one user message asks, as far as words tell."""
+
+    text: str
+    zh: bool
+    intents: list[str] = field(default_factory=list)
+    series: list[str] = field(default_factory=list)
+    method: str | None = None
+    horizon: tuple[int, str] | None = None  # (n, "month" | "week" | "day" | "year")
+    start: str | None = None
+    end: str | None = None
+    last_period: tuple[int, str] | None = None  # "past 3 years" → (3, "year"), resolved on data
+    product: str | None = None  # for margins: "rebar" or "hrc"
+    name: str | None = None  # "我叫赵六" → 赵六
+    asks_name: bool = False
+    asks_past: bool = False
+    follow_up: bool = False
+
+
+def _contains(low: str, words: tuple[str, ...]) -> bool:
+    for w in words:
+        if re.search(r"[\u4e00-\u9fff]", w) or not w.strip().isalnum():
+            if w in low:
+                return True
+        elif re.search(rf"(?<![a-z]){re.escape(w)}", low):
+            return True
+    return False
+
+
+def _horizon(text: str) -> tuple[tuple[int, str] | None, tuple[int, str] | None]:
+    """(forecast horizon, look-back period). 'past/last/过去/近 N …' is a look-back, not a horizon."""
+    low = text.lower()
+    horizon = lookback = None
+    for rx, unit in _HORIZON:
+        for m in rx.finditer(low):
+            n = cn_number(m.group(1))
+            if n is None or n <= 0:
+                continue
+            before = low[max(0, m.start() - 8) : m.start()]
+            if re.search(r"(past|last|previous|过去|近|最近|前)\s*(the\s*)?$", before):
+                lookback = lookback or (n, unit)
+            elif re.search(r"\d{4}\s*$", before) and unit == "year":
+                continue
+            else:
+                horizon = horizon or (n, unit)
+    if horizon is None:
+        for rx, value in _NAMED_HORIZON:
+            if rx.search(low):
+                horizon = value
+                break
+    if lookback is None:
+        if re.search(r"past year|last year'?s? prices|过去一年|近一年|最近一年", low):
+            lookback = (1, "year")
+    return horizon, lookback
+
+
+_DATE = re.compile(r"(\d{4})(?:[-/.年](\d{1,2})(?:[-/.月](\d{1,2})日?)?月?)?")
+
+
+def _dates(text: str) -> tuple[str | None, str | None]:
+    """Explicit dates: 'from 2020 to 2022', '2021-03', '2024年', 'since 2019', '2020-2022'."""
+    found: list[tuple[str, str]] = []  # (start-of-period, end-of-period)
+    for m in _DATE.finditer(text):
+        year = int(m.group(1))
+        if not 1960 <= year <= 2100:
+            continue
+        month, day = m.group(2), m.group(3)
+        if month and not 1 <= int(month) <= 12:
+            month, day = None, None
+        if month and day:
+            iso = f"{year:04d}-{int(month):02d}-{int(day):02d}"
+            found.append((iso, iso))
+        elif month:
+            found.append((f"{year:04d}-{int(month):02d}", f"{year:04d}-{int(month):02d}"))
+        else:
+            found.append((f"{year:04d}", f"{year:04d}"))
+    if not found:
+        return None, None
+    low = text.lower()
+    if len(found) == 1:
+        if re.search(r"since|from|after|以来|之后|起|开始", low):
+            return found[0][0], None
+        if re.search(r"until|before|up to|截至|之前|以前", low):
+            return None, found[0][1]
+        return found[0]
+    return found[0][0], found[-1][1]
+
+
+def parse(text: str, known_series: set[str] | None = None) -> Query:
+    low = text.lower()
+    q = Query(text=text, zh=is_chinese(text))
+    for rx in NAME_SET:
+        m = rx.search(text)
+        if m and m.group(1) not in ("什么", "谁", "啥"):
+            q.name = m.group(1)
+            break
+    q.asks_name = _contains(low, NAME_ASK)
+    q.asks_past = _contains(low, PAST_ASK)
+    q.series = find_series(text, known_series)
+    q.method = find_method(text)
+    q.horizon, q.last_period = _horizon(text)
+    q.start, q.end = _dates(text)
+    if _contains(low, ("hrc", "hot-rolled", "hot rolled", "热卷", "热轧")):
+        q.product = "hrc"
+    elif _contains(low, ("rebar", "螺纹")):
+        q.product = "rebar"
+    for intent, words in INTENT_WORDS.items():
+        if _contains(low, words):
+            q.intents.append(intent)
+    if q.horizon and "forecast" not in q.intents and not (
+        {"backtest", "methods"} & set(q.intents)
+    ):
+        # "next 6 months?" or "未来三个月" alone is a forecast question.
+        if re.search(r"next|ahead|coming|未来|之后|后", low):
+            q.intents.append("forecast")
+    stripped = re.sub(r"[\s?？!！.。,，]", "", low)
+    q.follow_up = (
+        _contains(low, FOLLOW_UP) or len(stripped) <= 12
+    ) and not q.asks_name and not q.asks_past
+    return q

@@ -1,0 +1,120 @@
+"""Words the offline analyst understands: series names in Chinese and English, methods, units.
+
+Aliases are matched longest first on a lower-cased question, so "焦煤" never matches "焦炭" and
+"iron ore futures" beats "iron ore". Plain "iron ore / 铁矿石" means the World Bank US$ benchmark;
+"futures / 期货 / 大商所 / DCE / 人民币" switches to the DCE contract.
+"""
+
+from __future__ import annotations
+
+import re
+
+# series id -> aliases (lower case). Order inside a list does not matter; length does.
+SERIES_ALIASES: dict[str, tuple[str, ...]] = {
+    "iron_ore_wb_monthly": (
+        "iron ore", "iron-ore", "ironore", "铁矿石", "铁矿", "矿价", "iron ore price", "cfr china",
+        "world bank iron ore", "世界银行铁矿石",
+    ),
+    "iron_ore_62fe_wb_monthly": ("62% fe", "62%fe", "62% iron ore", "62品位", "62%品位", "62%铁矿"),
+    "dce_iron_ore_daily": (
+        "iron ore futures", "dce iron ore", "iron ore future", "铁矿石期货", "铁矿期货", "大商所铁矿",
+        "大商所铁矿石", "dce ore", "铁矿石主力", "铁矿主力", "连铁",
+    ),
+    "shfe_rebar_daily": ("rebar", "螺纹钢", "螺纹", "shfe rebar", "rebar futures", "螺纹钢期货"),
+    "shfe_hrc_daily": (
+        "hot-rolled coil", "hot rolled coil", "hrc", "热卷", "热轧卷板", "热轧", "热卷期货",
+    ),
+    "dce_coke_daily": ("coke", "焦炭", "coke futures", "焦炭期货", "metallurgical coke"),
+    "dce_coking_coal_daily": (
+        "coking coal", "met coal", "焦煤", "炼焦煤", "焦煤期货", "coking coal futures",
+    ),
+    "usd_cnh_daily": (
+        "usd/cnh", "usdcnh", "usd cnh", "cnh", "yuan", "renminbi", "rmb", "exchange rate",
+        "人民币汇率", "汇率", "美元兑人民币", "离岸人民币", "美元人民币",
+    ),
+    "china_pmi_monthly": (
+        "pmi", "purchasing managers", "manufacturing pmi", "采购经理指数", "制造业pmi", "采购经理人指数",
+    ),
+    "coal_australia_wb_monthly": (
+        "thermal coal", "newcastle coal", "australian coal", "coal", "动力煤", "煤炭", "纽卡斯尔",
+    ),
+    "brent_wb_monthly": ("brent", "crude oil", "oil price", "oil", "布伦特", "原油", "油价"),
+    "copper_wb_monthly": ("copper", "铜价", "铜"),
+    "metals_index_wb_monthly": (
+        "metals index", "metals and minerals", "metal index", "金属指数", "金属价格指数", "金属与矿产",
+    ),
+}
+
+# Words that move "iron ore" from the World Bank benchmark to the DCE futures contract.
+FUTURES_HINTS = ("futures", "future", "期货", "大商所", "dce", "人民币计", "元/吨", "cny", "盘面")
+
+# Words that make a generic "price" question about iron ore when no series is named.
+DEFAULT_SERIES = "iron_ore_wb_monthly"
+
+METHOD_ALIASES: dict[str, tuple[str, ...]] = {
+    "naive": ("naive", "random walk", "朴素", "随机游走"),
+    "drift": ("drift", "漂移"),
+    "ets": ("ets", "exponential smoothing", "holt", "指数平滑"),
+    "arima": ("arima", "自回归"),
+    "theta": ("theta",),
+    "ensemble": ("ensemble", "combination", "组合", "集成"),
+    "auto": ("auto method", "automatic", "自动选择"),
+}
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def is_chinese(text: str) -> bool:
+    """Answer in Chinese when the question has any CJK character (the system default)."""
+    return bool(_CJK.search(text))
+
+
+def _boundary_match(text: str, alias: str) -> int:
+    """Index of `alias` in `text`, respecting word boundaries for ASCII aliases; -1 if absent."""
+    if _CJK.search(alias):
+        return text.find(alias)
+    m = re.search(rf"(?<![a-z0-9]){re.escape(alias)}(?![a-z0-9])", text)
+    return m.start() if m else -1
+
+
+def find_series(text: str, known: set[str] | None = None) -> list[str]:
+    """Series ids named in `text`, in the order they appear, most specific alias winning."""
+    low = text.lower()
+    hits: list[tuple[int, int, str]] = []  # (position, -alias length, id)
+    for sid, aliases in SERIES_ALIASES.items():
+        if known is not None and sid not in known:
+            continue
+        for alias in aliases:
+            pos = _boundary_match(low, alias)
+            if pos >= 0:
+                hits.append((pos, -len(alias), sid))
+    # Raw ids typed by the user ("shfe_rebar_daily") are matched too.
+    for sid in known or SERIES_ALIASES:
+        pos = low.find(sid)
+        if pos >= 0:
+            hits.append((pos, -len(sid), sid))
+    hits.sort()
+    chosen: list[str] = []
+    taken: list[tuple[int, int]] = []
+    for pos, neg_len, sid in sorted(hits, key=lambda h: (h[1], h[0])):  # longest aliases first
+        span = (pos, pos - neg_len)
+        if any(not (span[1] <= a or span[0] >= b) for a, b in taken):
+            continue  # inside a longer alias already matched ("焦煤期货" vs "焦煤")
+        taken.append(span)
+        chosen.append(sid)
+    order = {sid: min(p for p, _, s in hits if s == sid) for sid in chosen}
+    ids = sorted(dict.fromkeys(chosen), key=lambda s: order[s])
+    if "iron_ore_wb_monthly" in ids and any(_boundary_match(low, h) >= 0 for h in FUTURES_HINTS):
+        ids = [("dce_iron_ore_daily" if s == "iron_ore_wb_monthly" else s) for s in ids]
+        ids = list(dict.fromkeys(ids))
+    return ids
+
+
+def find_method(text: str) -> str | None:
+    low = text.lower()
+    best: tuple[int, str] | None = None
+    for method, aliases in METHOD_ALIASES.items():
+        for alias in aliases:
+            if _boundary_match(low, alias) >= 0 and (best is None or len(alias) > best[0]):
+                best = (len(alias), method)
+    return best[1] if best else None

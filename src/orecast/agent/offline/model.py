@@ -1,0 +1,196 @@
+"""`OfflineAnalyst`: a LangChain chat model that needs no network and never invents numbers.
+
+It reads the conversation (stateless: everything it knows is in the messages, so one instance
+serves any number of threads and processes), plans tool calls with `planner.Planner`, and once
+the results are back writes the answer with `compose`. It supports `bind_tools` (it only calls
+tools it was given) and token streaming, so the deepagents graph, the CLI and the service treat
+it exactly like DeepSeek or an OpenAI-compatible model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from orecast.agent.offline import compose
+from orecast.agent.offline.intents import Query
+from orecast.agent.offline.planner import Planner, context_of, question_of
+from orecast.agent.tools import MARKET_TOOLS
+
+# Tools the planner knows by heart; anything else bound to the model counts as "extra" (MCP …).
+_KNOWN = set(MARKET_TOOLS) | {
+    "export_report", "task", "ls", "read_file", "write_file", "edit_file", "delete", "glob",
+    "grep", "write_todos", "execute",
+}
+_TOKEN = re.compile(r"\s+|[A-Za-z0-9_.%$/+\-:()`*]+|[\u4e00-\u9fff]{1,2}|.", re.S)
+
+
+class OfflineAnalyst(BaseChatModel):
+    """Rule-based iron-ore analyst (`role="main"`) or quant specialist (`role="quant"`)."""
+
+    role: str = "main"
+    tool_schemas: dict[str, dict[str, Any]] = {}
+
+    @property
+    def _llm_type(self) -> str:
+        return "orecast-offline-analyst"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"role": self.role}
+
+    def as_role(self, role: str) -> OfflineAnalyst:
+        return self.model_copy(update={"role": role})
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        schemas: dict[str, dict[str, Any]] = {}
+        for t in tools:
+            fn = convert_to_openai_tool(t)["function"]
+            schemas[fn["name"]] = fn.get("parameters", {})
+        return self.model_copy(update={"tool_schemas": schemas})
+
+    # ---- deciding ---------------------------------------------------------------------
+
+    def decide(self, messages: list[BaseMessage]) -> AIMessage:
+        """The next message of the analyst for this conversation."""
+        idx, q = question_of(messages)
+        if q is None:
+            return AIMessage(content="请提出一个关于铁矿石的问题。 / Please ask a question about iron ore.")
+        after = messages[idx + 1 :]
+        results = [m for m in after if isinstance(m, ToolMessage)]
+        if results:
+            return AIMessage(content=self._answer(q, after))
+        planner = Planner(
+            set(self.tool_schemas) or set(_KNOWN),
+            self.role,
+            {n: s for n, s in self.tool_schemas.items() if n not in _KNOWN},
+        )
+        plan = planner.plan(q, context_of(messages, idx))
+        calls = [(n, a) for n, a in plan.calls if not self.tool_schemas or n in self.tool_schemas]
+        if calls:
+            return AIMessage(
+                content="",
+                tool_calls=[
+                    {"name": n, "args": a, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "tool_call"}
+                    for n, a in calls
+                ],
+            )
+        if plan.calls:  # planned tools that are not bound here (e.g. no export_report in quant)
+            missing = ", ".join(sorted({n for n, _ in plan.calls}))
+            return AIMessage(content=(f"这里没有可用的工具：{missing}。" if q.zh
+                                      else f"The tools needed are not available here: {missing}."))
+        return AIMessage(content=plan.reply or "")
+
+    def _answer(self, q: Query, after: list[BaseMessage]) -> str:
+        calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        for m in after:
+            if isinstance(m, AIMessage):
+                for tc in m.tool_calls:
+                    calls[tc.get("id") or ""] = (tc["name"], dict(tc["args"]))
+        results = [m for m in after if isinstance(m, ToolMessage)]
+        parts: list[str] = []
+        backtests: list[dict[str, Any]] = []
+        for msg in results:
+            name = msg.name or calls.get(msg.tool_call_id, ("", {}))[0]
+            if msg.status == "error":
+                parts.append(self._error(name, msg.text, q.zh))
+                continue
+            if name == "backtest_forecast":
+                p = compose.payload_of(msg.text)
+                if isinstance(p, dict):
+                    backtests.append(p)
+                    continue
+            if name == "task":
+                head = "量化子代理（quant）的结果：" if q.zh else "Result from the quant subagent:"
+                parts.append(f"{head}\n{msg.text.strip()}")
+                continue
+            if name not in _KNOWN:
+                head = f"工具 {name} 返回：" if q.zh else f"Tool {name} returned:"
+                parts.append(f"{head}\n{_plain(msg.content)}")
+                continue
+            parts.append(compose.render(name, msg.text, q.zh))
+        methods = {b.get("method") for b in backtests}
+        series = {b.get("series") for b in backtests}
+        if len(backtests) > 1 and len(series) == 1 and len(methods) == len(backtests):
+            parts.insert(0, compose.method_ranking(backtests, q.zh))
+        else:
+            parts[:0] = [compose.backtest(b, q.zh) for b in backtests]
+        return "\n\n".join(p for p in parts if p)
+
+    def _error(self, name: str, text: str, zh: bool) -> str:
+        if name == "export_report" and "reject" in text.lower():
+            reason = text.split("reason:", 1)[1].strip() if "reason:" in text else ""
+            why = f"（原因：{reason}）" if zh and reason else f" (reason: {reason})" if reason else ""
+            return f"报告没有导出：已被拒绝{why}。" if zh else f"The report was not exported: it was rejected{why}."
+        return f"工具 {name} 出错：{text.strip()}" if zh else f"Tool {name} failed: {text.strip()}"
+
+    # ---- LangChain chat-model interface -----------------------------------------------
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self.decide(messages))])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        msg = self.decide(messages)
+        if msg.tool_calls:
+            yield ChatGenerationChunk(
+                message=AIMessageChunk(
+                    content="",
+                    tool_call_chunks=[
+                        {"name": tc["name"], "args": json.dumps(tc["args"], ensure_ascii=False),
+                         "id": tc["id"], "index": i, "type": "tool_call_chunk"}
+                        for i, tc in enumerate(msg.tool_calls)
+                    ],
+                    chunk_position="last",
+                )
+            )
+            return
+        tokens = _TOKEN.findall(msg.text) or [""]
+        for i, tok in enumerate(tokens):
+            chunk = ChatGenerationChunk(
+                message=AIMessageChunk(
+                    content=tok, chunk_position="last" if i == len(tokens) - 1 else None
+                )
+            )
+            if run_manager:
+                run_manager.on_llm_new_token(tok, chunk=chunk)
+            yield chunk
+
+
+def _plain(content: Any) -> str:
+    """MCP tools answer with content blocks; keep their text."""
+    if isinstance(content, str):
+        return content.strip()
+    if isinstance(content, list):
+        return "\n".join(
+            b.get("text", "") if isinstance(b, dict) else str(b) for b in content
+        ).strip()
+    return str(content)

@@ -1,0 +1,319 @@
+"""From a question and the conversation so far to tool calls (or a direct reply).
+
+The planner is what makes the offline analyst useful: it picks the tool and its arguments
+(series ids from Chinese or English names, dates, horizons in the series' own periods, methods),
+reuses the previous question's series and tool for follow-ups ("and for 6 months?"), delegates
+method comparisons to the `quant` subagent, and answers memory questions from the thread.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from orecast.agent.offline import catalogue as cat
+from orecast.agent.offline.intents import NAME_SET, Query, parse
+from orecast.agent.offline.lexicon import DEFAULT_SERIES
+
+PRIMARY = (
+    "report", "methods", "margin", "relate", "backtest", "forecast", "chart", "describe",
+    "history", "latest", "catalogue", "compare",
+)
+COMPARED_METHODS = ("naive", "drift", "ets", "arima", "theta")
+
+
+@dataclass(slots=True)
+class Plan:
+    """Tool calls to make now, or a reply to give without tools."""
+
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    reply: str | None = None
+
+
+@dataclass(slots=True)
+class Context:
+    """What the conversation before the current question tells us."""
+
+    questions: list[str]  # earlier user messages, oldest first
+    user_name: str | None
+    last_call: tuple[str, dict[str, Any]] | None  # most recent market tool call
+    last_series: str | None
+
+
+def context_of(messages: list[BaseMessage], upto: int) -> Context:
+    questions: list[str] = []
+    name: str | None = None
+    last_call: tuple[str, dict[str, Any]] | None = None
+    last_series: str | None = None
+    for msg in messages[:upto]:
+        if isinstance(msg, HumanMessage):
+            questions.append(msg.text)
+            for rx in NAME_SET:
+                m = rx.search(msg.text)
+                if m and m.group(1) not in ("什么", "谁", "啥"):
+                    name = m.group(1)
+                    break
+        elif isinstance(msg, AIMessage):
+            for tc in msg.tool_calls:
+                if tc["name"] in ("export_report", "list_series"):
+                    continue
+                last_call = (tc["name"], dict(tc["args"]))
+                series = tc["args"].get("series") or tc["args"].get("a")
+                if isinstance(series, str):
+                    last_series = series
+    return Context(questions, name, last_call, last_series)
+
+
+class Planner:
+    """Plans one turn for the main analyst (`role="main"`) or the quant subagent."""
+
+    def __init__(self, tool_names: set[str], role: str, extra_tools: dict[str, dict[str, Any]]):
+        self.tools = tool_names
+        self.role = role
+        self.extra = extra_tools  # name -> JSON schema of tools that are not ours (MCP …)
+
+    # ---- entry point -------------------------------------------------------------------
+
+    def plan(self, q: Query, ctx: Context) -> Plan:
+        if q.asks_name:
+            return Plan(reply=_name_reply(q, ctx))
+        if q.asks_past:
+            return Plan(reply=_past_reply(q, ctx))
+        extra = self._extra_tool(q)
+        if extra:
+            return extra
+        intents = [i for i in q.intents if i in PRIMARY]
+        series = q.series or ([ctx.last_series] if ctx.last_series else [])
+        if not intents and q.follow_up and ctx.last_call and (q.series or q.horizon or q.start
+                                                               or q.method or q.last_period):
+            return self._follow_up(q, ctx)
+        if not intents and q.series:
+            intents = ["latest"]
+        if not intents:
+            if q.name:
+                return Plan(reply=_greet(q, q.name))
+            if "help" in q.intents or _is_greeting(q.text):
+                return Plan(reply=help_text(q.zh))
+            return Plan(reply=out_of_scope(q.zh))
+        return self._by_intent(intents, q, series or [DEFAULT_SERIES], ctx)
+
+    # ---- planning by intent --------------------------------------------------------------
+
+    def _by_intent(self, intents: list[str], q: Query, series: list[str], ctx: Context) -> Plan:
+        first = intents[0] if intents[0] != "compare" else (intents[1:] or ["relate"])[0]
+        if first == "catalogue":
+            return Plan([("list_series", {})])
+        if first == "report":
+            return Plan([("export_report", _report_args(q, ctx))])
+        many = len(series) >= 2
+        if self.role == "main" and "task" in self.tools and (
+            first == "methods" or (first == "backtest" and many) or (first == "forecast" and many
+                                                                     and "compare" in intents)
+        ):
+            return Plan([("task", {"description": q.text, "subagent_type": "quant"})])
+        if first == "methods":
+            s = series[0]
+            h = self._horizon(q, s)
+            return Plan([("backtest_forecast", {"series": s, "horizon": h, "method": m})
+                         for m in COMPARED_METHODS])
+        if first == "margin":
+            return Plan([("mill_margin", {"product": q.product or "rebar", **self._dates(q, None)})])
+        if first == "relate" or (first == "compare" and many):
+            if len(series) < 2:
+                other = "dce_iron_ore_daily" if series[0] != "dce_iron_ore_daily" else "shfe_rebar_daily"
+                series = [series[0], other]
+            return Plan([("relate_series", {"a": series[0], "b": series[1],
+                                            **self._dates(q, series[0])})])
+        calls: list[tuple[str, dict[str, Any]]] = []
+        for s in series[:4]:
+            if first == "backtest":
+                args: dict[str, Any] = {"series": s, "horizon": self._horizon(q, s),
+                                        "method": q.method or "auto"}
+                if q.start:
+                    args["start"] = q.start
+                calls.append(("backtest_forecast", args))
+            elif first == "forecast":
+                calls.append(("forecast_price", {"series": s, "horizon": self._horizon(q, s),
+                                                 "method": q.method or "auto"}))
+            elif first == "describe":
+                calls.append(("describe_series", {"series": s, **self._dates(q, s)}))
+            elif first == "history":
+                calls.append(("price_history", {"series": s, **self._dates(q, s)}))
+            elif first == "latest":
+                calls.append(("latest_price", {"series": s}))
+        if "chart" in intents:
+            s = series[0]
+            chart_args: dict[str, Any] = {"series": s, **self._dates(q, s)}
+            if first == "forecast":
+                chart_args["forecast_horizon"] = self._horizon(q, s)
+            if many and first != "forecast":
+                chart_args["compare_with"] = series[1]
+            calls.append(("make_chart", chart_args))
+        return Plan(calls)
+
+    def _follow_up(self, q: Query, ctx: Context) -> Plan:
+        assert ctx.last_call is not None
+        name, prev = ctx.last_call
+        args = dict(prev)
+        if name == "task":
+            return Plan([("task", {"description": f"{prev.get('description', '')}\n{q.text}",
+                                   "subagent_type": "quant"})])
+        series_key = "a" if name == "relate_series" else "series"
+        if q.series and series_key in args:
+            args[series_key] = q.series[0]
+            if name == "relate_series" and len(q.series) > 1:
+                args["b"] = q.series[1]
+        s = args.get(series_key) or DEFAULT_SERIES
+        if q.horizon and "horizon" in args:
+            args["horizon"] = cat.periods(s, *q.horizon)
+        elif q.horizon and name == "make_chart":
+            args["forecast_horizon"] = cat.periods(s, *q.horizon)
+        if q.method and "method" in args:
+            args["method"] = q.method
+        if (q.start or q.end or q.last_period) and name in (
+            "price_history", "describe_series", "relate_series", "mill_margin", "make_chart"
+        ):
+            args.pop("start", None)
+            args.pop("end", None)
+            args.update(self._dates(q, s))
+        if q.horizon and name in ("latest_price", "price_history", "describe_series"):
+            # "and for 6 months?" after a price question most likely asks for a forecast.
+            return Plan([("forecast_price", {"series": s, "horizon": cat.periods(s, *q.horizon),
+                                             "method": q.method or "auto"})])
+        return Plan([(name, args)])
+
+    def _extra_tool(self, q: Query) -> Plan | None:
+        """A tool that is not ours (MCP, caller-supplied) named in the question."""
+        low = q.text.lower()
+        for name, schema in self.extra.items():
+            if name.lower() in low or name.lower().replace("_", " ") in low:
+                args, missing = _fill_args(q.text, schema)
+                if missing:
+                    need = ", ".join(missing)
+                    return Plan(reply=(f"工具 {name} 需要参数：{need}。请用 参数=值 的形式给出。" if q.zh
+                                       else f"Tool {name} needs: {need}. Give them as name=value."))
+                return Plan([(name, args)])
+        return None
+
+    # ---- argument helpers ---------------------------------------------------------------
+
+    def _horizon(self, q: Query, series: str) -> int:
+        if q.horizon:
+            return cat.periods(series, *q.horizon)
+        return cat.default_horizon(series)
+
+    def _dates(self, q: Query, series: str | None) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if q.start:
+            out["start"] = q.start
+        if q.end:
+            out["end"] = q.end
+        if not out and q.last_period:
+            start = cat.lookback_start(series or "dce_iron_ore_daily", *q.last_period)
+            if start:
+                out["start"] = start
+        return out
+
+
+def _fill_args(text: str, schema: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    props: dict[str, Any] = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    args: dict[str, Any] = {}
+    missing: list[str] = []
+    for key, spec in props.items():
+        m = re.search(rf"{re.escape(key)}\s*[=:：]\s*[\"'“]?([^\s\"'”，,]+)", text)
+        if m:
+            raw = m.group(1)
+            kind = spec.get("type")
+            try:
+                args[key] = int(raw) if kind == "integer" else float(raw) if kind == "number" else raw
+            except ValueError:
+                args[key] = raw
+        elif key in required:
+            missing.append(key)
+    return args, missing
+
+
+def _report_args(q: Query, ctx: Context) -> dict[str, Any]:
+    s = ctx.last_series or DEFAULT_SERIES
+    title = f"{cat.name(s, True)}分析报告" if q.zh else f"{cat.name(s, False)} analysis report"
+    asked = [x for x in ctx.questions if x.strip()][-8:]
+    if q.zh:
+        summary = f"本报告汇总本对话中的 {len(asked)} 个问题及其回答（数据均来自 orecast.market）。"
+    else:
+        summary = (f"This report collects the {len(asked)} questions of this conversation and the "
+                   "answers given (all figures from orecast.market).")
+    return {"title": title, "summary": summary}
+
+
+def _is_greeting(text: str) -> bool:
+    return bool(re.fullmatch(r"\s*(hi|hello|hey|你好|您好|嗨|早上好|晚上好)[\s!！。.,，]*", text, re.I))
+
+
+def _greet(q: Query, name: str) -> str:
+    if q.zh:
+        return f"你好，{name}！我记住了你的名字。想了解铁矿石或钢材哪方面的行情、统计或预测？"
+    return f"Nice to meet you, {name}! I'll remember your name. What would you like to know about iron ore?"
+
+
+def _name_reply(q: Query, ctx: Context) -> str:
+    if ctx.user_name:
+        return f"你叫{ctx.user_name}。" if q.zh else f"Your name is {ctx.user_name}."
+    return ("你还没有在这个对话里告诉我你的名字。" if q.zh
+            else "You haven't told me your name in this conversation yet.")
+
+
+def _past_reply(q: Query, ctx: Context) -> str:
+    if not ctx.questions:
+        return ("这是你在本对话中的第一个问题。" if q.zh
+                else "This is your first question in this conversation.")
+    recent = ctx.questions[-5:]
+    lines = "\n".join(f"{i}. {x.strip()}" for i, x in enumerate(recent, 1))
+    if q.zh:
+        return f"你之前问过（最近 {len(recent)} 个）：\n{lines}"
+    return f"Before this, you asked (last {len(recent)}):\n{lines}"
+
+
+def help_text(zh: bool) -> str:
+    if zh:
+        return (
+            "我是 orecast 离线分析师（不连接大模型，所有数字来自本地数据）。我可以：\n"
+            "- 查询最新价格和历史走势：如“铁矿石现在多少钱？”“螺纹钢2024年走势”\n"
+            "- 统计指标：如“大商所铁矿石过去一年的波动率”\n"
+            "- 预测（带80%/95%区间）：如“预测铁矿石未来6个月”，可指定方法 naive/drift/ets/arima/theta/ensemble\n"
+            "- 回测与方法比较：如“铁矿石预测的准确度”“哪种方法最好？”\n"
+            "- 相关性与比较：如“铁矿石和螺纹钢的相关性”；钢厂利润：如“螺纹钢厂利润”\n"
+            "- 画图和导出报告：如“画出铁矿石走势图”“导出报告”\n"
+            "设置 DEEPSEEK_API_KEY（或 ORECAST_MODEL=openai:模型名 与 OPENAI_BASE_URL）可使用大模型。"
+        )
+    return (
+        "I am the orecast offline analyst (no LLM; every number comes from the bundled data). I can:\n"
+        "- latest prices and history: 'What is the iron ore price now?', 'rebar history in 2024'\n"
+        "- statistics: 'volatility of DCE iron ore over the past year'\n"
+        "- forecasts with 80%/95% ranges: 'forecast iron ore for the next 6 months' "
+        "(methods naive/drift/ets/arima/theta/ensemble)\n"
+        "- accuracy and method comparisons: 'how accurate is the iron ore forecast?', 'which method is best?'\n"
+        "- correlations and comparisons: 'correlation between iron ore and rebar'; 'rebar mill margin'\n"
+        "- charts and report export: 'chart iron ore since 2020', 'export a report'\n"
+        "Set DEEPSEEK_API_KEY (or ORECAST_MODEL=openai:MODEL with OPENAI_BASE_URL) to use an LLM."
+    )
+
+
+def out_of_scope(zh: bool) -> str:
+    if zh:
+        return ("抱歉，我是 orecast 的离线分析师，只能回答铁矿石、钢材、煤焦、汇率和 PMI 等数据相关的问题，"
+                "不会编造数字。\n" + help_text(True).split("\n", 1)[1])
+    return ("Sorry, I am orecast's offline analyst: I only answer questions about iron ore, steel, coal, "
+            "FX and PMI data, and I never make numbers up.\n" + help_text(False).split("\n", 1)[1])
+
+
+def question_of(messages: list[BaseMessage]) -> tuple[int, Query | None]:
+    """Index and parse of the last user message (-1, None when there is none)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], HumanMessage):
+            known = set(cat.catalogue())
+            return i, parse(messages[i].text, known)
+    return -1, None

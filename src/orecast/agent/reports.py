@@ -1,0 +1,147 @@
+"""`export_report`: the thread's analysis as a Markdown file, with its charts copied alongside.
+
+The report is built from the conversation itself (questions, final answers, the sources and the
+charts the tools produced), so it contains only what the user has already seen — the model adds a
+title and an optional summary. The tool is sensitive (it writes to disk), so `build_agent` puts it
+behind `interrupt_on`: a human approves, edits (title/summary/file name) or rejects it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from langchain.tools import ToolRuntime
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
+
+REPORT_TOOL = "export_report"
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One user question and the answer the agent gave to it."""
+
+    question: str
+    answer: str
+
+
+def collect(messages: list[BaseMessage]) -> tuple[list[Exchange], list[Path], list[str]]:
+    """Questions with their final answers, chart PNGs and data sources found in the thread."""
+    exchanges: list[Exchange] = []
+    charts: list[Path] = []
+    sources: list[str] = []
+    question: str | None = None
+    answer = ""
+    for msg in messages:
+        if isinstance(msg, HumanMessage):
+            if question is not None:
+                exchanges.append(Exchange(question, answer))
+            question, answer = msg.text, ""
+        elif isinstance(msg, AIMessage) and msg.text.strip():
+            answer = msg.text.strip()
+        elif isinstance(msg, ToolMessage) and msg.status != "error":
+            payload = _json(msg.text)
+            if isinstance(payload, dict):
+                png = payload.get("png")
+                if isinstance(png, str) and png not in {str(c) for c in charts}:
+                    charts.append(Path(png))
+                for src in _sources(payload):
+                    if src not in sources:
+                        sources.append(src)
+    if question is not None and answer:
+        exchanges.append(Exchange(question, answer))
+    return exchanges, charts, sources
+
+
+def _sources(payload: Any) -> list[str]:
+    found: list[str] = []
+    if isinstance(payload, dict):
+        for key, value in payload.items():
+            if key == "source" and isinstance(value, str):
+                found.append(value)
+            else:
+                found.extend(_sources(value))
+    elif isinstance(payload, list):
+        for item in payload:
+            found.extend(_sources(item))
+    return found
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError):
+        return None
+
+
+def render(title: str, summary: str, thread_id: str, messages: list[BaseMessage], figures_dir: Path) -> str:
+    """The Markdown text; chart PNGs are copied into `figures_dir` and linked relatively."""
+    exchanges, charts, sources = collect(messages)
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [f"# {title}", "", f"*orecast · thread `{thread_id}` · {now}*", ""]
+    if summary.strip():
+        lines += ["## 摘要 / Summary", "", summary.strip(), ""]
+    lines += ["## 问答 / Analysis", ""]
+    for ex in exchanges:
+        lines += [f"### {ex.question.strip()}", "", ex.answer or "_(no answer)_", ""]
+    copied = [c for c in charts if c.is_file()]
+    if copied:
+        figures_dir.mkdir(parents=True, exist_ok=True)
+        lines += ["## 图表 / Figures", ""]
+        for chart in copied:
+            target = figures_dir / chart.name
+            shutil.copyfile(chart, target)
+            lines += [f"![{chart.stem}]({figures_dir.name}/{chart.name})", ""]
+    if sources:
+        lines += ["## 数据来源 / Sources", ""] + [f"- {s}" for s in sources] + [""]
+    lines += [
+        "---",
+        "统计基线不包含政策、天气与突发事件；所有预测均为区间，请结合风险判断。",
+        "Statistical baselines ignore policy, weather and shocks; every forecast is a range.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _slug(text: str) -> str:
+    slug = re.sub(r"[^\w\-]+", "-", text.strip(), flags=re.UNICODE).strip("-").lower()
+    return slug[:60] or "report"
+
+
+def report_tool(reports_dir: Path) -> BaseTool:
+    """The `export_report` tool writing under `reports_dir`."""
+
+    def export_report(
+        title: str, runtime: ToolRuntime, summary: str = "", filename: str = ""
+    ) -> str:
+        """Export this conversation's analysis (answers, charts, sources) as a Markdown report.
+
+        Needs human approval. `title`: report title; `summary`: optional executive summary
+        written from the answers already given; `filename`: optional file name (no directory).
+        """
+        thread_id = str(runtime.config.get("configurable", {}).get("thread_id", "thread"))
+        messages = list(runtime.state.get("messages", []))
+        stem = _slug(Path(filename).stem if filename else f"{title}-{thread_id[:8]}")
+        reports_dir.mkdir(parents=True, exist_ok=True)
+        path = reports_dir / f"{stem}.md"
+        text = render(title, summary, thread_id, messages, reports_dir / f"{stem}_figures")
+        path.write_text(text, encoding="utf-8")
+        exchanges, charts, _ = collect(messages)
+        return json.dumps(
+            {
+                "report": str(path),
+                "title": title,
+                "sections": len(exchanges),
+                "figures": len([c for c in charts if c.is_file()]),
+                "bytes": len(text.encode("utf-8")),
+            },
+            ensure_ascii=False,
+        )
+
+    return StructuredTool.from_function(export_report, name=REPORT_TOOL)

@@ -1,0 +1,232 @@
+"""The agent's tools: thin wrappers around `orecast.market` that answer in compact JSON.
+
+Every answer carries the series id, its unit, the dates it covers and the `source`, so the model
+(offline analyst or LLM) can cite them. Long histories are thinned to at most `MAX_POINTS` points
+— the model needs the shape and the key numbers, not 3,000 rows. Bad input (`MarketError`) comes
+back to the model as an error message it can correct, never as a crash of the run.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Callable
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+
+from orecast import market
+
+MAX_POINTS = 40
+MARKET_TOOLS = (
+    "list_series",
+    "latest_price",
+    "price_history",
+    "describe_series",
+    "relate_series",
+    "mill_margin",
+    "forecast_price",
+    "backtest_forecast",
+    "make_chart",
+)
+
+
+def dumps(payload: Any) -> str:
+    """Compact JSON; floats rounded to 6 significant digits, dates as ISO strings."""
+    return json.dumps(_clean(payload), ensure_ascii=False, separators=(",", ":"))
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if hasattr(value, "to_dict") and not isinstance(value, pd.Series | pd.DataFrame):
+        return _clean(value.to_dict())
+    if isinstance(value, pd.Timestamp):
+        return value.date().isoformat() if value == value.normalize() else value.isoformat()
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return None
+        return float(f"{value:.6g}")
+    if hasattr(value, "item") and not isinstance(value, str):  # numpy scalars
+        return _clean(value.item())
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def _meta(series: pd.Series) -> dict[str, Any]:
+    meta = dict(series.attrs.get("orecast", {}))
+    return {
+        "series": meta.get("id", series.name),
+        "name_zh": meta.get("name_zh"),
+        "name_en": meta.get("name_en"),
+        "unit": meta.get("unit"),
+        "frequency": meta.get("frequency"),
+        "source": meta.get("source"),
+    }
+
+
+def _point(series: pd.Series, i: int) -> dict[str, Any]:
+    return {"date": series.index[i].date().isoformat(), "value": float(series.iloc[i])}
+
+
+def _guard(fn: Callable[..., Any]) -> Callable[..., str]:
+    """Run a market call; `MarketError` becomes a ToolException the model sees as an error."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> str:
+        try:
+            return dumps(fn(*args, **kwargs))
+        except market.MarketError as exc:
+            raise ToolException(str(exc)) from None
+
+    return run
+
+
+# ---- the tool bodies (plain functions, typed; docstrings are what the model reads) ----------
+
+
+def list_series() -> dict[str, Any]:
+    """List every available series: id, Chinese and English name, unit, frequency, date range, source."""
+    rows = [info.to_dict() for info in market.list_series()]
+    keep = ("id", "name_zh", "name_en", "unit", "frequency", "start", "end", "source")
+    return {"series": [{k: r.get(k) for k in keep} for r in rows], "count": len(rows)}
+
+
+def latest_price(series: str) -> dict[str, Any]:
+    """Latest value of a series with its date, and the change vs. the previous observation,
+    about one month earlier and about one year earlier. `series`: an id from list_series."""
+    s = market.load_series(series)
+    last = _point(s, -1)
+    out: dict[str, Any] = {**_meta(s), "latest": last, "changes": {}}
+    freq = out["frequency"]
+    lags = {"previous": 1, "1m": 21 if freq == "daily" else 1, "1y": 252 if freq == "daily" else 12}
+    for label, lag in lags.items():
+        if len(s) > lag:
+            prev = _point(s, -1 - lag)
+            out["changes"][label] = {
+                "from": prev,
+                "change": last["value"] - prev["value"],
+                "change_pct": (last["value"] / prev["value"] - 1) * 100 if prev["value"] else None,
+            }
+    return out
+
+
+def price_history(
+    series: str, start: str | None = None, end: str | None = None, freq: str | None = None
+) -> dict[str, Any]:
+    """History of a series between `start` and `end` (YYYY, YYYY-MM or YYYY-MM-DD; both optional),
+    optionally resampled with `freq` (W, M, Q, A = period averages). Returns first, last, min, max,
+    the change over the period and up to 40 evenly spaced points."""
+    s = market.load_series(series, start=start, end=end, freq=freq)
+    step = max(1, math.ceil(len(s) / MAX_POINTS))
+    idx = list(range(len(s) - 1, -1, -step))[::-1]
+    first, last = _point(s, 0), _point(s, -1)
+    return {
+        **_meta(s),
+        "start": first["date"],
+        "end": last["date"],
+        "count": len(s),
+        "first": first,
+        "last": last,
+        "min": _point(s, int(s.values.argmin())),
+        "max": _point(s, int(s.values.argmax())),
+        "mean": float(s.mean()),
+        "change_pct": (last["value"] / first["value"] - 1) * 100 if first["value"] else None,
+        "points": [_point(s, i) for i in idx],
+        "points_step": step,
+    }
+
+
+def describe_series(series: str, start: str | None = None, end: str | None = None) -> dict[str, Any]:
+    """Statistics of a series over [start, end]: mean, min, max, quantiles, volatility, returns."""
+    return market.describe(series, start=start, end=end).to_dict()
+
+
+def relate_series(a: str, b: str, start: str | None = None, end: str | None = None) -> dict[str, Any]:
+    """How two series move together over [start, end]: correlation of levels and returns,
+    beta, lead/lag. `a`, `b`: series ids."""
+    return market.relate(a, b, start=start, end=end).to_dict()
+
+
+def mill_margin(
+    product: str = "rebar", start: str | None = None, end: str | None = None
+) -> dict[str, Any]:
+    """Chinese steel mill gross margin per tonne from futures: `product` rebar or hrc, minus
+    1.6 t iron ore and 0.5 t coke (CNY/t). Latest value, history summary over [start, end]."""
+    return market.mill_margin(product=product, start=start, end=end).to_dict()
+
+
+def forecast_price(series: str, horizon: int, method: str = "auto") -> dict[str, Any]:
+    """Forecast `horizon` periods ahead (months for monthly series, trading days for daily ones)
+    with 80% and 95% intervals. `method`: auto, naive, drift, ets, arima, theta, ensemble."""
+    return market.forecast(series, horizon, method=method, levels=(80, 95)).to_dict()
+
+
+def backtest_forecast(
+    series: str, horizon: int, method: str = "auto", start: str | None = None
+) -> dict[str, Any]:
+    """Rolling-origin backtest of a forecasting method: errors (MAE, MAPE, …) at `horizon`
+    periods ahead, origins from `start` (optional) to the end of the data."""
+    kwargs: dict[str, Any] = {"method": method}
+    if start:
+        kwargs["start"] = start
+    return market.backtest(series, horizon, **kwargs).to_dict()
+
+
+def _chart_tool(charts_dir: Path) -> Callable[..., dict[str, Any]]:
+    def make_chart(
+        series: str,
+        start: str | None = None,
+        end: str | None = None,
+        forecast_horizon: int = 0,
+        compare_with: str | None = None,
+    ) -> dict[str, Any]:
+        """Draw a chart of a series (optionally with a forecast fan `forecast_horizon` periods
+        ahead, or a second series `compare_with`) and save it as PNG. Returns the PNG path and
+        the ECharts option file for the web page."""
+        return market_chart(
+            charts_dir, series, start=start, end=end,
+            forecast_horizon=forecast_horizon, compare_with=compare_with,
+        )
+
+    return make_chart
+
+
+def market_chart(charts_dir: Path, series: str, **kwargs: Any) -> dict[str, Any]:
+    """Call `market.chart` and keep the PNG + ECharts option files under `charts_dir`."""
+    charts_dir.mkdir(parents=True, exist_ok=True)
+    result = market.chart(series, out_dir=charts_dir, **kwargs)
+    return result.to_dict()
+
+
+def market_tools(charts_dir: Path) -> list[BaseTool]:
+    """The market tools, charts written under `charts_dir`."""
+    bodies: list[Callable[..., Any]] = [
+        list_series,
+        latest_price,
+        price_history,
+        describe_series,
+        relate_series,
+        mill_margin,
+        forecast_price,
+        backtest_forecast,
+        _chart_tool(charts_dir),
+    ]
+    return [
+        StructuredTool.from_function(
+            _guard(body), name=body.__name__, description=body.__doc__ or body.__name__,
+            handle_tool_error=True,
+        )
+        for body in bodies
+    ]

@@ -1,0 +1,71 @@
+"""Per-thread memory of stored items, so a put does not re-encode the history it already stored.
+
+Items are immutable once written (content-addressed inside a thread), so decoded items can be shared by
+every read. A thread's cache is keyed by its *incarnation*: deleting and re-creating a thread (here or in
+another process) gives it a new incarnation and the old cache is never consulted again.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+_MISSING = object()
+
+
+@dataclass
+class ThreadItems:
+    incarnation: str
+    by_number: dict[int, Any] = field(default_factory=dict)
+    by_hash: dict[str, int] = field(default_factory=dict)
+    # id(obj) -> (obj, item_no, obj.id at store time); holding obj keeps id() unique while cached.
+    by_identity: dict[int, tuple[Any, int, Any]] = field(default_factory=dict)
+
+    def remember(self, number: int, obj: Any, digest: str | None = None) -> None:
+        self.by_number[number] = obj
+        if digest is not None:
+            self.by_hash[digest] = number
+        self.by_identity[id(obj)] = (obj, number, getattr(obj, "id", None))
+
+    def number_of(self, obj: Any) -> int | None:
+        """The item number of an object stored before, if it is the very same, unchanged object."""
+        hit = self.by_identity.get(id(obj))
+        if hit is None or hit[0] is not obj:
+            return None
+        # add_messages assigns ids in place to messages that had none: such an object changed.
+        if getattr(obj, "id", None) != hit[2]:
+            return None
+        return hit[1]
+
+    def size(self) -> int:
+        return len(self.by_number)
+
+
+class ItemCache:
+    """An LRU of `ThreadItems`, bounded by the total number of cached items."""
+
+    def __init__(self, max_items: int = 200_000) -> None:
+        self.max_items = max_items
+        self._threads: OrderedDict[str, ThreadItems] = OrderedDict()
+
+    def get(self, thread_id: str, incarnation: str) -> ThreadItems:
+        entry = self._threads.get(thread_id)
+        if entry is None or entry.incarnation != incarnation:
+            entry = ThreadItems(incarnation)
+            self._threads[thread_id] = entry
+        self._threads.move_to_end(thread_id)
+        self._evict()
+        return entry
+
+    def drop(self, thread_id: str) -> None:
+        self._threads.pop(thread_id, None)
+
+    def clear(self) -> None:
+        self._threads.clear()
+
+    def _evict(self) -> None:
+        total = sum(t.size() for t in self._threads.values())
+        while total > self.max_items and len(self._threads) > 1:
+            _, oldest = self._threads.popitem(last=False)
+            total -= oldest.size()

@@ -1,0 +1,185 @@
+"""How values are stored: queryable JSON where the value allows, LangGraph's strict serializer otherwise.
+
+A stored value is a `Stored(kind, json, blob)`:
+
+* ``json``  — `json` holds the value in *tagged JSON*: plain JSON for str/int/float/bool/None, lists and
+  string-keyed dicts; `{"$t": …}` objects for what JSON cannot say exactly (tuples, special floats,
+  LangChain messages, and anything else, which is embedded as strict msgpack in base64).
+* ``items`` — a list of messages/dicts stored as *item references*: `json` holds ranges of per-thread item
+  numbers, each item (one message) is stored once in the items table. This is what makes storage linear:
+  an appended message list refers to the items it already has instead of copying them.
+* ``delta`` — LangGraph's `_DeltaSnapshot` wrapper around one of the kinds above (`json` has the inner kind).
+* ``serde`` — bytes from the strict-allowlist `JsonPlusSerializer` (`blob`, with its type tag in `json`).
+* ``empty`` — a channel version with no value (a DeltaChannel sentinel).
+
+No pickle anywhere: the serializer is built with `pickle_fallback=False` and an explicit allowlist.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core import messages as lc_messages
+from langchain_core.messages import BaseMessage
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
+
+KIND_JSON = "json"
+KIND_ITEMS = "items"
+KIND_DELTA = "delta"
+KIND_SERDE = "serde"
+KIND_EMPTY = "empty"
+
+TAG = "$t"
+
+MESSAGE_CLASSES: dict[str, type[BaseMessage]] = {
+    cls.__name__: cls
+    for cls in (
+        lc_messages.AIMessage,
+        lc_messages.AIMessageChunk,
+        lc_messages.HumanMessage,
+        lc_messages.HumanMessageChunk,
+        lc_messages.SystemMessage,
+        lc_messages.SystemMessageChunk,
+        lc_messages.ToolMessage,
+        lc_messages.ToolMessageChunk,
+        lc_messages.FunctionMessage,
+        lc_messages.FunctionMessageChunk,
+        lc_messages.ChatMessage,
+        lc_messages.ChatMessageChunk,
+        lc_messages.RemoveMessage,
+    )
+}
+
+
+def strict_serializer() -> JsonPlusSerializer:
+    """LangGraph's serializer limited to its built-in safe types (extended per graph by `with_allowlist`)."""
+    return JsonPlusSerializer(pickle_fallback=False, allowed_msgpack_modules=None)
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    kind: str
+    json: str | None = None
+    blob: bytes | None = None
+
+
+class _NotJson(Exception):
+    """Raised inside the encoder when a value must go through the serializer instead."""
+
+
+def _plain_float(value: float) -> bool:
+    # Such floats survive JSON and PostgreSQL's numeric JSONB unchanged (no exponent, no -0.0, finite).
+    if not math.isfinite(value) or (value == 0.0 and math.copysign(1.0, value) < 0):
+        return False
+    text = repr(value)
+    return "e" not in text and "E" not in text
+
+
+class TaggedJson:
+    """Encode/decode tagged JSON, falling back to the serializer for leaves JSON cannot express."""
+
+    def __init__(self, serde: SerializerProtocol) -> None:
+        self.serde = serde
+
+    # -- encoding --------------------------------------------------------------------------------
+
+    def to_tree(self, value: Any) -> Any:
+        t = type(value)
+        if value is None or t is str or t is bool or t is int:
+            return value
+        if t is float:
+            return value if _plain_float(value) else {TAG: "float", "v": repr(value)}
+        if t is list:
+            return [self.to_tree(v) for v in value]
+        if t is dict:
+            if all(type(k) is str for k in value) and TAG not in value:
+                return {k: self.to_tree(v) for k, v in value.items()}
+            return {TAG: "serde", **self._serde_leaf(value)}
+        if t is tuple:
+            return {TAG: "tuple", "v": [self.to_tree(v) for v in value]}
+        if isinstance(value, BaseMessage) and type(value).__name__ in MESSAGE_CLASSES:
+            return self._message_tree(value)
+        return {TAG: "serde", **self._serde_leaf(value)}
+
+    def _message_tree(self, message: BaseMessage) -> dict[str, Any]:
+        data = message.model_dump()
+        return {TAG: "msg", "cls": type(message).__name__, "data": self.to_tree(data)}
+
+    def _serde_leaf(self, value: Any) -> dict[str, str]:
+        type_tag, data = self.serde.dumps_typed(value)
+        if type_tag == "pickle":  # pragma: no cover - the serializer is built without pickle
+            raise TypeError("pickle is not allowed in orecast checkpoints")
+        return {"type": type_tag, "b64": base64.b64encode(data).decode("ascii")}
+
+    def dumps(self, value: Any) -> str:
+        return json.dumps(self.to_tree(value), ensure_ascii=False, separators=(",", ":"))
+
+    # -- decoding --------------------------------------------------------------------------------
+
+    def from_tree(self, tree: Any) -> Any:
+        t = type(tree)
+        if t is list:
+            return [self.from_tree(v) for v in tree]
+        if t is not dict:
+            return tree
+        tag = tree.get(TAG)
+        if tag is None:
+            return {k: self.from_tree(v) for k, v in tree.items()}
+        if tag == "msg":
+            cls = MESSAGE_CLASSES[tree["cls"]]
+            return cls(**self.from_tree(tree["data"]))
+        if tag == "tuple":
+            return tuple(self.from_tree(v) for v in tree["v"])
+        if tag == "float":
+            return float(tree["v"])
+        if tag == "serde":
+            return self.serde.loads_typed((tree["type"], base64.b64decode(tree["b64"])))
+        raise ValueError(f"unknown tag in stored value: {tag!r}")
+
+    def loads(self, text: str | Any) -> Any:
+        return self.from_tree(json.loads(text) if isinstance(text, str | bytes) else text)
+
+
+def is_item_list(value: Any) -> bool:
+    """Lists of messages or dicts are stored as item references (one row per element, stored once)."""
+    if type(value) is not list or not value:
+        return False
+    return all(isinstance(v, BaseMessage | dict) for v in value)
+
+
+def item_hash(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def to_ranges(numbers: Sequence[int]) -> list[list[int]]:
+    """[1,2,3,7,8,5] -> [[1,3],[7,8],[5,5]]: an appended list stays one range however long it gets."""
+    ranges: list[list[int]] = []
+    for n in numbers:
+        if ranges and ranges[-1][1] + 1 == n:
+            ranges[-1][1] = n
+        else:
+            ranges.append([n, n])
+    return ranges
+
+
+def from_ranges(ranges: Iterable[Sequence[int]]) -> list[int]:
+    out: list[int] = []
+    for start, end in ranges:
+        out.extend(range(start, end + 1))
+    return out
+
+
+def wrap_delta(value: Any) -> _DeltaSnapshot:
+    return _DeltaSnapshot(value)
+
+
+def is_delta(value: Any) -> bool:
+    return isinstance(value, _DeltaSnapshot)

@@ -1,0 +1,194 @@
+"""PostgreSQL statements of the checkpoint store, one per constant (`%s` placeholders)."""
+
+TABLES = ("threads", "checkpoints", "channel_values", "items", "writes")
+
+CREATE_MIGRATIONS = """
+CREATE TABLE IF NOT EXISTS orecast_migrations (
+    version    INTEGER PRIMARY KEY,
+    applied_at TIMESTAMPTZ NOT NULL
+)"""
+SELECT_SCHEMA_VERSION = "SELECT COALESCE(MAX(version), 0) FROM orecast_migrations"
+INSERT_MIGRATION = "INSERT INTO orecast_migrations (version, applied_at) VALUES (%s, %s)"
+COUNT_ROWS = "SELECT COUNT(*) FROM {table}"
+
+THREAD_COLUMNS = """thread_id, created_at, updated_at, metadata, status, head_checkpoint_id,
+    checkpoint_count, message_count, preview"""
+
+UPSERT_THREAD = """
+INSERT INTO threads (thread_id, incarnation, created_at, updated_at, metadata)
+VALUES (%s, %s, %s, %s, %s::jsonb)
+ON CONFLICT (thread_id) DO UPDATE SET thread_id = excluded.thread_id
+RETURNING incarnation"""
+
+SELECT_THREAD = f"SELECT {THREAD_COLUMNS} FROM threads WHERE thread_id = %s"
+SEARCH_THREADS = (
+    f"SELECT {THREAD_COLUMNS} FROM threads {{where}} "
+    "ORDER BY {sort_by} {sort_order}, thread_id {sort_order} LIMIT %s OFFSET %s"
+)
+COUNT_THREADS = "SELECT COUNT(*) FROM threads {where}"
+UPDATE_THREAD = "UPDATE threads SET metadata = %s::jsonb, status = %s, updated_at = %s WHERE thread_id = %s"
+SET_THREAD_STATUS = "UPDATE threads SET status = %s WHERE thread_id = %s"
+RECORD_CHECKPOINT_IN_THREAD = """
+UPDATE threads SET
+    updated_at = %s,
+    checkpoint_count = checkpoint_count + %s,
+    head_checkpoint_id = COALESCE(%s, head_checkpoint_id),
+    message_count = COALESCE(%s, message_count),
+    preview = COALESCE(%s, preview),
+    status = CASE WHEN %s = 1 AND status = 'interrupted' THEN 'idle' ELSE status END
+WHERE thread_id = %s"""
+RECOUNT_THREAD = """
+UPDATE threads SET
+    checkpoint_count = (SELECT COUNT(*) FROM checkpoints WHERE thread_id = %s),
+    head_checkpoint_id = (
+        SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = ''
+    )
+WHERE thread_id = %s"""
+
+ALLOCATE_ITEMS = "UPDATE threads SET next_item = next_item + %s WHERE thread_id = %s RETURNING next_item"
+INSERT_ITEM = "INSERT INTO items (thread_id, item_no, hash, value) VALUES (%s, %s, %s, %s::jsonb)"
+SELECT_ITEMS_BY_HASH = """
+SELECT item_no, hash FROM items
+WHERE thread_id = %s AND hash IN (SELECT jsonb_array_elements_text(%s::jsonb))"""
+SELECT_ITEMS = """
+SELECT item_no, value FROM items
+WHERE thread_id = %s AND item_no IN (SELECT jsonb_array_elements_text(%s::jsonb)::bigint)"""
+SELECT_THREAD_ITEM_NUMBERS = "SELECT item_no FROM items WHERE thread_id = %s"
+DELETE_ITEMS = "DELETE FROM items WHERE thread_id = %s AND item_no IN (SELECT jsonb_array_elements_text(%s::jsonb)::bigint)"
+
+INSERT_CHANNEL_VALUE = """
+INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, blob)
+VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s)
+ON CONFLICT DO NOTHING"""
+SELECT_CHANNEL_VALUES = """
+SELECT cv.thread_id, cv.checkpoint_ns, cv.channel, cv.version, cv.kind, cv.value, cv.blob
+FROM jsonb_to_recordset(%s::jsonb) AS j (t text, n text, c text, v text)
+JOIN channel_values AS cv
+  ON cv.thread_id = j.t AND cv.checkpoint_ns = j.n AND cv.channel = j.c AND cv.version = j.v"""
+SELECT_THREAD_VALUE_KEYS = """
+SELECT checkpoint_ns, channel, version, kind, value FROM channel_values WHERE thread_id = %s"""
+DELETE_CHANNEL_VALUE = """
+DELETE FROM channel_values
+WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = %s"""
+
+CHECKPOINT_COLUMNS = """c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
+    c.checkpoint, c.metadata, t.incarnation"""
+INSERT_CHECKPOINT = """
+INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+                         checkpoint, metadata, run_id, schema_version, created_at)
+VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s, %s)
+ON CONFLICT DO NOTHING
+RETURNING 1"""
+UPDATE_CHECKPOINT = """
+UPDATE checkpoints SET parent_checkpoint_id = %s, checkpoint = %s::jsonb, metadata = %s::jsonb, run_id = %s,
+    schema_version = %s
+WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
+SELECT_CHECKPOINT = f"""
+SELECT {CHECKPOINT_COLUMNS}
+FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
+WHERE c.thread_id = %s AND c.checkpoint_ns = %s AND c.checkpoint_id = %s"""
+SELECT_LATEST_CHECKPOINT = f"""
+SELECT {CHECKPOINT_COLUMNS}
+FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
+WHERE c.thread_id = %s AND c.checkpoint_ns = %s
+ORDER BY c.checkpoint_id DESC LIMIT 1"""
+LIST_CHECKPOINTS = f"""
+SELECT {CHECKPOINT_COLUMNS}
+FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
+{{where}}
+ORDER BY c.checkpoint_id DESC, c.thread_id DESC, c.checkpoint_ns DESC
+LIMIT %s"""
+WHERE_THREAD = "c.thread_id = %s"
+WHERE_NS = "c.checkpoint_ns = %s"
+WHERE_ID = "c.checkpoint_id = %s"
+WHERE_BEFORE = "c.checkpoint_id < %s"
+WHERE_AFTER_CURSOR = """(c.checkpoint_id < %s OR (c.checkpoint_id = %s AND (c.thread_id < %s
+    OR (c.thread_id = %s AND c.checkpoint_ns < %s))))"""
+DELETE_CHECKPOINT = """
+DELETE FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
+SELECT_CHECKPOINTS_OF_RUNS = """
+SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints
+WHERE run_id IN (SELECT jsonb_array_elements_text(%s::jsonb))"""
+SELECT_THREAD_CHECKPOINT_IDS = "SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = %s"
+SELECT_THREAD_VERSIONS = """
+SELECT checkpoint_ns, checkpoint->'channel_versions' FROM checkpoints
+WHERE thread_id = %s"""
+SELECT_NAMESPACE_HEADS = """
+SELECT DISTINCT ON (checkpoint_ns) checkpoint_ns, checkpoint_id, checkpoint->'channel_versions'
+FROM checkpoints WHERE thread_id = %s ORDER BY checkpoint_ns, checkpoint_id DESC"""
+SELECT_PARENT_ID = """
+SELECT c.parent_checkpoint_id, t.incarnation
+FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
+WHERE c.thread_id = %s AND c.checkpoint_ns = %s AND c.checkpoint_id = %s"""
+SELECT_LATEST_PARENT_ID = """
+SELECT c.parent_checkpoint_id, t.incarnation
+FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
+WHERE c.thread_id = %s AND c.checkpoint_ns = %s
+ORDER BY c.checkpoint_id DESC LIMIT 1"""
+# Walks up the parent chain from a checkpoint, at most %s4 rows, nearest first.
+SELECT_ANCESTORS = """
+WITH RECURSIVE chain (thread_id, ns, cid, parent, versions, depth) AS (
+    SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+           checkpoint->'channel_versions', 0
+    FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s
+    UNION ALL
+    SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
+           c.checkpoint->'channel_versions', chain.depth + 1
+    FROM chain JOIN checkpoints AS c
+      ON c.thread_id = chain.thread_id AND c.checkpoint_ns = chain.ns AND c.checkpoint_id = chain.parent
+    WHERE chain.depth + 1 < %s
+)
+SELECT cid, parent, versions FROM chain ORDER BY depth"""
+
+WRITE_COLUMNS = "(thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, kind, value, blob)"
+INSERT_WRITE = f"INSERT INTO writes {WRITE_COLUMNS} VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s) ON CONFLICT DO NOTHING"
+UPSERT_WRITE = f"""
+INSERT INTO writes {WRITE_COLUMNS} VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
+    channel = excluded.channel, task_path = excluded.task_path, kind = excluded.kind,
+    value = excluded.value, blob = excluded.blob"""
+SELECT_WRITES_FOR = """
+SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.channel, w.kind, w.value, w.blob
+FROM jsonb_to_recordset(%s::jsonb) AS j (t text, n text, c text)
+JOIN writes AS w ON w.thread_id = j.t AND w.checkpoint_ns = j.n AND w.checkpoint_id = j.c
+ORDER BY w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_path, w.task_id, w.idx"""
+SELECT_CHANNEL_WRITES = """
+SELECT checkpoint_id, task_id, channel, idx, kind, value, blob FROM writes
+WHERE thread_id = %s AND checkpoint_ns = %s
+  AND checkpoint_id IN (SELECT jsonb_array_elements_text(%s::jsonb))
+  AND channel IN (SELECT jsonb_array_elements_text(%s::jsonb))
+ORDER BY checkpoint_id, task_path, task_id, idx"""
+SELECT_THREAD_WRITE_REFS = """
+SELECT kind, value FROM writes WHERE thread_id = %s AND kind IN ('items', 'delta')"""
+DELETE_CHECKPOINT_WRITES = """
+DELETE FROM writes WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
+
+DELETE_THREAD = (
+    "DELETE FROM writes WHERE thread_id = %s",
+    "DELETE FROM channel_values WHERE thread_id = %s",
+    "DELETE FROM checkpoints WHERE thread_id = %s",
+    "DELETE FROM items WHERE thread_id = %s",
+    "DELETE FROM threads WHERE thread_id = %s",
+)
+COPY_THREAD_ROW = """
+INSERT INTO threads (thread_id, incarnation, created_at, updated_at, metadata, status,
+                     head_checkpoint_id, checkpoint_count, message_count, preview, next_item)
+SELECT %s, %s, created_at, %s, metadata, status, head_checkpoint_id, checkpoint_count, message_count,
+       preview, next_item
+FROM threads WHERE thread_id = %s"""
+COPY_THREAD_DATA = (
+    """INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+                                checkpoint, metadata, run_id, schema_version, created_at)
+       SELECT %s, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, run_id,
+              schema_version, created_at
+       FROM checkpoints WHERE thread_id = %s""",
+    """INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, blob)
+       SELECT %s, checkpoint_ns, channel, version, kind, value, blob
+       FROM channel_values WHERE thread_id = %s""",
+    """INSERT INTO items (thread_id, item_no, hash, value)
+       SELECT %s, item_no, hash, value FROM items WHERE thread_id = %s""",
+    """INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path,
+                           kind, value, blob)
+       SELECT %s, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, kind, value, blob
+       FROM writes WHERE thread_id = %s""",
+)

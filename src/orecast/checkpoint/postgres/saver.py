@@ -1,0 +1,141 @@
+"""`PostgresCheckpointer`: a psycopg connection pool, one connection per operation, no instance lock."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from psycopg import AsyncConnection
+from psycopg.types.string import TextLoader
+from psycopg_pool import AsyncConnectionPool
+
+from orecast.checkpoint import migrations
+from orecast.checkpoint.base import OrecastCheckpointer
+from orecast.checkpoint.postgres import queries
+
+# Any stable number: serialises concurrent migrations of one database across processes.
+MIGRATION_LOCK_KEY = 0x6F7265636173  # "orecas"
+
+
+class _Db:
+    def __init__(self, conn: AsyncConnection) -> None:
+        self.conn = conn
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        await self.conn.execute(sql, params)
+
+    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        async with self.conn.cursor() as cur:
+            await cur.executemany(sql, rows)
+
+    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        cur = await self.conn.execute(sql, params)
+        return await cur.fetchone()
+
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        cur = await self.conn.execute(sql, params)
+        return await cur.fetchall()
+
+
+async def _configure(conn: AsyncConnection) -> None:
+    # JSON comes back as text: the saver decodes it itself, the same way on both dialects.
+    conn.adapters.register_loader("jsonb", TextLoader)
+    conn.adapters.register_loader("json", TextLoader)
+
+
+class PostgresCheckpointer(OrecastCheckpointer):
+    """LangGraph checkpoint saver on PostgreSQL (JSONB values, pooled connections, linear storage)."""
+
+    dialect = "postgresql"
+    q = queries
+
+    def __init__(self, pool: AsyncConnectionPool, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.pool = pool
+
+    @classmethod
+    @asynccontextmanager
+    async def from_url(
+        cls, url: str, *, pool_size: int = 10, **kwargs: Any
+    ) -> AsyncIterator[PostgresCheckpointer]:
+        """Open a pool on `url`, migrate the schema, and close the pool on exit."""
+        pool = AsyncConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True},
+            configure=_configure,
+            check=AsyncConnectionPool.check_connection,
+            max_idle=300,
+            open=False,
+        )
+        await pool.open(wait=True, timeout=30)
+        saver = cls(pool, **kwargs)
+        saver.loop = asyncio.get_running_loop()
+        try:
+            await saver.setup()
+            yield saver
+        finally:
+            await pool.close()
+
+    @asynccontextmanager
+    async def _write(self) -> AsyncIterator[_Db]:
+        async with self.pool.connection() as conn, conn.transaction():
+            yield _Db(conn)
+
+    @asynccontextmanager
+    async def _read(self) -> AsyncIterator[_Db]:
+        async with self.pool.connection() as conn:
+            yield _Db(conn)
+
+    def _ts(self, value: datetime) -> datetime:
+        return value
+
+    def _json_param(self, text: str) -> str:
+        return text
+
+    def _metadata_filter_sql(self, filter: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
+        return ["c.metadata @> %s::jsonb"], [json.dumps(dict(filter))]
+
+    def _thread_search_sql(
+        self, metadata: Mapping[str, Any] | None, status: str | None, title: str | None
+    ) -> tuple[list[str], list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if metadata:
+            clauses.append("metadata @> %s::jsonb")
+            params.append(json.dumps(dict(metadata)))
+        if status is not None:
+            clauses.append("status = %s")
+            params.append(status)
+        if title:
+            clauses.append("strpos(lower(COALESCE(metadata->>'title', '')), lower(%s)) > 0")
+            params.append(title)
+        return clauses, params
+
+    async def setup(self) -> None:
+        async with self._write() as db:
+            await db.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+            await db.execute(queries.CREATE_MIGRATIONS)
+            row = await db.fetchone(queries.SELECT_SCHEMA_VERSION)
+            current = row[0] if row else 0
+            for version, script in migrations.pending("postgres", current):
+                for statement in migrations.statements(script):
+                    await db.execute(statement)
+                await db.execute(queries.INSERT_MIGRATION, (version, datetime.now(UTC)))
+
+    async def astats(self) -> dict[str, Any]:
+        out = await super().astats()
+        async with self._read() as db:
+            total = 0
+            for table in queries.TABLES:
+                row = await db.fetchone("SELECT pg_total_relation_size(%s::regclass)", (table,))
+                size = int(row[0]) if row else 0
+                out["tables"][table]["bytes"] = size
+                total += size
+        out["bytes"] = total
+        return out

@@ -1,0 +1,199 @@
+"""SQLite statements of the checkpoint store, one per constant (`?` placeholders)."""
+
+TABLES = ("threads", "checkpoints", "channel_values", "items", "writes")
+
+CREATE_MIGRATIONS = """
+CREATE TABLE IF NOT EXISTS orecast_migrations (
+    version    INTEGER PRIMARY KEY,
+    applied_at TEXT NOT NULL
+)"""
+SELECT_SCHEMA_VERSION = "SELECT COALESCE(MAX(version), 0) FROM orecast_migrations"
+INSERT_MIGRATION = "INSERT INTO orecast_migrations (version, applied_at) VALUES (?, ?)"
+COUNT_ROWS = "SELECT COUNT(*) FROM {table}"
+
+THREAD_COLUMNS = """thread_id, created_at, updated_at, metadata, status, head_checkpoint_id,
+    checkpoint_count, message_count, preview"""
+
+UPSERT_THREAD = """
+INSERT INTO threads (thread_id, incarnation, created_at, updated_at, metadata)
+VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (thread_id) DO UPDATE SET thread_id = excluded.thread_id
+RETURNING incarnation"""
+
+SELECT_THREAD = f"SELECT {THREAD_COLUMNS} FROM threads WHERE thread_id = ?"
+SEARCH_THREADS = (
+    f"SELECT {THREAD_COLUMNS} FROM threads {{where}} "
+    "ORDER BY {sort_by} {sort_order}, thread_id {sort_order} LIMIT ? OFFSET ?"
+)
+COUNT_THREADS = "SELECT COUNT(*) FROM threads {where}"
+UPDATE_THREAD = "UPDATE threads SET metadata = ?, status = ?, updated_at = ? WHERE thread_id = ?"
+SET_THREAD_STATUS = "UPDATE threads SET status = ? WHERE thread_id = ?"
+RECORD_CHECKPOINT_IN_THREAD = """
+UPDATE threads SET
+    updated_at = ?,
+    checkpoint_count = checkpoint_count + ?,
+    head_checkpoint_id = COALESCE(?, head_checkpoint_id),
+    message_count = COALESCE(?, message_count),
+    preview = COALESCE(?, preview),
+    status = CASE WHEN ? = 1 AND status = 'interrupted' THEN 'idle' ELSE status END
+WHERE thread_id = ?"""
+RECOUNT_THREAD = """
+UPDATE threads SET
+    checkpoint_count = (SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?),
+    head_checkpoint_id = (
+        SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''
+    )
+WHERE thread_id = ?"""
+
+ALLOCATE_ITEMS = "UPDATE threads SET next_item = next_item + ? WHERE thread_id = ? RETURNING next_item"
+INSERT_ITEM = "INSERT INTO items (thread_id, item_no, hash, value) VALUES (?, ?, ?, ?)"
+SELECT_ITEMS_BY_HASH = """
+SELECT item_no, hash FROM items
+WHERE thread_id = ? AND hash IN (SELECT value FROM json_each(?))"""
+SELECT_ITEMS = """
+SELECT item_no, value FROM items
+WHERE thread_id = ? AND item_no IN (SELECT value FROM json_each(?))"""
+SELECT_THREAD_ITEM_NUMBERS = "SELECT item_no FROM items WHERE thread_id = ?"
+DELETE_ITEMS = "DELETE FROM items WHERE thread_id = ? AND item_no IN (SELECT value FROM json_each(?))"
+
+INSERT_CHANNEL_VALUE = """
+INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, blob)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT DO NOTHING"""
+SELECT_CHANNEL_VALUES = """
+SELECT cv.thread_id, cv.checkpoint_ns, cv.channel, cv.version, cv.kind, cv.value, cv.blob
+FROM json_each(?) AS j
+JOIN channel_values AS cv
+  ON cv.thread_id = json_extract(j.value, '$.t')
+ AND cv.checkpoint_ns = json_extract(j.value, '$.n')
+ AND cv.channel = json_extract(j.value, '$.c')
+ AND cv.version = json_extract(j.value, '$.v')"""
+SELECT_THREAD_VALUE_KEYS = """
+SELECT checkpoint_ns, channel, version, kind, value FROM channel_values WHERE thread_id = ?"""
+DELETE_CHANNEL_VALUE = """
+DELETE FROM channel_values
+WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?"""
+
+CHECKPOINT_COLUMNS = """c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
+    c.checkpoint, c.metadata, t.incarnation"""
+INSERT_CHECKPOINT = """
+INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+                         checkpoint, metadata, run_id, schema_version, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT DO NOTHING
+RETURNING 1"""
+UPDATE_CHECKPOINT = """
+UPDATE checkpoints SET parent_checkpoint_id = ?, checkpoint = ?, metadata = ?, run_id = ?,
+    schema_version = ?
+WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"""
+SELECT_CHECKPOINT = f"""
+SELECT {CHECKPOINT_COLUMNS}
+FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
+WHERE c.thread_id = ? AND c.checkpoint_ns = ? AND c.checkpoint_id = ?"""
+SELECT_LATEST_CHECKPOINT = f"""
+SELECT {CHECKPOINT_COLUMNS}
+FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
+WHERE c.thread_id = ? AND c.checkpoint_ns = ?
+ORDER BY c.checkpoint_id DESC LIMIT 1"""
+LIST_CHECKPOINTS = f"""
+SELECT {CHECKPOINT_COLUMNS}
+FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
+{{where}}
+ORDER BY c.checkpoint_id DESC, c.thread_id DESC, c.checkpoint_ns DESC
+LIMIT ?"""
+WHERE_THREAD = "c.thread_id = ?"
+WHERE_NS = "c.checkpoint_ns = ?"
+WHERE_ID = "c.checkpoint_id = ?"
+WHERE_BEFORE = "c.checkpoint_id < ?"
+WHERE_AFTER_CURSOR = """(c.checkpoint_id < ? OR (c.checkpoint_id = ? AND (c.thread_id < ?
+    OR (c.thread_id = ? AND c.checkpoint_ns < ?))))"""
+DELETE_CHECKPOINT = """
+DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"""
+SELECT_CHECKPOINTS_OF_RUNS = """
+SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints
+WHERE run_id IN (SELECT value FROM json_each(?))"""
+SELECT_THREAD_CHECKPOINT_IDS = "SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = ?"
+SELECT_THREAD_VERSIONS = """
+SELECT checkpoint_ns, json_extract(checkpoint, '$.channel_versions') FROM checkpoints
+WHERE thread_id = ?"""
+SELECT_NAMESPACE_HEADS = """
+SELECT checkpoint_ns, MAX(checkpoint_id), json_extract(checkpoint, '$.channel_versions')
+FROM checkpoints WHERE thread_id = ? GROUP BY checkpoint_ns"""
+SELECT_PARENT_ID = """
+SELECT c.parent_checkpoint_id, t.incarnation
+FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
+WHERE c.thread_id = ? AND c.checkpoint_ns = ? AND c.checkpoint_id = ?"""
+SELECT_LATEST_PARENT_ID = """
+SELECT c.parent_checkpoint_id, t.incarnation
+FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
+WHERE c.thread_id = ? AND c.checkpoint_ns = ?
+ORDER BY c.checkpoint_id DESC LIMIT 1"""
+# Walks up the parent chain from a checkpoint, at most ?4 rows, nearest first.
+SELECT_ANCESTORS = """
+WITH RECURSIVE chain (cid, parent, versions, depth) AS (
+    SELECT checkpoint_id, parent_checkpoint_id, json_extract(checkpoint, '$.channel_versions'), 0
+    FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3
+    UNION ALL
+    SELECT c.checkpoint_id, c.parent_checkpoint_id, json_extract(c.checkpoint, '$.channel_versions'),
+           chain.depth + 1
+    FROM chain JOIN checkpoints AS c
+      ON c.thread_id = ?1 AND c.checkpoint_ns = ?2 AND c.checkpoint_id = chain.parent
+    WHERE chain.depth + 1 < ?4
+)
+SELECT cid, parent, versions FROM chain ORDER BY depth"""
+
+WRITE_COLUMNS = "(thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, kind, value, blob)"
+INSERT_WRITE = f"INSERT INTO writes {WRITE_COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+UPSERT_WRITE = f"""
+INSERT INTO writes {WRITE_COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
+    channel = excluded.channel, task_path = excluded.task_path, kind = excluded.kind,
+    value = excluded.value, blob = excluded.blob"""
+SELECT_WRITES_FOR = """
+SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.channel, w.kind, w.value, w.blob
+FROM json_each(?) AS j
+JOIN writes AS w
+  ON w.thread_id = json_extract(j.value, '$.t')
+ AND w.checkpoint_ns = json_extract(j.value, '$.n')
+ AND w.checkpoint_id = json_extract(j.value, '$.c')
+ORDER BY w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_path, w.task_id, w.idx"""
+SELECT_CHANNEL_WRITES = """
+SELECT checkpoint_id, task_id, channel, idx, kind, value, blob FROM writes
+WHERE thread_id = ? AND checkpoint_ns = ?
+  AND checkpoint_id IN (SELECT value FROM json_each(?))
+  AND channel IN (SELECT value FROM json_each(?))
+ORDER BY checkpoint_id, task_path, task_id, idx"""
+SELECT_THREAD_WRITE_REFS = """
+SELECT kind, value FROM writes WHERE thread_id = ? AND kind IN ('items', 'delta')"""
+DELETE_CHECKPOINT_WRITES = """
+DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"""
+
+DELETE_THREAD = (
+    "DELETE FROM writes WHERE thread_id = ?",
+    "DELETE FROM channel_values WHERE thread_id = ?",
+    "DELETE FROM checkpoints WHERE thread_id = ?",
+    "DELETE FROM items WHERE thread_id = ?",
+    "DELETE FROM threads WHERE thread_id = ?",
+)
+COPY_THREAD_ROW = """
+INSERT INTO threads (thread_id, incarnation, created_at, updated_at, metadata, status,
+                     head_checkpoint_id, checkpoint_count, message_count, preview, next_item)
+SELECT ?, ?, created_at, ?, metadata, status, head_checkpoint_id, checkpoint_count, message_count,
+       preview, next_item
+FROM threads WHERE thread_id = ?"""
+COPY_THREAD_DATA = (
+    """INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+                                checkpoint, metadata, run_id, schema_version, created_at)
+       SELECT ?, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, run_id,
+              schema_version, created_at
+       FROM checkpoints WHERE thread_id = ?""",
+    """INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, blob)
+       SELECT ?, checkpoint_ns, channel, version, kind, value, blob
+       FROM channel_values WHERE thread_id = ?""",
+    """INSERT INTO items (thread_id, item_no, hash, value)
+       SELECT ?, item_no, hash, value FROM items WHERE thread_id = ?""",
+    """INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path,
+                           kind, value, blob)
+       SELECT ?, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, kind, value, blob
+       FROM writes WHERE thread_id = ?""",
+)

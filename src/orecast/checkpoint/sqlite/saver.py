@@ -1,0 +1,166 @@
+"""`SqliteCheckpointer`: one writer connection and one reader connection on a WAL database."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from orecast.checkpoint import migrations
+from orecast.checkpoint.base import OrecastCheckpointer
+from orecast.checkpoint.sqlite import queries
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+class _Db:
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self.conn = conn
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        await self.conn.execute(sql, params)
+
+    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        await self.conn.executemany(sql, rows)
+
+    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        async with self.conn.execute(sql, params) as cur:
+            row = await cur.fetchone()
+        return tuple(row) if row is not None else None
+
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        async with self.conn.execute(sql, params) as cur:
+            return [tuple(r) for r in await cur.fetchall()]
+
+
+async def _connect(path: str) -> aiosqlite.Connection:
+    conn = await aiosqlite.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if path != ":memory:":
+        await conn.execute("PRAGMA journal_mode = WAL")
+    # WAL + NORMAL: a crash of the application never loses a committed checkpoint; only an OS crash
+    # or power loss can drop the last transactions.
+    await conn.execute("PRAGMA synchronous = NORMAL")
+    await conn.execute("PRAGMA foreign_keys = OFF")
+    return conn
+
+
+class SqliteCheckpointer(OrecastCheckpointer):
+    """LangGraph checkpoint saver on a SQLite file (WAL mode, busy timeout, linear storage)."""
+
+    dialect = "sqlite"
+    q = queries
+
+    def __init__(self, path: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.path = path
+        self._writer: aiosqlite.Connection | None = None
+        self._reader: aiosqlite.Connection | None = None
+        self._write_lock = asyncio.Lock()
+
+    @classmethod
+    @asynccontextmanager
+    async def from_path(cls, path: str | Path, **kwargs: Any) -> AsyncIterator[SqliteCheckpointer]:
+        """Open (creating if needed) the database at `path`, migrate it, and close it on exit."""
+        path = str(path)
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        saver = cls(path, **kwargs)
+        saver._writer = await _connect(path)
+        # An in-memory database exists per connection: reads must share the writer's.
+        saver._reader = saver._writer if path == ":memory:" else await _connect(path)
+        saver.loop = asyncio.get_running_loop()
+        try:
+            await saver.setup()
+            yield saver
+        finally:
+            await saver._writer.close()
+            if saver._reader is not saver._writer:
+                await saver._reader.close()
+
+    @asynccontextmanager
+    async def _write(self) -> AsyncIterator[_Db]:
+        assert self._writer is not None, "saver is closed"
+        async with self._write_lock:
+            await self._writer.execute("BEGIN IMMEDIATE")
+            try:
+                yield _Db(self._writer)
+            except BaseException:
+                await self._writer.execute("ROLLBACK")
+                raise
+            await self._writer.execute("COMMIT")
+
+    @asynccontextmanager
+    async def _read(self) -> AsyncIterator[_Db]:
+        assert self._reader is not None, "saver is closed"
+        if self._reader is self._writer:
+            async with self._write_lock:
+                yield _Db(self._reader)
+        else:
+            yield _Db(self._reader)
+
+    def _ts(self, value: datetime) -> str:
+        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+
+    def _json_param(self, text: str) -> str:
+        return text
+
+    def _metadata_filter_sql(self, filter: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
+        return _json_equalities("c.metadata", filter)
+
+    def _thread_search_sql(
+        self, metadata: Mapping[str, Any] | None, status: str | None, title: str | None
+    ) -> tuple[list[str], list[Any]]:
+        clauses, params = _json_equalities("metadata", metadata or {})
+        if status is not None:
+            clauses.append("status = ?")
+            params.append(status)
+        if title:
+            clauses.append("instr(lower(COALESCE(json_extract(metadata, '$.title'), '')), lower(?)) > 0")
+            params.append(title)
+        return clauses, params
+
+    async def setup(self) -> None:
+        async with self._write() as db:
+            await db.execute(queries.CREATE_MIGRATIONS)
+            row = await db.fetchone(queries.SELECT_SCHEMA_VERSION)
+            current = row[0] if row else 0
+            for version, script in migrations.pending("sqlite", current):
+                assert self._writer is not None
+                for statement in migrations.statements(script):
+                    await db.execute(statement)
+                await db.execute(queries.INSERT_MIGRATION, (version, self._ts(datetime.now(UTC))))
+
+    async def astats(self) -> dict[str, Any]:
+        out = await super().astats()
+        if self.path != ":memory:":
+            files = [Path(self.path), Path(self.path + "-wal"), Path(self.path + "-shm")]
+            out["bytes"] = sum(f.stat().st_size for f in files if f.exists())
+        return out
+
+
+def _json_equalities(column: str, wanted: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
+    """`column` contains each key with an equal value (JSON text comparison for containers)."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    for key, value in wanted.items():
+        path = f'$."{key}"'
+        if value is None:
+            clauses.append(f"json_type({column}, ?) = 'null'")
+            params.append(path)
+        elif isinstance(value, bool):
+            clauses.append(f"json_type({column}, ?) = ?")
+            params += [path, "true" if value else "false"]
+        elif isinstance(value, dict | list):
+            clauses.append(f"json_extract({column}, ?) = json(?)")
+            params += [path, json.dumps(value, separators=(",", ":"))]
+        else:
+            clauses.append(f"json_extract({column}, ?) = ?")
+            params += [path, value]
+    return clauses, params

@@ -1,0 +1,281 @@
+"""Rolling-origin machinery shared by `backtest` and `forecast(method="auto")`.
+
+Paths from every origin are cached (an `lru_cache` keyed by the immutable values), so `auto`
+inside a backtest, the backtest of each candidate and a later forecast reuse the same fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from orecast.market.errors import MarketError
+from orecast.market.loaders import SeriesMeta
+from orecast.market.catalog import find_spec
+from orecast.market.methods import (
+    ENSEMBLE_MEMBERS,
+    METHODS,
+    ModelPath,
+    combine,
+    gaussian,
+    predict,
+)
+
+# Per-frequency defaults. The fit window keeps daily models on the recent volatility regime
+# (about three trading years); monthly models use everything since the series' start.
+FIT_WINDOW: dict[str, int | None] = {
+    "daily": 750, "weekly": 260, "monthly": None, "quarterly": None, "annual": None,
+}
+# How many past origins `auto` looks at: enough to rank methods, recent enough to adapt.
+SELECTION_ORIGINS: dict[str, int] = {
+    "daily": 60, "weekly": 52, "monthly": 36, "quarterly": 12, "annual": 6,
+}
+MIN_TRAIN: dict[str, int] = {"daily": 120, "weekly": 52, "monthly": 36, "quarterly": 16, "annual": 10}
+SEASON: dict[str, int] = {"daily": 1, "weekly": 1, "monthly": 12, "quarterly": 4, "annual": 1}
+AUTO_CANDIDATES: tuple[str, ...] = METHODS  # naive first: ties go to the simplest method
+NOWCAST_MIN_DAYS = 10  # trading days in a month before its month-end level means anything
+NOWCAST_MIN_ERRORS = 12  # past nowcast errors needed to size its bands from its own record
+
+Progress = Callable[[int], None]
+_progress: ContextVar[Progress | None] = ContextVar("orecast_market_progress", default=None)
+
+
+@contextmanager
+def reporting(callback: Progress | None) -> Iterator[None]:
+    """Within the block, each model fit at a rolling origin calls `callback(1)`."""
+    token = _progress.set(callback)
+    try:
+        yield
+    finally:
+        _progress.reset(token)
+
+
+class Frozen:
+    """A read-only float array that can key a cache."""
+
+    __slots__ = ("values", "_hash")
+
+    def __init__(self, values: np.ndarray) -> None:
+        array = np.array(values, dtype=float)
+        array.setflags(write=False)
+        self.values = array
+        self._hash = hash(array.tobytes())
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Frozen) and np.array_equal(self.values, other.values)
+
+
+@dataclass(frozen=True, slots=True)
+class Paths:
+    """Forecasts from many origins, in model space: arrays of shape (origins, horizon)."""
+
+    origins: tuple[int, ...]
+    mean: np.ndarray
+    lower: dict[int, np.ndarray]
+    upper: dict[int, np.ndarray]
+    fallbacks: int
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """How one series is modelled: values in model space and the frequency defaults."""
+
+    meta: SeriesMeta
+    index: pd.DatetimeIndex
+    raw: np.ndarray
+    model: Frozen
+    log: bool
+    window: int | None
+    season: int
+    min_train: int
+    # log(month-end) − log(month average) of the indicator, per month of `index` (NaN if unknown).
+    premium: np.ndarray | None = None
+    indicator: str | None = None
+
+    @property
+    def candidates(self) -> tuple[str, ...]:
+        return AUTO_CANDIDATES + (("nowcast",) if self.premium is not None else ())
+
+    def back(self, values: np.ndarray) -> np.ndarray:
+        return np.exp(values) if self.log else values
+
+
+def setup(series: pd.Series, meta: SeriesMeta, window: int | None = None) -> Setup:
+    raw = series.to_numpy(dtype=float)
+    # Logs turn multiplicative price moves into additive ones and keep bounds positive; they are
+    # wrong for a diffusion index like PMI or for anything that can be zero or negative.
+    log = meta.log_model and bool((raw > 0).all())
+    spec = find_spec(meta.id)
+    indicator = spec.indicator if spec is not None and meta.frequency == "monthly" else None
+    return Setup(
+        meta=meta,
+        index=pd.DatetimeIndex(series.index),
+        raw=raw,
+        model=Frozen(np.log(raw) if log else raw),
+        log=log,
+        window=window if window is not None else FIT_WINDOW.get(meta.frequency),
+        season=SEASON.get(meta.frequency, 1),
+        min_train=MIN_TRAIN.get(meta.frequency, 24),
+        premium=_premium(indicator, pd.DatetimeIndex(series.index)) if indicator and log else None,
+        indicator=indicator if log else None,
+    )
+
+
+def _premium(indicator: str, index: pd.DatetimeIndex) -> np.ndarray:
+    """How far the indicator ended each month above its own monthly average, in logs.
+
+    A monthly average lags the price: if prices follow a random walk, next month's average is
+    centred on this month's *last* price, not on this month's average. The daily futures tell us
+    that last price when the monthly figure is published (early the next month), so no future
+    value is used. The ratio is in logs, so the CNY/USD and VAT differences cancel out.
+    """
+    from orecast.market.loaders import _load_bundled
+
+    daily = np.log(_load_bundled(indicator))
+    monthly = daily.resample("MS")
+    premium = (monthly.last() - monthly.mean()).where(monthly.count() >= NOWCAST_MIN_DAYS)
+    return premium.reindex(index).to_numpy(dtype=float)
+
+def check_horizon(horizon: object, n: int | None = None) -> int:
+    if isinstance(horizon, bool) or not isinstance(horizon, int | np.integer):
+        raise MarketError(f"horizon must be a whole number of periods; got {horizon!r}")
+    if horizon <= 0:
+        raise MarketError(f"horizon must be at least 1 period; got {horizon}")
+    if n is not None and horizon > n:
+        raise MarketError(f"horizon {horizon} is longer than the series itself ({n} values)")
+    return int(horizon)
+
+
+def fit_slice(s: Setup, origin: int) -> np.ndarray:
+    start = 0 if s.window is None else max(0, origin + 1 - s.window)
+    return s.model.values[start : origin + 1]
+
+
+@lru_cache(maxsize=50_000)
+def _fit_one(
+    values: Frozen,
+    method: str,
+    horizon: int,
+    origin: int,
+    levels: tuple[int, ...],
+    window: int | None,
+    season: int,
+) -> ModelPath:
+    # Cached per origin, so a backtest, `auto`'s selection inside it and a later forecast that
+    # touch the same origin fit each model once.
+    start = 0 if window is None else max(0, origin + 1 - window)
+    path = predict(method, values.values[start : origin + 1], horizon, levels, season)
+    report = _progress.get()
+    if report is not None:
+        report(1)
+    return path
+
+
+def _stack(origins: tuple[int, ...], paths: Sequence[ModelPath]) -> Paths:
+    levels = paths[0].lower.keys()
+    return Paths(
+        origins=origins,
+        mean=np.vstack([p.mean for p in paths]),
+        lower={lv: np.vstack([p.lower[lv] for p in paths]) for lv in levels},
+        upper={lv: np.vstack([p.upper[lv] for p in paths]) for lv in levels},
+        fallbacks=sum(p.fallback for p in paths),
+    )
+
+
+def rolling(
+    s: Setup, method: str, horizon: int, origins: Sequence[int], levels: tuple[int, ...]
+) -> Paths:
+    """Forecasts of `method` from each origin (the position of the last value it may see)."""
+    key = tuple(int(o) for o in origins)
+    if method == "nowcast":
+        return _nowcast(s, horizon, key, levels)
+    if method == "ensemble":
+        members = [rolling(s, m, horizon, key, levels) for m in ENSEMBLE_MEMBERS]
+        parts = [
+            combine([ModelPath(p.mean[i], {lv: p.lower[lv][i] for lv in levels},
+                               {lv: p.upper[lv][i] for lv in levels}) for p in members])
+            for i in range(len(key))
+        ]
+        stacked = _stack(key, parts)
+        return Paths(key, stacked.mean, stacked.lower, stacked.upper,
+                     max(p.fallbacks for p in members))
+    return _stack(
+        key, [_fit_one(s.model, method, horizon, o, levels, s.window, s.season) for o in key]
+    )
+
+
+def _nowcast(s: Setup, horizon: int, origins: tuple[int, ...], levels: tuple[int, ...]) -> Paths:
+    if s.premium is None:
+        raise MarketError(
+            f"method 'nowcast' needs a daily indicator; {s.meta.id} has none "
+            "(only the World Bank monthly iron ore series has one)"
+        )
+    y, prem = s.model.values, s.premium
+    steps = np.arange(1, horizon + 1)
+    paths, fallbacks = [], 0
+    for o in origins:
+        if not np.isfinite(prem[o]):
+            paths.append(predict("naive", fit_slice(s, o), horizon, levels))
+            fallbacks += 1
+            continue
+        lo = 0 if s.window is None else max(0, o + 1 - s.window)
+        sd = np.empty(horizon)
+        for k in steps:
+            # Its own past k-step errors, from origins whose outcome was known at `o`.
+            past = np.arange(lo, o - k + 1)
+            past = past[np.isfinite(prem[past])]
+            if len(past) >= NOWCAST_MIN_ERRORS:
+                err = y[past + k] - (y[past] + prem[past])
+                sd[k - 1] = float(np.sqrt(np.mean(err**2)))
+            else:
+                diffs = np.diff(y[lo : o + 1])
+                sd[k - 1] = float(np.sqrt(np.mean(diffs**2) * k))
+        paths.append(gaussian(np.full(horizon, y[o] + prem[o]), sd, levels))
+    stacked = _stack(origins, paths)
+    return Paths(origins, stacked.mean, stacked.lower, stacked.upper, fallbacks)
+
+
+def fits_needed(method: str, n_origins: int) -> int:
+    """Model fits a rolling run will perform, for progress bars (cached fits finish instantly)."""
+    if method == "auto":
+        return (len(AUTO_CANDIDATES) - 1) * n_origins  # the ensemble reuses its members' fits
+    if method == "ensemble":
+        return len(ENSEMBLE_MEMBERS) * n_origins
+    return n_origins
+
+
+def candidate_errors(
+    s: Setup, horizon: int, grid: Sequence[int], levels: tuple[int, ...]
+) -> dict[str, np.ndarray]:
+    """Absolute error at step `horizon` of every `auto` candidate from every origin in `grid`."""
+    actual = s.raw[np.asarray(grid, dtype=int) + horizon]
+    return {
+        m: np.abs(s.back(rolling(s, m, horizon, grid, levels).mean[:, -1]) - actual)
+        for m in s.candidates
+    }
+
+
+def choose(errors: dict[str, np.ndarray], rows: np.ndarray) -> tuple[str, dict[str, float]]:
+    """The candidate with the lowest MAE over `rows`; ties go to the simpler (earlier) method."""
+    if len(rows) == 0:
+        return "naive", {}
+    mae = {m: float(np.mean(e[rows])) for m, e in errors.items()}
+    order = list(mae)
+    best = min(mae, key=lambda m: (mae[m], order.index(m)))
+    return best, mae
+
+
+def selection_grid(s: Setup, horizon: int, origin: int, step: int = 1) -> list[int]:
+    """The last `SELECTION_ORIGINS` origins whose `horizon`-step outcome is known at `origin`."""
+    k = SELECTION_ORIGINS.get(s.meta.frequency, 36)
+    last = origin - horizon
+    return [o for o in range(last, last - k * step, -step) if o >= s.min_train - 1][::-1]

@@ -1,0 +1,54 @@
+"""Shared fixtures: real SQLite files and a real PostgreSQL database created for this test run."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from urllib.parse import quote
+
+import psycopg
+import pytest
+
+from tests.pg_server import ensure as ensure_postgres
+
+
+def _with_database(url: str, database: str) -> str:
+    base, _, _ = url.rpartition("/")
+    return f"{base}/{database}"
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A PostgreSQL database that exists for this test run only."""
+    server_url = os.environ.get("ORECAST_TEST_PG_URL") or ensure_postgres()
+    name = f"orecast_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield _with_database(server_url, name)
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def fresh_postgres_url(postgres_url: str) -> str:
+    """A URL whose search_path is a new, empty schema: a clean store for one test."""
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    return f"{postgres_url}?options={quote(f'-c search_path={schema}')}"
+
+
+@pytest.fixture
+def sqlite_url(tmp_path) -> str:
+    return f"sqlite:///{tmp_path / 'orecast.sqlite3'}"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_url(request, tmp_path) -> str:
+    """A clean store on each real backend."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'orecast.sqlite3'}"
+    return request.getfixturevalue("fresh_postgres_url")
