@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
-from orecast.checkpoint.base import OrecastCheckpointer
+from orecast.checkpoint.base import SCHEMA_VERSION_DEFAULT, OrecastCheckpointer
 from orecast.checkpoint.postgres import PostgresCheckpointer
 from orecast.checkpoint.sqlite import SqliteCheckpointer
 from orecast.checkpoint.threads import ThreadInfo
@@ -34,17 +33,22 @@ __all__ = [
 
 
 @contextlib.asynccontextmanager
-async def open_checkpointer(url: str | None = None, **options: Any) -> AsyncIterator[BaseCheckpointSaver]:
+async def open_checkpointer(
+    url: str | None = None, *, schema_version: int = SCHEMA_VERSION_DEFAULT, pool_size: int = 10
+) -> AsyncIterator[BaseCheckpointSaver]:
     """Open the store at `url` (default: `default_database_url()`), migrated and ready; close it on exit.
 
-    Options go to the saver (`schema_version=` for both; `pool_size=` for PostgreSQL).
+    `schema_version` is recorded with every checkpoint: bump it when the graph's state shape changes.
+    `pool_size` is the most connections a PostgreSQL store opens.
     """
     parsed = parse_url(url or default_database_url())
     if parsed.scheme == "memory":
         yield InMemorySaver()
     elif parsed.scheme == "sqlite":
-        async with SqliteCheckpointer.from_path(parsed.target, **options) as saver:
+        async with SqliteCheckpointer.from_path(parsed.target, schema_version=schema_version) as saver:
             yield saver
     else:
-        async with PostgresCheckpointer.from_url(parsed.target, **options) as saver:
+        async with PostgresCheckpointer.from_url(
+            parsed.target, pool_size=int(pool_size), schema_version=int(schema_version)
+        ) as saver:
             yield saver

@@ -7,6 +7,7 @@ another process) gives it a new incarnation and the old cache is never consulted
 
 from __future__ import annotations
 
+import operator
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,9 @@ class ThreadItems:
     by_hash: dict[str, int] = field(default_factory=dict)
     # id(obj) -> (obj, item_no, obj.id at store time); holding obj keeps id() unique while cached.
     by_identity: dict[int, tuple[Any, int, Any]] = field(default_factory=dict)
+    # The last list stored per (namespace, channel): an appended list is matched by one C-level prefix
+    # scan instead of one lookup per element.
+    last_lists: dict[tuple[str, str], tuple[list[Any], list[int]]] = field(default_factory=dict)
 
     def remember(self, number: int, obj: Any, digest: str | None = None) -> None:
         self.by_number[number] = obj
@@ -37,6 +41,16 @@ class ThreadItems:
         if getattr(obj, "id", None) != hit[2]:
             return None
         return hit[1]
+
+    def known_prefix(self, key: tuple[str, str], values: list[Any]) -> list[int]:
+        """Item numbers of the longest prefix of `values` that is the last list stored under `key`."""
+        last = self.last_lists.get(key)
+        if last is None or len(last[0]) > len(values):
+            return []
+        objs, numbers = last
+        if all(map(operator.is_, objs, values)):
+            return numbers
+        return []
 
     def size(self) -> int:
         return len(self.by_number)

@@ -110,7 +110,8 @@ class TaggedJson:
         return {TAG: "serde", **self._serde_leaf(value)}
 
     def _message_tree(self, message: BaseMessage) -> dict[str, Any]:
-        data = message.model_dump()
+        # Defaults are left out (the class is stored), which halves a typical message's size.
+        data = message.model_dump(exclude_defaults=True)
         return {TAG: "msg", "cls": type(message).__name__, "data": self.to_tree(data)}
 
     def _serde_leaf(self, value: Any) -> dict[str, str]:

@@ -1,9 +1,117 @@
-"""`orecast threads` commands (placeholder until its issue lands)."""
+"""`orecast threads …`: list, read and delete conversations."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+from typing import Any
+
 import typer
+from langchain_core.messages import BaseMessage
+from rich.console import Console
+from rich.table import Table
+
+from orecast.checkpoint.threads import ThreadInfo
+from orecast.checkpoint.transcript import thread_messages
+from orecast.cli.common import DatabaseUrl, fail, open_store
+
+threads_app = typer.Typer(help="Conversations / 对话", no_args_is_help=True)
+
+
+@threads_app.command("list")
+def list_threads(
+    database_url: DatabaseUrl = None,
+    limit: int = typer.Option(20, min=1, help="How many, most recently updated first."),
+    offset: int = typer.Option(0, min=0),
+    status: str | None = typer.Option(None, help="idle, busy, interrupted or error"),
+    title: str | None = typer.Option(None, help="Text the title contains."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Conversations, most recently updated first."""
+
+    async def run() -> tuple[list[ThreadInfo], int]:
+        async with open_store(database_url) as saver:
+            try:
+                found = await saver.asearch_threads(status=status, title=title, limit=limit, offset=offset)
+            except ValueError as exc:
+                fail(str(exc), 2)
+            return found, await saver.acount_threads(status=status, title=title)
+
+    found, total = asyncio.run(run())
+    if as_json:
+        typer.echo(json.dumps({"total": total, "threads": [t.to_dict() for t in found]}, ensure_ascii=False))
+        return
+    table = Table("thread", "updated", "status", "msgs", "title / last message")
+    for t in found:
+        table.add_row(
+            t.thread_id,
+            t.updated_at.strftime("%Y-%m-%d %H:%M"),
+            t.status,
+            str(t.message_count),
+            t.title or t.preview or "",
+        )
+    console = Console()
+    console.print(table)
+    console.print(f"{len(found)} of {total} threads")
+
+
+def _message_dict(message: BaseMessage) -> dict[str, Any]:
+    data: dict[str, Any] = {"type": message.type, "id": message.id, "content": message.content}
+    if getattr(message, "tool_calls", None):
+        data["tool_calls"] = [{"name": c["name"], "args": c["args"], "id": c["id"]} for c in message.tool_calls]
+    if getattr(message, "tool_call_id", None):
+        data["tool_call_id"] = message.tool_call_id
+        data["name"] = message.name
+    return data
+
+
+@threads_app.command("show")
+def show_thread(
+    thread_id: str = typer.Argument(..., help="The conversation's thread id."),
+    database_url: DatabaseUrl = None,
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """A conversation's messages, in order."""
+
+    async def run() -> tuple[ThreadInfo | None, list[BaseMessage] | None]:
+        async with open_store(database_url) as saver:
+            return await saver.aget_thread(thread_id), await thread_messages(saver, thread_id)
+
+    info, messages = asyncio.run(run())
+    if info is None or messages is None:
+        fail(f"no thread {thread_id!r}")
+    if as_json:
+        payload = {"thread": info.to_dict(), "messages": [_message_dict(m) for m in messages]}
+        typer.echo(json.dumps(payload, ensure_ascii=False, default=str))
+        return
+    console = Console()
+    console.print(f"[bold]{info.title or info.thread_id}[/]  ({info.status}, {len(messages)} messages)")
+    for message in messages:
+        data = _message_dict(message)
+        text = data["content"] if isinstance(data["content"], str) else json.dumps(data["content"], ensure_ascii=False)
+        console.print(f"[bold cyan]{message.type}[/]: {text}", markup=True, highlight=False)
+        for call in data.get("tool_calls", []):
+            console.print(f"  → {call['name']}({json.dumps(call['args'], ensure_ascii=False)})", highlight=False)
+
+
+@threads_app.command("delete")
+def delete_thread(
+    thread_id: str = typer.Argument(..., help="The conversation's thread id."),
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Delete a conversation with all its checkpoints."""
+
+    async def run() -> bool:
+        async with open_store(database_url) as saver:
+            if await saver.aget_thread(thread_id) is None:
+                return False
+            await saver.adelete_thread(thread_id)
+            return True
+
+    if not asyncio.run(run()):
+        fail(f"no thread {thread_id!r}")
+    typer.echo(f"deleted {thread_id}")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the main app."""
+    app.add_typer(threads_app, name="threads")

@@ -192,3 +192,9 @@ COPY_THREAD_DATA = (
        SELECT %s, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, kind, value, blob
        FROM writes WHERE thread_id = %s""",
 )
+# Uncompressed bytes of every stored value (the benchmark's "payload").
+PAYLOAD_BYTES = """SELECT
+    (SELECT COALESCE(SUM(octet_length(checkpoint::text)), 0) + COALESCE(SUM(octet_length(metadata::text)), 0) FROM checkpoints)
+  + (SELECT COALESCE(SUM(octet_length(value::text)), 0) + COALESCE(SUM(octet_length(blob)), 0) FROM channel_values)
+  + (SELECT COALESCE(SUM(octet_length(value::text)), 0) FROM items)
+  + (SELECT COALESCE(SUM(octet_length(value::text)), 0) + COALESCE(SUM(octet_length(blob)), 0) FROM writes)"""

@@ -19,6 +19,8 @@ from orecast.checkpoint.postgres import queries
 
 # Any stable number: serialises concurrent migrations of one database across processes.
 MIGRATION_LOCK_KEY = 0x6F7265636173  # "orecas"
+HEALTH_CHECK_SECONDS = 30.0
+CONNECT_TIMEOUT_SECONDS = 10
 
 
 class _Db:
@@ -47,6 +49,13 @@ async def _configure(conn: AsyncConnection) -> None:
     conn.adapters.register_loader("json", TextLoader)
 
 
+async def _check_periodically(pool: AsyncConnectionPool, every: float = HEALTH_CHECK_SECONDS) -> None:
+    """Health-check idle connections in the background instead of one extra round trip per checkout."""
+    while True:
+        await asyncio.sleep(every)
+        await pool.check()
+
+
 class PostgresCheckpointer(OrecastCheckpointer):
     """LangGraph checkpoint saver on PostgreSQL (JSONB values, pooled connections, linear storage)."""
 
@@ -63,28 +72,36 @@ class PostgresCheckpointer(OrecastCheckpointer):
         cls, url: str, *, pool_size: int = 10, **kwargs: Any
     ) -> AsyncIterator[PostgresCheckpointer]:
         """Open a pool on `url`, migrate the schema, and close the pool on exit."""
+        # One direct connection first: a wrong URL fails at once with the server's own message
+        # instead of the pool retrying in the background until its timeout.
+        probe = await AsyncConnection.connect(url, connect_timeout=CONNECT_TIMEOUT_SECONDS)
+        await probe.close()
         pool = AsyncConnectionPool(
             url,
             min_size=1,
             max_size=pool_size,
             kwargs={"autocommit": True},
             configure=_configure,
-            check=AsyncConnectionPool.check_connection,
             max_idle=300,
+            max_lifetime=3600,
             open=False,
         )
         await pool.open(wait=True, timeout=30)
         saver = cls(pool, **kwargs)
         saver.loop = asyncio.get_running_loop()
+        health = asyncio.create_task(_check_periodically(pool))
         try:
             await saver.setup()
             yield saver
         finally:
+            health.cancel()
             await pool.close()
 
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[_Db]:
-        async with self.pool.connection() as conn, conn.transaction():
+        # Pipeline mode: statements whose results are not read go out together, so a put costs a few
+        # round trips instead of one per statement.
+        async with self.pool.connection() as conn, conn.pipeline(), conn.transaction():
             yield _Db(conn)
 
     @asynccontextmanager

@@ -197,3 +197,9 @@ COPY_THREAD_DATA = (
        SELECT ?, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, kind, value, blob
        FROM writes WHERE thread_id = ?""",
 )
+# Uncompressed bytes of every stored value (the benchmark's "payload").
+PAYLOAD_BYTES = """SELECT
+    (SELECT COALESCE(SUM(length(CAST(checkpoint AS BLOB))), 0) + COALESCE(SUM(length(CAST(metadata AS BLOB))), 0) FROM checkpoints)
+  + (SELECT COALESCE(SUM(length(CAST(value AS BLOB))), 0) + COALESCE(SUM(length(blob)), 0) FROM channel_values)
+  + (SELECT COALESCE(SUM(length(CAST(value AS BLOB))), 0) FROM items)
+  + (SELECT COALESCE(SUM(length(CAST(value AS BLOB))), 0) + COALESCE(SUM(length(blob)), 0) FROM writes)"""

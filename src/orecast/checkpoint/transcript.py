@@ -1,0 +1,39 @@
+"""A thread's conversation as a list of messages, whichever channel type stores them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.message import add_messages
+
+
+async def thread_messages(
+    saver: BaseCheckpointSaver, thread_id: str, *, channel: str = "messages"
+) -> list[BaseMessage] | None:
+    """The messages at the thread's latest checkpoint, or None if the thread has no checkpoint.
+
+    A plain `add_messages` channel holds the list; a `DeltaChannel` (deepagents) holds it only at
+    snapshots, so the list is rebuilt from the nearest snapshot and the writes after it.
+    """
+    config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    tup = await saver.aget_tuple(config)
+    if tup is None:
+        return None
+    values = tup.checkpoint["channel_values"]
+    if channel in values:
+        value = values[channel]
+        return list(getattr(value, "value", value))
+    if channel not in tup.checkpoint["channel_versions"]:
+        return []
+    history = await saver.aget_delta_channel_history(config=tup.config, channels=[channel])
+    entry = history.get(channel, {"writes": []})
+    seed = entry.get("seed", [])
+    messages: list[Any] = list(getattr(seed, "value", seed) or [])
+    for _task, _channel, value in entry["writes"]:
+        messages = add_messages(messages, value)
+    for _task, written_channel, value in tup.pending_writes or []:
+        if written_channel == channel:
+            messages = add_messages(messages, value)
+    return messages

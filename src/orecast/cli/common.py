@@ -1,0 +1,51 @@
+"""What every command shares: the `--database-url` option and opening the store with clear errors."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import AsyncIterator
+from typing import Annotated, NoReturn
+
+import psycopg
+import typer
+
+from orecast.checkpoint import OrecastCheckpointer, default_database_url, open_checkpointer
+from orecast.checkpoint.urls import parse_url
+
+DatabaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--database-url",
+        help="sqlite:///path.db or postgresql://… (default: $ORECAST_DATABASE_URL, "
+        "$CHECKPOINT_DB, sqlite:///data/orecast.sqlite3)",
+        show_default=False,
+    ),
+]
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """One clear line on stderr and an exit code, never a traceback."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+@contextlib.asynccontextmanager
+async def open_store(url: str | None) -> AsyncIterator[OrecastCheckpointer]:
+    """The same factory the service uses, with errors turned into one line for the terminal."""
+    url = url or default_database_url()
+    try:
+        parsed = parse_url(url)
+    except ValueError as exc:
+        fail(str(exc), 2)
+    if parsed.scheme == "memory":
+        fail("memory:// keeps nothing between commands; use a sqlite:// or postgresql:// URL", 2)
+    try:
+        async with open_checkpointer(url) as saver:
+            assert isinstance(saver, OrecastCheckpointer)
+            yield saver
+    except psycopg.OperationalError as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        fail(f"cannot connect to {parsed.redacted()}: {first_line}")
+    except (OSError, sqlite3.DatabaseError) as exc:
+        fail(f"cannot open {parsed.redacted()}: {exc}")
