@@ -12,13 +12,14 @@ import asyncio
 import json
 import random
 import re
+import weakref
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, RemoveMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -32,6 +33,7 @@ from langgraph.checkpoint.base import (
     get_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.types import INTERRUPT
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from orecast.checkpoint.cache import ItemCache, ThreadItems
 from orecast.checkpoint.encoding import (
@@ -40,8 +42,10 @@ from orecast.checkpoint.encoding import (
     KIND_ITEMS,
     KIND_JSON,
     KIND_SERDE,
+    ItemRefs,
     Stored,
     TaggedJson,
+    embedded_ranges,
     from_ranges,
     is_delta,
     is_item_list,
@@ -89,7 +93,7 @@ def _message_text(message: Any) -> str | None:
             for part in content
             if isinstance(part, str | dict)
         )
-    text = " ".join(text.split())
+    text = " ".join(text.replace("\x00", " ").split())
     if not text and getattr(message, "tool_calls", None):
         text = "→ " + ", ".join(call["name"] for call in message.tool_calls)
     return text[:200] or None
@@ -103,19 +107,34 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
     """
 
     dialect: str = ""
+    keeps_key_order: bool = False  # set where the JSON column type reorders object keys (JSONB)
 
     def __init__(self, *, schema_version: int = SCHEMA_VERSION_DEFAULT, serde: Any = None) -> None:
         super().__init__(serde=serde or strict_serializer())
         self.schema_version = schema_version
-        self.codec = TaggedJson(self.serde)
+        self.codec = TaggedJson(self.serde, keep_key_order=self.keeps_key_order)
+        # Checkpoints and metadata stay plain JSON objects so SQL can filter them (`metadata @> …`).
+        self.plain_codec = TaggedJson(self.serde)
         self.items = ItemCache()
         self.loop: asyncio.AbstractEventLoop | None = None
+        # Writes of one thread run one at a time, in the order LangGraph submits them, so item numbers
+        # follow the conversation's order (ranges stay one range) and no transaction waits on another's
+        # row lock while holding a connection.
+        self._thread_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def _thread_lock(self, thread_id: str) -> asyncio.Lock:
+        lock = self._thread_locks.get(thread_id)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._thread_locks[thread_id] = lock
+        return lock
 
     def with_allowlist(self, extra_allowlist: Any) -> OrecastCheckpointer:
         clone = super().with_allowlist(extra_allowlist)
         if clone is not self:
             assert isinstance(clone, OrecastCheckpointer)
-            clone.codec = TaggedJson(clone.serde)
+            clone.codec = TaggedJson(clone.serde, keep_key_order=clone.keeps_key_order)
+            clone.plain_codec = TaggedJson(clone.serde)
         return clone
 
     # -- what a dialect provides -------------------------------------------------------------------
@@ -167,12 +186,8 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
 
     # -- encoding values ---------------------------------------------------------------------------
 
-    def _json_or_serde(self, value: Any) -> Stored:
-        text = self.codec.dumps(value)
-        if "\\u0000" in text:  # PostgreSQL's JSONB cannot hold NUL characters
-            type_tag, blob = self.serde.dumps_typed(value)
-            return Stored(KIND_SERDE, json.dumps(type_tag), blob)
-        return Stored(KIND_JSON, text)
+    def _json(self, value: Any) -> Stored:
+        return Stored(KIND_JSON, self.codec.dumps(value))
 
     async def _encode(
         self, db: Db, thread: ThreadItems, thread_id: str, value: Any, key: tuple[str, str] | None = None
@@ -192,7 +207,16 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
                 if key:
                     thread.last_lists[key] = (list(value), numbers)
                 return Stored(KIND_ITEMS, json.dumps(to_ranges(numbers)))
-        return self._json_or_serde(value)
+        if type(value) is dict and any(is_item_list(v) for v in value.values()):
+            # e.g. the graph input {"messages": [...]}: its messages are items like the channel's
+            refs = dict(value)
+            for name, entry in value.items():
+                if is_item_list(entry):
+                    numbers = await self._item_numbers(db, thread, thread_id, entry)
+                    if numbers is not None:
+                        refs[name] = ItemRefs(to_ranges(numbers))
+            return self._json(refs)
+        return self._json(value)
 
     async def _item_numbers(
         self, db: Db, thread: ThreadItems, thread_id: str, values: list[Any]
@@ -204,12 +228,7 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
         unknown = [i for i, n in enumerate(numbers) if n is None]
         if not unknown:
             return numbers  # type: ignore[return-value]
-        texts: dict[int, str] = {}
-        for i in unknown:
-            text = self.codec.dumps(values[i])
-            if "\\u0000" in text:
-                return None
-            texts[i] = text
+        texts = {i: self.codec.dumps(values[i]) for i in unknown}
         digests = {i: item_hash(t) for i, t in texts.items()}
         missing = sorted({d for d in digests.values() if d not in thread.by_hash})
         if missing:
@@ -249,6 +268,8 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
 
     @staticmethod
     def _ranges_of(kind: str, value: Any) -> list[Any]:
+        if kind == KIND_JSON:
+            return embedded_ranges(value) if isinstance(value, str) else []
         tree = json.loads(value) if isinstance(value, str) else value
         if kind == KIND_ITEMS:
             return tree
@@ -258,7 +279,12 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
 
     def _decode(self, thread: ThreadItems, kind: str, value: Any, blob: bytes | None) -> Any:
         if kind == KIND_JSON:
-            return self.codec.loads(value)
+            decoded = self.codec.loads(value)
+            if type(decoded) is dict:
+                for name, entry in decoded.items():
+                    if type(entry) is ItemRefs:
+                        decoded[name] = [thread.by_number[n] for n in from_ranges(entry.ranges)]
+            return decoded
         if kind == KIND_ITEMS:
             ranges = json.loads(value) if isinstance(value, str) else value
             return [thread.by_number[n] for n in from_ranges(ranges)]
@@ -273,22 +299,26 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
 
     # -- threads -----------------------------------------------------------------------------------
 
-    async def _touch_thread(
-        self, db: Db, thread_id: str, metadata: Mapping[str, Any] | None = None
-    ) -> ThreadItems:
-        """Create the thread row if needed; return its item cache (keyed by the row's incarnation)."""
-        seed = {
-            k: v
-            for k, v in (metadata or {}).items()
-            if k not in _CHECKPOINT_ONLY_METADATA and isinstance(v, str | int | float | bool)
-        }
+    async def _touch_thread(self, db: Db, thread_id: str) -> ThreadItems:
+        """Create the thread row if needed; return its item cache (keyed by the row's incarnation).
+
+        The insert does nothing when the row exists, so touching a thread writes no new row version.
+        """
         now = self._ts(_now())
-        row = await db.fetchone(
-            self.q.UPSERT_THREAD,
-            (thread_id, random.randbytes(8).hex(), now, now, self._json_param(json.dumps(seed))),
-        )
+        await db.execute(self.q.INSERT_THREAD, (thread_id, random.randbytes(8).hex(), now, now))
+        row = await db.fetchone(self.q.SELECT_INCARNATION, (thread_id,))
         assert row is not None
         return self.items.get(thread_id, row[0])
+
+    @staticmethod
+    def _metadata_seed(metadata: Mapping[str, Any]) -> str:
+        """The part of a checkpoint's metadata that describes the thread (user_id, …), as JSON."""
+        seed = {
+            k: v
+            for k, v in metadata.items()
+            if k not in _CHECKPOINT_ONLY_METADATA and isinstance(v, str | int | float | bool)
+        }
+        return json.dumps(seed, ensure_ascii=False)
 
     def _thread_from_row(self, row: Sequence[Any]) -> ThreadInfo:
         metadata = row[3]
@@ -392,7 +422,8 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
         checkpoint_ns = configurable.get("checkpoint_ns", "")
         parent_id = configurable.get("checkpoint_id")
         values = checkpoint["channel_values"]
-        stored_checkpoint = {k: v for k, v in checkpoint.items() if k != "channel_values"}
+        # The id is a column of its own; the values are rows of their own.
+        stored_checkpoint = {k: v for k, v in checkpoint.items() if k not in ("channel_values", "id")}
         full_metadata = get_checkpoint_metadata(config, metadata)
 
         messages = values.get("messages", _MISSING)
@@ -401,8 +432,8 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
         message_count = len(messages) if isinstance(messages, list) else None
         preview = _message_text(messages[-1]) if message_count else None
 
-        async with self._write() as db:
-            thread = await self._touch_thread(db, thread_id, full_metadata)
+        async with self._thread_lock(thread_id), self._write() as db:
+            thread = await self._touch_thread(db, thread_id)
             rows = []
             for channel, version in new_versions.items():
                 stored = await self._encode(
@@ -429,8 +460,8 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
                     checkpoint_ns,
                     checkpoint["id"],
                     parent_id,
-                    self._json_param(self.codec.dumps(stored_checkpoint)),
-                    self._json_param(self.codec.dumps(full_metadata)),
+                    self._json_param(self.plain_codec.dumps(stored_checkpoint)),
+                    self._json_param(self.plain_codec.dumps(full_metadata)),
                     str(run_id) if run_id is not None else None,
                     self.schema_version,
                     self._ts(_now()),
@@ -441,8 +472,8 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
                     self.q.UPDATE_CHECKPOINT,
                     (
                         parent_id,
-                        self._json_param(self.codec.dumps(stored_checkpoint)),
-                        self._json_param(self.codec.dumps(full_metadata)),
+                        self._json_param(self.plain_codec.dumps(stored_checkpoint)),
+                        self._json_param(self.plain_codec.dumps(full_metadata)),
                         str(run_id) if run_id is not None else None,
                         self.schema_version,
                         thread_id,
@@ -455,11 +486,13 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
                 self.q.RECORD_CHECKPOINT_IN_THREAD,
                 (
                     self._ts(_now()),
+                    self._json_param(self._metadata_seed(full_metadata)),
                     0 if inserted is None else 1,
                     checkpoint["id"] if root else None,
                     message_count if root else None,
                     preview if root else None,
                     1 if root else 0,
+                    checkpoint["id"],
                     thread_id,
                 ),
             )
@@ -485,7 +518,7 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
         checkpoint_ns = configurable.get("checkpoint_ns", "")
         checkpoint_id = configurable["checkpoint_id"]
         special = all(channel in WRITES_IDX_MAP for channel, _ in writes)
-        async with self._write() as db:
+        async with self._thread_lock(thread_id), self._write() as db:
             thread = await self._touch_thread(db, thread_id)
             rows = []
             for idx, (channel, value) in enumerate(writes):
@@ -507,6 +540,24 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
             await db.executemany(self.q.UPSERT_WRITE if special else self.q.INSERT_WRITE, rows)
             if any(channel == INTERRUPT for channel, _ in writes):
                 await db.execute(self.q.SET_THREAD_STATUS, ("interrupted", thread_id))
+            if checkpoint_ns == "":
+                for channel, value in writes:
+                    if channel == "messages":
+                        await self._count_written_messages(db, thread_id, value)
+
+    async def _count_written_messages(self, db: Db, thread_id: str, value: Any) -> None:
+        written = value if isinstance(value, list) else [value]
+        clear, delta, preview = 0, 0, None
+        for message in written:
+            if isinstance(message, RemoveMessage):
+                if message.id == REMOVE_ALL_MESSAGES:
+                    clear, delta = 1, 0
+                else:
+                    delta -= 1
+            elif isinstance(message, BaseMessage):
+                delta += 1
+                preview = _message_text(message) or preview
+        await db.execute(self.q.COUNT_WRITTEN_MESSAGES, (clear, delta, delta, preview, thread_id))
 
     # -- reads -------------------------------------------------------------------------------------
 
@@ -522,7 +573,7 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
         parsed = []
         wanted: list[dict[str, str]] = []
         for thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation in rows:
-            checkpoint = self.codec.loads(checkpoint)
+            checkpoint = {"id": cid, **self.codec.loads(checkpoint)}
             metadata = self.codec.loads(metadata)
             parsed.append((thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation))
             for channel, version in checkpoint["channel_versions"].items():
@@ -546,11 +597,11 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
         for thread_id, *_rest, incarnation in parsed:
             caches.setdefault(thread_id, self.items.get(thread_id, incarnation))
         for (thread_id, _ns, _c, _v), (kind, value, _b) in values.items():
-            if kind in (KIND_ITEMS, KIND_DELTA):
+            if kind in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
                 needed.setdefault(thread_id, set()).update(from_ranges(self._ranges_of(kind, value)))
         for (thread_id, _ns, _cid), entries in writes.items():
             for _t, _ch, kind, value, _b in entries:
-                if kind in (KIND_ITEMS, KIND_DELTA):
+                if kind in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
                     needed.setdefault(thread_id, set()).update(
                         from_ranges(self._ranges_of(kind, value))
                     )
@@ -699,39 +750,7 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
             if row is None:
                 return {ch: {"writes": []} for ch in wanted}
             incarnation = row[1]
-            cursor: str | None = row[0]
-            chain: dict[str, list[str]] = {ch: [] for ch in wanted}
-            seeds: dict[str, tuple[str, str]] = {}
-            open_channels = set(wanted)
-            while cursor is not None and open_channels:
-                ancestors = await db.fetchall(self.q.SELECT_ANCESTORS, (thread_id, ns, cursor, PAGE_SIZE))
-                if not ancestors:
-                    break
-                pairs = []
-                versions_by_ancestor = []
-                for _cid, _parent, versions in ancestors:
-                    versions = json.loads(versions) if isinstance(versions, str) else versions
-                    versions_by_ancestor.append(versions)
-                    for ch in open_channels:
-                        if ch in versions:
-                            pairs.append({"t": thread_id, "n": ns, "c": ch, "v": str(versions[ch])})
-                populated: set[tuple[str, str]] = set()
-                if pairs:
-                    for _t, _n, ch, version, kind, _v, _b in await db.fetchall(
-                        self.q.SELECT_CHANNEL_VALUES, (self._json_param(json.dumps(pairs)),)
-                    ):
-                        if kind != KIND_EMPTY:
-                            populated.add((ch, version))
-                for (cid, _parent, _), versions in zip(ancestors, versions_by_ancestor, strict=True):
-                    for ch in list(open_channels):
-                        chain[ch].append(cid)
-                        version = versions.get(ch)
-                        if version is not None and (ch, str(version)) in populated:
-                            seeds[ch] = (cid, str(version))
-                            open_channels.discard(ch)
-                    if not open_channels:
-                        break
-                cursor = ancestors[-1][1] if open_channels else None
+            chain, seeds = await self._walk_to_seeds(db, thread_id, ns, row[0], wanted)
             # Values: the seeds, and the writes of each chain.
             seed_pairs = [{"t": thread_id, "n": ns, "c": ch, "v": v} for ch, (_cid, v) in seeds.items()]
             seed_rows = (
@@ -774,6 +793,49 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
                     entry["seed"] = self._decode(thread, row[4], row[5], row[6])
             result[ch] = entry
         return result
+
+    async def _walk_to_seeds(
+        self, db: Db, thread_id: str, ns: str, start: str | None, channels: Sequence[str]
+    ) -> tuple[dict[str, list[str]], dict[str, tuple[str, str]]]:
+        """Ancestors from `start` up to each channel's nearest stored value (its seed), nearest first.
+
+        Returns the chain of checkpoint ids per channel (seed included) and (checkpoint id, version) of
+        each seed found. The chain is read a page at a time and the walk stops once all seeds are found.
+        """
+        cursor = start
+        chain: dict[str, list[str]] = {ch: [] for ch in channels}
+        seeds: dict[str, tuple[str, str]] = {}
+        open_channels = set(channels)
+        while cursor is not None and open_channels:
+            ancestors = await db.fetchall(self.q.SELECT_ANCESTORS, (thread_id, ns, cursor, PAGE_SIZE))
+            if not ancestors:
+                break
+            pairs = []
+            versions_by_ancestor = []
+            for _cid, _parent, versions in ancestors:
+                versions = json.loads(versions) if isinstance(versions, str) else versions
+                versions_by_ancestor.append(versions)
+                for ch in open_channels:
+                    if ch in versions:
+                        pairs.append({"t": thread_id, "n": ns, "c": ch, "v": str(versions[ch])})
+            populated: set[tuple[str, str]] = set()
+            if pairs:
+                for _t, _n, ch, version, kind, _v, _b in await db.fetchall(
+                    self.q.SELECT_CHANNEL_VALUES, (self._json_param(json.dumps(pairs)),)
+                ):
+                    if kind != KIND_EMPTY:
+                        populated.add((ch, version))
+            for (cid, _parent, _), versions in zip(ancestors, versions_by_ancestor, strict=True):
+                for ch in list(open_channels):
+                    chain[ch].append(cid)
+                    version = versions.get(ch)
+                    if version is not None and (ch, str(version)) in populated:
+                        seeds[ch] = (cid, str(version))
+                        open_channels.discard(ch)
+                if not open_channels:
+                    break
+            cursor = ancestors[-1][1] if open_channels else None
+        return chain, seeds
 
     # -- deleting, copying, pruning ----------------------------------------------------------------
 
@@ -835,12 +897,19 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
             tup = await self.aget_tuple(config)
             if tup is None:
                 continue
-            unseeded = [ch for ch in versions if ch not in tup.checkpoint["channel_values"]]
+            # Only DeltaChannels (LangGraph counts their updates in this metadata field) are rebuilt
+            # from ancestors; other channels without a value are simply empty (consumed triggers).
+            delta_channels = set(tup.metadata.get("counters_since_delta_snapshot") or {})
+            unseeded = [
+                ch for ch in versions if ch in delta_channels and ch not in tup.checkpoint["channel_values"]
+            ]
             if not unseeded:
                 continue
-            # Such channels are rebuilt from ancestors' writes: keep that chain.
-            chain = await self._ancestor_ids(thread_id, ns, cid)
-            keep.update((ns, c) for c in chain)
+            # Such channels are rebuilt from ancestors' writes: keep the chain back to their seeds.
+            async with self._read() as db:
+                row = await db.fetchone(self.q.SELECT_PARENT_ID, (thread_id, ns, cid))
+                chains, _seeds = await self._walk_to_seeds(db, thread_id, ns, row[0] if row else None, unseeded)
+            keep.update((ns, c) for ids in chains.values() for c in ids)
         async with self._write() as db:
             rows = await db.fetchall(self.q.SELECT_THREAD_CHECKPOINT_IDS, (thread_id,))
             for ns, cid in rows:
@@ -848,19 +917,6 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
                     await db.execute(self.q.DELETE_CHECKPOINT_WRITES, (thread_id, ns, cid))
                     await db.execute(self.q.DELETE_CHECKPOINT, (thread_id, ns, cid))
             await self._collect_garbage(db, thread_id)
-
-    async def _ancestor_ids(self, thread_id: str, ns: str, checkpoint_id: str) -> list[str]:
-        async with self._read() as db:
-            row = await db.fetchone(self.q.SELECT_PARENT_ID, (thread_id, ns, checkpoint_id))
-            ids: list[str] = []
-            cursor = row[0] if row else None
-            while cursor is not None:
-                page = await db.fetchall(self.q.SELECT_ANCESTORS, (thread_id, ns, cursor, 10_000))
-                if not page:
-                    break
-                ids += [r[0] for r in page]
-                cursor = page[-1][1] if len(page) == 10_000 else None
-        return ids
 
     async def _collect_garbage(self, db: Db, thread_id: str) -> None:
         """Delete channel values no checkpoint refers to and items no value refers to; fix counters."""
@@ -874,7 +930,7 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
         ):
             if (ns, channel, version) not in referenced:
                 await db.execute(self.q.DELETE_CHANNEL_VALUE, (thread_id, ns, channel, version))
-            elif kind in (KIND_ITEMS, KIND_DELTA):
+            elif kind in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
                 live_items.update(from_ranges(self._ranges_of(kind, value)))
         for kind, value in await db.fetchall(self.q.SELECT_THREAD_WRITE_REFS, (thread_id,)):
             live_items.update(from_ranges(self._ranges_of(kind, value)))

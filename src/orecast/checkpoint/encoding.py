@@ -21,6 +21,7 @@ import base64
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,7 @@ KIND_SERDE = "serde"
 KIND_EMPTY = "empty"
 
 TAG = "$t"
+ORDER = "$o"  # the key order of a dict, where the database would not keep it
 
 MESSAGE_CLASSES: dict[str, type[BaseMessage]] = {
     cls.__name__: cls
@@ -71,8 +73,11 @@ class Stored:
     blob: bytes | None = None
 
 
-class _NotJson(Exception):
-    """Raised inside the encoder when a value must go through the serializer instead."""
+@dataclass(frozen=True, slots=True)
+class ItemRefs:
+    """A list stored as item references inside a JSON dict (e.g. the input `{"messages": [...]}`)."""
+
+    ranges: list[list[int]]
 
 
 def _plain_float(value: float) -> bool:
@@ -83,36 +88,61 @@ def _plain_float(value: float) -> bool:
     return "e" not in text and "E" not in text
 
 
-class TaggedJson:
-    """Encode/decode tagged JSON, falling back to the serializer for leaves JSON cannot express."""
+def _jsonb_key_order(key: str) -> tuple[int, bytes]:
+    encoded = key.encode("utf-8")
+    return (len(encoded), encoded)
 
-    def __init__(self, serde: SerializerProtocol) -> None:
+
+class TaggedJson:
+    """Encode/decode tagged JSON, falling back to the serializer for leaves JSON cannot express.
+
+    `keep_key_order`: PostgreSQL's JSONB sorts object keys (shorter first); dicts whose order differs
+    record it, so tool-call arguments come back in the order the model wrote them.
+    """
+
+    def __init__(self, serde: SerializerProtocol, *, keep_key_order: bool = False) -> None:
         self.serde = serde
+        self.keep_key_order = keep_key_order
 
     # -- encoding --------------------------------------------------------------------------------
 
     def to_tree(self, value: Any) -> Any:
         t = type(value)
-        if value is None or t is str or t is bool or t is int:
+        if value is None:
             return value
+        if t is bool or t is int:
+            return value
+        if t is str:
+            # JSONB cannot hold NUL characters: such strings are stored as their NUL-separated parts.
+            return value if "\x00" not in value else {TAG: "nul", "p": value.split("\x00")}
         if t is float:
             return value if _plain_float(value) else {TAG: "float", "v": repr(value)}
         if t is list:
             return [self.to_tree(v) for v in value]
         if t is dict:
-            if all(type(k) is str for k in value) and TAG not in value:
-                return {k: self.to_tree(v) for k, v in value.items()}
-            return {TAG: "serde", **self._serde_leaf(value)}
+            if TAG in value or ORDER in value or not all(type(k) is str and "\x00" not in k for k in value):
+                return {TAG: "dict", "v": [[self.to_tree(k), self.to_tree(v)] for k, v in value.items()]}
+            tree = {k: self.to_tree(v) for k, v in value.items()}
+            if self.keep_key_order and len(value) > 1:
+                keys = list(value)
+                if keys != sorted(keys, key=_jsonb_key_order):
+                    # A sibling key keeps the object itself plain, so `args->>'turn'` still works in SQL.
+                    tree[ORDER] = keys
+            return tree
         if t is tuple:
             return {TAG: "tuple", "v": [self.to_tree(v) for v in value]}
         if isinstance(value, BaseMessage) and type(value).__name__ in MESSAGE_CLASSES:
             return self._message_tree(value)
+        if t is ItemRefs:
+            return {TAG: "items", "r": value.ranges}
         return {TAG: "serde", **self._serde_leaf(value)}
 
     def _message_tree(self, message: BaseMessage) -> dict[str, Any]:
         # Defaults are left out (the class is stored), which halves a typical message's size.
         data = message.model_dump(exclude_defaults=True)
-        return {TAG: "msg", "cls": type(message).__name__, "data": self.to_tree(data)}
+        # The fields go back as keyword arguments: their order does not matter, their values' does.
+        fields = {k: self.to_tree(v) for k, v in data.items()}
+        return {TAG: "msg", "cls": type(message).__name__, "data": fields}
 
     def _serde_leaf(self, value: Any) -> dict[str, str]:
         type_tag, data = self.serde.dumps_typed(value)
@@ -133,14 +163,23 @@ class TaggedJson:
             return tree
         tag = tree.get(TAG)
         if tag is None:
+            order = tree.get(ORDER)
+            if order is not None:
+                return {k: self.from_tree(tree[k]) for k in order}
             return {k: self.from_tree(v) for k, v in tree.items()}
         if tag == "msg":
             cls = MESSAGE_CLASSES[tree["cls"]]
-            return cls(**self.from_tree(tree["data"]))
+            return cls(**{k: self.from_tree(v) for k, v in tree["data"].items()})
+        if tag == "dict":
+            return {self.from_tree(k): self.from_tree(v) for k, v in tree["v"]}
+        if tag == "nul":
+            return "\x00".join(tree["p"])
         if tag == "tuple":
             return tuple(self.from_tree(v) for v in tree["v"])
         if tag == "float":
             return float(tree["v"])
+        if tag == "items":
+            return ItemRefs(tree["r"])
         if tag == "serde":
             return self.serde.loads_typed((tree["type"], base64.b64decode(tree["b64"])))
         raise ValueError(f"unknown tag in stored value: {tag!r}")
@@ -154,6 +193,20 @@ def is_item_list(value: Any) -> bool:
     if type(value) is not list or not value:
         return False
     return all(isinstance(v, BaseMessage | dict) for v in value)
+
+
+# PostgreSQL prints JSONB with a space after the colon, SQLite keeps our compact text.
+_EMBEDDED_ITEMS = re.compile(r'"\$t":\s?"items"')
+
+
+def embedded_ranges(text: str) -> list[list[int]]:
+    """Item ranges referenced by the top-level values of a stored JSON dict."""
+    if _EMBEDDED_ITEMS.search(text) is None:
+        return []
+    tree = json.loads(text)
+    if type(tree) is not dict:
+        return []
+    return [r for v in tree.values() if type(v) is dict and v.get(TAG) == "items" for r in v["r"]]
 
 
 def item_hash(text: str) -> str:

@@ -14,11 +14,11 @@ COUNT_ROWS = "SELECT COUNT(*) FROM {table}"
 THREAD_COLUMNS = """thread_id, created_at, updated_at, metadata, status, head_checkpoint_id,
     checkpoint_count, message_count, preview"""
 
-UPSERT_THREAD = """
-INSERT INTO threads (thread_id, incarnation, created_at, updated_at, metadata)
-VALUES (%s, %s, %s, %s, %s::jsonb)
-ON CONFLICT (thread_id) DO UPDATE SET thread_id = excluded.thread_id
-RETURNING incarnation"""
+INSERT_THREAD = """
+INSERT INTO threads (thread_id, incarnation, created_at, updated_at)
+VALUES (%s, %s, %s, %s)
+ON CONFLICT (thread_id) DO NOTHING"""
+SELECT_INCARNATION = "SELECT incarnation FROM threads WHERE thread_id = %s"
 
 SELECT_THREAD = f"SELECT {THREAD_COLUMNS} FROM threads WHERE thread_id = %s"
 SEARCH_THREADS = (
@@ -28,14 +28,31 @@ SEARCH_THREADS = (
 COUNT_THREADS = "SELECT COUNT(*) FROM threads {where}"
 UPDATE_THREAD = "UPDATE threads SET metadata = %s::jsonb, status = %s, updated_at = %s WHERE thread_id = %s"
 SET_THREAD_STATUS = "UPDATE threads SET status = %s WHERE thread_id = %s"
+# DeltaChannel message lists are stored whole only at snapshots: between them the count and preview
+# follow the written messages.
+COUNT_WRITTEN_MESSAGES = """
+UPDATE threads SET
+    message_count = CASE WHEN %s = 1 THEN %s ELSE GREATEST(message_count + %s, 0) END,
+    preview = COALESCE(%s, preview)
+WHERE thread_id = %s"""
 RECORD_CHECKPOINT_IN_THREAD = """
 UPDATE threads SET
     updated_at = %s,
+    metadata = %s::jsonb || metadata,
     checkpoint_count = checkpoint_count + %s,
     head_checkpoint_id = COALESCE(%s, head_checkpoint_id),
     message_count = COALESCE(%s, message_count),
     preview = COALESCE(%s, preview),
-    status = CASE WHEN %s = 1 AND status = 'interrupted' THEN 'idle' ELSE status END
+    -- a newer root checkpoint ends an interruption; with async durability an interrupt write can be
+    -- stored before its own checkpoint or before an older checkpoint's put commits
+    status = CASE
+        WHEN %s = 1 AND status = 'interrupted' AND NOT EXISTS (
+            SELECT 1 FROM writes AS w
+            WHERE w.thread_id = threads.thread_id AND w.checkpoint_ns = ''
+              AND w.checkpoint_id >= %s AND w.channel = '__interrupt__'
+        ) THEN 'idle'
+        ELSE status
+    END
 WHERE thread_id = %s"""
 RECOUNT_THREAD = """
 UPDATE threads SET
@@ -159,7 +176,7 @@ WHERE thread_id = %s AND checkpoint_ns = %s
   AND channel IN (SELECT jsonb_array_elements_text(%s::jsonb))
 ORDER BY checkpoint_id, task_path, task_id, idx"""
 SELECT_THREAD_WRITE_REFS = """
-SELECT kind, value FROM writes WHERE thread_id = %s AND kind IN ('items', 'delta')"""
+SELECT kind, value FROM writes WHERE thread_id = %s AND kind IN ('items', 'delta', 'json')"""
 DELETE_CHECKPOINT_WRITES = """
 DELETE FROM writes WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
 

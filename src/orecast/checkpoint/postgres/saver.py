@@ -60,6 +60,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
     """LangGraph checkpoint saver on PostgreSQL (JSONB values, pooled connections, linear storage)."""
 
     dialect = "postgresql"
+    keeps_key_order = True
     q = queries
 
     def __init__(self, pool: AsyncConnectionPool, **kwargs: Any) -> None:

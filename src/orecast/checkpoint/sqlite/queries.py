@@ -14,11 +14,11 @@ COUNT_ROWS = "SELECT COUNT(*) FROM {table}"
 THREAD_COLUMNS = """thread_id, created_at, updated_at, metadata, status, head_checkpoint_id,
     checkpoint_count, message_count, preview"""
 
-UPSERT_THREAD = """
-INSERT INTO threads (thread_id, incarnation, created_at, updated_at, metadata)
-VALUES (?, ?, ?, ?, ?)
-ON CONFLICT (thread_id) DO UPDATE SET thread_id = excluded.thread_id
-RETURNING incarnation"""
+INSERT_THREAD = """
+INSERT INTO threads (thread_id, incarnation, created_at, updated_at)
+VALUES (?, ?, ?, ?)
+ON CONFLICT (thread_id) DO NOTHING"""
+SELECT_INCARNATION = "SELECT incarnation FROM threads WHERE thread_id = ?"
 
 SELECT_THREAD = f"SELECT {THREAD_COLUMNS} FROM threads WHERE thread_id = ?"
 SEARCH_THREADS = (
@@ -28,14 +28,31 @@ SEARCH_THREADS = (
 COUNT_THREADS = "SELECT COUNT(*) FROM threads {where}"
 UPDATE_THREAD = "UPDATE threads SET metadata = ?, status = ?, updated_at = ? WHERE thread_id = ?"
 SET_THREAD_STATUS = "UPDATE threads SET status = ? WHERE thread_id = ?"
+# DeltaChannel message lists are stored whole only at snapshots: between them the count and preview
+# follow the written messages.
+COUNT_WRITTEN_MESSAGES = """
+UPDATE threads SET
+    message_count = CASE WHEN ? = 1 THEN ? ELSE MAX(message_count + ?, 0) END,
+    preview = COALESCE(?, preview)
+WHERE thread_id = ?"""
 RECORD_CHECKPOINT_IN_THREAD = """
 UPDATE threads SET
     updated_at = ?,
+    metadata = json_patch(?, metadata),
     checkpoint_count = checkpoint_count + ?,
     head_checkpoint_id = COALESCE(?, head_checkpoint_id),
     message_count = COALESCE(?, message_count),
     preview = COALESCE(?, preview),
-    status = CASE WHEN ? = 1 AND status = 'interrupted' THEN 'idle' ELSE status END
+    -- a newer root checkpoint ends an interruption; with async durability an interrupt write can be
+    -- stored before its own checkpoint or before an older checkpoint's put commits
+    status = CASE
+        WHEN ? = 1 AND status = 'interrupted' AND NOT EXISTS (
+            SELECT 1 FROM writes AS w
+            WHERE w.thread_id = threads.thread_id AND w.checkpoint_ns = ''
+              AND w.checkpoint_id >= ? AND w.channel = '__interrupt__'
+        ) THEN 'idle'
+        ELSE status
+    END
 WHERE thread_id = ?"""
 RECOUNT_THREAD = """
 UPDATE threads SET
@@ -164,7 +181,7 @@ WHERE thread_id = ? AND checkpoint_ns = ?
   AND channel IN (SELECT value FROM json_each(?))
 ORDER BY checkpoint_id, task_path, task_id, idx"""
 SELECT_THREAD_WRITE_REFS = """
-SELECT kind, value FROM writes WHERE thread_id = ? AND kind IN ('items', 'delta')"""
+SELECT kind, value FROM writes WHERE thread_id = ? AND kind IN ('items', 'delta', 'json')"""
 DELETE_CHECKPOINT_WRITES = """
 DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"""
 

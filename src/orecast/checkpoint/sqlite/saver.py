@@ -47,8 +47,8 @@ def _connect(path: str) -> sqlite3.Connection:
     if path != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
         # Checkpoint the WAL often and cut it back afterwards, so the files stay near the data's size.
-        conn.execute("PRAGMA wal_autocheckpoint = 256")
-        conn.execute("PRAGMA journal_size_limit = 1048576")
+        conn.execute("PRAGMA wal_autocheckpoint = 64")
+        conn.execute("PRAGMA journal_size_limit = 262144")
     # WAL + NORMAL: a crash of the application never loses a committed checkpoint; only an OS crash
     # or power loss can drop the last transactions.
     conn.execute("PRAGMA synchronous = NORMAL")

@@ -62,3 +62,10 @@ CREATE TABLE IF NOT EXISTS writes (
     blob          BYTEA,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
 );
+
+-- JSONB rows of a few hundred bytes (a message, a checkpoint) are below the 2 kB at which
+-- PostgreSQL starts compressing; let it try from 256 bytes. Values stay queryable.
+ALTER TABLE items SET (toast_tuple_target = 256);
+ALTER TABLE checkpoints SET (toast_tuple_target = 256);
+ALTER TABLE channel_values SET (toast_tuple_target = 256);
+ALTER TABLE writes SET (toast_tuple_target = 256);

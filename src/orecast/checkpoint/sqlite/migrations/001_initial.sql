@@ -1,4 +1,6 @@
 -- orecast checkpoint store, SQLite, version 1.
+-- WITHOUT ROWID: these tables are looked up by their primary key only; a rowid table would keep
+-- the key a second time in an index of its own.
 CREATE TABLE IF NOT EXISTS threads (
     thread_id          TEXT PRIMARY KEY,
     incarnation        TEXT NOT NULL,
@@ -25,7 +27,7 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     schema_version       INTEGER NOT NULL,
     created_at           TEXT NOT NULL,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
-);
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS checkpoints_run_id ON checkpoints (run_id) WHERE run_id IS NOT NULL;
 
 CREATE TABLE IF NOT EXISTS channel_values (
@@ -37,7 +39,7 @@ CREATE TABLE IF NOT EXISTS channel_values (
     value         TEXT,
     blob          BLOB,
     PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
-);
+) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS items (
     thread_id TEXT NOT NULL,
@@ -46,7 +48,7 @@ CREATE TABLE IF NOT EXISTS items (
     value     TEXT NOT NULL,
     PRIMARY KEY (thread_id, item_no),
     UNIQUE (thread_id, hash)
-);
+) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS writes (
     thread_id     TEXT NOT NULL,
@@ -60,4 +62,4 @@ CREATE TABLE IF NOT EXISTS writes (
     value         TEXT,
     blob          BLOB,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-);
+) WITHOUT ROWID;

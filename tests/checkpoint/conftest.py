@@ -1,0 +1,45 @@
+"""Fixtures and helpers for the checkpoint store tests: real savers, raw SQL, small real graphs."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import psycopg
+import pytest
+
+from orecast.checkpoint import open_checkpointer
+from orecast.checkpoint.urls import parse_url
+
+
+@pytest.fixture
+async def saver(store_url: str) -> AsyncIterator[Any]:
+    """An open, migrated saver on a clean store (SQLite file or PostgreSQL schema)."""
+    async with open_checkpointer(store_url) as s:
+        yield s
+
+
+def dialect_of(url: str) -> str:
+    return "sqlite" if url.startswith("sqlite") else "postgresql"
+
+
+def raw_sql(url: str, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    """Run one statement on the store behind `url` with a plain driver connection (no saver code)."""
+    parsed = parse_url(url)
+    if parsed.scheme == "sqlite":
+        conn = sqlite3.connect(parsed.target, timeout=30)
+        try:
+            rows = conn.execute(sql, params).fetchall()
+            conn.commit()
+            return rows
+        finally:
+            conn.close()
+    with psycopg.connect(parsed.target, autocommit=True) as conn:
+        cur = conn.execute(sql, params)
+        return cur.fetchall() if cur.description else []
+
+
+def ph(url: str) -> str:
+    """The driver's placeholder for `url`'s dialect."""
+    return "?" if dialect_of(url) == "sqlite" else "%s"

@@ -1,0 +1,196 @@
+"""Concurrent threads, several savers on one store, re-entrancy, concurrent migrations."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from orecast.checkpoint import open_checkpointer
+from tests.checkpoint.conftest import raw_sql
+from tests.checkpoint.graphs import human, tool_loop
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cfg(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+async def _converse(graph: Any, thread_id: str, turns: int) -> None:
+    for turn in range(turns):
+        await graph.ainvoke({"messages": [human(turn, f"{thread_id} says {turn}")]}, cfg(thread_id))
+
+
+async def _expected(thread_id: str, turns: int) -> list[Any]:
+    reference = tool_loop(InMemorySaver())
+    await _converse(reference, thread_id, turns)
+    return (await reference.aget_state(cfg(thread_id))).values["messages"]
+
+
+async def test_eight_threads_concurrently_on_one_saver(saver) -> None:
+    graph = tool_loop(saver)
+    threads = [f"c-{n}" for n in range(8)]
+    await asyncio.gather(*(_converse(graph, t, 5) for t in threads))
+    for t in threads:
+        state = await graph.aget_state(cfg(t))
+        assert state.values["messages"] == await _expected(t, 5)
+        info = await saver.aget_thread(t)
+        assert info.message_count == 20 and info.checkpoint_count == 25
+    assert await saver.acount_threads() == 8
+
+
+async def test_two_savers_on_one_sqlite_file(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    async with open_checkpointer(url) as a, open_checkpointer(url) as b:
+        ga, gb = tool_loop(a), tool_loop(b)
+        await asyncio.gather(
+            *(_converse(ga, f"a-{n}", 4) for n in range(3)),
+            *(_converse(gb, f"b-{n}", 4) for n in range(3)),
+        )
+        # Each saver reads what the other wrote.
+        for n in range(3):
+            assert (await ga.aget_state(cfg(f"b-{n}"))).values["messages"] == await _expected(
+                f"b-{n}", 4
+            )
+            assert (await gb.aget_state(cfg(f"a-{n}"))).values["messages"] == await _expected(
+                f"a-{n}", 4
+            )
+        assert await a.acount_threads() == 6
+
+
+async def test_two_savers_on_one_postgres_schema(fresh_postgres_url: str) -> None:
+    async with (
+        open_checkpointer(fresh_postgres_url, pool_size=3) as a,
+        open_checkpointer(fresh_postgres_url, pool_size=3) as b,
+    ):
+        ga, gb = tool_loop(a), tool_loop(b)
+        await asyncio.gather(
+            *(_converse(ga, f"a-{n}", 4) for n in range(3)),
+            *(_converse(gb, f"b-{n}", 4) for n in range(3)),
+        )
+        for n in range(3):
+            assert (await ga.aget_state(cfg(f"b-{n}"))).values["messages"] == await _expected(
+                f"b-{n}", 4
+            )
+        assert await b.acount_threads() == 6
+
+
+WRITER = textwrap.dedent(
+    """
+    import asyncio, sys
+    from orecast.checkpoint import open_checkpointer
+    from tests.checkpoint.graphs import human, tool_loop
+
+    async def main(url, prefix):
+        async with open_checkpointer(url) as s:
+            g = tool_loop(s)
+            async def talk(t):
+                for turn in range(4):
+                    await g.ainvoke({"messages": [human(turn, f"{t} says {turn}")]},
+                                    {"configurable": {"thread_id": t}})
+            await asyncio.gather(*(talk(f"{prefix}-{n}") for n in range(3)))
+
+    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    """
+)
+
+
+def _spawn(url: str, prefix: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", WRITER, url, prefix],
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.slow
+async def test_two_processes_write_concurrently(store_url: str) -> None:
+    """Two processes open a fresh store at once (racing migrations) and write different threads."""
+    procs = [_spawn(store_url, "p1"), _spawn(store_url, "p2")]
+    for proc in procs:
+        _out, err = await asyncio.to_thread(proc.communicate, timeout=120)
+        assert proc.returncode == 0, err
+        assert "database is locked" not in err
+    async with open_checkpointer(store_url) as s:
+        graph = tool_loop(s)
+        for prefix in ("p1", "p2"):
+            for n in range(3):
+                t = f"{prefix}-{n}"
+                assert (await graph.aget_state(cfg(t))).values["messages"] == await _expected(t, 4)
+        assert await s.acount_threads() == 6
+    assert raw_sql(
+        store_url, "SELECT version, count(*) FROM orecast_migrations GROUP BY version"
+    ) == [(1, 1)]
+
+
+async def test_saver_usable_inside_alist(saver) -> None:
+    graph = tool_loop(saver)
+    await _converse(graph, "outer", 3)
+
+    async def walk() -> int:
+        seen = 0
+        async for tup in saver.alist(cfg("outer")):
+            # Reads and writes while the iteration is open must not deadlock.
+            again = await saver.aget_tuple(tup.config)
+            assert again.checkpoint["id"] == tup.checkpoint["id"]
+            await saver.aput_writes(tup.config, [("note", seen)], f"task-{seen}")
+            await saver.aupdate_thread("outer", metadata={"walked": seen})
+            seen += 1
+        return seen
+
+    assert await asyncio.wait_for(walk(), timeout=30) == 15
+    assert (await saver.aget_thread("outer")).metadata["walked"] == 14
+
+
+async def test_sqlite_memory_usable_inside_alist() -> None:
+    async with open_checkpointer("sqlite:///:memory:") as s:
+        graph = tool_loop(s)
+        await _converse(graph, "m", 2)
+
+        async def walk() -> int:
+            n = 0
+            async for tup in s.alist(cfg("m")):
+                await s.aget_tuple(tup.config)
+                await graph.ainvoke({"messages": [human(100 + n)]}, cfg(f"other-{n}"))
+                n += 1
+            return n
+
+        assert await asyncio.wait_for(walk(), timeout=30) == 10
+
+
+async def test_concurrent_migrations_postgres(fresh_postgres_url: str) -> None:
+    async def open_once(n: int) -> int:
+        async with open_checkpointer(fresh_postgres_url, pool_size=2) as s:
+            await tool_loop(s).ainvoke({"messages": [human(n)]}, cfg(f"mig-{n}"))
+            return (await s.astats())["schema_version"]
+
+    assert await asyncio.gather(*(open_once(n) for n in range(4))) == [1, 1, 1, 1]
+    assert raw_sql(
+        fresh_postgres_url, "SELECT version, count(*) FROM orecast_migrations GROUP BY version"
+    ) == [(1, 1)]
+
+
+async def test_concurrent_migrations_sqlite(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path / 'mig.db'}"
+
+    async def open_once(n: int) -> int:
+        async with open_checkpointer(url) as s:
+            await tool_loop(s).ainvoke({"messages": [human(n)]}, cfg(f"mig-{n}"))
+            return (await s.astats())["schema_version"]
+
+    assert await asyncio.gather(*(open_once(n) for n in range(4))) == [1, 1, 1, 1]
+    assert raw_sql(url, "SELECT version, count(*) FROM orecast_migrations GROUP BY version") == [
+        (1, 1)
+    ]
+    async with open_checkpointer(url) as s:
+        assert await s.acount_threads() == 4

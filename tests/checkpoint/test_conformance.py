@@ -1,0 +1,67 @@
+"""The official LangGraph checkpointer conformance suite, on both backends, every capability."""
+
+from __future__ import annotations
+
+import uuid
+from urllib.parse import quote
+
+import psycopg
+from langgraph.checkpoint.conformance import checkpointer_test, validate
+from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES
+
+from orecast.checkpoint import open_checkpointer
+
+EXPECTED = {cap.value for cap in ALL_CAPABILITIES}
+
+
+def _fresh_pg_schema(postgres_url: str) -> str:
+    schema = f"conf_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    return f"{postgres_url}?options={quote(f'-c search_path={schema}')}"
+
+
+def _assert_full(report) -> None:
+    results = report.results
+    missing = EXPECTED - {name for name, r in results.items() if r.detected}
+    assert not missing, f"capabilities not detected: {sorted(missing)}"
+    failures = {
+        name: r.failures for name, r in results.items() if r.detected and r.passed is not True
+    }
+    assert not failures, f"conformance failures: {failures}"
+    for name in EXPECTED:
+        assert results[name].tests_passed > 0, name
+        assert results[name].tests_failed == 0, name
+    assert report.passed_all_base()
+    assert report.passed_all()
+    assert report.conformance_level() == "FULL"
+
+
+async def test_conformance_sqlite(tmp_path) -> None:
+    counter = iter(range(1000))
+
+    @checkpointer_test(name="orecast-sqlite")
+    async def factory():
+        # A fresh database file per capability suite.
+        async with open_checkpointer(f"sqlite:///{tmp_path / f'conf{next(counter)}.db'}") as s:
+            yield s
+
+    _assert_full(await validate(factory))
+
+
+async def test_conformance_sqlite_memory() -> None:
+    @checkpointer_test(name="orecast-sqlite-memory")
+    async def factory():
+        async with open_checkpointer("sqlite:///:memory:") as s:
+            yield s
+
+    _assert_full(await validate(factory))
+
+
+async def test_conformance_postgres(postgres_url: str) -> None:
+    @checkpointer_test(name="orecast-postgres")
+    async def factory():
+        async with open_checkpointer(_fresh_pg_schema(postgres_url), pool_size=4) as s:
+            yield s
+
+    _assert_full(await validate(factory))

@@ -1,0 +1,170 @@
+"""Storage is linear: each message is stored once, as queryable JSON, whatever the number of turns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.checkpoint.conftest import dialect_of, ph, raw_sql
+from tests.checkpoint.graphs import TOOL_NAME, delta_graph, human, tool_loop
+
+TURNS = 25
+
+
+def cfg(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def _count_text_everywhere(url: str, text: str) -> dict[str, int]:
+    """Occurrences of `text` in every JSON/text column of the store, per table."""
+    p = ph(url)
+    like = f"%{text}%"
+    cast = "" if dialect_of(url) == "sqlite" else "::text"
+    queries = {
+        "items": f"SELECT count(*) FROM items WHERE value{cast} LIKE {p}",
+        "channel_values": f"SELECT count(*) FROM channel_values WHERE value{cast} LIKE {p}",
+        "writes": f"SELECT count(*) FROM writes WHERE value{cast} LIKE {p}",
+        "checkpoints": f"SELECT count(*) FROM checkpoints WHERE checkpoint{cast} LIKE {p} "
+        f"OR metadata{cast} LIKE {p}",
+    }
+    out = {}
+    for table, sql in queries.items():
+        params = (like, like) if table == "checkpoints" else (like,)
+        out[table] = raw_sql(url, sql, params)[0][0]
+    return out
+
+
+async def test_items_equal_distinct_messages(saver, store_url: str) -> None:
+    graph = tool_loop(saver)
+    for turn in range(TURNS):
+        await graph.ainvoke({"messages": [human(turn, f"unique-q-{turn:04d}-zeta")]}, cfg("lin"))
+    state = await graph.aget_state(cfg("lin"))
+    messages = state.values["messages"]
+    assert len(messages) == 4 * TURNS
+    assert len({m.id for m in messages}) == 4 * TURNS
+
+    p = ph(store_url)
+    items = raw_sql(store_url, f"SELECT count(*) FROM items WHERE thread_id = {p}", ("lin",))[0][0]
+    assert items == 4 * TURNS  # not ~TURNS² copies
+
+    # Every question text is stored once as an item; the only other copy allowed here is the graph
+    # input (`__start__` channel), see test_input_messages_stored_once.
+    for turn in (0, 7, TURNS - 1):
+        found = _count_text_everywhere(store_url, f"unique-q-{turn:04d}-zeta")
+        assert found["items"] == 1 and found["writes"] == 0 and found["checkpoints"] == 0, found
+        assert found["channel_values"] <= 1, found
+    answers = _count_text_everywhere(store_url, "answer-0007 after")
+    assert answers == {"items": 1, "channel_values": 0, "writes": 0, "checkpoints": 0}, answers
+
+    # Channel values of `messages` are references, one row per version, each small.
+    rows = raw_sql(
+        store_url,
+        f"SELECT kind FROM channel_values WHERE thread_id = {p} AND channel = 'messages'",
+        ("lin",),
+    )
+    assert rows and {r[0] for r in rows} == {"items"}
+    assert len(rows) == 4 * TURNS  # input applied, agent, tools, agent: 4 versions per turn
+
+
+async def test_input_messages_stored_once(saver, store_url: str) -> None:
+    """A message given as graph input must not be stored a second time inline in `__start__`."""
+    graph = tool_loop(saver)
+    for turn in range(3):
+        await graph.ainvoke({"messages": [human(turn, f"input-once-{turn}-kappa")]}, cfg("in"))
+    for turn in range(3):
+        found = _count_text_everywhere(store_url, f"input-once-{turn}-kappa")
+        assert found == {"items": 1, "channel_values": 0, "writes": 0, "checkpoints": 0}, found
+
+
+async def test_storage_grows_linearly(saver, store_url: str) -> None:
+    graph = tool_loop(saver)
+    size_at: dict[int, int] = {}
+    length = "length" if dialect_of(store_url) == "sqlite" else "octet_length"
+    cast = "" if dialect_of(store_url) == "sqlite" else "::text"
+    for turn in range(1, 31):
+        await graph.ainvoke({"messages": [human(turn)]}, cfg("grow"))
+        if turn in (10, 20, 30):
+            total = 0
+            for table, column in (
+                ("items", "value"),
+                ("channel_values", "value"),
+                ("writes", "value"),
+                ("checkpoints", "checkpoint"),
+            ):
+                total += raw_sql(
+                    store_url, f"SELECT COALESCE(sum({length}({column}{cast})), 0) FROM {table}"
+                )[0][0]
+            size_at[turn] = int(total)
+    growth_1 = size_at[20] - size_at[10]
+    growth_2 = size_at[30] - size_at[20]
+    # Quadratic storage would make the second ten turns cost far more than the first ten.
+    assert growth_2 < growth_1 * 1.35, size_at
+
+
+async def test_messages_are_queryable_json(saver, store_url: str) -> None:
+    graph = tool_loop(saver)
+    for turn in range(5):
+        await graph.ainvoke({"messages": [human(turn, f"what is the price {turn}?")]}, cfg("sql"))
+    if dialect_of(store_url) == "sqlite":
+        contents = raw_sql(
+            store_url,
+            "SELECT json_extract(value, '$.data.content') FROM items "
+            "WHERE thread_id = ? AND json_extract(value, '$.cls') = 'HumanMessage' ORDER BY item_no",
+            ("sql",),
+        )
+        names = raw_sql(
+            store_url,
+            "SELECT json_extract(value, '$.data.tool_calls[0].name'), "
+            "json_extract(value, '$.data.tool_calls[0].args.turn') FROM items "
+            "WHERE thread_id = ? AND json_array_length(value, '$.data.tool_calls') > 0 ORDER BY item_no",
+            ("sql",),
+        )
+    else:
+        contents = raw_sql(
+            store_url,
+            "SELECT value->'data'->>'content' FROM items "
+            "WHERE thread_id = %s AND value->>'cls' = 'HumanMessage' ORDER BY item_no",
+            ("sql",),
+        )
+        names = raw_sql(
+            store_url,
+            "SELECT value->'data'->'tool_calls'->0->>'name', "
+            "(value->'data'->'tool_calls'->0->'args'->>'turn')::int FROM items "
+            "WHERE thread_id = %s AND jsonb_array_length(value->'data'->'tool_calls') > 0 "
+            "ORDER BY item_no",
+            ("sql",),
+        )
+        found = raw_sql(
+            store_url,
+            "SELECT count(*) FROM items WHERE value @> %s::jsonb",
+            ('{"data": {"content": "what is the price 3?"}}',),
+        )
+        assert found[0][0] == 1
+    assert [r[0] for r in contents] == [f"what is the price {t}?" for t in range(5)]
+    assert [(r[0], int(r[1])) for r in names] == [(TOOL_NAME, t) for t in range(1, 6)]
+
+    # Checkpoint metadata is queryable too.
+    p = ph(store_url)
+    step_expr = (
+        "json_extract(metadata, '$.step')"
+        if dialect_of(store_url) == "sqlite"
+        else "(metadata->>'step')::int"
+    )
+    steps = raw_sql(
+        store_url, f"SELECT max({step_expr}) FROM checkpoints WHERE thread_id = {p}", ("sql",)
+    )
+    assert int(steps[0][0]) == (await saver.aget_tuple(cfg("sql"))).metadata["step"]
+
+
+async def test_delta_thread_items_linear(saver, store_url: str) -> None:
+    graph = delta_graph(saver)
+    for step in range(15):
+        await graph.ainvoke(
+            {"messages": [human(step, f"delta-q-{step:03d}-omega")], "log": []}, cfg("d")
+        )
+    p = ph(store_url)
+    items = raw_sql(store_url, f"SELECT count(*) FROM items WHERE thread_id = {p}", ("d",))[0][0]
+    # 15 questions + 15 answers, plus the `log` entries (dicts, also stored as items).
+    assert items == 45
+    found = _count_text_everywhere(store_url, "delta-q-003-omega")
+    assert found["items"] == 1 and found["writes"] == 0 and found["checkpoints"] == 0, found
+    assert found["channel_values"] <= 1, found  # the `__start__` input copy, see above
