@@ -46,6 +46,7 @@ from orecast.checkpoint.encoding import (
     Stored,
     TaggedJson,
     embedded_ranges,
+    extend_ranges,
     from_ranges,
     is_delta,
     is_item_list,
@@ -199,28 +200,28 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
             inner = await self._encode(db, thread, thread_id, value.value, key)
             payload = {"kind": inner.kind, "value": json.loads(inner.json) if inner.json else None}
             return Stored(KIND_DELTA, json.dumps(payload, ensure_ascii=False), inner.blob)
-        if is_item_list(value):
-            prefix = thread.known_prefix(key, value) if key else []
-            numbers = await self._item_numbers(db, thread, thread_id, value[len(prefix) :])
-            if numbers is not None:
-                numbers = prefix + numbers
+        if type(value) is list and value:
+            # Usually the list stored last for this channel plus a few new elements.
+            known, ranges = thread.known_prefix(key, value) if key else (0, [])
+            suffix = value[known:]
+            if not suffix or is_item_list(suffix):
+                ranges = extend_ranges(ranges, await self._item_numbers(db, thread, thread_id, suffix))
                 if key:
-                    thread.last_lists[key] = (list(value), numbers)
-                return Stored(KIND_ITEMS, json.dumps(to_ranges(numbers)))
+                    thread.last_lists[key] = (list(value), ranges)
+                return Stored(KIND_ITEMS, json.dumps(ranges))
         if type(value) is dict and any(is_item_list(v) for v in value.values()):
             # e.g. the graph input {"messages": [...]}: its messages are items like the channel's
             refs = dict(value)
             for name, entry in value.items():
                 if is_item_list(entry):
                     numbers = await self._item_numbers(db, thread, thread_id, entry)
-                    if numbers is not None:
-                        refs[name] = ItemRefs(to_ranges(numbers))
+                    refs[name] = ItemRefs(to_ranges(numbers))
             return self._json(refs)
         return self._json(value)
 
     async def _item_numbers(
         self, db: Db, thread: ThreadItems, thread_id: str, values: list[Any]
-    ) -> list[int] | None:
+    ) -> list[int]:
         """Item numbers for each element, storing the elements this thread has not stored yet."""
         if not values:
             return []

@@ -22,9 +22,9 @@ class ThreadItems:
     by_hash: dict[str, int] = field(default_factory=dict)
     # id(obj) -> (obj, item_no, obj.id at store time); holding obj keeps id() unique while cached.
     by_identity: dict[int, tuple[Any, int, Any]] = field(default_factory=dict)
-    # The last list stored per (namespace, channel): an appended list is matched by one C-level prefix
-    # scan instead of one lookup per element.
-    last_lists: dict[tuple[str, str], tuple[list[Any], list[int]]] = field(default_factory=dict)
+    # The last list stored per (namespace, channel) and its ranges: an appended list is matched by one
+    # C-level prefix scan, and only its new suffix is encoded.
+    last_lists: dict[tuple[str, str], tuple[list[Any], list[list[int]]]] = field(default_factory=dict)
 
     def remember(self, number: int, obj: Any, digest: str | None = None) -> None:
         self.by_number[number] = obj
@@ -42,15 +42,15 @@ class ThreadItems:
             return None
         return hit[1]
 
-    def known_prefix(self, key: tuple[str, str], values: list[Any]) -> list[int]:
-        """Item numbers of the longest prefix of `values` that is the last list stored under `key`."""
+    def known_prefix(self, key: tuple[str, str], values: list[Any]) -> tuple[int, list[list[int]]]:
+        """(length, ranges) of the last list stored under `key` if `values` starts with it, else (0, [])."""
         last = self.last_lists.get(key)
         if last is None or len(last[0]) > len(values):
-            return []
-        objs, numbers = last
+            return 0, []
+        objs, ranges = last
         if all(map(operator.is_, objs, values)):
-            return numbers
-        return []
+            return len(objs), ranges
+        return 0, []
 
     def size(self) -> int:
         return len(self.by_number)

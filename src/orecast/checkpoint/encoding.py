@@ -215,13 +215,18 @@ def item_hash(text: str) -> str:
 
 def to_ranges(numbers: Sequence[int]) -> list[list[int]]:
     """[1,2,3,7,8,5] -> [[1,3],[7,8],[5,5]]: an appended list stays one range however long it gets."""
-    ranges: list[list[int]] = []
+    return extend_ranges([], numbers)
+
+
+def extend_ranges(ranges: list[list[int]], numbers: Sequence[int]) -> list[list[int]]:
+    """`ranges` (not modified) followed by `numbers`, merged where they continue the last range."""
+    out = [list(r) for r in ranges]
     for n in numbers:
-        if ranges and ranges[-1][1] + 1 == n:
-            ranges[-1][1] = n
+        if out and out[-1][1] + 1 == n:
+            out[-1][1] = n
         else:
-            ranges.append([n, n])
-    return ranges
+            out.append([n, n])
+    return out
 
 
 def from_ranges(ranges: Iterable[Sequence[int]]) -> list[int]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -16,6 +17,7 @@ from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.sqlite import queries
 
 BUSY_TIMEOUT_MS = 30_000
+WAL_CHECKPOINT_BYTES = 256 * 1024
 
 
 class _Db:
@@ -33,7 +35,12 @@ class _Db:
         self.conn.executemany(sql, rows)
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        return self.conn.execute(sql, params).fetchone()
+        # Closing the cursor ends the statement's read snapshot, which would block WAL checkpoints.
+        cur = self.conn.execute(sql, params)
+        try:
+            return cur.fetchone()
+        finally:
+            cur.close()
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return self.conn.execute(sql, params).fetchall()
@@ -46,13 +53,22 @@ def _connect(path: str) -> sqlite3.Connection:
     conn.execute("PRAGMA busy_timeout = 0")
     if path != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
-        # Checkpoint the WAL often and cut it back afterwards, so the files stay near the data's size.
-        conn.execute("PRAGMA wal_autocheckpoint = 64")
-        conn.execute("PRAGMA journal_size_limit = 262144")
+        # The saver checkpoints the WAL itself, from a worker thread (see `_after_commit`): an automatic
+        # checkpoint would fsync inside a COMMIT on the event loop.
+        conn.execute("PRAGMA wal_autocheckpoint = 0")
+        conn.execute(f"PRAGMA journal_size_limit = {WAL_CHECKPOINT_BYTES}")
     # WAL + NORMAL: a crash of the application never loses a committed checkpoint; only an OS crash
     # or power loss can drop the last transactions.
     conn.execute("PRAGMA synchronous = NORMAL")
     return conn
+
+
+def _checkpoint_wal(path: str) -> None:
+    conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
 
 
 def _begin_waiting(conn: sqlite3.Connection) -> None:
@@ -75,6 +91,7 @@ class SqliteCheckpointer(OrecastCheckpointer):
         self._writer: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
         self._write_lock = asyncio.Lock()
+        self._wal_checkpoint: asyncio.Task[None] | None = None
 
     @classmethod
     @asynccontextmanager
@@ -92,6 +109,8 @@ class SqliteCheckpointer(OrecastCheckpointer):
             await saver.setup()
             yield saver
         finally:
+            if saver._wal_checkpoint is not None:
+                await saver._wal_checkpoint
             saver._writer.close()
             if saver._reader is not saver._writer:
                 saver._reader.close()
@@ -113,6 +132,18 @@ class SqliteCheckpointer(OrecastCheckpointer):
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+        self._after_commit()
+
+    def _after_commit(self) -> None:
+        """Start a WAL checkpoint in a worker thread once the WAL has grown (one at a time)."""
+        if self.path == ":memory:" or (self._wal_checkpoint and not self._wal_checkpoint.done()):
+            return
+        try:
+            size = os.stat(self.path + "-wal").st_size
+        except FileNotFoundError:
+            return
+        if size >= WAL_CHECKPOINT_BYTES:
+            self._wal_checkpoint = asyncio.ensure_future(asyncio.to_thread(_checkpoint_wal, self.path))
 
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[_Db]:
