@@ -100,6 +100,10 @@ def _message_text(message: Any) -> str | None:
     return text[:200] or None
 
 
+class StaleThreadError(Exception):
+    """The thread row is not the incarnation this process cached: it was deleted elsewhere."""
+
+
 class OrecastCheckpointer(BaseCheckpointSaver[str]):
     """A LangGraph checkpoint saver with linear storage, a threads table and queryable JSON.
 
@@ -231,30 +235,36 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
             return numbers  # type: ignore[return-value]
         texts = {i: self.codec.dumps(values[i]) for i in unknown}
         digests = {i: item_hash(t) for i, t in texts.items()}
-        missing = sorted({d for d in digests.values() if d not in thread.by_hash})
-        if missing:
-            for number, digest in await db.fetchall(
-                self.q.SELECT_ITEMS_BY_HASH, (thread_id, self._json_param(json.dumps(missing)))
-            ):
-                thread.by_hash[digest] = number
-        new_digests = list(dict.fromkeys(d for d in digests.values() if d not in thread.by_hash))
-        if new_digests:
-            row = await db.fetchone(self.q.ALLOCATE_ITEMS, (len(new_digests), thread_id))
-            assert row is not None
-            first = row[0] - len(new_digests)
-            text_by_digest = {digests[i]: texts[i] for i in texts}
-            rows = []
-            for offset, digest in enumerate(new_digests):
-                thread.by_hash[digest] = first + offset
-                rows.append(
-                    (thread_id, first + offset, digest, self._json_param(text_by_digest[digest]))
-                )
-            await db.executemany(self.q.INSERT_ITEM, rows)
+        new = {digests[i]: texts[i] for i in unknown if digests[i] not in thread.by_hash}
+        if new:
+            thread.by_hash.update(await self._store_items(db, thread_id, thread.incarnation, new))
         for i in unknown:
             number = thread.by_hash[digests[i]]
             numbers[i] = number
             thread.remember(number, values[i], digests[i])
         return numbers  # type: ignore[return-value]
+
+    async def _store_items(
+        self, db: Db, thread_id: str, incarnation: str, new: dict[str, str]
+    ) -> dict[str, int]:
+        """Item numbers of the items with these hashes (hash -> JSON), storing those not stored yet."""
+        found: dict[str, int] = {}
+        for number, digest in await db.fetchall(
+            self.q.SELECT_ITEMS_BY_HASH, (thread_id, self._json_param(json.dumps(list(new))))
+        ):
+            found[digest] = number
+        fresh = [d for d in new if d not in found]
+        if fresh:
+            row = await db.fetchone(self.q.ALLOCATE_ITEMS, (len(fresh), thread_id, incarnation))
+            if row is None:
+                raise StaleThreadError(thread_id)
+            first = row[0] - len(fresh)
+            rows = []
+            for offset, digest in enumerate(fresh):
+                found[digest] = first + offset
+                rows.append((thread_id, first + offset, digest, self._json_param(new[digest])))
+            await db.executemany(self.q.INSERT_ITEM, rows)
+        return found
 
     # -- decoding values ---------------------------------------------------------------------------
 
@@ -307,6 +317,10 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
         """
         now = self._ts(_now())
         await db.execute(self.q.INSERT_THREAD, (thread_id, random.randbytes(8).hex(), now, now))
+        cached = self.items.peek(thread_id)
+        if cached is not None:
+            # Trusted without a round trip; the statements that depend on it check it (StaleThreadError).
+            return cached
         row = await db.fetchone(self.q.SELECT_INCARNATION, (thread_id,))
         assert row is not None
         return self.items.get(thread_id, row[0])
@@ -433,70 +447,65 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
         message_count = len(messages) if isinstance(messages, list) else None
         preview = _message_text(messages[-1]) if message_count else None
 
-        async with self._thread_lock(thread_id), self._write() as db:
-            thread = await self._touch_thread(db, thread_id)
-            rows = []
-            for channel, version in new_versions.items():
-                stored = await self._encode(
-                    db, thread, thread_id, values.get(channel, _MISSING), (checkpoint_ns, channel)
-                )
-                rows.append(
-                    (
-                        thread_id,
-                        checkpoint_ns,
-                        channel,
-                        str(version),
-                        stored.kind,
-                        self._json_param(stored.json) if stored.json is not None else None,
-                        stored.blob,
-                    )
-                )
-            if rows:
-                await db.executemany(self.q.INSERT_CHANNEL_VALUE, rows)
-            run_id = full_metadata.get("run_id")
-            inserted = await db.fetchone(
-                self.q.INSERT_CHECKPOINT,
-                (
-                    thread_id,
-                    checkpoint_ns,
-                    checkpoint["id"],
-                    parent_id,
-                    self._json_param(self.plain_codec.dumps(stored_checkpoint)),
-                    self._json_param(self.plain_codec.dumps(full_metadata)),
-                    str(run_id) if run_id is not None else None,
-                    self.schema_version,
-                    self._ts(_now()),
-                ),
-            )
-            if inserted is None:  # the same checkpoint stored again: replace it
-                await db.execute(
-                    self.q.UPDATE_CHECKPOINT,
-                    (
-                        parent_id,
-                        self._json_param(self.plain_codec.dumps(stored_checkpoint)),
-                        self._json_param(self.plain_codec.dumps(full_metadata)),
-                        str(run_id) if run_id is not None else None,
-                        self.schema_version,
-                        thread_id,
-                        checkpoint_ns,
-                        checkpoint["id"],
-                    ),
-                )
-            root = checkpoint_ns == ""
-            await db.execute(
-                self.q.RECORD_CHECKPOINT_IN_THREAD,
-                (
-                    self._ts(_now()),
-                    self._json_param(self._metadata_seed(full_metadata)),
-                    0 if inserted is None else 1,
-                    checkpoint["id"] if root else None,
-                    message_count if root else None,
-                    preview if root else None,
-                    1 if root else 0,
-                    checkpoint["id"],
-                    thread_id,
-                ),
-            )
+        root = checkpoint_ns == ""
+        run_id = full_metadata.get("run_id")
+        checkpoint_row = (
+            thread_id,
+            checkpoint_ns,
+            checkpoint["id"],
+            parent_id,
+            self._json_param(self.plain_codec.dumps(stored_checkpoint)),
+            self._json_param(self.plain_codec.dumps(full_metadata)),
+            str(run_id) if run_id is not None else None,
+            self.schema_version,
+            self._ts(_now()),
+        )
+        async with self._thread_lock(thread_id):
+            for attempt in (1, 2):
+                try:
+                    async with self._write() as db:
+                        thread = await self._touch_thread(db, thread_id)
+                        rows = []
+                        for channel, version in new_versions.items():
+                            stored = await self._encode(
+                                db, thread, thread_id, values.get(channel, _MISSING), (checkpoint_ns, channel)
+                            )
+                            rows.append(
+                                (
+                                    thread_id,
+                                    checkpoint_ns,
+                                    channel,
+                                    str(version),
+                                    stored.kind,
+                                    self._json_param(stored.json) if stored.json is not None else None,
+                                    stored.blob,
+                                )
+                            )
+                        if rows:
+                            await db.executemany(self.q.INSERT_CHANNEL_VALUE, rows)
+                        recorded = await self._store_checkpoint(
+                            db,
+                            checkpoint_row,
+                            (
+                                self._ts(_now()),
+                                self._json_param(self._metadata_seed(full_metadata)),
+                                checkpoint["id"] if root else None,
+                                message_count if root else None,
+                                preview if root else None,
+                                1 if root else 0,
+                                checkpoint["id"],
+                                thread_id,
+                                thread.incarnation,
+                            ),
+                        )
+                        if not recorded:
+                            raise StaleThreadError(thread_id)
+                    break
+                except StaleThreadError:
+                    # Deleted (and maybe re-created) by another process since this one cached it.
+                    self.items.drop(thread_id)
+                    if attempt == 2:
+                        raise
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -504,6 +513,24 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
                 "checkpoint_id": checkpoint["id"],
             }
         }
+
+    async def _store_checkpoint(
+        self, db: Db, checkpoint_row: Sequence[Any], record: Sequence[Any]
+    ) -> bool:
+        """Insert (or replace) the checkpoint row and record it in the thread's row.
+
+        False when the thread's incarnation is not the one the put was encoded against.
+        """
+        inserted = await db.fetchone(self.q.INSERT_CHECKPOINT, checkpoint_row)
+        if inserted is None:  # the same checkpoint stored again: replace it
+            thread_id, ns, cid, *rest = checkpoint_row
+            await db.execute(self.q.UPDATE_CHECKPOINT, (*rest[:-1], thread_id, ns, cid))
+        now, seed, head, count, preview, root, cid, thread_id, incarnation = record
+        row = await db.fetchone(
+            self.q.RECORD_CHECKPOINT_IN_THREAD,
+            (now, seed, 0 if inserted is None else 1, head, count, preview, root, cid, thread_id, incarnation),
+        )
+        return row is not None
 
     async def aput_writes(
         self,

@@ -72,6 +72,13 @@ class ItemCache:
         self._evict()
         return entry
 
+    def peek(self, thread_id: str) -> ThreadItems | None:
+        """The cached entry of a thread whose incarnation this process has seen, if any."""
+        entry = self._threads.get(thread_id)
+        if entry is not None:
+            self._threads.move_to_end(thread_id)
+        return entry
+
     def drop(self, thread_id: str) -> None:
         self._threads.pop(thread_id, None)
 

@@ -53,7 +53,8 @@ UPDATE threads SET
         ) THEN 'idle'
         ELSE status
     END
-WHERE thread_id = %s"""
+WHERE thread_id = %s AND incarnation = %s
+RETURNING 1"""
 RECOUNT_THREAD = """
 UPDATE threads SET
     checkpoint_count = (SELECT COUNT(*) FROM checkpoints WHERE thread_id = %s),
@@ -62,7 +63,10 @@ UPDATE threads SET
     )
 WHERE thread_id = %s"""
 
-ALLOCATE_ITEMS = "UPDATE threads SET next_item = next_item + %s WHERE thread_id = %s RETURNING next_item"
+ALLOCATE_ITEMS = """
+UPDATE threads SET next_item = next_item + %s
+WHERE thread_id = %s AND incarnation = %s
+RETURNING next_item"""
 INSERT_ITEM = "INSERT INTO items (thread_id, item_no, hash, value) VALUES (%s, %s, %s, %s::jsonb)"
 SELECT_ITEMS_BY_HASH = """
 SELECT item_no, hash FROM items
@@ -215,3 +219,46 @@ PAYLOAD_BYTES = """SELECT
   + (SELECT COALESCE(SUM(octet_length(value::text)), 0) + COALESCE(SUM(octet_length(blob)), 0) FROM channel_values)
   + (SELECT COALESCE(SUM(octet_length(value::text)), 0) FROM items)
   + (SELECT COALESCE(SUM(octet_length(value::text)), 0) + COALESCE(SUM(octet_length(blob)), 0) FROM writes)"""
+
+# One round trip for a put's checkpoint row and its thread's row (see `PostgresCheckpointer`).
+STORE_CHECKPOINT = """
+WITH stored AS (
+    INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+                             checkpoint, metadata, run_id, schema_version, created_at)
+    VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s, %s)
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+        parent_checkpoint_id = excluded.parent_checkpoint_id, checkpoint = excluded.checkpoint,
+        metadata = excluded.metadata, run_id = excluded.run_id,
+        schema_version = excluded.schema_version
+    RETURNING (xmax = 0) AS inserted
+)
+UPDATE threads SET
+    updated_at = %s,
+    metadata = %s::jsonb || metadata,
+    checkpoint_count = checkpoint_count + (SELECT count(*) FROM stored WHERE inserted),
+    head_checkpoint_id = COALESCE(%s, head_checkpoint_id),
+    message_count = COALESCE(%s, message_count),
+    preview = COALESCE(%s, preview),
+    status = CASE
+        WHEN %s = 1 AND status = 'interrupted' AND NOT EXISTS (
+            SELECT 1 FROM writes AS w
+            WHERE w.thread_id = threads.thread_id AND w.checkpoint_ns = ''
+              AND w.checkpoint_id >= %s AND w.channel = '__interrupt__'
+        ) THEN 'idle'
+        ELSE status
+    END
+WHERE thread_id = %s AND incarnation = %s
+RETURNING 1"""
+
+# Allocate numbers and insert new items in one round trip; hashes already stored are not returned.
+STORE_ITEMS = """
+WITH allocated AS (
+    UPDATE threads SET next_item = next_item + %(n)s
+    WHERE thread_id = %(thread_id)s AND incarnation = %(incarnation)s
+    RETURNING next_item - %(n)s AS first
+)
+INSERT INTO items (thread_id, item_no, hash, value)
+SELECT %(thread_id)s, allocated.first + x.ord - 1, x.hash, x.value::jsonb
+FROM allocated, unnest(%(hashes)s::text[], %(values)s::text[]) WITH ORDINALITY AS x (hash, value, ord)
+ON CONFLICT (thread_id, hash) DO NOTHING
+RETURNING hash, item_no"""

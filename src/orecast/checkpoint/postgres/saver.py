@@ -14,7 +14,7 @@ from psycopg.types.string import TextLoader
 from psycopg_pool import AsyncConnectionPool
 
 from orecast.checkpoint import migrations
-from orecast.checkpoint.base import OrecastCheckpointer
+from orecast.checkpoint.base import OrecastCheckpointer, StaleThreadError
 from orecast.checkpoint.postgres import queries
 
 # Any stable number: serialises concurrent migrations of one database across processes.
@@ -109,6 +109,33 @@ class PostgresCheckpointer(OrecastCheckpointer):
     async def _read(self) -> AsyncIterator[_Db]:
         async with self.pool.connection() as conn:
             yield _Db(conn)
+
+    async def _store_checkpoint(
+        self, db: _Db, checkpoint_row: Sequence[Any], record: Sequence[Any]
+    ) -> bool:
+        row = await db.fetchone(queries.STORE_CHECKPOINT, (*checkpoint_row, *record))
+        return row is not None
+
+    async def _store_items(
+        self, db: _Db, thread_id: str, incarnation: str, new: dict[str, str]
+    ) -> dict[str, int]:
+        params = {
+            "n": len(new),
+            "thread_id": thread_id,
+            "incarnation": incarnation,
+            "hashes": list(new),
+            "values": list(new.values()),
+        }
+        found = {digest: number for digest, number in await db.fetchall(queries.STORE_ITEMS, params)}
+        if len(found) < len(new):
+            # Stored before (this process had not seen them), or the thread is not the one cached.
+            for number, digest in await db.fetchall(
+                queries.SELECT_ITEMS_BY_HASH, (thread_id, json.dumps([d for d in new if d not in found]))
+            ):
+                found[digest] = number
+            if len(found) < len(new):
+                raise StaleThreadError(thread_id)
+        return found
 
     def _ts(self, value: datetime) -> datetime:
         return value

@@ -53,7 +53,8 @@ UPDATE threads SET
         ) THEN 'idle'
         ELSE status
     END
-WHERE thread_id = ?"""
+WHERE thread_id = ? AND incarnation = ?
+RETURNING 1"""
 RECOUNT_THREAD = """
 UPDATE threads SET
     checkpoint_count = (SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?),
@@ -62,7 +63,10 @@ UPDATE threads SET
     )
 WHERE thread_id = ?"""
 
-ALLOCATE_ITEMS = "UPDATE threads SET next_item = next_item + ? WHERE thread_id = ? RETURNING next_item"
+ALLOCATE_ITEMS = """
+UPDATE threads SET next_item = next_item + ?
+WHERE thread_id = ? AND incarnation = ?
+RETURNING next_item"""
 INSERT_ITEM = "INSERT INTO items (thread_id, item_no, hash, value) VALUES (?, ?, ?, ?)"
 SELECT_ITEMS_BY_HASH = """
 SELECT item_no, hash FROM items
