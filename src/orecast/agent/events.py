@@ -8,7 +8,6 @@ touch `astream` parts themselves.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +15,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
+
+from orecast.agent.tools import payload_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +88,7 @@ async def stream_turn(
     else:
         inp = payload
     seen_interrupts: set[str] = set()
+    seen_results: set[str] = set()
     sub_names: dict[tuple[str, ...], str] = {}
     async for part in agent.astream(
         inp,
@@ -134,7 +136,9 @@ async def stream_turn(
                 if node == "model" and isinstance(msg, AIMessage):
                     for tc in msg.tool_calls:
                         yield ToolCall(tc["name"], dict(tc["args"]), tc.get("id") or "", agent_name)
-                elif node == "tools" and isinstance(msg, ToolMessage):
+                elif isinstance(msg, ToolMessage) and msg.tool_call_id not in seen_results:
+                    # Usually from "tools"; a rejected call's message comes from the HITL node.
+                    seen_results.add(msg.tool_call_id)
                     yield _result(msg, agent_name)
 
 
@@ -151,10 +155,7 @@ def _messages(value: Any) -> list[Any]:
 def _result(msg: ToolMessage, agent_name: str) -> ToolResult:
     text = msg.text
     chart = report = None
-    try:
-        payload = json.loads(text)
-    except (ValueError, TypeError):
-        payload = None
+    payload = payload_of(text)
     if isinstance(payload, dict):
         if isinstance(payload.get("png"), str):
             chart = payload["png"]

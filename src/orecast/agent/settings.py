@@ -25,6 +25,13 @@ class AgentSettings:
     reports_dir: Path = field(default_factory=lambda: Path("data/reports"))
     mcp_config: Path | None = None
 
+    def __post_init__(self) -> None:
+        # Accept str paths from callers; everything downstream relies on Path.
+        for name in ("charts_dir", "reports_dir", "mcp_config"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, Path(value))
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> AgentSettings:
         """Read `ORECAST_MODEL`, `ORECAST_CHARTS_DIR`, `ORECAST_REPORTS_DIR`, `ORECAST_MCP_CONFIG`."""

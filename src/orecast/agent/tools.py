@@ -9,6 +9,7 @@ back to the model as an error message it can correct, never as a crash of the ru
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 from collections.abc import Callable
@@ -20,6 +21,7 @@ import pandas as pd
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from orecast import market
+from orecast.market.errors import MarketError
 
 MAX_POINTS = 40
 MARKET_TOOLS = (
@@ -36,8 +38,28 @@ MARKET_TOOLS = (
 
 
 def dumps(payload: Any) -> str:
-    """Compact JSON; floats rounded to 6 significant digits, dates as ISO strings."""
+    """Compact JSON; floats cut to 10 significant digits, dates as ISO strings."""
     return json.dumps(_clean(payload), ensure_ascii=False, separators=(",", ":"))
+
+
+def payload_of(text: str) -> Any:
+    """JSON of a tool result, tolerant of a notice the approval middleware puts before it.
+
+    The result is the JSON object that ends the text: the first `{` from which the rest parses.
+    """
+    if not isinstance(text, str):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    for i, ch in enumerate(text):
+        if ch == "{":
+            try:
+                return json.loads(text[i:])
+            except ValueError:
+                continue
+    return None
 
 
 def _clean(value: Any) -> Any:
@@ -56,7 +78,7 @@ def _clean(value: Any) -> Any:
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             return None
-        return float(f"{value:.6g}")
+        return float(f"{value:.10g}")
     if hasattr(value, "item") and not isinstance(value, str):  # numpy scalars
         return _clean(value.item())
     if isinstance(value, Path):
@@ -87,7 +109,7 @@ def _guard(fn: Callable[..., Any]) -> Callable[..., str]:
     def run(*args: Any, **kwargs: Any) -> str:
         try:
             return dumps(fn(*args, **kwargs))
-        except market.MarketError as exc:
+        except MarketError as exc:
             raise ToolException(str(exc)) from None
 
     return run
@@ -160,54 +182,85 @@ def relate_series(a: str, b: str, start: str | None = None, end: str | None = No
 
 
 def mill_margin(
-    product: str = "rebar", start: str | None = None, end: str | None = None
+    start: str | None = None,
+    end: str | None = None,
+    iron_ore_coef: float = 1.6,
+    coke_coef: float = 0.5,
+    other_costs: float = 0.0,
 ) -> dict[str, Any]:
-    """Chinese steel mill gross margin per tonne from futures: `product` rebar or hrc, minus
-    1.6 t iron ore and 0.5 t coke (CNY/t). Latest value, history summary over [start, end]."""
-    return market.mill_margin(product=product, start=start, end=end).to_dict()
+    """China's futures steel-mill margin (盘面利润) in CNY/t: rebar − 1.6 × iron ore − 0.5 × coke
+    (DCE/SHFE settle prices), over [start, end]. Latest value, percentile, mean, min, max."""
+    return market.mill_margin(
+        start=start, end=end, iron_ore_coef=iron_ore_coef, coke_coef=coke_coef,
+        other_costs=other_costs,
+    ).to_dict()
 
 
 def forecast_price(series: str, horizon: int, method: str = "auto") -> dict[str, Any]:
     """Forecast `horizon` periods ahead (months for monthly series, trading days for daily ones)
-    with 80% and 95% intervals. `method`: auto, naive, drift, ets, arima, theta, ensemble."""
+    with 80% and 95% intervals. `method`: auto (backtests the candidates and keeps the best),
+    naive, drift, ets, arima, theta, ensemble, nowcast (World Bank iron ore only)."""
     return market.forecast(series, horizon, method=method, levels=(80, 95)).to_dict()
 
 
 def backtest_forecast(
-    series: str, horizon: int, method: str = "auto", start: str | None = None
+    series: str, horizon: int, method: str = "auto", start: str | None = None, step: int = 1
 ) -> dict[str, Any]:
-    """Rolling-origin backtest of a forecasting method: errors (MAE, MAPE, …) at `horizon`
-    periods ahead, origins from `start` (optional) to the end of the data."""
-    kwargs: dict[str, Any] = {"method": method}
+    """Rolling-origin backtest of a forecasting method: errors (MAE, MAPE, MASE, interval
+    coverage) at `horizon` periods ahead, origins from `start` (optional) to the end of the data,
+    every `step` periods (a larger step is faster). `auto` and `ets` are slow on long series."""
+    kwargs: dict[str, Any] = {"method": method, "step": step}
     if start:
         kwargs["start"] = start
-    return market.backtest(series, horizon, **kwargs).to_dict()
+    out: dict[str, Any] = market.backtest(series, horizon, **kwargs).to_dict()
+    if horizon > 6:  # per-step errors of long horizons would swamp the model's context
+        out.pop("by_step", None)
+    return out
 
 
-def _chart_tool(charts_dir: Path) -> Callable[..., dict[str, Any]]:
+def chart_tool(charts_dir: Path) -> BaseTool:
+    """`make_chart`: PNG file for the terminal, ECharts option (as the message artifact) for the web."""
+
     def make_chart(
         series: str,
         start: str | None = None,
         end: str | None = None,
         forecast_horizon: int = 0,
-        compare_with: str | None = None,
-    ) -> dict[str, Any]:
-        """Draw a chart of a series (optionally with a forecast fan `forecast_horizon` periods
-        ahead, or a second series `compare_with`) and save it as PNG. Returns the PNG path and
-        the ECharts option file for the web page."""
-        return market_chart(
-            charts_dir, series, start=start, end=end,
-            forecast_horizon=forecast_horizon, compare_with=compare_with,
-        )
+        method: str = "auto",
+    ) -> tuple[str, dict[str, Any]]:
+        """Draw a series from `start` to `end` (optional), with a forecast fan of
+        `forecast_horizon` periods (0 = none, `method` as in forecast_price), saved as PNG.
+        Returns the PNG path and the chart title; the web page renders the ECharts option."""
+        horizon = forecast_horizon or None
+        key = hashlib.sha1(
+            json.dumps([series, start, end, horizon, method]).encode()
+        ).hexdigest()[:10]
+        charts_dir.mkdir(parents=True, exist_ok=True)
+        png = charts_dir / f"{series}-{key}.png"
+        try:
+            result = market.chart(
+                series, horizon=horizon, method=method, start=start, end=end, png=png
+            )
+        except MarketError as exc:
+            raise ToolException(str(exc)) from None
+        option = result.to_dict()
+        echarts = png.with_suffix(".echarts.json")
+        echarts.write_text(dumps(option.get("echarts_option", {})), encoding="utf-8")
+        ref = {
+            "series": series,
+            "title": option.get("title"),
+            "unit": option.get("unit"),
+            "png": str(png),
+            "echarts": str(echarts),
+            "forecast_horizon": forecast_horizon,
+            "source": option.get("source"),
+        }
+        return dumps(ref), {"echarts_option": _clean(option.get("echarts_option", {}))}
 
-    return make_chart
-
-
-def market_chart(charts_dir: Path, series: str, **kwargs: Any) -> dict[str, Any]:
-    """Call `market.chart` and keep the PNG + ECharts option files under `charts_dir`."""
-    charts_dir.mkdir(parents=True, exist_ok=True)
-    result = market.chart(series, out_dir=charts_dir, **kwargs)
-    return result.to_dict()
+    return StructuredTool.from_function(
+        make_chart, name="make_chart", response_format="content_and_artifact",
+        handle_tool_error=True,
+    )
 
 
 def market_tools(charts_dir: Path) -> list[BaseTool]:
@@ -221,7 +274,6 @@ def market_tools(charts_dir: Path) -> list[BaseTool]:
         mill_margin,
         forecast_price,
         backtest_forecast,
-        _chart_tool(charts_dir),
     ]
     return [
         StructuredTool.from_function(
@@ -229,4 +281,4 @@ def market_tools(charts_dir: Path) -> list[BaseTool]:
             handle_tool_error=True,
         )
         for body in bodies
-    ]
+    ] + [chart_tool(charts_dir)]

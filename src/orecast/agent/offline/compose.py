@@ -7,12 +7,12 @@ qualitative (the risks an analyst always names next to a forecast). Numbers are 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
 
 from orecast.agent.offline import catalogue as cat
+from orecast.agent.tools import payload_of
 
 
 def fmt(value: Any, digits: int | None = None) -> str:
@@ -28,20 +28,6 @@ def pct(value: Any) -> str:
     if not isinstance(value, int | float):
         return "—"
     return f"{value:+.2f}%"
-
-
-def payload_of(text: str) -> Any:
-    """JSON of a tool result; tolerant of a notice prepended by the approval middleware."""
-    try:
-        return json.loads(text)
-    except (ValueError, TypeError):
-        start = text.find("{")
-        if start >= 0:
-            try:
-                return json.loads(text[start:])
-            except ValueError:
-                return None
-    return None
 
 
 def _name(p: dict[str, Any], zh: bool) -> str:
@@ -70,14 +56,17 @@ def latest(p: dict[str, Any], zh: bool) -> str:
     ]
     labels = {"previous": ("较上一期", "vs previous"), "1m": ("较约一个月前", "vs ~1 month earlier"),
               "1y": ("较约一年前", "vs ~1 year earlier")}
+    digits = 4 if isinstance(last.get("value"), int | float) and abs(last["value"]) < 10 else 2
+    seen: set[str] = set()
     for key, (lz, le) in labels.items():
         c = ch.get(key)
-        if c:
+        if c and c.get("from", {}).get("date") not in seen:
+            seen.add(c.get("from", {}).get("date"))
             frm = c.get("from", {})
             lines.append(f"- {lz if zh else le}（{frm.get('date')}，{fmt(frm.get('value'))}）："
-                         f"{fmt(c.get('change'))}，{pct(c.get('change_pct'))}" if zh else
+                         f"{fmt(c.get('change'), digits)}，{pct(c.get('change_pct'))}" if zh else
                          f"- {le} ({frm.get('date')}, {fmt(frm.get('value'))}): "
-                         f"{fmt(c.get('change'))}, {pct(c.get('change_pct'))}")
+                         f"{fmt(c.get('change'), digits)}, {pct(c.get('change_pct'))}")
     return "\n".join(lines) + _source(p, zh)
 
 
@@ -114,15 +103,77 @@ def _scalars(p: dict[str, Any], skip: tuple[str, ...] = ()) -> list[tuple[str, A
             if isinstance(v, int | float) and not isinstance(v, bool) and k not in skip]
 
 
+CHANGE_LABELS = {"1w": ("1周", "1 week"), "1m": ("1个月", "1 month"), "3m": ("3个月", "3 months"),
+                 "6m": ("6个月", "6 months"), "12m": ("12个月", "12 months"), "1y": ("1年", "1 year")}
+
+
 def describe(p: dict[str, Any], zh: bool) -> str:
     unit = p.get("unit", "")
-    stats = p.get("stats") if isinstance(p.get("stats"), dict) else p
-    period = f"{p.get('start')} – {p.get('end')}"
-    lines = [f"**{_name(p, zh)}** 统计（{period}，单位 {unit}）：" if zh
-             else f"**{_name(p, zh)}** statistics ({period}, unit {unit}):"]
-    for k, v in _scalars(stats):
-        lines.append(f"- {k}: {fmt(v)}")
+    rng, last, dd = p.get("range", {}), p.get("last", {}), p.get("max_drawdown", {})
+    changes = {k: v for k, v in (p.get("change_pct") or {}).items() if v is not None}
+    diffusion = "50" in str(unit)  # PMI: changes are points, not %
+    def ch(v: Any) -> str:
+        return f"{v:+.2f}" if diffusion else pct(v)
+    if zh:
+        lines = [f"**{_name(p, zh)}** 统计（{rng.get('first')} 至 {rng.get('last')}，{rng.get('count')} 个观测，单位 {unit}）：",
+                 f"- 最新 {fmt(last.get('value'))}（{last.get('date')}），处于区间第 {fmt(p.get('percentile_in_range'))} 百分位",
+                 f"- 均值 {fmt(p.get('mean'))}，最低 {fmt(p.get('min'))}，最高 {fmt(p.get('max'))}"]
+        if p.get("volatility_annualised_pct") is not None:
+            lines.append(f"- 近一年年化波动率 {fmt(p.get('volatility_annualised_pct'))}%")
+        if dd.get("pct") is not None:
+            lines.append(f"- 最大回撤 {fmt(dd.get('pct'))}%（{dd.get('peak')} 至 {dd.get('trough')}）")
+        if changes:
+            lines.append("- 涨跌：" + "，".join(f"{CHANGE_LABELS.get(k, (k, k))[0]} {ch(v)}" for k, v in changes.items()))
+    else:
+        lines = [f"**{_name(p, zh)}** statistics ({rng.get('first')} to {rng.get('last')}, {rng.get('count')} observations, unit {unit}):",
+                 f"- latest {fmt(last.get('value'))} ({last.get('date')}), percentile {fmt(p.get('percentile_in_range'))} of the range",
+                 f"- mean {fmt(p.get('mean'))}, min {fmt(p.get('min'))}, max {fmt(p.get('max'))}"]
+        if p.get("volatility_annualised_pct") is not None:
+            lines.append(f"- annualised volatility (last year) {fmt(p.get('volatility_annualised_pct'))}%")
+        if dd.get("pct") is not None:
+            lines.append(f"- max drawdown {fmt(dd.get('pct'))}% ({dd.get('peak')} to {dd.get('trough')})")
+        if changes:
+            lines.append("- changes: " + ", ".join(f"{CHANGE_LABELS.get(k, (k, k))[1]} {ch(v)}" for k, v in changes.items()))
     return "\n".join(lines) + _source(p, zh)
+
+
+def relate(p: dict[str, Any], zh: bool) -> str:
+    rng = p.get("range", {})
+    a, b = str(p.get("a")), str(p.get("b"))
+    na, nb = cat.name(a, zh), cat.name(b, zh)
+    lag = p.get("best_lag")
+    if zh:
+        lag_text = ("同步变动最强" if lag == 0 else
+                    f"{nb}领先 {lag} 期时相关最强" if isinstance(lag, int) and lag > 0 else
+                    f"{na}领先 {-lag if isinstance(lag, int) else lag} 期时相关最强")
+        text = (f"**{na}** 与 **{nb}**（{p.get('frequency')} 收益率，{rng.get('first')} 至 {rng.get('last')}，{rng.get('n')} 期）：\n"
+                f"- 相关系数 {fmt(p.get('correlation'), 4)}，β（{na}对{nb}）{fmt(p.get('beta_a_on_b'), 4)}\n"
+                f"- 领先滞后：{lag_text}（相关 {fmt(p.get('best_lag_correlation'), 4)}）")
+    else:
+        lag_text = ("strongest at lag 0 (they move together)" if lag == 0 else
+                    f"strongest when {nb} leads by {lag} periods" if isinstance(lag, int) and lag > 0 else
+                    f"strongest when {na} leads by {-lag if isinstance(lag, int) else lag} periods")
+        text = (f"**{na}** vs **{nb}** ({p.get('frequency')} returns, {rng.get('first')} to {rng.get('last')}, {rng.get('n')} periods):\n"
+                f"- correlation {fmt(p.get('correlation'), 4)}, beta of {na} on {nb} {fmt(p.get('beta_a_on_b'), 4)}\n"
+                f"- lead/lag: {lag_text} (correlation {fmt(p.get('best_lag_correlation'), 4)})")
+    return text + _source(p, zh)
+
+
+def margin(p: dict[str, Any], zh: bool) -> str:
+    rng, last = p.get("range", {}), p.get("last", {})
+    if zh:
+        text = (f"**{p.get('name_zh')}**（{p.get('formula')}，单位 {p.get('unit')}）：\n"
+                f"- 最新 {fmt(last.get('value'))}（{last.get('date')}），处于 {rng.get('first')} 以来第 {fmt(p.get('percentile_in_range'))} 百分位\n"
+                f"- 均值 {fmt(p.get('mean'))}，最低 {fmt(p.get('min'))}，最高 {fmt(p.get('max'))}\n"
+                "- 利润收缩时钢厂倾向减产、压低铁矿石需求；利润扩张则支撑矿价。"
+                f"\n注意：{p.get('caveat')}")
+    else:
+        text = (f"**{p.get('name_en')}** ({p.get('formula')}, unit {p.get('unit')}):\n"
+                f"- latest {fmt(last.get('value'))} ({last.get('date')}), percentile {fmt(p.get('percentile_in_range'))} since {rng.get('first')}\n"
+                f"- mean {fmt(p.get('mean'))}, min {fmt(p.get('min'))}, max {fmt(p.get('max'))}\n"
+                "- Shrinking margins push mills to cut output and weigh on ore demand; wide margins support ore."
+                f"\nCaveat: {p.get('caveat')}")
+    return text + _source(p, zh)
 
 
 def generic(p: Any, zh: bool) -> str:
@@ -182,6 +233,8 @@ def forecast(p: dict[str, Any], zh: bool) -> str:
     if isinstance(last_obs, dict) and last_obs.get("value") is not None:
         lines.append(f"- 最新实际值 {fmt(last_obs.get('value'))}（{last_obs.get('date')}）" if zh
                      else f"- last actual {fmt(last_obs.get('value'))} ({last_obs.get('date')})")
+    if p.get("reason"):
+        lines.append(f"- 方法选择：{p.get('reason')}" if zh else f"- method choice: {p.get('reason')}")
     show = rows if len(rows) <= 6 else [rows[0], rows[len(rows) // 2], rows[-1]]
     for row in show:
         lo80, hi80 = _band(row, 80)
@@ -232,8 +285,10 @@ def method_ranking(results: list[dict[str, Any]], zh: bool) -> str:
 
 
 def chart(p: dict[str, Any], zh: bool) -> str:
-    png = p.get("png")
-    return f"图表已保存：{png}" if zh else f"Chart saved: {png}"
+    png, title = p.get("png"), p.get("title")
+    if zh:
+        return f"图表「{title}」已保存为 PNG： {png}\n（网页可用 ECharts 配置 {p.get('echarts')} 渲染）"
+    return f"Chart \"{title}\" saved as PNG: {png}\n(ECharts option for the web page: {p.get('echarts')})"
 
 
 def report(p: dict[str, Any], zh: bool) -> str:
@@ -247,6 +302,8 @@ RENDERERS: dict[str, Callable[[dict[str, Any], bool], str]] = {
     "price_history": history,
     "list_series": catalogue,
     "describe_series": describe,
+    "relate_series": relate,
+    "mill_margin": margin,
     "forecast_price": forecast,
     "backtest_forecast": backtest,
     "make_chart": chart,

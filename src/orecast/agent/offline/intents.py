@@ -155,10 +155,10 @@ def _horizon(text: str) -> tuple[tuple[int, str] | None, tuple[int, str] | None]
     for rx, unit in _HORIZON:
         for m in rx.finditer(low):
             n = cn_number(m.group(1))
-            if n is None or n <= 0:
+            if n is None or n <= 0 or (unit == "year" and n > 50):  # "2021年" is a date
                 continue
             before = low[max(0, m.start() - 8) : m.start()]
-            if re.search(r"(past|last|previous|过去|近|最近|前)\s*(the\s*)?$", before):
+            if re.search(r"(past|last|previous|过去|近|最近|(?<!提)前)\s*(the\s*)?$", before):
                 lookback = lookback or (n, unit)
             elif re.search(r"\d{4}\s*$", before) and unit == "year":
                 continue

@@ -22,7 +22,9 @@ PRIMARY = (
     "report", "methods", "margin", "relate", "backtest", "forecast", "chart", "describe",
     "history", "latest", "catalogue", "compare",
 )
-COMPARED_METHODS = ("naive", "drift", "ets", "arima", "theta")
+# ETS is left out of comparisons: it costs ten times the others on the rolling origins.
+COMPARED_METHODS = ("naive", "drift", "arima", "theta")
+COMPARISON_STEP = {"daily": 10, "weekly": 4, "monthly": 3}
 
 
 @dataclass(slots=True)
@@ -117,10 +119,12 @@ class Planner:
         if first == "methods":
             s = series[0]
             h = self._horizon(q, s)
-            return Plan([("backtest_forecast", {"series": s, "horizon": h, "method": m})
+            facts = cat.catalogue().get(s)
+            step = COMPARISON_STEP.get(facts.frequency if facts else "monthly", 1)
+            return Plan([("backtest_forecast", {"series": s, "horizon": h, "method": m, "step": step})
                          for m in COMPARED_METHODS])
         if first == "margin":
-            return Plan([("mill_margin", {"product": q.product or "rebar", **self._dates(q, None)})])
+            return Plan([("mill_margin", self._dates(q, "shfe_rebar_daily"))])
         if first == "relate" or (first == "compare" and many):
             if len(series) < 2:
                 other = "dce_iron_ore_daily" if series[0] != "dce_iron_ore_daily" else "shfe_rebar_daily"
@@ -149,8 +153,6 @@ class Planner:
             chart_args: dict[str, Any] = {"series": s, **self._dates(q, s)}
             if first == "forecast":
                 chart_args["forecast_horizon"] = self._horizon(q, s)
-            if many and first != "forecast":
-                chart_args["compare_with"] = series[1]
             calls.append(("make_chart", chart_args))
         return Plan(calls)
 
@@ -246,7 +248,8 @@ def _report_args(q: Query, ctx: Context) -> dict[str, Any]:
     else:
         summary = (f"This report collects the {len(asked)} questions of this conversation and the "
                    "answers given (all figures from orecast.market).")
-    return {"title": title, "summary": summary}
+    # An empty filename lets the reviewer pick one when editing the call.
+    return {"title": title, "summary": summary, "filename": ""}
 
 
 def _is_greeting(text: str) -> bool:

@@ -1,0 +1,62 @@
+"""Kill the process during a slow tool, resume: the tool that had finished does not run again."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from orecast import market
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def runner(*args: str) -> list[str]:
+    return [sys.executable, "-m", "tests.agent.crash_runner", *args]
+
+
+@pytest.mark.slow
+def test_resume_after_kill_does_not_rerun_finished_tools(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'crash.sqlite3'}"
+    thread, log = str(uuid.uuid4()), tmp_path / "calls.log"
+    env = {**os.environ, "ORECAST_TEST_SLOW": "shfe_rebar_daily", "PYTHONPATH": str(ROOT)}
+    env.pop("DEEPSEEK_API_KEY", None)
+    proc = subprocess.Popen(
+        runner(url, thread, str(log), "ask", "铁矿石和螺纹钢的最新价格"),
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            text = log.read_text() if log.exists() else ""
+            if "done iron_ore_wb_monthly" in text and "start shfe_rebar_daily" in text:
+                break
+            assert proc.poll() is None, proc.communicate()[0].decode()
+            time.sleep(0.1)
+        else:
+            pytest.fail("the two tool calls never got going")
+        time.sleep(1.0)  # let the finished call's result reach the checkpoint store
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert sorted(log.read_text().splitlines()) == [
+        "done iron_ore_wb_monthly", "start iron_ore_wb_monthly", "start shfe_rebar_daily"]
+
+    env.pop("ORECAST_TEST_SLOW")
+    done = subprocess.run(runner(url, thread, str(log), "resume"), cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    calls = log.read_text().splitlines()
+    assert calls.count("start iron_ore_wb_monthly") == 1, calls
+    assert calls.count("done iron_ore_wb_monthly") == 1, calls
+    assert calls.count("start shfe_rebar_daily") == 2 and calls.count("done shfe_rebar_daily") == 1
+    for series in ("iron_ore_wb_monthly", "shfe_rebar_daily"):
+        assert f"{market.load_series(series).iloc[-1]:.2f}" in done.stdout

@@ -1,0 +1,108 @@
+"""`orecast chat` as a user runs it: separate processes on one SQLite file, stdin for approvals."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from orecast import market
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def orecast(tmp_path: Path, *args: str, stdin: str = "", env_extra: dict[str, str] | None = None
+            ) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DEEPSEEK_API_KEY", "ORECAST_MODEL", "OPENAI_API_KEY", "ORECAST_MCP_CONFIG")}
+    env.update({"ORECAST_CHARTS_DIR": str(tmp_path / "charts"),
+                "ORECAST_REPORTS_DIR": str(tmp_path / "reports"),
+                "COLUMNS": "200", **(env_extra or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "orecast.cli.main", "chat", *args],
+        cwd=tmp_path, env=env, input=stdin, capture_output=True, text=True, timeout=120,
+    )
+
+
+def thread_of(out: str) -> str:
+    m = re.search(r"thread ([0-9a-f-]{36})", out)
+    assert m, out
+    return m.group(1)
+
+
+@pytest.mark.slow
+def test_second_process_continues_the_thread(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'chat.sqlite3'}"
+    first = orecast(tmp_path, "我叫赵六，铁矿石现在多少钱？", "--database-url", db)
+    assert first.returncode == 0, first.stderr
+    thread = thread_of(first.stdout)
+    assert "→ latest_price" in first.stdout
+    assert f"{market.load_series('iron_ore_wb_monthly').iloc[-1]:.2f}" in first.stdout
+    second = orecast(tmp_path, "我叫什么？", "--thread", thread, "--database-url", db)
+    assert second.returncode == 0, second.stderr
+    assert "赵六" in second.stdout
+    third = orecast(tmp_path, "what did I ask before?", "--thread", thread, "--database-url", db)
+    assert "铁矿石现在多少钱" in third.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("answers", "written"), [
+    ("a\n", True),
+    ("e\nMy ore note\n\nmy-note\n", True),
+    ("r\nnot today\n", False),
+])
+def test_report_approval_at_the_terminal(tmp_path: Path, answers: str, written: bool) -> None:
+    db = f"sqlite:///{tmp_path / 'chat.sqlite3'}"
+    first = orecast(tmp_path, "Plot iron ore since 2020", "--database-url", db)
+    assert "saved" in first.stdout
+    png = re.search(r"chart saved / 图表已保存: (\S+\.png)", first.stdout)
+    assert png and Path(png.group(1)).is_file()
+    thread = thread_of(first.stdout)
+    out = orecast(tmp_path, "export a report", "--thread", thread, "--database-url", db,
+                  stdin=answers)
+    assert out.returncode == 0, out.stderr
+    assert "approval needed" in out.stdout
+    reports = list((tmp_path / "reports").glob("*.md"))
+    assert bool(reports) is written
+    if answers.startswith("e"):
+        assert reports[0].name == "my-note.md"
+        assert reports[0].read_text(encoding="utf-8").startswith("# My ore note")
+    if not written:
+        assert "not today" in out.stdout
+
+
+@pytest.mark.slow
+def test_closed_stdin_leaves_the_approval_waiting_then_resume_approves(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'chat.sqlite3'}"
+    first = orecast(tmp_path, "导出报告", "--database-url", db, stdin="")
+    assert "--resume" in first.stdout
+    thread = thread_of(first.stdout)
+    resumed = orecast(tmp_path, "--thread", thread, "--resume", "--database-url", db, stdin="a\n")
+    assert resumed.returncode == 0, resumed.stderr
+    assert list((tmp_path / "reports").glob("*.md"))
+
+
+def test_bad_model_is_one_line_without_traceback(tmp_path: Path) -> None:
+    out = orecast(tmp_path, "hi", "--model", "claude", "--database-url", "memory://")
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0
+    assert "unknown model" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_deepseek_without_key_is_one_line(tmp_path: Path) -> None:
+    out = orecast(tmp_path, "hi", "--database-url", "memory://",
+                  env_extra={"ORECAST_MODEL": "deepseek:deepseek-chat"})
+    assert out.returncode == 2
+    assert "DEEPSEEK_API_KEY" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_repl_answers_until_exit(tmp_path: Path) -> None:
+    out = orecast(tmp_path, "--database-url", "memory://",
+                  stdin="My name is Ada\nwhat's my name?\n/exit\n")
+    assert out.returncode == 0, out.stderr
+    assert "Your name is Ada." in out.stdout
+    assert "you ›" in out.stdout
