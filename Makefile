@@ -23,7 +23,7 @@ postgres: $(STAMP)
 	@$(PY) -m tests.pg_server ensure
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff check src tests bench examples
 
 test: $(STAMP) lint
 	@eval "$$($(PY) -m tests.pg_server ensure --export)" && \

@@ -315,12 +315,12 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
 
         The insert does nothing when the row exists, so touching a thread writes no new row version.
         """
-        now = self._ts(_now())
-        await db.execute(self.q.INSERT_THREAD, (thread_id, random.randbytes(8).hex(), now, now))
         cached = self.items.peek(thread_id)
         if cached is not None:
-            # Trusted without a round trip; the statements that depend on it check it (StaleThreadError).
+            # Trusted without a statement; the statements that depend on it check it (StaleThreadError).
             return cached
+        now = self._ts(_now())
+        await db.execute(self.q.INSERT_THREAD, (thread_id, random.randbytes(8).hex(), now, now))
         row = await db.fetchone(self.q.SELECT_INCARNATION, (thread_id,))
         assert row is not None
         return self.items.get(thread_id, row[0])
@@ -458,7 +458,6 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
             self._json_param(self.plain_codec.dumps(full_metadata)),
             str(run_id) if run_id is not None else None,
             self.schema_version,
-            self._ts(_now()),
         )
         async with self._thread_lock(thread_id):
             for attempt in (1, 2):
@@ -524,7 +523,7 @@ class OrecastCheckpointer(BaseCheckpointSaver[str]):
         inserted = await db.fetchone(self.q.INSERT_CHECKPOINT, checkpoint_row)
         if inserted is None:  # the same checkpoint stored again: replace it
             thread_id, ns, cid, *rest = checkpoint_row
-            await db.execute(self.q.UPDATE_CHECKPOINT, (*rest[:-1], thread_id, ns, cid))
+            await db.execute(self.q.UPDATE_CHECKPOINT, (*rest, thread_id, ns, cid))
         now, seed, head, count, preview, root, cid, thread_id, incarnation = record
         row = await db.fetchone(
             self.q.RECORD_CHECKPOINT_IN_THREAD,

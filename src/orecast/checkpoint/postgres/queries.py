@@ -96,8 +96,8 @@ CHECKPOINT_COLUMNS = """c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_
     c.checkpoint, c.metadata, t.incarnation"""
 INSERT_CHECKPOINT = """
 INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
-                         checkpoint, metadata, run_id, schema_version, created_at)
-VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s, %s)
+                         checkpoint, metadata, run_id, schema_version)
+VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s)
 ON CONFLICT DO NOTHING
 RETURNING 1"""
 UPDATE_CHECKPOINT = """
@@ -199,9 +199,9 @@ SELECT %s, %s, created_at, %s, metadata, status, head_checkpoint_id, checkpoint_
 FROM threads WHERE thread_id = %s"""
 COPY_THREAD_DATA = (
     """INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
-                                checkpoint, metadata, run_id, schema_version, created_at)
+                                checkpoint, metadata, run_id, schema_version)
        SELECT %s, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, run_id,
-              schema_version, created_at
+              schema_version
        FROM checkpoints WHERE thread_id = %s""",
     """INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, blob)
        SELECT %s, checkpoint_ns, channel, version, kind, value, blob
@@ -224,8 +224,8 @@ PAYLOAD_BYTES = """SELECT
 STORE_CHECKPOINT = """
 WITH stored AS (
     INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
-                             checkpoint, metadata, run_id, schema_version, created_at)
-    VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s, %s)
+                             checkpoint, metadata, run_id, schema_version)
+    VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s)
     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
         parent_checkpoint_id = excluded.parent_checkpoint_id, checkpoint = excluded.checkpoint,
         metadata = excluded.metadata, run_id = excluded.run_id,

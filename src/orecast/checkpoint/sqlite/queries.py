@@ -99,8 +99,8 @@ CHECKPOINT_COLUMNS = """c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_
     c.checkpoint, c.metadata, t.incarnation"""
 INSERT_CHECKPOINT = """
 INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
-                         checkpoint, metadata, run_id, schema_version, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                         checkpoint, metadata, run_id, schema_version)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT DO NOTHING
 RETURNING 1"""
 UPDATE_CHECKPOINT = """
@@ -204,9 +204,9 @@ SELECT ?, ?, created_at, ?, metadata, status, head_checkpoint_id, checkpoint_cou
 FROM threads WHERE thread_id = ?"""
 COPY_THREAD_DATA = (
     """INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
-                                checkpoint, metadata, run_id, schema_version, created_at)
+                                checkpoint, metadata, run_id, schema_version)
        SELECT ?, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, run_id,
-              schema_version, created_at
+              schema_version
        FROM checkpoints WHERE thread_id = ?""",
     """INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, blob)
        SELECT ?, checkpoint_ns, channel, version, kind, value, blob

@@ -24,7 +24,6 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     metadata             JSONB NOT NULL DEFAULT '{}',
     run_id               TEXT,
     schema_version       INTEGER NOT NULL,
-    created_at           TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
 );
 CREATE INDEX IF NOT EXISTS checkpoints_run_id ON checkpoints (run_id) WHERE run_id IS NOT NULL;
@@ -63,9 +62,3 @@ CREATE TABLE IF NOT EXISTS writes (
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
 );
 
--- JSONB rows of a few hundred bytes (a message, a checkpoint) are below the 2 kB at which
--- PostgreSQL starts compressing; let it try from 256 bytes. Values stay queryable.
-ALTER TABLE items SET (toast_tuple_target = 256);
-ALTER TABLE checkpoints SET (toast_tuple_target = 256);
-ALTER TABLE channel_values SET (toast_tuple_target = 256);
-ALTER TABLE writes SET (toast_tuple_target = 256);

@@ -1,6 +1,7 @@
 -- orecast checkpoint store, SQLite, version 1.
--- WITHOUT ROWID: these tables are looked up by their primary key only; a rowid table would keep
--- the key a second time in an index of its own.
+-- WITHOUT ROWID for the tables of small rows looked up by their primary key only: a rowid table
+-- would keep the key a second time in an index of its own. Not for items and checkpoints: rows near
+-- 1 kB would spill into overflow pages of an index b-tree.
 CREATE TABLE IF NOT EXISTS threads (
     thread_id          TEXT PRIMARY KEY,
     incarnation        TEXT NOT NULL,
@@ -25,9 +26,8 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     metadata             TEXT NOT NULL DEFAULT '{}',
     run_id               TEXT,
     schema_version       INTEGER NOT NULL,
-    created_at           TEXT NOT NULL,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
-) WITHOUT ROWID;
+);
 CREATE INDEX IF NOT EXISTS checkpoints_run_id ON checkpoints (run_id) WHERE run_id IS NOT NULL;
 
 CREATE TABLE IF NOT EXISTS channel_values (
@@ -48,7 +48,7 @@ CREATE TABLE IF NOT EXISTS items (
     value     TEXT NOT NULL,
     PRIMARY KEY (thread_id, item_no),
     UNIQUE (thread_id, hash)
-) WITHOUT ROWID;
+);
 
 CREATE TABLE IF NOT EXISTS writes (
     thread_id     TEXT NOT NULL,
