@@ -194,3 +194,54 @@ async def test_concurrent_migrations_sqlite(tmp_path) -> None:
     ]
     async with open_checkpointer(url) as s:
         assert await s.acount_threads() == 4
+
+
+OPENER = textwrap.dedent(
+    """
+    import asyncio, sys, time
+    from orecast.checkpoint import open_checkpointer
+
+    async def main(folder, start, rounds):
+        failures = []
+        for r in range(rounds):
+            # Every process opens the same fresh file at the same instant.
+            await asyncio.sleep(max(0.0, start + r * 0.25 - time.time()))
+            try:
+                async with open_checkpointer(f"sqlite:///{folder}/fresh-{r}.db") as s:
+                    await s.acount_threads()
+            except Exception as exc:
+                failures.append(f"round {r}: {type(exc).__name__}: {exc}")
+        print("\\n".join(failures))
+        sys.exit(1 if failures else 0)
+
+    asyncio.run(main(sys.argv[1], float(sys.argv[2]), int(sys.argv[3])))
+    """
+)
+
+
+@pytest.mark.slow
+async def test_processes_open_fresh_sqlite_file_at_once(tmp_path) -> None:
+    """N processes opening (creating, switching to WAL, migrating) one new file simultaneously."""
+    import time
+
+    start = time.time() + 4.0  # after every process has imported LangGraph
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", OPENER, str(tmp_path), str(start), "8"],
+            cwd=ROOT,
+            env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    failures = []
+    for proc in procs:
+        out, err = await asyncio.to_thread(proc.communicate, timeout=120)
+        if proc.returncode != 0:
+            failures.append(out.strip() or err[-500:])
+    assert not failures, failures
+    for r in range(8):
+        url = f"sqlite:///{tmp_path / f'fresh-{r}.db'}"
+        assert raw_sql(url, "SELECT version, count(*) FROM orecast_migrations GROUP BY version") == [(1, 1)]

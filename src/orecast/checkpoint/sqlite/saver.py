@@ -17,7 +17,7 @@ from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.sqlite import queries
 
 BUSY_TIMEOUT_MS = 30_000
-WAL_CHECKPOINT_BYTES = 256 * 1024
+WAL_CHECKPOINT_BYTES = 128 * 1024
 
 
 class _Db:
@@ -47,12 +47,16 @@ class _Db:
 
 
 def _connect(path: str) -> sqlite3.Connection:
-    # check_same_thread=False: the connection is only used from the loop's thread, except while a
+    """Open and configure a connection; may wait for other processes (run it in a worker thread)."""
+    # check_same_thread=False: the connection is then used from the loop's thread, except while a
     # worker thread waits for the write lock on it (the loop does not touch it meanwhile).
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA busy_timeout = 0")
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if path != ":memory:":
-        conn.execute("PRAGMA journal_mode = WAL")
+        # WAL mode is stored in the file: only its first opener switches, and several processes
+        # opening a new file at once wait for each other here instead of failing.
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
         # The saver checkpoints the WAL itself, from a worker thread (see `_after_commit`): an automatic
         # checkpoint would fsync inside a COMMIT on the event loop.
         conn.execute("PRAGMA wal_autocheckpoint = 0")
@@ -60,6 +64,8 @@ def _connect(path: str) -> sqlite3.Connection:
     # WAL + NORMAL: a crash of the application never loses a committed checkpoint; only an OS crash
     # or power loss can drop the last transactions.
     conn.execute("PRAGMA synchronous = NORMAL")
+    # On the loop, statements must not wait: a busy write lock is waited for in a worker thread.
+    conn.execute("PRAGMA busy_timeout = 0")
     return conn
 
 
@@ -101,9 +107,9 @@ class SqliteCheckpointer(OrecastCheckpointer):
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         saver = cls(path, **kwargs)
-        saver._writer = _connect(path)
+        saver._writer = await asyncio.to_thread(_connect, path)
         # An in-memory database exists per connection: reads must share the writer's.
-        saver._reader = saver._writer if path == ":memory:" else _connect(path)
+        saver._reader = saver._writer if path == ":memory:" else await asyncio.to_thread(_connect, path)
         saver.loop = asyncio.get_running_loop()
         try:
             await saver.setup()
