@@ -13,8 +13,8 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "durable_memory.py"
 
 def run(text: str, url: str) -> str:
     code = (
-        "import asyncio, runpy; mod = runpy.run_path(%r); "
-        "print(asyncio.run(mod['main'](%r, %r)))" % (str(EXAMPLE), text, url)
+        f"import asyncio, runpy; mod = runpy.run_path({str(EXAMPLE)!r}); "
+        f"print(asyncio.run(mod['main']({text!r}, {url!r})))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

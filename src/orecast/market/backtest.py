@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from orecast.market.engine import (
+    SELECTION_ORIGINS,
     Setup,
     candidate_errors,
     check_horizon,
@@ -168,8 +169,6 @@ def _auto(
 ) -> tuple[np.ndarray, dict[int, np.ndarray], dict[int, np.ndarray], dict[str, int], int]:
     """At each origin, use the candidate whose errors on earlier, already-resolved origins are
     lowest: the same rule `forecast(method="auto")` applies at the end of the data."""
-    from orecast.market.engine import SELECTION_ORIGINS
-
     k = SELECTION_ORIGINS.get(s.meta.frequency, 36)
     warm = k + -(-horizon // step)
     grid = [o for o in range(origins[0] - warm * step, origins[0], step) if o >= s.min_train - 1]
@@ -180,11 +179,13 @@ def _auto(
     offset = len(grid) - len(origins)
     rows_mean, rows_lo, rows_hi = [], {lv: [] for lv in levels}, {lv: [] for lv in levels}
     chosen: dict[str, int] = {}
+    fallbacks = 0
     for i, origin in enumerate(origins):
         resolved = np.flatnonzero(positions + horizon <= origin)[-k:]
         best, _ = choose(errors, resolved)
         chosen[best] = chosen.get(best, 0) + 1
         row = offset + i
+        fallbacks += int(paths[best].failed[row])
         rows_mean.append(paths[best].mean[row])
         for lv in levels:
             rows_lo[lv].append(paths[best].lower[lv][row])
@@ -194,7 +195,7 @@ def _auto(
         {lv: np.vstack(v) for lv, v in rows_lo.items()},
         {lv: np.vstack(v) for lv, v in rows_hi.items()},
         dict(sorted(chosen.items(), key=lambda kv: -kv[1])),
-        sum(p.fallbacks for p in paths.values()),
+        fallbacks,
     )
 
 

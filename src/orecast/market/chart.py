@@ -1,0 +1,149 @@
+"""Charts of a price history with its forecast fan: a PNG and an Apache ECharts `option` spec.
+
+The PNG uses matplotlib's object API (a `Figure`, no pyplot state), so it is safe in servers and
+tests. The spec is plain JSON for the web page's ECharts: stacked areas draw the 80/95 % bands.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from orecast.market.forecast import Forecast
+from orecast.market.forecast import forecast as make_forecast
+from orecast.market.loaders import DateLike, SeriesLike, load_series, meta_of
+from orecast.market.util import iso, num
+
+_BAND_COLOURS = {80: "#4c78a8", 95: "#9ecae9"}
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart of `history` and an optional forecast; `spec` is an ECharts option object."""
+
+    title: str
+    title_en: str
+    history: pd.Series
+    forecast: Forecast | None
+    unit: str
+    source: str
+
+    @property
+    def spec(self) -> dict[str, object]:
+        return echarts_option(self.title, self.history, self.forecast, self.unit, self.source)
+
+    def save_png(self, path: str | Path, *, dpi: int = 120) -> Path:
+        return render_png(self, Path(path), dpi=dpi)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"title": self.title, "unit": self.unit, "source": self.source,
+                "echarts_option": self.spec}
+
+
+def chart(
+    series: SeriesLike,
+    *,
+    horizon: int | None = None,
+    method: str = "auto",
+    levels: Sequence[float] = (80, 95),
+    start: DateLike = None,
+    end: DateLike = None,
+    forecast: Forecast | None = None,
+    png: str | Path | None = None,
+) -> Chart:
+    """History from `start` plus a forecast fan (given, or made when `horizon` is set).
+
+    Example: `chart("iron_ore_wb_monthly", horizon=6, start="2020", png="ore.png").spec`.
+    """
+    values = load_series(series, end=end)
+    if forecast is None and horizon is not None:
+        forecast = make_forecast(values, horizon, method, levels)
+    shown = load_series(values, start=start) if start is not None else values
+    meta = meta_of(values)
+    suffix = f" — {forecast.method} forecast" if forecast is not None else ""
+    result = Chart(title=f"{meta.name_en} / {meta.name_zh}{suffix}",
+                   title_en=f"{meta.name_en}{suffix}", history=shown, forecast=forecast, unit=meta.unit,
+                   source=meta.source)
+    if png is not None:
+        result.save_png(png)
+    return result
+
+
+def echarts_option(
+    title: str, history: pd.Series, fc: Forecast | None, unit: str, source: str
+) -> dict[str, object]:
+    dates = [iso(d) for d in history.index]
+    future = [iso(d) for d in fc.mean.index] if fc is not None else []
+    pad = [None] * len(dates)
+    series: list[dict[str, object]] = [{
+        "name": "history", "type": "line", "showSymbol": False,
+        "data": [num(v) for v in history.to_numpy()] + [None] * len(future),
+    }]
+    if fc is not None:
+        # The forecast line starts at the last observation so the fan joins the history.
+        anchor = pad[:-1] + [num(history.iloc[-1])]
+        series.append({
+            "name": f"forecast ({fc.method})", "type": "line", "showSymbol": False,
+            "lineStyle": {"type": "dashed"},
+            "data": anchor + [num(v) for v in fc.mean.to_numpy()],
+        })
+        for lv in sorted(fc.levels, reverse=True):
+            lo = [num(v) for v in fc.lower[lv].to_numpy()]
+            stack = f"band{lv}"
+            series.append({
+                "name": f"{lv}% lower", "type": "line", "stack": stack, "symbol": "none",
+                "lineStyle": {"opacity": 0}, "data": anchor + lo,
+            })
+            series.append({
+                "name": f"{lv}% band", "type": "line", "stack": stack, "symbol": "none",
+                "lineStyle": {"opacity": 0},
+                "areaStyle": {"color": _BAND_COLOURS.get(lv, "#c6dbef"), "opacity": 0.45},
+                # Band heights above the lower line; zero at the anchor so the fan opens from it.
+                "data": pad[:-1] + [0.0] + [
+                    num(fc.upper[lv].iloc[i] - fc.lower[lv].iloc[i]) for i in range(len(future))
+                ],
+            })
+    return {
+        "title": {"text": title, "subtext": f"Source: {source}"},
+        "tooltip": {"trigger": "axis"},
+        "legend": {"data": [s["name"] for s in series if "lower" not in str(s["name"])]},
+        "xAxis": {"type": "category", "data": dates + future, "boundaryGap": False},
+        "yAxis": {"type": "value", "name": unit, "scale": True},
+        "dataZoom": [{"type": "inside"}, {"type": "slider"}],
+        "series": series,
+    }
+
+
+def render_png(ch: Chart, path: Path, *, dpi: int = 120) -> Path:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10, 5))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.plot(ch.history.index, ch.history.to_numpy(), color="#222222", lw=1.2, label="history")
+    fc = ch.forecast
+    if fc is not None:
+        joint = pd.DatetimeIndex([ch.history.index[-1]]).append(fc.mean.index)
+        last = float(ch.history.iloc[-1])
+        for lv in sorted(fc.levels, reverse=True):
+            ax.fill_between(joint, [last, *fc.lower[lv].to_numpy()],
+                            [last, *fc.upper[lv].to_numpy()],
+                            color=_BAND_COLOURS.get(lv, "#c6dbef"), alpha=0.6, lw=0,
+                            label=f"{lv}% interval")
+        ax.plot(joint, [last, *fc.mean.to_numpy()], color="#d62728", lw=1.5, ls="--",
+                label=f"forecast ({fc.method})")
+    # The bundled matplotlib fonts have no CJK glyphs: the PNG title is the English name only.
+    ax.set_title(ch.title_en, fontsize=10)
+    ax.set_ylabel(ch.unit)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize=8)
+    ascii_source = re.sub(r"[^\x00-\x7f]+", "", ch.source).replace("()", "").replace("  ", " ")
+    fig.text(0.01, 0.01, f"Source: {ascii_source}", fontsize=6, color="#555555")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi, bbox_inches="tight")
+    return path

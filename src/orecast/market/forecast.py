@@ -1,0 +1,169 @@
+"""`forecast`: a point path with honest bands, the method used and why.
+
+Prices are modelled in logs, so the point path is the median forecast (exp of the mean log) and
+the bands are asymmetric in price: a fall of 20 % and a rise of 25 % are equally likely.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from pandas.tseries.frequencies import to_offset
+
+from orecast.market.catalog import PANDAS_FREQ
+from orecast.market.engine import (
+    Setup,
+    candidate_errors,
+    check_horizon,
+    choose,
+    rolling,
+    selection_grid,
+    setup,
+)
+from orecast.market.errors import MarketError
+from orecast.market.loaders import DateLike, SeriesLike, load_series, meta_of
+from orecast.market.methods import METHOD_HELP, check_levels, check_method
+from orecast.market.util import iso, num
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """A forecast of one series: `mean` (median path) and `lower`/`upper` bounds per level."""
+
+    series_id: str
+    name_en: str
+    name_zh: str
+    unit: str
+    frequency: str
+    source: str
+    licence: str
+    method: str
+    requested_method: str
+    reason: str
+    horizon: int
+    levels: tuple[int, ...]
+    last_date: pd.Timestamp
+    last_value: float
+    mean: pd.Series
+    lower: dict[int, pd.Series]
+    upper: dict[int, pd.Series]
+    log_scale: bool
+    scores: dict[str, float] = field(default_factory=dict)  # auto: MASE of each candidate
+    history: pd.Series = field(default_factory=pd.Series, repr=False, compare=False)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The long shape shared with the backtest table: ds, mean, lo-80, hi-80, …"""
+        frame = pd.DataFrame({"ds": self.mean.index, "mean": self.mean.to_numpy()})
+        for lv in self.levels:
+            frame[f"lo-{lv}"] = self.lower[lv].to_numpy()
+            frame[f"hi-{lv}"] = self.upper[lv].to_numpy()
+        return frame
+
+    def to_dict(self) -> dict[str, object]:
+        points = []
+        for i, date in enumerate(self.mean.index):
+            point: dict[str, object] = {"date": iso(date), "mean": num(self.mean.iloc[i])}
+            for lv in self.levels:
+                point[f"lo_{lv}"] = num(self.lower[lv].iloc[i])
+                point[f"hi_{lv}"] = num(self.upper[lv].iloc[i])
+            points.append(point)
+        out: dict[str, object] = {
+            "series": self.series_id,
+            "name_en": self.name_en,
+            "name_zh": self.name_zh,
+            "unit": self.unit,
+            "frequency": self.frequency,
+            "last": {"date": iso(self.last_date), "value": num(self.last_value)},
+            "method": self.method,
+            "requested_method": self.requested_method,
+            "reason": self.reason,
+            "horizon": self.horizon,
+            "levels": list(self.levels),
+            "point": "median" if self.log_scale else "mean",
+            "forecast": points,
+            "source": self.source,
+            "licence": self.licence,
+        }
+        if self.scores:
+            out["backtest_mase"] = {m: num(v, 3) for m, v in self.scores.items()}
+        return out
+
+
+def future_dates(last: pd.Timestamp, frequency: str, horizon: int) -> pd.DatetimeIndex:
+    """The next `horizon` period dates (weekdays for daily data: holidays are not modelled)."""
+    offset = to_offset(PANDAS_FREQ.get(frequency, "B"))
+    return pd.DatetimeIndex([last + k * offset for k in range(1, horizon + 1)], name="date")
+
+
+def _auto_choice(s: Setup, horizon: int, levels: tuple[int, ...]) -> tuple[str, str, dict]:
+    origin = len(s.raw) - 1
+    grid = selection_grid(s, horizon, origin)
+    if len(grid) < 3:
+        return "naive", "too little history to backtest; the random walk is the safe default", {}
+    errors = candidate_errors(s, horizon, grid, levels)
+    best, mae = choose(errors, np.arange(len(grid)))
+    scale = mae["naive"] or 1.0
+    scores = {m: v / scale for m, v in mae.items()}
+    ranked = sorted(scores, key=scores.__getitem__)
+    runner = next((m for m in ranked if m != best), best)
+    how = METHOD_HELP[best]
+    reason = (
+        f"lowest MAE at {horizon} step(s) ahead over the {len(grid)} rolling origins "
+        f"{iso(s.index[grid[0]])}..{iso(s.index[grid[-1]])}: {best} MASE {scores[best]:.3f} "
+        f"(next {runner} {scores[runner]:.3f}; random walk = 1). {how[:1].upper()}{how[1:]}."
+    )
+    return best, reason, scores
+
+
+def forecast(
+    series: SeriesLike,
+    horizon: int,
+    method: str = "auto",
+    levels: Sequence[float] = (80, 95),
+    *,
+    start: DateLike = None,
+    end: DateLike = None,
+    window: int | None = None,
+) -> Forecast:
+    """Forecast `horizon` periods after the last value (in [start, end]) of `series`.
+
+    `method` is one of naive, drift, ets, arima, theta, ensemble, nowcast (World Bank iron ore
+    only) or auto, which backtests every candidate on the recent past and keeps the best.
+    Example: `forecast("iron_ore_wb_monthly", 3).to_dict()`.
+    """
+    requested = check_method(method)
+    levels_t = check_levels(levels)
+    horizon = check_horizon(horizon)
+    values = load_series(series, start, end)
+    meta = meta_of(values)
+    s = setup(values, meta, window)
+    check_horizon(horizon, len(values))
+    if len(values) < s.min_train:
+        raise MarketError(
+            f"{meta.id} has {len(values)} values in range; forecasting needs at least {s.min_train}"
+        )
+    scores: dict[str, float] = {}
+    if requested == "auto":
+        chosen, reason, scores = _auto_choice(s, horizon, levels_t)
+    else:
+        chosen, reason = requested, METHOD_HELP[requested]
+    origin = len(values) - 1
+    path = rolling(s, chosen, horizon, (origin,), levels_t)
+    dates = future_dates(values.index[-1], meta.frequency, horizon)
+
+    def series_of(row: np.ndarray) -> pd.Series:
+        return pd.Series(s.back(row), index=dates, name=meta.id)
+
+    return Forecast(
+        series_id=meta.id, name_en=meta.name_en, name_zh=meta.name_zh, unit=meta.unit,
+        frequency=meta.frequency, source=meta.source, licence=meta.licence, method=chosen,
+        requested_method=requested, reason=reason, horizon=horizon, levels=levels_t,
+        last_date=values.index[-1], last_value=float(values.iloc[-1]),
+        mean=series_of(path.mean[0]),
+        lower={lv: series_of(path.lower[lv][0]) for lv in levels_t},
+        upper={lv: series_of(path.upper[lv][0]) for lv in levels_t},
+        log_scale=s.log, scores=scores, history=values,
+    )

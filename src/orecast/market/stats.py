@@ -1,0 +1,201 @@
+"""Descriptive statistics: `describe` one series, `relate` two."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from orecast.market.catalog import PERIODS_PER_YEAR
+from orecast.market.errors import MarketError
+from orecast.market.loaders import DateLike, SeriesLike, SeriesMeta, load_series, meta_of
+from orecast.market.util import iso, num
+
+_CHANGE_WINDOWS: dict[str, pd.DateOffset] = {
+    "1w": pd.DateOffset(weeks=1),
+    "1m": pd.DateOffset(months=1),
+    "3m": pd.DateOffset(months=3),
+    "12m": pd.DateOffset(months=12),
+}
+
+
+def returns(values: pd.Series, meta: SeriesMeta) -> pd.Series:
+    """Log returns for prices, plain differences for a diffusion index or signed series."""
+    if meta.log_model and bool((values > 0).all()):
+        return np.log(values).diff().dropna()
+    return values.diff().dropna()
+
+
+@dataclass(frozen=True)
+class Description:
+    """Where a series stands: level, recent changes, risk and seasonality."""
+
+    series_id: str
+    name_en: str
+    name_zh: str
+    unit: str
+    frequency: str
+    source: str
+    first_date: pd.Timestamp
+    last_date: pd.Timestamp
+    last_value: float
+    count: int
+    changes: dict[str, float | None]
+    change_unit: str  # "%" for prices and indices, "points" for a diffusion index such as PMI
+    volatility_pct: float | None  # annualised, from the last 12 months of returns
+    max_drawdown_pct: float
+    drawdown_peak: pd.Timestamp
+    drawdown_trough: pd.Timestamp
+    percentile: float  # share of values in the range at or below the last one, in %
+    minimum: float
+    maximum: float
+    mean: float
+    seasonal_pct: dict[int, float] = field(default_factory=dict)  # mean change by calendar month
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "series": self.series_id,
+            "name_en": self.name_en,
+            "name_zh": self.name_zh,
+            "unit": self.unit,
+            "frequency": self.frequency,
+            "range": {"first": iso(self.first_date), "last": iso(self.last_date),
+                      "count": self.count},
+            "last": {"date": iso(self.last_date), "value": num(self.last_value)},
+            "change": {k: num(v, 4) for k, v in self.changes.items()},
+            "change_unit": self.change_unit,
+            "volatility_annualised_pct": num(self.volatility_pct, 4),
+            "max_drawdown": {"pct": num(self.max_drawdown_pct, 4), "peak": iso(self.drawdown_peak),
+                             "trough": iso(self.drawdown_trough)},
+            "percentile_in_range": num(self.percentile, 4),
+            "min": num(self.minimum), "max": num(self.maximum), "mean": num(self.mean),
+            "seasonal_mean_change_pct": {str(m): num(v, 3) for m, v in self.seasonal_pct.items()},
+            "source": self.source,
+        }
+
+
+def _change(values: pd.Series, offset: pd.DateOffset, meta: SeriesMeta) -> float | None:
+    last_date = values.index[-1]
+    before = values.loc[: last_date - offset]
+    # Weekly change on monthly data would silently be a monthly one: skip what the data cannot say.
+    if before.empty or (last_date - before.index[-1]) > (last_date - (last_date - offset)) * 1.6:
+        return None
+    if meta.log_model:
+        return float(100 * (values.iloc[-1] / before.iloc[-1] - 1))
+    return float(values.iloc[-1] - before.iloc[-1])
+
+
+def describe(
+    series: SeriesLike, start: DateLike = None, end: DateLike = None, freq: str | None = None
+) -> Description:
+    """Last value, changes over 1w/1m/3m/12m, volatility, drawdown, percentile and seasonality.
+
+    Changes are in % for prices and in points for a diffusion index (PMI).
+    Example: `describe("dce_iron_ore_daily", start="2020").to_dict()`.
+    """
+    values = load_series(series, start, end, freq)
+    meta = meta_of(values)
+    rets = returns(values, meta)
+    year = rets[rets.index > values.index[-1] - pd.DateOffset(years=1)]
+    ppy = PERIODS_PER_YEAR.get(meta.frequency, 12)
+    vol = float(year.std(ddof=1) * np.sqrt(ppy) * 100) if len(year) >= 3 else None
+    running_max = values.cummax()
+    drawdown = values / running_max - 1 if bool((values > 0).all()) else values - running_max
+    trough = drawdown.idxmin()
+    peak = values.loc[:trough].idxmax()
+    seasonal: dict[int, float] = {}
+    if meta.frequency in ("daily", "weekly", "monthly"):
+        monthly = values.resample("MS").mean()
+        mret = returns(monthly, meta)
+        if len(mret) >= 24:
+            scale = 100 if meta.log_model else 1
+            seasonal = {int(m): float(v * scale) for m, v in mret.groupby(mret.index.month).mean().items()}
+    return Description(
+        series_id=meta.id, name_en=meta.name_en, name_zh=meta.name_zh, unit=meta.unit,
+        frequency=meta.frequency, source=meta.source, first_date=values.index[0],
+        last_date=values.index[-1], last_value=float(values.iloc[-1]), count=len(values),
+        changes={k: _change(values, off, meta) for k, off in _CHANGE_WINDOWS.items()},
+        change_unit="%" if meta.log_model else "points",
+        volatility_pct=vol,
+        max_drawdown_pct=float(drawdown.min() * (100 if bool((values > 0).all()) else 1)),
+        drawdown_peak=peak, drawdown_trough=trough,
+        percentile=float(100 * (values <= values.iloc[-1]).mean()),
+        minimum=float(values.min()), maximum=float(values.max()), mean=float(values.mean()),
+        seasonal_pct=seasonal,
+    )
+
+
+@dataclass(frozen=True)
+class Relation:
+    """How two series move together, on returns at a common frequency."""
+
+    a: str
+    b: str
+    frequency: str
+    first_date: pd.Timestamp
+    last_date: pd.Timestamp
+    n: int
+    correlation: float
+    beta: float  # return of a per unit return of b
+    best_lag: int  # > 0: b leads a by this many periods
+    best_lag_correlation: float
+    lag_correlations: dict[int, float]
+    sources: tuple[str, str]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "a": self.a, "b": self.b, "frequency": self.frequency,
+            "range": {"first": iso(self.first_date), "last": iso(self.last_date), "n": self.n},
+            "correlation": num(self.correlation, 4),
+            "beta_a_on_b": num(self.beta, 4),
+            "best_lag": self.best_lag,
+            "best_lag_correlation": num(self.best_lag_correlation, 4),
+            "lag_note": "lag > 0 means b's returns lead a's by that many periods",
+            "lag_correlations": {str(k): num(v, 4) for k, v in self.lag_correlations.items()},
+            "source": " | ".join(dict.fromkeys(self.sources)),
+        }
+
+
+_ORDER = ["daily", "weekly", "monthly", "quarterly", "annual"]
+_CODE = {"daily": None, "weekly": "W", "monthly": "M", "quarterly": "Q", "annual": "A"}
+
+
+def relate(
+    a: SeriesLike, b: SeriesLike, *, start: DateLike = None, end: DateLike = None,
+    freq: str | None = None, max_lag: int = 6,
+) -> Relation:
+    """Correlation of returns, beta of a on b and the lead/lag with the strongest correlation.
+
+    Series of different frequencies are compared at the coarser one (period averages).
+    Example: `relate("dce_iron_ore_daily", "shfe_rebar_daily", freq="W")`.
+    """
+    if max_lag < 0:
+        raise MarketError(f"max_lag must be ≥ 0; got {max_lag}")
+    sa, sb = load_series(a, start, end), load_series(b, start, end)
+    ma, mb = meta_of(sa), meta_of(sb)
+    if freq is None:
+        coarse = max(ma.frequency, mb.frequency, key=_ORDER.index)
+        freq = _CODE[coarse]
+    if freq is not None:
+        sa, sb = load_series(sa, freq=freq), load_series(sb, freq=freq)
+        ma, mb = meta_of(sa), meta_of(sb)
+    ra, rb = returns(sa, ma), returns(sb, mb)
+    joined = pd.concat([ra.rename("a"), rb.rename("b")], axis=1, join="inner").dropna()
+    if len(joined) < 10:
+        raise MarketError(
+            f"{ma.id} and {mb.id} share only {len(joined)} dates in range; need at least 10"
+        )
+    corr = float(joined["a"].corr(joined["b"]))
+    beta = float(np.cov(joined["a"], joined["b"], ddof=1)[0, 1] / joined["b"].var(ddof=1))
+    lags = {
+        lag: float(joined["a"].corr(joined["b"].shift(lag)))
+        for lag in range(-max_lag, max_lag + 1)
+    }
+    lags = {k: v for k, v in lags.items() if np.isfinite(v)}
+    best = max(lags, key=lambda k: (abs(lags[k]), -abs(k)))
+    return Relation(
+        a=ma.id, b=mb.id, frequency=ma.frequency, first_date=joined.index[0],
+        last_date=joined.index[-1], n=len(joined), correlation=corr, beta=beta, best_lag=best,
+        best_lag_correlation=lags[best], lag_correlations=lags, sources=(ma.source, mb.source),
+    )

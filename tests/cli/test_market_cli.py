@@ -1,0 +1,121 @@
+"""CLI smoke tests for `orecast series …`, `orecast forecast` and `orecast backtest`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from orecast.cli.main import app
+
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def test_series_list_shows_the_catalogue():
+    result = run("series", "list")
+    assert result.exit_code == 0, result.output
+    assert "iron_ore_wb_monthly" in result.stdout and "dce_iron_ore_daily" in result.stdout
+
+
+def test_series_list_json_has_sources():
+    result = run("series", "list", "--json")
+    rows = json.loads(result.stdout)
+    assert {row["id"] for row in rows} >= {"usd_cnh_daily", "china_pmi_monthly"}
+    assert all(row["source"] and row["licence"] for row in rows)
+
+
+def test_series_show_describes_and_lists_recent_values():
+    result = run("series", "show", "iron_ore_wb_monthly", "--start", "2024-01", "--tail", "2")
+    assert result.exit_code == 0, result.output
+    assert "max drawdown" in result.stdout and "2026-05-01" in result.stdout
+
+
+def test_series_show_json_resamples():
+    result = run("series", "show", "dce_iron_ore_daily", "--freq", "M", "--json", "--tail", "3")
+    data = json.loads(result.stdout)
+    assert data["frequency"] == "monthly" and len(data["recent"]) == 3
+    assert data["recent"][-1]["date"] == "2026-08-01"
+
+
+def test_forecast_json_and_plot(tmp_path):
+    png = tmp_path / "ore.png"
+    result = run("forecast", "iron_ore_wb_monthly", "--horizon", "3", "--method", "nowcast",
+                 "--json", "--plot", str(png))
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["method"] == "nowcast" and len(data["forecast"]) == 3
+    assert data["unit"] == "US$/dmt" and "World Bank" in data["source"]
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_forecast_table_with_custom_levels():
+    result = run("forecast", "china_pmi_monthly", "-h", "2", "--method", "naive",
+                 "--level", "50", "--level", "90")
+    assert result.exit_code == 0, result.output
+    assert "50% interval" in result.stdout and "90% interval" in result.stdout
+
+
+def test_backtest_json():
+    result = run("backtest", "iron_ore_wb_monthly", "--horizon", "1", "--method", "naive",
+                 "--start", "2020-01", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["mase"] == 1.0 and data["origins"]["first"] == "2020-01-01"
+
+
+def test_backtest_table():
+    result = run("backtest", "china_pmi_monthly", "--horizon", "1", "--method", "drift")
+    assert result.exit_code == 0, result.output
+    assert "MASE" in result.stdout and "coverage" in result.stdout
+
+
+def test_forecast_of_a_user_csv(tmp_path):
+    path = tmp_path / "mine.csv"
+    rows = [f"{2000 + i}-01-01,{100 + 3 * i}" for i in range(30)]
+    path.write_text("date,value\n" + "\n".join(rows) + "\n")
+    result = run("forecast", str(path), "--horizon", "2", "--method", "drift", "--json")
+    assert result.exit_code == 0, result.output
+    # Positive values are modelled in logs: the drift is the average log change.
+    expected = 187 * (187 / 100) ** (1 / 29)
+    assert json.loads(result.stdout)["forecast"][0]["mean"] == pytest.approx(expected, rel=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("forecast", "iron_ore", "--horizon", "3"), "did you mean"),
+        (("forecast", "iron_ore_wb_monthly", "--horizon", "0"), "horizon must be at least 1"),
+        (("forecast", "iron_ore_wb_monthly", "-h", "2", "--method", "x"), "unknown method"),
+        (("backtest", "iron_ore_wb_monthly", "-h", "1", "--start", "2020", "--end", "2019"),
+         "no forecast origin"),
+        (("series", "show", "iron_ore_wb_monthly", "--start", "2025", "--end", "2024"),
+         "after end"),
+        (("series", "show", "nope.csv"), "not found"),
+    ],
+)
+def test_bad_input_is_one_clear_line_with_exit_code_2(args, message):
+    result = run(*args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.output
+
+
+def test_csv_without_date_column_is_a_clear_error(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("price\n1\n2\n3\n")
+    result = run("forecast", str(path), "--horizon", "1")
+    assert result.exit_code == 2
+    assert "no date column" in result.stderr and "Traceback" not in result.output
+
+
+def test_every_market_command_has_help_with_an_example():
+    for args in (("series", "list"), ("series", "show"), ("series", "relate"),
+                 ("series", "margin"), ("forecast",), ("backtest",)):
+        result = run(*args, "--help")
+        assert result.exit_code == 0 and "Example:" in result.stdout

@@ -1,0 +1,96 @@
+"""describe, relate and mill_margin against values worked out from the definitions."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from orecast.market import MarketError, describe, load_series, mill_margin, relate
+
+from .conftest import monthly
+
+
+def test_describe_changes_drawdown_and_percentile_on_a_known_path():
+    # 100 → 200 over 24 months, then halves to 100 over 12 months: drawdown exactly −50 %.
+    up = np.linspace(100, 200, 25)
+    down = np.linspace(200, 100, 13)[1:]
+    series = monthly(np.concatenate([up, down]), "path")
+    result = describe(series)
+    assert result.last_value == 100
+    assert result.max_drawdown_pct == pytest.approx(-50.0)
+    assert result.drawdown_peak == series.idxmax()
+    assert result.drawdown_trough == series.index[-1]
+    assert result.changes["12m"] == pytest.approx(-50.0)
+    assert result.changes["1m"] == pytest.approx((100 / (100 + 100 / 12) - 1) * 100)
+    assert result.changes["1w"] is None  # monthly data cannot say what happened in a week
+    assert result.percentile == pytest.approx(100 * 2 / 37)  # the first and last values are 100
+    assert result.change_unit == "%"
+
+
+def test_describe_volatility_is_annualised_from_the_last_year():
+    rng = np.random.default_rng(1)
+    series = monthly(100 * np.exp(np.cumsum(rng.normal(0, 0.05, 240))), "vol")
+    result = describe(series)
+    last_year = np.log(series).diff().iloc[-12:]
+    assert result.volatility_pct == pytest.approx(last_year.std() * np.sqrt(12) * 100)
+
+
+def test_describe_seasonal_pattern_finds_the_planted_month():
+    values = np.full(72, 100.0)
+    values[np.arange(72) % 12 == 2] = 110.0  # every March 10 % above
+    result = describe(monthly(values, "season"))
+    assert max(result.seasonal_pct, key=result.seasonal_pct.get) == 3
+    assert min(result.seasonal_pct, key=result.seasonal_pct.get) == 4
+
+
+def test_describe_pmi_changes_are_in_points():
+    result = describe("china_pmi_monthly")
+    assert result.change_unit == "points"
+    pmi = load_series("china_pmi_monthly")
+    assert result.changes["1m"] == pytest.approx(pmi.iloc[-1] - pmi.iloc[-2])
+    json.dumps(result.to_dict())
+
+
+def test_relate_recovers_beta_correlation_and_lead():
+    rng = np.random.default_rng(4)
+    rb = rng.normal(0, 0.03, 200)
+    b = monthly(100 * np.exp(np.cumsum(rb)), "b")
+    a = monthly(100 * np.exp(np.cumsum(2 * rb)), "a")
+    result = relate(a, b)
+    assert result.correlation == pytest.approx(1.0)
+    assert result.beta == pytest.approx(2.0)
+    assert result.best_lag == 0
+    lagged = monthly(100 * np.exp(np.cumsum(np.concatenate([[0, 0], rb[:-2]]))), "lagged")
+    assert relate(lagged, b).best_lag == 2  # b leads by two months
+
+
+def test_relate_compares_daily_with_monthly_at_monthly_frequency():
+    result = relate("dce_iron_ore_daily", "iron_ore_wb_monthly")
+    assert result.frequency == "monthly"
+    assert 0.5 < result.correlation < 1.0
+    assert "World Bank" in result.to_dict()["source"]
+
+
+def test_relate_needs_overlapping_dates():
+    with pytest.raises(MarketError, match="share only"):
+        relate("crude_steel_china_annual", "dce_iron_ore_daily")
+
+
+def test_mill_margin_is_the_formula_on_common_dates():
+    result = mill_margin("2024-01", "2024-03", iron_ore_coef=1.5, coke_coef=0.4, other_costs=100)
+    day = pd.Timestamp("2024-02-01")
+    expected = (
+        load_series("shfe_rebar_daily")[day]
+        - 1.5 * load_series("dce_iron_ore_daily")[day]
+        - 0.4 * load_series("dce_coke_daily")[day]
+        - 100
+    )
+    assert result.series[day] == pytest.approx(expected)
+    assert result.series.index.min() >= pd.Timestamp("2024-01-01")
+    assert 0 < result.percentile <= 100
+    data = result.to_dict()
+    assert data["unit"] == "CNY/t" and "1.5 x iron ore" in data["formula"]
+    json.dumps(data)
