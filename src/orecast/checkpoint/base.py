@@ -14,7 +14,7 @@ import random
 import re
 import weakref
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -98,6 +98,26 @@ def _message_text(message: Any) -> str | None:
     if not text and getattr(message, "tool_calls", None):
         text = "→ " + ", ".join(call["name"] for call in message.tool_calls)
     return text[:200] or None
+
+
+def _count_messages(values: list[Any]) -> tuple[int, int, str | None]:
+    """(clear, change, preview) of written messages: how the thread's message count moves.
+
+    DeltaChannel message lists are stored whole only at snapshots; between them the count and the
+    preview follow the written messages.
+    """
+    clear, delta, preview = 0, 0, None
+    for value in values:
+        for message in value if isinstance(value, list) else [value]:
+            if isinstance(message, RemoveMessage):
+                if message.id == REMOVE_ALL_MESSAGES:
+                    clear, delta = 1, 0
+                else:
+                    delta -= 1
+            elif isinstance(message, BaseMessage):
+                delta += 1
+                preview = _message_text(message) or preview
+    return clear, delta, preview
 
 
 class StaleThreadError(Exception):
@@ -460,52 +480,39 @@ class OrecastCheckpointer(BaseCheckpointSaver[float]):
             str(run_id) if run_id is not None else None,
             self.schema_version,
         )
-        async with self._thread_lock(thread_id):
-            for attempt in (1, 2):
-                try:
-                    async with self._write() as db:
-                        thread = await self._touch_thread(db, thread_id)
-                        rows = []
-                        for channel, version in new_versions.items():
-                            stored = await self._encode(
-                                db, thread, thread_id, values.get(channel, _MISSING), (checkpoint_ns, channel)
-                            )
-                            rows.append(
-                                (
-                                    thread_id,
-                                    checkpoint_ns,
-                                    channel,
-                                    str(version),
-                                    stored.kind,
-                                    self._json_param(stored.json) if stored.json is not None else None,
-                                    stored.blob,
-                                )
-                            )
-                        if rows:
-                            await db.executemany(self.q.INSERT_CHANNEL_VALUE, rows)
-                        recorded = await self._store_checkpoint(
-                            db,
-                            checkpoint_row,
-                            (
-                                self._ts(_now()),
-                                self._json_param(self._metadata_seed(full_metadata)),
-                                checkpoint["id"] if root else None,
-                                message_count if root else None,
-                                preview if root else None,
-                                1 if root else 0,
-                                checkpoint["id"],
-                                thread_id,
-                                thread.incarnation,
-                            ),
-                        )
-                        if not recorded:
-                            raise StaleThreadError(thread_id)
-                    break
-                except StaleThreadError:
-                    # Deleted (and maybe re-created) by another process since this one cached it.
-                    self.items.drop(thread_id)
-                    if attempt == 2:
-                        raise
+        record = (
+            self._ts(_now()),
+            self._json_param(self._metadata_seed(full_metadata)),
+            checkpoint["id"] if root else None,
+            message_count if root else None,
+            preview if root else None,
+            1 if root else 0,
+            checkpoint["id"],
+            thread_id,
+        )
+
+        async def put(db: Db, thread: ThreadItems) -> None:
+            rows = []
+            for channel, version in new_versions.items():
+                value = values.get(channel, _MISSING)
+                if value is _MISSING:
+                    continue  # a channel version without a value (a DeltaChannel between snapshots)
+                stored = await self._encode(db, thread, thread_id, value, (checkpoint_ns, channel))
+                rows.append(
+                    (
+                        thread_id,
+                        checkpoint_ns,
+                        channel,
+                        str(version),
+                        stored.kind,
+                        self._json_param(stored.json) if stored.json is not None else None,
+                        stored.blob,
+                    )
+                )
+            if not await self._store_put(db, rows, checkpoint_row, (*record, thread.incarnation)):
+                raise StaleThreadError(thread_id)
+
+        await self._write_thread(thread_id, put)
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -546,8 +553,10 @@ class OrecastCheckpointer(BaseCheckpointSaver[float]):
         checkpoint_ns = configurable.get("checkpoint_ns", "")
         checkpoint_id = configurable["checkpoint_id"]
         special = all(channel in WRITES_IDX_MAP for channel, _ in writes)
-        async with self._thread_lock(thread_id), self._write() as db:
-            thread = await self._touch_thread(db, thread_id)
+        interrupted = any(channel == INTERRUPT for channel, _ in writes)
+        counted = [value for channel, value in writes if channel == "messages"] if checkpoint_ns == "" else []
+
+        async def put_writes(db: Db, thread: ThreadItems) -> None:
             rows = []
             for idx, (channel, value) in enumerate(writes):
                 stored = await self._encode(db, thread, thread_id, value)
@@ -565,13 +574,58 @@ class OrecastCheckpointer(BaseCheckpointSaver[float]):
                         stored.blob,
                     )
                 )
-            await db.executemany(self.q.UPSERT_WRITE if special else self.q.INSERT_WRITE, rows)
-            if any(channel == INTERRUPT for channel, _ in writes):
-                await db.execute(self.q.SET_THREAD_STATUS, ("interrupted", thread_id))
-            if checkpoint_ns == "":
-                for channel, value in writes:
-                    if channel == "messages":
-                        await self._count_written_messages(db, thread_id, value)
+            count = _count_messages(counted) if counted else None
+            await self._store_writes(db, thread_id, rows, special, interrupted, count)
+
+        await self._write_thread(thread_id, put_writes)
+
+    async def _write_thread(
+        self, thread_id: str, work: Callable[[Db, ThreadItems], Awaitable[None]]
+    ) -> None:
+        """Run one write of a thread, in submission order, retrying once if the cache was stale."""
+        async with self._thread_lock(thread_id):
+            for attempt in (1, 2):
+                try:
+                    async with self._write_unit(thread_id) as db:
+                        await work(db, await self._touch_thread(db, thread_id))
+                    return
+                except StaleThreadError:
+                    # Deleted (and maybe re-created) by another process since this one cached it.
+                    self.items.drop(thread_id)
+                    if attempt == 2:
+                        raise
+
+    def _write_unit(self, thread_id: str) -> AbstractAsyncContextManager[Db]:
+        """The connection for one put or put_writes of `thread_id`: a transaction, unless the dialect
+        makes each of them one atomic statement after idempotent item inserts."""
+        return self._write()
+
+    async def _store_put(
+        self, db: Db, value_rows: list[tuple[Any, ...]], checkpoint_row: Sequence[Any], record: Sequence[Any]
+    ) -> bool:
+        """Store a put's channel values, its checkpoint row and its thread record.
+
+        False when the thread's incarnation is not the one the put was encoded against.
+        """
+        if value_rows:
+            await db.executemany(self.q.INSERT_CHANNEL_VALUE, value_rows)
+        return await self._store_checkpoint(db, checkpoint_row, record)
+
+    async def _store_writes(
+        self,
+        db: Db,
+        thread_id: str,
+        rows: list[tuple[Any, ...]],
+        special: bool,
+        interrupted: bool,
+        count: tuple[int, int, str | None] | None,
+    ) -> None:
+        await db.executemany(self.q.UPSERT_WRITE if special else self.q.INSERT_WRITE, rows)
+        if interrupted:
+            await db.execute(self.q.SET_THREAD_STATUS, ("interrupted", thread_id))
+        if count is not None:
+            clear, delta, preview = count
+            await db.execute(self.q.COUNT_WRITTEN_MESSAGES, (clear, delta, delta, preview, thread_id))
 
     async def _count_written_messages(self, db: Db, thread_id: str, value: Any) -> None:
         written = value if isinstance(value, list) else [value]

@@ -220,36 +220,6 @@ PAYLOAD_BYTES = """SELECT
   + (SELECT COALESCE(SUM(octet_length(value::text)), 0) FROM items)
   + (SELECT COALESCE(SUM(octet_length(value::text)), 0) + COALESCE(SUM(octet_length(blob)), 0) FROM writes)"""
 
-# One round trip for a put's checkpoint row and its thread's row (see `PostgresCheckpointer`).
-STORE_CHECKPOINT = """
-WITH stored AS (
-    INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
-                             checkpoint, metadata, run_id, schema_version)
-    VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s)
-    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
-        parent_checkpoint_id = excluded.parent_checkpoint_id, checkpoint = excluded.checkpoint,
-        metadata = excluded.metadata, run_id = excluded.run_id,
-        schema_version = excluded.schema_version
-    RETURNING (xmax = 0) AS inserted
-)
-UPDATE threads SET
-    updated_at = %s,
-    metadata = %s::jsonb || metadata,
-    checkpoint_count = checkpoint_count + (SELECT count(*) FROM stored WHERE inserted),
-    head_checkpoint_id = COALESCE(%s, head_checkpoint_id),
-    message_count = COALESCE(%s, message_count),
-    preview = COALESCE(%s, preview),
-    status = CASE
-        WHEN %s = 1 AND status = 'interrupted' AND NOT EXISTS (
-            SELECT 1 FROM writes AS w
-            WHERE w.thread_id = threads.thread_id AND w.checkpoint_ns = ''
-              AND w.checkpoint_id >= %s AND w.channel = '__interrupt__'
-        ) THEN 'idle'
-        ELSE status
-    END
-WHERE thread_id = %s AND incarnation = %s
-RETURNING 1"""
-
 # Allocate numbers and insert new items in one round trip; hashes already stored are not returned.
 STORE_ITEMS = """
 WITH allocated AS (
@@ -262,3 +232,75 @@ SELECT %(thread_id)s, allocated.first + x.ord - 1, x.hash, x.value::jsonb
 FROM allocated, unnest(%(hashes)s::text[], %(values)s::text[]) WITH ORDINALITY AS x (hash, value, ord)
 ON CONFLICT (thread_id, hash) DO NOTHING
 RETURNING hash, item_no"""
+
+# A put in one statement: its channel values, its checkpoint row and its thread's row, written only
+# if the thread is still the incarnation the put was encoded against (else no row comes back).
+_SAME_THREAD = """EXISTS (
+        SELECT 1 FROM threads WHERE thread_id = %(thread_id)s AND incarnation = %(incarnation)s
+    )"""
+STORE_PUT = f"""
+WITH stored_values AS (
+    INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, blob)
+    SELECT %(thread_id)s, %(ns)s, x.channel, x.version, x.kind, x.value::jsonb, x.blob
+    FROM unnest(%(channels)s::text[], %(versions)s::text[], %(kinds)s::text[], %(values)s::text[],
+                %(blobs)s::bytea[]) AS x (channel, version, kind, value, blob)
+    WHERE {_SAME_THREAD}
+    ON CONFLICT DO NOTHING
+),
+stored AS (
+    INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+                             checkpoint, metadata, run_id, schema_version)
+    SELECT %(thread_id)s, %(ns)s, %(checkpoint_id)s, %(parent_id)s, %(checkpoint)s::jsonb,
+           %(metadata)s::jsonb, %(run_id)s, %(schema_version)s
+    WHERE {_SAME_THREAD}
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+        parent_checkpoint_id = excluded.parent_checkpoint_id, checkpoint = excluded.checkpoint,
+        metadata = excluded.metadata, run_id = excluded.run_id,
+        schema_version = excluded.schema_version
+    RETURNING (xmax = 0) AS inserted
+)
+UPDATE threads SET
+    updated_at = %(now)s,
+    metadata = %(seed)s::jsonb || metadata,
+    checkpoint_count = checkpoint_count + (SELECT count(*) FROM stored WHERE inserted),
+    head_checkpoint_id = COALESCE(%(head)s, head_checkpoint_id),
+    message_count = COALESCE(%(message_count)s, message_count),
+    preview = COALESCE(%(preview)s, preview),
+    status = CASE
+        WHEN %(root)s = 1 AND status = 'interrupted' AND NOT EXISTS (
+            SELECT 1 FROM writes AS w
+            WHERE w.thread_id = threads.thread_id AND w.checkpoint_ns = ''
+              AND w.checkpoint_id >= %(checkpoint_id)s AND w.channel = '__interrupt__'
+        ) THEN 'idle'
+        ELSE status
+    END
+WHERE thread_id = %(thread_id)s AND incarnation = %(incarnation)s
+RETURNING 1"""
+
+# A put_writes in one statement: the writes, and the thread's status / message count when they change.
+_STORE_WRITES = """
+WITH stored AS (
+    INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path,
+                        kind, value, blob)
+    SELECT %(thread_id)s, %(ns)s, %(checkpoint_id)s, %(task_id)s, x.idx, x.channel, %(task_path)s,
+           x.kind, x.value::jsonb, x.blob
+    FROM unnest(%(idxs)s::int[], %(channels)s::text[], %(kinds)s::text[], %(values)s::text[],
+                %(blobs)s::bytea[]) AS x (idx, channel, kind, value, blob)
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) {on_conflict}
+)
+UPDATE threads SET
+    status = CASE WHEN %(interrupted)s THEN 'interrupted' ELSE status END,
+    message_count = CASE
+        WHEN NOT %(counted)s THEN message_count
+        WHEN %(clear)s THEN %(delta)s
+        ELSE GREATEST(message_count + %(delta)s, 0)
+    END,
+    preview = CASE WHEN %(counted)s THEN COALESCE(%(preview)s, preview) ELSE preview END
+WHERE thread_id = %(thread_id)s AND (%(interrupted)s OR %(counted)s)"""
+# Regular writes are kept as first stored; special ones (errors, interrupts…) are replaced.
+STORE_WRITES = _STORE_WRITES.format(on_conflict="DO NOTHING")
+STORE_SPECIAL_WRITES = _STORE_WRITES.format(
+    on_conflict="""DO UPDATE SET
+        channel = excluded.channel, task_path = excluded.task_path, kind = excluded.kind,
+        value = excluded.value, blob = excluded.blob"""
+)

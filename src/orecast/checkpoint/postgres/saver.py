@@ -110,11 +110,82 @@ class PostgresCheckpointer(OrecastCheckpointer):
         async with self.pool.connection() as conn:
             yield _Db(conn)
 
-    async def _store_checkpoint(
-        self, db: _Db, checkpoint_row: Sequence[Any], record: Sequence[Any]
+    @asynccontextmanager
+    async def _write_unit(self, thread_id: str) -> AsyncIterator[_Db]:
+        if self.items.peek(thread_id) is None:
+            # The first write of a thread in this process also creates or reads its row.
+            async with self._write() as db:
+                yield db
+            return
+        # No transaction: a put (or put_writes) ends in one atomic statement, and the item inserts
+        # before it are idempotent (an item nothing refers to is collected by prune).
+        async with self.pool.connection() as conn:
+            yield _Db(conn)
+
+    async def _store_put(
+        self,
+        db: _Db,
+        value_rows: list[tuple[Any, ...]],
+        checkpoint_row: Sequence[Any],
+        record: Sequence[Any],
     ) -> bool:
-        row = await db.fetchone(queries.STORE_CHECKPOINT, (*checkpoint_row, *record))
-        return row is not None
+        thread_id, ns, checkpoint_id, parent_id, checkpoint, metadata, run_id, schema_version = checkpoint_row
+        now, seed, head, message_count, preview, root, _cid, _tid, incarnation = record
+        columns = list(zip(*value_rows, strict=True)) if value_rows else [()] * 7
+        params = {
+            "thread_id": thread_id,
+            "ns": ns,
+            "incarnation": incarnation,
+            "channels": list(columns[2]),
+            "versions": list(columns[3]),
+            "kinds": list(columns[4]),
+            "values": list(columns[5]),
+            "blobs": list(columns[6]),
+            "checkpoint_id": checkpoint_id,
+            "parent_id": parent_id,
+            "checkpoint": checkpoint,
+            "metadata": metadata,
+            "run_id": run_id,
+            "schema_version": schema_version,
+            "now": now,
+            "seed": seed,
+            "head": head,
+            "message_count": message_count,
+            "preview": preview,
+            "root": root,
+        }
+        return await db.fetchone(queries.STORE_PUT, params) is not None
+
+    async def _store_writes(
+        self,
+        db: _Db,
+        thread_id: str,
+        rows: list[tuple[Any, ...]],
+        special: bool,
+        interrupted: bool,
+        count: tuple[int, int, str | None] | None,
+    ) -> None:
+        _t, ns, checkpoint_id, task_id, _idx, _ch, task_path, *_rest = rows[0]
+        columns = list(zip(*rows, strict=True))
+        clear, delta, preview = count or (0, 0, None)
+        params = {
+            "thread_id": thread_id,
+            "ns": ns,
+            "checkpoint_id": checkpoint_id,
+            "task_id": task_id,
+            "task_path": task_path,
+            "idxs": list(columns[4]),
+            "channels": list(columns[5]),
+            "kinds": list(columns[7]),
+            "values": list(columns[8]),
+            "blobs": list(columns[9]),
+            "interrupted": interrupted,
+            "counted": count is not None,
+            "clear": bool(clear),
+            "delta": delta,
+            "preview": preview,
+        }
+        await db.execute(queries.STORE_SPECIAL_WRITES if special else queries.STORE_WRITES, params)
 
     async def _store_items(
         self, db: _Db, thread_id: str, incarnation: str, new: dict[str, str]

@@ -6,7 +6,8 @@ import asyncio
 import json
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Mapping, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,28 +23,47 @@ WAL_CHECKPOINT_BYTES = 128 * 1024
 
 class _Db:
     """Statements run inline on the event loop's thread: SQLite answers in microseconds, and a thread
-    hop per statement (as aiosqlite does) costs more than the statement itself. Only waiting for the
-    write lock, which can take long when another process writes, happens in a worker thread."""
+    hop per statement (as aiosqlite does) costs more than the statement itself. A statement that
+    finds the database locked by another process is retried in a worker thread, where it may wait."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
+    async def _run(self, statement: Callable[[], Any]) -> Any:
+        try:
+            return statement()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+        return await asyncio.to_thread(_waiting, self.conn, statement)
+
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        self.conn.execute(sql, params)
+        await self._run(lambda: self.conn.execute(sql, params))
 
     async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        self.conn.executemany(sql, rows)
+        await self._run(lambda: self.conn.executemany(sql, rows))
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        # Closing the cursor ends the statement's read snapshot, which would block WAL checkpoints.
-        cur = self.conn.execute(sql, params)
-        try:
-            return cur.fetchone()
-        finally:
-            cur.close()
+        def one() -> tuple[Any, ...] | None:
+            # Closing the cursor ends the statement's read snapshot, which would block WAL checkpoints.
+            cur = self.conn.execute(sql, params)
+            try:
+                return cur.fetchone()
+            finally:
+                cur.close()
+
+        return await self._run(one)
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self.conn.execute(sql, params).fetchall()
+        return await self._run(lambda: self.conn.execute(sql, params).fetchall())
+
+
+def _waiting(conn: sqlite3.Connection, statement: Callable[[], Any]) -> Any:
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    try:
+        return statement()
+    finally:
+        conn.execute("PRAGMA busy_timeout = 0")
 
 
 def _connect(path: str) -> sqlite3.Connection:
@@ -55,8 +75,7 @@ def _connect(path: str) -> sqlite3.Connection:
     if path != ":memory:":
         # WAL mode is stored in the file: only its first opener switches, and several processes
         # opening a new file at once wait for each other here instead of failing.
-        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")
+        _switch_to_wal(conn)
         # The saver checkpoints the WAL itself, from a worker thread (see `_after_commit`): an automatic
         # checkpoint would fsync inside a COMMIT on the event loop.
         conn.execute("PRAGMA wal_autocheckpoint = 0")
@@ -69,20 +88,31 @@ def _connect(path: str) -> sqlite3.Connection:
     return conn
 
 
+def _switch_to_wal(conn: sqlite3.Connection) -> None:
+    # Switching needs an exclusive lock and SQLite reports a conflict at once, without its busy
+    # handler (two openers could otherwise wait for each other): retry with a backoff.
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+
 def _checkpoint_wal(path: str) -> None:
-    conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    """Copy the WAL into the database and empty it; best effort (the next attempt catches up)."""
     try:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        conn.close()
-
-
-def _begin_waiting(conn: sqlite3.Connection) -> None:
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-    finally:
-        conn.execute("PRAGMA busy_timeout = 0")
+        conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()
+    except sqlite3.OperationalError:
+        pass  # busy or locked by another process: it will be done after a later commit
 
 
 class SqliteCheckpointer(OrecastCheckpointer):
@@ -126,14 +156,10 @@ class SqliteCheckpointer(OrecastCheckpointer):
         assert self._writer is not None, "saver is closed"
         conn = self._writer
         async with self._write_lock:
+            db = _Db(conn)
+            await db.execute("BEGIN IMMEDIATE")  # waits in a worker thread if another process writes
             try:
-                conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc):
-                    raise
-                await asyncio.to_thread(_begin_waiting, conn)  # another process is writing
-            try:
-                yield _Db(conn)
+                yield db
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
