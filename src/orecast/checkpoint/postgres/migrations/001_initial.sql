@@ -11,7 +11,7 @@ CREATE TABLE IF NOT EXISTS threads (
     message_count      INTEGER NOT NULL DEFAULT 0,
     preview            TEXT,
     next_item          BIGINT NOT NULL DEFAULT 1
-);
+) WITH (fillfactor = 50);  -- room for HOT updates: a thread's row is updated at every step
 CREATE INDEX IF NOT EXISTS threads_updated_at ON threads (updated_at);
 CREATE INDEX IF NOT EXISTS threads_metadata ON threads USING gin (metadata jsonb_path_ops);
 
