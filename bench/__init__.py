@@ -1,0 +1,1 @@
+"""Benchmark of orecast's checkpoint savers against the official LangGraph savers (`make bench`)."""
