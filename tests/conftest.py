@@ -5,17 +5,12 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
-from urllib.parse import quote
 
 import psycopg
 import pytest
 
 from tests.pg_server import ensure as ensure_postgres
-
-
-def _with_database(url: str, database: str) -> str:
-    base, _, _ = url.rpartition("/")
-    return f"{base}/{database}"
+from tests.pg_server import with_database, with_search_path
 
 
 @pytest.fixture(scope="session")
@@ -26,7 +21,7 @@ def postgres_url() -> Iterator[str]:
     with psycopg.connect(server_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     try:
-        yield _with_database(server_url, name)
+        yield with_database(server_url, name)
     finally:
         with psycopg.connect(server_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -38,7 +33,7 @@ def fresh_postgres_url(postgres_url: str) -> str:
     schema = f"t_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')
-    return f"{postgres_url}?options={quote(f'-c search_path={schema}')}"
+    return with_search_path(postgres_url, schema)
 
 
 @pytest.fixture

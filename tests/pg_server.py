@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import psycopg
 
@@ -21,6 +22,18 @@ MACHINE_URLS = (
     "postgresql://root@127.0.0.1:5432/test",
 )
 EMBEDDED_DIR = Path(__file__).resolve().parent.parent / ".venv" / "embedded-pg"
+
+
+def with_database(url: str, database: str) -> str:
+    """The same server URL naming another database (keeps query parameters such as host=)."""
+    return urlunsplit(urlsplit(url)._replace(path=f"/{database}"))
+
+
+def with_search_path(url: str, schema: str) -> str:
+    """The URL with `schema` as the search path of its connections."""
+    parts = urlsplit(url)
+    option = urlencode({"options": f"-c search_path={schema}"}, quote_via=quote)
+    return urlunsplit(parts._replace(query="&".join(filter(None, [parts.query, option]))))
 
 
 def reachable(url: str) -> bool:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from urllib.parse import quote
 
 import psycopg
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES
 
 from orecast.checkpoint import open_checkpointer
+from tests.pg_server import with_search_path
 
 EXPECTED = {cap.value for cap in ALL_CAPABILITIES}
 
@@ -18,7 +18,7 @@ def _fresh_pg_schema(postgres_url: str) -> str:
     schema = f"conf_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')
-    return f"{postgres_url}?options={quote(f'-c search_path={schema}')}"
+    return with_search_path(postgres_url, schema)
 
 
 def _assert_full(report) -> None:
