@@ -1,0 +1,94 @@
+"""`orecast db …` and `orecast threads …` on real stores: a conversation written by a graph, read back."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from typer.testing import CliRunner
+
+from orecast.checkpoint import open_checkpointer
+from orecast.cli.main import app
+from tests.checkpoint.graphs import TOOL_NAME, human, tool_loop
+
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def write_conversation(url: str, thread_id: str, turns: int, title: str | None = None) -> None:
+    async def go() -> None:
+        async with open_checkpointer(url) as saver:
+            graph = tool_loop(saver)
+            for turn in range(turns):
+                await graph.ainvoke({"messages": [human(turn)]}, {"configurable": {"thread_id": thread_id}})
+            if title:
+                await saver.aupdate_thread(thread_id, title=title)
+
+    asyncio.run(go())
+
+
+def test_db_migrate_and_status(store_url: str) -> None:
+    migrated = run("db", "migrate", "--database-url", store_url)
+    assert migrated.exit_code == 0, migrated.output
+    assert "schema version 1" in migrated.stdout
+    write_conversation(store_url, "t-status", 2)
+    status = run("db", "status", "--database-url", store_url, "--json")
+    assert status.exit_code == 0, status.output
+    stats = json.loads(status.stdout)
+    assert stats["schema_version"] == stats["latest_schema_version"] == 1
+    assert stats["tables"]["threads"]["rows"] == 1
+    assert stats["tables"]["items"]["rows"] == 8  # 2 turns × 4 messages, each stored once
+    assert stats["bytes"] > 0
+    table = run("db", "status", "--database-url", store_url)
+    assert "checkpoints" in table.stdout and "schema version 1" in table.stdout
+
+
+def test_threads_list_show_delete(store_url: str) -> None:
+    write_conversation(store_url, "t-one", 2, title="Iron ore outlook")
+    write_conversation(store_url, "t-two", 1)
+
+    listed = run("threads", "list", "--database-url", store_url, "--json")
+    assert listed.exit_code == 0, listed.output
+    data = json.loads(listed.stdout)
+    assert data["total"] == 2
+    assert [t["thread_id"] for t in data["threads"]] == ["t-two", "t-one"]  # most recent first
+    assert data["threads"][1]["title"] == "Iron ore outlook"
+    assert data["threads"][1]["message_count"] == 8
+    only_titled = run("threads", "list", "--database-url", store_url, "--title", "OUTLOOK", "--json")
+    assert [t["thread_id"] for t in json.loads(only_titled.stdout)["threads"]] == ["t-one"]
+    assert "Iron ore outlook" in run("threads", "list", "--database-url", store_url).stdout
+
+    shown = run("threads", "show", "t-one", "--database-url", store_url, "--json")
+    assert shown.exit_code == 0, shown.output
+    messages = json.loads(shown.stdout)["messages"]
+    assert [m["type"] for m in messages] == ["human", "ai", "tool", "ai"] * 2
+    assert messages[0]["content"] == human(0).content
+    assert messages[1]["tool_calls"][0]["name"] == TOOL_NAME
+    text = run("threads", "show", "t-one", "--database-url", store_url).stdout
+    assert human(1).content in text and TOOL_NAME in text
+
+    deleted = run("threads", "delete", "t-one", "--database-url", store_url)
+    assert deleted.exit_code == 0 and "deleted t-one" in deleted.stdout
+    assert json.loads(run("threads", "list", "--database-url", store_url, "--json").stdout)["total"] == 1
+
+
+def test_unknown_thread_and_bad_input_are_one_line_errors(sqlite_url: str) -> None:
+    for args in (("threads", "show", "nope"), ("threads", "delete", "nope")):
+        result = run(*args, "--database-url", sqlite_url)
+        assert result.exit_code == 1
+        assert result.stderr.strip() == "error: no thread 'nope'"
+    bad_status = run("threads", "list", "--database-url", sqlite_url, "--status", "sleeping")
+    assert bad_status.exit_code == 2 and "unknown thread status" in bad_status.stderr
+    bad_url = run("threads", "list", "--database-url", "mysql://x/y")
+    assert bad_url.exit_code == 2 and "unsupported database URL" in bad_url.stderr
+    assert "Traceback" not in bad_url.output
+
+
+def test_unreachable_postgres_is_one_line_without_the_password() -> None:
+    result = run("db", "status", "--database-url", "postgresql://someone:s3cret@127.0.0.1:1/nowhere")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: cannot connect to postgresql://someone:***@127.0.0.1:1/nowhere")
+    assert "s3cret" not in result.output
