@@ -627,20 +627,6 @@ class OrecastCheckpointer(BaseCheckpointSaver[float]):
             clear, delta, preview = count
             await db.execute(self.q.COUNT_WRITTEN_MESSAGES, (clear, delta, delta, preview, thread_id))
 
-    async def _count_written_messages(self, db: Db, thread_id: str, value: Any) -> None:
-        written = value if isinstance(value, list) else [value]
-        clear, delta, preview = 0, 0, None
-        for message in written:
-            if isinstance(message, RemoveMessage):
-                if message.id == REMOVE_ALL_MESSAGES:
-                    clear, delta = 1, 0
-                else:
-                    delta -= 1
-            elif isinstance(message, BaseMessage):
-                delta += 1
-                preview = _message_text(message) or preview
-        await db.execute(self.q.COUNT_WRITTEN_MESSAGES, (clear, delta, delta, preview, thread_id))
-
     # -- reads -------------------------------------------------------------------------------------
 
     async def _tuples(

@@ -27,34 +27,6 @@ SEARCH_THREADS = (
 )
 COUNT_THREADS = "SELECT COUNT(*) FROM threads {where}"
 UPDATE_THREAD = "UPDATE threads SET metadata = %s::jsonb, status = %s, updated_at = %s WHERE thread_id = %s"
-SET_THREAD_STATUS = "UPDATE threads SET status = %s WHERE thread_id = %s"
-# DeltaChannel message lists are stored whole only at snapshots: between them the count and preview
-# follow the written messages.
-COUNT_WRITTEN_MESSAGES = """
-UPDATE threads SET
-    message_count = CASE WHEN %s = 1 THEN %s ELSE GREATEST(message_count + %s, 0) END,
-    preview = COALESCE(%s, preview)
-WHERE thread_id = %s"""
-RECORD_CHECKPOINT_IN_THREAD = """
-UPDATE threads SET
-    updated_at = %s,
-    metadata = %s::jsonb || metadata,
-    checkpoint_count = checkpoint_count + %s,
-    head_checkpoint_id = COALESCE(%s, head_checkpoint_id),
-    message_count = COALESCE(%s, message_count),
-    preview = COALESCE(%s, preview),
-    -- a newer root checkpoint ends an interruption; with async durability an interrupt write can be
-    -- stored before its own checkpoint or before an older checkpoint's put commits
-    status = CASE
-        WHEN %s = 1 AND status = 'interrupted' AND NOT EXISTS (
-            SELECT 1 FROM writes AS w
-            WHERE w.thread_id = threads.thread_id AND w.checkpoint_ns = ''
-              AND w.checkpoint_id >= %s AND w.channel = '__interrupt__'
-        ) THEN 'idle'
-        ELSE status
-    END
-WHERE thread_id = %s AND incarnation = %s
-RETURNING 1"""
 RECOUNT_THREAD = """
 UPDATE threads SET
     checkpoint_count = (SELECT COUNT(*) FROM checkpoints WHERE thread_id = %s),
@@ -63,11 +35,6 @@ UPDATE threads SET
     )
 WHERE thread_id = %s"""
 
-ALLOCATE_ITEMS = """
-UPDATE threads SET next_item = next_item + %s
-WHERE thread_id = %s AND incarnation = %s
-RETURNING next_item"""
-INSERT_ITEM = "INSERT INTO items (thread_id, item_no, hash, value) VALUES (%s, %s, %s, %s::jsonb)"
 SELECT_ITEMS_BY_HASH = """
 SELECT item_no, hash FROM items
 WHERE thread_id = %s AND hash IN (SELECT jsonb_array_elements_text(%s::jsonb))"""
@@ -77,10 +44,6 @@ WHERE thread_id = %s AND item_no IN (SELECT jsonb_array_elements_text(%s::jsonb)
 SELECT_THREAD_ITEM_NUMBERS = "SELECT item_no FROM items WHERE thread_id = %s"
 DELETE_ITEMS = "DELETE FROM items WHERE thread_id = %s AND item_no IN (SELECT jsonb_array_elements_text(%s::jsonb)::bigint)"
 
-INSERT_CHANNEL_VALUE = """
-INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, blob)
-VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s)
-ON CONFLICT DO NOTHING"""
 SELECT_CHANNEL_VALUES = """
 SELECT cv.thread_id, cv.checkpoint_ns, cv.channel, cv.version, cv.kind, cv.value, cv.blob
 FROM jsonb_to_recordset(%s::jsonb) AS j (t text, n text, c text, v text)
@@ -94,16 +57,6 @@ WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = %s"""
 
 CHECKPOINT_COLUMNS = """c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
     c.checkpoint, c.metadata, t.incarnation"""
-INSERT_CHECKPOINT = """
-INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
-                         checkpoint, metadata, run_id, schema_version)
-VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s)
-ON CONFLICT DO NOTHING
-RETURNING 1"""
-UPDATE_CHECKPOINT = """
-UPDATE checkpoints SET parent_checkpoint_id = %s, checkpoint = %s::jsonb, metadata = %s::jsonb, run_id = %s,
-    schema_version = %s
-WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
 SELECT_CHECKPOINT = f"""
 SELECT {CHECKPOINT_COLUMNS}
 FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
@@ -162,12 +115,6 @@ WITH RECURSIVE chain (thread_id, ns, cid, parent, versions, depth) AS (
 SELECT cid, parent, versions FROM chain ORDER BY depth"""
 
 WRITE_COLUMNS = "(thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, kind, value, blob)"
-INSERT_WRITE = f"INSERT INTO writes {WRITE_COLUMNS} VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s) ON CONFLICT DO NOTHING"
-UPSERT_WRITE = f"""
-INSERT INTO writes {WRITE_COLUMNS} VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s)
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
-    channel = excluded.channel, task_path = excluded.task_path, kind = excluded.kind,
-    value = excluded.value, blob = excluded.blob"""
 SELECT_WRITES_FOR = """
 SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.channel, w.kind, w.value, w.blob
 FROM jsonb_to_recordset(%s::jsonb) AS j (t text, n text, c text)
