@@ -6,7 +6,8 @@
 Per saver, on a fresh store (see `bench/stores.py`), with the workload of `bench/workload.py`:
 
 1. warm-up: 2 turns on a throwaway thread, which is then deleted;
-2. one thread × `--turns` turns, every turn timed; latency at turn k = median of turns k-2..k+2;
+2. one thread × `--turns` turns, every turn timed; latency at turn k = median of the 5 turns around k, inside the run
+   (turn 1: turns 1-5; turn 200: turns 196-200);
 3. storage after the last turn (and at 10/50/100 turns on the way);
 4. reads on that thread: `aget_state` (median), `aget_state_history(limit=10)` (median) and the full
    `aget_state_history` (5 checkpoints per turn: 1,000 snapshots at 200 turns);
@@ -71,9 +72,11 @@ def log(saver: str, message: str) -> None:
     print(f"[{saver:<17}] {message}", flush=True)
 
 
-def window_median(series: list[float], k: int, half: int = 2) -> float:
-    lo, hi = max(1, k - half), min(len(series), k + half)
-    return statistics.median(series[lo - 1 : hi])
+def window_median(series: list[float], k: int, width: int = 5) -> float:
+    """The median of the `width` turns at turn k, kept inside the run (turn 1: turns 1-5; the last
+    turn: the last five), so both ends of the latency ratio rest on the same number of turns."""
+    lo = min(max(1, k - width // 2), max(1, len(series) - width + 1))
+    return statistics.median(series[lo - 1 : lo - 1 + width])
 
 
 def percentile(values: list[float], p: float) -> float:
