@@ -1,7 +1,7 @@
 -- orecast checkpoint store, SQLite, version 1.
--- WITHOUT ROWID for the tables of small rows looked up by their primary key only: a rowid table
--- would keep the key a second time in an index of its own. Not for items and checkpoints: rows near
--- 1 kB would spill into overflow pages of an index b-tree.
+-- WITHOUT ROWID for the tables looked up by their primary key only: a rowid table would keep the
+-- key a second time in an index of its own. Not for items: their rows near 1 kB would spill into
+-- overflow pages of an index b-tree (checkpoint rows, ~600 bytes, still fit in a page's cell).
 CREATE TABLE IF NOT EXISTS threads (
     thread_id          TEXT PRIMARY KEY,
     incarnation        TEXT NOT NULL,
@@ -27,7 +27,7 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     run_id               TEXT,
     schema_version       INTEGER NOT NULL,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
-);
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS checkpoints_run_id ON checkpoints (run_id) WHERE run_id IS NOT NULL;
 
 CREATE TABLE IF NOT EXISTS channel_values (
