@@ -16,7 +16,8 @@ from collections.abc import AsyncIterator
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
-from orecast.checkpoint.base import SCHEMA_VERSION_DEFAULT, OrecastCheckpointer
+from orecast.checkpoint.base import OrecastCheckpointer
+from orecast.checkpoint.core import SCHEMA_VERSION_DEFAULT
 from orecast.checkpoint.postgres import PostgresCheckpointer
 from orecast.checkpoint.sqlite import SqliteCheckpointer
 from orecast.checkpoint.threads import ThreadInfo

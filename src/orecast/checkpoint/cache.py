@@ -12,7 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-_MISSING = object()
+MISSING = object()
 
 
 @dataclass

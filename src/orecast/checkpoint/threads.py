@@ -1,10 +1,22 @@
-"""The threads table's row as the saver returns it, and the search request."""
+"""The threads table: the row the saver returns (`ThreadInfo`), search checks, and the saver's thread methods."""
 
 from __future__ import annotations
 
+import json
+import random
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, Literal
+
+from orecast.checkpoint.cache import ThreadItems
+from orecast.checkpoint.core import (
+    CHECKPOINT_ONLY_METADATA,
+    Db,
+    SaverCore,
+    as_datetime,
+    utc_now,
+)
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 THREAD_STATUSES: tuple[str, ...] = ("idle", "busy", "interrupted", "error")
@@ -48,3 +60,122 @@ def check_search(status: str | None, sort_by: str, sort_order: str, limit: int, 
         raise ValueError(f"sort order must be 'asc' or 'desc', not {sort_order!r}")
     if limit < 0 or offset < 0:
         raise ValueError("limit and offset must not be negative")
+
+
+class ThreadsMixin(SaverCore):
+    """The threads table: created with the first checkpoint, kept in the same transaction as each."""
+
+    # -- threads -----------------------------------------------------------------------------------
+
+    async def _touch_thread(self, db: Db, thread_id: str) -> ThreadItems:
+        """Create the thread row if needed; return its item cache (keyed by the row's incarnation).
+
+        The insert does nothing when the row exists, so touching a thread writes no new row version.
+        """
+        cached = self.items.peek(thread_id)
+        if cached is not None:
+            # Trusted without a statement; the statements that depend on it check it (StaleThreadError).
+            return cached
+        now = self._ts(utc_now())
+        await db.execute(self.q.INSERT_THREAD, (thread_id, random.randbytes(8).hex(), now, now))
+        row = await db.fetchone(self.q.SELECT_INCARNATION, (thread_id,))
+        assert row is not None
+        return self.items.get(thread_id, row[0])
+
+    @staticmethod
+    def _metadata_seed(metadata: Mapping[str, Any]) -> str:
+        """The part of a checkpoint's metadata that describes the thread (user_id, …), as JSON."""
+        seed = {
+            k: v
+            for k, v in metadata.items()
+            if k not in CHECKPOINT_ONLY_METADATA and isinstance(v, str | int | float | bool)
+        }
+        return json.dumps(seed, ensure_ascii=False)
+
+    def _thread_from_row(self, row: Sequence[Any]) -> ThreadInfo:
+        metadata = row[3]
+        if isinstance(metadata, str):
+            metadata = json.loads(metadata)
+        return ThreadInfo(
+            thread_id=row[0],
+            created_at=as_datetime(row[1]),
+            updated_at=as_datetime(row[2]),
+            metadata=metadata,
+            status=row[4],
+            head_checkpoint_id=row[5],
+            checkpoint_count=row[6],
+            message_count=row[7],
+            preview=row[8],
+        )
+
+    async def aget_thread(self, thread_id: str) -> ThreadInfo | None:
+        """The thread's row, or None if no checkpoint was ever stored for it."""
+        async with self._read() as db:
+            row = await db.fetchone(self.q.SELECT_THREAD, (thread_id,))
+        return self._thread_from_row(row) if row else None
+
+    async def asearch_threads(
+        self,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        status: str | None = None,
+        title: str | None = None,
+        sort_by: str = "updated_at",
+        sort_order: str = "desc",
+        limit: int = 10,
+        offset: int = 0,
+    ) -> list[ThreadInfo]:
+        """Threads whose metadata contains `metadata`, with `status`, whose title contains `title`."""
+        check_search(status, sort_by, sort_order, limit, offset)
+        clauses, params = self._thread_search_sql(metadata, status, title)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        sql = self.q.SEARCH_THREADS.format(where=where, sort_by=sort_by, sort_order=sort_order.upper())
+        async with self._read() as db:
+            rows = await db.fetchall(sql, (*params, limit, offset))
+        return [self._thread_from_row(r) for r in rows]
+
+    async def acount_threads(
+        self,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        status: str | None = None,
+        title: str | None = None,
+    ) -> int:
+        check_search(status, "updated_at", "desc", 0, 0)
+        clauses, params = self._thread_search_sql(metadata, status, title)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        async with self._read() as db:
+            row = await db.fetchone(self.q.COUNT_THREADS.format(where=where), params)
+        return int(row[0]) if row else 0
+
+    async def aupdate_thread(
+        self,
+        thread_id: str,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        title: str | None = None,
+        status: str | None = None,
+    ) -> ThreadInfo:
+        """Merge `metadata` (and `title`) into the thread's metadata; set its status. Creates the row."""
+        check_search(status, "updated_at", "desc", 0, 0)
+        patch = dict(metadata or {})
+        if title is not None:
+            patch["title"] = title
+        async with self._write() as db:
+            await self._touch_thread(db, thread_id)
+            row = await db.fetchone(self.q.SELECT_THREAD, (thread_id,))
+            assert row is not None
+            current = self._thread_from_row(row)
+            merged = {**current.metadata, **patch}
+            await db.execute(
+                self.q.UPDATE_THREAD,
+                (
+                    self._json_param(json.dumps(merged, ensure_ascii=False)),
+                    status or current.status,
+                    self._ts(utc_now()),
+                    thread_id,
+                ),
+            )
+            row = await db.fetchone(self.q.SELECT_THREAD, (thread_id,))
+        assert row is not None
+        return self._thread_from_row(row)

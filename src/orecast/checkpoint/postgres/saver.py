@@ -14,7 +14,8 @@ from psycopg.types.string import TextLoader
 from psycopg_pool import AsyncConnectionPool
 
 from orecast.checkpoint import migrations
-from orecast.checkpoint.base import OrecastCheckpointer, StaleThreadError
+from orecast.checkpoint.base import OrecastCheckpointer
+from orecast.checkpoint.core import StaleThreadError
 from orecast.checkpoint.postgres import queries
 
 # Any stable number: serialises concurrent migrations of one database across processes.

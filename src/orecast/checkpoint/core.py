@@ -1,0 +1,179 @@
+"""The part of the saver every other part builds on: what a dialect provides, and versions.
+
+Storage model (see `encoding.py` and docs/checkpoint.md): one row per checkpoint (its JSON without channel
+values), one row per channel *version*, and list channels such as `messages` stored as references to
+per-thread items, each message stored once — so a conversation's storage grows linearly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import weakref
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from langchain_core.messages import BaseMessage, RemoveMessage
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+)
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from orecast.checkpoint.cache import ItemCache
+from orecast.checkpoint.encoding import (
+    TaggedJson,
+    strict_serializer,
+)
+
+SCHEMA_VERSION_DEFAULT = 1
+PAGE_SIZE = 100
+FILTER_KEY = re.compile(r"^[A-Za-z0-9_.-]+$")
+# Metadata LangGraph adds per checkpoint; the rest of the first checkpoint's metadata seeds the thread's.
+CHECKPOINT_ONLY_METADATA = {"source", "step", "parents", "run_id", "counters_since_delta_snapshot", "writes"}
+MISSING = object()
+
+
+class Db(Protocol):
+    """The few calls the shared logic needs from a connection (one transaction or one read)."""
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> None: ...
+    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
+    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None: ...
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def as_datetime(value: Any) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
+
+
+def message_text(message: Any) -> str | None:
+    if not isinstance(message, BaseMessage):
+        return None
+    content = message.content
+    if isinstance(content, str):
+        text = content
+    else:
+        text = " ".join(
+            part if isinstance(part, str) else str(part.get("text", ""))
+            for part in content
+            if isinstance(part, str | dict)
+        )
+    text = " ".join(text.replace("\x00", " ").split())
+    if not text and getattr(message, "tool_calls", None):
+        text = "→ " + ", ".join(call["name"] for call in message.tool_calls)
+    return text[:200] or None
+
+
+def count_messages(values: list[Any]) -> tuple[int, int, str | None]:
+    """(clear, change, preview) of written messages: how the thread's message count moves.
+
+    DeltaChannel message lists are stored whole only at snapshots; between them the count and the
+    preview follow the written messages.
+    """
+    clear, delta, preview = 0, 0, None
+    for value in values:
+        for message in value if isinstance(value, list) else [value]:
+            if isinstance(message, RemoveMessage):
+                if message.id == REMOVE_ALL_MESSAGES:
+                    clear, delta = 1, 0
+                else:
+                    delta -= 1
+            elif isinstance(message, BaseMessage):
+                delta += 1
+                preview = message_text(message) or preview
+    return clear, delta, preview
+
+
+class StaleThreadError(Exception):
+    """The thread row is not the incarnation this process cached: it was deleted elsewhere."""
+
+
+class SaverCore(BaseCheckpointSaver[float]):
+    """State and contract shared by the saver's parts; `OrecastCheckpointer` puts them together."""
+
+    dialect: str = ""
+    keeps_key_order: bool = False  # set where the JSON column type reorders object keys (JSONB)
+
+    def __init__(self, *, schema_version: int = SCHEMA_VERSION_DEFAULT, serde: Any = None) -> None:
+        super().__init__(serde=serde or strict_serializer())
+        self.schema_version = schema_version
+        self.codec = TaggedJson(self.serde, keep_key_order=self.keeps_key_order)
+        # Checkpoints and metadata stay plain JSON objects so SQL can filter them (`metadata @> …`).
+        self.plain_codec = TaggedJson(self.serde)
+        self.items = ItemCache()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        # Writes of one thread run one at a time, in the order LangGraph submits them, so item numbers
+        # follow the conversation's order (ranges stay one range) and no transaction waits on another's
+        # row lock while holding a connection.
+        self._thread_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def _thread_lock(self, thread_id: str) -> asyncio.Lock:
+        lock = self._thread_locks.get(thread_id)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._thread_locks[thread_id] = lock
+        return lock
+
+    def with_allowlist(self, extra_allowlist: Any) -> SaverCore:
+        clone = super().with_allowlist(extra_allowlist)
+        if clone is not self:
+            assert isinstance(clone, SaverCore)
+            clone.codec = TaggedJson(clone.serde, keep_key_order=clone.keeps_key_order)
+            clone.plain_codec = TaggedJson(clone.serde)
+        return clone
+
+    # -- what a dialect provides -------------------------------------------------------------------
+
+    q: Any  # the dialect's queries module: one SQL statement per constant
+
+    @abstractmethod
+    def _write(self) -> AbstractAsyncContextManager[Db]:
+        """One write transaction."""
+
+    @abstractmethod
+    def _read(self) -> AbstractAsyncContextManager[Db]:
+        """One read (a connection, no long transaction)."""
+
+    @abstractmethod
+    def _ts(self, value: datetime) -> Any:
+        """A timestamp as the driver wants it."""
+
+    @abstractmethod
+    def _json_param(self, text: str) -> Any:
+        """A JSON document as the driver wants it."""
+
+    @abstractmethod
+    def _metadata_filter_sql(self, filter: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
+        """WHERE clauses (and parameters) for a metadata equality filter on checkpoints."""
+
+    @abstractmethod
+    def _thread_search_sql(
+        self, metadata: Mapping[str, Any] | None, status: str | None, title: str | None
+    ) -> tuple[list[str], list[Any]]:
+        """WHERE clauses (and parameters) for a thread search."""
+
+    @abstractmethod
+    async def setup(self) -> None:
+        """Apply the numbered migrations of this dialect (idempotent, safe across processes)."""
+
+    # -- versions ----------------------------------------------------------------------------------
+
+    def get_next_version(self, current: float | int | str | None, channel: None) -> float:
+        # A number, compared as a number by LangGraph: the integer part counts the channel's updates and
+        # a random fraction keeps two forks' versions distinct (as the official savers' random suffix
+        # does), in 8 characters where the official string takes 49.
+        if current is None:
+            count = 0
+        elif isinstance(current, str):
+            count = int(current.split(".")[0])
+        else:
+            count = int(current)
+        return count + 1 + random.randint(1, 999_999) / 1_000_000

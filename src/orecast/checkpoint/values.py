@@ -1,0 +1,154 @@
+"""Values in and out of the store: JSON, serializer leaves, and lists as references to per-thread items."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from orecast.checkpoint.cache import ThreadItems
+from orecast.checkpoint.core import (
+    MISSING,
+    Db,
+    SaverCore,
+    StaleThreadError,
+)
+from orecast.checkpoint.encoding import (
+    KIND_DELTA,
+    KIND_EMPTY,
+    KIND_ITEMS,
+    KIND_JSON,
+    KIND_SERDE,
+    ItemRefs,
+    Stored,
+    embedded_ranges,
+    extend_ranges,
+    from_ranges,
+    is_delta,
+    is_item_list,
+    item_hash,
+    to_ranges,
+    wrap_delta,
+)
+
+
+class ValueStore(SaverCore):
+    """Encodes values for storage (storing new items) and decodes stored values (loading items)."""
+
+    # -- encoding values ---------------------------------------------------------------------------
+
+    def _json(self, value: Any) -> Stored:
+        return Stored(KIND_JSON, self.codec.dumps(value))
+
+    async def _encode(
+        self, db: Db, thread: ThreadItems, thread_id: str, value: Any, key: tuple[str, str] | None = None
+    ) -> Stored:
+        """Encode a value; `key` (namespace, channel) names a channel whose lists are usually appended."""
+        if value is MISSING:
+            return Stored(KIND_EMPTY)
+        if is_delta(value):
+            inner = await self._encode(db, thread, thread_id, value.value, key)
+            payload = {"kind": inner.kind, "value": json.loads(inner.json) if inner.json else None}
+            return Stored(KIND_DELTA, json.dumps(payload, ensure_ascii=False), inner.blob)
+        if type(value) is list and value:
+            # Usually the list stored last for this channel plus a few new elements.
+            known, ranges = thread.known_prefix(key, value) if key else (0, [])
+            suffix = value[known:]
+            if not suffix or is_item_list(suffix):
+                ranges = extend_ranges(ranges, await self._item_numbers(db, thread, thread_id, suffix))
+                if key:
+                    thread.last_lists[key] = (list(value), ranges)
+                return Stored(KIND_ITEMS, json.dumps(ranges))
+        if type(value) is dict and any(is_item_list(v) for v in value.values()):
+            # e.g. the graph input {"messages": [...]}: its messages are items like the channel's
+            refs = dict(value)
+            for name, entry in value.items():
+                if is_item_list(entry):
+                    numbers = await self._item_numbers(db, thread, thread_id, entry)
+                    refs[name] = ItemRefs(to_ranges(numbers))
+            return self._json(refs)
+        return self._json(value)
+
+    async def _item_numbers(
+        self, db: Db, thread: ThreadItems, thread_id: str, values: list[Any]
+    ) -> list[int]:
+        """Item numbers for each element, storing the elements this thread has not stored yet."""
+        if not values:
+            return []
+        numbers: list[int | None] = [thread.number_of(v) for v in values]
+        unknown = [i for i, n in enumerate(numbers) if n is None]
+        if not unknown:
+            return numbers  # type: ignore[return-value]
+        texts = {i: self.codec.dumps(values[i]) for i in unknown}
+        digests = {i: item_hash(t) for i, t in texts.items()}
+        new = {digests[i]: texts[i] for i in unknown if digests[i] not in thread.by_hash}
+        if new:
+            thread.by_hash.update(await self._store_items(db, thread_id, thread.incarnation, new))
+        for i in unknown:
+            number = thread.by_hash[digests[i]]
+            numbers[i] = number
+            thread.remember(number, values[i], digests[i])
+        return numbers  # type: ignore[return-value]
+
+    async def _store_items(
+        self, db: Db, thread_id: str, incarnation: str, new: dict[str, str]
+    ) -> dict[str, int]:
+        """Item numbers of the items with these hashes (hash -> JSON), storing those not stored yet."""
+        found: dict[str, int] = {}
+        for number, digest in await db.fetchall(
+            self.q.SELECT_ITEMS_BY_HASH, (thread_id, self._json_param(json.dumps(list(new))))
+        ):
+            found[digest] = number
+        fresh = [d for d in new if d not in found]
+        if fresh:
+            row = await db.fetchone(self.q.ALLOCATE_ITEMS, (len(fresh), thread_id, incarnation))
+            if row is None:
+                raise StaleThreadError(thread_id)
+            first = row[0] - len(fresh)
+            rows = []
+            for offset, digest in enumerate(fresh):
+                found[digest] = first + offset
+                rows.append((thread_id, first + offset, digest, self._json_param(new[digest])))
+            await db.executemany(self.q.INSERT_ITEM, rows)
+        return found
+
+    # -- decoding values ---------------------------------------------------------------------------
+
+    async def _load_items(self, db: Db, thread: ThreadItems, thread_id: str, needed: set[int]) -> None:
+        missing = [n for n in needed if n not in thread.by_number]
+        if not missing:
+            return
+        for number, value in await db.fetchall(
+            self.q.SELECT_ITEMS, (thread_id, self._json_param(json.dumps(sorted(missing))))
+        ):
+            thread.remember(number, self.codec.loads(value))
+
+    @staticmethod
+    def _ranges_of(kind: str, value: Any) -> list[Any]:
+        if kind == KIND_JSON:
+            return embedded_ranges(value) if isinstance(value, str) else []
+        tree = json.loads(value) if isinstance(value, str) else value
+        if kind == KIND_ITEMS:
+            return tree
+        if kind == KIND_DELTA and tree["kind"] == KIND_ITEMS:
+            return tree["value"]
+        return []
+
+    def _decode(self, thread: ThreadItems, kind: str, value: Any, blob: bytes | None) -> Any:
+        if kind == KIND_JSON:
+            decoded = self.codec.loads(value)
+            if type(decoded) is dict:
+                for name, entry in decoded.items():
+                    if type(entry) is ItemRefs:
+                        decoded[name] = [thread.by_number[n] for n in from_ranges(entry.ranges)]
+            return decoded
+        if kind == KIND_ITEMS:
+            ranges = json.loads(value) if isinstance(value, str) else value
+            return [thread.by_number[n] for n in from_ranges(ranges)]
+        if kind == KIND_SERDE:
+            type_tag = json.loads(value) if isinstance(value, str) else value
+            return self.serde.loads_typed((type_tag, bytes(blob or b"")))
+        if kind == KIND_DELTA:
+            tree = json.loads(value) if isinstance(value, str) else value
+            inner_value = json.dumps(tree["value"]) if tree["value"] is not None else None
+            return wrap_delta(self._decode(thread, tree["kind"], inner_value, blob))
+        raise ValueError(f"unknown stored kind {kind!r}")
