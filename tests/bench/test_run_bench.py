@@ -1,0 +1,38 @@
+"""`make bench` keeps working: a quick run over every saver, official and ours, on real stores.
+
+Only that the benchmark runs and measures is checked here; the targets are judged on full runs
+(docs/benchmarks.md), never by timing tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_quick_bench_runs_every_saver(tmp_path: Path, postgres_url: str) -> None:
+    out = tmp_path / "bench.json"
+    env = {**os.environ, "ORECAST_TEST_PG_URL": postgres_url}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.run_bench", "--quick", "--no-baseline", "--json-out", str(out)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
+    results = json.loads(out.read_text())
+    savers = results["savers"]
+    for name in ("official-sqlite", "official-postgres", "orecast-sqlite", "orecast-postgres"):
+        assert name in savers, sorted(savers)
+        run = savers[name]
+        assert run["messages"] == 4 * 30
+        assert run["storage_bytes"] > 0
+    # Linear vs quadratic shows even at 30 turns.
+    assert savers["orecast-sqlite"]["storage_bytes"] * 5 < savers["official-sqlite"]["storage_bytes"]
+    assert "| storage @30 turns |" in done.stdout
