@@ -13,10 +13,17 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from orecast.checkpoint import open_checkpointer
+from orecast.checkpoint.migrations import latest
 from tests.checkpoint.conftest import raw_sql
 from tests.checkpoint.graphs import human, tool_loop
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def applied_once(url: str) -> list[tuple[int, int]]:
+    """Every migration of the URL's dialect, recorded exactly once."""
+    dialect = "sqlite" if url.startswith("sqlite") else "postgres"
+    return [(version, 1) for version in range(1, latest(dialect) + 1)]
 
 
 def cfg(thread_id: str) -> dict[str, Any]:
@@ -129,8 +136,8 @@ async def test_two_processes_write_concurrently(store_url: str) -> None:
                 assert (await graph.aget_state(cfg(t))).values["messages"] == await _expected(t, 4)
         assert await s.acount_threads() == 6
     assert raw_sql(
-        store_url, "SELECT version, count(*) FROM orecast_migrations GROUP BY version"
-    ) == [(1, 1)]
+        store_url, "SELECT version, count(*) FROM orecast_migrations GROUP BY version ORDER BY version"
+    ) == applied_once(store_url)
 
 
 async def test_saver_usable_inside_alist(saver) -> None:
@@ -174,10 +181,11 @@ async def test_concurrent_migrations_postgres(fresh_postgres_url: str) -> None:
             await tool_loop(s).ainvoke({"messages": [human(n)]}, cfg(f"mig-{n}"))
             return (await s.astats())["schema_version"]
 
-    assert await asyncio.gather(*(open_once(n) for n in range(4))) == [1, 1, 1, 1]
+    assert await asyncio.gather(*(open_once(n) for n in range(4))) == [latest("postgres")] * 4
     assert raw_sql(
-        fresh_postgres_url, "SELECT version, count(*) FROM orecast_migrations GROUP BY version"
-    ) == [(1, 1)]
+        fresh_postgres_url,
+        "SELECT version, count(*) FROM orecast_migrations GROUP BY version ORDER BY version",
+    ) == applied_once(fresh_postgres_url)
 
 
 async def test_concurrent_migrations_sqlite(tmp_path) -> None:
@@ -188,10 +196,10 @@ async def test_concurrent_migrations_sqlite(tmp_path) -> None:
             await tool_loop(s).ainvoke({"messages": [human(n)]}, cfg(f"mig-{n}"))
             return (await s.astats())["schema_version"]
 
-    assert await asyncio.gather(*(open_once(n) for n in range(4))) == [1, 1, 1, 1]
-    assert raw_sql(url, "SELECT version, count(*) FROM orecast_migrations GROUP BY version") == [
-        (1, 1)
-    ]
+    assert await asyncio.gather(*(open_once(n) for n in range(4))) == [latest("sqlite")] * 4
+    assert raw_sql(
+        url, "SELECT version, count(*) FROM orecast_migrations GROUP BY version ORDER BY version"
+    ) == applied_once(url)
     async with open_checkpointer(url) as s:
         assert await s.acount_threads() == 4
 
@@ -244,4 +252,6 @@ async def test_processes_open_fresh_sqlite_file_at_once(tmp_path) -> None:
     assert not failures, failures
     for r in range(8):
         url = f"sqlite:///{tmp_path / f'fresh-{r}.db'}"
-        assert raw_sql(url, "SELECT version, count(*) FROM orecast_migrations GROUP BY version") == [(1, 1)]
+        assert raw_sql(
+            url, "SELECT version, count(*) FROM orecast_migrations GROUP BY version ORDER BY version"
+        ) == applied_once(url)

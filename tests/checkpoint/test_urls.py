@@ -13,6 +13,7 @@ from orecast.checkpoint import (
     default_database_url,
     open_checkpointer,
 )
+from orecast.checkpoint.migrations import latest
 from orecast.checkpoint.urls import parse_url
 from tests.checkpoint.graphs import human, tool_loop
 
@@ -112,7 +113,7 @@ async def test_open_postgres_both_schemes(fresh_postgres_url: str) -> None:
         assert (await s.aget_thread("p")).message_count == 4
         stats = await s.astats()
         assert stats["dialect"] == "postgresql"
-        assert stats["schema_version"] == 1
+        assert stats["schema_version"] == latest("postgres")
         assert stats["tables"]["threads"]["rows"] == 1
         assert stats["tables"]["items"]["rows"] == 4
         assert stats["bytes"] > 0

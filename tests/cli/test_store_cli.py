@@ -8,6 +8,7 @@ import json
 from typer.testing import CliRunner
 
 from orecast.checkpoint import open_checkpointer
+from orecast.checkpoint.migrations import latest
 from orecast.cli.main import app
 from tests.checkpoint.graphs import TOOL_NAME, human, tool_loop
 
@@ -16,6 +17,10 @@ runner = CliRunner()
 
 def run(*args: str):
     return runner.invoke(app, list(args))
+
+
+def stats_version(url: str) -> int:
+    return latest("sqlite" if url.startswith("sqlite") else "postgres")
 
 
 def write_conversation(url: str, thread_id: str, turns: int, title: str | None = None) -> None:
@@ -33,17 +38,17 @@ def write_conversation(url: str, thread_id: str, turns: int, title: str | None =
 def test_db_migrate_and_status(store_url: str) -> None:
     migrated = run("db", "migrate", "--database-url", store_url)
     assert migrated.exit_code == 0, migrated.output
-    assert "schema version 1" in migrated.stdout
+    assert f"schema version {stats_version(store_url)}" in migrated.stdout
     write_conversation(store_url, "t-status", 2)
     status = run("db", "status", "--database-url", store_url, "--json")
     assert status.exit_code == 0, status.output
     stats = json.loads(status.stdout)
-    assert stats["schema_version"] == stats["latest_schema_version"] == 1
+    assert stats["schema_version"] == stats["latest_schema_version"] >= 2
     assert stats["tables"]["threads"]["rows"] == 1
     assert stats["tables"]["items"]["rows"] == 8  # 2 turns × 4 messages, each stored once
     assert stats["bytes"] > 0
     table = run("db", "status", "--database-url", store_url)
-    assert "checkpoints" in table.stdout and "schema version 1" in table.stdout
+    assert "checkpoints" in table.stdout and f"schema version {stats['schema_version']}" in table.stdout
 
 
 def test_threads_list_show_delete(store_url: str) -> None:
@@ -70,13 +75,20 @@ def test_threads_list_show_delete(store_url: str) -> None:
     text = run("threads", "show", "t-one", "--database-url", store_url).stdout
     assert human(1).content in text and TOOL_NAME in text
 
+    tools = run("threads", "tools", "t-one", "--database-url", store_url, "--json")
+    assert tools.exit_code == 0, tools.output
+    calls = json.loads(tools.stdout)
+    assert [c["tool"] for c in calls] == [TOOL_NAME, TOOL_NAME]
+    assert [c["status"] for c in calls] == ["success", "success"]
+    assert "2 tool calls" in run("threads", "tools", "t-one", "--database-url", store_url).stdout
+
     deleted = run("threads", "delete", "t-one", "--database-url", store_url)
     assert deleted.exit_code == 0 and "deleted t-one" in deleted.stdout
     assert json.loads(run("threads", "list", "--database-url", store_url, "--json").stdout)["total"] == 1
 
 
 def test_unknown_thread_and_bad_input_are_one_line_errors(sqlite_url: str) -> None:
-    for args in (("threads", "show", "nope"), ("threads", "delete", "nope")):
+    for args in (("threads", "show", "nope"), ("threads", "delete", "nope"), ("threads", "tools", "nope")):
         result = run(*args, "--database-url", sqlite_url)
         assert result.exit_code == 1
         assert result.stderr.strip() == "error: no thread 'nope'"

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
+from orecast.checkpoint.audit import ToolCallRecord
 from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.core import SCHEMA_VERSION_DEFAULT
 from orecast.checkpoint.postgres import PostgresCheckpointer
@@ -28,6 +29,7 @@ __all__ = [
     "PostgresCheckpointer",
     "SqliteCheckpointer",
     "ThreadInfo",
+    "ToolCallRecord",
     "default_database_url",
     "open_checkpointer",
 ]

@@ -22,6 +22,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.types import INTERRUPT
 
+from orecast.checkpoint.audit import AuditMixin
 from orecast.checkpoint.cache import ThreadItems
 from orecast.checkpoint.core import (
     FILTER_KEY,
@@ -47,7 +48,7 @@ from orecast.checkpoint.sync import SyncBridge
 from orecast.checkpoint.threads import ThreadsMixin
 
 
-class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, SaverCore):
+class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, SaverCore):
     """A LangGraph checkpoint saver with linear storage, a threads table and queryable JSON.
 
     Use `orecast.checkpoint.open_checkpointer(url)` to get one; the async methods are the primary API,

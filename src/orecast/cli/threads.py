@@ -11,6 +11,7 @@ from langchain_core.messages import BaseMessage
 from rich.console import Console
 from rich.table import Table
 
+from orecast.checkpoint import ToolCallRecord
 from orecast.checkpoint.threads import ThreadInfo
 from orecast.checkpoint.transcript import thread_messages
 from orecast.cli.common import DatabaseUrl, fail, open_store
@@ -92,6 +93,39 @@ def show_thread(
         console.print(f"[bold cyan]{message.type}[/]: {text}", markup=True, highlight=False)
         for call in data.get("tool_calls", []):
             console.print(f"  → {call['name']}({json.dumps(call['args'], ensure_ascii=False)})", highlight=False)
+
+
+@threads_app.command("tools")
+def thread_tools(
+    thread_id: str = typer.Argument(..., help="The conversation's thread id."),
+    database_url: DatabaseUrl = None,
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """The tool calls of a conversation, with arguments and results (the audit view)."""
+
+    async def run() -> tuple[ThreadInfo | None, list[ToolCallRecord]]:
+        async with open_store(database_url) as saver:
+            return await saver.aget_thread(thread_id), await saver.atool_calls(thread_id)
+
+    info, calls = asyncio.run(run())
+    if info is None:
+        fail(f"no thread {thread_id!r}")
+    if as_json:
+        typer.echo(json.dumps([c.to_dict() for c in calls], ensure_ascii=False, default=str))
+        return
+    table = Table("#", "tool", "arguments", "status", "result")
+    for call in calls:
+        result = call.result if isinstance(call.result, str) else json.dumps(call.result, ensure_ascii=False)
+        table.add_row(
+            str(call.item_no),
+            call.tool,
+            json.dumps(call.args, ensure_ascii=False),
+            call.status,
+            (result or "")[:80],
+        )
+    console = Console()
+    console.print(table)
+    console.print(f"{len(calls)} tool calls")
 
 
 @threads_app.command("delete")

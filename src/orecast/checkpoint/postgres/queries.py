@@ -256,3 +256,8 @@ STORE_SPECIAL_WRITES = _STORE_WRITES.format(
         channel = excluded.channel, task_path = excluded.task_path, kind = excluded.kind,
         value = excluded.value, blob = excluded.blob"""
 )
+
+# The tool-call audit view of migration 002, one thread, in conversation order.
+SELECT_TOOL_CALLS = """
+SELECT item_no, call_id, tool, args, result, status FROM tool_calls
+WHERE thread_id = %s ORDER BY item_no, position"""

@@ -224,3 +224,8 @@ PAYLOAD_BYTES = """SELECT
   + (SELECT COALESCE(SUM(length(CAST(value AS BLOB))), 0) + COALESCE(SUM(length(blob)), 0) FROM channel_values)
   + (SELECT COALESCE(SUM(length(CAST(value AS BLOB))), 0) FROM items)
   + (SELECT COALESCE(SUM(length(CAST(value AS BLOB))), 0) + COALESCE(SUM(length(blob)), 0) FROM writes)"""
+
+# The tool-call audit view of migration 002, one thread, in conversation order.
+SELECT_TOOL_CALLS = """
+SELECT item_no, call_id, tool, args, result, status FROM tool_calls
+WHERE thread_id = ? ORDER BY item_no, position"""
