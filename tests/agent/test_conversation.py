@@ -217,3 +217,36 @@ async def test_question(agent: Any, thread_id: str, case: Case) -> None:
     case.check(turn.text, case.args)
     if case.tool not in ("list_series", "make_chart"):
         assert re.search(r"来源|Source", turn.text), "answers cite their source"
+
+
+MULTI_PART = [
+    (
+        "比较铁矿石期货和螺纹钢的相关性，再预测铁矿石期货未来20个交易日",
+        [
+            ("relate_series", {"a": "dce_iron_ore_daily", "b": "shfe_rebar_daily"}, relate),
+            ("forecast_price", {"series": "dce_iron_ore_daily", "horizon": 20, "method": "auto"}, forecast),
+        ],
+    ),
+    (
+        "What is the latest rebar price, and then forecast it for 3 months with drift?",
+        [
+            ("latest_price", {"series": "shfe_rebar_daily"}, latest),
+            ("forecast_price", {"series": "shfe_rebar_daily", "horizon": 63, "method": "drift"}, forecast),
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize("question,expected", MULTI_PART, ids=[q for q, _ in MULTI_PART])
+async def test_several_part_question(agent: Any, thread_id: str, question: str, expected: list) -> None:
+    """One question asking for two things gets both tools in one round and both answers."""
+    turn = await run_turn(agent, thread_id, question)
+    assert [(c.name, c.args) for c in turn.calls] == [(name, args) for name, args, _ in expected]
+    assert all(r.ok for r in turn.results), [r.content for r in turn.results]
+    for _name, args, check in expected:
+        check(turn.text, args)
+
+
+async def test_a_comma_alone_does_not_split(agent: Any, thread_id: str) -> None:
+    turn = await run_turn(agent, thread_id, "铁矿石，未来3个月怎么看")
+    assert [c.name for c in turn.calls] == ["forecast_price"]

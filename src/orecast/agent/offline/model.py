@@ -13,6 +13,7 @@ import json
 import re
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -23,9 +24,10 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from orecast.agent.offline import catalogue as cat
 from orecast.agent.offline import compose
-from orecast.agent.offline.intents import Query
-from orecast.agent.offline.planner import Planner, context_of, question_of
+from orecast.agent.offline.intents import Query, parse
+from orecast.agent.offline.planner import Context, Plan, Planner, context_of, question_of
 from orecast.agent.tools import MARKET_TOOLS
 
 # Tools the planner knows by heart; anything else bound to the model counts as "extra" (MCP …).
@@ -82,7 +84,7 @@ class OfflineAnalyst(BaseChatModel):
             self.role,
             {n: s for n, s in self.tool_schemas.items() if n not in _KNOWN},
         )
-        plan = planner.plan(q, context_of(messages, idx))
+        plan = _plan_parts(planner, q, context_of(messages, idx))
         calls = [(n, a) for n, a in plan.calls if not self.tool_schemas or n in self.tool_schemas]
         if calls:
             return AIMessage(
@@ -183,6 +185,41 @@ class OfflineAnalyst(BaseChatModel):
             if run_manager:
                 run_manager.on_llm_new_token(tok, chunk=chunk)
             yield chunk
+
+
+# "…的相关性，再预测…", "…; then forecast …": one question asking for several things. Only explicit
+# connectors split it (a bare comma does not), so "铁矿石，未来3个月怎么看" stays one question.
+_PARTS = re.compile(
+    r"\s*(?:[，,；;。]\s*(?:然后|再|并且|同时|另外|以及|还有)|然后|并且|同时再|另外再"
+    r"|[,;]\s*(?:and\s+)?(?:then|also)\b|\band then\b|;)\s*",
+    re.I,
+)
+
+
+def _plan_parts(planner: Planner, q: Query, ctx: Context) -> Plan:
+    """Plan each part of a several-part question and ask for all their tools at once.
+
+    A later part may lean on an earlier one ("…then forecast it"), so each part sees the series of
+    the part before it. When a part would not call a tool, the question is planned as a whole.
+    """
+    parts = [p for p in _PARTS.split(q.text) if p and len(p.strip()) > 1]
+    if len(parts) < 2:
+        return planner.plan(q, ctx)
+    known = set(cat.catalogue())
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for part in parts:
+        part_q = parse(part, known)
+        part_q.zh = q.zh
+        plan = planner.plan(part_q, ctx)
+        if not plan.calls:
+            return planner.plan(q, ctx)
+        for call in plan.calls:
+            if call not in calls:
+                calls.append(call)
+        name, args = plan.calls[-1]
+        series = args.get("series") or args.get("a")
+        ctx = replace(ctx, last_call=(name, args), last_series=series if isinstance(series, str) else ctx.last_series)
+    return Plan(calls=calls)
 
 
 def _plain(content: Any) -> str:
