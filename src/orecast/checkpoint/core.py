@@ -23,6 +23,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
+from orecast.checkpoint import migrations
 from orecast.checkpoint.cache import ItemCache
 from orecast.checkpoint.encoding import (
     TaggedJson,
@@ -160,9 +161,22 @@ class SaverCore(BaseCheckpointSaver[float]):
     ) -> tuple[list[str], list[Any]]:
         """WHERE clauses (and parameters) for a thread search."""
 
-    @abstractmethod
+    migrations_package: str = ""  # the folder of this dialect's numbered migrations
+
+    async def _lock_migrations(self, db: Db) -> None:
+        """Serialise migrations across processes beyond what the write transaction does."""
+
     async def setup(self) -> None:
         """Apply the numbered migrations of this dialect (idempotent, safe across processes)."""
+        async with self._write() as db:
+            await self._lock_migrations(db)
+            await db.execute(self.q.CREATE_MIGRATIONS)
+            row = await db.fetchone(self.q.SELECT_SCHEMA_VERSION)
+            current = row[0] if row else 0
+            for version, script in migrations.pending(self.migrations_package, current):
+                for statement in migrations.statements(script):
+                    await db.execute(statement)
+                await db.execute(self.q.INSERT_MIGRATION, (version, self._ts(utc_now())))
 
     # -- versions ----------------------------------------------------------------------------------
 

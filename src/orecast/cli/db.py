@@ -33,11 +33,11 @@ def status(database_url: DatabaseUrl = None, as_json: bool = typer.Option(False,
 
     async def run() -> dict:
         async with open_store(database_url) as saver:
-            return await saver.astats()
+            stats = await saver.astats()
+            stats["latest_schema_version"] = migrations.latest(saver.migrations_package)
+            return stats
 
     stats = asyncio.run(run())
-    dialect_dir = "postgres" if stats["dialect"] == "postgresql" else "sqlite"
-    stats["latest_schema_version"] = migrations.latest(dialect_dir)
     if as_json:
         typer.echo(json.dumps(stats, indent=2))
         return

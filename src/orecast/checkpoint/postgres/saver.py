@@ -6,14 +6,13 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from psycopg import AsyncConnection
 from psycopg.types.string import TextLoader
 from psycopg_pool import AsyncConnectionPool
 
-from orecast.checkpoint import migrations
 from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.core import StaleThreadError
 from orecast.checkpoint.postgres import queries
@@ -63,6 +62,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
     dialect = "postgresql"
     keeps_key_order = True
     q = queries
+    migrations_package = "postgres"
 
     def __init__(self, pool: AsyncConnectionPool, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -234,16 +234,8 @@ class PostgresCheckpointer(OrecastCheckpointer):
             params.append(title)
         return clauses, params
 
-    async def setup(self) -> None:
-        async with self._write() as db:
-            await db.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
-            await db.execute(queries.CREATE_MIGRATIONS)
-            row = await db.fetchone(queries.SELECT_SCHEMA_VERSION)
-            current = row[0] if row else 0
-            for version, script in migrations.pending("postgres", current):
-                for statement in migrations.statements(script):
-                    await db.execute(statement)
-                await db.execute(queries.INSERT_MIGRATION, (version, datetime.now(UTC)))
+    async def _lock_migrations(self, db: _Db) -> None:
+        await db.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
 
     async def astats(self) -> dict[str, Any]:
         out = await super().astats()

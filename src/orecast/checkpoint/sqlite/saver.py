@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orecast.checkpoint import migrations
 from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.sqlite import queries
 
@@ -120,6 +119,7 @@ class SqliteCheckpointer(OrecastCheckpointer):
 
     dialect = "sqlite"
     q = queries
+    migrations_package = "sqlite"
 
     def __init__(self, path: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -206,16 +206,6 @@ class SqliteCheckpointer(OrecastCheckpointer):
             clauses.append("instr(lower(COALESCE(json_extract(metadata, '$.title'), '')), lower(?)) > 0")
             params.append(title)
         return clauses, params
-
-    async def setup(self) -> None:
-        async with self._write() as db:
-            await db.execute(queries.CREATE_MIGRATIONS)
-            row = await db.fetchone(queries.SELECT_SCHEMA_VERSION)
-            current = row[0] if row else 0
-            for version, script in migrations.pending("sqlite", current):
-                for statement in migrations.statements(script):
-                    await db.execute(statement)
-                await db.execute(queries.INSERT_MIGRATION, (version, self._ts(datetime.now(UTC))))
 
     async def astats(self) -> dict[str, Any]:
         out = await super().astats()
