@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -106,3 +107,33 @@ def test_repl_answers_until_exit(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "Your name is Ada." in out.stdout
     assert "you ›" in out.stdout
+
+
+@pytest.mark.slow
+def test_branch_from_an_earlier_step(tmp_path: Path) -> None:
+    """Time travel: answer again from the end of turn 1; the branch forgets turn 2, the thread follows it."""
+    db = f"sqlite:///{tmp_path / 'chat.sqlite3'}"
+    first = orecast(tmp_path, "我叫赵六", "--database-url", db)
+    thread = thread_of(first.stdout)
+    assert orecast(tmp_path, "我叫李四", "--thread", thread, "--database-url", db).returncode == 0
+    assert "李四" in orecast(tmp_path, "我叫什么？", "--thread", thread, "--database-url", db).stdout
+
+    history = subprocess.run(
+        [sys.executable, "-m", "orecast.cli.main", "threads", "history", thread,
+         "--database-url", db, "--json", "--limit", "100"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    assert history.returncode == 0, history.stderr
+    inputs = [s for s in json.loads(history.stdout) if s["source"] == "input"]  # newest first
+    end_of_turn_1 = inputs[-2]["parent_checkpoint_id"]  # turn 2 started from it
+
+    branch = orecast(tmp_path, "我叫什么？", "--thread", thread, "--from", end_of_turn_1, "--database-url", db)
+    assert branch.returncode == 0, branch.stderr
+    assert "赵六" in branch.stdout and "李四" not in branch.stdout
+    # The thread now continues the branch.
+    after = orecast(tmp_path, "我叫什么？", "--thread", thread, "--database-url", db)
+    assert "赵六" in after.stdout
+
+    missing = orecast(tmp_path, "hi", "--thread", thread, "--from", "no-such-checkpoint", "--database-url", db)
+    assert missing.returncode == 2
+    assert "no checkpoint no-such-checkpoint" in missing.stderr

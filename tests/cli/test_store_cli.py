@@ -75,6 +75,15 @@ def test_threads_list_show_delete(store_url: str) -> None:
     text = run("threads", "show", "t-one", "--database-url", store_url).stdout
     assert human(1).content in text and TOOL_NAME in text
 
+    history = run("threads", "history", "t-one", "--database-url", store_url, "--json", "--limit", "3")
+    assert history.exit_code == 0, history.output
+    steps = json.loads(history.stdout)
+    assert len(steps) == 3
+    assert steps[0]["checkpoint_id"] > steps[1]["checkpoint_id"] > steps[2]["checkpoint_id"]
+    assert steps[0]["parent_checkpoint_id"] == steps[1]["checkpoint_id"]
+    assert steps[0]["messages"] == 8 and steps[0]["source"] == "loop"
+    assert "of 10 checkpoints" in run("threads", "history", "t-one", "--database-url", store_url).stdout
+
     tools = run("threads", "tools", "t-one", "--database-url", store_url, "--json")
     assert tools.exit_code == 0, tools.output
     calls = json.loads(tools.stdout)
@@ -88,7 +97,8 @@ def test_threads_list_show_delete(store_url: str) -> None:
 
 
 def test_unknown_thread_and_bad_input_are_one_line_errors(sqlite_url: str) -> None:
-    for args in (("threads", "show", "nope"), ("threads", "delete", "nope"), ("threads", "tools", "nope")):
+    for command in ("show", "delete", "tools", "history"):
+        args = ("threads", command, "nope")
         result = run(*args, "--database-url", sqlite_url)
         assert result.exit_code == 1
         assert result.stderr.strip() == "error: no thread 'nope'"

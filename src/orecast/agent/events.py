@@ -57,8 +57,12 @@ Event = Token | ToolCall | ToolResult | ApprovalRequest
 Payload = str | Command | None  # a user message, a resume command, or None to resume a crashed run
 
 
-def thread_config(thread_id: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread_id}}
+def thread_config(thread_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
+    """The run config of a thread; with `checkpoint_id`, a run from that past step (a branch)."""
+    configurable: dict[str, Any] = {"thread_id": thread_id}
+    if checkpoint_id:
+        configurable["checkpoint_id"] = checkpoint_id
+    return {"configurable": configurable}
 
 
 def decisions(*items: dict[str, Any]) -> Command:
@@ -79,9 +83,13 @@ def _agent_name(ns: tuple[str, ...], meta: dict[str, Any] | None = None) -> str:
 
 
 async def stream_turn(
-    agent: CompiledStateGraph, thread_id: str, payload: Payload
+    agent: CompiledStateGraph, thread_id: str, payload: Payload, *, checkpoint_id: str | None = None
 ) -> AsyncIterator[Event]:
-    """Run one turn (or resume one) and yield its events until it ends or waits for approval."""
+    """Run one turn (or resume one) and yield its events until it ends or waits for approval.
+
+    `checkpoint_id` starts the turn from that earlier step of the thread instead of its latest: the
+    conversation branches there, and later turns continue the branch.
+    """
     inp: Any
     if isinstance(payload, str):
         inp = {"messages": [{"role": "user", "content": payload}]}
@@ -92,7 +100,7 @@ async def stream_turn(
     sub_names: dict[tuple[str, ...], str] = {}
     async for part in agent.astream(
         inp,
-        thread_config(thread_id),
+        thread_config(thread_id, checkpoint_id),
         stream_mode=["messages", "updates"],
         subgraphs=True,
         version="v2",

@@ -131,11 +131,18 @@ def _decide(term: Terminal, req: ApprovalRequest) -> Command | None:
     return decisions(*chosen)
 
 
-async def _drive(agent: CompiledStateGraph, thread_id: str, payload: Payload, term: Terminal) -> bool:
-    """Run a turn to its end, asking for approvals on the way; False if left waiting."""
+async def _drive(
+    agent: CompiledStateGraph,
+    thread_id: str,
+    payload: Payload,
+    term: Terminal,
+    checkpoint_id: str | None = None,
+) -> bool:
+    """Run a turn to its end (from `checkpoint_id` if given), asking for approvals on the way;
+    False if left waiting."""
     while True:
         waiting: ApprovalRequest | None = None
-        async for event in stream_turn(agent, thread_id, payload):
+        async for event in stream_turn(agent, thread_id, payload, checkpoint_id=checkpoint_id):
             if isinstance(event, Token):
                 term.token(event.text)
             elif isinstance(event, ApprovalRequest):
@@ -152,7 +159,7 @@ async def _drive(agent: CompiledStateGraph, thread_id: str, payload: Payload, te
                 f"[yellow]waiting for approval; continue with: orecast chat --thread {thread_id} --resume[/]"
             )
             return False
-        payload = command
+        payload, checkpoint_id = command, None  # approvals continue the new branch's head
 
 
 async def _resume(agent: CompiledStateGraph, thread_id: str, term: Terminal) -> None:
@@ -202,6 +209,7 @@ async def _chat(
     settings: AgentSettings,
     resume: bool,
     term: Terminal,
+    from_checkpoint: str | None = None,
 ) -> None:
     model = select_model(settings.model)
     mcp = await load_mcp_tools(settings.mcp_config)
@@ -210,15 +218,22 @@ async def _chat(
     async with open_checkpointer(database_url) as saver:
         agent = build_agent(saver, model=model, extra_tools=mcp.tools, settings=settings)
         term.line(f"[bold]thread[/] {thread_id}  [dim]model {escape(resolve_model_spec(settings.model))}[/]")
+        if from_checkpoint is not None:
+            step = {"configurable": {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": from_checkpoint}}
+            if await saver.aget_tuple(step) is None:
+                raise ValueError(
+                    f"no checkpoint {from_checkpoint} in thread {thread_id} (see: orecast threads history)"
+                )
+            term.line(f"[dim]branching from checkpoint {from_checkpoint} / 从该步骤分支[/]")
         if resume:
             await _resume(agent, thread_id, term)
-        elif await has_unfinished_run(agent, thread_id):
+        elif from_checkpoint is None and await has_unfinished_run(agent, thread_id):
             term.line(
                 "[yellow]this thread has an unfinished run; finish it with --resume "
                 "/ 该对话有未完成的运行，可用 --resume 继续[/]"
             )
         if message is not None:
-            await _drive(agent, thread_id, message, term)
+            await _drive(agent, thread_id, message, term, from_checkpoint)
             term.line(f"[dim]continue with: orecast chat --thread {thread_id}[/]")
         elif not resume:
             await _repl(agent, thread_id, term)
@@ -238,6 +253,11 @@ def chat(
     resume: Annotated[
         bool, typer.Option("--resume", help="Finish the thread's interrupted or crashed run.")
     ] = False,
+    from_checkpoint: Annotated[
+        str | None,
+        typer.Option("--from", help="Branch: answer MESSAGE from this earlier checkpoint of --thread "
+                     "(ids: orecast threads history THREAD)."),
+    ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
 ) -> None:
     """Chat with the iron-ore analyst / 与铁矿石分析师对话.
@@ -249,11 +269,13 @@ def chat(
         raise typer.BadParameter("use either --thread or --new, not both")
     if resume and not thread:
         raise typer.BadParameter("--resume needs --thread ID")
+    if from_checkpoint and (not thread or message is None or resume):
+        raise typer.BadParameter("--from needs --thread ID and a MESSAGE (and no --resume)")
     thread_id = thread or str(uuid.uuid4())
     try:
         settings = AgentSettings.from_env(model=model)
         asyncio.run(_chat(message, thread_id, database_url or default_database_url(), settings,
-                          resume, term))
+                          resume, term, from_checkpoint))
     except (AgentConfigError, ValueError, OSError) as exc:
         if debug:
             raise

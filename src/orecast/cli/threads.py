@@ -95,6 +95,60 @@ def show_thread(
             console.print(f"  → {call['name']}({json.dumps(call['args'], ensure_ascii=False)})", highlight=False)
 
 
+@threads_app.command("history")
+def thread_history(
+    thread_id: str = typer.Argument(..., help="The conversation's thread id."),
+    database_url: DatabaseUrl = None,
+    limit: int = typer.Option(20, min=1, help="How many checkpoints, newest first."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """The conversation's checkpoints (its steps), newest first: any of them can be resumed or forked."""
+
+    async def run() -> tuple[ThreadInfo | None, list[dict[str, Any]]]:
+        async with open_store(database_url) as saver:
+            info = await saver.aget_thread(thread_id)
+            steps = []
+            config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+            async for tup in saver.alist(config, limit=limit):
+                messages = tup.checkpoint["channel_values"].get("messages")
+                messages = getattr(messages, "value", messages)
+                steps.append(
+                    {
+                        "checkpoint_id": tup.checkpoint["id"],
+                        "ts": tup.checkpoint["ts"],
+                        "step": tup.metadata.get("step"),
+                        "source": tup.metadata.get("source"),
+                        "messages": len(messages) if isinstance(messages, list) else None,
+                        "pending_writes": len(tup.pending_writes or []),
+                        "parent_checkpoint_id": (tup.parent_config or {}).get("configurable", {}).get(
+                            "checkpoint_id"
+                        ),
+                    }
+                )
+            return info, steps
+
+    info, steps = asyncio.run(run())
+    if info is None:
+        fail(f"no thread {thread_id!r}")
+    if as_json:
+        typer.echo(json.dumps(steps, ensure_ascii=False))
+        return
+    table = Table("time", "step", "source", "msgs", "writes")
+    table.add_column("checkpoint", overflow="fold")
+    for step in steps:
+        table.add_row(
+            step["ts"][:19].replace("T", " "),
+            str(step["step"]),
+            str(step["source"]),
+            "" if step["messages"] is None else str(step["messages"]),
+            str(step["pending_writes"]),
+            step["checkpoint_id"],
+        )
+    console = Console()
+    console.print(table)
+    console.print(f"{len(steps)} of {info.checkpoint_count} checkpoints (root namespace shown)")
+
+
 @threads_app.command("tools")
 def thread_tools(
     thread_id: str = typer.Argument(..., help="The conversation's thread id."),
