@@ -263,3 +263,22 @@ async def test_metadata_seed_when_writes_arrive_first(saver) -> None:
     config = {"configurable": {"thread_id": "seed-race", "user_id": "u9"}}
     await saver.aput(config, first, {"source": "input", "step": -1, "user_id": "u9"}, {})
     assert (await saver.aget_thread("seed-race")).metadata.get("user_id") == "u9"
+
+
+async def test_credentials_in_the_run_config_are_never_stored(saver, store_url: str) -> None:
+    graph = tool_loop(saver)
+    config = {
+        "configurable": {"thread_id": "creds", "user_id": "u7", "api_key": "sk-live-123", "auth_token": "t0k"},
+        "metadata": {"DEEPSEEK_API_KEY": "sk-deep-456", "tenant": "acme"},
+    }
+    await graph.ainvoke({"messages": [human(1)]}, config)
+    thread = await saver.aget_thread("creds")
+    assert thread.metadata == {"user_id": "u7", "tenant": "acme"}
+    async for tup in saver.alist({"configurable": {"thread_id": "creds"}}):
+        assert not {"api_key", "auth_token", "DEEPSEEK_API_KEY"} & set(tup.metadata)
+        assert tup.metadata["user_id"] == "u7"
+    for secret in ("sk-live-123", "t0k", "sk-deep-456"):
+        for table, column in (("checkpoints", "metadata"), ("threads", "metadata"), ("checkpoints", "checkpoint")):
+            sql = f"SELECT count(*) FROM {table} WHERE CAST({column} AS TEXT) LIKE {ph(store_url)}"
+            rows = raw_sql(store_url, sql, (f"%{secret}%",))
+            assert rows == [(0,)], (secret, table)

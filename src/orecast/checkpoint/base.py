@@ -34,6 +34,7 @@ from orecast.checkpoint.core import (
     count_messages,
     message_text,
     utc_now,
+    without_secrets,
 )
 from orecast.checkpoint.encoding import (
     KIND_DELTA,
@@ -71,7 +72,7 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         values = checkpoint["channel_values"]
         # The id is a column of its own; the values are rows of their own.
         stored_checkpoint = {k: v for k, v in checkpoint.items() if k not in ("channel_values", "id")}
-        full_metadata = get_checkpoint_metadata(config, metadata)
+        full_metadata = without_secrets(get_checkpoint_metadata(config, metadata))
 
         messages = values.get("messages", MISSING)
         if is_delta(messages):

@@ -36,6 +36,13 @@ FILTER_KEY = re.compile(r"^[A-Za-z0-9_.-]+$")
 # Metadata LangGraph adds per checkpoint; the rest of the first checkpoint's metadata seeds the thread's.
 CHECKPOINT_ONLY_METADATA = {"source", "step", "parents", "run_id", "counters_since_delta_snapshot", "writes"}
 MISSING = object()
+# LangGraph copies every plain `configurable` value into checkpoint metadata; a key named like a
+# credential is dropped so a secret passed in the run config is never stored.
+SECRET_KEY = re.compile(r"api[_-]?key|token|secret|passw|authori[sz]ation|credential|cookie", re.I)
+
+
+def without_secrets(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in metadata.items() if not SECRET_KEY.search(k)}
 
 
 class Db(Protocol):
