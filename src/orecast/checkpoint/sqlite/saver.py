@@ -17,7 +17,7 @@ from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.sqlite import queries
 
 BUSY_TIMEOUT_MS = 30_000
-WAL_CHECKPOINT_BYTES = 64 * 1024
+WAL_CHECKPOINT_BYTES = 48 * 1024
 
 
 class _Db:
