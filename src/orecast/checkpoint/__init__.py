@@ -10,8 +10,11 @@ and nothing is ever pickled.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import sys
+import threading
+from collections.abc import AsyncIterator, Iterator
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
@@ -25,6 +28,7 @@ from orecast.checkpoint.threads import ThreadInfo
 from orecast.checkpoint.urls import default_database_url, parse_url
 
 __all__ = [
+    "open_checkpointer_sync",
     "OrecastCheckpointer",
     "PostgresCheckpointer",
     "SqliteCheckpointer",
@@ -55,3 +59,32 @@ async def open_checkpointer(
             parsed.target, pool_size=int(pool_size), schema_version=int(schema_version)
         ) as saver:
             yield saver
+
+
+@contextlib.contextmanager
+def open_checkpointer_sync(
+    url: str | None = None, *, schema_version: int = SCHEMA_VERSION_DEFAULT, pool_size: int = 10
+) -> Iterator[BaseCheckpointSaver]:
+    """`open_checkpointer` for sync programs (`graph.invoke`, `graph.get_state`).
+
+    The store lives on an event loop in a thread of its own; the saver's sync methods hand their
+    work to it, so the calling thread needs no event loop.
+    """
+    loop = asyncio.new_event_loop()
+    runner = threading.Thread(target=loop.run_forever, name="orecast-checkpointer", daemon=True)
+    runner.start()
+    opened = open_checkpointer(url, schema_version=schema_version, pool_size=pool_size)
+    try:
+        saver = asyncio.run_coroutine_threadsafe(opened.__aenter__(), loop).result()
+        try:
+            yield saver
+        except BaseException:
+            exc = sys.exc_info()
+            if not asyncio.run_coroutine_threadsafe(opened.__aexit__(*exc), loop).result():
+                raise
+        else:
+            asyncio.run_coroutine_threadsafe(opened.__aexit__(None, None, None), loop).result()
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        runner.join()
+        loop.close()
