@@ -47,6 +47,7 @@ def test_db_migrate_and_status(store_url: str) -> None:
     assert stats["tables"]["threads"]["rows"] == 1
     assert stats["tables"]["items"]["rows"] == 8  # 2 turns × 4 messages, each stored once
     assert stats["bytes"] > 0
+    assert all(info["bytes"] > 0 for info in stats["tables"].values())
     table = run("db", "status", "--database-url", store_url)
     assert "checkpoints" in table.stdout and f"schema version {stats['schema_version']}" in table.stdout
 

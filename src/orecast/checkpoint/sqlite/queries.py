@@ -10,6 +10,11 @@ CREATE TABLE IF NOT EXISTS orecast_migrations (
 SELECT_SCHEMA_VERSION = "SELECT COALESCE(MAX(version), 0) FROM orecast_migrations"
 INSERT_MIGRATION = "INSERT INTO orecast_migrations (version, applied_at) VALUES (?, ?)"
 COUNT_ROWS = "SELECT COUNT(*) FROM {table}"
+# Pages of each table and of its indexes (the dbstat virtual table; most SQLite builds have it).
+TABLE_BYTES = """
+SELECT s.tbl_name, SUM(d.pgsize)
+FROM dbstat AS d JOIN sqlite_schema AS s ON s.name = d.name
+GROUP BY s.tbl_name"""
 
 THREAD_COLUMNS = """thread_id, created_at, updated_at, metadata, status, head_checkpoint_id,
     checkpoint_count, message_count, preview"""

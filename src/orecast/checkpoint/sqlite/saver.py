@@ -209,6 +209,14 @@ class SqliteCheckpointer(OrecastCheckpointer):
 
     async def astats(self) -> dict[str, Any]:
         out = await super().astats()
+        async with self._read() as db:
+            try:
+                sizes = await db.fetchall(queries.TABLE_BYTES)
+            except sqlite3.OperationalError:  # an SQLite built without the dbstat table
+                sizes = []
+        for table, size in sizes:
+            if table in out["tables"]:
+                out["tables"][table]["bytes"] = int(size)
         if self.path != ":memory:":
             files = [Path(self.path), Path(self.path + "-wal"), Path(self.path + "-shm")]
             out["bytes"] = sum(f.stat().st_size for f in files if f.exists())
