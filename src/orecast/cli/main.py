@@ -18,7 +18,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (db, threads, market, chat):
+for module in (chat, market, threads, db):
     module.register(app)
 
 
