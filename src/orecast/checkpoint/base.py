@@ -123,6 +123,8 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                 )
             if not await self._store_put(db, rows, checkpoint_row, (*record, thread.incarnation)):
                 raise StaleThreadError(thread_id)
+            # A checkpoint stored again may have changed: forget what history walks read of it.
+            thread.ancestry.pop((checkpoint_ns, checkpoint["id"]), None)
 
         await self._write_thread(thread_id, put)
         return {

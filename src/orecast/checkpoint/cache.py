@@ -25,6 +25,11 @@ class ThreadItems:
     # The last list stored per (namespace, channel) and its ranges: an appended list is matched by one
     # C-level prefix scan, and only its new suffix is encoded.
     last_lists: dict[tuple[str, str], tuple[list[Any], list[list[int]]]] = field(default_factory=dict)
+    # For DeltaChannel history walks: each checkpoint's parent and channel versions, and whether a
+    # channel version holds a stored value. Both are fixed once the checkpoint is stored (a re-put of
+    # the same checkpoint drops its entry), so history reads walk shared chains in memory.
+    ancestry: dict[tuple[str, str], tuple[str | None, dict[str, Any]]] = field(default_factory=dict)
+    populated: dict[tuple[str, str, str], bool] = field(default_factory=dict)
 
     def remember(self, number: int, obj: Any, digest: str | None = None) -> None:
         self.by_number[number] = obj

@@ -12,6 +12,7 @@ from langgraph.checkpoint.base import (
     get_checkpoint_id,
 )
 
+from orecast.checkpoint.cache import ThreadItems
 from orecast.checkpoint.core import (
     PAGE_SIZE,
     Db,
@@ -52,7 +53,8 @@ class DeltaHistory(ValueStore):
             if row is None:
                 return {ch: {"writes": []} for ch in wanted}
             incarnation = row[1]
-            chain, seeds = await self._walk_to_seeds(db, thread_id, ns, row[0], wanted)
+            thread = self.items.get(thread_id, incarnation)
+            chain, seeds = await self._walk_to_seeds(db, thread_id, ns, row[0], wanted, thread)
             # Values: the seeds, and the writes of each chain.
             seed_pairs = [{"t": thread_id, "n": ns, "c": ch, "v": v} for ch, (_cid, v) in seeds.items()]
             seed_rows = (
@@ -74,7 +76,6 @@ class DeltaHistory(ValueStore):
                 if all_ids
                 else []
             )
-            thread = self.items.get(thread_id, incarnation)
             needed: set[int] = set()
             for row in seed_rows:
                 needed.update(from_ranges(self._ranges_of(row[4], row[5])))
@@ -97,44 +98,67 @@ class DeltaHistory(ValueStore):
         return result
 
     async def _walk_to_seeds(
-        self, db: Db, thread_id: str, ns: str, start: str | None, channels: Sequence[str]
+        self,
+        db: Db,
+        thread_id: str,
+        ns: str,
+        start: str | None,
+        channels: Sequence[str],
+        thread: ThreadItems | None = None,
     ) -> tuple[dict[str, list[str]], dict[str, tuple[str, str]]]:
         """Ancestors from `start` up to each channel's nearest stored value (its seed), nearest first.
 
         Returns the chain of checkpoint ids per channel (seed included) and (checkpoint id, version) of
-        each seed found. The chain is read a page at a time and the walk stops once all seeds are found.
+        each seed found. The chain is read a page at a time and the walk stops once all seeds are found;
+        with `thread`, what was read is remembered, so the next walk over the same chain stays in memory.
         """
+        ancestry = thread.ancestry if thread is not None else {}
+        populated = thread.populated if thread is not None else {}
         cursor = start
         chain: dict[str, list[str]] = {ch: [] for ch in channels}
         seeds: dict[str, tuple[str, str]] = {}
         open_channels = set(channels)
         while cursor is not None and open_channels:
-            ancestors = await db.fetchall(self.q.SELECT_ANCESTORS, (thread_id, ns, cursor, PAGE_SIZE))
-            if not ancestors:
-                break
-            pairs = []
-            versions_by_ancestor = []
-            for _cid, _parent, versions in ancestors:
-                versions = json.loads(versions) if isinstance(versions, str) else versions
-                versions_by_ancestor.append(versions)
-                for ch in open_channels:
-                    if ch in versions:
-                        pairs.append({"t": thread_id, "n": ns, "c": ch, "v": str(versions[ch])})
-            populated: set[tuple[str, str]] = set()
-            if pairs:
-                for _t, _n, ch, version, kind, _v, _b in await db.fetchall(
-                    self.q.SELECT_CHANNEL_VALUES, (self._json_param(json.dumps(pairs)),)
+            page: list[tuple[str, str | None, dict[str, Any]]] = []
+            known = cursor
+            while known is not None and (ns, known) in ancestry and len(page) < PAGE_SIZE:
+                parent, versions = ancestry[(ns, known)]
+                page.append((known, parent, versions))
+                known = parent
+            if not page:
+                for cid, parent, versions in await db.fetchall(
+                    self.q.SELECT_ANCESTORS, (thread_id, ns, cursor, PAGE_SIZE)
                 ):
-                    if kind != KIND_EMPTY:
-                        populated.add((ch, version))
-            for (cid, _parent, _), versions in zip(ancestors, versions_by_ancestor, strict=True):
+                    versions = json.loads(versions) if isinstance(versions, str) else versions
+                    ancestry[(ns, cid)] = (parent, versions)
+                    page.append((cid, parent, versions))
+                if not page:
+                    break
+            unknown = {
+                (ch, str(versions[ch]))
+                for _cid, _parent, versions in page
+                for ch in open_channels
+                if ch in versions and (ns, ch, str(versions[ch])) not in populated
+            }
+            if unknown:
+                pairs = [{"t": thread_id, "n": ns, "c": ch, "v": v} for ch, v in sorted(unknown)]
+                found = {
+                    (ch, version)
+                    for _t, _n, ch, version, kind, _v, _b in await db.fetchall(
+                        self.q.SELECT_CHANNEL_VALUES, (self._json_param(json.dumps(pairs)),)
+                    )
+                    if kind != KIND_EMPTY
+                }
+                for ch, version in unknown:
+                    populated[(ns, ch, version)] = (ch, version) in found
+            for cid, _parent, versions in page:
                 for ch in list(open_channels):
                     chain[ch].append(cid)
                     version = versions.get(ch)
-                    if version is not None and (ch, str(version)) in populated:
+                    if version is not None and populated.get((ns, ch, str(version))):
                         seeds[ch] = (cid, str(version))
                         open_channels.discard(ch)
                 if not open_channels:
                     break
-            cursor = ancestors[-1][1] if open_channels else None
+            cursor = page[-1][1] if open_channels else None
         return chain, seeds
