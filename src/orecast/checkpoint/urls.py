@@ -47,6 +47,6 @@ def default_database_url() -> str:
     if url := os.environ.get("ORECAST_DATABASE_URL"):
         return url
     if path := os.environ.get("CHECKPOINT_DB"):
-        return f"sqlite:///{path}" if not path.startswith("/") else f"sqlite:///{path}"
+        return f"sqlite:///{path}"  # an absolute path gives the four slashes of sqlite:////abs.db
     Path(DEFAULT_SQLITE_PATH).parent.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{DEFAULT_SQLITE_PATH}"
