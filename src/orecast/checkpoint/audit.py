@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from orecast.checkpoint.core import SaverCore
+from orecast.checkpoint.ids import check_id
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class ToolCallRecord:
 class AuditMixin(SaverCore):
     async def atool_calls(self, thread_id: str) -> list[ToolCallRecord]:
         """Every tool call of the thread (all namespaces, subagents included), in conversation order."""
+        thread_id = check_id(thread_id, "thread_id")
         async with self._read() as db:
             rows = await db.fetchall(self.q.SELECT_TOOL_CALLS, (thread_id,))
         return [

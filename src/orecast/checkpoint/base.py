@@ -44,6 +44,7 @@ from orecast.checkpoint.encoding import (
     from_ranges,
     is_delta,
 )
+from orecast.checkpoint.ids import MAX_KEY_BYTES, check_id, config_ids
 from orecast.checkpoint.maintenance import Maintenance
 from orecast.checkpoint.sync import SyncBridge
 from orecast.checkpoint.threads import ThreadsMixin
@@ -65,10 +66,8 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        configurable = config["configurable"]
-        thread_id = str(configurable["thread_id"])
-        checkpoint_ns = configurable.get("checkpoint_ns", "")
-        parent_id = configurable.get("checkpoint_id")
+        thread_id, checkpoint_ns, parent_id = config_ids(config)
+        check_id(checkpoint["id"], "checkpoint id", MAX_KEY_BYTES)
         values = checkpoint["channel_values"]
         # The id is a column of its own; the values are rows of their own.
         stored_checkpoint = {k: v for k, v in checkpoint.items() if k not in ("channel_values", "id")}
@@ -162,10 +161,11 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
     ) -> None:
         if not writes:
             return
-        configurable = config["configurable"]
-        thread_id = str(configurable["thread_id"])
-        checkpoint_ns = configurable.get("checkpoint_ns", "")
-        checkpoint_id = configurable["checkpoint_id"]
+        thread_id, checkpoint_ns, checkpoint_id = config_ids(config)
+        if checkpoint_id is None:
+            raise ValueError("put_writes needs a config with a checkpoint_id")
+        task_id = check_id(task_id, "task_id", MAX_KEY_BYTES)
+        task_path = check_id(task_path, "task_path")
         special = all(channel in WRITES_IDX_MAP for channel, _ in writes)
         interrupted = any(channel == INTERRUPT for channel, _ in writes)
         counted = [value for channel, value in writes if channel == "messages"] if checkpoint_ns == "" else []
@@ -337,10 +337,7 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         return out
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        configurable = config["configurable"]
-        thread_id = str(configurable["thread_id"])
-        checkpoint_ns = configurable.get("checkpoint_ns", "")
-        checkpoint_id = get_checkpoint_id(config)
+        thread_id, checkpoint_ns, checkpoint_id = config_ids(config)
         async with self._read() as db:
             if checkpoint_id:
                 row = await db.fetchone(
@@ -366,13 +363,13 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         if config is not None:
             configurable = config["configurable"]
             clauses.append(self.q.WHERE_THREAD)
-            params.append(str(configurable["thread_id"]))
+            params.append(check_id(configurable["thread_id"], "thread_id"))
             if configurable.get("checkpoint_ns") is not None:
                 clauses.append(self.q.WHERE_NS)
-                params.append(configurable["checkpoint_ns"])
+                params.append(check_id(configurable["checkpoint_ns"], "checkpoint_ns"))
             if checkpoint_id := get_checkpoint_id(config):
                 clauses.append(self.q.WHERE_ID)
-                params.append(checkpoint_id)
+                params.append(check_id(checkpoint_id, "checkpoint_id", MAX_KEY_BYTES))
         if filter:
             for key in filter:
                 if not FILTER_KEY.match(key):
@@ -382,7 +379,7 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
             params += filter_params
         if before is not None and (before_id := get_checkpoint_id(before)):
             clauses.append(self.q.WHERE_BEFORE)
-            params.append(before_id)
+            params.append(check_id(before_id, "checkpoint_id", MAX_KEY_BYTES))
         remaining = limit
         last: tuple[str, str, str] | None = None
         while remaining is None or remaining > 0:

@@ -7,10 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import (
-    DeltaChannelHistory,
-    get_checkpoint_id,
-)
+from langgraph.checkpoint.base import DeltaChannelHistory
 
 from orecast.checkpoint.cache import ThreadItems
 from orecast.checkpoint.core import (
@@ -21,6 +18,7 @@ from orecast.checkpoint.encoding import (
     KIND_EMPTY,
     from_ranges,
 )
+from orecast.checkpoint.ids import config_ids
 from orecast.checkpoint.values import ValueStore
 
 
@@ -40,12 +38,9 @@ class DeltaHistory(ValueStore):
         if not channels:
             return {}
         wanted = list(channels)
-        configurable = config["configurable"]
-        thread_id = str(configurable["thread_id"])
-        ns = configurable.get("checkpoint_ns", "")
+        thread_id, ns, target_id = config_ids(config)
         result: dict[str, DeltaChannelHistory] = {}
         async with self._read() as db:
-            target_id = get_checkpoint_id(config)
             if target_id:
                 row = await db.fetchone(self.q.SELECT_PARENT_ID, (thread_id, ns, target_id))
             else:

@@ -20,6 +20,7 @@ from orecast.checkpoint.encoding import (
     from_ranges,
 )
 from orecast.checkpoint.history import DeltaHistory
+from orecast.checkpoint.ids import check_id
 
 
 class Maintenance(DeltaHistory):
@@ -28,18 +29,26 @@ class Maintenance(DeltaHistory):
     # -- deleting, copying, pruning ----------------------------------------------------------------
 
     async def adelete_thread(self, thread_id: str) -> None:
-        thread_id = str(thread_id)
+        thread_id = check_id(thread_id, "thread_id")
         async with self._write() as db:
             for sql in self.q.DELETE_THREAD:
                 await db.execute(sql, (thread_id,))
         self.items.drop(thread_id)
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        source, target = str(source_thread_id), str(target_thread_id)
+        source = check_id(source_thread_id, "source thread_id")
+        target = check_id(target_thread_id, "target thread_id")
+        if source == target:
+            raise ValueError(f"cannot copy thread {source!r} onto itself")
         async with self._write() as db:
             row = await db.fetchone(self.q.SELECT_THREAD, (source,))
             if row is None:
                 return
+            if await db.fetchone(self.q.THREAD_HAS_DATA, (target, target)) is not None:
+                raise ValueError(
+                    f"cannot copy thread {source!r} onto {target!r}: the target already holds checkpoints or writes; "
+                    "delete it first or choose a new thread id"
+                )
             for sql in self.q.DELETE_THREAD:
                 await db.execute(sql, (target,))
             await db.execute(
@@ -65,7 +74,7 @@ class Maintenance(DeltaHistory):
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         if strategy not in ("keep_latest", "delete"):
             raise ValueError(f"unknown prune strategy {strategy!r}; use 'keep_latest' or 'delete'")
-        for thread_id in map(str, thread_ids):
+        for thread_id in [check_id(t, "thread_id") for t in thread_ids]:
             if strategy == "delete":
                 await self.adelete_thread(thread_id)
                 continue

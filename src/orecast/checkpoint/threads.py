@@ -17,6 +17,7 @@ from orecast.checkpoint.core import (
     as_datetime,
     utc_now,
 )
+from orecast.checkpoint.ids import check_id
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 THREAD_STATUSES: tuple[str, ...] = ("idle", "busy", "interrupted", "error")
@@ -110,6 +111,7 @@ class ThreadsMixin(SaverCore):
 
     async def aget_thread(self, thread_id: str) -> ThreadInfo | None:
         """The thread's row, or None if no checkpoint was ever stored for it."""
+        thread_id = check_id(thread_id, "thread_id")
         async with self._read() as db:
             row = await db.fetchone(self.q.SELECT_THREAD, (thread_id,))
         return self._thread_from_row(row) if row else None
@@ -158,6 +160,7 @@ class ThreadsMixin(SaverCore):
     ) -> ThreadInfo:
         """Merge `metadata` (and `title`) into the thread's metadata; set its status. Creates the row."""
         check_search(status, "updated_at", "desc", 0, 0)
+        thread_id = check_id(thread_id, "thread_id")
         patch = dict(metadata or {})
         if title is not None:
             patch["title"] = title

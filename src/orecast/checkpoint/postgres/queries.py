@@ -138,6 +138,12 @@ DELETE_THREAD = (
     "DELETE FROM items WHERE thread_id = %s",
     "DELETE FROM threads WHERE thread_id = %s",
 )
+# A copy target holding checkpoints or writes is never overwritten (a row alone, e.g. a title, is).
+THREAD_HAS_DATA = """
+SELECT 1 FROM checkpoints WHERE thread_id = %s
+UNION ALL
+SELECT 1 FROM writes WHERE thread_id = %s
+LIMIT 1"""
 COPY_THREAD_ROW = """
 INSERT INTO threads (thread_id, incarnation, created_at, updated_at, metadata, status,
                      head_checkpoint_id, checkpoint_count, message_count, preview, next_item)

@@ -1,0 +1,44 @@
+"""The ids the store accepts, checked at every entry point before anything is read or written.
+
+Thread ids, namespaces, checkpoint ids and task ids are key columns. A NUL character cannot be stored in
+a PostgreSQL text column and cuts the id short in SQLite's JSON functions (a put would succeed and its
+values never be found again); PostgreSQL cannot index a key above ~2.7 kB. Both backends therefore
+accept the same ids: text without NUL, at most `MAX_ID_BYTES` (thread id, namespace) or
+`MAX_KEY_BYTES` (checkpoint id, task id) bytes of UTF-8, so a whole primary key stays indexable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import get_checkpoint_id
+
+MAX_ID_BYTES = 1024
+MAX_KEY_BYTES = 256
+
+
+def check_id(value: Any, what: str, limit: int = MAX_ID_BYTES) -> str:
+    """`value` as the text the store keeps, or a ValueError saying why it cannot be kept."""
+    text = str(value)
+    shown = repr(text[:40]) + ("…" if len(text) > 40 else "")
+    if "\x00" in text:
+        raise ValueError(f"{what} {shown} contains a NUL character, which the store cannot keep")
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ValueError(f"{what} {shown} is not valid Unicode (a lone surrogate)") from None
+    if size > limit:
+        raise ValueError(f"{what} {shown} is {size} bytes of UTF-8; the store allows at most {limit}")
+    return text
+
+
+def config_ids(config: RunnableConfig) -> tuple[str, str, str | None]:
+    """(thread_id, checkpoint_ns, checkpoint_id or None) of a config, checked."""
+    configurable = config["configurable"]
+    thread_id = check_id(configurable["thread_id"], "thread_id")
+    checkpoint_ns = check_id(configurable.get("checkpoint_ns", ""), "checkpoint_ns")
+    checkpoint_id = get_checkpoint_id(config)
+    if checkpoint_id:
+        checkpoint_id = check_id(checkpoint_id, "checkpoint_id", MAX_KEY_BYTES)
+    return thread_id, checkpoint_ns, checkpoint_id or None

@@ -1,0 +1,117 @@
+"""Hostile or unlucky input on both backends: copies onto existing threads, ids the store cannot keep."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.base import empty_checkpoint
+
+from orecast.checkpoint.ids import MAX_ID_BYTES
+from tests.checkpoint.conftest import raw_sql
+from tests.checkpoint.graphs import human, tool_loop
+
+
+def cfg(thread_id: str, **extra: Any) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": "", **extra}}
+
+
+def checkpoint_with(values: dict[str, Any]) -> dict[str, Any]:
+    cp = empty_checkpoint()
+    cp["channel_values"] = values
+    cp["channel_versions"] = {k: "1" for k in values}
+    return cp
+
+
+def count_rows(url: str) -> int:
+    tables = ("threads", "checkpoints", "channel_values", "items", "writes")
+    return sum(raw_sql(url, f"SELECT COUNT(*) FROM {t}")[0][0] for t in tables)
+
+
+# -- copy_thread ---------------------------------------------------------------------------------
+
+
+async def test_copy_thread_onto_itself_is_refused_and_deletes_nothing(saver) -> None:
+    graph = tool_loop(saver)
+    await graph.ainvoke({"messages": [human(0)]}, cfg("x"))
+    before = (await graph.aget_state(cfg("x"))).values
+    with pytest.raises(ValueError, match="onto itself"):
+        await saver.acopy_thread("x", "x")
+    assert (await graph.aget_state(cfg("x"))).values == before
+    assert (await saver.aget_thread("x")).message_count == len(before["messages"])
+
+
+async def test_copy_thread_onto_existing_thread_is_refused(saver) -> None:
+    graph = tool_loop(saver)
+    await graph.ainvoke({"messages": [human(0)]}, cfg("a"))
+    await graph.ainvoke({"messages": [human(1)]}, cfg("b"))
+    b_before = (await graph.aget_state(cfg("b"))).values
+    with pytest.raises(ValueError, match="already holds checkpoints"):
+        await saver.acopy_thread("a", "b")
+    assert (await graph.aget_state(cfg("b"))).values == b_before
+
+
+async def test_copy_thread_onto_a_thread_row_without_checkpoints(saver) -> None:
+    """A target that is only a row (a title set ahead of the first turn) holds nothing to lose."""
+    graph = tool_loop(saver)
+    await graph.ainvoke({"messages": [human(0)]}, cfg("a"))
+    await saver.aupdate_thread("fresh", title="set before any turn")
+    await saver.acopy_thread("a", "fresh")
+    assert (await graph.aget_state(cfg("fresh"))).values == (await graph.aget_state(cfg("a"))).values
+
+
+# -- ids the store cannot keep -------------------------------------------------------------------
+
+BAD_IDS = {
+    "nul": "a\x00b",
+    "too-long": "é" * (MAX_ID_BYTES // 2 + 1),  # 1,026 bytes of UTF-8 in 513 characters
+    "surrogate": "a\ud800",
+}
+
+
+@pytest.mark.parametrize("field", ["thread_id", "checkpoint_ns"])
+@pytest.mark.parametrize("bad", list(BAD_IDS), ids=list(BAD_IDS))
+async def test_bad_ids_are_refused_before_anything_is_written(saver, store_url, field, bad) -> None:
+    bad_id = BAD_IDS[bad]
+    config = cfg("ok") | {"configurable": {**cfg("ok")["configurable"], field: bad_id}}
+    cp = checkpoint_with({"messages": [HumanMessage("hi", id="m1")], "n": 1})
+    rows = count_rows(store_url)
+    with pytest.raises(ValueError, match=field):
+        await saver.aput(config, cp, {"source": "input", "step": -1}, {"messages": "1", "n": "1"})
+    written = {"configurable": {**config["configurable"], "checkpoint_id": cp["id"]}}
+    with pytest.raises(ValueError, match=field):
+        await saver.aput_writes(written, [("n", 2)], "task-1")
+    with pytest.raises(ValueError, match=field):
+        await saver.aget_tuple(config)
+    with pytest.raises(ValueError, match=field):
+        [t async for t in saver.alist(config)]
+    with pytest.raises(ValueError, match=field):
+        await saver.aget_delta_channel_history(config=config, channels=["messages"])
+    if field == "thread_id":
+        for call in (
+            lambda: saver.adelete_thread(bad_id),
+            lambda: saver.acopy_thread(bad_id, "ok"),
+            lambda: saver.acopy_thread("ok", bad_id),
+            lambda: saver.aprune([bad_id]),
+            lambda: saver.aget_thread(bad_id),
+            lambda: saver.aupdate_thread(bad_id, title="t"),
+            lambda: saver.atool_calls(bad_id),
+        ):
+            with pytest.raises(ValueError, match="thread_id"):
+                await call()
+    assert count_rows(store_url) == rows
+
+
+async def test_ids_at_the_limit_round_trip(saver) -> None:
+    """The documented limit is what both backends keep and index (PostgreSQL's btree tops out ~2.7 kB)."""
+    thread_id = "t" * MAX_ID_BYTES
+    ns = "n" * MAX_ID_BYTES
+    cp = checkpoint_with({"messages": [HumanMessage("at the limit", id="m1")], "n": 1})
+    stored = await saver.aput(
+        cfg(thread_id, checkpoint_ns=ns), cp, {"source": "input", "step": -1}, {"messages": "1", "n": "1"}
+    )
+    await saver.aput_writes(stored, [("n", 2)], "task-" + "k" * 200)
+    tup = await saver.aget_tuple(cfg(thread_id, checkpoint_ns=ns))
+    assert tup.checkpoint["channel_values"]["messages"][0].content == "at the limit"
+    assert tup.pending_writes == [("task-" + "k" * 200, "n", 2)]
