@@ -208,6 +208,10 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                     self.items.drop(thread_id)
                     if attempt == 2:
                         raise
+                except BaseException:
+                    # Rolled back (an error, a cancellation): the cache may name items never committed.
+                    self.items.drop(thread_id)
+                    raise
 
     def _write_unit(self, thread_id: str) -> AbstractAsyncContextManager[Db]:
         """The connection for one put or put_writes of `thread_id`: a transaction, unless the dialect

@@ -17,13 +17,15 @@ from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.sqlite import queries
 
 BUSY_TIMEOUT_MS = 30_000
+BUSY_POLL_MAX_SECONDS = 0.05
 WAL_CHECKPOINT_BYTES = 48 * 1024
 
 
 class _Db:
     """Statements run inline on the event loop's thread: SQLite answers in microseconds, and a thread
     hop per statement (as aiosqlite does) costs more than the statement itself. A statement that
-    finds the database locked by another process is retried in a worker thread, where it may wait."""
+    finds the database locked by another process is retried after short sleeps on the loop: a caller
+    cancelled while it waits stops at once, with no statement left running on the connection."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
@@ -32,9 +34,20 @@ class _Db:
         try:
             return statement()
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc):
+            if not _busy(exc):
                 raise
-        return await asyncio.to_thread(_waiting, self.conn, statement)
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        delay = 0.001
+        while True:
+            # SQLite's own busy handler would sleep the same way, but in a worker thread that a
+            # cancelled caller cannot stop: it would take the lock (BEGIN) after the caller is gone.
+            await asyncio.sleep(delay)
+            try:
+                return statement()
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc) or time.monotonic() > deadline:
+                    raise
+            delay = min(delay * 2, BUSY_POLL_MAX_SECONDS)
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         await self._run(lambda: self.conn.execute(sql, params))
@@ -57,12 +70,8 @@ class _Db:
         return await self._run(lambda: self.conn.execute(sql, params).fetchall())
 
 
-def _waiting(conn: sqlite3.Connection, statement: Callable[[], Any]) -> Any:
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    try:
-        return statement()
-    finally:
-        conn.execute("PRAGMA busy_timeout = 0")
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    return "locked" in str(exc) or "busy" in str(exc)
 
 
 def _connect(path: str) -> sqlite3.Connection:
@@ -157,13 +166,15 @@ class SqliteCheckpointer(OrecastCheckpointer):
         conn = self._writer
         async with self._write_lock:
             db = _Db(conn)
-            await db.execute("BEGIN IMMEDIATE")  # waits in a worker thread if another process writes
+            await db.execute("BEGIN IMMEDIATE")  # waits (cancellably) while another process writes
             try:
                 yield db
+                await db.execute("COMMIT")  # may wait for readers outside WAL mode
             except BaseException:
-                conn.execute("ROLLBACK")
+                # Also on cancellation: a transaction left open would lock out every other writer.
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
         self._after_commit()
 
     def _after_commit(self) -> None:
