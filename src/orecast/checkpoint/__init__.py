@@ -21,7 +21,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from orecast.checkpoint.audit import ToolCallRecord
 from orecast.checkpoint.base import OrecastCheckpointer
-from orecast.checkpoint.core import SCHEMA_VERSION_DEFAULT
+from orecast.checkpoint.core import SCHEMA_VERSION_DEFAULT, ReadOnlyStoreError
 from orecast.checkpoint.postgres import PostgresCheckpointer
 from orecast.checkpoint.sqlite import SqliteCheckpointer
 from orecast.checkpoint.threads import ThreadInfo
@@ -31,6 +31,7 @@ __all__ = [
     "open_checkpointer_sync",
     "OrecastCheckpointer",
     "PostgresCheckpointer",
+    "ReadOnlyStoreError",
     "SqliteCheckpointer",
     "ThreadInfo",
     "ToolCallRecord",

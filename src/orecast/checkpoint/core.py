@@ -100,6 +100,10 @@ def count_messages(values: list[Any]) -> tuple[int, int, str | None]:
     return clear, delta, preview
 
 
+class ReadOnlyStoreError(Exception):
+    """A write to a store opened read-only (a SQLite file this process may not write)."""
+
+
 class StaleThreadError(Exception):
     """The thread row is not the incarnation this process cached: it was deleted elsewhere."""
 

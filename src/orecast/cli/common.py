@@ -10,7 +10,12 @@ from typing import Annotated, NoReturn
 import psycopg
 import typer
 
-from orecast.checkpoint import OrecastCheckpointer, default_database_url, open_checkpointer
+from orecast.checkpoint import (
+    OrecastCheckpointer,
+    ReadOnlyStoreError,
+    default_database_url,
+    open_checkpointer,
+)
 from orecast.checkpoint.urls import parse_url
 
 DatabaseUrl = Annotated[
@@ -43,9 +48,13 @@ async def open_store(url: str | None) -> AsyncIterator[OrecastCheckpointer]:
     try:
         async with open_checkpointer(url) as saver:
             assert isinstance(saver, OrecastCheckpointer)
+            if reason := getattr(saver, "read_only", None):
+                typer.echo(f"warning: {parsed.redacted()} is open read-only ({reason})", err=True)
             yield saver
     except psycopg.OperationalError as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         fail(f"cannot connect to {parsed.redacted()}: {first_line}")
+    except ReadOnlyStoreError as exc:
+        fail(str(exc))
     except (OSError, sqlite3.DatabaseError) as exc:
         fail(f"cannot open {parsed.redacted()}: {exc}")

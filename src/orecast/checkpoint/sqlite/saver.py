@@ -12,8 +12,11 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+from orecast.checkpoint import migrations
 from orecast.checkpoint.base import OrecastCheckpointer
+from orecast.checkpoint.core import ReadOnlyStoreError
 from orecast.checkpoint.sqlite import queries
 
 BUSY_TIMEOUT_MS = 30_000
@@ -74,41 +77,97 @@ def _busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in str(exc) or "busy" in str(exc)
 
 
-def _connect(path: str) -> sqlite3.Connection:
-    """Open and configure a connection; may wait for other processes (run it in a worker thread)."""
-    # check_same_thread=False: the connection is then used from the loop's thread, except while a
-    # worker thread waits for the write lock on it (the loop does not touch it meanwhile).
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    if path != ":memory:":
-        # WAL mode is stored in the file: only its first opener switches, and several processes
-        # opening a new file at once wait for each other here instead of failing.
-        _switch_to_wal(conn)
-        # The saver checkpoints the WAL itself, from a worker thread (see `_after_commit`): an automatic
-        # checkpoint would fsync inside a COMMIT on the event loop.
-        conn.execute("PRAGMA wal_autocheckpoint = 0")
-        conn.execute(f"PRAGMA journal_size_limit = {WAL_CHECKPOINT_BYTES}")
-    # WAL + NORMAL: a crash of the application never loses a committed checkpoint; only an OS crash
-    # or power loss can drop the last transactions.
-    conn.execute("PRAGMA synchronous = NORMAL")
-    # On the loop, statements must not wait: a busy write lock is waited for in a worker thread.
-    conn.execute("PRAGMA busy_timeout = 0")
-    return conn
+def _connect(target: str, *, read_only: bool = False) -> tuple[sqlite3.Connection, str]:
+    """Open and configure a connection, and tell its journal mode; may wait for other processes (run it
+    in a worker thread). `target` is a path or a SQLite URI (`file:…`)."""
+    # check_same_thread=False: the connection is opened in a worker thread and used on the loop's.
+    conn = sqlite3.connect(target, uri=target.startswith("file:"), isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        if not read_only:
+            # WAL mode is stored in the file: only its first opener switches, and several processes
+            # opening a new file at once wait for each other here instead of failing.
+            mode = _switch_to_wal(conn, mode)
+        if mode == "wal":
+            # The saver checkpoints the WAL itself, from a worker thread (see `_after_commit`): an
+            # automatic checkpoint would fsync inside a COMMIT on the event loop.
+            conn.execute("PRAGMA wal_autocheckpoint = 0")
+            conn.execute(f"PRAGMA journal_size_limit = {WAL_CHECKPOINT_BYTES}")
+        # WAL + NORMAL: a crash of the application never loses a committed checkpoint; only an OS crash
+        # or power loss can drop the last transactions. A rollback journal needs FULL for as much.
+        conn.execute(f"PRAGMA synchronous = {'NORMAL' if mode == 'wal' else 'FULL'}")
+        # On the loop, statements must not wait: `_Db` waits for a busy lock itself.
+        conn.execute("PRAGMA busy_timeout = 0")
+    except BaseException:
+        conn.close()
+        raise
+    return conn, mode
 
 
-def _switch_to_wal(conn: sqlite3.Connection) -> None:
+def _switch_to_wal(conn: sqlite3.Connection, mode: str) -> str:
+    """Switch to WAL if possible; the journal mode the database ends up in."""
     # Switching needs an exclusive lock and SQLite reports a conflict at once, without its busy
     # handler (two openers could otherwise wait for each other): retry with a backoff.
     deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
     delay = 0.005
-    while conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+    while mode != "wal":
         try:
-            conn.execute("PRAGMA journal_mode = WAL")
+            wanted = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(delay)
             delay = min(delay * 2, 0.2)
+        else:
+            mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if wanted != "wal" and mode != "wal":
+                # An in-memory database (`memory`), or a file system without shared memory: SQLite
+                # keeps the mode it has, and the store works in it.
+                return mode
+    return mode
+
+
+def _read_only_target(target: str, immutable: bool) -> str:
+    """The SQLite URI that opens `target` read-only (`immutable` also skips the -shm file, for a
+    read-only folder where it cannot be created)."""
+    if target.startswith("file:"):
+        base, _, query = target.partition("?")
+        params = [p for p in query.split("&") if p and not p.startswith(("mode=", "immutable="))]
+    else:
+        base, params = "file:" + quote(os.path.abspath(target)), []
+    params.append("mode=ro")
+    if immutable:
+        params.append("immutable=1")
+    return f"{base}?{'&'.join(params)}"
+
+
+def _opens_read_only(target: str) -> bool:
+    """Whether `target` asks for a read-only database (a `file:` URI with mode=ro or immutable=1)."""
+    if not target.startswith("file:"):
+        return False
+    query = target.partition("?")[2].split("&")
+    return "mode=ro" in query or "immutable=1" in query
+
+
+def _cannot_write(path: str) -> bool:
+    """Whether this process may not write the existing database file `path` (or create its WAL files)."""
+    file = Path(path)
+    if not file.is_file():
+        return False
+    if not os.access(file, os.W_OK):
+        return True
+    # WAL mode creates `-wal` and `-shm` files next to the database.
+    siblings = [Path(path + "-wal"), Path(path + "-shm")]
+    if all(f.exists() and os.access(f, os.W_OK) for f in siblings):
+        return False
+    return not os.access(file.parent, os.W_OK | os.X_OK)
+
+
+def _read_only_failure(exc: sqlite3.Error) -> bool:
+    """An error that a read-only file or folder gives when the database is opened for writing."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM"))
 
 
 def _checkpoint_wal(path: str) -> None:
@@ -133,6 +192,11 @@ class SqliteCheckpointer(OrecastCheckpointer):
     def __init__(self, path: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.path = path
+        self.file = ""  # the database file; "" while the database lives in memory
+        self.wal = False
+        # Why the store was opened read-only (writes then raise ReadOnlyStoreError); None if writable.
+        self.read_only: str | None = None
+        self._read_only_uri = ""
         self._writer: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
         self._write_lock = asyncio.Lock()
@@ -141,28 +205,106 @@ class SqliteCheckpointer(OrecastCheckpointer):
     @classmethod
     @asynccontextmanager
     async def from_path(cls, path: str | Path, **kwargs: Any) -> AsyncIterator[SqliteCheckpointer]:
-        """Open (creating if needed) the database at `path`, migrate it, and close it on exit."""
+        """Open (creating if needed) the database at `path`, migrate it, and close it on exit.
+
+        `path` may be a SQLite URI (`file:…?mode=ro`). A file this process cannot write is opened
+        read-only (`read_only` says why): reads work, writes raise `ReadOnlyStoreError`.
+        """
         path = str(path)
-        if path != ":memory:":
+        uri = path.startswith("file:")
+        if not uri and path != ":memory:" and not Path(path).exists():
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         saver = cls(path, **kwargs)
-        saver._writer = await asyncio.to_thread(_connect, path)
-        # An in-memory database exists per connection: reads must share the writer's.
-        saver._reader = saver._writer if path == ":memory:" else await asyncio.to_thread(_connect, path)
         saver.loop = asyncio.get_running_loop()
+        if _opens_read_only(path):
+            reason = "the URL asks for mode=ro" if "mode=ro" in path else "the URL marks it immutable"
+            await saver._open(reason)
+        elif not uri and _cannot_write(path):
+            await saver._open("this process may not write the file or its folder")
+        else:
+            try:
+                await saver._open(None)
+            except sqlite3.Error as exc:
+                if uri or not _read_only_failure(exc) or not Path(path).is_file():
+                    raise
+                await saver._open(f"opening it for writing failed: {exc}")
         try:
-            await saver.setup()
             yield saver
         finally:
             if saver._wal_checkpoint is not None:
                 await saver._wal_checkpoint
-            saver._writer.close()
-            if saver._reader is not saver._writer:
-                saver._reader.close()
+            saver._close()
+
+    async def _open(self, read_only: str | None) -> None:
+        """Connect (read-only, for the given reason, or read-write) and migrate or check the schema."""
+        self._close()
+        self.read_only = read_only
+        try:
+            if read_only is None:
+                self._writer, mode = await asyncio.to_thread(_connect, self.path)
+            else:
+                self._writer, mode = await self._connect_read_only()
+            self.file = self._writer.execute("PRAGMA database_list").fetchone()[2]
+            self.wal = mode == "wal"
+            # An in-memory database exists per connection (or per shared cache): reads share the writer's.
+            if self.file:
+                target = self.path if read_only is None else self._read_only_uri
+                self._reader, _ = await asyncio.to_thread(_connect, target, read_only=read_only is not None)
+            else:
+                self._reader = self._writer
+            if read_only is None:
+                await self.setup()
+            else:
+                await self._check_schema()
+        except BaseException:
+            self._close()
+            raise
+
+    async def _connect_read_only(self) -> tuple[sqlite3.Connection, str]:
+        last: sqlite3.Error | None = None
+        for immutable in (False, True):
+            # A WAL database in a read-only folder without its -shm file opens only as immutable.
+            self._read_only_uri = _read_only_target(self.path, immutable)
+            try:
+                return await asyncio.to_thread(_connect, self._read_only_uri, read_only=True)
+            except sqlite3.Error as exc:
+                if not _read_only_failure(exc):
+                    raise
+                last = exc
+        assert last is not None
+        raise last
+
+    async def _check_schema(self) -> None:
+        """A read-only store cannot be migrated: it must already have the latest schema."""
+        latest = migrations.latest(self.migrations_package)
+        try:
+            async with self._read() as db:
+                row = await db.fetchone(self.q.SELECT_SCHEMA_VERSION)
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc):
+                raise
+            row = None
+        current = row[0] if row else 0
+        if current < latest:
+            raise ReadOnlyStoreError(
+                f"the SQLite store {self.path} is read-only ({self.read_only}) and has schema version "
+                f"{current}, not {latest}: open it once where it can be written to migrate it"
+            )
+
+    def _close(self) -> None:
+        if self._reader is not None and self._reader is not self._writer:
+            self._reader.close()
+        if self._writer is not None:
+            self._writer.close()
+        self._writer = self._reader = None
 
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[_Db]:
         assert self._writer is not None, "saver is closed"
+        if self.read_only is not None:
+            raise ReadOnlyStoreError(
+                f"the SQLite store {self.path} is open read-only ({self.read_only}): writes are refused"
+            )
         conn = self._writer
         async with self._write_lock:
             db = _Db(conn)
@@ -179,14 +321,14 @@ class SqliteCheckpointer(OrecastCheckpointer):
 
     def _after_commit(self) -> None:
         """Start a WAL checkpoint in a worker thread once the WAL has grown (one at a time)."""
-        if self.path == ":memory:" or (self._wal_checkpoint and not self._wal_checkpoint.done()):
+        if not self.wal or (self._wal_checkpoint and not self._wal_checkpoint.done()):
             return
         try:
-            size = os.stat(self.path + "-wal").st_size
+            size = os.stat(self.file + "-wal").st_size
         except FileNotFoundError:
             return
         if size >= WAL_CHECKPOINT_BYTES:
-            self._wal_checkpoint = asyncio.ensure_future(asyncio.to_thread(_checkpoint_wal, self.path))
+            self._wal_checkpoint = asyncio.ensure_future(asyncio.to_thread(_checkpoint_wal, self.file))
 
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[_Db]:
@@ -228,8 +370,8 @@ class SqliteCheckpointer(OrecastCheckpointer):
         for table, size in sizes:
             if table in out["tables"]:
                 out["tables"][table]["bytes"] = int(size)
-        if self.path != ":memory:":
-            files = [Path(self.path), Path(self.path + "-wal"), Path(self.path + "-shm")]
+        if self.file:
+            files = [Path(self.file), Path(self.file + "-wal"), Path(self.file + "-shm")]
             out["bytes"] = sum(f.stat().st_size for f in files if f.exists())
         return out
 
