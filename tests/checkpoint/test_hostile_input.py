@@ -8,8 +8,9 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 
+from orecast.checkpoint.encoding import CorruptRowError
 from orecast.checkpoint.ids import MAX_ID_BYTES
-from tests.checkpoint.conftest import raw_sql
+from tests.checkpoint.conftest import ph, raw_sql
 from tests.checkpoint.graphs import human, tool_loop
 
 
@@ -115,3 +116,81 @@ async def test_ids_at_the_limit_round_trip(saver) -> None:
     tup = await saver.aget_tuple(cfg(thread_id, checkpoint_ns=ns))
     assert tup.checkpoint["channel_values"]["messages"][0].content == "at the limit"
     assert tup.pending_writes == [("task-" + "k" * 200, "n", 2)]
+
+
+# -- crafted item references ---------------------------------------------------------------------
+
+
+def craft(url: str, sql: str, *params: Any) -> None:
+    raw_sql(url, sql.replace("?", ph(url)), params)
+
+
+async def stored_turn(saver, thread_id: str = "victim") -> str:
+    graph = tool_loop(saver)
+    await graph.ainvoke({"messages": [human(0)]}, cfg(thread_id))
+    return (await saver.aget_tuple(cfg(thread_id))).config["configurable"]["checkpoint_id"]
+
+
+CRAFTED_RANGES = {
+    "ten-million": "[[1, 10000000]]",
+    "not-a-list": '{"a": 1}',
+    "not-numbers": '[[1, "x"]]',
+    "reversed": "[[3, 1]]",
+    "zero": "[[0, 1]]",
+}
+
+
+@pytest.mark.parametrize("crafted", list(CRAFTED_RANGES), ids=list(CRAFTED_RANGES))
+async def test_crafted_item_ranges_fail_fast_and_clearly(saver, store_url, crafted) -> None:
+    head = await stored_turn(saver)
+    craft(
+        store_url,
+        "UPDATE channel_values SET value = ? WHERE thread_id = ? AND channel = 'messages'",
+        CRAFTED_RANGES[crafted],
+        "victim",
+    )
+    saver.items.clear()  # as a fresh process reads it
+    with pytest.raises(CorruptRowError, match=r"corrupt stored row \(thread 'victim', checkpoint '") as exc:
+        await saver.aget_tuple(cfg("victim"))
+    assert "channel 'messages'" in str(exc.value)
+    with pytest.raises(CorruptRowError):
+        [t async for t in saver.alist(cfg("victim"))]
+    with pytest.raises(CorruptRowError):
+        await saver.aget_tuple(cfg("victim", checkpoint_id=head))
+    rows = count_rows(store_url)
+    with pytest.raises(CorruptRowError, match="thread 'victim'"):
+        await saver.aprune(["victim"])  # nothing is collected on the strength of a corrupt row
+    assert count_rows(store_url) == rows
+
+
+async def test_crafted_range_in_a_pending_write(saver, store_url) -> None:
+    head = await stored_turn(saver)
+    craft(
+        store_url,
+        "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, kind, value)"
+        " VALUES (?, '', ?, 'task', 0, 'messages', '', 'items', ?)",
+        "victim",
+        head,
+        "[[1, 10000000]]",
+    )
+    saver.items.clear()
+    with pytest.raises(CorruptRowError, match=f"checkpoint '{head}', write to 'messages'"):
+        await saver.aget_tuple(cfg("victim"))
+
+
+async def test_a_reference_to_a_deleted_item_names_the_thread(saver, store_url) -> None:
+    await stored_turn(saver)
+    craft(store_url, "DELETE FROM items WHERE thread_id = ? AND item_no = 2", "victim")
+    saver.items.clear()
+    with pytest.raises(CorruptRowError, match=r"thread 'victim'.*items \[2\] are referenced but not stored"):
+        await saver.aget_tuple(cfg("victim"))
+
+
+async def test_repeated_items_still_round_trip(saver) -> None:
+    """A list may hold one item many times (ranges then repeat): the bounds must not refuse it."""
+    same = {"task": "check stock", "done": False}
+    cp = checkpoint_with({"todos": [same, dict(same), dict(same)], "messages": [HumanMessage("a", id="m1")]})
+    await saver.aput(cfg("dup"), cp, {"source": "input", "step": -1}, {"todos": "1", "messages": "1"})
+    saver.items.clear()
+    tup = await saver.aget_tuple(cfg("dup"))
+    assert tup.checkpoint["channel_values"]["todos"] == [same, same, same]

@@ -22,12 +22,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 from orecast.checkpoint.audit import ToolCallRecord
 from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.core import SCHEMA_VERSION_DEFAULT, ReadOnlyStoreError
+from orecast.checkpoint.encoding import CorruptRowError
 from orecast.checkpoint.postgres import PostgresCheckpointer
 from orecast.checkpoint.sqlite import SqliteCheckpointer
 from orecast.checkpoint.threads import ThreadInfo
 from orecast.checkpoint.urls import default_database_url, parse_url
 
 __all__ = [
+    "CorruptRowError",
     "open_checkpointer_sync",
     "OrecastCheckpointer",
     "PostgresCheckpointer",

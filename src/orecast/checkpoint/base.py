@@ -41,7 +41,7 @@ from orecast.checkpoint.encoding import (
     KIND_EMPTY,
     KIND_ITEMS,
     KIND_JSON,
-    from_ranges,
+    CorruptRowError,
     is_delta,
 )
 from orecast.checkpoint.ids import MAX_KEY_BYTES, check_id, config_ids
@@ -252,13 +252,15 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
     ) -> list[CheckpointTuple]:
         """Checkpoint tuples for checkpoint rows, loading their channel values, items and writes in bulk.
 
-        A row is (thread_id, ns, id, parent_id, checkpoint, metadata, incarnation).
+        A row is (thread_id, ns, id, parent_id, checkpoint, metadata, incarnation, next_item).
         """
         if not rows:
             return []
         parsed = []
         wanted: list[dict[str, str]] = []
-        for thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation in rows:
+        next_items: dict[str, int] = {}
+        for thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation, next_item in rows:
+            next_items[thread_id] = next_item
             checkpoint = {"id": cid, **self.codec.loads(checkpoint)}
             metadata = self.codec.loads(metadata)
             parsed.append((thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation))
@@ -282,15 +284,27 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         needed: dict[str, set[int]] = {}
         for thread_id, *_rest, incarnation in parsed:
             caches.setdefault(thread_id, self.items.get(thread_id, incarnation))
-        for (thread_id, _ns, _c, _v), (kind, value, _b) in values.items():
+        for (thread_id, ns, channel, version), (kind, value, _b) in values.items():
             if kind in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
-                needed.setdefault(thread_id, set()).update(from_ranges(self._ranges_of(kind, value)))
-        for (thread_id, _ns, _cid), entries in writes.items():
-            for _t, _ch, kind, value, _b in entries:
+                try:
+                    numbers = self._items_referenced(kind, value, next_items[thread_id])
+                except CorruptRowError as exc:
+                    cids = [p[2] for p in parsed if p[0] == thread_id and p[1] == ns]
+                    raise exc.at(
+                        f"thread {thread_id!r}, checkpoint {cids[0]!r}, channel {channel!r} "
+                        f"version {version!r}"
+                    ) from None
+                needed.setdefault(thread_id, set()).update(numbers)
+        for (thread_id, _ns, cid), entries in writes.items():
+            for _t, channel, kind, value, _b in entries:
                 if kind in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
-                    needed.setdefault(thread_id, set()).update(
-                        from_ranges(self._ranges_of(kind, value))
-                    )
+                    try:
+                        numbers = self._items_referenced(kind, value, next_items[thread_id])
+                    except CorruptRowError as exc:
+                        raise exc.at(
+                            f"thread {thread_id!r}, checkpoint {cid!r}, write to {channel!r}"
+                        ) from None
+                    needed.setdefault(thread_id, set()).update(numbers)
         for thread_id, numbers in needed.items():
             await self._load_items(db, caches[thread_id], thread_id, numbers)
 

@@ -229,6 +229,45 @@ def extend_ranges(ranges: list[list[int]], numbers: Sequence[int]) -> list[list[
     return out
 
 
+class CorruptRowError(ValueError):
+    """A stored row that cannot be what the saver wrote (edited by hand, or crafted)."""
+
+    def at(self, place: str) -> CorruptRowError:
+        return CorruptRowError(f"corrupt stored row ({place}): {self}")
+
+
+def checked_ranges(ranges: Any, next_item: int) -> list[list[int]]:
+    """`ranges` if each is [start, end] of item numbers the thread has allocated (1 … next_item-1).
+
+    Checked before anything is expanded: a crafted range must not cost time or memory.
+    """
+    if type(ranges) is not list:
+        raise CorruptRowError(f"item ranges are a {type(ranges).__name__}, not a list")
+    for r in ranges:
+        if not (
+            type(r) is list
+            and len(r) == 2
+            and type(r[0]) is int
+            and type(r[1]) is int
+            and 1 <= r[0] <= r[1] < next_item
+        ):
+            raise CorruptRowError(
+                f"item range {json.dumps(r)[:40]} is not within the thread's items 1..{next_item - 1}"
+            )
+    return ranges
+
+
+def covered(ranges: Sequence[Sequence[int]]) -> set[int]:
+    """The item numbers `ranges` cover, each counted once however often the ranges repeat them."""
+    out: set[int] = set()
+    done = 0
+    for start, end in sorted(ranges):
+        if end > done:
+            out.update(range(max(start, done + 1), end + 1))
+            done = end
+    return out
+
+
 def from_ranges(ranges: Iterable[Sequence[int]]) -> list[int]:
     out: list[int] = []
     for start, end in ranges:

@@ -16,7 +16,7 @@ from orecast.checkpoint.core import (
 )
 from orecast.checkpoint.encoding import (
     KIND_EMPTY,
-    from_ranges,
+    CorruptRowError,
 )
 from orecast.checkpoint.ids import config_ids
 from orecast.checkpoint.values import ValueStore
@@ -47,7 +47,7 @@ class DeltaHistory(ValueStore):
                 row = await db.fetchone(self.q.SELECT_LATEST_PARENT_ID, (thread_id, ns))
             if row is None:
                 return {ch: {"writes": []} for ch in wanted}
-            incarnation = row[1]
+            incarnation, next_item = row[1], row[2]
             thread = self.items.get(thread_id, incarnation)
             chain, seeds = await self._walk_to_seeds(db, thread_id, ns, row[0], wanted, thread)
             # Values: the seeds, and the writes of each chain.
@@ -73,9 +73,9 @@ class DeltaHistory(ValueStore):
             )
             needed: set[int] = set()
             for row in seed_rows:
-                needed.update(from_ranges(self._ranges_of(row[4], row[5])))
+                needed.update(self._checked_refs(row[4], row[5], next_item, thread_id, row[2]))
             for row in write_rows:
-                needed.update(from_ranges(self._ranges_of(row[4], row[5])))
+                needed.update(self._checked_refs(row[4], row[5], next_item, thread_id, row[0]))
             await self._load_items(db, thread, thread_id, needed)
         by_checkpoint: dict[tuple[str, str], list[Any]] = {}
         for cid, task_id, channel, _idx, kind, value, blob in write_rows:
@@ -91,6 +91,12 @@ class DeltaHistory(ValueStore):
                     entry["seed"] = self._decode(thread, row[4], row[5], row[6])
             result[ch] = entry
         return result
+
+    def _checked_refs(self, kind: str, value: Any, next_item: int, thread_id: str, where: str) -> set[int]:
+        try:
+            return self._items_referenced(kind, value, next_item)
+        except CorruptRowError as exc:
+            raise exc.at(f"thread {thread_id!r}, DeltaChannel history at {where!r}") from None
 
     async def _walk_to_seeds(
         self,

@@ -17,7 +17,7 @@ from orecast.checkpoint.encoding import (
     KIND_DELTA,
     KIND_ITEMS,
     KIND_JSON,
-    from_ranges,
+    CorruptRowError,
 )
 from orecast.checkpoint.history import DeltaHistory
 from orecast.checkpoint.ids import check_id
@@ -121,17 +121,22 @@ class Maintenance(DeltaHistory):
         for ns, versions in await db.fetchall(self.q.SELECT_THREAD_VERSIONS, (thread_id,)):
             versions = json.loads(versions) if isinstance(versions, str) else versions
             referenced.update((ns, ch, str(v)) for ch, v in versions.items())
-        live_items: set[int] = set()
-        for ns, channel, version, kind, value in await db.fetchall(
-            self.q.SELECT_THREAD_VALUE_KEYS, (thread_id,)
-        ):
-            if (ns, channel, version) not in referenced:
-                await db.execute(self.q.DELETE_CHANNEL_VALUE, (thread_id, ns, channel, version))
-            elif kind in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
-                live_items.update(from_ranges(self._ranges_of(kind, value)))
-        for kind, value in await db.fetchall(self.q.SELECT_THREAD_WRITE_REFS, (thread_id,)):
-            live_items.update(from_ranges(self._ranges_of(kind, value)))
         stored = [r[0] for r in await db.fetchall(self.q.SELECT_THREAD_ITEM_NUMBERS, (thread_id,))]
+        # A reference beyond the stored items is a corrupt row: the prune stops (and rolls back).
+        bound = max(stored, default=0) + 1
+        live_items: set[int] = set()
+        try:
+            for ns, channel, version, kind, value in await db.fetchall(
+                self.q.SELECT_THREAD_VALUE_KEYS, (thread_id,)
+            ):
+                if (ns, channel, version) not in referenced:
+                    await db.execute(self.q.DELETE_CHANNEL_VALUE, (thread_id, ns, channel, version))
+                elif kind in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
+                    live_items.update(self._items_referenced(kind, value, bound))
+            for kind, value in await db.fetchall(self.q.SELECT_THREAD_WRITE_REFS, (thread_id,)):
+                live_items.update(self._items_referenced(kind, value, bound))
+        except CorruptRowError as exc:
+            raise exc.at(f"thread {thread_id!r}") from None
         dead = [n for n in stored if n not in live_items]
         if dead:
             await db.execute(

@@ -18,8 +18,11 @@ from orecast.checkpoint.encoding import (
     KIND_ITEMS,
     KIND_JSON,
     KIND_SERDE,
+    CorruptRowError,
     ItemRefs,
     Stored,
+    checked_ranges,
+    covered,
     embedded_ranges,
     extend_ranges,
     from_ranges,
@@ -121,17 +124,32 @@ class ValueStore(SaverCore):
             self.q.SELECT_ITEMS, (thread_id, self._json_param(json.dumps(sorted(missing))))
         ):
             thread.remember(number, self.codec.loads(value))
+        if lost := sorted(n for n in missing if n not in thread.by_number):
+            raise CorruptRowError(f"items {lost[:5]} are referenced but not stored").at(
+                f"thread {thread_id!r}"
+            )
 
     @staticmethod
-    def _ranges_of(kind: str, value: Any) -> list[Any]:
-        if kind == KIND_JSON:
-            return embedded_ranges(value) if isinstance(value, str) else []
-        tree = json.loads(value) if isinstance(value, str) else value
-        if kind == KIND_ITEMS:
-            return tree
-        if kind == KIND_DELTA and tree["kind"] == KIND_ITEMS:
-            return tree["value"]
-        return []
+    def _items_referenced(kind: str, value: Any, next_item: int) -> set[int]:
+        """The item numbers a stored value refers to, checked against the thread's item count."""
+        try:
+            if kind == KIND_JSON:
+                if not isinstance(value, str):
+                    return set()
+                ranges = embedded_ranges(value)
+            else:
+                tree = json.loads(value) if isinstance(value, str) else value
+                if kind == KIND_ITEMS:
+                    ranges = tree
+                elif kind == KIND_DELTA and tree["kind"] == KIND_ITEMS:
+                    ranges = tree["value"]
+                else:
+                    return set()
+        except CorruptRowError:
+            raise
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CorruptRowError(f"unreadable {kind} value ({exc!r:.80})") from None
+        return covered(checked_ranges(ranges, next_item))
 
     def _decode(self, thread: ThreadItems, kind: str, value: Any, blob: bytes | None) -> Any:
         if kind == KIND_JSON:

@@ -56,7 +56,7 @@ DELETE FROM channel_values
 WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = %s"""
 
 CHECKPOINT_COLUMNS = """c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
-    c.checkpoint, c.metadata, t.incarnation"""
+    c.checkpoint, c.metadata, t.incarnation, t.next_item"""
 SELECT_CHECKPOINT = f"""
 SELECT {CHECKPOINT_COLUMNS}
 FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
@@ -91,11 +91,11 @@ SELECT_NAMESPACE_HEADS = """
 SELECT DISTINCT ON (checkpoint_ns) checkpoint_ns, checkpoint_id, checkpoint->'channel_versions'
 FROM checkpoints WHERE thread_id = %s ORDER BY checkpoint_ns, checkpoint_id DESC"""
 SELECT_PARENT_ID = """
-SELECT c.parent_checkpoint_id, t.incarnation
+SELECT c.parent_checkpoint_id, t.incarnation, t.next_item
 FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
 WHERE c.thread_id = %s AND c.checkpoint_ns = %s AND c.checkpoint_id = %s"""
 SELECT_LATEST_PARENT_ID = """
-SELECT c.parent_checkpoint_id, t.incarnation
+SELECT c.parent_checkpoint_id, t.incarnation, t.next_item
 FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
 WHERE c.thread_id = %s AND c.checkpoint_ns = %s
 ORDER BY c.checkpoint_id DESC LIMIT 1"""

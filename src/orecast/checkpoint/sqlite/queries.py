@@ -101,7 +101,7 @@ DELETE FROM channel_values
 WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?"""
 
 CHECKPOINT_COLUMNS = """c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
-    c.checkpoint, c.metadata, t.incarnation"""
+    c.checkpoint, c.metadata, t.incarnation, t.next_item"""
 INSERT_CHECKPOINT = """
 INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
                          checkpoint, metadata, run_id, schema_version)
@@ -146,11 +146,11 @@ SELECT_NAMESPACE_HEADS = """
 SELECT checkpoint_ns, MAX(checkpoint_id), json_extract(checkpoint, '$.channel_versions')
 FROM checkpoints WHERE thread_id = ? GROUP BY checkpoint_ns"""
 SELECT_PARENT_ID = """
-SELECT c.parent_checkpoint_id, t.incarnation
+SELECT c.parent_checkpoint_id, t.incarnation, t.next_item
 FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
 WHERE c.thread_id = ? AND c.checkpoint_ns = ? AND c.checkpoint_id = ?"""
 SELECT_LATEST_PARENT_ID = """
-SELECT c.parent_checkpoint_id, t.incarnation
+SELECT c.parent_checkpoint_id, t.incarnation, t.next_item
 FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
 WHERE c.thread_id = ? AND c.checkpoint_ns = ?
 ORDER BY c.checkpoint_id DESC LIMIT 1"""
