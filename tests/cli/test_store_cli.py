@@ -115,3 +115,12 @@ def test_unreachable_postgres_is_one_line_without_the_password() -> None:
     assert result.exit_code == 1
     assert result.stderr.startswith("error: cannot connect to postgresql://someone:***@127.0.0.1:1/nowhere")
     assert "s3cret" not in result.output
+
+
+def test_thread_id_the_store_cannot_keep_is_one_line(sqlite_url: str) -> None:
+    too_long = "x" * 1100
+    for command in ("show", "history", "tools", "delete"):
+        result = run("threads", command, too_long, "--database-url", sqlite_url)
+        assert result.exit_code == 2, result.output
+        assert result.output.startswith("error: thread_id 'xxxx")
+        assert "at most 1024" in result.output and "Traceback" not in result.output

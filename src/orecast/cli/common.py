@@ -11,6 +11,7 @@ import psycopg
 import typer
 
 from orecast.checkpoint import (
+    CorruptRowError,
     OrecastCheckpointer,
     ReadOnlyStoreError,
     default_database_url,
@@ -54,7 +55,9 @@ async def open_store(url: str | None) -> AsyncIterator[OrecastCheckpointer]:
     except psycopg.OperationalError as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         fail(f"cannot connect to {parsed.redacted()}: {first_line}")
-    except ReadOnlyStoreError as exc:
+    except (ReadOnlyStoreError, CorruptRowError) as exc:
         fail(str(exc))
+    except ValueError as exc:  # input the store refuses, e.g. a thread id it cannot keep
+        fail(str(exc), 2)
     except (OSError, sqlite3.DatabaseError) as exc:
         fail(f"cannot open {parsed.redacted()}: {exc}")
