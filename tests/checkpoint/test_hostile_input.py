@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 import pytest
@@ -9,7 +10,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 
 from orecast.checkpoint.encoding import CorruptRowError
-from orecast.checkpoint.ids import MAX_ID_BYTES
+from orecast.checkpoint.ids import MAX_ID_BYTES, MAX_KEY_BYTES
 from tests.checkpoint.conftest import ph, raw_sql
 from tests.checkpoint.graphs import human, tool_loop
 
@@ -106,16 +107,21 @@ async def test_bad_ids_are_refused_before_anything_is_written(saver, store_url, 
 
 async def test_ids_at_the_limit_round_trip(saver) -> None:
     """The documented limit is what both backends keep and index (PostgreSQL's btree tops out ~2.7 kB)."""
-    thread_id = "t" * MAX_ID_BYTES
-    ns = "n" * MAX_ID_BYTES
+    # Random text: PostgreSQL compresses index entries, so repeated characters would prove nothing.
+    thread_id = secrets.token_hex(MAX_ID_BYTES // 2)
+    ns = secrets.token_hex(MAX_ID_BYTES // 2)
+    task_id = secrets.token_hex(MAX_KEY_BYTES // 2)
     cp = checkpoint_with({"messages": [HumanMessage("at the limit", id="m1")], "n": 1})
+    cp["id"] = secrets.token_hex(MAX_KEY_BYTES // 2)
     stored = await saver.aput(
         cfg(thread_id, checkpoint_ns=ns), cp, {"source": "input", "step": -1}, {"messages": "1", "n": "1"}
     )
-    await saver.aput_writes(stored, [("n", 2)], "task-" + "k" * 200)
+    await saver.aput_writes(stored, [("n", 2)], task_id)
     tup = await saver.aget_tuple(cfg(thread_id, checkpoint_ns=ns))
     assert tup.checkpoint["channel_values"]["messages"][0].content == "at the limit"
-    assert tup.pending_writes == [("task-" + "k" * 200, "n", 2)]
+    assert tup.pending_writes == [(task_id, "n", 2)]
+    with pytest.raises(ValueError, match="task_id"):
+        await saver.aput_writes(stored, [("n", 3)], task_id + "k")
 
 
 # -- crafted item references ---------------------------------------------------------------------
