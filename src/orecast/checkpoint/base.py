@@ -289,10 +289,13 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                 try:
                     numbers = self._items_referenced(kind, value, next_items[thread_id])
                 except CorruptRowError as exc:
-                    cids = [p[2] for p in parsed if p[0] == thread_id and p[1] == ns]
+                    cid = next(
+                        p[2]
+                        for p in parsed
+                        if p[:2] == (thread_id, ns) and str(p[4]["channel_versions"].get(channel)) == version
+                    )
                     raise exc.at(
-                        f"thread {thread_id!r}, checkpoint {cids[0]!r}, channel {channel!r} "
-                        f"version {version!r}"
+                        f"thread {thread_id!r}, checkpoint {cid!r}, channel {channel!r} version {version!r}"
                     ) from None
                 needed.setdefault(thread_id, set()).update(numbers)
         for (thread_id, _ns, cid), entries in writes.items():
