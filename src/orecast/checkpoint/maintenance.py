@@ -46,8 +46,8 @@ class Maintenance(DeltaHistory):
                 return
             if await db.fetchone(self.q.THREAD_HAS_DATA, (target, target)) is not None:
                 raise ValueError(
-                    f"cannot copy thread {source!r} onto {target!r}: the target already holds checkpoints or writes; "
-                    "delete it first or choose a new thread id"
+                    f"cannot copy thread {source!r} onto {target!r}: the target already holds "
+                    "checkpoints or writes; delete it first or choose a new thread id"
                 )
             for sql in self.q.DELETE_THREAD:
                 await db.execute(sql, (target,))

@@ -145,8 +145,6 @@ class ValueStore(SaverCore):
                     ranges = tree["value"]
                 else:
                     return set()
-        except CorruptRowError:
-            raise
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptRowError(f"unreadable {kind} value ({exc!r:.80})") from None
         return covered(checked_ranges(ranges, next_item))
