@@ -86,7 +86,7 @@ class ValueStore(SaverCore):
         for i in unknown:
             number = thread.by_hash[digests[i]]
             numbers[i] = number
-            thread.remember(number, values[i], digests[i])
+            thread.remember(number, values[i], digest=digests[i])
         return numbers  # type: ignore[return-value]
 
     async def _store_items(
@@ -120,7 +120,7 @@ class ValueStore(SaverCore):
         for number, value in await db.fetchall(
             self.q.SELECT_ITEMS, (thread_id, self._json_param(json.dumps(sorted(missing))))
         ):
-            thread.remember(number, self.codec.loads(value))
+            thread.remember(number, self.codec.loads(value), self.codec.loads(value))
 
     @staticmethod
     def _ranges_of(kind: str, value: Any) -> list[Any]:
@@ -139,11 +139,11 @@ class ValueStore(SaverCore):
             if type(decoded) is dict:
                 for name, entry in decoded.items():
                     if type(entry) is ItemRefs:
-                        decoded[name] = [thread.by_number[n] for n in from_ranges(entry.ranges)]
+                        decoded[name] = [thread.item(n) for n in from_ranges(entry.ranges)]
             return decoded
         if kind == KIND_ITEMS:
             ranges = json.loads(value) if isinstance(value, str) else value
-            return [thread.by_number[n] for n in from_ranges(ranges)]
+            return [thread.item(n) for n in from_ranges(ranges)]
         if kind == KIND_SERDE:
             type_tag = json.loads(value) if isinstance(value, str) else value
             return self.serde.loads_typed((type_tag, bytes(blob or b"")))
