@@ -8,6 +8,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from langgraph.checkpoint.serde import _msgpack as lg_msgpack
 
 from orecast.checkpoint import open_checkpointer
 from orecast.checkpoint.urls import parse_url
@@ -16,6 +17,14 @@ from orecast.checkpoint.urls import parse_url
 @pytest.fixture
 async def saver(store_url: str) -> AsyncIterator[Any]:
     """An open, migrated saver on a clean store (SQLite file or PostgreSQL schema)."""
+    async with open_checkpointer(store_url) as s:
+        yield s
+
+
+@pytest.fixture
+async def strict_saver(store_url: str, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Any]:
+    """`saver` as opened under LANGGRAPH_STRICT_MSGPACK=true (LangGraph reads it once, at import)."""
+    monkeypatch.setattr(lg_msgpack, "STRICT_MSGPACK_ENABLED", True)
     async with open_checkpointer(store_url) as s:
         yield s
 

@@ -34,6 +34,8 @@ from orecast.checkpoint.core import (
     count_messages,
     message_text,
     utc_now,
+    version_key,
+    with_string_versions,
     without_secrets,
 )
 from orecast.checkpoint.encoding import (
@@ -114,7 +116,7 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                         thread_id,
                         checkpoint_ns,
                         channel,
-                        str(version),
+                        version_key(version),
                         stored.kind,
                         self._json_param(stored.json) if stored.json is not None else None,
                         stored.blob,
@@ -248,11 +250,13 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
     # -- reads -------------------------------------------------------------------------------------
 
     async def _tuples(
-        self, db: Db, rows: Sequence[Sequence[Any]]
+        self, db: Db, rows: Sequence[Sequence[Any]], *, resumed: bool = False
     ) -> list[CheckpointTuple]:
         """Checkpoint tuples for checkpoint rows, loading their channel values, items and writes in bulk.
 
         A row is (thread_id, ns, id, parent_id, checkpoint, metadata, incarnation, next_item).
+        `resumed`: the one checkpoint a run continues from, whose lists the next put will most likely
+        extend.
         """
         if not rows:
             return []
@@ -261,11 +265,11 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         next_items: dict[str, int] = {}
         for thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation, next_item in rows:
             next_items[thread_id] = next_item
-            checkpoint = {"id": cid, **self.codec.loads(checkpoint)}
+            checkpoint = with_string_versions({"id": cid, **self.codec.loads(checkpoint)})
             metadata = self.codec.loads(metadata)
             parsed.append((thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation))
             for channel, version in checkpoint["channel_versions"].items():
-                wanted.append({"t": thread_id, "n": ns, "c": channel, "v": str(version)})
+                wanted.append({"t": thread_id, "n": ns, "c": channel, "v": version_key(version)})
         values: dict[tuple[str, str, str, str], tuple[str, Any, bytes | None]] = {}
         if wanted:
             for thread_id, ns, channel, version, kind, value, blob in await db.fetchall(
@@ -292,7 +296,8 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                     cid = next(
                         p[2]
                         for p in parsed
-                        if p[:2] == (thread_id, ns) and str(p[4]["channel_versions"].get(channel)) == version
+                        if p[:2] == (thread_id, ns)
+                        and version_key(p[4]["channel_versions"].get(channel)) == version
                     )
                     raise exc.at(
                         f"thread {thread_id!r}, checkpoint {cid!r}, channel {channel!r} version {version!r}"
@@ -317,13 +322,15 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
             thread = caches[thread_id]
             channel_values: dict[str, Any] = {}
             for channel, version in checkpoint["channel_versions"].items():
-                key = (thread_id, ns, channel, str(version))
+                key = (thread_id, ns, channel, version_key(version))
                 stored = values.get(key)
                 if stored is None or stored[0] == KIND_EMPTY:
                     continue
                 if key not in decoded:
                     decoded[key] = self._decode(thread, *stored)
                 value = decoded[key]
+                if resumed and stored[0] == KIND_ITEMS:
+                    thread.last_lists[(ns, channel)] = (value, self._ranges_of(*stored[:2]))
                 channel_values[channel] = list(value) if type(value) is list else value
             checkpoint["channel_values"] = channel_values
             pending = [
@@ -368,7 +375,7 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                 row = await db.fetchone(self.q.SELECT_LATEST_CHECKPOINT, (thread_id, checkpoint_ns))
             if row is None:
                 return None
-            tuples = await self._tuples(db, [row])
+            tuples = await self._tuples(db, [row], resumed=True)
         return tuples[0]
 
     async def alist(

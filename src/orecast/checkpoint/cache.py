@@ -1,16 +1,22 @@
 """Per-thread memory of stored items, so a put does not re-encode the history it already stored.
 
-Items are immutable once written (content-addressed inside a thread), so decoded items can be shared by
-every read. A thread's cache is keyed by its *incarnation*: deleting and re-creating a thread (here or in
-another process) gives it a new incarnation and the old cache is never consulted again.
+Items are immutable once written (content-addressed inside a thread). Reads hand out the remembered
+objects without copying them, so each item also has a private *pristine* copy, never handed out: an
+object a caller edited in place differs from it, and is then neither handed out again nor taken for the
+stored item by a put (which stores its new content instead). A thread's cache is keyed by its
+*incarnation*: deleting and re-creating a thread (here or in another process) gives it a new incarnation
+and the old cache is never consulted again.
 """
 
 from __future__ import annotations
 
+import copy
 import operator
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
+
+from orecast.checkpoint.encoding import from_ranges
 
 MISSING = object()
 
@@ -19,11 +25,12 @@ MISSING = object()
 class ThreadItems:
     incarnation: str
     by_number: dict[int, Any] = field(default_factory=dict)
+    pristine: dict[int, Any] = field(default_factory=dict)
     by_hash: dict[str, int] = field(default_factory=dict)
-    # id(obj) -> (obj, item_no, obj.id at store time); holding obj keeps id() unique while cached.
-    by_identity: dict[int, tuple[Any, int, Any]] = field(default_factory=dict)
-    # The last list stored per (namespace, channel) and its ranges: an appended list is matched by one
-    # C-level prefix scan, and only its new suffix is encoded.
+    # id(obj) -> (obj, item_no); holding obj keeps id() unique while cached.
+    by_identity: dict[int, tuple[Any, int]] = field(default_factory=dict)
+    # The last list stored or read per (namespace, channel) and its ranges: an appended list is matched
+    # by one C-level prefix scan, and only its new suffix is encoded.
     last_lists: dict[tuple[str, str], tuple[list[Any], list[list[int]]]] = field(default_factory=dict)
     # For DeltaChannel history walks: each checkpoint's parent and channel versions, and whether a
     # channel version holds a stored value. Both are fixed once the checkpoint is stored (a re-put of
@@ -31,29 +38,47 @@ class ThreadItems:
     ancestry: dict[tuple[str, str], tuple[str | None, dict[str, Any]]] = field(default_factory=dict)
     populated: dict[tuple[str, str, str], bool] = field(default_factory=dict)
 
-    def remember(self, number: int, obj: Any, digest: str | None = None) -> None:
-        self.by_number[number] = obj
+    def remember(
+        self, number: int, obj: Any, pristine: Any = MISSING, digest: str | None = None
+    ) -> None:
+        """`obj` is item `number`; `pristine` an equal object no caller holds (default: a deep copy)."""
+        if number not in self.pristine:
+            self.by_number[number] = obj
+            self.pristine[number] = copy.deepcopy(obj) if pristine is MISSING else pristine
         if digest is not None:
             self.by_hash[digest] = number
-        self.by_identity[id(obj)] = (obj, number, getattr(obj, "id", None))
+        self.by_identity[id(obj)] = (obj, number)
+
+    def item(self, number: int) -> Any:
+        """Item `number` for a reader: the remembered object, or a fresh copy if it was edited in place."""
+        obj = self.by_number[number]
+        pristine = self.pristine[number]
+        if type(obj) is type(pristine) and obj == pristine:
+            return obj
+        self.by_identity.pop(id(obj), None)
+        fresh = copy.deepcopy(pristine)
+        self.by_number[number] = fresh
+        self.by_identity[id(fresh)] = (fresh, number)
+        return fresh
 
     def number_of(self, obj: Any) -> int | None:
-        """The item number of an object stored before, if it is the very same, unchanged object."""
+        """The item number of an object stored or read before, if it is the very same, unchanged object."""
         hit = self.by_identity.get(id(obj))
         if hit is None or hit[0] is not obj:
             return None
-        # add_messages assigns ids in place to messages that had none: such an object changed.
-        if getattr(obj, "id", None) != hit[2]:
-            return None
-        return hit[1]
+        pristine = self.pristine[hit[1]]
+        # e.g. add_messages assigns ids in place to messages that had none: such an object changed.
+        return hit[1] if type(obj) is type(pristine) and obj == pristine else None
 
     def known_prefix(self, key: tuple[str, str], values: list[Any]) -> tuple[int, list[list[int]]]:
-        """(length, ranges) of the last list stored under `key` if `values` starts with it, else (0, [])."""
+        """(length, ranges) of the last list stored under `key` if `values` starts with it, unchanged."""
         last = self.last_lists.get(key)
         if last is None or len(last[0]) > len(values):
             return 0, []
         objs, ranges = last
-        if all(map(operator.is_, objs, values)):
+        if all(map(operator.is_, objs, values)) and all(
+            map(operator.eq, objs, map(self.pristine.__getitem__, from_ranges(ranges)))
+        ):
             return len(objs), ranges
         return 0, []
 

@@ -108,7 +108,7 @@ class StaleThreadError(Exception):
     """The thread row is not the incarnation this process cached: it was deleted elsewhere."""
 
 
-class SaverCore(BaseCheckpointSaver[float]):
+class SaverCore(BaseCheckpointSaver[str]):
     """State and contract shared by the saver's parts; `OrecastCheckpointer` puts them together."""
 
     dialect: str = ""
@@ -191,14 +191,55 @@ class SaverCore(BaseCheckpointSaver[float]):
 
     # -- versions ----------------------------------------------------------------------------------
 
-    def get_next_version(self, current: float | int | str | None, channel: None) -> float:
-        # A number, compared as a number by LangGraph: the integer part counts the channel's updates and
-        # a random fraction keeps two forks' versions distinct (as the official savers' random suffix
-        # does), in 8 characters where the official string takes 49.
-        if current is None:
-            count = 0
-        elif isinstance(current, str):
-            count = int(current.split(".")[0])
-        else:
-            count = int(current)
-        return count + 1 + random.randint(1, 999_999) / 1_000_000
+    def get_next_version(self, current: str | float | int | None, channel: None) -> str:
+        count = 0 if current is None else version_count(current)
+        return f"{count + 1:032d}.{random.randrange(10**16):016d}"
+
+
+# A channel version is "<count, 32 digits>.<random, 16 digits>": the number of updates of the channel,
+# then a random part that keeps two forks' versions apart. It has the official savers' shape, so
+# versions compare as strings in update order, also against threads they wrote (their random part is
+# `random.random()`). Stores written by earlier orecast versions hold floats, count + random / 10**6
+# (e.g. 3.139121); they are read as "<count, 32 digits>.<random, 6 digits>" and their values stay
+# stored under the float's text, which `version_key` computes back from that string.
+_FLOAT_VERSION = re.compile(r"^(\d{32})\.(\d{6})$")
+
+
+def version_count(version: str | float | int) -> int:
+    return int(version.split(".")[0]) if isinstance(version, str) else int(version)
+
+
+def version_string(version: str | float | int) -> str | float | int:
+    """A version as LangGraph gets it from this store: an earlier orecast's float as a string."""
+    if type(version) is not float:
+        return version  # a string, or an int some other writer chose: handed back as stored
+    count = int(version)
+    fraction = round((version - count) * 1_000_000)
+    if count + fraction / 1_000_000 != version:
+        return version  # not a float orecast wrote
+    return f"{count:032d}.{fraction:06d}"
+
+
+def version_key(version: str | float | int) -> str:
+    """The `version` column of a channel value stored under `version`."""
+    if not isinstance(version, str):
+        return str(version)
+    old = _FLOAT_VERSION.match(version)
+    if old is None:
+        return version
+    return str(int(old[1]) + int(old[2]) / 1_000_000)
+
+
+def with_string_versions(checkpoint: dict[str, Any]) -> dict[str, Any]:
+    """`checkpoint` with the float versions of an older store as strings (see `version_string`)."""
+    versions = checkpoint.get("channel_versions", {})
+    seen = checkpoint.get("versions_seen", {})
+    if all(type(v) is not float for v in versions.values()) and all(
+        type(v) is not float for node in seen.values() for v in node.values()
+    ):
+        return checkpoint
+    checkpoint["channel_versions"] = {c: version_string(v) for c, v in versions.items()}
+    checkpoint["versions_seen"] = {
+        n: {c: version_string(v) for c, v in node.items()} for n, node in seen.items()
+    }
+    return checkpoint

@@ -12,25 +12,32 @@ A stored value is a `Stored(kind, json, blob)`:
 * ``serde`` — bytes from the strict-allowlist `JsonPlusSerializer` (`blob`, with its type tag in `json`).
 * ``empty`` — a channel version with no value (a DeltaChannel sentinel).
 
-No pickle anywhere: the serializer is built with `pickle_fallback=False` and an explicit allowlist.
+No pickle anywhere: the serializer is built with `pickle_fallback=False`, and it rebuilds objects only
+of the types `AdmittedTypes` describes (docs/checkpoint.md, "Which types come back").
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import math
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from langchain_core import messages as lc_messages
 from langchain_core.messages import BaseMessage
+from langchain_core.runnables import Runnable
+from langgraph.checkpoint.serde import _msgpack as lg_msgpack
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer, _create_msgpack_ext_hook
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
+from pydantic import BaseModel
 
 KIND_JSON = "json"
 KIND_ITEMS = "items"
@@ -61,9 +68,63 @@ MESSAGE_CLASSES: dict[str, type[BaseMessage]] = {
 }
 
 
-def strict_serializer() -> JsonPlusSerializer:
-    """LangGraph's serializer limited to its built-in safe types (extended per graph by `with_allowlist`)."""
-    return JsonPlusSerializer(pickle_fallback=False, allowed_msgpack_modules=None)
+class AdmittedTypes:
+    """The classes a stored value may name to be rebuilt as an object, beyond LangGraph's safe types.
+
+    * Always: the allowlist LangGraph derives from the graph's schemas (`with_allowlist`, strict mode).
+    * In LangGraph's default mode, where it hands over no allowlist, also the *data classes* a graph's
+      state is made of: a pydantic model (not a Runnable: no models, tools or chains), a dataclass, an
+      enum or a named tuple, defined under that name in a module this process has already imported.
+      Nothing is imported for a row, and no other class or function is ever called: `subprocess.Popen`,
+      `os.system` or `builtins.eval` named in a crafted row come back as the row's plain data.
+    """
+
+    def __init__(self, allowlist: frozenset[tuple[str, ...]], data_classes: bool) -> None:
+        self.allowlist = allowlist
+        self.data_classes = data_classes
+
+    def __contains__(self, key: object) -> bool:
+        if key in self.allowlist:
+            return True
+        return self.data_classes and isinstance(key, tuple) and len(key) == 2 and is_data_class(*key)
+
+
+def is_data_class(module_name: object, name: object) -> bool:
+    if not isinstance(module_name, str) or not isinstance(name, str):
+        return False
+    module = sys.modules.get(module_name)
+    cls = getattr(module, name, None) if module is not None else None
+    if not isinstance(cls, type) or cls.__module__ != module_name or cls.__name__ != name:
+        return False
+    if issubclass(cls, BaseException | Runnable):
+        return False
+    if issubclass(cls, Enum | BaseModel) or dataclasses.is_dataclass(cls):
+        return True
+    return issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
+class StoreSerializer(JsonPlusSerializer):
+    """LangGraph's serializer without pickle, rebuilding only LangGraph's safe types and `AdmittedTypes`."""
+
+    def __init__(self, allowlist: frozenset[tuple[str, ...]] = frozenset(), *, data_classes: bool) -> None:
+        self.admitted = AdmittedTypes(allowlist, data_classes)
+        super().__init__(
+            pickle_fallback=False,
+            allowed_msgpack_modules=None,
+            __unpack_ext_hook__=_create_msgpack_ext_hook(self.admitted),  # type: ignore[arg-type]
+        )
+
+    def with_msgpack_allowlist(self, extra_allowlist: Iterable[tuple[str, ...] | type]) -> StoreSerializer:
+        extra = {(e.__module__, e.__name__) if isinstance(e, type) else tuple(e) for e in extra_allowlist}
+        merged = self.admitted.allowlist | extra
+        if merged == self.admitted.allowlist:
+            return self
+        return StoreSerializer(merged, data_classes=self.admitted.data_classes)
+
+
+def strict_serializer() -> StoreSerializer:
+    """The store's serializer; in LangGraph's strict mode it rebuilds only what the graph allowlists."""
+    return StoreSerializer(data_classes=not lg_msgpack.STRICT_MSGPACK_ENABLED)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from orecast.checkpoint.cache import ThreadItems
 from orecast.checkpoint.core import (
     PAGE_SIZE,
     Db,
+    version_key,
 )
 from orecast.checkpoint.encoding import (
     KIND_EMPTY,
@@ -136,10 +137,10 @@ class DeltaHistory(ValueStore):
                 if not page:
                     break
             unknown = {
-                (ch, str(versions[ch]))
+                (ch, version_key(versions[ch]))
                 for _cid, _parent, versions in page
                 for ch in open_channels
-                if ch in versions and (ns, ch, str(versions[ch])) not in populated
+                if ch in versions and (ns, ch, version_key(versions[ch])) not in populated
             }
             if unknown:
                 pairs = [{"t": thread_id, "n": ns, "c": ch, "v": v} for ch, v in sorted(unknown)]
@@ -156,8 +157,8 @@ class DeltaHistory(ValueStore):
                 for ch in list(open_channels):
                     chain[ch].append(cid)
                     version = versions.get(ch)
-                    if version is not None and populated.get((ns, ch, str(version))):
-                        seeds[ch] = (cid, str(version))
+                    if version is not None and populated.get((ns, ch, version_key(version))):
+                        seeds[ch] = (cid, version_key(version))
                         open_channels.discard(ch)
                 if not open_channels:
                     break

@@ -12,6 +12,7 @@ from langchain_core.runnables import RunnableConfig
 from orecast.checkpoint.core import (
     Db,
     utc_now,
+    version_key,
 )
 from orecast.checkpoint.encoding import (
     KIND_DELTA,
@@ -120,7 +121,7 @@ class Maintenance(DeltaHistory):
         referenced: set[tuple[str, str, str]] = set()
         for ns, versions in await db.fetchall(self.q.SELECT_THREAD_VERSIONS, (thread_id,)):
             versions = json.loads(versions) if isinstance(versions, str) else versions
-            referenced.update((ns, ch, str(v)) for ch, v in versions.items())
+            referenced.update((ns, ch, version_key(v)) for ch, v in versions.items())
         stored = [r[0] for r in await db.fetchall(self.q.SELECT_THREAD_ITEM_NUMBERS, (thread_id,))]
         # A reference beyond the stored items is a corrupt row: the prune stops (and rolls back).
         bound = max(stored, default=0) + 1

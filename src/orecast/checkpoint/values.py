@@ -89,7 +89,7 @@ class ValueStore(SaverCore):
         for i in unknown:
             number = thread.by_hash[digests[i]]
             numbers[i] = number
-            thread.remember(number, values[i], digests[i])
+            thread.remember(number, values[i], digest=digests[i])
         return numbers  # type: ignore[return-value]
 
     async def _store_items(
@@ -123,28 +123,29 @@ class ValueStore(SaverCore):
         for number, value in await db.fetchall(
             self.q.SELECT_ITEMS, (thread_id, self._json_param(json.dumps(sorted(missing))))
         ):
-            thread.remember(number, self.codec.loads(value))
+            thread.remember(number, self.codec.loads(value), self.codec.loads(value))
         if lost := sorted(n for n in missing if n not in thread.by_number):
             raise CorruptRowError(f"items {lost[:5]} are referenced but not stored").at(
                 f"thread {thread_id!r}"
             )
 
     @staticmethod
-    def _items_referenced(kind: str, value: Any, next_item: int) -> set[int]:
+    def _ranges_of(kind: str, value: Any) -> list[Any]:
+        """The item ranges a stored value refers to, as stored (unchecked)."""
+        if kind == KIND_JSON:
+            return embedded_ranges(value) if isinstance(value, str) else []
+        tree = json.loads(value) if isinstance(value, str) else value
+        if kind == KIND_ITEMS:
+            return tree
+        if kind == KIND_DELTA and tree["kind"] == KIND_ITEMS:
+            return tree["value"]
+        return []
+
+    @classmethod
+    def _items_referenced(cls, kind: str, value: Any, next_item: int) -> set[int]:
         """The item numbers a stored value refers to, checked against the thread's item count."""
         try:
-            if kind == KIND_JSON:
-                if not isinstance(value, str):
-                    return set()
-                ranges = embedded_ranges(value)
-            else:
-                tree = json.loads(value) if isinstance(value, str) else value
-                if kind == KIND_ITEMS:
-                    ranges = tree
-                elif kind == KIND_DELTA and tree["kind"] == KIND_ITEMS:
-                    ranges = tree["value"]
-                else:
-                    return set()
+            ranges = cls._ranges_of(kind, value)
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptRowError(f"unreadable {kind} value ({exc!r:.80})") from None
         return covered(checked_ranges(ranges, next_item))
@@ -155,11 +156,11 @@ class ValueStore(SaverCore):
             if type(decoded) is dict:
                 for name, entry in decoded.items():
                     if type(entry) is ItemRefs:
-                        decoded[name] = [thread.by_number[n] for n in from_ranges(entry.ranges)]
+                        decoded[name] = [thread.item(n) for n in from_ranges(entry.ranges)]
             return decoded
         if kind == KIND_ITEMS:
             ranges = json.loads(value) if isinstance(value, str) else value
-            return [thread.by_number[n] for n in from_ranges(ranges)]
+            return [thread.item(n) for n in from_ranges(ranges)]
         if kind == KIND_SERDE:
             type_tag = json.loads(value) if isinstance(value, str) else value
             return self.serde.loads_typed((type_tag, bytes(blob or b"")))

@@ -1,0 +1,87 @@
+"""Our savers as LangGraph's `sync_checkpointer` / `async_checkpointer` fixtures.
+
+This file is copied into the `tests/` package of LangGraph's sdist (see `suite.py`) and imported at the
+end of its `conftest.py`, so these fixtures replace LangGraph's own there. It runs in that pytest process,
+where `tests` is LangGraph's package, so it imports nothing from ours.
+
+ORECAST_SUITE_BACKENDS: comma-separated `sqlite`, `postgres` (default both). PostgreSQL needs
+ORECAST_TEST_PG_URL; each test gets a fresh schema in a database made for the session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from urllib.parse import quote, urlencode, urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from orecast.checkpoint import open_checkpointer, open_checkpointer_sync
+
+BACKENDS = [b for b in os.environ.get("ORECAST_SUITE_BACKENDS", "sqlite,postgres").split(",") if b]
+CHECKPOINTER_FIXTURES = {"sync_checkpointer", "async_checkpointer"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run only the tests that take a checkpointer: the rest do not exercise a saver."""
+    keep = [i for i in items if CHECKPOINTER_FIXTURES & set(getattr(i, "fixturenames", ()))]
+    dropped = [i for i in items if i not in keep]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
+def _with_database(url: str, database: str) -> str:
+    return urlunsplit(urlsplit(url)._replace(path=f"/{database}"))
+
+
+def _with_search_path(url: str, schema: str) -> str:
+    parts = urlsplit(url)
+    option = urlencode({"options": f"-c search_path={schema}"}, quote_via=quote)
+    return urlunsplit(parts._replace(query="&".join(filter(None, [parts.query, option]))))
+
+
+@pytest.fixture(scope="session")
+def orecast_pg_database() -> Iterator[str]:
+    server = os.environ["ORECAST_TEST_PG_URL"]
+    name = f"orecast_lgsuite_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield _with_database(server, name)
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.contextmanager
+def _store_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A clean store: a SQLite file in the test's tmp_path, or a fresh PostgreSQL schema."""
+    if request.param == "orecast_sqlite":
+        yield f"sqlite:///{request.getfixturevalue('tmp_path') / 'store.sqlite3'}"
+        return
+    database_url = request.getfixturevalue("orecast_pg_database")
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    try:
+        yield _with_search_path(database_url, schema)
+    finally:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture(params=[f"orecast_{b}" for b in BACKENDS])
+def sync_checkpointer(request: pytest.FixtureRequest) -> Iterator[object]:
+    with _store_url(request) as url, open_checkpointer_sync(url) as saver:
+        yield saver
+
+
+@pytest.fixture(params=[f"orecast_{b}" for b in BACKENDS])
+async def async_checkpointer(request: pytest.FixtureRequest) -> AsyncIterator[object]:
+    with _store_url(request) as url:
+        async with open_checkpointer(url) as saver:
+            yield saver

@@ -1,0 +1,61 @@
+"""The item cache never lets an object edited in place pass for what is stored."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from langchain_core.messages import AIMessage
+
+from orecast.checkpoint import open_checkpointer
+from tests.checkpoint.graphs import human, tool_loop
+
+
+def cfg(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def tool_args(messages: list[Any]) -> list[Any]:
+    return [m.tool_calls[0]["args"] for m in messages if isinstance(m, AIMessage) and m.tool_calls]
+
+
+async def test_editing_what_was_read_does_not_change_the_store(saver) -> None:
+    graph = tool_loop(saver)
+    await graph.ainvoke({"messages": [human(0)]}, cfg("read"))
+    stored = copy.deepcopy(tool_args((await graph.aget_state(cfg("read"))).values["messages"]))
+    read = (await graph.aget_state(cfg("read"))).values["messages"]
+    read[1].tool_calls[0]["args"]["edited"] = True
+    read[0].content = "edited in place"
+    again = (await graph.aget_state(cfg("read"))).values["messages"]
+    assert tool_args(again) == stored
+    assert again[0].content == human(0).content
+    history = [s.values async for s in graph.aget_state_history(cfg("read")) if s.values]
+    assert all(m.content != "edited in place" for v in history for m in v["messages"])
+
+
+async def test_message_edited_in_place_is_stored_with_its_new_content(store_url: str) -> None:
+    async with open_checkpointer(store_url) as saver:
+        graph = tool_loop(saver)
+        await graph.ainvoke({"messages": [human(0)]}, cfg("edit"))
+        await graph.ainvoke({"messages": [human(1)]}, cfg("edit"))
+        last_call = [m for m in (await graph.aget_state(cfg("edit"))).values["messages"]
+                     if isinstance(m, AIMessage) and m.tool_calls][-1]
+        last_call.tool_calls[0]["args"] = {"query": "a different query"}
+        await graph.aupdate_state(cfg("edit"), {"messages": last_call})
+        here = (await graph.aget_state(cfg("edit"))).values["messages"]
+    async with open_checkpointer(store_url) as fresh:  # what the database holds
+        there = (await tool_loop(fresh).aget_state(cfg("edit"))).values["messages"]
+    assert tool_args(there)[-1] == {"query": "a different query"}
+    assert there == here
+
+
+async def test_object_edited_after_a_put_is_stored_again(saver) -> None:
+    graph = tool_loop(saver)
+    question = human(0)
+    await graph.ainvoke({"messages": [question]}, cfg("put"))
+    # The same object, changed and sent again: add_messages replaces by id.
+    question.content = "changed after the put"
+    await graph.aupdate_state(cfg("put"), {"messages": [question]})
+    saver.items.clear()
+    messages = (await graph.aget_state(cfg("put"))).values["messages"]
+    assert messages[0].content == "changed after the put"

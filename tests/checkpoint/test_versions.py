@@ -1,0 +1,83 @@
+"""Channel versions are strings like the official savers'; stores written with float versions keep working."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from orecast.checkpoint import base, open_checkpointer
+from tests.checkpoint.conftest import raw_sql
+from tests.checkpoint.graphs import delta_graph, human, tool_loop
+from tests.checkpoint.test_graphs import assert_same_as_memory
+
+
+def cfg(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def float_version(current: Any, channel: None) -> float:
+    """How earlier orecast versions numbered channel versions (stored as JSON numbers)."""
+    if current is None:
+        count = 0
+    elif isinstance(current, str):
+        count = int(current.split(".")[0])
+    else:
+        count = int(current)
+    return count + 1 + random.randint(1, 999_999) / 1_000_000
+
+
+async def test_versions_are_ordered_strings(saver) -> None:
+    official = InMemorySaver()
+    ours = [saver.get_next_version(None, None)]
+    for _ in range(11):
+        ours.append(saver.get_next_version(ours[-1], None))
+    assert all(isinstance(v, str) and len(v) == 49 for v in ours)
+    assert ours == sorted(ours)
+    assert [int(v.split(".")[0]) for v in ours] == list(range(1, 13))
+    # Either saver continues the other's versions, and the order holds across them.
+    theirs = official.get_next_version(ours[-1], None)
+    assert ours[-1] < theirs < saver.get_next_version(theirs, None)
+
+
+async def test_store_written_with_float_versions_keeps_working(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reference, delta_reference = tool_loop(InMemorySaver()), delta_graph(InMemorySaver())
+    # The store as an earlier orecast wrote it: float versions, read back as floats.
+    monkeypatch.setattr(base, "with_string_versions", lambda checkpoint: checkpoint)
+    async with open_checkpointer(store_url) as old:
+        old.get_next_version = float_version
+        graph, delta = tool_loop(old), delta_graph(old)
+        for turn in range(3):
+            for g in (graph, reference):
+                await g.ainvoke({"messages": [human(turn)]}, cfg("old"))
+            for g in (delta, delta_reference):
+                await g.ainvoke({"messages": [human(turn)], "log": [{"input": turn}]}, cfg("delta"))
+    stored = raw_sql(store_url, "SELECT version FROM channel_values WHERE channel = 'messages'")
+    assert stored and all("." in v and len(v) < 20 for (v,) in stored)  # e.g. "3.139121"
+
+    monkeypatch.undo()
+    async with open_checkpointer(store_url) as new:
+        graph, delta = tool_loop(new), delta_graph(new)
+        await assert_same_as_memory(graph, reference, "old")
+        checkpoint = (await new.aget_tuple(cfg("old"))).checkpoint
+        assert all(isinstance(v, str) for v in checkpoint["channel_versions"].values())
+        # Continue, fork from a checkpoint written with float versions, and prune.
+        for turn in range(3, 5):
+            for g in (graph, reference):
+                await g.ainvoke({"messages": [human(turn)]}, cfg("old"))
+            for g in (delta, delta_reference):
+                await g.ainvoke({"messages": [human(turn)], "log": [{"input": turn}]}, cfg("delta"))
+        await assert_same_as_memory(graph, reference, "old")
+        await assert_same_as_memory(delta, delta_reference, "delta")
+        old_snapshots = [s async for s in graph.aget_state_history(cfg("old"))]
+        first_turn = next(s for s in reversed(old_snapshots) if s.values.get("messages"))
+        forked = await graph.aupdate_state(first_turn.config, {"messages": [human(50)]})
+        assert [m.id for m in (await graph.aget_state(forked)).values["messages"]] == [
+            m.id for m in first_turn.values["messages"]
+        ] + [human(50).id]
+        await new.aprune(["old"], strategy="keep_latest")
+        assert (await graph.aget_state(cfg("old"))).values["messages"][-1].id == human(50).id
