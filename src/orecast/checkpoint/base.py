@@ -25,7 +25,6 @@ from langgraph.checkpoint.serde.types import INTERRUPT
 from orecast.checkpoint.audit import AuditMixin
 from orecast.checkpoint.cache import ThreadItems
 from orecast.checkpoint.core import (
-    FILTER_KEY,
     MISSING,
     PAGE_SIZE,
     Db,
@@ -44,6 +43,7 @@ from orecast.checkpoint.encoding import (
     from_ranges,
     is_delta,
 )
+from orecast.checkpoint.filters import check_metadata_filter
 from orecast.checkpoint.maintenance import Maintenance
 from orecast.checkpoint.sync import SyncBridge
 from orecast.checkpoint.threads import ThreadsMixin
@@ -374,9 +374,7 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                 clauses.append(self.q.WHERE_ID)
                 params.append(checkpoint_id)
         if filter:
-            for key in filter:
-                if not FILTER_KEY.match(key):
-                    raise ValueError(f"invalid metadata filter key {key!r}")
+            check_metadata_filter(filter)
             filter_clauses, filter_params = self._metadata_filter_sql(filter)
             clauses += filter_clauses
             params += filter_params
