@@ -10,7 +10,12 @@ from typing import Annotated, NoReturn
 import psycopg
 import typer
 
-from orecast.checkpoint import OrecastCheckpointer, default_database_url, open_checkpointer
+from orecast.checkpoint import (
+    OrecastCheckpointer,
+    StoreError,
+    default_database_url,
+    open_checkpointer,
+)
 from orecast.checkpoint.urls import parse_url
 
 DatabaseUrl = Annotated[
@@ -44,8 +49,12 @@ async def open_store(url: str | None) -> AsyncIterator[OrecastCheckpointer]:
         async with open_checkpointer(url) as saver:
             assert isinstance(saver, OrecastCheckpointer)
             yield saver
-    except psycopg.OperationalError as exc:
+    except StoreError as exc:
+        fail(parsed.scrub(str(exc)))
+    except ValueError as exc:  # e.g. a timeout in the environment that is not a number
+        fail(parsed.scrub(str(exc)), 2)
+    except psycopg.Error as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        fail(f"cannot connect to {parsed.redacted()}: {first_line}")
+        fail(f"cannot connect to {parsed.redacted()}: {parsed.scrub(first_line)}")
     except (OSError, sqlite3.DatabaseError) as exc:
         fail(f"cannot open {parsed.redacted()}: {exc}")
