@@ -230,7 +230,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
         record: Sequence[Any],
     ) -> bool:
         thread_id, ns, checkpoint_id, parent_id, checkpoint, metadata, run_id, schema_version = checkpoint_row
-        now, seed, head, message_count, preview, root, _cid, _tid, incarnation = record
+        now, seed, head, clear, message_count, preview, root, _cid, _tid, incarnation = record
         columns = list(zip(*value_rows, strict=True)) if value_rows else [()] * 7
         params = {
             "thread_id": thread_id,
@@ -250,6 +250,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
             "now": now,
             "seed": seed,
             "head": head,
+            "clear": clear,
             "message_count": message_count,
             "preview": preview,
             "root": root,
@@ -263,11 +264,9 @@ class PostgresCheckpointer(OrecastCheckpointer):
         rows: list[tuple[Any, ...]],
         special: bool,
         interrupted: bool,
-        count: tuple[int, int, str | None] | None,
     ) -> None:
         _t, ns, checkpoint_id, task_id, _idx, _ch, task_path, *_rest = rows[0]
         columns = list(zip(*rows, strict=True))
-        clear, delta, preview = count or (0, 0, None)
         params = {
             "thread_id": thread_id,
             "ns": ns,
@@ -280,10 +279,6 @@ class PostgresCheckpointer(OrecastCheckpointer):
             "values": list(columns[8]),
             "blobs": list(columns[9]),
             "interrupted": interrupted,
-            "counted": count is not None,
-            "clear": bool(clear),
-            "delta": delta,
-            "preview": preview,
         }
         await db.execute(queries.STORE_SPECIAL_WRITES if special else queries.STORE_WRITES, params)
 
