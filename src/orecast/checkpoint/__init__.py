@@ -21,9 +21,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from orecast.checkpoint.audit import ToolCallRecord
 from orecast.checkpoint.base import OrecastCheckpointer
-from orecast.checkpoint.core import SCHEMA_VERSION_DEFAULT, ReadOnlyStoreError
+from orecast.checkpoint.core import SCHEMA_VERSION_DEFAULT
 from orecast.checkpoint.encoding import CorruptRowError
+from orecast.checkpoint.errors import ReadOnlyStoreError, StoreError, StoreTimeout, StoreUnavailable
 from orecast.checkpoint.postgres import PostgresCheckpointer
+from orecast.checkpoint.postgres.timeouts import resolve_timeouts
 from orecast.checkpoint.sqlite import SqliteCheckpointer
 from orecast.checkpoint.threads import ThreadInfo
 from orecast.checkpoint.urls import default_database_url, parse_url
@@ -35,6 +37,9 @@ __all__ = [
     "PostgresCheckpointer",
     "ReadOnlyStoreError",
     "SqliteCheckpointer",
+    "StoreError",
+    "StoreTimeout",
+    "StoreUnavailable",
     "ThreadInfo",
     "ToolCallRecord",
     "default_database_url",
@@ -44,12 +49,20 @@ __all__ = [
 
 @contextlib.asynccontextmanager
 async def open_checkpointer(
-    url: str | None = None, *, schema_version: int = SCHEMA_VERSION_DEFAULT, pool_size: int = 10
+    url: str | None = None,
+    *,
+    schema_version: int = SCHEMA_VERSION_DEFAULT,
+    pool_size: int = 10,
+    statement_timeout: float | None = None,
+    lock_timeout: float | None = None,
 ) -> AsyncIterator[BaseCheckpointSaver]:
     """Open the store at `url` (default: `default_database_url()`), migrated and ready; close it on exit.
 
     `schema_version` is recorded with every checkpoint: bump it when the graph's state shape changes.
-    `pool_size` is the most connections a PostgreSQL store opens.
+    `pool_size` is the most connections a PostgreSQL store opens. `statement_timeout` and `lock_timeout`
+    (seconds, 0 = none; default from the URL query, `$ORECAST_PG_STATEMENT_TIMEOUT` /
+    `$ORECAST_PG_LOCK_TIMEOUT`, else 30 and 10) bound each PostgreSQL statement and lock wait: past
+    them a call raises `StoreTimeout`. A call while the server is down raises `StoreUnavailable`.
     """
     parsed = parse_url(url or default_database_url())
     if parsed.scheme == "memory":
@@ -58,15 +71,21 @@ async def open_checkpointer(
         async with SqliteCheckpointer.from_path(parsed.target, schema_version=schema_version) as saver:
             yield saver
     else:
+        timeouts = resolve_timeouts(parsed.options, statement_timeout, lock_timeout)
         async with PostgresCheckpointer.from_url(
-            parsed.target, pool_size=int(pool_size), schema_version=int(schema_version)
+            parsed.target, pool_size=int(pool_size), timeouts=timeouts, schema_version=int(schema_version)
         ) as saver:
             yield saver
 
 
 @contextlib.contextmanager
 def open_checkpointer_sync(
-    url: str | None = None, *, schema_version: int = SCHEMA_VERSION_DEFAULT, pool_size: int = 10
+    url: str | None = None,
+    *,
+    schema_version: int = SCHEMA_VERSION_DEFAULT,
+    pool_size: int = 10,
+    statement_timeout: float | None = None,
+    lock_timeout: float | None = None,
 ) -> Iterator[BaseCheckpointSaver]:
     """`open_checkpointer` for sync programs (`graph.invoke`, `graph.get_state`).
 
@@ -76,7 +95,13 @@ def open_checkpointer_sync(
     loop = asyncio.new_event_loop()
     runner = threading.Thread(target=loop.run_forever, name="orecast-checkpointer", daemon=True)
     runner.start()
-    opened = open_checkpointer(url, schema_version=schema_version, pool_size=pool_size)
+    opened = open_checkpointer(
+        url,
+        schema_version=schema_version,
+        pool_size=pool_size,
+        statement_timeout=statement_timeout,
+        lock_timeout=lock_timeout,
+    )
     try:
         saver = asyncio.run_coroutine_threadsafe(opened.__aenter__(), loop).result()
         try:

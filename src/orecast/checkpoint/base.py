@@ -25,12 +25,12 @@ from langgraph.checkpoint.serde.types import INTERRUPT
 from orecast.checkpoint.audit import AuditMixin
 from orecast.checkpoint.cache import ThreadItems
 from orecast.checkpoint.core import (
-    FILTER_KEY,
     MISSING,
     PAGE_SIZE,
     Db,
     SaverCore,
     StaleThreadError,
+    combine_counts,
     count_messages,
     message_text,
     utc_now,
@@ -44,8 +44,10 @@ from orecast.checkpoint.encoding import (
     KIND_ITEMS,
     KIND_JSON,
     CorruptRowError,
+    from_ranges,
     is_delta,
 )
+from orecast.checkpoint.filters import check_metadata_filter
 from orecast.checkpoint.ids import MAX_KEY_BYTES, check_id, config_ids
 from orecast.checkpoint.maintenance import Maintenance
 from orecast.checkpoint.sync import SyncBridge
@@ -75,13 +77,17 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         stored_checkpoint = {k: v for k, v in checkpoint.items() if k not in ("channel_values", "id")}
         full_metadata = without_secrets(get_checkpoint_metadata(config, metadata))
 
+        root = checkpoint_ns == ""
         messages = values.get("messages", MISSING)
         if is_delta(messages):
             messages = messages.value
-        message_count = len(messages) if isinstance(messages, list) else None
-        preview = message_text(messages[-1]) if message_count else None
+        # The thread's count and preview are the root head's messages: known here when the checkpoint
+        # holds the whole list, else (a DeltaChannel between snapshots) the parent's plus what was
+        # written for the parent, which this checkpoint applies.
+        stated: tuple[int, int, str | None] | None = None
+        if root and isinstance(messages, list):
+            stated = (1, len(messages), message_text(messages[-1]) if messages else None)
 
-        root = checkpoint_ns == ""
         run_id = full_metadata.get("run_id")
         checkpoint_row = (
             thread_id,
@@ -92,16 +98,6 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
             self._json_param(self.plain_codec.dumps(full_metadata)),
             str(run_id) if run_id is not None else None,
             self.schema_version,
-        )
-        record = (
-            self._ts(utc_now()),
-            self._json_param(self._metadata_seed(full_metadata)),
-            checkpoint["id"] if root else None,
-            message_count if root else None,
-            preview if root else None,
-            1 if root else 0,
-            checkpoint["id"],
-            thread_id,
         )
 
         async def put(db: Db, thread: ThreadItems) -> None:
@@ -122,12 +118,32 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                         stored.blob,
                     )
                 )
-            if not await self._store_put(db, rows, checkpoint_row, (*record, thread.incarnation)):
+            if not root:
+                clear, count, preview = 0, 0, None
+            elif stated is not None:
+                clear, count, preview = stated
+            else:
+                clear, count, preview = await self._messages_written_at(db, thread, thread_id, parent_id)
+            record = (
+                self._ts(utc_now()),
+                self._json_param(self._metadata_seed(full_metadata)),
+                checkpoint["id"] if root else None,
+                clear,
+                count,
+                preview,
+                1 if root else 0,
+                checkpoint["id"],
+                thread_id,
+                thread.incarnation,
+            )
+            if not await self._store_put(db, rows, checkpoint_row, record):
                 raise StaleThreadError(thread_id)
             # A checkpoint stored again may have changed: forget what history walks read of it.
             thread.ancestry.pop((checkpoint_ns, checkpoint["id"]), None)
 
         await self._write_thread(thread_id, put)
+        if root and (thread := self.items.peek(thread_id)) is not None:
+            thread.written_at(checkpoint["id"]).complete = True
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -147,12 +163,46 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         if inserted is None:  # the same checkpoint stored again: replace it
             thread_id, ns, cid, *rest = checkpoint_row
             await db.execute(self.q.UPDATE_CHECKPOINT, (*rest, thread_id, ns, cid))
-        now, seed, head, count, preview, root, cid, thread_id, incarnation = record
+        now, seed, head, clear, count, preview, root, cid, thread_id, incarnation = record
         row = await db.fetchone(
             self.q.RECORD_CHECKPOINT_IN_THREAD,
-            (now, seed, 0 if inserted is None else 1, head, count, preview, root, cid, thread_id, incarnation),
+            (
+                now,
+                seed,
+                0 if inserted is None else 1,
+                head,
+                clear,
+                count,
+                count if inserted is not None else 0,  # a checkpoint stored again applies nothing new
+                preview,
+                root,
+                cid,
+                thread_id,
+                incarnation,
+            ),
         )
         return row is not None
+
+    async def _messages_written_at(
+        self, db: Db, thread: ThreadItems, thread_id: str, checkpoint_id: str | None
+    ) -> tuple[int, int, str | None]:
+        """How the `messages` writes stored for a root checkpoint move the message count."""
+        if checkpoint_id is None:
+            return 0, 0, None
+        known = thread.written.get(checkpoint_id)
+        if known is not None and known.complete:
+            return combine_counts(known.changes[key] for key in sorted(known.changes))
+        # Written (also) by another process, or before this one started: read them back.
+        rows = await db.fetchall(
+            self.q.SELECT_CHANNEL_WRITES,
+            (thread_id, "", self._json_param(json.dumps([checkpoint_id])), self._json_param('["messages"]')),
+        )
+        needed: set[int] = set()
+        for *_ids, kind, value, _blob in rows:
+            if kind in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
+                needed.update(from_ranges(self._ranges_of(kind, value)))
+        await self._load_items(db, thread, thread_id, needed)
+        return count_messages([self._decode(thread, kind, value, blob) for *_ids, kind, value, blob in rows])
 
     async def aput_writes(
         self,
@@ -170,7 +220,6 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         task_path = check_id(task_path, "task_path")
         special = all(channel in WRITES_IDX_MAP for channel, _ in writes)
         interrupted = any(channel == INTERRUPT for channel, _ in writes)
-        counted = [value for channel, value in writes if channel == "messages"] if checkpoint_ns == "" else []
 
         async def put_writes(db: Db, thread: ThreadItems) -> None:
             rows = []
@@ -190,10 +239,14 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                         stored.blob,
                     )
                 )
-            count = count_messages(counted) if counted else None
-            await self._store_writes(db, thread_id, rows, special, interrupted, count)
+            await self._store_writes(db, thread_id, rows, special, interrupted)
 
         await self._write_thread(thread_id, put_writes)
+        if checkpoint_ns == "" and (thread := self.items.peek(thread_id)) is not None:
+            written = thread.written_at(checkpoint_id)
+            for idx, (channel, value) in enumerate(writes):
+                if channel == "messages":
+                    written.changes[(task_path, task_id, idx)] = count_messages([value])
 
     async def _write_thread(
         self, thread_id: str, work: Callable[[Db, ThreadItems], Awaitable[None]]
@@ -238,14 +291,10 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         rows: list[tuple[Any, ...]],
         special: bool,
         interrupted: bool,
-        count: tuple[int, int, str | None] | None,
     ) -> None:
         await db.executemany(self.q.UPSERT_WRITE if special else self.q.INSERT_WRITE, rows)
         if interrupted:
             await db.execute(self.q.SET_THREAD_STATUS, ("interrupted", thread_id))
-        if count is not None:
-            clear, delta, preview = count
-            await db.execute(self.q.COUNT_WRITTEN_MESSAGES, (clear, delta, delta, preview, thread_id))
 
     # -- reads -------------------------------------------------------------------------------------
 
@@ -399,9 +448,7 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                 clauses.append(self.q.WHERE_ID)
                 params.append(check_id(checkpoint_id, "checkpoint_id", MAX_KEY_BYTES))
         if filter:
-            for key in filter:
-                if not FILTER_KEY.match(key):
-                    raise ValueError(f"invalid metadata filter key {key!r}")
+            check_metadata_filter(filter)
             filter_clauses, filter_params = self._metadata_filter_sql(filter)
             clauses += filter_clauses
             params += filter_params

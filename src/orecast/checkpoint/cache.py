@@ -19,6 +19,25 @@ from typing import Any
 from orecast.checkpoint.encoding import from_ranges
 
 MISSING = object()
+# How many checkpoints' written messages a thread remembers (a turn needs its head's; forks re-read).
+WRITTEN_CHECKPOINTS = 16
+
+# (clear, change, preview): how a write moves the message count (see core.count_messages).
+CountChange = tuple[int, int, str | None]
+
+
+@dataclass
+class WrittenMessages:
+    """The `messages` writes stored for one checkpoint of the root namespace, as count changes.
+
+    They move the thread's message count only when the checkpoint that applies them (the child) is
+    stored. `complete` once this process stored the checkpoint itself: the run that writes for it is
+    then this process's, so every write for it went through here; otherwise they are read back.
+    """
+
+    complete: bool = False
+    # (task_path, task_id, idx) -> change: a write stored again replaces itself instead of adding up
+    changes: dict[tuple[str, str, int], CountChange] = field(default_factory=dict)
 
 
 @dataclass
@@ -37,6 +56,15 @@ class ThreadItems:
     # the same checkpoint drops its entry), so history reads walk shared chains in memory.
     ancestry: dict[tuple[str, str], tuple[str | None, dict[str, Any]]] = field(default_factory=dict)
     populated: dict[tuple[str, str, str], bool] = field(default_factory=dict)
+    written: dict[str, WrittenMessages] = field(default_factory=dict)
+
+    def written_at(self, checkpoint_id: str) -> WrittenMessages:
+        entry = self.written.get(checkpoint_id)
+        if entry is None:
+            entry = self.written[checkpoint_id] = WrittenMessages()
+            while len(self.written) > WRITTEN_CHECKPOINTS:
+                del self.written[min(self.written)]  # ids sort by time: forget the oldest
+        return entry
 
     def remember(
         self, number: int, obj: Any, pristine: Any = MISSING, digest: str | None = None

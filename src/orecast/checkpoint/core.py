@@ -12,7 +12,7 @@ import random
 import re
 import weakref
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -100,8 +100,16 @@ def count_messages(values: list[Any]) -> tuple[int, int, str | None]:
     return clear, delta, preview
 
 
-class ReadOnlyStoreError(Exception):
-    """A write to a store opened read-only (a SQLite file this process may not write)."""
+def combine_counts(changes: Iterable[tuple[int, int, str | None]]) -> tuple[int, int, str | None]:
+    """One (clear, change, preview) for several, applied in order."""
+    clear, delta, preview = 0, 0, None
+    for this_clear, this_delta, this_preview in changes:
+        if this_clear:
+            clear, delta = 1, this_delta
+        else:
+            delta += this_delta
+        preview = this_preview or preview
+    return clear, delta, preview
 
 
 class StaleThreadError(Exception):

@@ -114,6 +114,7 @@ class Maintenance(DeltaHistory):
                 if (ns, cid) not in keep:
                     await db.execute(self.q.DELETE_CHECKPOINT_WRITES, (thread_id, ns, cid))
                     await db.execute(self.q.DELETE_CHECKPOINT, (thread_id, ns, cid))
+            await db.execute(self.q.DELETE_ORPHAN_WRITES, (thread_id,))
             await self._collect_garbage(db, thread_id)
 
     async def _collect_garbage(self, db: Db, thread_id: str) -> None:

@@ -17,6 +17,7 @@ from orecast.checkpoint.core import (
     as_datetime,
     utc_now,
 )
+from orecast.checkpoint.filters import check_metadata_filter
 from orecast.checkpoint.ids import check_id
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
@@ -52,7 +53,16 @@ class ThreadInfo:
         return data
 
 
-def check_search(status: str | None, sort_by: str, sort_order: str, limit: int, offset: int) -> None:
+def check_search(
+    status: str | None,
+    sort_by: str,
+    sort_order: str,
+    limit: int,
+    offset: int,
+    metadata: Mapping[str, Any] | None = None,
+) -> None:
+    if metadata:
+        check_metadata_filter(metadata)
     if status is not None and status not in THREAD_STATUSES:
         raise ValueError(f"unknown thread status {status!r}; expected one of {', '.join(THREAD_STATUSES)}")
     if sort_by not in ("updated_at", "created_at", "thread_id"):
@@ -128,7 +138,7 @@ class ThreadsMixin(SaverCore):
         offset: int = 0,
     ) -> list[ThreadInfo]:
         """Threads whose metadata contains `metadata`, with `status`, whose title contains `title`."""
-        check_search(status, sort_by, sort_order, limit, offset)
+        check_search(status, sort_by, sort_order, limit, offset, metadata)
         clauses, params = self._thread_search_sql(metadata, status, title)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         sql = self.q.SEARCH_THREADS.format(where=where, sort_by=sort_by, sort_order=sort_order.upper())
@@ -143,7 +153,7 @@ class ThreadsMixin(SaverCore):
         status: str | None = None,
         title: str | None = None,
     ) -> int:
-        check_search(status, "updated_at", "desc", 0, 0)
+        check_search(status, "updated_at", "desc", 0, 0, metadata)
         clauses, params = self._thread_search_sql(metadata, status, title)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         async with self._read() as db:

@@ -3,25 +3,73 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
 
 DEFAULT_SQLITE_PATH = "data/orecast.sqlite3"
+# Query options of a postgresql:// URL that are the store's, not libpq's (see postgres/timeouts.py).
+STORE_OPTIONS = ("statement_timeout", "lock_timeout")
 
 
 @dataclass(frozen=True)
 class StoreUrl:
     scheme: str  # "sqlite", "postgresql" or "memory"
     target: str  # a file path / ":memory:" for sqlite, the conninfo for postgresql
+    options: dict[str, str] = field(default_factory=dict)  # the store's own query options
 
     def redacted(self) -> str:
-        """The URL without its password, for messages and logs."""
-        if self.scheme != "postgresql" or "@" not in self.target:
-            return self.target if self.scheme != "memory" else "memory://"
-        head, _, tail = self.target.partition("://")
-        userinfo, _, host = tail.rpartition("@")
-        user = userinfo.split(":", 1)[0]
-        return f"{head}://{user}:***@{host}" if ":" in userinfo else self.target
+        """The URL without its password (in the user part or a `password=` query), for messages."""
+        if self.scheme == "memory":
+            return "memory://"
+        if self.scheme != "postgresql":
+            return self.target
+        return _redact(self.target)
+
+    def scrub(self, text: str) -> str:
+        """`text` (e.g. a driver's error message) with this URL's password masked."""
+        if self.scheme != "postgresql":
+            return text
+        try:
+            password = conninfo_to_dict(self.target).get("password")
+        except psycopg.Error:
+            password = None
+        if password:
+            text = text.replace(str(password), "***")
+        return text
+
+
+def _redact(url: str) -> str:
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    userinfo, at, hostport = netloc.rpartition("@")
+    if at and ":" in userinfo:
+        netloc = f"{userinfo.split(':', 1)[0]}:***@{hostport}"
+    query = "&".join(
+        f"{piece.split('=', 1)[0]}=***" if unquote(piece.split("=", 1)[0]) == "password" else piece
+        for piece in parts.query.split("&")
+    )
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+def _postgres_url(url: str) -> StoreUrl:
+    target = "postgresql://" + url.split("://", 1)[1]
+    parts = urlsplit(target)
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    options = {k: v for k, v in pairs if k in STORE_OPTIONS}
+    if options:
+        rest = [(k, v) for k, v in pairs if k not in STORE_OPTIONS]
+        target = urlunsplit(parts._replace(query=urlencode(rest, quote_via=quote)))
+    try:
+        conninfo_to_dict(target)  # an unknown query option fails here, in one line, not at connect
+    except psycopg.Error as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        bad = StoreUrl("postgresql", target)
+        raise ValueError(f"bad PostgreSQL URL {bad.redacted()}: {bad.scrub(reason)}") from None
+    return StoreUrl("postgresql", target, options)
 
 
 def parse_url(url: str) -> StoreUrl:
@@ -35,7 +83,7 @@ def parse_url(url: str) -> StoreUrl:
         path = rest[1:]
         return StoreUrl("sqlite", path)
     if url.startswith("postgresql://") or url.startswith("postgres://"):
-        return StoreUrl("postgresql", "postgresql://" + url.split("://", 1)[1])
+        return _postgres_url(url)
     raise ValueError(
         f"unsupported database URL {url.split('://')[0] + '://…' if '://' in url else url!r}: "
         "use sqlite:///path.db, postgresql://… or memory://"

@@ -13,7 +13,7 @@ import typer
 from orecast.checkpoint import (
     CorruptRowError,
     OrecastCheckpointer,
-    ReadOnlyStoreError,
+    StoreError,
     default_database_url,
     open_checkpointer,
 )
@@ -52,12 +52,14 @@ async def open_store(url: str | None) -> AsyncIterator[OrecastCheckpointer]:
             if reason := getattr(saver, "read_only", None):
                 typer.echo(f"warning: {parsed.redacted()} is open read-only ({reason})", err=True)
             yield saver
-    except psycopg.OperationalError as exc:
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        fail(f"cannot connect to {parsed.redacted()}: {first_line}")
-    except (ReadOnlyStoreError, CorruptRowError) as exc:
+    except StoreError as exc:
+        fail(parsed.scrub(str(exc)))
+    except CorruptRowError as exc:
         fail(str(exc))
-    except ValueError as exc:  # input the store refuses, e.g. a thread id it cannot keep
-        fail(str(exc), 2)
+    except ValueError as exc:  # input the store refuses (an id it cannot keep, a bad timeout setting)
+        fail(parsed.scrub(str(exc)), 2)
+    except psycopg.Error as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        fail(f"cannot connect to {parsed.redacted()}: {parsed.scrub(first_line)}")
     except (OSError, sqlite3.DatabaseError) as exc:
         fail(f"cannot open {parsed.redacted()}: {exc}")

@@ -15,6 +15,7 @@ from orecast.checkpoint import ToolCallRecord
 from orecast.checkpoint.threads import ThreadInfo
 from orecast.checkpoint.transcript import thread_messages
 from orecast.cli.common import DatabaseUrl, fail, open_store
+from orecast.cli.terminal import stored
 
 threads_app = typer.Typer(help="Conversations / 对话", no_args_is_help=True)
 
@@ -45,11 +46,11 @@ def list_threads(
     table = Table("thread", "updated", "status", "msgs", "title / last message")
     for t in found:
         table.add_row(
-            t.thread_id,
+            stored(t.thread_id),
             t.updated_at.strftime("%Y-%m-%d %H:%M"),
-            t.status,
+            stored(t.status),
             str(t.message_count),
-            t.title or t.preview or "",
+            stored(t.title or t.preview or ""),
         )
     console = Console()
     console.print(table)
@@ -86,13 +87,18 @@ def show_thread(
         typer.echo(json.dumps(payload, ensure_ascii=False, default=str))
         return
     console = Console()
-    console.print(f"[bold]{info.title or info.thread_id}[/]  ({info.status}, {len(messages)} messages)")
+    console.print(
+        stored(info.title or info.thread_id, "bold")
+        + stored(f"  ({info.status}, {len(messages)} messages)"),
+        highlight=False,
+    )
     for message in messages:
         data = _message_dict(message)
         text = data["content"] if isinstance(data["content"], str) else json.dumps(data["content"], ensure_ascii=False)
-        console.print(f"[bold cyan]{message.type}[/]: {text}", markup=True, highlight=False)
+        console.print(stored(message.type, "bold cyan") + ": " + stored(text), highlight=False)
         for call in data.get("tool_calls", []):
-            console.print(f"  → {call['name']}({json.dumps(call['args'], ensure_ascii=False)})", highlight=False)
+            line = f"  → {call['name']}({json.dumps(call['args'], ensure_ascii=False)})"
+            console.print(stored(line), highlight=False)
 
 
 @threads_app.command("history")
@@ -137,12 +143,12 @@ def thread_history(
     table.add_column("checkpoint", overflow="fold")
     for step in steps:
         table.add_row(
-            step["ts"][:19].replace("T", " "),
-            str(step["step"]),
-            str(step["source"]),
+            stored(step["ts"][:19].replace("T", " ")),
+            stored(step["step"]),
+            stored(step["source"]),
             "" if step["messages"] is None else str(step["messages"]),
             str(step["pending_writes"]),
-            step["checkpoint_id"],
+            stored(step["checkpoint_id"]),
         )
     console = Console()
     console.print(table)
@@ -172,10 +178,10 @@ def thread_tools(
         result = call.result if isinstance(call.result, str) else json.dumps(call.result, ensure_ascii=False)
         table.add_row(
             str(call.item_no),
-            call.tool,
-            json.dumps(call.args, ensure_ascii=False),
-            call.status,
-            (result or "")[:80],
+            stored(call.tool),
+            stored(json.dumps(call.args, ensure_ascii=False)),
+            stored(call.status),
+            stored((result or "")[:80]),
         )
     console = Console()
     console.print(table)

@@ -130,6 +130,20 @@ SELECT_THREAD_WRITE_REFS = """
 SELECT kind, value FROM writes WHERE thread_id = %s AND kind IN ('items', 'delta', 'json')"""
 DELETE_CHECKPOINT_WRITES = """
 DELETE FROM writes WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
+# Writes for a checkpoint that was never stored (its put failed, or the process died first), older than
+# the newest checkpoint of their namespace: no run will store that checkpoint any more.
+DELETE_ORPHAN_WRITES = """
+DELETE FROM writes
+WHERE thread_id = %s
+  AND NOT EXISTS (
+    SELECT 1 FROM checkpoints AS c
+    WHERE c.thread_id = writes.thread_id AND c.checkpoint_ns = writes.checkpoint_ns
+      AND c.checkpoint_id = writes.checkpoint_id
+  )
+  AND checkpoint_id < (
+    SELECT MAX(c.checkpoint_id) FROM checkpoints AS c
+    WHERE c.thread_id = writes.thread_id AND c.checkpoint_ns = writes.checkpoint_ns
+  )"""
 
 DELETE_THREAD = (
     "DELETE FROM writes WHERE thread_id = %s",
@@ -222,7 +236,13 @@ UPDATE threads SET
     metadata = CASE WHEN metadata @> %(seed)s::jsonb THEN metadata ELSE %(seed)s::jsonb || metadata END,
     checkpoint_count = checkpoint_count + (SELECT count(*) FROM stored WHERE inserted),
     head_checkpoint_id = COALESCE(%(head)s, head_checkpoint_id),
-    message_count = COALESCE(%(message_count)s, message_count),
+    -- the head's messages: a whole list (clear) or the parent's plus the messages written for it
+    message_count = CASE
+        WHEN %(clear)s = 1 THEN %(message_count)s
+        -- a checkpoint stored again applies nothing new
+        WHEN EXISTS (SELECT 1 FROM stored WHERE inserted) THEN GREATEST(message_count + %(message_count)s, 0)
+        ELSE message_count
+    END,
     preview = COALESCE(%(preview)s, preview),
     status = CASE
         WHEN %(root)s = 1 AND status = 'interrupted' AND NOT EXISTS (
@@ -235,7 +255,7 @@ UPDATE threads SET
 WHERE thread_id = %(thread_id)s AND incarnation = %(incarnation)s
 RETURNING 1"""
 
-# A put_writes in one statement: the writes, and the thread's status / message count when they change.
+# A put_writes in one statement: the writes, and the thread's status when they interrupt it.
 _STORE_WRITES = """
 WITH stored AS (
     INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path,
@@ -246,15 +266,8 @@ WITH stored AS (
                 %(blobs)s::bytea[]) AS x (idx, channel, kind, value, blob)
     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) {on_conflict}
 )
-UPDATE threads SET
-    status = CASE WHEN %(interrupted)s THEN 'interrupted' ELSE status END,
-    message_count = CASE
-        WHEN NOT %(counted)s THEN message_count
-        WHEN %(clear)s THEN %(delta)s
-        ELSE GREATEST(message_count + %(delta)s, 0)
-    END,
-    preview = CASE WHEN %(counted)s THEN COALESCE(%(preview)s, preview) ELSE preview END
-WHERE thread_id = %(thread_id)s AND (%(interrupted)s OR %(counted)s)"""
+UPDATE threads SET status = 'interrupted'
+WHERE thread_id = %(thread_id)s AND %(interrupted)s"""
 # Regular writes are kept as first stored; special ones (errors, interrupts…) are replaced.
 STORE_WRITES = _STORE_WRITES.format(on_conflict="DO NOTHING")
 STORE_SPECIAL_WRITES = _STORE_WRITES.format(

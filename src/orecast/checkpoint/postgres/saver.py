@@ -4,56 +4,108 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
 from typing import Any
 
-from psycopg import AsyncConnection
+import psycopg
+from psycopg import AsyncConnection, errors
 from psycopg.types.string import TextLoader
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.core import StaleThreadError
+from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
 from orecast.checkpoint.postgres import queries
+from orecast.checkpoint.postgres.timeouts import Timeouts
 
 # Any stable number: serialises concurrent migrations of one database across processes.
 MIGRATION_LOCK_KEY = 0x6F7265636173  # "orecas"
-HEALTH_CHECK_SECONDS = 30.0
 CONNECT_TIMEOUT_SECONDS = 10
+POOL_TIMEOUT_SECONDS = 30.0
+# A checkout that waits this long asks the server directly whether it is there at all, so an
+# outage fails in about a second instead of after the whole pool timeout.
+FIRST_WAIT_SECONDS = 1.0
+PROBE_TIMEOUT_SECONDS = 3
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _store_error(exc: psycopg.Error, broken: bool, timeouts: Timeouts) -> StoreError | None:
+    """Our error for a driver error that is the database's doing, or None to let it through."""
+    if isinstance(exc, errors.LockNotAvailable):
+        return StoreTimeout(
+            f"database lock timeout: a row stayed locked by another session for over {timeouts.lock:g} s"
+        )
+    if isinstance(exc, errors.QueryCanceled) and "statement timeout" in str(exc):
+        return StoreTimeout(f"database statement timeout: a statement ran over {timeouts.statement:g} s")
+    if broken or isinstance(exc, errors.AdminShutdown | errors.CannotConnectNow):
+        return StoreUnavailable(f"database unavailable: {_first_line(exc)}")
+    return None
 
 
 class _Db:
-    def __init__(self, conn: AsyncConnection) -> None:
+    def __init__(
+        self,
+        conn: AsyncConnection,
+        replace: Callable[[AsyncConnection], Awaitable[AsyncConnection]] | None = None,
+    ) -> None:
         self.conn = conn
+        # Set for reads outside a transaction: each statement stands alone, so one whose connection
+        # died (a server restart, a killed backend) is run once more on a fresh connection.
+        self._replace = replace
+
+    async def _run(self, statement: Callable[[AsyncConnection], Awaitable[Any]]) -> Any:
+        try:
+            return await statement(self.conn)
+        except psycopg.OperationalError:
+            if self._replace is None or not self.conn.broken:
+                raise
+        self.conn = await self._replace(self.conn)
+        return await statement(self.conn)
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        await self.conn.execute(sql, params)
+        await self._run(lambda conn: conn.execute(sql, params))
 
     async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        async with self.conn.cursor() as cur:
-            await cur.executemany(sql, rows)
+        async def many(conn: AsyncConnection) -> None:
+            async with conn.cursor() as cur:
+                await cur.executemany(sql, rows)
+
+        await self._run(many)
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        cur = await self.conn.execute(sql, params)
-        return await cur.fetchone()
+        async def one(conn: AsyncConnection) -> tuple[Any, ...] | None:
+            cur = await conn.execute(sql, params)
+            return await cur.fetchone()
+
+        return await self._run(one)
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        cur = await self.conn.execute(sql, params)
-        return await cur.fetchall()
+        async def every(conn: AsyncConnection) -> list[tuple[Any, ...]]:
+            cur = await conn.execute(sql, params)
+            return await cur.fetchall()
+
+        return await self._run(every)
 
 
-async def _configure(conn: AsyncConnection) -> None:
-    # JSON comes back as text: the saver decodes it itself, the same way on both dialects.
-    conn.adapters.register_loader("jsonb", TextLoader)
-    conn.adapters.register_loader("json", TextLoader)
+def _configurer(timeouts: Timeouts) -> Callable[[AsyncConnection], Awaitable[None]]:
+    statement, lock = timeouts.settings
 
+    async def configure(conn: AsyncConnection) -> None:
+        # JSON comes back as text: the saver decodes it itself, the same way on both dialects.
+        conn.adapters.register_loader("jsonb", TextLoader)
+        conn.adapters.register_loader("json", TextLoader)
+        await conn.execute(
+            "SELECT set_config('statement_timeout', %s, false), set_config('lock_timeout', %s, false)",
+            (statement, lock),
+        )
 
-async def _check_periodically(pool: AsyncConnectionPool, every: float = HEALTH_CHECK_SECONDS) -> None:
-    """Health-check idle connections in the background instead of one extra round trip per checkout."""
-    while True:
-        await asyncio.sleep(every)
-        await pool.check()
+    return configure
 
 
 class PostgresCheckpointer(OrecastCheckpointer):
@@ -64,16 +116,23 @@ class PostgresCheckpointer(OrecastCheckpointer):
     q = queries
     migrations_package = "postgres"
 
-    def __init__(self, pool: AsyncConnectionPool, **kwargs: Any) -> None:
+    def __init__(
+        self, pool: AsyncConnectionPool, url: str, timeouts: Timeouts | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.pool = pool
+        self.url = url
+        self.timeouts = timeouts or Timeouts()
+        # Set once the server was found unreachable: checkouts then ask it first instead of waiting.
+        self._outage = False
 
     @classmethod
     @asynccontextmanager
     async def from_url(
-        cls, url: str, *, pool_size: int = 10, **kwargs: Any
+        cls, url: str, *, pool_size: int = 10, timeouts: Timeouts | None = None, **kwargs: Any
     ) -> AsyncIterator[PostgresCheckpointer]:
         """Open a pool on `url`, migrate the schema, and close the pool on exit."""
+        timeouts = timeouts or Timeouts()
         # One direct connection first: a wrong URL fails at once with the server's own message
         # instead of the pool retrying in the background until its timeout.
         probe = await AsyncConnection.connect(url, connect_timeout=CONNECT_TIMEOUT_SECONDS)
@@ -82,46 +141,86 @@ class PostgresCheckpointer(OrecastCheckpointer):
             url,
             min_size=1,
             max_size=pool_size,
-            kwargs={"autocommit": True},
-            configure=_configure,
+            kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_SECONDS},
+            configure=_configurer(timeouts),
+            # One empty query per checkout: a connection left dead by a server restart is replaced
+            # before a call uses it, instead of failing that call.
+            check=AsyncConnectionPool.check_connection,
+            timeout=POOL_TIMEOUT_SECONDS,
             max_idle=300,
             max_lifetime=3600,
             open=False,
         )
         await pool.open(wait=True, timeout=30)
-        saver = cls(pool, **kwargs)
+        saver = cls(pool, url, timeouts, **kwargs)
         saver.loop = asyncio.get_running_loop()
-        health = asyncio.create_task(_check_periodically(pool))
         try:
             await saver.setup()
             yield saver
         finally:
-            health.cancel()
             await pool.close()
 
+    async def _checkout(self) -> AsyncConnection:
+        """A checked, working connection from the pool; StoreUnavailable at once if the server is down."""
+        if not self._outage:
+            try:
+                return await self.pool.getconn(timeout=FIRST_WAIT_SECONDS)
+            except PoolTimeout:
+                pass
+        # Busy pool or no server? A direct connection tells within the probe's timeout.
+        try:
+            probe = await AsyncConnection.connect(self.url, connect_timeout=PROBE_TIMEOUT_SECONDS)
+        except psycopg.OperationalError as exc:
+            self._outage = True
+            raise StoreUnavailable(f"database unavailable: {_first_line(exc)}") from None
+        await probe.close()
+        self._outage = False
+        # The server is there: connections idle since before it went away are dead; reopen them now
+        # rather than each failing its check (and the pool backing off) in turn.
+        await self.pool.drain()
+        try:
+            return await self.pool.getconn(timeout=POOL_TIMEOUT_SECONDS - FIRST_WAIT_SECONDS)
+        except PoolTimeout:
+            raise StoreTimeout(
+                f"no free database connection after {POOL_TIMEOUT_SECONDS:g} s "
+                f"(all {self.pool.max_size} of the pool in use)"
+            ) from None
+
+    async def _replace(self, conn: AsyncConnection) -> AsyncConnection:
+        await self.pool.putconn(conn)  # a broken connection is closed and replaced by the pool
+        return await self._checkout()
+
     @asynccontextmanager
-    async def _write(self) -> AsyncIterator[_Db]:
+    async def _connection(self, *, transaction: bool) -> AsyncIterator[_Db]:
+        """A connection for one operation, with the database's failures turned into StoreErrors."""
+        db = _Db(await self._checkout(), None if transaction else self._replace)
+        try:
+            if transaction:
+                async with db.conn.transaction():
+                    yield db
+            else:
+                yield db
+        except psycopg.Error as exc:
+            error = _store_error(exc, db.conn.broken, self.timeouts)
+            if error is None:
+                raise
+            raise error from exc
+        finally:
+            await self.pool.putconn(db.conn)
+
+    def _write(self) -> AbstractAsyncContextManager[_Db]:
         # No pipeline mode: a put is a handful of statements (the thread's row, items and the checkpoint
         # are one statement each), and psycopg's pipeline costs more client CPU than it saves here.
-        async with self.pool.connection() as conn, conn.transaction():
-            yield _Db(conn)
+        return self._connection(transaction=True)
 
-    @asynccontextmanager
-    async def _read(self) -> AsyncIterator[_Db]:
-        async with self.pool.connection() as conn:
-            yield _Db(conn)
+    def _read(self) -> AbstractAsyncContextManager[_Db]:
+        return self._connection(transaction=False)
 
-    @asynccontextmanager
-    async def _write_unit(self, thread_id: str) -> AsyncIterator[_Db]:
-        if self.items.peek(thread_id) is None:
-            # The first write of a thread in this process also creates or reads its row.
-            async with self._write() as db:
-                yield db
-            return
-        # No transaction: a put (or put_writes) ends in one atomic statement, and the item inserts
-        # before it are idempotent (an item nothing refers to is collected by prune).
-        async with self.pool.connection() as conn:
-            yield _Db(conn)
+    def _write_unit(self, thread_id: str) -> AbstractAsyncContextManager[_Db]:
+        # A thread this process has seen: no transaction, since a put (or put_writes) ends in one
+        # atomic statement, and the item inserts before it are idempotent (an item nothing refers to
+        # is collected by prune). The first write of a thread also creates or reads its row.
+        return self._connection(transaction=self.items.peek(thread_id) is None)
 
     async def _store_put(
         self,
@@ -131,7 +230,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
         record: Sequence[Any],
     ) -> bool:
         thread_id, ns, checkpoint_id, parent_id, checkpoint, metadata, run_id, schema_version = checkpoint_row
-        now, seed, head, message_count, preview, root, _cid, _tid, incarnation = record
+        now, seed, head, clear, message_count, preview, root, _cid, _tid, incarnation = record
         columns = list(zip(*value_rows, strict=True)) if value_rows else [()] * 7
         params = {
             "thread_id": thread_id,
@@ -151,6 +250,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
             "now": now,
             "seed": seed,
             "head": head,
+            "clear": clear,
             "message_count": message_count,
             "preview": preview,
             "root": root,
@@ -164,11 +264,9 @@ class PostgresCheckpointer(OrecastCheckpointer):
         rows: list[tuple[Any, ...]],
         special: bool,
         interrupted: bool,
-        count: tuple[int, int, str | None] | None,
     ) -> None:
         _t, ns, checkpoint_id, task_id, _idx, _ch, task_path, *_rest = rows[0]
         columns = list(zip(*rows, strict=True))
-        clear, delta, preview = count or (0, 0, None)
         params = {
             "thread_id": thread_id,
             "ns": ns,
@@ -181,10 +279,6 @@ class PostgresCheckpointer(OrecastCheckpointer):
             "values": list(columns[8]),
             "blobs": list(columns[9]),
             "interrupted": interrupted,
-            "counted": count is not None,
-            "clear": bool(clear),
-            "delta": delta,
-            "preview": preview,
         }
         await db.execute(queries.STORE_SPECIAL_WRITES if special else queries.STORE_WRITES, params)
 
@@ -235,6 +329,9 @@ class PostgresCheckpointer(OrecastCheckpointer):
         return clauses, params
 
     async def _lock_migrations(self, db: _Db) -> None:
+        # A migration may rewrite big tables, or wait for another process's migration: no timeouts.
+        await db.execute("SET LOCAL statement_timeout = 0")
+        await db.execute("SET LOCAL lock_timeout = 0")
         await db.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
 
     async def astats(self) -> dict[str, Any]:

@@ -33,20 +33,14 @@ SEARCH_THREADS = (
 COUNT_THREADS = "SELECT COUNT(*) FROM threads {where}"
 UPDATE_THREAD = "UPDATE threads SET metadata = ?, status = ?, updated_at = ? WHERE thread_id = ?"
 SET_THREAD_STATUS = "UPDATE threads SET status = ? WHERE thread_id = ?"
-# DeltaChannel message lists are stored whole only at snapshots: between them the count and preview
-# follow the written messages.
-COUNT_WRITTEN_MESSAGES = """
-UPDATE threads SET
-    message_count = CASE WHEN ? = 1 THEN ? ELSE MAX(message_count + ?, 0) END,
-    preview = COALESCE(?, preview)
-WHERE thread_id = ?"""
 RECORD_CHECKPOINT_IN_THREAD = """
 UPDATE threads SET
     updated_at = ?,
     metadata = json_patch(?, metadata),
     checkpoint_count = checkpoint_count + ?,
     head_checkpoint_id = COALESCE(?, head_checkpoint_id),
-    message_count = COALESCE(?, message_count),
+    -- the head's messages: a whole list (clear = 1) or the parent's plus the messages written for it
+    message_count = CASE WHEN ? = 1 THEN ? ELSE MAX(message_count + ?, 0) END,
     preview = COALESCE(?, preview),
     -- a newer root checkpoint ends an interruption; with async durability an interrupt write can be
     -- stored before its own checkpoint or before an older checkpoint's put commits
@@ -193,6 +187,20 @@ SELECT_THREAD_WRITE_REFS = """
 SELECT kind, value FROM writes WHERE thread_id = ? AND kind IN ('items', 'delta', 'json')"""
 DELETE_CHECKPOINT_WRITES = """
 DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"""
+# Writes for a checkpoint that was never stored (its put failed, or the process died first), older than
+# the newest checkpoint of their namespace: no run will store that checkpoint any more.
+DELETE_ORPHAN_WRITES = """
+DELETE FROM writes
+WHERE thread_id = ?
+  AND NOT EXISTS (
+    SELECT 1 FROM checkpoints AS c
+    WHERE c.thread_id = writes.thread_id AND c.checkpoint_ns = writes.checkpoint_ns
+      AND c.checkpoint_id = writes.checkpoint_id
+  )
+  AND checkpoint_id < (
+    SELECT MAX(c.checkpoint_id) FROM checkpoints AS c
+    WHERE c.thread_id = writes.thread_id AND c.checkpoint_ns = writes.checkpoint_ns
+  )"""
 
 DELETE_THREAD = (
     "DELETE FROM writes WHERE thread_id = ?",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sqlite3
 import time
@@ -16,7 +15,7 @@ from urllib.parse import quote
 
 from orecast.checkpoint import migrations
 from orecast.checkpoint.base import OrecastCheckpointer
-from orecast.checkpoint.core import ReadOnlyStoreError
+from orecast.checkpoint.errors import ReadOnlyStoreError
 from orecast.checkpoint.sqlite import queries
 
 BUSY_TIMEOUT_MS = 30_000
@@ -346,12 +345,12 @@ class SqliteCheckpointer(OrecastCheckpointer):
         return text
 
     def _metadata_filter_sql(self, filter: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
-        return _json_equalities("c.metadata", filter)
+        return _json_contains("c.metadata", filter)
 
     def _thread_search_sql(
         self, metadata: Mapping[str, Any] | None, status: str | None, title: str | None
     ) -> tuple[list[str], list[Any]]:
-        clauses, params = _json_equalities("metadata", metadata or {})
+        clauses, params = _json_contains("metadata", metadata or {})
         if status is not None:
             clauses.append("status = ?")
             params.append(status)
@@ -376,22 +375,47 @@ class SqliteCheckpointer(OrecastCheckpointer):
         return out
 
 
-def _json_equalities(column: str, wanted: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
-    """`column` contains each key with an equal value (JSON text comparison for containers)."""
+def _scalar_test(value: Any, type_sql: str, value_sql: str, at: list[Any]) -> tuple[str, list[Any]]:
+    """SQL true when the JSON value whose json_type is `type_sql` and SQL value `value_sql` equals the
+    scalar `value` as JSON does: same type, numbers compared as numbers. `at` are the parameters of
+    `type_sql` and of `value_sql` (the same for both)."""
+    if value is None:
+        return f"{type_sql} = 'null'", [*at]
+    if isinstance(value, bool):
+        return f"{type_sql} = ?", [*at, "true" if value else "false"]
+    if isinstance(value, int | float):
+        return f"{type_sql} IN ('integer', 'real') AND {value_sql} = ?", [*at, *at, value]
+    return f"{type_sql} = 'text' AND {value_sql} = ?", [*at, *at, value]
+
+
+def _json_contains(
+    column: str, wanted: Mapping[str, Any], prefix: str = "$"
+) -> tuple[list[str], list[Any]]:
+    """`column` contains `wanted` as PostgreSQL's `@>` says (see checkpoint/filters.py).
+
+    Keys were checked by `check_metadata_filter`, so no quote reaches the JSON path.
+    """
     clauses: list[str] = []
     params: list[Any] = []
     for key, value in wanted.items():
-        path = f'$."{key}"'
-        if value is None:
-            clauses.append(f"json_type({column}, ?) = 'null'")
+        path = f'{prefix}."{key}"'
+        if isinstance(value, Mapping):
+            clauses.append(f"json_type({column}, ?) = 'object'")
             params.append(path)
-        elif isinstance(value, bool):
-            clauses.append(f"json_type({column}, ?) = ?")
-            params += [path, "true" if value else "false"]
-        elif isinstance(value, dict | list):
-            clauses.append(f"json_extract({column}, ?) = json(?)")
-            params += [path, json.dumps(value, separators=(",", ":"))]
+            inner, inner_params = _json_contains(column, value, path)
+            clauses += inner
+            params += inner_params
+        elif isinstance(value, list | tuple):
+            clauses.append(f"json_type({column}, ?) = 'array'")
+            params.append(path)
+            for element in value:
+                test, test_params = _scalar_test(element, "e.type", "e.atom", [])
+                clauses.append(f"EXISTS (SELECT 1 FROM json_each({column}, ?) AS e WHERE {test})")
+                params += [path, *test_params]
         else:
-            clauses.append(f"json_extract({column}, ?) = ?")
-            params += [path, value]
+            test, test_params = _scalar_test(
+                value, f"json_type({column}, ?)", f"json_extract({column}, ?)", [path]
+            )
+            clauses.append(test)
+            params += test_params
     return clauses, params

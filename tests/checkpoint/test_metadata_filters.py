@@ -1,0 +1,99 @@
+"""Metadata filters mean the same on both dialects (containment), and bad keys are refused on both."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.base import empty_checkpoint
+
+ROWS: dict[str, dict[str, Any]] = {
+    "t1": {
+        "k": 1,
+        "flag": True,
+        "name": 'say "hi"',
+        "city": "上海",
+        "n": None,
+        "nested": {"a": {"b": 1, "c": 2}, "d": "x"},
+        "tags": ["x", "y", 3],
+    },
+    "t2": {"k": True, "flag": 1, "name": "say hi", "city": "北京", "n": 0, "a": {"b": 1}, "tags": ["x"]},
+    "t3": {"k": 1.0, "name": "it's", "tags": "x", "a.b": 5},
+    "t4": {'a"b': 1, "a": {"b": {"c": 1}}, "k": "1"},
+}
+
+CASES: list[tuple[dict[str, Any], set[str]]] = [
+    ({"k": 1}, {"t1", "t3"}),  # 1 == 1.0, never true or "1"
+    ({"k": 1.0}, {"t1", "t3"}),
+    ({"k": True}, {"t2"}),
+    ({"k": "1"}, {"t4"}),
+    ({"flag": True}, {"t1"}),
+    ({"flag": 1}, {"t2"}),
+    ({"name": 'say "hi"'}, {"t1"}),
+    ({"name": "it's"}, {"t3"}),
+    ({"city": "上海"}, {"t1"}),
+    ({"n": None}, {"t1"}),  # JSON null, not a missing key
+    ({"n": 0}, {"t2"}),
+    ({"nested": {"a": {"b": 1}}}, {"t1"}),
+    ({"nested": {"a": {"b": 1, "c": 2}, "d": "x"}}, {"t1"}),
+    ({"nested": {"a": {"b": 2}}}, set()),
+    ({"nested": {}}, {"t1"}),
+    ({"a": {"b": 1}}, {"t2"}),
+    ({"a": {"b": {}}}, {"t4"}),
+    ({"a.b": 5}, {"t3"}),
+    ({"tags": ["x"]}, {"t1", "t2"}),
+    ({"tags": ["y", "x"]}, {"t1"}),
+    ({"tags": [3]}, {"t1"}),
+    ({"tags": []}, {"t1", "t2"}),
+    ({"tags": "x"}, {"t3"}),
+    ({"k": 1, "flag": True}, {"t1"}),
+    ({"missing": 1}, set()),
+]
+
+BAD_FILTERS: list[dict[str, Any]] = [
+    {'a"b': 1},
+    {'a"."b': 1},
+    {"": 1},
+    {"a b": 1},
+    {"标题": 1},
+    {"$.k": 1},
+    {"nested": {'a"."b': 1}},
+    {"k": float("nan")},
+    {"k": "nul\x00"},
+    {"tags": [{"x": 1}]},
+    {"k": object()},
+]
+
+
+async def store_rows(saver: Any) -> None:
+    for thread_id, metadata in ROWS.items():
+        cp = empty_checkpoint()
+        await saver.aput(
+            {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}},
+            cp,
+            {"source": "input", "step": -1, **metadata},
+            {},
+        )
+        await saver.aupdate_thread(thread_id, metadata=metadata)
+
+
+async def test_filters_match_the_same_rows_on_both_dialects(saver) -> None:
+    await store_rows(saver)
+    for wanted, expected in CASES:
+        threads = await saver.asearch_threads(metadata=wanted, limit=100)
+        assert {t.thread_id for t in threads} == expected, wanted
+        assert await saver.acount_threads(metadata=wanted) == len(expected), wanted
+        checkpoints = [c async for c in saver.alist(None, filter=wanted)]
+        assert {c.config["configurable"]["thread_id"] for c in checkpoints} == expected, wanted
+
+
+async def test_bad_filters_are_refused_on_both_dialects(saver) -> None:
+    await store_rows(saver)
+    for wanted in BAD_FILTERS:
+        with pytest.raises(ValueError):
+            await saver.asearch_threads(metadata=wanted)
+        with pytest.raises(ValueError):
+            await saver.acount_threads(metadata=wanted)
+        with pytest.raises(ValueError):
+            [c async for c in saver.alist(None, filter=wanted)]
+    assert await saver.acount_threads() == len(ROWS)

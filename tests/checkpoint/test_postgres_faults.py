@@ -1,0 +1,127 @@
+"""PostgreSQL faults: rows locked by another session, a server that goes away and comes back."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.base import empty_checkpoint
+
+from orecast.checkpoint import StoreTimeout, StoreUnavailable, open_checkpointer
+from tests.checkpoint.graphs import human, tool_loop
+from tests.checkpoint.throwaway_pg import ThrowawayServer
+
+
+def cfg(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def a_checkpoint(text: str) -> dict[str, Any]:
+    cp = empty_checkpoint()
+    cp["channel_values"] = {"messages": [HumanMessage(text, id=text)]}
+    cp["channel_versions"] = {"messages": "1"}
+    return cp
+
+
+async def put(saver: Any, thread_id: str, text: str) -> None:
+    await saver.aput(cfg(thread_id), a_checkpoint(text), {"source": "input", "step": -1}, {"messages": "1"})
+
+
+async def test_timeouts_are_set_on_every_connection(fresh_postgres_url: str) -> None:
+    async with open_checkpointer(fresh_postgres_url) as saver:
+        async with saver.pool.connection() as conn:
+            cur = await conn.execute("SELECT current_setting('statement_timeout'), current_setting('lock_timeout')")
+            assert await cur.fetchone() == ("30s", "10s")
+    async with open_checkpointer(fresh_postgres_url, statement_timeout=2.5, lock_timeout=0) as saver:
+        async with saver.pool.connection() as conn:
+            cur = await conn.execute("SELECT current_setting('statement_timeout'), current_setting('lock_timeout')")
+            assert await cur.fetchone() == ("2500ms", "0")
+
+
+async def test_timeouts_from_url_and_environment(fresh_postgres_url: str, monkeypatch) -> None:
+    monkeypatch.setenv("ORECAST_PG_STATEMENT_TIMEOUT", "7")
+    monkeypatch.setenv("ORECAST_PG_LOCK_TIMEOUT", "3")
+    async with open_checkpointer(fresh_postgres_url + "&lock_timeout=0.5") as saver:
+        async with saver.pool.connection() as conn:
+            cur = await conn.execute("SELECT current_setting('statement_timeout'), current_setting('lock_timeout')")
+            assert await cur.fetchone() == ("7s", "500ms")
+    monkeypatch.setenv("ORECAST_PG_LOCK_TIMEOUT", "soon")
+    with pytest.raises(ValueError, match="ORECAST_PG_LOCK_TIMEOUT"):
+        async with open_checkpointer(fresh_postgres_url):
+            pass
+
+
+@pytest.mark.parametrize(
+    ("timeouts", "what"),
+    [({"lock_timeout": 0.3}, "lock"), ({"statement_timeout": 0.3, "lock_timeout": 0}, "statement")],
+)
+async def test_a_row_locked_elsewhere_times_out_with_a_clear_error(
+    fresh_postgres_url: str, timeouts: dict[str, float], what: str
+) -> None:
+    async with open_checkpointer(fresh_postgres_url, **timeouts) as saver:
+        await put(saver, "locked", "first")
+        async with await psycopg.AsyncConnection.connect(fresh_postgres_url) as other:
+            await other.execute("SELECT 1 FROM threads WHERE thread_id = 'locked' FOR UPDATE")
+            started = time.monotonic()
+            with pytest.raises(StoreTimeout) as caught:
+                # The bound only keeps a broken build from hanging the suite.
+                await asyncio.wait_for(put(saver, "locked", "second"), 20)
+            assert time.monotonic() - started < 5
+            message = str(caught.value)
+            assert "\n" not in message and what in message and "timeout" in message
+            await other.rollback()
+        # The saver is still usable once the lock is gone, and lost nothing stored before.
+        await put(saver, "locked", "third")
+        assert (await saver.aget_thread("locked")).checkpoint_count == 2
+
+
+async def test_a_read_retries_once_on_a_dropped_connection(fresh_postgres_url: str) -> None:
+    async with open_checkpointer(fresh_postgres_url) as saver:
+        await put(saver, "kept", "hello")
+        async with saver._read() as db:
+            pid = db.conn.info.backend_pid
+            with psycopg.connect(fresh_postgres_url, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            await asyncio.sleep(0.2)
+            row = await db.fetchone("SELECT thread_id FROM threads")
+        assert row == ("kept",)
+
+
+@pytest.fixture
+def throwaway_server() -> Iterator[ThrowawayServer]:
+    server = ThrowawayServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.remove()
+
+
+@pytest.mark.slow
+async def test_outage_fails_fast_and_recovers_without_a_failed_call(throwaway_server) -> None:
+    async with open_checkpointer(throwaway_server.url, pool_size=4) as saver:
+        graph = tool_loop(saver)
+        await graph.ainvoke({"messages": [human(0)]}, cfg("t"))
+        # Several pooled connections, all of which the restart will leave dead.
+        await asyncio.gather(*(graph.aget_state(cfg("t")) for _ in range(4)))
+
+        throwaway_server.stop()
+        started = time.monotonic()
+        with pytest.raises(StoreUnavailable, match="database unavailable"):
+            await asyncio.wait_for(saver.aget_tuple(cfg("t")), 60)
+        with pytest.raises(StoreUnavailable, match="database unavailable"):
+            await asyncio.wait_for(put(saver, "t2", "while down"), 60)
+        assert time.monotonic() - started < 6
+
+        throwaway_server.start()
+        for _ in range(6):  # more calls than pooled connections: none may fail
+            assert (await saver.aget_thread("t")).message_count == 4
+        await graph.ainvoke({"messages": [human(1)]}, cfg("t"))
+        state = await graph.aget_state(cfg("t"))
+        assert len(state.values["messages"]) == 8
+        assert (await saver.aget_thread("t")).message_count == 8

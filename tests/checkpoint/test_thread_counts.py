@@ -1,0 +1,103 @@
+"""The threads table's message count and preview follow the head checkpoint's state, whatever is written.
+
+Writes are a task's output *for* a checkpoint; they reach the state only when the next checkpoint is
+stored. So a write repeated, a write whose next checkpoint never comes (a crash with
+durability="async"), and a write for a checkpoint whose put failed must not move the counters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.base import empty_checkpoint
+
+from tests.checkpoint.conftest import ph, raw_sql
+from tests.checkpoint.graphs import delta_graph, human, tool_loop
+
+GRAPHS = {"delta": delta_graph, "list": tool_loop}
+
+
+def cfg(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+async def assert_counts_match_state(saver: Any, graph: Any, thread_id: str) -> int:
+    state = await graph.aget_state(cfg(thread_id))
+    messages = state.values.get("messages", [])
+    thread = await saver.aget_thread(thread_id)
+    assert thread.message_count == len(messages)
+    assert thread.preview == messages[-1].content[:200]
+    return len(messages)
+
+
+async def head_config(saver: Any, thread_id: str) -> dict[str, Any]:
+    tup = await saver.aget_tuple(cfg(thread_id))
+    return tup.config
+
+
+@pytest.mark.parametrize("kind", GRAPHS)
+async def test_repeated_and_unfinished_writes_do_not_count(saver, kind: str) -> None:
+    graph = GRAPHS[kind](saver)
+    for turn in range(4):  # past a DeltaChannel snapshot (every 3 updates)
+        await graph.ainvoke({"messages": [human(turn)]}, cfg("t"))
+        count = await assert_counts_match_state(saver, graph, "t")
+    head = await head_config(saver, "t")
+    write = [("messages", [AIMessage("written, never applied", id="w-1")])]
+    # A task's writes stored twice (a retried put_writes), then the process dies before the next put.
+    await saver.aput_writes(head, write, "task-1")
+    await saver.aput_writes(head, write, "task-1")
+    assert await assert_counts_match_state(saver, graph, "t") == count
+    # The head stored again (as a retried put would) applies its parent's writes only once.
+    tup = await saver.aget_tuple(head)
+    await saver.aput(tup.parent_config, tup.checkpoint, tup.metadata, {})
+    assert await assert_counts_match_state(saver, graph, "t") == count
+    # The next turn goes on from the head: its counts are the state's again.
+    await graph.ainvoke({"messages": [human(9)]}, cfg("t"))
+    await assert_counts_match_state(saver, graph, "t")
+
+
+async def test_counts_after_a_restart_follow_the_stored_writes(saver, store_url: str) -> None:
+    """A DeltaChannel thread continued by another process (a fresh saver) counts the same."""
+    from orecast.checkpoint import open_checkpointer
+
+    graph = delta_graph(saver)
+    for turn in range(2):
+        await graph.ainvoke({"messages": [human(turn)]}, cfg("r"))
+    async with open_checkpointer(store_url) as other:
+        other_graph = delta_graph(other)
+        for turn in range(2, 4):
+            await other_graph.ainvoke({"messages": [human(turn)]}, cfg("r"))
+        assert await assert_counts_match_state(other, other_graph, "r") == 8
+
+
+async def test_writes_of_a_failed_put_neither_count_nor_survive_prune(saver, store_url: str) -> None:
+    graph = delta_graph(saver)
+    await graph.ainvoke({"messages": [human(0)]}, cfg("f"))
+    count = await assert_counts_match_state(saver, graph, "f")
+    head = await head_config(saver, "f")
+
+    class NotSerialisable:
+        pass
+
+    failed = empty_checkpoint()
+    failed["channel_values"] = {"counter": NotSerialisable()}
+    failed["channel_versions"] = {"counter": "99"}
+    with pytest.raises(Exception):  # noqa: B017 - whatever the serializer raises
+        await saver.aput(head, failed, {"source": "loop", "step": 9}, {"counter": "99"})
+    orphan = {"configurable": {"thread_id": "f", "checkpoint_ns": "", "checkpoint_id": failed["id"]}}
+    await saver.aput_writes(orphan, [("messages", [AIMessage("orphan", id="o-1")])], "task-o")
+    assert await assert_counts_match_state(saver, graph, "f") == count
+
+    for turn in range(1, 3):
+        await graph.ainvoke({"messages": [human(turn)]}, cfg("f"))
+    await assert_counts_match_state(saver, graph, "f")
+    await saver.aprune(["f"], strategy="keep_latest")
+    left = raw_sql(
+        store_url, f"SELECT COUNT(*) FROM writes WHERE checkpoint_id = {ph(store_url)}", (failed["id"],)
+    )
+    assert left == [(0,)]
+    await assert_counts_match_state(saver, graph, "f")
+    await graph.ainvoke({"messages": [human(5)]}, cfg("f"))
+    await assert_counts_match_state(saver, graph, "f")

@@ -1,0 +1,116 @@
+"""Stored text and database URLs the CLI must print safely: markup, terminal escapes, passwords."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.base import empty_checkpoint
+from typer.testing import CliRunner
+
+from orecast.checkpoint import open_checkpointer
+from orecast.cli.main import app
+
+runner = CliRunner()
+
+CLEAR_SCREEN = "\x1b[2J"
+OSC_TITLE = "\x1b]0;pwned\x07"
+C1_CSI = "\x9b31m"
+TITLE = f"[/oops] [bold]not bold[/bold] {CLEAR_SCREEN}"
+QUESTION = f"price? [/] {OSC_TITLE} {C1_CSI}"
+ANSWER = f"[red]101.5[/red]{CLEAR_SCREEN}"
+
+
+def run(*args: str):
+    # Wide enough that tables do not wrap the text the assertions look for.
+    return runner.invoke(app, list(args), env={"COLUMNS": "250"})
+
+
+def write_hostile_thread(url: str) -> None:
+    async def go() -> None:
+        async with open_checkpointer(url) as saver:
+            cp = empty_checkpoint()
+            cp["channel_values"] = {
+                "messages": [
+                    HumanMessage(QUESTION, id="h1"),
+                    AIMessage(
+                        "",
+                        id="a1",
+                        tool_calls=[{"name": "get[/x]", "args": {"q": CLEAR_SCREEN}, "id": "c1"}],
+                    ),
+                    ToolMessage(f"[/tool] {OSC_TITLE}", tool_call_id="c1", name="get[/x]", id="t1"),
+                    AIMessage(ANSWER, id="a2"),
+                ]
+            }
+            cp["channel_versions"] = {"messages": "1"}
+            config = {"configurable": {"thread_id": "[/t]", "checkpoint_ns": ""}}
+            await saver.aput(config, cp, {"source": "loop", "step": 1}, {"messages": "1"})
+            await saver.aupdate_thread("[/t]", title=TITLE)
+
+    asyncio.run(go())
+
+
+def assert_no_control(output: str) -> None:
+    assert "\x1b" not in output and "\x9b" not in output and "\x07" not in output
+    assert "Traceback" not in output
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("threads", "list"),
+        ("threads", "show", "[/t]"),
+        ("threads", "tools", "[/t]"),
+        ("threads", "history", "[/t]"),
+    ],
+)
+def test_stored_text_is_printed_escaped(sqlite_url: str, command: tuple[str, ...]) -> None:
+    write_hostile_thread(sqlite_url)
+    result = run(*command, "--database-url", sqlite_url)
+    assert result.exit_code == 0, result.output
+    assert_no_control(result.output)
+    if command[1] == "list":
+        assert "[/oops] [bold]not bold[/bold] \\x1b[2J" in result.stdout
+    if command[1] == "show":
+        assert "[/oops] [bold]not bold[/bold]" in result.stdout
+        assert "\\x1b]0;pwned\\x07" in result.stdout and "\\x9b31m" in result.stdout
+        assert "[red]101.5[/red]\\x1b[2J" in result.stdout
+        assert "get[/x]" in result.stdout
+    if command[1] == "tools":
+        assert "get[/x]" in result.stdout and "[/tool]" in result.stdout
+
+
+def test_password_in_the_query_is_never_printed() -> None:
+    url = "postgresql://someone@127.0.0.1:1/nowhere?password=s3cr@t&connect_timeout=2"
+    result = run("db", "status", "--database-url", url)
+    assert result.exit_code == 1
+    assert result.stderr.startswith(
+        "error: cannot connect to postgresql://someone@127.0.0.1:1/nowhere?password=***&connect_timeout=2:"
+    )
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "s3cr" not in result.output
+
+
+def test_password_with_an_at_sign_in_the_user_part() -> None:
+    result = run("db", "status", "--database-url", "postgresql://me:p%40ss@127.0.0.1:1/x?application_name=a@b")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: cannot connect to postgresql://me:***@127.0.0.1:1/x?application_name=a@b:")
+    assert "p@ss" not in result.output
+
+
+def test_unknown_query_option_is_one_line() -> None:
+    result = run("threads", "list", "--database-url", "postgresql://me:s3cret@127.0.0.1:1/x?badopt=1")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: bad PostgreSQL URL postgresql://me:***@127.0.0.1:1/x?badopt=1")
+    assert "badopt" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert "s3cret" not in result.output and "Traceback" not in result.output
+
+
+def test_bad_timeout_is_one_line(monkeypatch) -> None:
+    monkeypatch.setenv("ORECAST_PG_LOCK_TIMEOUT", "soon")
+    result = run("threads", "list", "--database-url", "postgresql://me:s3cret@127.0.0.1:1/x")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "error: ORECAST_PG_LOCK_TIMEOUT must be a number of seconds, not 'soon'"
+    result = run("threads", "list", "--database-url", "postgresql://me@127.0.0.1:1/x?lock_timeout=-1")
+    assert result.exit_code == 2 and "lock_timeout in the database URL" in result.stderr
