@@ -187,14 +187,16 @@ class SaverCore(BaseCheckpointSaver[float]):
 
     # -- versions ----------------------------------------------------------------------------------
 
-    def get_next_version(self, current: float | int | str | None, channel: None) -> float:
+    def get_next_version(self, current: float | int | str | None, channel: None) -> float | str:
         # A number, compared as a number by LangGraph: the integer part counts the channel's updates and
         # a random fraction keeps two forks' versions distinct (as the official savers' random suffix
         # does), in 8 characters where the official string takes 49.
         if current is None:
             count = 0
         elif isinstance(current, str):
-            count = int(current.split(".")[0])
+            # A thread written by the official savers (imported): LangGraph compares a thread's versions
+            # with each other, so it keeps their string form.
+            return f"{int(current.split('.')[0]) + 1:032}.{random.random():016}"
         else:
             count = int(current)
         return count + 1 + random.randint(1, 999_999) / 1_000_000
