@@ -104,17 +104,20 @@ def source_format(request) -> str:
     return request.param
 
 
-@pytest.fixture
-def source_location(source_format: str, tmp_path, request) -> str:
-    """The official saver's database: a SQLite file, or a PostgreSQL schema of its own (its tables
-    are named like ours)."""
-    if source_format == "langgraph-sqlite":
-        return str(tmp_path / "official.sqlite3")
+def official_schema(postgres_url: str) -> str:
+    """A PostgreSQL schema of its own for an official saver (its tables are named like ours)."""
     schema = f"official_{uuid.uuid4().hex[:12]}"
-    postgres_url = request.getfixturevalue("postgres_url")
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')
     return with_search_path(postgres_url, schema)
+
+
+@pytest.fixture
+def source_location(source_format: str, tmp_path, request) -> str:
+    """The official saver's database: a SQLite file, or a PostgreSQL schema."""
+    if source_format == "langgraph-sqlite":
+        return str(tmp_path / "official.sqlite3")
+    return official_schema(request.getfixturevalue("postgres_url"))
 
 
 async def test_imported_threads_answer_as_the_official_saver(

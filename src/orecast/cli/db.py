@@ -62,6 +62,8 @@ def status(database_url: DatabaseUrl = None, as_json: bool = typer.Option(False,
 
 def _location(format: str, url: str) -> str:
     """Where a database lives, comparable between the source and the target."""
+    if format == "langgraph-postgres" and not url.startswith(("postgresql://", "postgres://")):
+        raise ValueError("langgraph-postgres needs a postgresql:// URL in --from")
     if format == "langgraph-sqlite" or url.startswith("sqlite://"):
         path = parse_url(url).target if url.startswith("sqlite://") else url
         return str(Path(path).resolve())
