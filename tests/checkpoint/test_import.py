@@ -26,10 +26,11 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde import jsonplus
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.serde.types import TASKS
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
-from langgraph.types import Command
+from langgraph.types import Command, Send
 from psycopg.rows import dict_row
 from pydantic import BaseModel
 from typing_extensions import TypedDict
@@ -325,3 +326,33 @@ async def test_killed_import_resumes_without_duplicates(store_url: str, tmp_path
             a, b = await ours.aget_thread(thread_id), await clean.aget_thread(thread_id)
             counters = ("status", "message_count", "checkpoint_count", "preview", "head_checkpoint_id")
             assert [getattr(a, c) for c in counters] == [getattr(b, c) for c in counters], thread_id
+
+
+async def test_postgres_format_3_pending_sends_are_read_as_the_official_saver_reads_them(
+    official_pg_url_for_v3: str, sqlite_url: str
+) -> None:
+    """Before format 4 a checkpoint's pending `Send`s were its parent's writes; the official saver
+    moves them into the `__pregel_tasks` channel when it reads such a checkpoint, and so does the import."""
+    parent, child = empty_checkpoint(), empty_checkpoint()
+    parent["v"] = child["v"] = 3
+    child["id"] = str(uuid.UUID(int=uuid.UUID(parent["id"]).int + 1))
+    parent["channel_values"] = child["channel_values"] = {"topic": "ore"}
+    parent["channel_versions"] = child["channel_versions"] = {"topic": "00000000000000000000000000000001.0.5"}
+    async with official("langgraph-postgres", official_pg_url_for_v3) as theirs:
+        parent_config = await theirs.aput(cfg("v3", checkpoint_ns=""), parent, {"step": 0}, parent["channel_versions"])
+        await theirs.aput_writes(parent_config, [(TASKS, Send("fetch", {"n": 1})), (TASKS, Send("fetch", {"n": 2}))], "task-1")
+        await theirs.aput(parent_config, child, {"step": 1}, {})
+        expected = await theirs.aget_tuple(cfg("v3"))
+        assert expected.checkpoint["channel_values"][TASKS] == [Send("fetch", {"n": 1}), Send("fetch", {"n": 2})]
+        async with open_source("langgraph-postgres", official_pg_url_for_v3) as source, open_checkpointer(sqlite_url) as ours:
+            report = await import_threads(source, ours)
+            assert (report.checkpoints, report.writes, report.refused) == (2, 2, [])
+            got = await ours.aget_tuple(cfg("v3"))
+    assert got.checkpoint["channel_values"] == expected.checkpoint["channel_values"]
+    assert got.checkpoint["channel_versions"] == expected.checkpoint["channel_versions"]
+    assert got.parent_config == expected.parent_config
+
+
+@pytest.fixture
+def official_pg_url_for_v3(postgres_url: str) -> str:
+    return official_schema(postgres_url)
