@@ -116,15 +116,16 @@ def import_(
     async def run() -> tuple[ImportReport, str, str]:
         try:
             async with open_source(format, source_url) as source, open_store(target_url) as saver:
+                progress_console = Console(stderr=True)
                 with Progress(
                     TextColumn("importing"),
                     BarColumn(),
                     MofNCompleteColumn(),
                     TextColumn("checkpoints"),
                     TimeElapsedColumn(),
-                    console=Console(stderr=True),
+                    console=progress_console,
                     transient=True,
-                    disable=as_json,
+                    disable=as_json or not progress_console.is_terminal,
                 ) as bar:
                     task = bar.add_task("import", total=await source.count_checkpoints(
                         await source.thread_ids(thread or None)
