@@ -40,7 +40,7 @@ from orecast.checkpoint.importer import import_threads, open_source
 from orecast.checkpoint.importer.decoding import RefusedValue, SafeDecoder
 from tests.checkpoint.conftest import raw_sql
 from tests.checkpoint.graphs import approval_graph, delta_graph, human, subgraph_parent, tool_loop
-from tests.pg_server import with_search_path
+from tests.conftest import new_schema_url
 
 GRAPHS = {"loop": tool_loop, "fork": tool_loop, "approve": approval_graph, "sub": subgraph_parent, "delta": delta_graph}
 
@@ -107,10 +107,7 @@ def source_format(request) -> str:
 
 def official_schema(postgres_url: str) -> str:
     """A PostgreSQL schema of its own for an official saver (its tables are named like ours)."""
-    schema = f"official_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(postgres_url, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA "{schema}"')
-    return with_search_path(postgres_url, schema)
+    return new_schema_url(postgres_url, "official")
 
 
 @pytest.fixture
@@ -294,6 +291,7 @@ def row_counts(url: str) -> dict[str, int]:
     return {table: raw_sql(url, f"SELECT count(*) FROM {table}")[0][0] for table in TABLES}
 
 
+@pytest.mark.slow
 async def test_killed_import_resumes_without_duplicates(store_url: str, tmp_path) -> None:
     source_path = str(tmp_path / "official.sqlite3")
     async with official("langgraph-sqlite", source_path) as theirs:

@@ -90,13 +90,12 @@ class SafeDecoder:
     def __init__(self) -> None:
         # LangGraph's strict serializer builds the safe types (nothing else reaches it).
         self._strict = strict_serializer()
-        self._build = self._strict._unpack_ext_hook
 
     def _hook(self, code: int, data: bytes) -> Any:
         if code == jsonplus.EXT_DELTA_SNAPSHOT:
             return _DeltaSnapshot(ormsgpack.unpackb(data, ext_hook=self._hook, option=_UNPACK))
         if _is_safe_ext(code, data):
-            return self._build(code, data)
+            return self._strict.loads_typed(("msgpack", ormsgpack.packb(ormsgpack.Ext(code, data))))
         return ormsgpack.Ext(code, data)
 
     def loads_typed(self, type_tag: str, data: bytes | None) -> Any:
