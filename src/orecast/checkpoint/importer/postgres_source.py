@@ -47,21 +47,19 @@ SELECT thread_id, checkpoint_ns, checkpoint_id, channel, coalesce(type, 'unknown
 FROM checkpoint_writes
 WHERE thread_id = ANY(%s) AND (type IS NULL OR type <> ALL(%s))
 ORDER BY thread_id, checkpoint_id"""
-SELECT_CHECKPOINT_KEYS = """
-SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id FROM checkpoints
+# The JSONB holds no blobs: a thread's checkpoint rows are small enough to read at once.
+SELECT_CHECKPOINTS = """
+SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata FROM checkpoints
 WHERE thread_id = %s ORDER BY checkpoint_id, checkpoint_ns"""
-SELECT_CHECKPOINT = """
-SELECT checkpoint, metadata FROM checkpoints
-WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
 SELECT_BLOBS = """
 SELECT b.channel, b.type, b.blob
 FROM unnest(%s::text[], %s::text[]) AS w(channel, version)
 JOIN checkpoint_blobs AS b
   ON b.thread_id = %s AND b.checkpoint_ns = %s AND b.channel = w.channel AND b.version = w.version"""
 SELECT_WRITES = """
-SELECT task_id, task_path, idx, channel, coalesce(type, 'unknown'), blob FROM checkpoint_writes
-WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s
-ORDER BY task_path, task_id, idx"""
+SELECT checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, coalesce(type, 'unknown'), blob
+FROM checkpoint_writes WHERE thread_id = %s
+ORDER BY checkpoint_ns, checkpoint_id, task_path, task_id, idx"""
 # Checkpoints of format v < 4 kept pending Send()s in their parent's writes.
 SELECT_PENDING_SENDS = f"""
 SELECT type, blob FROM checkpoint_writes
@@ -130,15 +128,15 @@ class PostgresSource:
 
     async def checkpoints(self, thread_id: str) -> list[SourceCheckpoint]:
         return [
-            SourceCheckpoint(ns, cid, parent)
-            for ns, cid, parent in await self._rows(SELECT_CHECKPOINT_KEYS, (thread_id,))
+            SourceCheckpoint(ns, cid, parent, (checkpoint, metadata))
+            for ns, cid, parent, checkpoint, metadata in await self._rows(SELECT_CHECKPOINTS, (thread_id,))
         ]
 
     async def load(
         self, thread_id: str, checkpoint: SourceCheckpoint, stored: Collection[tuple[str, str]]
     ) -> LoadedCheckpoint:
         ns, cid = checkpoint.ns, checkpoint.checkpoint_id
-        (stored_checkpoint, metadata), = await self._rows(SELECT_CHECKPOINT, (thread_id, ns, cid))
+        stored_checkpoint, metadata = checkpoint.row
         # As the official saver reads it: inline primitives, then the blobs of the versions named.
         values = dict(stored_checkpoint.get("channel_values") or {})
         versions = stored_checkpoint["channel_versions"]
@@ -164,13 +162,13 @@ class PostgresSource:
             metadata=metadata,
         )
 
-    async def writes(self, thread_id: str, checkpoint: SourceCheckpoint) -> list[SourceWrite]:
-        return [
-            SourceWrite(task_id, task_path, idx, channel, type_tag, bytes(blob))
-            for task_id, task_path, idx, channel, type_tag, blob in await self._rows(
-                SELECT_WRITES, (thread_id, checkpoint.ns, checkpoint.checkpoint_id)
-            )
-        ]
+    async def thread_writes(self, thread_id: str) -> dict[tuple[str, str], list[SourceWrite]]:
+        out: dict[tuple[str, str], list[SourceWrite]] = {}
+        for ns, cid, task_id, task_path, idx, channel, type_tag, blob in await self._rows(
+            SELECT_WRITES, (thread_id,)
+        ):
+            out.setdefault((ns, cid), []).append(SourceWrite(task_id, task_path, idx, channel, type_tag, bytes(blob)))
+        return out
 
     async def aclose(self) -> None:
         await self.conn.close()

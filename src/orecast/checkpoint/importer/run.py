@@ -9,6 +9,7 @@ new run finds what is stored already (by checkpoint id and by task) and writes o
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,8 +57,10 @@ async def import_threads(
     thread_ids: Collection[str] | None = None,
     dry_run: bool = False,
     progress: Progress | None = None,
+    concurrency: int = 4,
 ) -> ImportReport:
-    """Import the threads of `source` (all, or those of `thread_ids`) into `saver`.
+    """Import the threads of `source` (all, or those of `thread_ids`) into `saver`, `concurrency`
+    threads at a time (each thread in order).
 
     Threads holding a value the importer refuses (a pickle, a non-msgpack serialisation) are left out
     whole and named in `report.refused`; the others are imported.
@@ -71,13 +74,21 @@ async def import_threads(
     refused: dict[str, Refusal] = {}
     for refusal in await source.refusals(threads):
         refused.setdefault(refusal.thread_id, refusal)
-    for thread_id in threads:
-        if thread_id in refused:
-            report.refused.append(refused[thread_id].message())
-            if progress:
-                progress(thread_id, len(await source.checkpoints(thread_id)))
-            continue
-        await _import_thread(source, saver, thread_id, report, dry_run, progress)
+    waiting = list(threads)
+
+    async def worker() -> None:
+        while waiting:
+            thread_id = waiting.pop(0)
+            if thread_id in refused:
+                report.refused.append(refused[thread_id].message())
+                if progress:
+                    progress(thread_id, await source.count_checkpoints([thread_id]))
+            else:
+                await _import_thread(source, saver, thread_id, report, dry_run, progress)
+
+    # A few threads at once: one thread's steps wait on round trips another's can use.
+    await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(threads))))))
+    report.refused.sort()
     report.target_bytes_after = await _store_bytes(saver)
     return report
 
@@ -128,11 +139,16 @@ async def _import_thread(
     progress: Progress | None,
 ) -> None:
     present = await _present(saver, thread_id)
+    checkpoints = await source.checkpoints(thread_id)
+    writes = await source.thread_writes(thread_id)
     wrote = False
     done = 0
     try:
-        for checkpoint in await source.checkpoints(thread_id):
-            wrote |= await _import_checkpoint(source, saver, thread_id, checkpoint, present, report, dry_run)
+        for checkpoint in checkpoints:
+            rows = writes.get((checkpoint.ns, checkpoint.checkpoint_id), [])
+            wrote |= await _import_checkpoint(
+                source, saver, thread_id, checkpoint, rows, present, report, dry_run
+            )
             done += 1
             if progress:
                 progress(thread_id, 1)
@@ -154,6 +170,7 @@ async def _import_checkpoint(
     saver: OrecastCheckpointer,
     thread_id: str,
     checkpoint: SourceCheckpoint,
+    writes: list[SourceWrite],
     present: _Present,
     report: ImportReport,
     dry_run: bool,
@@ -181,7 +198,7 @@ async def _import_checkpoint(
     else:
         report.checkpoints_skipped += 1
     config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}}
-    for (task_id, task_path, special), rows in _write_calls(await source.writes(thread_id, checkpoint)).items():
+    for (task_id, task_path, special), rows in _write_calls(writes).items():
         if (task_id, special) in stored_calls:
             report.writes_skipped += len(rows)
             continue

@@ -23,11 +23,12 @@ class SourceWrite:
 
 @dataclass(frozen=True, slots=True)
 class SourceCheckpoint:
-    """One checkpoint as stored; `load` decodes it."""
+    """One checkpoint as listed; `load` decodes it."""
 
     ns: str
     checkpoint_id: str
     parent_id: str | None
+    row: Any = None  # what the listing read of it already, when that is small (PostgreSQL's JSONB)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +87,9 @@ class Source(Protocol):
         (the target has them already), except the root namespace's `messages`."""
         ...
 
-    async def writes(self, thread_id: str, checkpoint: SourceCheckpoint) -> list[SourceWrite]:
-        """The checkpoint's pending writes, still serialised."""
+    async def thread_writes(self, thread_id: str) -> dict[tuple[str, str], list[SourceWrite]]:
+        """A thread's pending writes by (namespace, checkpoint id), still serialised, in
+        (task path, task id, index) order."""
         ...
 
     async def aclose(self) -> None: ...

@@ -50,9 +50,9 @@ SELECT_CHECKPOINT = """
 SELECT type, checkpoint, metadata FROM checkpoints
 WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"""
 SELECT_WRITES = """
-SELECT task_id, {task_path}, idx, channel, type, value FROM writes
-WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?
-ORDER BY {task_path}, task_id, idx"""
+SELECT checkpoint_ns, checkpoint_id, task_id, {task_path}, idx, channel, type, value FROM writes
+WHERE thread_id = ?
+ORDER BY checkpoint_ns, checkpoint_id, {task_path}, task_id, idx"""
 
 
 class SqliteSource:
@@ -125,13 +125,14 @@ class SqliteSource:
             metadata=json.loads(metadata) if metadata is not None else {},
         )
 
-    async def writes(self, thread_id: str, checkpoint: SourceCheckpoint) -> list[SourceWrite]:
-        return [
-            SourceWrite(task_id, task_path, idx, channel, type_tag or "unknown", value)
-            for task_id, task_path, idx, channel, type_tag, value in self.conn.execute(
-                self._select_writes, (thread_id, checkpoint.ns, checkpoint.checkpoint_id)
-            )
-        ]
+    async def thread_writes(self, thread_id: str) -> dict[tuple[str, str], list[SourceWrite]]:
+        out: dict[tuple[str, str], list[SourceWrite]] = {}
+        for ns, cid, task_id, task_path, idx, channel, type_tag, value in self.conn.execute(
+            self._select_writes, (thread_id,)
+        ):
+            write = SourceWrite(task_id, task_path, idx, channel, type_tag or "unknown", value)
+            out.setdefault((ns, cid), []).append(write)
+        return out
 
     async def aclose(self) -> None:
         self.conn.close()
