@@ -28,6 +28,7 @@ from orecast.checkpoint.encoding import strict_serializer
 READABLE_TYPES = ("msgpack", "null", "bytes", "bytearray")
 NO_VALUE = "empty"
 _UNPACK = ormsgpack.OPT_NON_STR_KEYS
+MEMO_BYTES = 64 * 1024 * 1024  # the most serialised bytes whose built values are remembered
 # Extensions whose payload is (module, name, …) naming the class to build.
 _NAMED = {
     jsonplus.EXT_CONSTRUCTOR_SINGLE_ARG,
@@ -90,13 +91,27 @@ class SafeDecoder:
     def __init__(self) -> None:
         # LangGraph's strict serializer builds the safe types (nothing else reaches it).
         self._strict = strict_serializer()
+        # The official savers store a thread's messages again in every checkpoint, byte for byte:
+        # each is checked and built once, and the same object handed out again (which also lets the
+        # saver recognise it as an item it has stored).
+        self._built: dict[tuple[int, bytes], Any] = {}
+        self._built_bytes = 0
 
     def _hook(self, code: int, data: bytes) -> Any:
         if code == jsonplus.EXT_DELTA_SNAPSHOT:
             return _DeltaSnapshot(ormsgpack.unpackb(data, ext_hook=self._hook, option=_UNPACK))
-        if _is_safe_ext(code, data):
-            return self._strict.loads_typed(("msgpack", ormsgpack.packb(ormsgpack.Ext(code, data))))
-        return ormsgpack.Ext(code, data)
+        key = (code, data)
+        if key in self._built:
+            return self._built[key]
+        if not _is_safe_ext(code, data):
+            return ormsgpack.Ext(code, data)
+        value = self._strict.loads_typed(("msgpack", ormsgpack.packb(ormsgpack.Ext(code, data))))
+        if self._built_bytes + len(data) > MEMO_BYTES:
+            self._built.clear()
+            self._built_bytes = 0
+        self._built[key] = value
+        self._built_bytes += len(data)
+        return value
 
     def loads_typed(self, type_tag: str, data: bytes | None) -> Any:
         if type_tag not in READABLE_TYPES:
