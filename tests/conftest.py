@@ -27,13 +27,18 @@ def postgres_url() -> Iterator[str]:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-@pytest.fixture
-def fresh_postgres_url(postgres_url: str) -> str:
-    """A URL whose search_path is a new, empty schema: a clean store for one test."""
-    schema = f"t_{uuid.uuid4().hex[:12]}"
+def new_schema_url(postgres_url: str, prefix: str = "t") -> str:
+    """`postgres_url` with a new, empty schema as its search_path."""
+    schema = f"{prefix}_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')
     return with_search_path(postgres_url, schema)
+
+
+@pytest.fixture
+def fresh_postgres_url(postgres_url: str) -> str:
+    """A URL whose search_path is a new, empty schema: a clean store for one test."""
+    return new_schema_url(postgres_url)
 
 
 @pytest.fixture

@@ -1,16 +1,22 @@
-"""`orecast db …`: migrate the checkpoint store and look at its size."""
+"""`orecast db …`: migrate the checkpoint store, look at its size, import from the official savers."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+from pathlib import Path
 
+import psycopg
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from orecast.checkpoint import migrations
-from orecast.cli.common import DatabaseUrl, open_store
+from orecast.checkpoint import default_database_url, migrations
+from orecast.checkpoint.importer import FORMATS, ImportReport, import_threads, open_source
+from orecast.checkpoint.urls import parse_url
+from orecast.cli.common import DatabaseUrl, fail, open_store
 
 db_app = typer.Typer(help="The checkpoint store / 检查点数据库", no_args_is_help=True)
 
@@ -52,6 +58,104 @@ def status(database_url: DatabaseUrl = None, as_json: bool = typer.Option(False,
     console.print(table)
     if "bytes" in stats:
         console.print(f"total on disk: {stats['bytes'] / 1024:.1f} KiB")
+
+
+def _location(format: str, url: str) -> str:
+    """Where a database lives, comparable between the source and the target."""
+    if format == "langgraph-postgres" and not url.startswith(("postgresql://", "postgres://")):
+        raise ValueError("langgraph-postgres needs a postgresql:// URL in --from")
+    if format == "langgraph-sqlite" or url.startswith("sqlite://"):
+        path = parse_url(url).target if url.startswith("sqlite://") else url
+        return str(Path(path).resolve())
+    return parse_url(url).target
+
+
+def _mib(n: int) -> str:
+    return f"{n / 1024 / 1024:.2f} MiB"
+
+
+def _print_report(report: ImportReport, source: str, target: str) -> None:
+    verb = "would import" if report.dry_run else "imported"
+    typer.echo(f"{'dry run: ' if report.dry_run else ''}{source} -> {target}")
+    typer.echo(
+        f"threads      {verb} {report.threads}, already there {report.threads_skipped}, "
+        f"refused {len(report.refused)}"
+    )
+    typer.echo(f"checkpoints  {verb} {report.checkpoints}, already there {report.checkpoints_skipped}")
+    typer.echo(f"writes       {verb} {report.writes}, already there {report.writes_skipped}")
+    typer.echo(
+        f"bytes        source {_mib(report.source_bytes)}; orecast store "
+        f"{_mib(report.target_bytes_before)} before, {_mib(report.target_bytes_after)} after"
+    )
+
+
+@db_app.command("import")
+def import_(
+    source_url: str = typer.Option(
+        ..., "--from", help="The official saver's database: postgresql://… or a SQLite file (path or sqlite:///…)"
+    ),
+    format: str = typer.Option(..., "--format", help=" or ".join(FORMATS)),
+    thread: list[str] = typer.Option(None, "--thread", help="Import only this thread (repeatable)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Read and check everything, write nothing."),
+    database_url: DatabaseUrl = None,
+    as_json: bool = typer.Option(False, "--json", help="The report as JSON."),
+) -> None:
+    """Import threads written by LangGraph's official savers (see docs/migrating.md).
+
+    Resumable: run it again after an interruption and it writes only what is missing."""
+    if format not in FORMATS:
+        fail(f"unknown format {format!r}: use {' or '.join(FORMATS)}", 2)
+    target_url = database_url or default_database_url()
+    try:
+        same = _location(format, source_url) == _location("", target_url)
+    except ValueError as exc:
+        fail(str(exc), 2)
+    if same:
+        fail("the orecast store must be another database (or schema) than the one imported from", 2)
+
+    async def run() -> tuple[ImportReport, str, str]:
+        try:
+            async with open_source(format, source_url) as source, open_store(target_url) as saver:
+                progress_console = Console(stderr=True)
+                with Progress(
+                    TextColumn("importing"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TextColumn("checkpoints"),
+                    TimeElapsedColumn(),
+                    console=progress_console,
+                    transient=True,
+                    disable=as_json or not progress_console.is_terminal,
+                ) as bar:
+                    task = bar.add_task("import", total=await source.count_checkpoints(
+                        await source.thread_ids(thread or None)
+                    ))
+                    report = await import_threads(
+                        source,
+                        saver,
+                        thread_ids=thread or None,
+                        dry_run=dry_run,
+                        progress=lambda _thread, done: bar.advance(task, done),
+                    )
+                target = f"{saver.dialect} {parse_url(target_url).redacted()}"
+                return report, source.description, target
+        except (OSError, ValueError) as exc:
+            fail(str(exc), 2)
+        except psycopg.Error as exc:
+            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            fail(f"cannot read {parse_url(source_url).redacted()}: {first_line}")
+
+    report, source_name, target_name = asyncio.run(run())
+    if as_json:
+        typer.echo(json.dumps(dataclasses.asdict(report), ensure_ascii=False))
+    else:
+        _print_report(report, source_name, target_name)
+    for message in report.refused:
+        typer.echo(f"error: {message}", err=True)
+    for thread_id in report.missing:
+        typer.echo(f"error: no thread {thread_id!r} in the source", err=True)
+    if report.refused or report.missing:
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
