@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import importlib.metadata as md
 import json
@@ -39,7 +40,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bench.stores import OURS, SAVERS, open_store, pg_admin_url
-from bench.workload import build_graph, run_turn
+from bench.workload import build_graph, build_subgraph_graph, run_turn
 
 MIB = 1024 * 1024
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
@@ -203,6 +204,43 @@ async def bench_saver(name: str, args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+GROWTH_SAVERS = ("floor", "orecast-sqlite", "orecast-postgres")
+
+
+async def bench_growth(args: argparse.Namespace) -> dict[str, Any]:
+    """The saver's own time per turn as a thread grows, on the subgraph workload with durability="sync".
+
+    Turn k runs on every saver (`floor` and ours) before turn k+1 runs on any, so a burst of load on this
+    shared machine hits the same turn everywhere; a saver's own time at turn k is its turn time minus
+    `floor`'s. The growth is the median of the last 10 turns' own times over the median of turns 1-10.
+    """
+    names = [n for n in GROWTH_SAVERS if n == "floor" or n in args.saver_list]
+    async with contextlib.AsyncExitStack() as stack:
+        graphs = {}
+        for name in names:
+            store = await stack.enter_async_context(open_store(name))
+            graphs[name] = build_subgraph_graph().compile(checkpointer=store.saver)
+        for graph in graphs.values():  # warm-up
+            await run_turn(graph, "warmup", 1, durability="sync")
+        gc.collect()
+        wall: dict[str, list[float]] = {name: [] for name in names}
+        for turn in range(1, args.growth_turns + 1):
+            for name, graph in graphs.items():
+                ms, _ = await run_turn(graph, "growth", turn, durability="sync")
+                wall[name].append(ms)
+    out: dict[str, Any] = {"turns": args.growth_turns, "wall_ms": wall, "savers": {}}
+    window = min(10, args.growth_turns)
+    for name in names:
+        own = [w - f for w, f in zip(wall[name], wall["floor"], strict=True)]
+        series = wall[name] if name == "floor" else own
+        early, late = statistics.median(series[:window]), statistics.median(series[-window:])
+        out["savers"][name] = {"early_ms": early, "late_ms": late, "growth": late / early if early > 0 else None}
+        what = "turn time" if name == "floor" else "own time (turn − floor)"
+        log(name, f"subgraph, {args.growth_turns} turns, durability=sync: {what} {early:.1f} → {late:.1f} ms "
+            f"({late / early:.2f}×)")
+    return out
+
+
 def check(result: dict[str, Any]) -> dict[str, bool | None]:
     values = {**result, "throughput": result["throughput"]["turns_per_s"]}
     return {t.key: t.met(values.get(t.key)) for t in TARGETS}
@@ -295,14 +333,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--tp-turns", type=int, help="turns per throughput thread (default 20; --quick 5)")
     ap.add_argument("--state-repeats", type=int, help="calls of aget_state and history(limit=10) (default 20)")
     ap.add_argument("--history-repeats", type=int, help="full-history repeats for our savers (default 3)")
+    ap.add_argument("--growth-turns", type=int, help="turns of the subgraph growth phase (default 60; --quick 10)")
     ap.add_argument("--quick", action="store_true", help="a smoke run: 30 turns, 2×5, few repeats")
     ap.add_argument("--no-baseline", action="store_true", help="skip the no-checkpointer reference")
     ap.add_argument("--json-out", help="write everything (incl. per-turn times) to this JSON file")
     ap.add_argument("--markdown-out", help="put the results table into this Markdown file")
     ap.add_argument("--check", action="store_true", help="exit 1 if one of our savers misses a target")
     args = ap.parse_args(argv)
-    quick = {"turns": 30, "threads": 2, "tp_turns": 5, "state_repeats": 5, "history_repeats": 1}
-    full = {"turns": 200, "threads": 8, "tp_turns": 20, "state_repeats": 20, "history_repeats": 3}
+    quick = {"turns": 30, "threads": 2, "tp_turns": 5, "state_repeats": 5, "history_repeats": 1,
+             "growth_turns": 10}
+    full = {"turns": 200, "threads": 8, "tp_turns": 20, "state_repeats": 20, "history_repeats": 3,
+            "growth_turns": 60}
     for key, value in (quick if args.quick else full).items():
         if getattr(args, key) is None:
             setattr(args, key, value)

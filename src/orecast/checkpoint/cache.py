@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MISSING = object()
+MAX_LISTS = 16  # lists remembered per thread for prefix matching (see `known_prefix`)
 
 
 @dataclass
@@ -48,14 +49,27 @@ class ThreadItems:
         return hit[1]
 
     def known_prefix(self, key: tuple[str, str], values: list[Any]) -> tuple[int, list[list[int]]]:
-        """(length, ranges) of the last list stored under `key` if `values` starts with it, else (0, [])."""
-        last = self.last_lists.get(key)
-        if last is None or len(last[0]) > len(values):
-            return 0, []
-        objs, ranges = last
-        if all(map(operator.is_, objs, values)):
-            return len(objs), ranges
+        """(length, ranges) of the last list stored under `key` if `values` starts with it, else (0, []).
+
+        A namespace seen for the first time (a subgraph runs in a new one every turn) is matched
+        against the root namespace's list of the same channel, which its input usually starts with:
+        otherwise each turn would look up every message of the thread one by one.
+        """
+        for candidate in (key, ("", key[1])):
+            last = self.last_lists.get(candidate)
+            if last is None or len(last[0]) > len(values):
+                continue
+            objs, ranges = last
+            if all(map(operator.is_, objs, values)):
+                return len(objs), ranges
         return 0, []
+
+    def remember_list(self, key: tuple[str, str], values: list[Any], ranges: list[list[int]]) -> None:
+        # Bounded: each subgraph run adds a namespace, and each entry holds a whole list.
+        self.last_lists.pop(key, None)
+        self.last_lists[key] = (list(values), ranges)
+        while len(self.last_lists) > MAX_LISTS:
+            del self.last_lists[next(iter(self.last_lists))]
 
     def size(self) -> int:
         return len(self.by_number)
