@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
+import psycopg
 from psycopg import AsyncConnection
 from psycopg.types.string import TextLoader
 from psycopg_pool import AsyncConnectionPool
@@ -20,6 +21,8 @@ from orecast.checkpoint.postgres import queries
 # Any stable number: serialises concurrent migrations of one database across processes.
 MIGRATION_LOCK_KEY = 0x6F7265636173  # "orecas"
 HEALTH_CHECK_SECONDS = 30.0
+# Items per page (migration 003 packs existing items with the same number).
+PAGE_ITEMS = 32
 CONNECT_TIMEOUT_SECONDS = 10
 
 
@@ -67,6 +70,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
     def __init__(self, pool: AsyncConnectionPool, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.pool = pool
+        self._vacuum: asyncio.Task[None] | None = None
 
     @classmethod
     @asynccontextmanager
@@ -97,6 +101,8 @@ class PostgresCheckpointer(OrecastCheckpointer):
             yield saver
         finally:
             health.cancel()
+            if saver._vacuum is not None:
+                await asyncio.gather(saver._vacuum, return_exceptions=True)
             await pool.close()
 
     @asynccontextmanager
@@ -207,7 +213,23 @@ class PostgresCheckpointer(OrecastCheckpointer):
                 found[digest] = number
             if len(found) < len(new):
                 raise StaleThreadError(thread_id)
+        numbers = found.values()
+        top = max(numbers)
+        if top // PAGE_ITEMS > (min(numbers) - 1) // PAGE_ITEMS:
+            # These items complete a page: pack the tail up to it into one compressed row.
+            upto = top // PAGE_ITEMS * PAGE_ITEMS
+            await db.execute(queries.SEAL_ITEM_PAGES, {"thread_id": thread_id, "upto": upto, "page": PAGE_ITEMS})
+            if self._vacuum is None or self._vacuum.done():
+                self._vacuum = asyncio.create_task(self._vacuum_tail())
         return found
+
+    async def _vacuum_tail(self) -> None:
+        """Make the tail's deleted rows reusable now (the tail stays a few pages); best effort."""
+        try:
+            async with self.pool.connection() as conn:
+                await conn.execute(queries.VACUUM_ITEM_TAIL)
+        except psycopg.Error:
+            pass  # e.g. a role that may write but not vacuum: autovacuum does it later
 
     def _ts(self, value: datetime) -> datetime:
         return value
@@ -242,8 +264,10 @@ class PostgresCheckpointer(OrecastCheckpointer):
         async with self._read() as db:
             total = 0
             for table in queries.TABLES:
-                row = await db.fetchone("SELECT pg_total_relation_size(%s::regclass)", (table,))
-                size = int(row[0]) if row else 0
+                size = 0
+                for relation in queries.STORAGE_TABLES.get(table, (table,)):
+                    row = await db.fetchone("SELECT pg_total_relation_size(%s::regclass)", (relation,))
+                    size += int(row[0]) if row else 0
                 out["tables"][table]["bytes"] = size
                 total += size
         out["bytes"] = total
