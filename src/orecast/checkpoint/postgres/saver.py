@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -44,6 +45,10 @@ class _Db:
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         cur = await self.conn.execute(sql, params)
         return await cur.fetchall()
+
+
+def _b64(blob: bytes | None) -> str | None:
+    return base64.b64encode(blob).decode("ascii") if blob is not None else None
 
 
 async def _configure(conn: AsyncConnection) -> None:
@@ -138,16 +143,15 @@ class PostgresCheckpointer(OrecastCheckpointer):
     ) -> bool:
         thread_id, ns, checkpoint_id, parent_id, checkpoint, metadata, run_id, schema_version = checkpoint_row
         now, seed, head, message_count, preview, root, _cid, _tid, incarnation = record
-        columns = list(zip(*value_rows, strict=True)) if value_rows else [()] * 7
+        rows = [
+            {"channel": channel, "version": version, "kind": kind, "value": value, "blob": _b64(blob)}
+            for _t, _ns, channel, version, kind, value, blob in value_rows
+        ]
         params = {
             "thread_id": thread_id,
             "ns": ns,
             "incarnation": incarnation,
-            "channels": list(columns[2]),
-            "versions": list(columns[3]),
-            "kinds": list(columns[4]),
-            "values": list(columns[5]),
-            "blobs": list(columns[6]),
+            "rows": json.dumps(rows, ensure_ascii=False),
             "checkpoint_id": checkpoint_id,
             "parent_id": parent_id,
             "checkpoint": checkpoint,
@@ -173,7 +177,6 @@ class PostgresCheckpointer(OrecastCheckpointer):
         count: tuple[int, int, str | None] | None,
     ) -> None:
         _t, ns, checkpoint_id, task_id, _idx, _ch, task_path, *_rest = rows[0]
-        columns = list(zip(*rows, strict=True))
         clear, delta, preview = count or (0, 0, None)
         params = {
             "thread_id": thread_id,
@@ -181,11 +184,13 @@ class PostgresCheckpointer(OrecastCheckpointer):
             "checkpoint_id": checkpoint_id,
             "task_id": task_id,
             "task_path": task_path,
-            "idxs": list(columns[4]),
-            "channels": list(columns[5]),
-            "kinds": list(columns[7]),
-            "values": list(columns[8]),
-            "blobs": list(columns[9]),
+            "rows": json.dumps(
+                [
+                    {"idx": idx, "channel": channel, "kind": kind, "value": value, "blob": _b64(blob)}
+                    for _t, _ns, _c, _task, idx, channel, _path, kind, value, blob in rows
+                ],
+                ensure_ascii=False,
+            ),
             "interrupted": interrupted,
             "counted": count is not None,
             "clear": bool(clear),
@@ -201,8 +206,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
             "n": len(new),
             "thread_id": thread_id,
             "incarnation": incarnation,
-            "hashes": list(new),
-            "values": list(new.values()),
+            "items": json.dumps(list(new.items()), ensure_ascii=False),  # [[hash, JSON text], …] in order
         }
         found = {digest: number for digest, number in await db.fetchall(queries.STORE_ITEMS, params)}
         if len(found) < len(new):
