@@ -146,10 +146,10 @@ def _route(state: dict[str, Any]) -> str:
     return "tools" if getattr(state["messages"][-1], "tool_calls", None) else END
 
 
-def build_graph() -> StateGraph:
+def build_graph(tools_node: Any = tools) -> StateGraph:
     graph = StateGraph(MessagesState)
     graph.add_node("agent", agent)
-    graph.add_node("tools", tools)
+    graph.add_node("tools", tools_node)
     graph.add_edge(START, "agent")
     graph.add_conditional_edges("agent", _route, ["tools", END])
     graph.add_edge("tools", "agent")
@@ -195,14 +195,8 @@ def build_subgraph_graph() -> StateGraph:
     get a non-empty `checkpoint_ns` (`analyst:<task id>`, a new one each turn), and each tool result is
     ~6 KB of JSON. One turn appends 4 messages to the parent's `messages` (question, tool call, tool
     result, answer), as `build_graph` does."""
-    inner = StateGraph(MessagesState)
-    inner.add_node("agent", agent)
-    inner.add_node("tools", _sub_tools)
-    inner.add_edge(START, "agent")
-    inner.add_conditional_edges("agent", _route, ["tools", END])
-    inner.add_edge("tools", "agent")
     outer = StateGraph(MessagesState)
-    outer.add_node("analyst", inner.compile())
+    outer.add_node("analyst", build_graph(_sub_tools).compile())
     outer.add_edge(START, "analyst")
     outer.add_edge("analyst", END)
     return outer
