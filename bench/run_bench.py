@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import importlib.metadata as md
 import json
@@ -39,7 +40,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bench.stores import OURS, SAVERS, open_store, pg_admin_url
-from bench.workload import build_graph, run_turn
+from bench.workload import build_graph, build_subgraph_graph, run_turn
 
 MIB = 1024 * 1024
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
@@ -65,6 +66,8 @@ TARGETS = (
     Target("history10_ms", "`aget_state_history(limit=10)` ≤ 30 ms", 30.0),
     Target("history_all_s", "full history ≤ 1.5 s", 1.5),
     Target("throughput", "throughput ≥ 100 turns/s", 100.0, higher_is_better=True),
+    Target("throughput_ratio", "throughput ≥ 0.5 × floor's", 0.5, higher_is_better=True),
+    Target("growth", "own time per turn, last 10 turns ≤ 1.3 × first 10 (growth phase)", 1.3),
 )
 
 
@@ -203,6 +206,44 @@ async def bench_saver(name: str, args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+GROWTH_SAVERS = ("floor", "orecast-sqlite", "orecast-postgres")
+
+
+async def bench_growth(args: argparse.Namespace) -> dict[str, Any]:
+    """The saver's own time per turn as a thread grows, on the subgraph workload with durability="sync".
+
+    Turn k runs on every saver (`floor` and ours) before turn k+1 runs on any, so a burst of load on this
+    shared machine hits the same turn everywhere; a saver's own time at turn k is its turn time minus
+    `floor`'s. The growth is the median of the last 10 turns' own times over the median of turns 1-10
+    (of the last and first third with fewer than 30 turns).
+    """
+    names = [n for n in GROWTH_SAVERS if n == "floor" or n in args.saver_list]
+    async with contextlib.AsyncExitStack() as stack:
+        graphs = {}
+        for name in names:
+            store = await stack.enter_async_context(open_store(name))
+            graphs[name] = build_subgraph_graph().compile(checkpointer=store.saver)
+        for graph in graphs.values():  # warm-up
+            await run_turn(graph, "warmup", 1, durability="sync")
+        gc.collect()
+        wall: dict[str, list[float]] = {name: [] for name in names}
+        for turn in range(1, args.growth_turns + 1):
+            for name, graph in graphs.items():
+                ms, _ = await run_turn(graph, "growth", turn, durability="sync")
+                wall[name].append(ms)
+    window = min(10, max(1, args.growth_turns // 3))
+    out: dict[str, Any] = {"turns": args.growth_turns, "window": window, "wall_ms": wall, "savers": {}}
+    for name in names:
+        own = [w - f for w, f in zip(wall[name], wall["floor"], strict=True)]
+        series = wall[name] if name == "floor" else own
+        early, late = statistics.median(series[:window]), statistics.median(series[-window:])
+        out["savers"][name] = {"early_ms": early, "late_ms": late, "growth": late / early if early > 0 else None}
+        what = "turn time" if name == "floor" else "own time (turn − floor)"
+        log(name, f"subgraph, {args.growth_turns} turns, durability=sync: {what} {early:.1f} → {late:.1f} ms "
+            f"({late / early:.2f}×)")
+    return out
+
+
 def check(result: dict[str, Any]) -> dict[str, bool | None]:
     values = {**result, "throughput": result["throughput"]["turns_per_s"]}
     return {t.key: t.met(values.get(t.key)) for t in TARGETS}
@@ -237,6 +278,7 @@ def table(run: dict[str, Any]) -> str:
         (f"full history, {snapshots} snapshots (s)", "≤ 1.5", "history_all_s", lambda v: f"{v:.2f}", None),
         (f"throughput {args['threads']}×{args['tp_turns']} (turns/s)", "≥ 100", "throughput", ms,
          base and base["throughput"]["turns_per_s"]),
+        ("throughput / floor's, same run", "≥ 0.5", "throughput_ratio", lambda v: f"{v:.2f}", None),
     ]
     header = ["", "target (ours)", *names] + (["no checkpointer"] if base else [])
     lines = ["| " + " | ".join(header) + " |", "|---|---|" + "---:|" * (len(header) - 2)]
@@ -249,6 +291,27 @@ def table(run: dict[str, Any]) -> str:
             cells.append("n/a" if value is None else _mark(fmt(value), ok))
         if base:
             cells.append("—" if base_value is None else fmt(base_value))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+GROWTH_LIMIT = next(t.limit for t in TARGETS if t.key == "growth")
+
+
+def growth_table(growth: dict[str, Any]) -> str:
+    n, w = growth["turns"], growth["window"]
+    names = list(growth["savers"])
+    lines = [f"| subgraph tool loop, `durability=\"sync\"`, {n} turns | target (ours) | " + " | ".join(names) + " |",
+             "|---|---|" + "---:|" * len(names)]
+    for label, key, fmt in ((f"turns 1–{w} (ms)", "early_ms", "{:.1f}"), (f"turns {n - w + 1}–{n} (ms)", "late_ms", "{:.1f}"),
+                            ("growth", "growth", "{:.2f}×")):
+        cells = [label, f"≤ {GROWTH_LIMIT}" if key == "growth" else ""]
+        for name in names:
+            value = growth["savers"][name][key]
+            text = "n/a" if value is None else fmt.format(value)
+            if key == "growth" and name in OURS and value is not None:
+                text = _mark(text, value <= GROWTH_LIMIT)
+            cells.append(text)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -269,8 +332,16 @@ def markdown_block(run: dict[str, Any]) -> str:
         "history is timed once and `limit=10` 5 times (each takes seconds); ours are medians of "
         f"{args['history_repeats']} and {args['state_repeats']}. Packages: "
         + ", ".join(f"{k} {v}" for k, v in info["packages"].items()) + ".",
-        END,
     ]
+    if run.get("growth"):
+        lines += [
+            "",
+            growth_table(run["growth"]),
+            "",
+            "`floor`: its turn time. Ours: the saver's own time per turn, i.e. the turn's time minus "
+            "`floor`'s for the same turn (the savers take turns, so load hits both), median of 10 turns.",
+        ]
+    lines.append(END)
     return "\n".join(lines)
 
 
@@ -295,14 +366,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--tp-turns", type=int, help="turns per throughput thread (default 20; --quick 5)")
     ap.add_argument("--state-repeats", type=int, help="calls of aget_state and history(limit=10) (default 20)")
     ap.add_argument("--history-repeats", type=int, help="full-history repeats for our savers (default 3)")
+    ap.add_argument("--growth-turns", type=int,
+                    help="turns of the subgraph growth phase, 0 to skip it (default 60; --quick 10)")
     ap.add_argument("--quick", action="store_true", help="a smoke run: 30 turns, 2×5, few repeats")
     ap.add_argument("--no-baseline", action="store_true", help="skip the no-checkpointer reference")
     ap.add_argument("--json-out", help="write everything (incl. per-turn times) to this JSON file")
     ap.add_argument("--markdown-out", help="put the results table into this Markdown file")
     ap.add_argument("--check", action="store_true", help="exit 1 if one of our savers misses a target")
     args = ap.parse_args(argv)
-    quick = {"turns": 30, "threads": 2, "tp_turns": 5, "state_repeats": 5, "history_repeats": 1}
-    full = {"turns": 200, "threads": 8, "tp_turns": 20, "state_repeats": 20, "history_repeats": 3}
+    quick = {"turns": 30, "threads": 2, "tp_turns": 5, "state_repeats": 5, "history_repeats": 1,
+             "growth_turns": 10}
+    full = {"turns": 200, "threads": 8, "tp_turns": 20, "state_repeats": 20, "history_repeats": 3,
+            "growth_turns": 60}
     for key, value in (quick if args.quick else full).items():
         if getattr(args, key) is None:
             setattr(args, key, value)
@@ -319,7 +394,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 "langgraph-checkpoint-postgres", "langchain-core", "psycopg", "aiosqlite")
     result: dict[str, Any] = {
         "args": {k: getattr(args, k) for k in ("turns", "threads", "tp_turns", "state_repeats",
-                                                "history_repeats", "quick")},
+                                                "history_repeats", "growth_turns", "quick")},
         "info": {"command": "python -m bench.run_bench " + " ".join(sys.argv[1:]),
                  "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "cpus": os.cpu_count(),
                  "machine": platform.machine(), "python": platform.python_version(),
@@ -333,8 +408,18 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         result["baseline"] = await bench_baseline(args)
     for name in args.saver_list:
         result["savers"][name] = r = await bench_saver(name, args)
-        result["checks"][name] = check(r)
         log(name, f"done in {r['elapsed_s']:.0f} s")
+    if args.growth_turns and any(name in GROWTH_SAVERS[1:] for name in args.saver_list):
+        result["growth"] = await bench_growth(args)
+        for name, g in result["growth"]["savers"].items():
+            if name in result["savers"]:
+                result["savers"][name]["growth"] = g["growth"]
+    floor = result["savers"].get("floor")
+    for name, r in result["savers"].items():
+        if floor is not None:
+            # The ratio is what this shared machine lets us compare: its load moves both alike.
+            r["throughput_ratio"] = r["throughput"]["turns_per_s"] / floor["throughput"]["turns_per_s"]
+        result["checks"][name] = check(r)
     result["elapsed_s"] = time.perf_counter() - start
     return result
 
@@ -344,6 +429,9 @@ def main(argv: list[str] | None = None) -> int:
     run_result = asyncio.run(run(args))
     print()
     print(table(run_result))
+    if run_result.get("growth"):
+        print()
+        print(growth_table(run_result["growth"]))
     missed = [f"{name}: {t.label}" for name, checks in run_result["checks"].items() if name in OURS
               for t in TARGETS if checks.get(t.key) is False]
     scope = " (targets are defined for the full run; this was --quick)" if args.quick else ""

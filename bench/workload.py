@@ -146,28 +146,57 @@ def _route(state: dict[str, Any]) -> str:
     return "tools" if getattr(state["messages"][-1], "tool_calls", None) else END
 
 
-def build_graph() -> StateGraph:
+def build_graph(tools_node: Any = tools) -> StateGraph:
     graph = StateGraph(MessagesState)
     graph.add_node("agent", agent)
-    graph.add_node("tools", tools)
+    graph.add_node("tools", tools_node)
     graph.add_edge(START, "agent")
     graph.add_conditional_edges("agent", _route, ["tools", END])
     graph.add_edge("tools", "agent")
     return graph
 
 
-async def run_turn(graph: Any, thread_id: str, turn: int, history: list[Any] | None = None
-                   ) -> tuple[float, list[Any] | None]:
+async def run_turn(graph: Any, thread_id: str, turn: int, history: list[Any] | None = None,
+                   durability: str | None = None) -> tuple[float, list[Any] | None]:
     """One user turn; returns its wall time in ms (and, without a checkpointer, the new history).
 
     With a checkpointer only the new question goes in. Without one (`history` not None) the client
-    carries the whole conversation, so the graph works on state of the same size.
+    carries the whole conversation, so the graph works on state of the same size. `durability` is
+    LangGraph's (None: its default, "async").
     """
     human = make_human(thread_id, turn)
     if history is None:
+        options = {"durability": durability} if durability else {}
         start = time.perf_counter()
-        await graph.ainvoke({"messages": [human]}, {"configurable": {"thread_id": thread_id}})
+        await graph.ainvoke({"messages": [human]}, {"configurable": {"thread_id": thread_id}}, **options)
         return (time.perf_counter() - start) * 1000, None
     start = time.perf_counter()
     out = await graph.ainvoke({"messages": [*history, human]})
     return (time.perf_counter() - start) * 1000, out["messages"]
+
+
+# -- the subgraph workload: a tool loop inside a subgraph, several-KB tool results -------------------
+
+
+async def _sub_tools(state: dict[str, Any]) -> dict[str, Any]:
+    out = []
+    for call in state["messages"][-1].tool_calls:
+        rng = random.Random(f"subtool|{call['id']}")
+        out.append(ToolMessage(content=_price_table(rng, call["args"]["symbol"], target=SUB_TOOL_RESULT_CHARS),
+                               tool_call_id=call["id"], name=call["name"], id=_uuid(rng)))
+    return {"messages": out}
+
+
+SUB_TOOL_RESULT_CHARS = 6000
+
+
+def build_subgraph_graph() -> StateGraph:
+    """The chat agent of `build_graph` as a subgraph node of a parent graph: the tool loop's checkpoints
+    get a non-empty `checkpoint_ns` (`analyst:<task id>`, a new one each turn), and each tool result is
+    ~6 KB of JSON. One turn appends 4 messages to the parent's `messages` (question, tool call, tool
+    result, answer), as `build_graph` does."""
+    outer = StateGraph(MessagesState)
+    outer.add_node("analyst", build_graph(_sub_tools).compile())
+    outer.add_edge(START, "analyst")
+    outer.add_edge("analyst", END)
+    return outer

@@ -224,7 +224,8 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         async def put_writes(db: Db, thread: ThreadItems) -> None:
             rows = []
             for idx, (channel, value) in enumerate(writes):
-                stored = await self._encode(db, thread, thread_id, value)
+                # A node may write back the whole history (a subgraph's output): matched by prefix.
+                stored = await self._encode(db, thread, thread_id, value, (checkpoint_ns, channel), remember=False)
                 rows.append(
                     (
                         thread_id,

@@ -39,6 +39,8 @@ class WrittenMessages:
     # (task_path, task_id, idx) -> change: a write stored again replaces itself instead of adding up
     changes: dict[tuple[str, str, int], CountChange] = field(default_factory=dict)
 
+MAX_LISTS = 16  # lists remembered per thread for prefix matching (see `known_prefix`)
+
 
 @dataclass
 class ThreadItems:
@@ -99,16 +101,29 @@ class ThreadItems:
         return hit[1] if type(obj) is type(pristine) and obj == pristine else None
 
     def known_prefix(self, key: tuple[str, str], values: list[Any]) -> tuple[int, list[list[int]]]:
-        """(length, ranges) of the last list stored under `key` if `values` starts with it, unchanged."""
-        last = self.last_lists.get(key)
-        if last is None or len(last[0]) > len(values):
-            return 0, []
-        objs, ranges = last
-        if all(map(operator.is_, objs, values)) and all(
-            map(operator.eq, objs, map(self.pristine.__getitem__, from_ranges(ranges)))
-        ):
-            return len(objs), ranges
+        """(length, ranges) of the last list stored under `key` if `values` starts with it, unchanged.
+
+        A namespace seen for the first time (a subgraph runs in a new one every turn) is matched
+        against the root namespace's list of the same channel, which its input usually starts with:
+        otherwise each turn would look up every message of the thread one by one.
+        """
+        for candidate in (key, ("", key[1])):
+            last = self.last_lists.get(candidate)
+            if last is None or len(last[0]) > len(values):
+                continue
+            objs, ranges = last
+            if all(map(operator.is_, objs, values)) and all(
+                map(operator.eq, objs, map(self.pristine.__getitem__, from_ranges(ranges)))
+            ):
+                return len(objs), ranges
         return 0, []
+
+    def remember_list(self, key: tuple[str, str], values: list[Any], ranges: list[list[int]]) -> None:
+        # Bounded: each subgraph run adds a namespace, and each entry holds a whole list.
+        self.last_lists.pop(key, None)
+        self.last_lists[key] = (list(values), ranges)
+        while len(self.last_lists) > MAX_LISTS:
+            del self.last_lists[next(iter(self.last_lists))]
 
     def size(self) -> int:
         return len(self.by_number)

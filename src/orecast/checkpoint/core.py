@@ -86,7 +86,8 @@ def count_messages(values: list[Any]) -> tuple[int, int, str | None]:
     DeltaChannel message lists are stored whole only at snapshots; between them the count and the
     preview follow the written messages.
     """
-    clear, delta, preview = 0, 0, None
+    clear, delta = 0, 0
+    written: list[BaseMessage] = []
     for value in values:
         for message in value if isinstance(value, list) else [value]:
             if isinstance(message, RemoveMessage):
@@ -96,7 +97,10 @@ def count_messages(values: list[Any]) -> tuple[int, int, str | None]:
                     delta -= 1
             elif isinstance(message, BaseMessage):
                 delta += 1
-                preview = message_text(message) or preview
+                written.append(message)
+    # The preview is the last message with text: look from the end, so a node that writes back the
+    # whole history (a subgraph's output) costs one message's text, not the thread's.
+    preview = next((text for m in reversed(written) if (text := message_text(m))), None)
     return clear, delta, preview
 
 

@@ -43,13 +43,24 @@ class ValueStore(SaverCore):
         return Stored(KIND_JSON, self.codec.dumps(value))
 
     async def _encode(
-        self, db: Db, thread: ThreadItems, thread_id: str, value: Any, key: tuple[str, str] | None = None
+        self,
+        db: Db,
+        thread: ThreadItems,
+        thread_id: str,
+        value: Any,
+        key: tuple[str, str] | None = None,
+        *,
+        remember: bool = True,
     ) -> Stored:
-        """Encode a value; `key` (namespace, channel) names a channel whose lists are usually appended."""
+        """Encode a value; `key` (namespace, channel) names a channel whose lists are usually appended.
+
+        `remember=False` matches a list against what was stored under `key` without recording it
+        (a write: it must not replace the channel's list with a one-message list).
+        """
         if value is MISSING:
             return Stored(KIND_EMPTY)
         if is_delta(value):
-            inner = await self._encode(db, thread, thread_id, value.value, key)
+            inner = await self._encode(db, thread, thread_id, value.value, key, remember=remember)
             payload = {"kind": inner.kind, "value": json.loads(inner.json) if inner.json else None}
             return Stored(KIND_DELTA, json.dumps(payload, ensure_ascii=False), inner.blob)
         if type(value) is list and value:
@@ -58,8 +69,8 @@ class ValueStore(SaverCore):
             suffix = value[known:]
             if not suffix or is_item_list(suffix):
                 ranges = extend_ranges(ranges, await self._item_numbers(db, thread, thread_id, suffix))
-                if key:
-                    thread.last_lists[key] = (list(value), ranges)
+                if key and remember:
+                    thread.remember_list(key, value, ranges)
                 return Stored(KIND_ITEMS, json.dumps(ranges))
         if type(value) is dict and any(is_item_list(v) for v in value.values()):
             # e.g. the graph input {"messages": [...]}: its messages are items like the channel's

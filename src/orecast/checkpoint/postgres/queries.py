@@ -1,6 +1,8 @@
 """PostgreSQL statements of the checkpoint store, one per constant (`%s` placeholders)."""
 
 TABLES = ("threads", "checkpoints", "channel_values", "items", "writes")
+# The tables behind each of TABLES (`items` is a view over the tail and the pages, migration 003).
+STORAGE_TABLES = {"items": ("item_tail", "item_pages")}
 
 CREATE_MIGRATIONS = """
 CREATE TABLE IF NOT EXISTS orecast_migrations (
@@ -35,14 +37,51 @@ UPDATE threads SET
     )
 WHERE thread_id = %s"""
 
+# Items live in the tail (one row each) or in pages (a JSONB array each); see migration 003.
+# Only the pages that hold a wanted item are expanded.
 SELECT_ITEMS_BY_HASH = """
-SELECT item_no, hash FROM items
-WHERE thread_id = %s AND hash IN (SELECT jsonb_array_elements_text(%s::jsonb))"""
+WITH args AS (SELECT %s::text AS t, ARRAY(SELECT jsonb_array_elements_text(%s::jsonb)) AS hashes)
+SELECT i.item_no, i.hash FROM item_tail AS i, args
+WHERE i.thread_id = args.t AND i.hash = ANY(args.hashes)
+UNION ALL
+SELECT p.item_nos[h.ord], h.hash
+FROM item_pages AS p CROSS JOIN args CROSS JOIN LATERAL unnest(p.hashes) WITH ORDINALITY AS h (hash, ord)
+WHERE p.thread_id = args.t AND p.hashes && args.hashes AND h.hash = ANY(args.hashes)"""
 SELECT_ITEMS = """
-SELECT item_no, value FROM items
-WHERE thread_id = %s AND item_no IN (SELECT jsonb_array_elements_text(%s::jsonb)::bigint)"""
+WITH args AS (SELECT %s::text AS t, ARRAY(SELECT jsonb_array_elements_text(%s::jsonb)::bigint) AS nos)
+SELECT i.item_no, i.value FROM item_tail AS i, args
+WHERE i.thread_id = args.t AND i.item_no = ANY(args.nos)
+UNION ALL
+SELECT p.item_nos[e.ord], e.value
+FROM item_pages AS p CROSS JOIN args
+CROSS JOIN LATERAL jsonb_array_elements(p.items) WITH ORDINALITY AS e (value, ord)
+WHERE p.thread_id = args.t AND p.item_nos && args.nos AND p.item_nos[e.ord] = ANY(args.nos)"""
 SELECT_THREAD_ITEM_NUMBERS = "SELECT item_no FROM items WHERE thread_id = %s"
-DELETE_ITEMS = "DELETE FROM items WHERE thread_id = %s AND item_no IN (SELECT jsonb_array_elements_text(%s::jsonb)::bigint)"
+# Garbage collection (rare): dead items leave the tail, and the pages holding them are rewritten.
+DELETE_ITEMS = """
+WITH args AS (SELECT %s::text AS t, ARRAY(SELECT jsonb_array_elements_text(%s::jsonb)::bigint) AS nos),
+from_tail AS (
+    DELETE FROM item_tail AS i USING args WHERE i.thread_id = args.t AND i.item_no = ANY(args.nos)
+),
+hit AS (
+    SELECT p.thread_id, p.first_no FROM item_pages AS p, args
+    WHERE p.thread_id = args.t AND p.item_nos && args.nos
+),
+kept AS (
+    SELECT p.thread_id, p.first_no, array_agg(p.item_nos[e.ord] ORDER BY e.ord) AS item_nos,
+           array_agg(p.hashes[e.ord] ORDER BY e.ord) AS hashes, jsonb_agg(e.value ORDER BY e.ord) AS items
+    FROM item_pages AS p JOIN hit USING (thread_id, first_no) CROSS JOIN args
+    CROSS JOIN LATERAL jsonb_array_elements(p.items) WITH ORDINALITY AS e (value, ord)
+    WHERE NOT p.item_nos[e.ord] = ANY(args.nos)
+    GROUP BY p.thread_id, p.first_no
+),
+emptied AS (
+    DELETE FROM item_pages AS p USING hit
+    WHERE p.thread_id = hit.thread_id AND p.first_no = hit.first_no
+      AND NOT EXISTS (SELECT 1 FROM kept WHERE kept.thread_id = hit.thread_id AND kept.first_no = hit.first_no)
+)
+UPDATE item_pages AS p SET item_nos = kept.item_nos, hashes = kept.hashes, items = kept.items
+FROM kept WHERE p.thread_id = kept.thread_id AND p.first_no = kept.first_no"""
 
 SELECT_CHANNEL_VALUES = """
 SELECT cv.thread_id, cv.checkpoint_ns, cv.channel, cv.version, cv.kind, cv.value, cv.blob
@@ -149,7 +188,8 @@ DELETE_THREAD = (
     "DELETE FROM writes WHERE thread_id = %s",
     "DELETE FROM channel_values WHERE thread_id = %s",
     "DELETE FROM checkpoints WHERE thread_id = %s",
-    "DELETE FROM items WHERE thread_id = %s",
+    "DELETE FROM item_tail WHERE thread_id = %s",
+    "DELETE FROM item_pages WHERE thread_id = %s",
     "DELETE FROM threads WHERE thread_id = %s",
 )
 # A copy target holding checkpoints or writes is never overwritten (a row alone, e.g. a title, is).
@@ -173,8 +213,10 @@ COPY_THREAD_DATA = (
     """INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, blob)
        SELECT %s, checkpoint_ns, channel, version, kind, value, blob
        FROM channel_values WHERE thread_id = %s""",
-    """INSERT INTO items (thread_id, item_no, hash, value)
-       SELECT %s, item_no, hash, value FROM items WHERE thread_id = %s""",
+    """INSERT INTO item_tail (thread_id, item_no, hash, value)
+       SELECT %s, item_no, hash, value FROM item_tail WHERE thread_id = %s""",
+    """INSERT INTO item_pages (thread_id, first_no, last_no, item_nos, hashes, items)
+       SELECT %s, first_no, last_no, item_nos, hashes, items FROM item_pages WHERE thread_id = %s""",
     """INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path,
                            kind, value, blob)
        SELECT %s, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, kind, value, blob
@@ -184,9 +226,12 @@ COPY_THREAD_DATA = (
 PAYLOAD_BYTES = """SELECT
     (SELECT COALESCE(SUM(octet_length(checkpoint::text)), 0) + COALESCE(SUM(octet_length(metadata::text)), 0) FROM checkpoints)
   + (SELECT COALESCE(SUM(octet_length(value::text)), 0) + COALESCE(SUM(octet_length(blob)), 0) FROM channel_values)
-  + (SELECT COALESCE(SUM(octet_length(value::text)), 0) FROM items)
+  + (SELECT COALESCE(SUM(octet_length(value::text)), 0) FROM item_tail)
+  + (SELECT COALESCE(SUM(octet_length(items::text)), 0) FROM item_pages)
   + (SELECT COALESCE(SUM(octet_length(value::text)), 0) + COALESCE(SUM(octet_length(blob)), 0) FROM writes)"""
 
+# Rows travel as one JSON text (`rows`, `items`): psycopg dumps array parameters element by element in
+# Python, which cost ~10 % of a turn's client CPU; one json.dumps is C.
 # Allocate numbers and insert new items in one round trip; hashes already stored are not returned.
 STORE_ITEMS = """
 WITH allocated AS (
@@ -194,11 +239,30 @@ WITH allocated AS (
     WHERE thread_id = %(thread_id)s AND incarnation = %(incarnation)s
     RETURNING next_item - %(n)s AS first
 )
-INSERT INTO items (thread_id, item_no, hash, value)
-SELECT %(thread_id)s, allocated.first + x.ord - 1, x.hash, x.value::jsonb
-FROM allocated, unnest(%(hashes)s::text[], %(values)s::text[]) WITH ORDINALITY AS x (hash, value, ord)
+INSERT INTO item_tail (thread_id, item_no, hash, value)
+SELECT %(thread_id)s, allocated.first + x.ord - 1, x.item->>0, (x.item->>1)::jsonb
+FROM allocated, json_array_elements(%(items)s::json) WITH ORDINALITY AS x (item, ord)
 ON CONFLICT (thread_id, hash) DO NOTHING
 RETURNING hash, item_no"""
+
+# The tail's items up to a page boundary become pages of PAGE_ITEMS numbers each, written once.
+SEAL_ITEM_PAGES = """
+WITH moved AS (
+    DELETE FROM item_tail WHERE thread_id = %(thread_id)s AND item_no <= %(upto)s
+    RETURNING item_no, hash, value
+)
+INSERT INTO item_pages (thread_id, first_no, last_no, item_nos, hashes, items)
+SELECT %(thread_id)s, min(item_no), max(item_no), array_agg(item_no ORDER BY item_no),
+       array_agg(hash ORDER BY item_no), jsonb_agg(value ORDER BY item_no)
+FROM moved GROUP BY (item_no - 1) / %(page)s
+-- a straggler of a page already sealed (another process stored it late) joins its page
+ON CONFLICT (thread_id, first_no) DO UPDATE SET
+    last_no = GREATEST(item_pages.last_no, excluded.last_no),
+    item_nos = item_pages.item_nos || excluded.item_nos,
+    hashes = item_pages.hashes || excluded.hashes,
+    items = item_pages.items || excluded.items"""
+# The tail's deleted rows are only reused once vacuumed, and autovacuum comes minutes later.
+VACUUM_ITEM_TAIL = "VACUUM (SKIP_LOCKED) item_tail"
 
 # A put in one statement: its channel values, its checkpoint row and its thread's row, written only
 # if the thread is still the incarnation the put was encoded against (else no row comes back).
@@ -208,9 +272,8 @@ _SAME_THREAD = """EXISTS (
 STORE_PUT = f"""
 WITH stored_values AS (
     INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, blob)
-    SELECT %(thread_id)s, %(ns)s, x.channel, x.version, x.kind, x.value::jsonb, x.blob
-    FROM unnest(%(channels)s::text[], %(versions)s::text[], %(kinds)s::text[], %(values)s::text[],
-                %(blobs)s::bytea[]) AS x (channel, version, kind, value, blob)
+    SELECT %(thread_id)s, %(ns)s, x.channel, x.version, x.kind, x.value::jsonb, decode(x.blob, 'base64')
+    FROM json_to_recordset(%(rows)s::json) AS x (channel text, version text, kind text, value text, blob text)
     WHERE {_SAME_THREAD}
     ON CONFLICT DO NOTHING
 ),
@@ -261,9 +324,8 @@ WITH stored AS (
     INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path,
                         kind, value, blob)
     SELECT %(thread_id)s, %(ns)s, %(checkpoint_id)s, %(task_id)s, x.idx, x.channel, %(task_path)s,
-           x.kind, x.value::jsonb, x.blob
-    FROM unnest(%(idxs)s::int[], %(channels)s::text[], %(kinds)s::text[], %(values)s::text[],
-                %(blobs)s::bytea[]) AS x (idx, channel, kind, value, blob)
+           x.kind, x.value::jsonb, decode(x.blob, 'base64')
+    FROM json_to_recordset(%(rows)s::json) AS x (idx int, channel text, kind text, value text, blob text)
     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) {on_conflict}
 )
 UPDATE threads SET status = 'interrupted'

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -22,6 +23,8 @@ from orecast.checkpoint.postgres.timeouts import Timeouts
 
 # Any stable number: serialises concurrent migrations of one database across processes.
 MIGRATION_LOCK_KEY = 0x6F7265636173  # "orecas"
+# Items per page (migration 003 packs existing items with the same number).
+PAGE_ITEMS = 32
 CONNECT_TIMEOUT_SECONDS = 10
 POOL_TIMEOUT_SECONDS = 30.0
 # A checkout that waits this long asks the server directly whether it is there at all, so an
@@ -93,6 +96,10 @@ class _Db:
         return await self._run(every)
 
 
+def _b64(blob: bytes | None) -> str | None:
+    return base64.b64encode(blob).decode("ascii") if blob is not None else None
+
+
 def _configurer(timeouts: Timeouts) -> Callable[[AsyncConnection], Awaitable[None]]:
     statement, lock = timeouts.settings
 
@@ -125,6 +132,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
         self.timeouts = timeouts or Timeouts()
         # Set once the server was found unreachable: checkouts then ask it first instead of waiting.
         self._outage = False
+        self._vacuum: asyncio.Task[None] | None = None
 
     @classmethod
     @asynccontextmanager
@@ -158,6 +166,8 @@ class PostgresCheckpointer(OrecastCheckpointer):
             await saver.setup()
             yield saver
         finally:
+            if saver._vacuum is not None:
+                await asyncio.gather(saver._vacuum, return_exceptions=True)
             await pool.close()
 
     async def _checkout(self) -> AsyncConnection:
@@ -231,16 +241,15 @@ class PostgresCheckpointer(OrecastCheckpointer):
     ) -> bool:
         thread_id, ns, checkpoint_id, parent_id, checkpoint, metadata, run_id, schema_version = checkpoint_row
         now, seed, head, clear, message_count, preview, root, _cid, _tid, incarnation = record
-        columns = list(zip(*value_rows, strict=True)) if value_rows else [()] * 7
+        rows = [
+            {"channel": channel, "version": version, "kind": kind, "value": value, "blob": _b64(blob)}
+            for _t, _ns, channel, version, kind, value, blob in value_rows
+        ]
         params = {
             "thread_id": thread_id,
             "ns": ns,
             "incarnation": incarnation,
-            "channels": list(columns[2]),
-            "versions": list(columns[3]),
-            "kinds": list(columns[4]),
-            "values": list(columns[5]),
-            "blobs": list(columns[6]),
+            "rows": json.dumps(rows, ensure_ascii=False),
             "checkpoint_id": checkpoint_id,
             "parent_id": parent_id,
             "checkpoint": checkpoint,
@@ -266,18 +275,19 @@ class PostgresCheckpointer(OrecastCheckpointer):
         interrupted: bool,
     ) -> None:
         _t, ns, checkpoint_id, task_id, _idx, _ch, task_path, *_rest = rows[0]
-        columns = list(zip(*rows, strict=True))
         params = {
             "thread_id": thread_id,
             "ns": ns,
             "checkpoint_id": checkpoint_id,
             "task_id": task_id,
             "task_path": task_path,
-            "idxs": list(columns[4]),
-            "channels": list(columns[5]),
-            "kinds": list(columns[7]),
-            "values": list(columns[8]),
-            "blobs": list(columns[9]),
+            "rows": json.dumps(
+                [
+                    {"idx": idx, "channel": channel, "kind": kind, "value": value, "blob": _b64(blob)}
+                    for _t, _ns, _c, _task, idx, channel, _path, kind, value, blob in rows
+                ],
+                ensure_ascii=False,
+            ),
             "interrupted": interrupted,
         }
         await db.execute(queries.STORE_SPECIAL_WRITES if special else queries.STORE_WRITES, params)
@@ -289,8 +299,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
             "n": len(new),
             "thread_id": thread_id,
             "incarnation": incarnation,
-            "hashes": list(new),
-            "values": list(new.values()),
+            "items": json.dumps(list(new.items()), ensure_ascii=False),  # [[hash, JSON text], …] in order
         }
         found = {digest: number for digest, number in await db.fetchall(queries.STORE_ITEMS, params)}
         if len(found) < len(new):
@@ -301,7 +310,23 @@ class PostgresCheckpointer(OrecastCheckpointer):
                 found[digest] = number
             if len(found) < len(new):
                 raise StaleThreadError(thread_id)
+        numbers = found.values()
+        top = max(numbers)
+        if top // PAGE_ITEMS > (min(numbers) - 1) // PAGE_ITEMS:
+            # These items complete a page: pack the tail up to it into one compressed row.
+            upto = top // PAGE_ITEMS * PAGE_ITEMS
+            await db.execute(queries.SEAL_ITEM_PAGES, {"thread_id": thread_id, "upto": upto, "page": PAGE_ITEMS})
+            if self._vacuum is None or self._vacuum.done():
+                self._vacuum = asyncio.create_task(self._vacuum_tail())
         return found
+
+    async def _vacuum_tail(self) -> None:
+        """Make the tail's deleted rows reusable now (the tail stays a few pages); best effort."""
+        try:
+            async with self.pool.connection() as conn:
+                await conn.execute(queries.VACUUM_ITEM_TAIL)
+        except psycopg.Error:
+            pass  # e.g. a role that may write but not vacuum: autovacuum does it later
 
     def _ts(self, value: datetime) -> datetime:
         return value
@@ -339,8 +364,10 @@ class PostgresCheckpointer(OrecastCheckpointer):
         async with self._read() as db:
             total = 0
             for table in queries.TABLES:
-                row = await db.fetchone("SELECT pg_total_relation_size(%s::regclass)", (table,))
-                size = int(row[0]) if row else 0
+                size = 0
+                for relation in queries.STORAGE_TABLES.get(table, (table,)):
+                    row = await db.fetchone("SELECT pg_total_relation_size(%s::regclass)", (relation,))
+                    size += int(row[0]) if row else 0
                 out["tables"][table]["bytes"] = size
                 total += size
         out["bytes"] = total
