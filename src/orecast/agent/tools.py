@@ -176,7 +176,7 @@ def price_history(
         "change_pct": (last["value"] / first["value"] - 1) * 100 if first["value"] else None,
         "points": [_point(s, i) for i in idx],
         "points_step": step,
-        "freshness": freshness(last["date"], str(_meta(s)["frequency"])),
+        "freshness": _freshness_of(series, str(_meta(s)["frequency"])),
     }
 
 
@@ -185,9 +185,14 @@ def describe_series(series: str, start: str | None = None, end: str | None = Non
     volatility, drawdown, changes over 1w/1m/3m/12m. For "average price last year" pass that
     calendar year as start and end. `freshness` says how old the data's last value is today."""
     out = market.describe(series, start=start, end=end).to_dict()
-    full = market.load_series(series)
-    out["freshness"] = freshness(full.index[-1].date().isoformat(), str(out["frequency"]))
+    out["freshness"] = _freshness_of(series, str(out["frequency"]))
     return out
+
+
+def _freshness_of(series: str, frequency: str) -> dict[str, object]:
+    """How old the series' newest value is (not the end of the period asked about)."""
+    full = market.load_series(series)
+    return freshness(full.index[-1].date().isoformat(), frequency)
 
 
 def relate_series(a: str, b: str, start: str | None = None, end: str | None = None) -> dict[str, Any]:

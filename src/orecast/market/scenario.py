@@ -112,7 +112,7 @@ class Scenario:
                              for lv, (lo, hi) in self.outcome_band.items()},
             "caveat": ("Historical co-movement, not causation: other drivers moved at the same "
                        "time, and the relation may not hold in future."),
-            "source": " | ".join(dict.fromkeys(self.sources)),
+            "source": " | ".join(dict.fromkeys(s.removeprefix("Source: ") for s in self.sources)),
         }
 
 
@@ -144,6 +144,8 @@ def scenario(
         raise MarketError(f"unknown driver {driver!r}; supported drivers: {', '.join(DRIVERS)}")
     if not np.isfinite(shock):
         raise MarketError(f"shock must be a finite number; got {shock!r}")
+    if DRIVERS[key].shock_unit == "%" and shock <= -100:
+        raise MarketError("a relative shock must be above -100 %")
     d = DRIVERS[key]
     x_raw = load_series(d.series, start, end)
     y_raw = load_series(target, start, end)
@@ -170,8 +172,6 @@ def scenario(
     r2 = float(1 - (resid**2).sum() / ((y - y.mean()) ** 2).sum())
     # The shock in regression units: a stated % change is a log change of the driver.
     sx = 100 * np.log1p(shock / 100) if d.shock_unit == "%" else float(shock)
-    if d.shock_unit == "%" and shock <= -100:
-        raise MarketError("a relative shock must be above -100 %")
     effect_log = slope * sx
     eff_band: dict[int, tuple[float, float]] = {}
     out_band: dict[int, tuple[float, float]] = {}
