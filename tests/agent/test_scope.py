@@ -8,6 +8,7 @@ import uuid
 from datetime import date
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from orecast import market
@@ -205,3 +206,18 @@ async def test_price_now_uses_the_freshest_series(agent: Any, thread_id: str, qu
     assert turn.text.index(f"{dce.iloc[-1]:.2f}") < turn.text.index(
         f"{market.load_series('iron_ore_wb_monthly').iloc[-1]:.2f}")
     assert re.search(r"大商所|DCE", turn.text)
+
+
+@pytest.mark.parametrize("question", ["近三个月螺纹钢的走势", "rebar over the past 3 months"])
+async def test_a_rolling_window_names_its_dates(agent: Any, thread_id: str, question: str) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    end = market.load_series("shfe_rebar_daily").index[-1]
+    start = (end - pd.DateOffset(months=3)).date().isoformat()
+    assert turn.call("price_history").args == {"series": "shfe_rebar_daily", "start": start}
+    assert f"{start} 至 {end.date()}" in turn.text or f"{start} to {end.date()}" in turn.text
+
+
+async def test_pmi_changes_are_points_not_percent(agent: Any, thread_id: str) -> None:
+    turn = await run_turn(agent, thread_id, "latest China manufacturing PMI")
+    change_lines = [x for x in turn.text.splitlines() if x.startswith("- vs")]
+    assert change_lines and not any("%" in x for x in change_lines)

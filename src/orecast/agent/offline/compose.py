@@ -104,19 +104,22 @@ def latest(p: dict[str, Any], zh: bool) -> str:
         (f"**{_name(p, zh)}** 最新值：{fmt(last.get('value'))} {unit}（{last.get('date')}）。" if zh
          else f"**{_name(p, zh)}** latest: {fmt(last.get('value'))} {unit} ({last.get('date')}).")
     ]
-    labels = {"previous": ("较上一期", "vs previous"), "1m": ("较约一个月前", "vs ~1 month earlier"),
-              "1y": ("较约一年前", "vs ~1 year earlier")}
+    # Calendar windows, the same as describe_series and `orecast series show` (see latest_price).
+    labels = {"previous": ("较上一期", "vs previous"), "1m": ("较一个月前", "vs 1 month earlier"),
+              "1y": ("较一年前", "vs 1 year earlier")}
     digits = 4 if isinstance(last.get("value"), int | float) and abs(last["value"]) < 10 else 2
+    diffusion = "50" in str(p.get("unit", ""))  # PMI: a change in points, a % of it means nothing
     seen: set[str] = set()
     for key, (lz, le) in labels.items():
         c = ch.get(key)
         if c and c.get("from", {}).get("date") not in seen:
             seen.add(c.get("from", {}).get("date"))
             frm = c.get("from", {})
-            lines.append(f"- {lz if zh else le}（{frm.get('date')}，{fmt(frm.get('value'))}）："
-                         f"{fmt(c.get('change'), digits)}，{pct(c.get('change_pct'))}" if zh else
-                         f"- {le} ({frm.get('date')}, {fmt(frm.get('value'))}): "
-                         f"{fmt(c.get('change'), digits)}, {pct(c.get('change_pct'))}")
+            rel = "" if diffusion else (f"，{pct(c.get('change_pct'))}" if zh else f", {pct(c.get('change_pct'))}")
+            change = f"{c.get('change'):+.{digits}f}" if isinstance(c.get("change"), int | float) else "—"
+            lines.append(f"- {lz if zh else le}（{frm.get('date')}，{fmt(frm.get('value'))}）：{change}{rel}"
+                         if zh else
+                         f"- {le} ({frm.get('date')}, {fmt(frm.get('value'))}): {change}{rel}")
     return "\n".join(lines) + _source(p, zh)
 
 

@@ -188,6 +188,10 @@ class Planner:
             series = kept
             if not series:
                 return Plan(calls, notes=notes)
+        if q.last_period and not (q.start or q.end) and first in ("describe", "history", "chart"):
+            note = scope.lookback_note(series[0], q.last_period, q.zh)
+            if note:
+                notes.append(note)
         for s in series[:4]:
             if first == "backtest":
                 args: dict[str, Any] = {"series": s, "horizon": self._horizon(q, s),

@@ -119,3 +119,18 @@ def price_now_note(zh: bool) -> str:
                 "更新较慢，作为参考。")
     return ("'Price now' is the freshest daily series (DCE iron ore futures, CNY/t); the World Bank "
             "monthly average (US$/dmt) is updated later and given as context.")
+
+
+_UNIT_ZH = {"day": "天", "week": "周", "month": "个月", "year": "年"}
+
+
+def lookback_note(series: str, period: tuple[int, str], zh: bool) -> str:
+    """'近三个月' counts back from the series' last date; say so, with the dates."""
+    n, unit = period
+    facts = cat.catalogue().get(series)
+    start = cat.lookback_start(series, n, unit)
+    if facts is None or start is None:
+        return ""
+    if zh:
+        return f"“近{n}{_UNIT_ZH[unit]}”按这个序列的最后日期倒推：{start} 至 {facts.end}。"
+    return f"'The past {n} {unit}(s)' counts back from the series' last date: {start} to {facts.end}."
