@@ -43,3 +43,20 @@ def test_bad_lang_and_model_are_one_line() -> None:
     assert bad.exit_code == 2 and "--lang must be zh, en or all" in bad.output
     model = runner.invoke(app, ["eval", "--model", "nosuch:x"])
     assert model.exit_code == 2 and "unknown model" in model.output
+
+
+async def test_eval_scores_a_real_model_over_http() -> None:
+    """The same questions through ChatOpenAI: the scripted model answers every question with the
+    World Bank price, so it fails both checks below — the evaluation tells the models apart."""
+    from orecast.agent import select_model
+    from orecast.agent.eval import run_eval
+    from tests.agent.scripted_openai_server import ScriptedServer
+
+    chosen = [q for q in QUESTIONS if q.lang == "en" and q.id in ("latest-futures", "no-inventory-data")]
+    with ScriptedServer() as server:
+        model = select_model("openai:scripted", {"OPENAI_API_KEY": "sk-local-test",
+                                                 "OPENAI_BASE_URL": server.base_url})
+        outcomes = await run_eval(model, lang="en", questions=chosen)
+    assert [o.id for o in outcomes] == ["latest-futures", "no-inventory-data"]
+    assert all(o.error is None and "iron ore price is" in o.answer for o in outcomes)
+    assert [o.passed for o in outcomes] == [False, False]
