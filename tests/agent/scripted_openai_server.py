@@ -66,6 +66,14 @@ class ScriptedServer:
     def script(self, body: dict[str, Any]) -> dict[str, Any]:
         last = body["messages"][-1]
         tools = {t["function"]["name"] for t in body.get("tools", [])}
+        if last["role"] == "user" and "falls 5%" in str(last["content"]) and "price_scenario" in tools:
+            return {"tool": {"id": f"call_{len(self.requests)}", "name": "price_scenario",
+                             "arguments": json.dumps({"driver": "steel_output", "shock": -5})}}
+        if last["role"] == "tool" and '"driver"' in last["content"]:
+            result = json.loads(last["content"])
+            return {"text": f"If steel output fell 5%, iron ore would historically move about "
+                            f"{result['effect_pct']}% (R² {result['r2']}, sample to "
+                            f"{result['sample']['last']}); this is not causation."}
         if last["role"] == "user" and "latest_price" in tools:
             return {"tool": {"id": f"call_{len(self.requests)}", "name": "latest_price",
                              "arguments": json.dumps({"series": "iron_ore_wb_monthly"})}}

@@ -63,3 +63,33 @@ async def test_tool_call_and_streamed_answer_over_http(
     tool_msg = second["body"]["messages"][-1]
     assert tool_msg["role"] == "tool"
     assert tool_msg["tool_call_id"] == turn.calls[0].id
+
+
+async def test_prompt_and_scenario_tool_reach_a_real_model(
+    server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What steers a real model: today's date, the no-data rule and the scenario tool's contract."""
+    monkeypatch.setenv("ORECAST_TODAY", "2026-11-30")
+    model = select_model("openai:qwen2.5-7b-instruct",
+                         {"OPENAI_API_KEY": "sk-local-test", "OPENAI_BASE_URL": server.base_url})
+    settings = AgentSettings(charts_dir=tmp_path / "c", reports_dir=tmp_path / "r")
+    agent = build_agent(InMemorySaver(), model=model, settings=settings)
+
+    turn = await run_turn(agent, str(uuid.uuid4()), "If China's crude steel output falls 5% next year?")
+
+    assert [(c.name, c.args) for c in turn.calls] == [
+        ("price_scenario", {"driver": "steel_output", "shock": -5})]
+    expected = market.scenario("steel_output", -5).to_dict()
+    assert str(expected["effect_pct"]) in turn.text
+    first = server.requests[0]["body"]
+    system = first["messages"][0]["content"]
+    assert "Today is 2026-11-30" in system
+    assert "I do not have that data" in system and "port inventories" in system
+    assert "price_scenario" in system and "freshness" in system
+    tools = {t["function"]["name"]: t["function"] for t in first["tools"]}
+    scenario = tools["price_scenario"]
+    assert {"driver", "shock", "target"} <= set(scenario["parameters"]["properties"])
+    assert "steel_output" in scenario["description"] and "refused" in scenario["description"]
+    assert "freshness" in tools["latest_price"]["description"]
+    result = server.requests[-1]["body"]["messages"][-1]
+    assert result["role"] == "tool" and '"r2"' in result["content"]

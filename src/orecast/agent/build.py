@@ -16,6 +16,7 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
+from orecast.agent.clock import today
 from orecast.agent.models import select_model
 from orecast.agent.reports import REPORT_TOOL, report_tool
 from orecast.agent.settings import AgentSettings
@@ -80,7 +81,7 @@ def build_agent(
     return create_deep_agent(
         model=chat,
         tools=list(tools.values()),
-        system_prompt=load_prompt("system_zh_en.md"),
+        system_prompt=load_prompt("system_zh_en.md").replace("{today}", today().isoformat()),
         subagents=[quant],  # type: ignore[list-item]  # SubAgent is a TypedDict
         interrupt_on=INTERRUPT_ON,
         checkpointer=checkpointer,

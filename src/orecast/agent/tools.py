@@ -21,10 +21,12 @@ import pandas as pd
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from orecast import market
+from orecast.agent.clock import freshness
 from orecast.market.errors import MarketError
 
 MAX_POINTS = 40
 MARKET_TOOLS = (
+    "price_scenario",
     "list_series",
     "latest_price",
     "price_history",
@@ -126,21 +128,28 @@ def list_series() -> dict[str, Any]:
 
 
 def latest_price(series: str) -> dict[str, Any]:
-    """Latest value of a series with its date, and the change vs. the previous observation,
-    about one month earlier and about one year earlier. `series`: an id from list_series."""
+    """Latest value of a series with its date, and the change vs. the previous observation, one
+    calendar month and one calendar year earlier (the last observation on or before that date —
+    the same definition as describe_series). `freshness` says how old the last value is today;
+    when `stale` is true, say so. `series`: an id from list_series."""
     s = market.load_series(series)
     last = _point(s, -1)
     out: dict[str, Any] = {**_meta(s), "latest": last, "changes": {}}
-    freq = out["frequency"]
-    lags = {"previous": 1, "1m": 21 if freq == "daily" else 1, "1y": 252 if freq == "daily" else 12}
-    for label, lag in lags.items():
-        if len(s) > lag:
-            prev = _point(s, -1 - lag)
-            out["changes"][label] = {
-                "from": prev,
-                "change": last["value"] - prev["value"],
-                "change_pct": (last["value"] / prev["value"] - 1) * 100 if prev["value"] else None,
-            }
+    refs: dict[str, tuple[pd.Timestamp, float] | None] = {
+        "previous": (s.index[-2], float(s.iloc[-2])) if len(s) > 1 else None,
+        "1m": market.reference_point(s, market.CHANGE_WINDOWS["1m"]),
+        "1y": market.reference_point(s, market.CHANGE_WINDOWS["12m"]),
+    }
+    for label, ref in refs.items():
+        if ref is None:
+            continue
+        prev = {"date": ref[0].date().isoformat(), "value": ref[1]}
+        out["changes"][label] = {
+            "from": prev,
+            "change": last["value"] - prev["value"],
+            "change_pct": (last["value"] / prev["value"] - 1) * 100 if prev["value"] else None,
+        }
+    out["freshness"] = freshness(last["date"], str(out["frequency"]))
     return out
 
 
@@ -167,12 +176,23 @@ def price_history(
         "change_pct": (last["value"] / first["value"] - 1) * 100 if first["value"] else None,
         "points": [_point(s, i) for i in idx],
         "points_step": step,
+        "freshness": _freshness_of(series, str(_meta(s)["frequency"])),
     }
 
 
 def describe_series(series: str, start: str | None = None, end: str | None = None) -> dict[str, Any]:
-    """Statistics of a series over [start, end]: mean, min, max, quantiles, volatility, returns."""
-    return market.describe(series, start=start, end=end).to_dict()
+    """Statistics of a series over [start, end] (YYYY, YYYY-MM or YYYY-MM-DD): mean, min, max,
+    volatility, drawdown, changes over 1w/1m/3m/12m. For "average price last year" pass that
+    calendar year as start and end. `freshness` says how old the data's last value is today."""
+    out = market.describe(series, start=start, end=end).to_dict()
+    out["freshness"] = _freshness_of(series, str(out["frequency"]))
+    return out
+
+
+def _freshness_of(series: str, frequency: str) -> dict[str, object]:
+    """How old the series' newest value is (not the end of the period asked about)."""
+    full = market.load_series(series)
+    return freshness(full.index[-1].date().isoformat(), frequency)
 
 
 def relate_series(a: str, b: str, start: str | None = None, end: str | None = None) -> dict[str, Any]:
@@ -198,9 +218,29 @@ def mill_margin(
 
 def forecast_price(series: str, horizon: int, method: str = "auto") -> dict[str, Any]:
     """Forecast `horizon` periods ahead (months for monthly series, trading days for daily ones)
-    with 80% and 95% intervals. `method`: auto (backtests the candidates and keeps the best),
-    naive, drift, ets, arima, theta, ensemble, nowcast (World Bank iron ore only)."""
-    return market.forecast(series, horizon, method=method, levels=(80, 95)).to_dict()
+    with 80% and 95% intervals, starting after the series' LAST DATE (not after today): check
+    `freshness` and `periods_already_past` and label every forecast period by its date.
+    `method`: auto (backtests the candidates and keeps the best), naive, drift, ets, arima, theta,
+    ensemble, nowcast (World Bank iron ore only)."""
+    out: dict[str, Any] = market.forecast(series, horizon, method=method, levels=(80, 95)).to_dict()
+    fresh = freshness(str(out["last"]["date"]), str(out["frequency"]))  # type: ignore[index]
+    out["freshness"] = fresh
+    out["periods_already_past"] = [
+        row["date"] for row in out["forecast"] if str(row["date"]) <= str(fresh["today"])  # type: ignore[union-attr]
+    ]
+    return out
+
+
+def price_scenario(
+    driver: str, shock: float, target: str = "iron_ore_wb_monthly", start: str | None = None
+) -> dict[str, Any]:
+    """Scenario: how `target` has historically moved when `driver` moved by `shock`, estimated by
+    regression of period changes on the bundled history, with slope, R², sample and 80%/95%
+    bands. `driver`: steel_output (China crude steel, annual, % change), pmi (points), usd_cnh
+    (%), coking_coal, coke, rebar, hrc, oil (% change). Shocks with no data (port inventories,
+    shipments, freight, interest rates, property, policy) are refused: say the data is missing.
+    Present the result as conditional and hedged (co-movement, not causation)."""
+    return market.scenario(driver, shock, target, start=start).to_dict()
 
 
 def backtest_forecast(
@@ -274,6 +314,7 @@ def market_tools(charts_dir: Path) -> list[BaseTool]:
         mill_margin,
         forecast_price,
         backtest_forecast,
+        price_scenario,
     ]
     return [
         StructuredTool.from_function(

@@ -18,9 +18,20 @@ from orecast.market.listing import list_series, series_info
 from orecast.market.loaders import SeriesMeta, load_csv, load_series, meta_of
 from orecast.market.margin import MillMargin, mill_margin
 from orecast.market.methods import METHOD_HELP, METHODS
-from orecast.market.stats import Description, Relation, describe, relate
+from orecast.market.scenario import DRIVERS, UNSUPPORTED, Scenario, scenario
+from orecast.market.stats import (
+    CHANGE_WINDOWS,
+    Description,
+    Relation,
+    describe,
+    reference_point,
+    relate,
+)
 
 __all__ = [
+    "CHANGE_WINDOWS",
+    "DRIVERS",
+    "UNSUPPORTED",
     "METHODS",
     "METHOD_HELP",
     "BacktestResult",
@@ -30,6 +41,7 @@ __all__ = [
     "MarketError",
     "MillMargin",
     "Relation",
+    "Scenario",
     "SeriesInfo",
     "SeriesMeta",
     "backtest",
@@ -41,7 +53,9 @@ __all__ = [
     "load_series",
     "meta_of",
     "mill_margin",
+    "reference_point",
     "relate",
+    "scenario",
     "series_ids",
     "series_info",
 ]

@@ -12,7 +12,7 @@ from orecast.market.errors import MarketError
 from orecast.market.loaders import DateLike, SeriesLike, SeriesMeta, load_series, meta_of
 from orecast.market.util import iso, num
 
-_CHANGE_WINDOWS: dict[str, pd.DateOffset] = {
+CHANGE_WINDOWS: dict[str, pd.DateOffset] = {
     "1w": pd.DateOffset(weeks=1),
     "1m": pd.DateOffset(months=1),
     "3m": pd.DateOffset(months=3),
@@ -75,15 +75,27 @@ class Description:
         }
 
 
-def _change(values: pd.Series, offset: pd.DateOffset, meta: SeriesMeta) -> float | None:
+def reference_point(values: pd.Series, offset: pd.DateOffset) -> tuple[pd.Timestamp, float] | None:
+    """The observation a change "over `offset`" starts from: the last one on or before the last
+    date minus `offset` (calendar time, so holidays never stretch "1 year" to 13 months).
+
+    None when the nearest earlier observation is too far back (weekly change on monthly data):
+    one definition for `describe`, `orecast series show` and the agent's `latest_price`.
+    """
     last_date = values.index[-1]
     before = values.loc[: last_date - offset]
-    # Weekly change on monthly data would silently be a monthly one: skip what the data cannot say.
     if before.empty or (last_date - before.index[-1]) > (last_date - (last_date - offset)) * 1.6:
         return None
+    return before.index[-1], float(before.iloc[-1])
+
+
+def _change(values: pd.Series, offset: pd.DateOffset, meta: SeriesMeta) -> float | None:
+    ref = reference_point(values, offset)
+    if ref is None:
+        return None
     if meta.log_model:
-        return float(100 * (values.iloc[-1] / before.iloc[-1] - 1))
-    return float(values.iloc[-1] - before.iloc[-1])
+        return float(100 * (values.iloc[-1] / ref[1] - 1))
+    return float(values.iloc[-1] - ref[1])
 
 
 def describe(
@@ -115,7 +127,7 @@ def describe(
         series_id=meta.id, name_en=meta.name_en, name_zh=meta.name_zh, unit=meta.unit,
         frequency=meta.frequency, source=meta.source, first_date=values.index[0],
         last_date=values.index[-1], last_value=float(values.iloc[-1]), count=len(values),
-        changes={k: _change(values, off, meta) for k, off in _CHANGE_WINDOWS.items()},
+        changes={k: _change(values, off, meta) for k, off in CHANGE_WINDOWS.items()},
         change_unit="%" if meta.log_model else "points",
         volatility_pct=vol,
         max_drawdown_pct=float(drawdown.min() * (100 if bool((values > 0).all()) else 1)),

@@ -36,11 +36,61 @@ def _name(p: dict[str, Any], zh: bool) -> str:
     return str(p.get(key) or cat.name(sid, zh) or sid)
 
 
+_SOURCE_ZH = (
+    ("World Bank Commodity Price Data", "世界银行大宗商品价格数据（Pink Sheet，月度）"),
+    ("DCE daily quotes", "大商所日度行情（连续主力合约，新浪财经，经 github.com/oowuyueco/pub 整理）"),
+    ("SHFE daily quotes", "上期所日度行情（连续主力合约，新浪财经，经 github.com/oowuyueco/pub 整理）"),
+    ("USD/CNH daily", "美元兑离岸人民币日度数据（github.com/oowuyueco/pub）"),
+    ("National Bureau of Statistics", "国家统计局制造业PMI（经 github.com/oowuyueco/pub）"),
+    ("World Steel Association", "世界钢铁协会（worldsteel）"),
+)
+
+
+def source_zh(src: str) -> str:
+    """A source citation in Chinese: the dataset names stay recognisable, the prose is translated."""
+    parts = []
+    for piece in str(src).split(" | "):
+        parts.append(next((zh for en, zh in _SOURCE_ZH if en in piece), piece))
+    return "；".join(dict.fromkeys(parts))
+
+
 def _source(p: dict[str, Any], zh: bool) -> str:
     src = p.get("source")
-    if not src:
+    text = ""
+    if src:
+        text = f"\n来源：{source_zh(src)}" if zh else f"\nSource: {src}"
+    return freshness_note(p, zh) + text
+
+
+UNIT_ZH = {"index (50 = no change)": "指数（50 为荣枯线）", "index, 2010 = 100": "指数（2010 = 100）",
+           "CNH per USD": "离岸人民币/美元", "Mt": "百万吨", "US$/dmt": "美元/干吨", "CNY/t": "元/吨",
+           "US$/t": "美元/吨", "US$/bbl": "美元/桶"}
+FREQ_ZH = {"daily": "日度", "weekly": "周度", "monthly": "月度", "quarterly": "季度", "annual": "年度"}
+
+
+def localise(p: dict[str, Any], zh: bool) -> dict[str, Any]:
+    """Units and frequencies in the user's language (the payload keeps the English originals)."""
+    if not zh:
+        return p
+    out = dict(p)
+    for key, table in (("unit", UNIT_ZH), ("frequency", FREQ_ZH)):
+        if isinstance(out.get(key), str):
+            out[key] = table.get(out[key], out[key])
+    return out
+
+
+def freshness_note(p: dict[str, Any], zh: bool) -> str:
+    """Every answer that uses a series says its last date, and plainly when it is older than today."""
+    f = p.get("freshness")
+    if not isinstance(f, dict):
         return ""
-    return f"\n来源：{src}" if zh else f"\nSource: {src}"
+    if f.get("stale"):
+        if zh:
+            return (f"\n注意：这个序列的最新数据是 {f.get('last_date')}，比今天（{f.get('today')}）早 "
+                    f"{f.get('age_days')} 天，没有更新的数据；“最新”指的是 {f.get('last_date')}，不是今天。")
+        return (f"\nNote: this series ends on {f.get('last_date')}, {f.get('age_days')} days before today "
+                f"({f.get('today')}); there is no newer data, so 'latest' means {f.get('last_date')}, not today.")
+    return (f"\n数据截至 {f.get('last_date')}。" if zh else f"\nData up to {f.get('last_date')}.")
 
 
 # ---- one renderer per tool ---------------------------------------------------------------
@@ -54,19 +104,22 @@ def latest(p: dict[str, Any], zh: bool) -> str:
         (f"**{_name(p, zh)}** 最新值：{fmt(last.get('value'))} {unit}（{last.get('date')}）。" if zh
          else f"**{_name(p, zh)}** latest: {fmt(last.get('value'))} {unit} ({last.get('date')}).")
     ]
-    labels = {"previous": ("较上一期", "vs previous"), "1m": ("较约一个月前", "vs ~1 month earlier"),
-              "1y": ("较约一年前", "vs ~1 year earlier")}
+    # Calendar windows, the same as describe_series and `orecast series show` (see latest_price).
+    labels = {"previous": ("较上一期", "vs previous"), "1m": ("较一个月前", "vs 1 month earlier"),
+              "1y": ("较一年前", "vs 1 year earlier")}
     digits = 4 if isinstance(last.get("value"), int | float) and abs(last["value"]) < 10 else 2
+    diffusion = "50" in str(p.get("unit", ""))  # PMI: a change in points, a % of it means nothing
     seen: set[str] = set()
     for key, (lz, le) in labels.items():
         c = ch.get(key)
         if c and c.get("from", {}).get("date") not in seen:
             seen.add(c.get("from", {}).get("date"))
             frm = c.get("from", {})
-            lines.append(f"- {lz if zh else le}（{frm.get('date')}，{fmt(frm.get('value'))}）："
-                         f"{fmt(c.get('change'), digits)}，{pct(c.get('change_pct'))}" if zh else
-                         f"- {le} ({frm.get('date')}, {fmt(frm.get('value'))}): "
-                         f"{fmt(c.get('change'), digits)}, {pct(c.get('change_pct'))}")
+            rel = "" if diffusion else (f"，{pct(c.get('change_pct'))}" if zh else f", {pct(c.get('change_pct'))}")
+            change = f"{c.get('change'):+.{digits}f}" if isinstance(c.get("change"), int | float) else "—"
+            lines.append(f"- {lz if zh else le}（{frm.get('date')}，{fmt(frm.get('value'))}）：{change}{rel}"
+                         if zh else
+                         f"- {le} ({frm.get('date')}, {fmt(frm.get('value'))}): {change}{rel}")
     return "\n".join(lines) + _source(p, zh)
 
 
@@ -92,7 +145,8 @@ def catalogue(p: dict[str, Any], zh: bool) -> str:
     lines = [head]
     for r in rows:
         nm = r.get("name_zh") if zh else r.get("name_en")
-        lines.append(f"- `{r.get('id')}` {nm}（{r.get('unit')}，{r.get('frequency')}，{r.get('start')} – {r.get('end')}）"
+        lines.append(f"- `{r.get('id')}` {nm}（{UNIT_ZH.get(r.get('unit'), r.get('unit'))}，"
+                     f"{FREQ_ZH.get(r.get('frequency'), r.get('frequency'))}，{r.get('start')} – {r.get('end')}）"
                      if zh else
                      f"- `{r.get('id')}` {nm} ({r.get('unit')}, {r.get('frequency')}, {r.get('start')} – {r.get('end')})")
     return "\n".join(lines)
@@ -110,7 +164,7 @@ CHANGE_LABELS = {"1w": ("1周", "1 week"), "1m": ("1个月", "1 month"), "3m": (
 def describe(p: dict[str, Any], zh: bool) -> str:
     unit = p.get("unit", "")
     rng, last, dd = p.get("range", {}), p.get("last", {}), p.get("max_drawdown", {})
-    changes = {k: v for k, v in (p.get("change_pct") or {}).items() if v is not None}
+    changes = {k: v for k, v in (p.get("change") or {}).items() if v is not None}
     diffusion = "50" in str(unit)  # PMI: changes are points, not %
     def ch(v: Any) -> str:
         return f"{v:+.2f}" if diffusion else pct(v)
@@ -162,11 +216,11 @@ def relate(p: dict[str, Any], zh: bool) -> str:
 def margin(p: dict[str, Any], zh: bool) -> str:
     rng, last = p.get("range", {}), p.get("last", {})
     if zh:
-        text = (f"**{p.get('name_zh')}**（{p.get('formula')}，单位 {p.get('unit')}）：\n"
+        text = (f"**{p.get('name_zh')}**（螺纹钢 − 1.6 × 铁矿石 − 0.5 × 焦炭，单位 {p.get('unit')}）：\n"
                 f"- 最新 {fmt(last.get('value'))}（{last.get('date')}），处于 {rng.get('first')} 以来第 {fmt(p.get('percentile_in_range'))} 百分位\n"
                 f"- 均值 {fmt(p.get('mean'))}，最低 {fmt(p.get('min'))}，最高 {fmt(p.get('max'))}\n"
                 "- 利润收缩时钢厂倾向减产、压低铁矿石需求；利润扩张则支撑矿价。"
-                f"\n注意：{p.get('caveat')}")
+                "\n注意：连续合约的换月日期不同（螺纹钢 1/5/10 月，铁矿石 1/5/9 月），换月时利润会跳动。")
     else:
         text = (f"**{p.get('name_en')}** ({p.get('formula')}, unit {p.get('unit')}):\n"
                 f"- latest {fmt(last.get('value'))} ({last.get('date')}), percentile {fmt(p.get('percentile_in_range'))} since {rng.get('first')}\n"
@@ -223,18 +277,55 @@ RISKS_EN = ("Risks: Australian and Brazilian shipments (cyclones, rainy season, 
             "USD/CNH rate; the statistical baseline ignores policy and shocks.")
 
 
+METHOD_ZH = {
+    "naive": "随机游走（沿用最新值，区间随期数的平方根扩大）",
+    "drift": "带漂移的随机游走（延续历史平均变化）",
+    "ets": "指数平滑 ETS（阻尼趋势，季节性显著时加季节项）",
+    "arima": "ARIMA(1,1,0) 差分自回归",
+    "theta": "Theta 方法（季节性显著时先去季节）",
+    "ensemble": "ETS、ARIMA、Theta 三者的平均",
+    "nowcast": "现货月均价的即时预测（用大商所期货月末相对月均的比值）",
+}
+
+
+def _reason(p: dict[str, Any], zh: bool) -> str:
+    if not zh:
+        return str(p.get("reason") or "")
+    method = str(p.get("method"))
+    scores = p.get("backtest_mase")
+    how = METHOD_ZH.get(method, method)
+    if isinstance(scores, dict) and scores:
+        ranked = sorted((v, m) for m, v in scores.items() if isinstance(v, int | float))
+        listing = "，".join(f"{m} {v:.3f}" for v, m in ranked[:4])
+        return (f"自动选择：在近期滚动回测中 {method} 的 MASE 最低（{listing}；随机游走 = 1）。"
+                f"{method} 是{how}。")
+    return f"{method}：{how}。"
+
+
 def forecast(p: dict[str, Any], zh: bool) -> str:
     unit = p.get("unit", "")
     rows = _forecast_rows(p)
     method = p.get("method_used") or p.get("method")
     last_obs = p.get("last_observation") or p.get("last") or {}
-    lines = [f"**{_name(p, zh)}** 预测（方法 {method}，{len(rows)} 期，单位 {unit}）：" if zh
-             else f"**{_name(p, zh)}** forecast (method {method}, {len(rows)} periods, unit {unit}):"]
+    first_date = rows[0].get("date") if rows else None
+    last_date = rows[-1].get("date") if rows else None
+    lines = [f"**{_name(p, zh)}** 预测（方法 {method}，{len(rows)} 期：{first_date} 至 {last_date}，单位 {unit}）："
+             if zh else
+             f"**{_name(p, zh)}** forecast (method {method}, {len(rows)} periods: {first_date} to "
+             f"{last_date}, unit {unit}):"]
     if isinstance(last_obs, dict) and last_obs.get("value") is not None:
-        lines.append(f"- 最新实际值 {fmt(last_obs.get('value'))}（{last_obs.get('date')}）" if zh
-                     else f"- last actual {fmt(last_obs.get('value'))} ({last_obs.get('date')})")
+        lines.append(f"- 最新实际值 {fmt(last_obs.get('value'))}（{last_obs.get('date')}），预测从这一天之后开始" if zh
+                     else f"- last actual {fmt(last_obs.get('value'))} ({last_obs.get('date')}); the forecast starts after it")
+    past = p.get("periods_already_past") or []
+    if past:
+        lines.append(
+            f"- 注意：数据只到 {last_obs.get('date')}，所以前 {len(past)} 期（{past[0]} 至 {past[-1]}）"
+            f"已早于今天，但本地还没有这些期间的实际数据；它们仍是预测值。" if zh else
+            f"- Note: the data ends on {last_obs.get('date')}, so the first {len(past)} period(s) "
+            f"({past[0]} to {past[-1]}) are already in the past but have no actual data here; "
+            "they are still forecasts.")
     if p.get("reason"):
-        lines.append(f"- 方法选择：{p.get('reason')}" if zh else f"- method choice: {p.get('reason')}")
+        lines.append(f"- 方法选择：{_reason(p, zh)}" if zh else f"- method choice: {_reason(p, zh)}")
     show = rows if len(rows) <= 6 else [rows[0], rows[len(rows) // 2], rows[-1]]
     for row in show:
         lo80, hi80 = _band(row, 80)
@@ -246,6 +337,52 @@ def forecast(p: dict[str, Any], zh: bool) -> str:
             f"95% range {fmt(lo95)} – {fmt(hi95)}"
         )
     lines.append(RISKS_ZH if zh else RISKS_EN)
+    return "\n".join(lines) + _source(p, zh)
+
+
+def scenario(p: dict[str, Any], zh: bool) -> str:
+    """A conditional, hedged statement: how the price moved historically with the driver."""
+    unit_shock = "个点" if p.get("shock_unit") == "points" else "%"
+    shock = p.get("shock")
+    sample, base = p.get("sample", {}), p.get("base", {})
+    e80 = p.get("effect_band_pct", {}).get("80", [None, None])
+    o80 = p.get("outcome_band_pct", {}).get("80", [None, None])
+    o95 = p.get("outcome_band_pct", {}).get("95", [None, None])
+    lv = p.get("implied_band", {}).get("80", [None, None])
+    target = cat.name(str(p.get("target")), zh)
+    freq_zh = "年度" if p.get("frequency") == "annual" else "月度"
+    shock_txt = f"{shock:+g}{unit_shock}" if isinstance(shock, int | float) else "—"
+    if zh:
+        lines = [
+            f"**情景：如果{p.get('driver_name_zh')}变动 {shock_txt}**（{target}，单位 {p.get('unit')}）",
+            f"- 历史上（{sample.get('first')} 至 {sample.get('last')}，{sample.get('n')} 个{freq_zh}观测），"
+            f"{p.get('driver_name_zh')}每变动 1{'个点' if unit_shock == '个点' else '%'}，矿价同期平均变动 "
+            f"{fmt(p.get('slope_pct_per_unit'), 2)}%（标准误 {fmt(p.get('slope_se'), 2)}，R² {fmt(p.get('r2'), 2)}）。",
+            f"- 按这个历史关系，这一冲击对应矿价约 {pct(p.get('effect_pct'))}（斜率不确定性的 80% 区间 "
+            f"{pct(e80[0])} 至 {pct(e80[1])}）；加上其它因素的波动，80% 区间 {pct(o80[0])} 至 {pct(o80[1])}，"
+            f"95% 区间 {pct(o95[0])} 至 {pct(o95[1])}。",
+            f"- 以最新值 {fmt(base.get('value'))}（{base.get('date')}）为基准，约 {fmt(p.get('implied_level'))}"
+            f"（80% 区间 {fmt(lv[0])} – {fmt(lv[1])}）。",
+            "这是有条件的估计：它描述的是历史上的同步变动，不是因果关系；同一时期其它因素也在变化，"
+            "R² 低说明这一因素只解释了矿价变动的一小部分，关系在未来也可能改变。",
+        ]
+    else:
+        lines = [
+            f"**Scenario: if {p.get('driver_name_en')} changes by {shock_txt.replace('个点', ' points')}** "
+            f"({target}, unit {p.get('unit')})",
+            f"- Historically ({sample.get('first')} to {sample.get('last')}, {sample.get('n')} "
+            f"{p.get('frequency')} observations), a 1{' point' if unit_shock == '个点' else '%'} change "
+            f"in {p.get('driver_name_en')} came with an average {fmt(p.get('slope_pct_per_unit'), 2)}% "
+            f"move in the ore price (standard error {fmt(p.get('slope_se'), 2)}, R² {fmt(p.get('r2'), 2)}).",
+            f"- On that relation, this shock would go with about {pct(p.get('effect_pct'))} on the price "
+            f"(80% band from the slope {pct(e80[0])} to {pct(e80[1])}); with everything else that moves "
+            f"the price, 80% range {pct(o80[0])} to {pct(o80[1])}, 95% range {pct(o95[0])} to {pct(o95[1])}.",
+            f"- From the latest {fmt(base.get('value'))} ({base.get('date')}): about "
+            f"{fmt(p.get('implied_level'))} (80% range {fmt(lv[0])} – {fmt(lv[1])}).",
+            "This is conditional: it describes past co-movement, not causation; other drivers moved at "
+            "the same time, a low R² means this driver explains little of the price, and the relation "
+            "may not hold in future.",
+        ]
     return "\n".join(lines) + _source(p, zh)
 
 
@@ -270,17 +407,29 @@ def backtest(p: dict[str, Any], zh: bool) -> str:
 
 
 def method_ranking(results: list[dict[str, Any]], zh: bool) -> str:
-    """Several backtests of one series: a ranking by MAE."""
-    ranked = sorted((r for r in results if isinstance(r.get("mae"), int | float)), key=lambda r: r["mae"])
+    """Several backtests of one series: the table of methods by MASE, with interval coverage."""
+    ranked = sorted((r for r in results if isinstance(r.get("mase"), int | float)), key=lambda r: r["mase"])
     if not ranked:
         return ""
     best = ranked[0]
-    lines = [f"**{_name(best, zh)}** 各方法回测（提前 {best.get('horizon')} 期，按 MAE 排序）：" if zh
-             else f"**{_name(best, zh)}** methods backtested ({best.get('horizon')} periods ahead, by MAE):"]
+    o = best.get("origins", {})
+    lines = [f"**{_name(best, zh)}** 各预测方法的回测（提前 {best.get('horizon')} 期，{o.get('count')} 个起点 "
+             f"{o.get('first')} – {o.get('last')}，按 MASE 排序）：" if zh
+             else f"**{_name(best, zh)}** forecasting methods backtested ({best.get('horizon')} periods ahead, "
+             f"{o.get('count')} origins {o.get('first')} – {o.get('last')}, by MASE):",
+             "| 方法 | MASE | MAE | MAPE % | 80% 覆盖率 | 95% 覆盖率 |" if zh
+             else "| method | MASE | MAE | MAPE % | 80% coverage | 95% coverage |",
+             "| --- | ---: | ---: | ---: | ---: | ---: |"]
     for r in ranked:
-        lines.append(f"- {r.get('method')}: MAE {fmt(r.get('mae'))}, MAPE {fmt(r.get('mape_pct'))}%, "
-                     f"MASE {fmt(r.get('mase'))}")
-    lines.append(f"最好的方法：{best.get('method')}。" if zh else f"Best method: {best.get('method')}.")
+        cov = r.get("coverage_pct", {})
+        lines.append(f"| {r.get('method')} | {fmt(r.get('mase'), 3)} | {fmt(r.get('mae'))} | "
+                     f"{fmt(r.get('mape_pct'))} | {fmt(cov.get('80'), 1)}% | {fmt(cov.get('95'), 1)}% |")
+    if zh:
+        lines.append(f"MASE 最低的是 {best.get('method')}（MASE < 1 表示优于“不变”的随机游走预测）；"
+                     "覆盖率越接近 80% / 95%，区间越可信。差距小于约 0.02 时可视为不相上下。")
+    else:
+        lines.append(f"Lowest MASE: {best.get('method')} (below 1 beats the 'no change' random walk); "
+                     "coverage close to 80% / 95% means honest intervals. Gaps under about 0.02 are a tie.")
     return "\n".join(lines) + _source(best, zh)
 
 
@@ -306,6 +455,7 @@ RENDERERS: dict[str, Callable[[dict[str, Any], bool], str]] = {
     "mill_margin": margin,
     "forecast_price": forecast,
     "backtest_forecast": backtest,
+    "price_scenario": scenario,
     "make_chart": chart,
     "export_report": report,
 }
@@ -316,4 +466,4 @@ def render(tool: str, text: str, zh: bool) -> str:
     if not isinstance(p, dict):
         return text.strip()
     fn = RENDERERS.get(tool, generic)
-    return fn(p, zh)
+    return fn(localise(p, zh), zh)

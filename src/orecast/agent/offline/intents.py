@@ -24,7 +24,8 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
     "methods": (
         "which method", "best method", "compare methods", "compare the methods", "method comparison",
         "compare forecasting methods", "哪种方法", "哪个方法", "方法比较", "比较方法", "比较预测方法",
-        "最好的方法", "最准的方法",
+        "最好的方法", "最准的方法", "最准", "most accurate", "best forecasting", "哪种预测方法",
+        "哪个预测方法", "which forecasting method", "which model",
     ),
     "margin": ("mill margin", "steel margin", "margin", "profit", "利润", "毛利", "盈利"),
     "relate": (
@@ -56,14 +57,50 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# Several capitalised words make one name ("My name is Wang Wu"); a lower-case word ends it.
+_EN_NAME = r"([A-Z][\w\-']{0,30}(?:\s+[A-Z][\w\-']{0,30}){0,2}|[a-z][\w\-']{0,30})"
 NAME_SET = (
-    re.compile(r"我叫\s*([^\s，,。.!！?？]{1,12})"),
-    re.compile(r"我的名字(?:是|叫)\s*([^\s，,。.!！?？]{1,12})"),
-    re.compile(r"\bmy name is\s+([A-Za-z][\w\-']{0,30})", re.I),
-    re.compile(r"\bcall me\s+([A-Za-z][\w\-']{0,30})", re.I),
-    re.compile(r"\bi am\s+([A-Z][\w\-']{0,30})\b"),
-    re.compile(r"\bi'm\s+([A-Z][\w\-']{0,30})\b"),
+    re.compile(r"我叫\s*([^\s，,。.!！?？、；;]{1,12})"),
+    re.compile(r"我的名字(?:是|叫)\s*([^\s，,。.!！?？、；;]{1,12})"),
+    re.compile(r"\b(?i:my name is)\s+" + _EN_NAME),
+    re.compile(r"\b(?i:call me)\s+" + _EN_NAME),
+    re.compile(r"\b(?i:i am)\s+([A-Z][\w\-']{0,30}(?:\s+[A-Z][\w\-']{0,30}){0,2})\b"),
+    re.compile(r"\b(?i:i'm)\s+([A-Z][\w\-']{0,30}(?:\s+[A-Z][\w\-']{0,30}){0,2})\b"),
 )
+ROLE_SET = (
+    re.compile(r"我是(?:一名|一个|一位|个|名)?\s*([^\s，,。.!！?？、；;谁]{0,10}"
+               r"(?:员|师|商|者|经理|采购|交易|分析|老板|学生|研究|投资|贸易|从业|经纪|主管|总监))"),
+    re.compile(r"我(?:的职业|的工作)是\s*([^\s，,。.!！?？；;]{2,12})"),
+    re.compile(r"\b(?i:i am an?|i'm an?|i work as an?)\s+([a-z][\w\- ]{1,40}?)(?=[,.;!?]|$| and )", re.I),
+)
+ROLE_ASK = (
+    "what is my role", "what's my role", "what do i do", "what is my job", "my job?",
+    "我是做什么的", "我的职业", "我的身份", "我是干什么的", "我做什么工作",
+)
+# "What did I ask first?": which earlier question; None = list them.
+ORDINALS = (
+    (re.compile(r"\bfirst\b|第一个|第1个|最开始|最早|一开始", re.I), 1),
+    (re.compile(r"\bsecond\b|第二个|第2个", re.I), 2),
+    (re.compile(r"\bthird\b|第三个|第3个", re.I), 3),
+    (re.compile(r"\blast\b|\bprevious\b|上一个|刚才|最后一个|上个问题", re.I), -1),
+)
+EARLIER_NUMBER_ASK = (
+    "you said", "you told me", "you gave me", "what number did you", "the number you",
+    "你刚才说", "你之前说", "你说的", "你给的", "你告诉我的", "刚才的数字", "之前的数字",
+)
+# Data orecast does not have: key -> words that ask for it. Never answered with another number.
+MISSING_TOPICS: dict[str, tuple[str, ...]] = {
+    "port_inventory": ("港口库存", "港存", "库存", "port stock", "port inventor", "inventories",
+                       "inventory", "stockpile"),
+    "shipments": ("发运", "发货量", "出口量", "到港量", "shipment", "shipping volume", "exports of",
+                  "export volume"),
+    "freight": ("运费", "海运费", "航运", "freight", "bdi", "baltic dry", "shipping rate",
+                "shipping cost"),
+    "imports": ("进口量", "进口", "imports", "import volume"),
+    "mine_output": ("矿山产量", "铁矿石产量", "铁矿产量", "mine output", "mine production",
+                    "iron ore production", "iron ore output"),
+    "steel_output_recent": ("月度粗钢", "粗钢日产", "monthly steel output", "monthly crude steel"),
+}
 NAME_ASK = (
     "我叫什么", "我的名字是什么", "我是谁", "记得我的名字", "what is my name", "what's my name",
     "whats my name", "who am i", "do you remember my name", "remember my name",
@@ -133,9 +170,17 @@ class Query:
     last_period: tuple[int, str] | None = None  # "past 3 years" → (3, "year"), resolved on data
     product: str | None = None  # for margins: "rebar" or "hrc"
     name: str | None = None  # "我叫赵六" → 赵六
+    role: str | None = None  # "I am a steel trader" → steel trader
     asks_name: bool = False
+    asks_role: bool = False
     asks_past: bool = False
+    asks_earlier_number: bool = False
+    ordinal: int | None = None  # which earlier question (1 = first, -1 = last)
     follow_up: bool = False
+    relative: tuple[str, int] | None = None  # "去年" → ("year", -1), "YTD" → ("year", 0)
+    missing: list[str] = field(default_factory=list)  # MISSING_TOPICS asked about
+    scenario: tuple[str, float] | None = None  # (driver, shock) of "if X falls 5%"
+    scenario_unsupported: str | None = None  # a shock no bundled series measures
 
 
 def _contains(low: str, words: tuple[str, ...]) -> bool:
@@ -170,7 +215,7 @@ def _horizon(text: str) -> tuple[tuple[int, str] | None, tuple[int, str] | None]
                 horizon = value
                 break
     if lookback is None:
-        if re.search(r"past year|last year'?s? prices|过去一年|近一年|最近一年", low):
+        if re.search(r"past year|过去一年|近一年|最近一年|last 12 months|past 12 months", low):
             lookback = (1, "year")
     return horizon, lookback
 
@@ -207,6 +252,73 @@ def _dates(text: str) -> tuple[str | None, str | None]:
     return found[0][0], found[-1][1]
 
 
+_RELATIVE = (
+    (re.compile(r"去年|上一年|上年|last year|previous year|prior year", re.I), ("year", -1)),
+    (re.compile(r"今年|本年|年初至今|年初以来|今年以来|this year|year[- ]to[- ]date|\bytd\b", re.I),
+     ("year", 0)),
+    (re.compile(r"上个?季度|上一季度|last quarter|previous quarter", re.I), ("quarter", -1)),
+    (re.compile(r"本季度|这个季度|this quarter", re.I), ("quarter", 0)),
+    (re.compile(r"上个月|上月|上一个月|last month|previous month", re.I), ("month", -1)),
+    (re.compile(r"本月|这个月|this month", re.I), ("month", 0)),
+)
+
+# Scenario shocks: what moves (driver words), which way, by how much.
+_IF = re.compile(r"如果|假如|假设|若|要是|万一|情景|\bif\b|\bsuppose\b|\bassume\b|\bscenario\b|"
+                 r"what happens|what would happen", re.I)
+_DRIVER_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("steel_output", ("粗钢产量", "粗钢", "钢铁产量", "钢产量", "crude steel", "steel output",
+                      "steel production")),
+    ("pmi", ("pmi", "采购经理")),
+    ("usd_cnh", ("人民币", "汇率", "usd/cnh", "cnh", "yuan", "renminbi", "rmb", "dollar", "美元")),
+    ("coking_coal", ("焦煤", "coking coal", "met coal")),
+    ("coke", ("焦炭", "coke")),
+    ("rebar", ("螺纹", "rebar")),
+    ("hrc", ("热卷", "hot-rolled", "hrc")),
+    ("oil", ("原油", "油价", "oil", "brent")),
+)
+_UNSUPPORTED_SHOCKS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("port_inventory", ("库存", "inventor", "stockpile", "port stock")),
+    ("shipments", ("发运", "发货", "出口", "shipment", "export")),
+    ("freight", ("运费", "freight", "shipping rate")),
+    ("interest_rate", ("利率", "降息", "加息", "interest rate", "rate cut", "rate hike")),
+    ("property", ("房地产", "地产", "property", "housing")),
+    ("policy", ("限产", "政策", "output cut", "policy", "curb")),
+)
+_DOWN = re.compile(r"下降|下跌|减少|降低|回落|跌|降|减|缩减|萎缩|贬值|fall|drop|declin|decreas|cut|"
+                   r"lower|down|shrink|weaken|depreciat", re.I)
+_UP = re.compile(r"上升|上涨|增加|提高|增长|涨|升|增|回升|升值|rise|rises|climb|increas|grow|"
+                 r"higher|up\b|jump|strengthen|appreciat", re.I)
+_SIZE = re.compile(r"([-+]?\d+(?:\.\d+)?)\s*(%|％|个百分点|百分点|percent|个点|点|points?|pts?)", re.I)
+
+
+def _scenario(text: str, low: str) -> tuple[tuple[str, float] | None, str | None]:
+    if not _IF.search(low):
+        return None, None
+    size = _SIZE.search(low)
+    if size is None:
+        return None, None
+    for key, words in _UNSUPPORTED_SHOCKS:
+        if any(w in low for w in words):
+            return None, key
+    driver = next((key for key, words in _DRIVER_WORDS
+                   if any(re.search(rf"(?<![a-z]){re.escape(w)}", low) for w in words)), None)
+    if driver is None:
+        return None, "unknown"
+    value = abs(float(size.group(1)))
+    # The direction word nearest to the number wins ("steel output falls 5%", "下降5%").
+    lo = max(0, size.start() - 16)
+    window = low[lo: size.end() + 8]
+    at = size.start() - lo
+    moves = [(abs(m.start() - at), -1.0) for m in _DOWN.finditer(window)]
+    moves += [(abs(m.start() - at), 1.0) for m in _UP.finditer(window)]
+    sign = -1.0 if size.group(1).startswith("-") else (min(moves)[1] if moves else 1.0)
+    if driver == "usd_cnh" and re.search(r"人民币|yuan|renminbi|rmb|cnh\b", low) and not re.search(
+        r"美元兑|usd/cnh|dollar", low
+    ):
+        sign = -sign  # "人民币贬值 3%" is USD/CNH up 3 %
+    return (driver, sign * value), None
+
+
 def parse(text: str, known_series: set[str] | None = None) -> Query:
     low = text.lower()
     q = Query(text=text, zh=is_chinese(text))
@@ -215,8 +327,26 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         if m and m.group(1) not in ("什么", "谁", "啥"):
             q.name = m.group(1)
             break
+    for rx in ROLE_SET:
+        m = rx.search(text)
+        if m:
+            q.role = m.group(1).strip()
+            break
     q.asks_name = _contains(low, NAME_ASK)
-    q.asks_past = _contains(low, PAST_ASK)
+    q.asks_role = _contains(low, ROLE_ASK)
+    q.asks_past = _contains(low, PAST_ASK) or bool(
+        re.search(r"(what|which) (was|is) my (first|second|third|last|previous) question|"
+                  r"我(问的)?第[一二三1-3]个问题|我(问的)?(最开始|一开始|最早)(的问题|问)", low))
+    q.asks_earlier_number = _contains(low, EARLIER_NUMBER_ASK)
+    if q.asks_past:
+        q.ordinal = next((n for rx, n in ORDINALS if rx.search(low)), None)
+    for rx, rel in _RELATIVE:
+        if rx.search(low):
+            q.relative = rel
+            break
+    q.scenario, q.scenario_unsupported = _scenario(text, low)
+    if q.scenario is None and q.scenario_unsupported is None:
+        q.missing = [k for k, words in MISSING_TOPICS.items() if _contains(low, words)]
     q.series = find_series(text, known_series)
     q.method = find_method(text)
     q.horizon, q.last_period = _horizon(text)

@@ -40,6 +40,12 @@ SERIES_ALIASES: dict[str, tuple[str, ...]] = {
     ),
     "brent_wb_monthly": ("brent", "crude oil", "oil price", "oil", "布伦特", "原油", "油价"),
     "copper_wb_monthly": ("copper", "铜价", "铜"),
+    "crude_steel_china_annual": (
+        "crude steel", "steel output", "steel production", "粗钢", "粗钢产量", "钢产量", "中国粗钢",
+    ),
+    "crude_steel_world_annual": (
+        "world crude steel", "global steel output", "global crude steel", "全球粗钢", "世界粗钢",
+    ),
     "metals_index_wb_monthly": (
         "metals index", "metals and minerals", "metal index", "金属指数", "金属价格指数", "金属与矿产",
     ),

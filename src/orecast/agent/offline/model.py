@@ -9,14 +9,15 @@ it exactly like DeepSeek or an OpenAI-compatible model.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -76,15 +77,16 @@ class OfflineAnalyst(BaseChatModel):
         if q is None:
             return AIMessage(content="请提出一个关于铁矿石的问题。 / Please ask a question about iron ore.")
         after = messages[idx + 1 :]
-        results = [m for m in after if isinstance(m, ToolMessage)]
-        if results:
-            return AIMessage(content=self._answer(q, after))
         planner = Planner(
             set(self.tool_schemas) or set(_KNOWN),
             self.role,
             {n: s for n, s in self.tool_schemas.items() if n not in _KNOWN},
         )
+        # Planning is deterministic, so the answer round re-plans to recover the notes.
         plan = _plan_parts(planner, q, context_of(messages, idx))
+        results = [m for m in after if isinstance(m, ToolMessage)]
+        if results:
+            return AIMessage(content="\n\n".join([*plan.notes, self._answer(q, after)]))
         calls = [(n, a) for n, a in plan.calls if not self.tool_schemas or n in self.tool_schemas]
         if calls:
             return AIMessage(
@@ -98,7 +100,7 @@ class OfflineAnalyst(BaseChatModel):
             missing = ", ".join(sorted({n for n, _ in plan.calls}))
             return AIMessage(content=(f"这里没有可用的工具：{missing}。" if q.zh
                                       else f"The tools needed are not available here: {missing}."))
-        return AIMessage(content=plan.reply or "")
+        return AIMessage(content="\n\n".join([*plan.notes, plan.reply or ""]).strip())
 
     def _answer(self, q: Query, after: list[BaseMessage]) -> str:
         calls: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -154,13 +156,8 @@ class OfflineAnalyst(BaseChatModel):
     ) -> ChatResult:
         return ChatResult(generations=[ChatGeneration(message=self.decide(messages))])
 
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
+    def _chunks(self, messages: list[BaseMessage]) -> Iterator[ChatGenerationChunk]:
+        """The next message as a real model streams it: tool calls whole, text token by token."""
         msg = self.decide(messages)
         if msg.tool_calls:
             yield ChatGenerationChunk(
@@ -177,49 +174,97 @@ class OfflineAnalyst(BaseChatModel):
             return
         tokens = _TOKEN.findall(msg.text) or [""]
         for i, tok in enumerate(tokens):
-            chunk = ChatGenerationChunk(
+            yield ChatGenerationChunk(
                 message=AIMessageChunk(
                     content=tok, chunk_position="last" if i == len(tokens) - 1 else None
                 )
             )
-            if run_manager:
-                run_manager.on_llm_new_token(tok, chunk=chunk)
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        for chunk in self._chunks(messages):
+            if run_manager and chunk.text:
+                run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
 
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        # Planning is pure CPU and fast; the answer then streams on the event loop itself,
+        # yielding control between tokens like a network model would.
+        for chunk in self._chunks(messages):
+            if run_manager and chunk.text:
+                await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+            yield chunk
+            await asyncio.sleep(0)
 
-# "…的相关性，再预测…", "…; then forecast …": one question asking for several things. Only explicit
-# connectors split it (a bare comma does not), so "铁矿石，未来3个月怎么看" stays one question.
+
+# "…的相关性，再预测…", "…; then forecast …", "…相关性？PMI…": one message asking for several
+# things. Only explicit connectors and question marks split it (a bare comma does not), so
+# "铁矿石，未来3个月怎么看" stays one question.
 _PARTS = re.compile(
     r"\s*(?:[，,；;。]\s*(?:然后|再|并且|同时|另外|以及|还有)|然后|并且|同时再|另外再"
-    r"|[,;]\s*(?:and\s+)?(?:then|also)\b|\band then\b|;)\s*",
+    r"|[,;]\s*(?:and\s+)?(?:then|also)\b|\band then\b|;|[？?](?=\s*\S))\s*",
     re.I,
 )
+
+
+def _stands_alone(q: Query) -> bool:
+    """A part with its own subject; "提前20个交易日" only qualifies the part before it."""
+    return bool(q.intents or q.series or q.scenario or q.scenario_unsupported or q.missing
+                or q.name or q.role or q.asks_name or q.asks_past or q.asks_role)
 
 
 def _plan_parts(planner: Planner, q: Query, ctx: Context) -> Plan:
     """Plan each part of a several-part question and ask for all their tools at once.
 
     A later part may lean on an earlier one ("…then forecast it"), so each part sees the series of
-    the part before it. When a part would not call a tool, the question is planned as a whole.
+    the part before it. A part that needs no tool (a memory question, data we do not have) is
+    answered in the notes; one nothing can answer is named, never dropped.
     """
-    parts = [p for p in _PARTS.split(q.text) if p and len(p.strip()) > 1]
+    known = set(cat.catalogue())
+    parts: list[str] = []
+    for raw in _PARTS.split(q.text):
+        if not raw or len(raw.strip()) <= 1:
+            continue
+        if parts and not _stands_alone(parse(raw, known)):
+            parts[-1] = f"{parts[-1]}，{raw}" if q.zh else f"{parts[-1]}, {raw}"
+        else:
+            parts.append(raw)
     if len(parts) < 2:
         return planner.plan(q, ctx)
-    known = set(cat.catalogue())
     calls: list[tuple[str, dict[str, Any]]] = []
+    notes: list[str] = []
     for part in parts:
         part_q = parse(part, known)
         part_q.zh = q.zh
         plan = planner.plan(part_q, ctx)
+        notes.extend(n for n in plan.notes if n not in notes)
         if not plan.calls:
-            return planner.plan(q, ctx)
+            if not plan.in_scope:
+                notes.append(f"关于“{part.strip()}”：这部分超出了我的数据范围，我无法回答。" if q.zh
+                             else f"On \"{part.strip()}\": this part is outside my data; I cannot answer it.")
+            elif plan.reply:
+                notes.append(plan.reply)
+            continue
         for call in plan.calls:
             if call not in calls:
                 calls.append(call)
         name, args = plan.calls[-1]
         series = args.get("series") or args.get("a")
         ctx = replace(ctx, last_call=(name, args), last_series=series if isinstance(series, str) else ctx.last_series)
-    return Plan(calls=calls)
+    if not calls:
+        return Plan(reply="\n\n".join(notes))
+    return Plan(calls=calls, notes=notes)
 
 
 def _plain(content: Any) -> str:

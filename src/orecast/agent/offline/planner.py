@@ -15,7 +15,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from orecast.agent.offline import catalogue as cat
-from orecast.agent.offline.intents import NAME_SET, Query, parse
+from orecast.agent.offline import scope
+from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse
 from orecast.agent.offline.lexicon import DEFAULT_SERIES
 
 PRIMARY = (
@@ -33,6 +34,8 @@ class Plan:
 
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     reply: str | None = None
+    notes: list[str] = field(default_factory=list)  # said before the tool results' answer
+    in_scope: bool = True  # False: the reply is the "what I can do" text
 
 
 @dataclass(slots=True)
@@ -43,11 +46,15 @@ class Context:
     user_name: str | None
     last_call: tuple[str, dict[str, Any]] | None  # most recent market tool call
     last_series: str | None
+    user_role: str | None = None
+    answers: list[str] = field(default_factory=list)  # earlier final answers, oldest first
 
 
 def context_of(messages: list[BaseMessage], upto: int) -> Context:
     questions: list[str] = []
+    answers: list[str] = []
     name: str | None = None
+    role: str | None = None
     last_call: tuple[str, dict[str, Any]] | None = None
     last_series: str | None = None
     for msg in messages[:upto]:
@@ -58,7 +65,14 @@ def context_of(messages: list[BaseMessage], upto: int) -> Context:
                 if m and m.group(1) not in ("什么", "谁", "啥"):
                     name = m.group(1)
                     break
-        elif isinstance(msg, AIMessage):
+            for rx in ROLE_SET:
+                m = rx.search(msg.text)
+                if m:
+                    role = m.group(1).strip()
+                    break
+        elif isinstance(msg, AIMessage) and not msg.tool_calls and msg.text.strip():
+            answers.append(msg.text)
+        if isinstance(msg, AIMessage):
             for tc in msg.tool_calls:
                 if tc["name"] in ("export_report", "list_series"):
                     continue
@@ -66,7 +80,7 @@ def context_of(messages: list[BaseMessage], upto: int) -> Context:
                 series = tc["args"].get("series") or tc["args"].get("a")
                 if isinstance(series, str):
                     last_series = series
-    return Context(questions, name, last_call, last_series)
+    return Context(questions, name, last_call, last_series, role, answers)
 
 
 class Planner:
@@ -80,10 +94,29 @@ class Planner:
     # ---- entry point -------------------------------------------------------------------
 
     def plan(self, q: Query, ctx: Context) -> Plan:
+        plan = self._plan(q, ctx)
+        if q.name and plan.calls:  # "我叫王五，铁矿石现在多少钱？": greet, then answer
+            plan.notes.insert(0, f"你好，{q.name}！" if q.zh else f"Hello, {q.name}!")
+        return plan
+
+    def _plan(self, q: Query, ctx: Context) -> Plan:
         if q.asks_name:
             return Plan(reply=_name_reply(q, ctx))
+        if q.asks_role:
+            return Plan(reply=_role_reply(q, ctx))
         if q.asks_past:
             return Plan(reply=_past_reply(q, ctx))
+        if q.asks_earlier_number:
+            return Plan(reply=_earlier_answer(q, ctx))
+        if q.scenario_unsupported:
+            return Plan(reply=scope.unsupported_shock(q.scenario_unsupported, q.zh))
+        if q.scenario and "price_scenario" in self.tools:
+            driver, shock = q.scenario
+            target = ("dce_iron_ore_daily" if "dce_iron_ore_daily" in q.series
+                      else "iron_ore_wb_monthly")
+            return Plan([("price_scenario", {"driver": driver, "shock": shock, "target": target})])
+        if q.missing:
+            return Plan(reply=scope.no_data(q.missing, q.zh))
         extra = self._extra_tool(q)
         if extra:
             return extra
@@ -97,9 +130,15 @@ class Planner:
         if not intents:
             if q.name:
                 return Plan(reply=_greet(q, q.name))
+            if q.role:
+                return Plan(reply=_noted_role(q, q.role))
             if "help" in q.intents or _is_greeting(q.text):
                 return Plan(reply=help_text(q.zh))
-            return Plan(reply=out_of_scope(q.zh))
+            return Plan(reply=out_of_scope(q.zh), in_scope=False)
+        if q.relative and not (q.start or q.end):
+            q.start, q.end = scope.calendar_period(*q.relative)
+        if (q.start or q.end) and intents[0] == "latest":
+            intents[0] = "history"  # "去年铁矿石价格" asks about a period, not the last value
         return self._by_intent(intents, q, series or [DEFAULT_SERIES], ctx)
 
     # ---- planning by intent --------------------------------------------------------------
@@ -132,6 +171,27 @@ class Planner:
             return Plan([("relate_series", {"a": series[0], "b": series[1],
                                             **self._dates(q, series[0])})])
         calls: list[tuple[str, dict[str, Any]]] = []
+        notes: list[str] = []
+        if first == "latest" and series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text):
+            # "Price now": the freshest series first, the World Bank monthly average as context.
+            series = ["dce_iron_ore_daily", DEFAULT_SERIES]
+            notes.append(scope.price_now_note(q.zh))
+        if first in ("describe", "history", "chart") and (q.start or q.end):
+            kept = []
+            for s in series:
+                gap = scope.coverage_gap(s, q.start, q.end, q.zh)
+                if gap is None:
+                    kept.append(s)
+                else:
+                    notes.append(gap)
+                    calls.append(("latest_price", {"series": s}))
+            series = kept
+            if not series:
+                return Plan(calls, notes=notes)
+        if q.last_period and not (q.start or q.end) and first in ("describe", "history", "chart"):
+            note = scope.lookback_note(series[0], q.last_period, q.zh)
+            if note:
+                notes.append(note)
         for s in series[:4]:
             if first == "backtest":
                 args: dict[str, Any] = {"series": s, "horizon": self._horizon(q, s),
@@ -154,7 +214,7 @@ class Planner:
             if first == "forecast":
                 chart_args["forecast_horizon"] = self._horizon(q, s)
             calls.append(("make_chart", chart_args))
-        return Plan(calls)
+        return Plan(calls, notes=notes)
 
     def _follow_up(self, q: Query, ctx: Context) -> Plan:
         assert ctx.last_call is not None
@@ -269,15 +329,52 @@ def _name_reply(q: Query, ctx: Context) -> str:
             else "You haven't told me your name in this conversation yet.")
 
 
+_ORDINAL_ZH = {1: "第一个", 2: "第二个", 3: "第三个", -1: "上一个"}
+_ORDINAL_EN = {1: "first", 2: "second", 3: "third", -1: "last"}
+
+
 def _past_reply(q: Query, ctx: Context) -> str:
-    if not ctx.questions:
+    asked = [x.strip() for x in ctx.questions if x.strip()]
+    if not asked:
         return ("这是你在本对话中的第一个问题。" if q.zh
                 else "This is your first question in this conversation.")
-    recent = ctx.questions[-5:]
-    lines = "\n".join(f"{i}. {x.strip()}" for i, x in enumerate(recent, 1))
+    if q.ordinal is not None:
+        n = q.ordinal
+        if n > len(asked):
+            return (f"你在本对话中只问过 {len(asked)} 个问题。" if q.zh
+                    else f"You have asked only {len(asked)} question(s) in this conversation.")
+        text = asked[n - 1] if n > 0 else asked[-1]
+        if q.zh:
+            return f"你问的{_ORDINAL_ZH[n]}问题是：“{text}”"
+        return f"Your {_ORDINAL_EN[n]} question was: \"{text}\""
+    lines = "\n".join(f"{i}. {x}" for i, x in enumerate(asked, 1))
     if q.zh:
-        return f"你之前问过（最近 {len(recent)} 个）：\n{lines}"
-    return f"Before this, you asked (last {len(recent)}):\n{lines}"
+        return f"你在本对话中问过 {len(asked)} 个问题（按顺序）：\n{lines}"
+    return f"In this conversation you asked {len(asked)} question(s), in order:\n{lines}"
+
+
+def _role_reply(q: Query, ctx: Context) -> str:
+    if ctx.user_role:
+        return f"你说过你是{ctx.user_role}。" if q.zh else f"You told me you are a {ctx.user_role}."
+    return ("你还没有在这个对话里告诉我你的职业或身份。" if q.zh
+            else "You haven't told me your role in this conversation yet.")
+
+
+def _noted_role(q: Query, role: str) -> str:
+    return (f"好的，我记住了：你是{role}。想了解铁矿石哪方面的数据？" if q.zh
+            else f"Noted: you are a {role}. What would you like to know about iron ore?")
+
+
+def _earlier_answer(q: Query, ctx: Context) -> str:
+    """Quote the last answer that had numbers in it, from the thread itself."""
+    for answer in reversed(ctx.answers):
+        lines = [x for x in answer.splitlines() if re.search(r"\d", x)]
+        if lines:
+            quoted = "\n".join(f"> {x}" for x in lines[:4])
+            return (f"我在本对话中之前给出的数字是：\n{quoted}" if q.zh
+                    else f"Earlier in this conversation I said:\n{quoted}")
+    return ("本对话中我还没有给出过数字。" if q.zh
+            else "I have not given any numbers in this conversation yet.")
 
 
 def help_text(zh: bool) -> str:

@@ -1,0 +1,136 @@
+"""What the data can and cannot answer: missing topics, periods outside a series, relative dates.
+
+The rule is the one an expert follows: when the data does not hold the answer, say so and say
+what it does hold — never answer a different question with a number that merely looks related.
+Calendar words ("去年", "last quarter", "YTD") are calendar periods counted from today's date
+(`orecast.agent.clock.today`); the answer then says how far the series actually reaches.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from orecast.agent.clock import today
+from orecast.agent.offline import catalogue as cat
+
+_TOPICS = {
+    "port_inventory": ("港口铁矿石库存", "port iron ore inventories"),
+    "shipments": ("澳大利亚/巴西铁矿石发运量", "Australian/Brazilian iron ore shipments"),
+    "freight": ("海运运费（如 BDI、C3/C5 航线）", "ocean freight rates (BDI, C3/C5 routes)"),
+    "imports": ("中国铁矿石进口量", "China's iron ore imports"),
+    "mine_output": ("矿山铁矿石产量", "iron ore mine output"),
+    "steel_output_recent": ("月度或 2018 年以后的粗钢产量", "monthly or post-2018 crude steel output"),
+    "interest_rate": ("利率", "interest rates"),
+    "property": ("房地产新开工", "property starts"),
+    "policy": ("限产政策", "output-cut policies"),
+    "unknown": ("这个驱动因素", "this driver"),
+}
+
+HAVE_ZH = ("我有的数据：世界银行铁矿石月度价格（美元/干吨）、大商所铁矿石/焦炭/焦煤期货与上期所螺纹钢/热卷期货日度"
+           "价格（元/吨）、美元兑离岸人民币、中国制造业 PMI、世界银行煤炭/原油/铜等月度价格，以及 2000–2018 年的"
+           "年度粗钢产量。可以用 `orecast series list` 查看全部序列。")
+HAVE_EN = ("What I do have: World Bank monthly iron ore prices (US$/dmt), DCE iron ore, coke and coking "
+           "coal and SHFE rebar and hot-rolled coil futures (daily, CNY/t), USD/CNH, China's "
+           "manufacturing PMI, World Bank monthly coal, oil, copper and metals prices, and annual "
+           "crude steel output for 2000–2018. `orecast series list` shows every series.")
+
+
+def no_data(topics: list[str], zh: bool) -> str:
+    names = [_TOPICS.get(t, _TOPICS["unknown"])[0 if zh else 1] for t in topics]
+    if zh:
+        return (f"我没有{'、'.join(names)}的数据，所以不能回答这个问题，也不会用别的数字代替。\n"
+                + HAVE_ZH)
+    return (f"I do not have data on {', '.join(names)}, so I cannot answer this, and I will not "
+            f"substitute another number.\n" + HAVE_EN)
+
+
+def unsupported_shock(topic: str, zh: bool) -> str:
+    name = _TOPICS.get(topic, _TOPICS["unknown"])[0 if zh else 1]
+    from orecast.market import DRIVERS
+
+    drivers = "、".join(d.name_zh for d in DRIVERS.values()) if zh else ", ".join(
+        d.name_en for d in DRIVERS.values())
+    if zh:
+        return (f"这个情景无法从数据估计：我没有{name}的历史数据，不能量化它对矿价的影响，也不会猜一个数字。\n"
+                f"我能做情景分析的冲击：{drivers}（例如“如果粗钢产量下降5%，铁矿石会怎样？”）。")
+    return (f"I cannot size this scenario: I have no history of {name}, so I cannot estimate its "
+            f"effect on the ore price, and I will not guess a number.\nShocks I can size: {drivers} "
+            "(e.g. 'If China's crude steel output falls 5%, what happens to iron ore?').")
+
+
+def calendar_period(unit: str, shift: int) -> tuple[str, str]:
+    """("year", -1) → the whole of last calendar year, as ISO start and end dates."""
+    now = pd.Timestamp(today())
+    if unit == "year":
+        start = pd.Timestamp(year=now.year + shift, month=1, day=1)
+        end = start + pd.DateOffset(years=1) - pd.DateOffset(days=1)
+    elif unit == "quarter":
+        q0 = pd.Timestamp(year=now.year, month=3 * ((now.month - 1) // 3) + 1, day=1)
+        start = q0 + pd.DateOffset(months=3 * shift)
+        end = start + pd.DateOffset(months=3) - pd.DateOffset(days=1)
+    else:
+        start = pd.Timestamp(year=now.year, month=now.month, day=1) + pd.DateOffset(months=shift)
+        end = start + pd.DateOffset(months=1) - pd.DateOffset(days=1)
+    end = min(end, now)
+    return start.date().isoformat(), end.date().isoformat()
+
+
+def _bound(text: str, upper: bool) -> pd.Timestamp:
+    ts = pd.Timestamp(text)
+    if not upper:
+        return ts
+    if re.fullmatch(r"\d{4}", text):
+        return ts + pd.DateOffset(years=1) - pd.DateOffset(days=1)
+    if re.fullmatch(r"\d{4}-\d{2}", text):
+        return ts + pd.DateOffset(months=1) - pd.DateOffset(days=1)
+    return ts
+
+
+def coverage_gap(series: str, start: str | None, end: str | None, zh: bool) -> str | None:
+    """A sentence when [start, end] holds no data of `series` (else None: the tool can answer)."""
+    facts = cat.catalogue().get(series)
+    if facts is None or not facts.end:
+        return None
+    first, last = pd.Timestamp(facts.start), pd.Timestamp(facts.end)
+    lo = _bound(start, False) if start else first
+    hi = _bound(end, True) if end else last
+    if lo <= last and hi >= first:
+        return None
+    period = f"{start or facts.start} – {end or facts.end}"
+    nm = cat.name(series, zh)
+    if zh:
+        return (f"我没有{nm}在 {period} 的数据：这个序列只覆盖 {facts.start} 至 {facts.end}。"
+                "下面是我有的最新数据，不能代替你问的时期。")
+    return (f"I have no {nm} data for {period}: the series covers {facts.start} to {facts.end} "
+            "only. Below is the latest value I have; it does not answer for the period you asked about.")
+
+
+def asks_benchmark(text: str) -> bool:
+    """The World Bank monthly average was asked for by name."""
+    return bool(re.search(r"world bank|世界银行|世行|monthly|月度|月均|62%|62品位|cfr|普氏|platts",
+                          text, re.I))
+
+
+def price_now_note(zh: bool) -> str:
+    if zh:
+        return ("“现在的价格”以最新的日度数据（大商所铁矿石期货，元/吨）为准；世界银行月度均价（美元/干吨）"
+                "更新较慢，作为参考。")
+    return ("'Price now' is the freshest daily series (DCE iron ore futures, CNY/t); the World Bank "
+            "monthly average (US$/dmt) is updated later and given as context.")
+
+
+_UNIT_ZH = {"day": "天", "week": "周", "month": "个月", "year": "年"}
+
+
+def lookback_note(series: str, period: tuple[int, str], zh: bool) -> str:
+    """'近三个月' counts back from the series' last date; say so, with the dates."""
+    n, unit = period
+    facts = cat.catalogue().get(series)
+    start = cat.lookback_start(series, n, unit)
+    if facts is None or start is None:
+        return ""
+    if zh:
+        return f"“近{n}{_UNIT_ZH[unit]}”按这个序列的最后日期倒推：{start} 至 {facts.end}。"
+    return f"'The past {n} {unit}(s)' counts back from the series' last date: {start} to {facts.end}."
