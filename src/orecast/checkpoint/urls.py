@@ -6,7 +6,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_SQLITE_PATH = "data/orecast.sqlite3"
+import platformdirs
+
+DEFAULT_SQLITE_NAME = "orecast.sqlite3"
 
 
 @dataclass(frozen=True)
@@ -42,11 +44,19 @@ def parse_url(url: str) -> StoreUrl:
     )
 
 
+def default_sqlite_path() -> Path:
+    """`orecast.sqlite3` in the user's data directory (`$XDG_DATA_HOME/orecast` on Linux)."""
+    return platformdirs.user_data_path("orecast", appauthor=False) / DEFAULT_SQLITE_NAME
+
+
 def default_database_url() -> str:
-    """`ORECAST_DATABASE_URL`, else `CHECKPOINT_DB` (a SQLite file path), else `sqlite:///data/orecast.sqlite3`."""
+    """`ORECAST_DATABASE_URL`, else `CHECKPOINT_DB` (a SQLite file path), else the SQLite file
+    `default_sqlite_path()`: the same store whatever the current directory.
+
+    Nothing is created here: opening the store (`open_checkpointer`) creates the file and its folder.
+    """
     if url := os.environ.get("ORECAST_DATABASE_URL"):
         return url
     if path := os.environ.get("CHECKPOINT_DB"):
         return f"sqlite:///{path}"  # an absolute path gives the four slashes of sqlite:////abs.db
-    Path(DEFAULT_SQLITE_PATH).parent.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{DEFAULT_SQLITE_PATH}"
+    return f"sqlite:///{default_sqlite_path()}"

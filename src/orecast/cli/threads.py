@@ -15,6 +15,7 @@ from orecast.checkpoint import ToolCallRecord
 from orecast.checkpoint.threads import ThreadInfo
 from orecast.checkpoint.transcript import thread_messages
 from orecast.cli.common import DatabaseUrl, fail, open_store
+from orecast.cli.runs import run_state
 
 threads_app = typer.Typer(help="Conversations / 对话", no_args_is_help=True)
 
@@ -31,7 +32,7 @@ def list_threads(
     """Conversations, most recently updated first."""
 
     async def run() -> tuple[list[ThreadInfo], int]:
-        async with open_store(database_url) as saver:
+        async with open_store(database_url, read_only=True) as saver:
             try:
                 found = await saver.asearch_threads(status=status, title=title, limit=limit, offset=offset)
             except ValueError as exc:
@@ -47,7 +48,7 @@ def list_threads(
         table.add_row(
             t.thread_id,
             t.updated_at.strftime("%Y-%m-%d %H:%M"),
-            t.status,
+            run_state(t),
             str(t.message_count),
             t.title or t.preview or "",
         )
@@ -75,7 +76,7 @@ def show_thread(
     """A conversation's messages, in order."""
 
     async def run() -> tuple[ThreadInfo | None, list[BaseMessage] | None]:
-        async with open_store(database_url) as saver:
+        async with open_store(database_url, read_only=True) as saver:
             return await saver.aget_thread(thread_id), await thread_messages(saver, thread_id)
 
     info, messages = asyncio.run(run())
@@ -86,7 +87,7 @@ def show_thread(
         typer.echo(json.dumps(payload, ensure_ascii=False, default=str))
         return
     console = Console()
-    console.print(f"[bold]{info.title or info.thread_id}[/]  ({info.status}, {len(messages)} messages)")
+    console.print(f"[bold]{info.title or info.thread_id}[/]  ({run_state(info)}, {len(messages)} messages)")
     for message in messages:
         data = _message_dict(message)
         text = data["content"] if isinstance(data["content"], str) else json.dumps(data["content"], ensure_ascii=False)
@@ -105,7 +106,7 @@ def thread_history(
     """The conversation's checkpoints (its steps), newest first: any of them can be resumed or forked."""
 
     async def run() -> tuple[ThreadInfo | None, list[dict[str, Any]]]:
-        async with open_store(database_url) as saver:
+        async with open_store(database_url, read_only=True) as saver:
             info = await saver.aget_thread(thread_id)
             steps = []
             config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
@@ -158,7 +159,7 @@ def thread_tools(
     """The tool calls of a conversation, with arguments and results (the audit view)."""
 
     async def run() -> tuple[ThreadInfo | None, list[ToolCallRecord]]:
-        async with open_store(database_url) as saver:
+        async with open_store(database_url, read_only=True) as saver:
             return await saver.aget_thread(thread_id), await saver.atool_calls(thread_id)
 
     info, calls = asyncio.run(run())
@@ -186,19 +187,56 @@ def thread_tools(
 def delete_thread(
     thread_id: str = typer.Argument(..., help="The conversation's thread id."),
     database_url: DatabaseUrl = None,
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> None:
-    """Delete a conversation with all its checkpoints."""
+    """Delete a conversation with all its checkpoints (asks first unless --yes)."""
+
+    async def find() -> ThreadInfo | None:
+        async with open_store(database_url, read_only=True) as saver:
+            return await saver.aget_thread(thread_id)
+
+    async def delete() -> None:
+        async with open_store(database_url, read_only=True) as saver:
+            await saver.adelete_thread(thread_id)
+
+    info = asyncio.run(find())
+    if info is None:
+        fail(f"no thread {thread_id!r}")
+    if not yes:
+        label = f"{thread_id} ({info.title})" if info.title else thread_id
+        question = f"delete {label}, {info.message_count} messages? / 确认删除?"
+        # No terminal to ask (a script, a closed stdin): refuse rather than delete or hang.
+        try:
+            confirmed = typer.confirm(question, default=False)
+        except typer.Abort:
+            confirmed = False
+        if not confirmed:
+            fail("not deleted (pass --yes to delete without asking)")
+    asyncio.run(delete())
+    typer.echo(f"deleted {thread_id}")
+
+
+@threads_app.command("rename")
+def rename_thread(
+    thread_id: str = typer.Argument(..., help="The conversation's thread id."),
+    title: str = typer.Argument(..., help="The new title."),
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Give a conversation a new title (a new conversation is titled by its first question)."""
+    title = " ".join(title.split())
+    if not title:
+        fail("the title is empty", 2)
 
     async def run() -> bool:
-        async with open_store(database_url) as saver:
+        async with open_store(database_url, read_only=True) as saver:
             if await saver.aget_thread(thread_id) is None:
                 return False
-            await saver.adelete_thread(thread_id)
+            await saver.aupdate_thread(thread_id, title=title)
             return True
 
     if not asyncio.run(run()):
         fail(f"no thread {thread_id!r}")
-    typer.echo(f"deleted {thread_id}")
+    typer.echo(f"renamed {thread_id}: {title}")
 
 
 def register(app: typer.Typer) -> None:
