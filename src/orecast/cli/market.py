@@ -40,7 +40,7 @@ Method = Annotated[
 Levels = Annotated[
     list[int] | None, typer.Option("--level", help="Interval level in %, repeatable.")
 ]
-Horizon = Annotated[int, typer.Option("--horizon", "-h", help="Periods ahead (days, months…).")]
+Horizon = Annotated[int, typer.Option("--horizon", "-n", help="Periods ahead (days, months…).")]
 SeriesId = Annotated[str, typer.Argument(help="Series id (see `orecast series list`) or CSV path.")]
 
 
