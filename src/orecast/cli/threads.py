@@ -119,7 +119,7 @@ def thread_history(
                         "ts": tup.checkpoint["ts"],
                         "step": tup.metadata.get("step"),
                         "source": tup.metadata.get("source"),
-                        "messages": len(messages) if isinstance(messages, list) else None,
+                        "messages": len(messages) if isinstance(messages, list) else 0,
                         "pending_writes": len(tup.pending_writes or []),
                         "parent_checkpoint_id": (tup.parent_config or {}).get("configurable", {}).get(
                             "checkpoint_id"
@@ -141,7 +141,7 @@ def thread_history(
             step["ts"][:19].replace("T", " "),
             str(step["step"]),
             str(step["source"]),
-            "" if step["messages"] is None else str(step["messages"]),
+            str(step["messages"]),
             str(step["pending_writes"]),
             step["checkpoint_id"],
         )
