@@ -233,7 +233,10 @@ async def _turn(
             stop.set()
             task.cancel()
 
-        loop.add_signal_handler(signal.SIGINT, cancel)
+        # Only the main thread of a Unix process can own SIGINT; elsewhere Ctrl-C keeps its default.
+        handled = threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGINT")
+        if handled:
+            loop.add_signal_handler(signal.SIGINT, cancel)
         try:
             finished = await task
             outcome = "done" if finished else "waiting"
@@ -243,7 +246,8 @@ async def _turn(
             outcome = "cancelled"
             term.line("[yellow]已取消 / cancelled — /retry 重试 / to ask again[/]")
         finally:
-            loop.remove_signal_handler(signal.SIGINT)
+            if handled:
+                loop.remove_signal_handler(signal.SIGINT)
     except Exception as exc:  # noqa: BLE001 - the REPL must outlive any failure of one turn
         if term.debug:
             term.console.print_exception()
@@ -306,7 +310,7 @@ def _confirm_leave(term: Terminal) -> bool:
     """Ctrl-C at an idle prompt: leave only when confirmed (a second Ctrl-C also leaves)."""
     term.console.out("")  # the ^C was echoed after the prompt
     try:
-        answer = term.ask("退出? / quit? [y/N] ")
+        answer = term.ask("退出? / quit? \\[y/N] ")
     except KeyboardInterrupt:
         return True
     return answer is None or answer.strip().lower() in ("y", "yes", "是")
@@ -354,7 +358,7 @@ async def _chat(
     # Tools run in this pool: a cancelled turn may leave a worker finishing a statsmodels import
     # or a fit, which must not hold the prompt or the exit (see `_leave`).
     loop = asyncio.get_running_loop()
-    pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix=TOOL_THREAD_PREFIX)
+    pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix=TOOL_THREAD_PREFIX)
     loop.set_default_executor(pool)
     try:
         return await _chat_in(message, thread_id, database_url, settings, resume, term,
