@@ -41,7 +41,8 @@ def list_threads(
 
     found, total = asyncio.run(run())
     if as_json:
-        typer.echo(json.dumps({"total": total, "threads": [t.to_dict() for t in found]}, ensure_ascii=False))
+        rows = [{**t.to_dict(), "state": run_state(t)} for t in found]  # state: crashed, cancelled …
+        typer.echo(json.dumps({"total": total, "threads": rows}, ensure_ascii=False))
         return
     table = Table("thread", "updated", "status", "msgs", "title / last message")
     for t in found:
