@@ -22,6 +22,7 @@ from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from orecast import market
+from orecast.market.chart import png_labels
 from orecast.market.errors import MarketError
 
 MAX_POINTS = 40
@@ -265,6 +266,7 @@ def chart_tool(charts_dir: Path) -> BaseTool:
             "echarts": str(echarts),
             "forecast_horizon": forecast_horizon,
             "source": option.get("source"),
+            "png_language": png_labels(result).language,
         }
         return dumps(ref), {"echarts_option": _clean(option.get("echarts_option", {}))}
 

@@ -134,6 +134,10 @@ class PngLabels:
     source: str
     font: Path | None  # None: matplotlib's default font (Latin only)
 
+    @property
+    def language(self) -> str:
+        return "zh" if self.font is not None else "en"
+
 
 def png_labels(ch: Chart) -> PngLabels:
     """Chinese labels when asked for and a CJK font is installed; English otherwise, because
