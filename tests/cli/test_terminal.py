@@ -40,6 +40,7 @@ def orecast(tmp_path: Path, *args: str, env: dict[str, str] | None = None, stdin
                           cwd=cwd or tmp_path, input=stdin, capture_output=True, text=True, timeout=180)
 
 
+@pytest.mark.slow
 def test_version_help_and_one_line_usage_errors(tmp_path: Path) -> None:
     assert re.fullmatch(r"orecast \S+\n", orecast(tmp_path, "--version").stdout)
     helped = orecast(tmp_path, "forecast", "-h")
@@ -54,6 +55,7 @@ def test_version_help_and_one_line_usage_errors(tmp_path: Path) -> None:
         assert "╭" not in out.stderr and "Traceback" not in out.stderr
 
 
+@pytest.mark.slow
 def test_default_store_is_in_the_user_data_dir_and_reads_create_nothing(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -236,6 +236,7 @@ def test_pmi_and_fx_frames_in_akshare_shape(user_market) -> None:
     assert load_series("usd_cnh_daily").index[-1] == pd.Timestamp("2026-05-12")
 
 
+@pytest.mark.slow
 def test_cli_update_and_status(server, tmp_path: Path) -> None:
     base, files = server
     files["/cli.xlsx"] = pink_sheet()
