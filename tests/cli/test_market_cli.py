@@ -54,7 +54,7 @@ def test_forecast_json_and_plot(tmp_path):
 
 
 def test_forecast_table_with_custom_levels():
-    result = run("forecast", "china_pmi_monthly", "-h", "2", "--method", "naive",
+    result = run("forecast", "china_pmi_monthly", "-n", "2", "--method", "naive",
                  "--level", "50", "--level", "90")
     assert result.exit_code == 0, result.output
     assert "50% interval" in result.stdout and "90% interval" in result.stdout
@@ -90,8 +90,8 @@ def test_forecast_of_a_user_csv(tmp_path):
     [
         (("forecast", "iron_ore", "--horizon", "3"), "did you mean"),
         (("forecast", "iron_ore_wb_monthly", "--horizon", "0"), "horizon must be at least 1"),
-        (("forecast", "iron_ore_wb_monthly", "-h", "2", "--method", "x"), "unknown method"),
-        (("backtest", "iron_ore_wb_monthly", "-h", "1", "--start", "2020", "--end", "2019"),
+        (("forecast", "iron_ore_wb_monthly", "-n", "2", "--method", "x"), "unknown method"),
+        (("backtest", "iron_ore_wb_monthly", "-n", "1", "--start", "2020", "--end", "2019"),
          "no forecast origin"),
         (("series", "show", "iron_ore_wb_monthly", "--start", "2025", "--end", "2024"),
          "after end"),

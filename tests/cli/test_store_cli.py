@@ -92,14 +92,17 @@ def test_threads_list_show_delete(store_url: str) -> None:
     assert [c["status"] for c in calls] == ["success", "success"]
     assert "2 tool calls" in run("threads", "tools", "t-one", "--database-url", store_url).stdout
 
-    deleted = run("threads", "delete", "t-one", "--database-url", store_url)
+    kept = runner.invoke(app, ["threads", "delete", "t-one", "--database-url", store_url], input="n\n")
+    assert kept.exit_code == 1 and "not deleted" in kept.stderr
+    deleted = runner.invoke(app, ["threads", "delete", "t-one", "--database-url", store_url], input="y\n")
     assert deleted.exit_code == 0 and "deleted t-one" in deleted.stdout
     assert json.loads(run("threads", "list", "--database-url", store_url, "--json").stdout)["total"] == 1
 
 
 def test_unknown_thread_and_bad_input_are_one_line_errors(sqlite_url: str) -> None:
-    for command in ("show", "delete", "tools", "history"):
-        args = ("threads", command, "nope")
+    assert run("db", "migrate", "--database-url", sqlite_url).exit_code == 0
+    for command in ("show", "delete", "tools", "history", "rename"):
+        args = ("threads", command, "nope") + (("title",) if command == "rename" else ())
         result = run(*args, "--database-url", sqlite_url)
         assert result.exit_code == 1
         assert result.stderr.strip() == "error: no thread 'nope'"

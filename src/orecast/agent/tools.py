@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from orecast import market
 from orecast.agent.clock import freshness
+from orecast.market.chart import png_labels
 from orecast.market.errors import MarketError
 
 MAX_POINTS = 40
@@ -258,11 +260,19 @@ def backtest_forecast(
     return out
 
 
+def _asked_in_chinese(state: Any) -> bool:
+    messages = state.get("messages", []) if isinstance(state, dict) else getattr(state, "messages", [])
+    question = next((m for m in reversed(messages) if getattr(m, "type", "") == "human"), None)
+    text = question.content if question is not None and isinstance(question.content, str) else ""
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
 def chart_tool(charts_dir: Path) -> BaseTool:
     """`make_chart`: PNG file for the terminal, ECharts option (as the message artifact) for the web."""
 
     def make_chart(
         series: str,
+        runtime: ToolRuntime,
         start: str | None = None,
         end: str | None = None,
         forecast_horizon: int = 0,
@@ -272,14 +282,16 @@ def chart_tool(charts_dir: Path) -> BaseTool:
         `forecast_horizon` periods (0 = none, `method` as in forecast_price), saved as PNG.
         Returns the PNG path and the chart title; the web page renders the ECharts option."""
         horizon = forecast_horizon or None
+        # The PNG speaks the user's language: Chinese when the question being answered is.
+        lang = "zh" if _asked_in_chinese(runtime.state) else "en"
         key = hashlib.sha1(
-            json.dumps([series, start, end, horizon, method]).encode()
+            json.dumps([series, start, end, horizon, method, lang]).encode()
         ).hexdigest()[:10]
         charts_dir.mkdir(parents=True, exist_ok=True)
         png = charts_dir / f"{series}-{key}.png"
         try:
             result = market.chart(
-                series, horizon=horizon, method=method, start=start, end=end, png=png
+                series, horizon=horizon, method=method, start=start, end=end, png=png, lang=lang
             )
         except MarketError as exc:
             raise ToolException(str(exc)) from None
@@ -294,6 +306,7 @@ def chart_tool(charts_dir: Path) -> BaseTool:
             "echarts": str(echarts),
             "forecast_horizon": forecast_horizon,
             "source": option.get("source"),
+            "png_language": png_labels(result).language,
         }
         return dumps(ref), {"echarts_option": _clean(option.get("echarts_option", {}))}
 

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
+import platformdirs
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-DEFAULT_SQLITE_PATH = "data/orecast.sqlite3"
+DEFAULT_SQLITE_NAME = "orecast.sqlite3"
 # Query options of a postgresql:// URL that are the store's, not libpq's (see postgres/timeouts.py).
 STORE_OPTIONS = ("statement_timeout", "lock_timeout")
 
@@ -90,11 +91,19 @@ def parse_url(url: str) -> StoreUrl:
     )
 
 
+def default_sqlite_path() -> Path:
+    """`orecast.sqlite3` in the user's data directory (`$XDG_DATA_HOME/orecast` on Linux)."""
+    return platformdirs.user_data_path("orecast", appauthor=False) / DEFAULT_SQLITE_NAME
+
+
 def default_database_url() -> str:
-    """`ORECAST_DATABASE_URL`, else `CHECKPOINT_DB` (a SQLite file path), else `sqlite:///data/orecast.sqlite3`."""
+    """`ORECAST_DATABASE_URL`, else `CHECKPOINT_DB` (a SQLite file path), else the SQLite file
+    `default_sqlite_path()`: the same store whatever the current directory.
+
+    Nothing is created here: opening the store (`open_checkpointer`) creates the file and its folder.
+    """
     if url := os.environ.get("ORECAST_DATABASE_URL"):
         return url
     if path := os.environ.get("CHECKPOINT_DB"):
         return f"sqlite:///{path}"  # an absolute path gives the four slashes of sqlite:////abs.db
-    Path(DEFAULT_SQLITE_PATH).parent.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{DEFAULT_SQLITE_PATH}"
+    return f"sqlite:///{default_sqlite_path()}"

@@ -10,9 +10,15 @@ checkpoint store, so another process with the same `--thread` continues the conv
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 import sys
+import threading
 import uuid
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -39,9 +45,22 @@ from orecast.agent import (
     stream_turn,
 )
 from orecast.agent.events import Payload
-from orecast.checkpoint import default_database_url, open_checkpointer
+from orecast.checkpoint import OrecastCheckpointer, default_database_url, open_checkpointer
+from orecast.checkpoint.urls import parse_url
+from orecast.cli.failures import describe_failure, first_line
+from orecast.cli.runs import begin_turn, end_turn
+from orecast.market.engine import stop_on
 
-REPL_HELP = "/new 新对话 new thread · /thread 显示线程 show thread · /exit 退出 quit"
+REPL_COMMANDS: dict[str, str] = {
+    "/help": "这些命令 / these commands",
+    "/new": "新对话 / start a new thread",
+    "/thread": "显示当前线程 / show the current thread id",
+    "/retry": "重试上一个问题 / send the last question again",
+    "/exit": "退出 / quit (also /quit, Ctrl-D)",
+}
+REPL_HELP = " · ".join(f"{name} {what}" for name, what in REPL_COMMANDS.items())
+TOOL_THREAD_PREFIX = "orecast-tool"
+CTRL_C_HINT = "Ctrl-C 取消当前回答 / cancels the current answer"
 
 
 @dataclass(slots=True)
@@ -49,6 +68,7 @@ class Terminal:
     """Where the chat prints and reads; tokens are written raw so they stream."""
 
     console: Console
+    debug: bool = False
     at_line_start: bool = True
 
     def token(self, text: str) -> None:
@@ -61,6 +81,14 @@ class Terminal:
             self.console.out("")
         self.console.print(markup, highlight=False)
         self.at_line_start = True
+
+    def error(self, message: str) -> None:
+        """One line on stderr, after ending any streamed line on stdout."""
+        if not self.at_line_start:
+            self.console.out("")
+            self.at_line_start = True
+        self.console.file.flush()
+        Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]error:[/] {escape(message)}")
 
     def ask(self, prompt: str) -> str | None:
         """One line from stdin; None at end of input (closed terminal, exhausted pipe)."""
@@ -177,29 +205,144 @@ async def _resume(agent: CompiledStateGraph, thread_id: str, term: Terminal) -> 
         term.line("[dim]nothing to resume: the last run finished / 没有未完成的运行[/]")
 
 
-async def _repl(agent: CompiledStateGraph, thread_id: str, term: Terminal) -> None:
+async def _turn(
+    agent: CompiledStateGraph,
+    saver: Any,
+    thread_id: str,
+    payload: Payload,
+    term: Terminal,
+    checkpoint_id: str | None = None,
+) -> str:
+    """Run one turn; Ctrl-C cancels it (its model fits stop at the next fit) and any failure is one
+    line. Returns how it ended: `done`, `waiting`, `cancelled` or `failed`; never raises."""
+    question = payload if isinstance(payload, str) else None
+    stop = threading.Event()
+
+    async def run() -> bool:
+        with stop_on(stop):  # copied into the tool threads the turn starts
+            return await _drive(agent, thread_id, payload, term, checkpoint_id)
+
+    loop = asyncio.get_running_loop()
+    outcome = "failed"
+    try:
+        if isinstance(saver, OrecastCheckpointer):
+            await begin_turn(saver, thread_id, question)
+        task = asyncio.create_task(run())
+
+        def cancel() -> None:
+            stop.set()
+            task.cancel()
+
+        # Only the main thread of a Unix process can own SIGINT; elsewhere Ctrl-C keeps its default.
+        handled = threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGINT")
+        if handled:
+            loop.add_signal_handler(signal.SIGINT, cancel)
+        try:
+            finished = await task
+            outcome = "done" if finished else "waiting"
+        except asyncio.CancelledError:
+            if not stop.is_set():
+                raise
+            outcome = "cancelled"
+            term.line("[yellow]已取消 / cancelled — /retry 重试 / to ask again[/]")
+        finally:
+            if handled:
+                loop.remove_signal_handler(signal.SIGINT)
+    except Exception as exc:  # noqa: BLE001 - the REPL must outlive any failure of one turn
+        if term.debug:
+            term.console.print_exception()
+        term.error(describe_failure(exc))
+    if isinstance(saver, OrecastCheckpointer):
+        with contextlib.suppress(Exception):  # the store itself may be what failed
+            await end_turn(saver, thread_id, "done" if outcome == "waiting" else outcome)
+    return outcome
+
+
+async def _repl(agent: CompiledStateGraph, saver: Any, thread_id: str, term: Terminal) -> None:
     term.line(f"[dim]{REPL_HELP}[/]")
+    term.line(f"[dim]{CTRL_C_HINT}[/]")
+    last: str | None = None
     while True:
-        text = term.ask("[bold cyan]you ›[/] ")
-        if text is None or text.strip() in ("/exit", "/quit", "exit", "quit"):
+        try:
+            text = term.ask("[bold cyan]you ›[/] ")
+        except KeyboardInterrupt:
+            if _confirm_leave(term):
+                text = None
+            else:
+                continue
+        if text is None:
             term.line(f"[dim]thread {thread_id}[/]")
             return
-        if not text.strip():
+        text = text.strip()
+        if not text:
+            term.line("[dim]请输入问题 / type a question (/help)[/]")
             continue
-        if text.strip() == "/new":
-            thread_id = str(uuid.uuid4())
+        command = text.split()[0].lower() if text.startswith("/") else None
+        if command in ("/exit", "/quit") or text in ("exit", "quit"):
+            term.line(f"[dim]thread {thread_id}[/]")
+            return
+        if command == "/new":
+            thread_id, last = str(uuid.uuid4()), None
             term.line(f"[bold]thread[/] {thread_id}")
             continue
-        if text.strip() == "/thread":
+        if command == "/thread":
             term.line(f"[bold]thread[/] {thread_id}")
             continue
-        if text.strip() == "/help":
-            term.line(f"[dim]{REPL_HELP}[/]")
+        if command == "/help":
+            for name, what in REPL_COMMANDS.items():
+                term.line(f"  [bold]{name}[/]  {what}")
+            term.line(f"  {CTRL_C_HINT}")
             continue
-        try:
-            await _drive(agent, thread_id, text, term)
-        except KeyboardInterrupt:
-            term.line(f"[yellow]interrupted; finish it with: orecast chat --thread {thread_id} --resume[/]")
+        if command == "/retry":
+            if last is None:
+                term.line("[yellow]还没有可重试的问题 / nothing to retry yet[/]")
+                continue
+            text = last
+        elif command is not None:
+            term.line(f"[yellow]未知命令 / unknown command {escape(command)} — /help[/]")
+            continue
+        last = text
+        if await _turn(agent, saver, thread_id, text, term) == "failed":
+            term.line("[dim]输入 /retry 重试 / type /retry to try again[/]")
+
+
+def _confirm_leave(term: Terminal) -> bool:
+    """Ctrl-C at an idle prompt: leave only when confirmed (a second Ctrl-C also leaves)."""
+    term.console.out("")  # the ^C was echoed after the prompt
+    try:
+        answer = term.ask("退出? / quit? \\[y/N] ")
+    except KeyboardInterrupt:
+        return True
+    return answer is None or answer.strip().lower() in ("y", "yes", "是")
+
+
+@contextlib.asynccontextmanager
+async def _store(url: str) -> AsyncIterator[Any]:
+    """The checkpointer, or one line (ChatError) when the store cannot be opened."""
+    try:
+        redacted = parse_url(url).redacted()
+    except ValueError as exc:
+        raise ChatError(str(exc), 2) from None
+    opened = open_checkpointer(url)
+    try:
+        saver = await opened.__aenter__()
+    except Exception as exc:  # noqa: BLE001 - psycopg, sqlite3 and OS errors all end here
+        raise ChatError(f"cannot open the store {redacted}: {first_line(exc)}") from None
+    try:
+        yield saver
+    except BaseException:
+        if not await opened.__aexit__(*sys.exc_info()):
+            raise
+    else:
+        await opened.__aexit__(None, None, None)
+
+
+class ChatError(Exception):
+    """A reason the chat cannot start, shown as one line with an exit code."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 async def _chat(
@@ -210,13 +353,39 @@ async def _chat(
     resume: bool,
     term: Terminal,
     from_checkpoint: str | None = None,
-) -> None:
+) -> int:
+    """Run the chat; the exit code (0, 1 when the turn failed, 130 when it was cancelled)."""
+    # Tools run in this pool: a cancelled turn may leave a worker finishing a statsmodels import
+    # or a fit, which must not hold the prompt or the exit (see `_leave`).
+    loop = asyncio.get_running_loop()
+    pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix=TOOL_THREAD_PREFIX)
+    loop.set_default_executor(pool)
+    try:
+        return await _chat_in(message, thread_id, database_url, settings, resume, term,
+                              from_checkpoint)
+    finally:
+        # asyncio.run waits for its default executor; hand it an idle one and let ours go.
+        loop.set_default_executor(ThreadPoolExecutor(max_workers=1))
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+async def _chat_in(
+    message: str | None,
+    thread_id: str,
+    database_url: str,
+    settings: AgentSettings,
+    resume: bool,
+    term: Terminal,
+    from_checkpoint: str | None,
+) -> int:
     model = select_model(settings.model)
     mcp = await load_mcp_tools(settings.mcp_config)
     for error in mcp.errors:
         term.line(f"[yellow]{escape(error)}[/]")
-    async with open_checkpointer(database_url) as saver:
+    async with _store(database_url) as saver:
         agent = build_agent(saver, model=model, extra_tools=mcp.tools, settings=settings)
+        if resume and await _unknown_thread(saver, thread_id):
+            raise ChatError(f"no thread {thread_id!r} to resume (see: orecast threads list)", 2)
         term.line(f"[bold]thread[/] {thread_id}  [dim]model {escape(resolve_model_spec(settings.model))}[/]")
         if from_checkpoint is not None:
             step = {"configurable": {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": from_checkpoint}}
@@ -233,10 +402,30 @@ async def _chat(
                 "/ 该对话有未完成的运行，可用 --resume 继续[/]"
             )
         if message is not None:
-            await _drive(agent, thread_id, message, term, from_checkpoint)
+            outcome = await _turn(agent, saver, thread_id, message, term, from_checkpoint)
             term.line(f"[dim]continue with: orecast chat --thread {thread_id}[/]")
-        elif not resume:
-            await _repl(agent, thread_id, term)
+            return {"failed": 1, "cancelled": 130}.get(outcome, 0)
+        if not resume:
+            await _repl(agent, saver, thread_id, term)
+    return 0
+
+
+async def _unknown_thread(saver: Any, thread_id: str) -> bool:
+    if isinstance(saver, OrecastCheckpointer):
+        return await saver.aget_thread(thread_id) is None
+    config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    return await saver.aget_tuple(config) is None
+
+
+def _leave(code: int) -> None:
+    """Exit now if a cancelled turn's worker thread still runs: it holds no store connection and
+    nothing it computes is kept, so waiting for it would only delay the user's shell."""
+    if any(t.name.startswith(TOOL_THREAD_PREFIX) and t.is_alive() for t in threading.enumerate()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    if code:
+        raise typer.Exit(code)
 
 
 def chat(
@@ -245,10 +434,12 @@ def chat(
     new: Annotated[bool, typer.Option("--new", help="Start a new thread (the default without --thread).")] = False,
     database_url: Annotated[
         str | None,
-        typer.Option("--database-url", help="Checkpoint store URL [default: default_database_url()]."),
+        typer.Option("--database-url", help="Checkpoint store URL [default: $ORECAST_DATABASE_URL, "
+                     "$CHECKPOINT_DB, else orecast.sqlite3 in the user's data directory]."),
     ] = None,
     model: Annotated[
-        str | None, typer.Option("--model", "-m", help="offline | deepseek:MODEL | openai:MODEL")
+        str | None, typer.Option("--model", "-m", help="offline | deepseek:MODEL | openai:MODEL "
+                                 "[default: $ORECAST_MODEL, else deepseek with a key, else offline]")
     ] = None,
     resume: Annotated[
         bool, typer.Option("--resume", help="Finish the thread's interrupted or crashed run.")
@@ -264,26 +455,30 @@ def chat(
 
     Example: orecast chat "铁矿石未来6个月走势？" --thread demo
     """
-    term = Terminal(Console(highlight=False, soft_wrap=True))
+    term = Terminal(Console(highlight=False, soft_wrap=True), debug=debug)
     if thread and new:
         raise typer.BadParameter("use either --thread or --new, not both")
     if resume and not thread:
         raise typer.BadParameter("--resume needs --thread ID")
     if from_checkpoint and (not thread or message is None or resume):
         raise typer.BadParameter("--from needs --thread ID and a MESSAGE (and no --resume)")
+    if message is not None and not message.strip():
+        raise typer.BadParameter("the message is empty / 问题为空", param_hint="MESSAGE")
     thread_id = thread or str(uuid.uuid4())
     try:
         settings = AgentSettings.from_env(model=model)
-        asyncio.run(_chat(message, thread_id, database_url or default_database_url(), settings,
-                          resume, term, from_checkpoint))
-    except (AgentConfigError, ValueError, OSError) as exc:
+        code = asyncio.run(_chat(message, thread_id, database_url or default_database_url(),
+                                 settings, resume, term, from_checkpoint))
+    except (AgentConfigError, ValueError, OSError, ChatError) as exc:
         if debug:
             raise
-        Console(stderr=True).print(f"[red]error:[/] {escape(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}")
-        raise typer.Exit(2) from None
+        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {escape(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}")
+        raise typer.Exit(getattr(exc, "code", 2)) from None
     except KeyboardInterrupt:
         term.line(f"[yellow]interrupted; finish it with: orecast chat --thread {thread_id} --resume[/]")
+        _leave(130)
         raise typer.Exit(130) from None
+    _leave(code)
 
 
 def register(app: typer.Typer) -> None:

@@ -18,13 +18,14 @@ from orecast.checkpoint import (
     open_checkpointer,
 )
 from orecast.checkpoint.urls import parse_url
+from orecast.cli.store_probe import missing_store
 
 DatabaseUrl = Annotated[
     str | None,
     typer.Option(
         "--database-url",
         help="sqlite:///path.db or postgresql://… (default: $ORECAST_DATABASE_URL, "
-        "$CHECKPOINT_DB, sqlite:///data/orecast.sqlite3)",
+        "$CHECKPOINT_DB, else orecast.sqlite3 in the user's data directory)",
         show_default=False,
     ),
 ]
@@ -37,8 +38,11 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 
 @contextlib.asynccontextmanager
-async def open_store(url: str | None) -> AsyncIterator[OrecastCheckpointer]:
-    """The same factory the service uses, with errors turned into one line for the terminal."""
+async def open_store(url: str | None, *, read_only: bool = False) -> AsyncIterator[OrecastCheckpointer]:
+    """The same factory the service uses, with errors turned into one line for the terminal.
+
+    `read_only`: fail with one line, creating and migrating nothing, when the store does not exist
+    or is not at the latest schema."""
     url = url or default_database_url()
     try:
         parsed = parse_url(url)
@@ -47,6 +51,8 @@ async def open_store(url: str | None) -> AsyncIterator[OrecastCheckpointer]:
     if parsed.scheme == "memory":
         fail("memory:// keeps nothing between commands; use a sqlite:// or postgresql:// URL", 2)
     try:
+        if read_only and (why := missing_store(parsed)) is not None:
+            fail(why)
         async with open_checkpointer(url) as saver:
             assert isinstance(saver, OrecastCheckpointer)
             if reason := getattr(saver, "read_only", None):

@@ -35,10 +35,10 @@ def migrate(database_url: DatabaseUrl = None) -> None:
 
 @db_app.command("status")
 def status(database_url: DatabaseUrl = None, as_json: bool = typer.Option(False, "--json")) -> None:
-    """Schema version, rows and size of each table."""
+    """Schema version, rows and size of each table (creates nothing: see `db migrate`)."""
 
     async def run() -> dict:
-        async with open_store(database_url) as saver:
+        async with open_store(database_url, read_only=True) as saver:
             stats = await saver.astats()
             stats["latest_schema_version"] = migrations.latest(saver.migrations_package)
             return stats

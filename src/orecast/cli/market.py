@@ -40,7 +40,7 @@ Method = Annotated[
 Levels = Annotated[
     list[int] | None, typer.Option("--level", help="Interval level in %, repeatable.")
 ]
-Horizon = Annotated[int, typer.Option("--horizon", "-h", help="Periods ahead (days, months…).")]
+Horizon = Annotated[int, typer.Option("--horizon", "-n", help="Periods ahead (days, months…).")]
 SeriesId = Annotated[str, typer.Argument(help="Series id (see `orecast series list`) or CSV path.")]
 
 
@@ -198,11 +198,15 @@ def forecast_command(
 ) -> None:
     """Forecast a series with 80/95 % intervals; `auto` picks the method by backtest.
 
+    Model fits are cached on disk, so a repeated `auto` on the same data takes well under a
+    second; the first one backtests every method (a progress bar shows).
+
     Example: orecast forecast iron_ore_wb_monthly --horizon 3 --plot ore.png
     """
-    with _market_errors():
+    with _market_errors(), _progress_after(0.5, "selecting" if method == "auto" else "fitting") as progress:
         result = forecast(series_id, horizon, method, tuple(level or (80, 95)),
-                          start=start, end=end)
+                          start=start, end=end, progress=progress)
+    with _market_errors():
         if plot is not None:
             chart(result.history, forecast=result, start=_plot_start(result), png=plot)
     if as_json:
@@ -237,8 +241,8 @@ def _plot_start(result: Any) -> Any:
 
 
 @contextmanager
-def _progress_after(seconds: float) -> Iterator[Callable[[int, int], None]]:
-    """A progress callback that shows a bar only once the work has taken `seconds`."""
+def _progress_after(seconds: float, label: str = "backtest") -> Iterator[Callable[[int, int], None]]:
+    """A progress callback that shows a bar (on stderr) only once the work has taken `seconds`."""
     started = time.monotonic()
     state: dict[str, Any] = {}
 
@@ -246,7 +250,7 @@ def _progress_after(seconds: float) -> Iterator[Callable[[int, int], None]]:
         if "bar" not in state:
             if time.monotonic() - started < seconds:
                 return
-            bar = Progress(TextColumn("backtest"), BarColumn(), TextColumn("{task.completed}/"
+            bar = Progress(TextColumn(label), BarColumn(), TextColumn("{task.completed}/"
                            "{task.total} fits"), TimeElapsedColumn(),
                            console=Console(stderr=True), transient=True)
             bar.start()

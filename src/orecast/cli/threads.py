@@ -15,6 +15,7 @@ from orecast.checkpoint import ToolCallRecord
 from orecast.checkpoint.threads import ThreadInfo
 from orecast.checkpoint.transcript import thread_messages
 from orecast.cli.common import DatabaseUrl, fail, open_store
+from orecast.cli.runs import run_state
 from orecast.cli.terminal import stored
 
 threads_app = typer.Typer(help="Conversations / 对话", no_args_is_help=True)
@@ -32,7 +33,7 @@ def list_threads(
     """Conversations, most recently updated first."""
 
     async def run() -> tuple[list[ThreadInfo], int]:
-        async with open_store(database_url) as saver:
+        async with open_store(database_url, read_only=True) as saver:
             try:
                 found = await saver.asearch_threads(status=status, title=title, limit=limit, offset=offset)
             except ValueError as exc:
@@ -41,14 +42,15 @@ def list_threads(
 
     found, total = asyncio.run(run())
     if as_json:
-        typer.echo(json.dumps({"total": total, "threads": [t.to_dict() for t in found]}, ensure_ascii=False))
+        rows = [{**t.to_dict(), "state": run_state(t)} for t in found]  # state: crashed, cancelled …
+        typer.echo(json.dumps({"total": total, "threads": rows}, ensure_ascii=False))
         return
     table = Table("thread", "updated", "status", "msgs", "title / last message")
     for t in found:
         table.add_row(
             stored(t.thread_id),
             t.updated_at.strftime("%Y-%m-%d %H:%M"),
-            stored(t.status),
+            stored(run_state(t)),
             str(t.message_count),
             stored(t.title or t.preview or ""),
         )
@@ -76,7 +78,7 @@ def show_thread(
     """A conversation's messages, in order."""
 
     async def run() -> tuple[ThreadInfo | None, list[BaseMessage] | None]:
-        async with open_store(database_url) as saver:
+        async with open_store(database_url, read_only=True) as saver:
             return await saver.aget_thread(thread_id), await thread_messages(saver, thread_id)
 
     info, messages = asyncio.run(run())
@@ -89,7 +91,7 @@ def show_thread(
     console = Console()
     console.print(
         stored(info.title or info.thread_id, "bold")
-        + stored(f"  ({info.status}, {len(messages)} messages)"),
+        + stored(f"  ({run_state(info)}, {len(messages)} messages)"),
         highlight=False,
     )
     for message in messages:
@@ -111,7 +113,7 @@ def thread_history(
     """The conversation's checkpoints (its steps), newest first: any of them can be resumed or forked."""
 
     async def run() -> tuple[ThreadInfo | None, list[dict[str, Any]]]:
-        async with open_store(database_url) as saver:
+        async with open_store(database_url, read_only=True) as saver:
             info = await saver.aget_thread(thread_id)
             steps = []
             config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
@@ -124,7 +126,7 @@ def thread_history(
                         "ts": tup.checkpoint["ts"],
                         "step": tup.metadata.get("step"),
                         "source": tup.metadata.get("source"),
-                        "messages": len(messages) if isinstance(messages, list) else None,
+                        "messages": len(messages) if isinstance(messages, list) else 0,
                         "pending_writes": len(tup.pending_writes or []),
                         "parent_checkpoint_id": (tup.parent_config or {}).get("configurable", {}).get(
                             "checkpoint_id"
@@ -164,7 +166,7 @@ def thread_tools(
     """The tool calls of a conversation, with arguments and results (the audit view)."""
 
     async def run() -> tuple[ThreadInfo | None, list[ToolCallRecord]]:
-        async with open_store(database_url) as saver:
+        async with open_store(database_url, read_only=True) as saver:
             return await saver.aget_thread(thread_id), await saver.atool_calls(thread_id)
 
     info, calls = asyncio.run(run())
@@ -192,19 +194,56 @@ def thread_tools(
 def delete_thread(
     thread_id: str = typer.Argument(..., help="The conversation's thread id."),
     database_url: DatabaseUrl = None,
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> None:
-    """Delete a conversation with all its checkpoints."""
+    """Delete a conversation with all its checkpoints (asks first unless --yes)."""
+
+    async def find() -> ThreadInfo | None:
+        async with open_store(database_url, read_only=True) as saver:
+            return await saver.aget_thread(thread_id)
+
+    async def delete() -> None:
+        async with open_store(database_url, read_only=True) as saver:
+            await saver.adelete_thread(thread_id)
+
+    info = asyncio.run(find())
+    if info is None:
+        fail(f"no thread {thread_id!r}")
+    if not yes:
+        label = f"{thread_id} ({info.title})" if info.title else thread_id
+        question = f"delete {label}, {info.message_count} messages? / 确认删除?"
+        # No terminal to ask (a script, a closed stdin): refuse rather than delete or hang.
+        try:
+            confirmed = typer.confirm(question, default=False)
+        except typer.Abort:
+            confirmed = False
+        if not confirmed:
+            fail("not deleted (pass --yes to delete without asking)")
+    asyncio.run(delete())
+    typer.echo(f"deleted {thread_id}")
+
+
+@threads_app.command("rename")
+def rename_thread(
+    thread_id: str = typer.Argument(..., help="The conversation's thread id."),
+    title: str = typer.Argument(..., help="The new title."),
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Give a conversation a new title (a new conversation is titled by its first question)."""
+    title = " ".join(title.split())
+    if not title:
+        fail("the title is empty", 2)
 
     async def run() -> bool:
-        async with open_store(database_url) as saver:
+        async with open_store(database_url, read_only=True) as saver:
             if await saver.aget_thread(thread_id) is None:
                 return False
-            await saver.adelete_thread(thread_id)
+            await saver.aupdate_thread(thread_id, title=title)
             return True
 
     if not asyncio.run(run()):
         fail(f"no thread {thread_id!r}")
-    typer.echo(f"deleted {thread_id}")
+    typer.echo(f"renamed {thread_id}: {title}")
 
 
 def register(app: typer.Typer) -> None:

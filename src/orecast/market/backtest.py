@@ -26,6 +26,7 @@ from orecast.market.engine import (
     setup,
 )
 from orecast.market.errors import MarketError
+from orecast.market.fitcache import stored_fits
 from orecast.market.loaders import DateLike, SeriesLike, load_series, meta_of
 from orecast.market.methods import check_levels, check_method
 from orecast.market.util import iso, num
@@ -138,7 +139,7 @@ def backtest(
     s = setup(values, meta, window)
     origins = _origins(s, horizon, start, end, step)
     ticker = _Ticker(progress, fits_needed(method, len(origins)))
-    with reporting(ticker):
+    with stored_fits(meta.id), reporting(ticker):
         if method == "auto":
             mean, lower, upper, chosen, fallbacks = _auto(s, horizon, origins, levels_t, step)
         else:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from orecast.market.fonts import cjk_font
 from orecast.market.forecast import Forecast
 from orecast.market.forecast import forecast as make_forecast
 from orecast.market.loaders import DateLike, SeriesLike, load_series, meta_of
@@ -31,6 +32,8 @@ class Chart:
     forecast: Forecast | None
     unit: str
     source: str
+    lang: str = "en"  # "zh": Chinese title and labels in the PNG when a CJK font is installed
+    name_zh: str = ""
 
     @property
     def spec(self) -> dict[str, object]:
@@ -54,10 +57,12 @@ def chart(
     end: DateLike = None,
     forecast: Forecast | None = None,
     png: str | Path | None = None,
+    lang: str = "en",
 ) -> Chart:
     """History from `start` plus a forecast fan (given, or made when `horizon` is set).
 
-    Example: `chart("iron_ore_wb_monthly", horizon=6, start="2020", png="ore.png").spec`.
+    `lang="zh"` labels the PNG in Chinese when the machine has a CJK font (see `fonts.py`), else
+    in English. Example: `chart("iron_ore_wb_monthly", horizon=6, start="2020", png="ore.png").spec`.
     """
     values = load_series(series, end=end)
     if forecast is None and horizon is not None:
@@ -67,7 +72,7 @@ def chart(
     suffix = f" — {forecast.method} forecast" if forecast is not None else ""
     result = Chart(title=f"{meta.name_en} / {meta.name_zh}{suffix}",
                    title_en=f"{meta.name_en}{suffix}", history=shown, forecast=forecast, unit=meta.unit,
-                   source=meta.source)
+                   source=meta.source, lang=lang, name_zh=meta.name_zh)
     if png is not None:
         result.save_png(png)
     return result
@@ -118,14 +123,46 @@ def echarts_option(
     }
 
 
+@dataclass(frozen=True)
+class PngLabels:
+    """The words of a PNG chart, in one language, and the font that can draw them."""
+
+    title: str
+    history: str
+    forecast: str  # with "{method}"
+    interval: str  # with "{level}"
+    source: str
+    font: Path | None  # None: matplotlib's default font (Latin only)
+
+    @property
+    def language(self) -> str:
+        return "zh" if self.font is not None else "en"
+
+
+def png_labels(ch: Chart) -> PngLabels:
+    """Chinese labels when asked for and a CJK font is installed; English otherwise, because
+    matplotlib's own fonts would draw Chinese as empty boxes."""
+    font = cjk_font() if ch.lang == "zh" else None
+    if font is not None:
+        suffix = f" — {ch.forecast.method} 预测" if ch.forecast is not None else ""
+        return PngLabels(title=f"{ch.name_zh}{suffix}", history="历史", forecast="预测（{method}）",
+                         interval="{level}% 区间", source=f"来源：{ch.source}", font=font)
+    ascii_source = re.sub(r"[^\x00-\x7f]+", "", ch.source).replace("()", "").replace("  ", " ")
+    return PngLabels(title=ch.title_en, history="history", forecast="forecast ({method})",
+                     interval="{level}% interval", source=f"Source: {ascii_source}", font=None)
+
+
 def render_png(ch: Chart, path: Path, *, dpi: int = 120) -> Path:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.font_manager import FontProperties
 
+    words = png_labels(ch)
+    font = FontProperties(fname=str(words.font)) if words.font is not None else None
     fig = Figure(figsize=(10, 5))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    ax.plot(ch.history.index, ch.history.to_numpy(), color="#222222", lw=1.2, label="history")
+    ax.plot(ch.history.index, ch.history.to_numpy(), color="#222222", lw=1.2, label=words.history)
     fc = ch.forecast
     if fc is not None:
         joint = pd.DatetimeIndex([ch.history.index[-1]]).append(fc.mean.index)
@@ -134,16 +171,20 @@ def render_png(ch: Chart, path: Path, *, dpi: int = 120) -> Path:
             ax.fill_between(joint, [last, *fc.lower[lv].to_numpy()],
                             [last, *fc.upper[lv].to_numpy()],
                             color=_BAND_COLOURS.get(lv, "#c6dbef"), alpha=0.6, lw=0,
-                            label=f"{lv}% interval")
+                            label=words.interval.format(level=lv))
         ax.plot(joint, [last, *fc.mean.to_numpy()], color="#d62728", lw=1.5, ls="--",
-                label=f"forecast ({fc.method})")
-    # The bundled matplotlib fonts have no CJK glyphs: the PNG title is the English name only.
-    ax.set_title(ch.title_en, fontsize=10)
+                label=words.forecast.format(method=fc.method))
+    def sized(size: float) -> FontProperties:
+        # A FontProperties carries its own size, which would override `fontsize=`.
+        props = font.copy() if font is not None else FontProperties()
+        props.set_size(size)
+        return props
+
+    ax.set_title(words.title, fontproperties=sized(10))
     ax.set_ylabel(ch.unit)
     ax.grid(alpha=0.3)
-    ax.legend(loc="best", fontsize=8)
-    ascii_source = re.sub(r"[^\x00-\x7f]+", "", ch.source).replace("()", "").replace("  ", " ")
-    fig.text(0.01, 0.01, f"Source: {ascii_source}", fontsize=6, color="#555555")
+    ax.legend(loc="best", prop=sized(8))
+    fig.text(0.01, 0.01, words.source, color="#555555", fontproperties=sized(6))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=dpi, bbox_inches="tight")
     return path

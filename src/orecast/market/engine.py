@@ -7,6 +7,8 @@ for any horizon up to `PATH_STEPS` — reuse the same fits.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -17,6 +19,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import ThreadpoolController
 
+from orecast.market import fitcache
 from orecast.market.catalog import find_spec
 from orecast.market.errors import MarketError
 from orecast.market.loaders import SeriesMeta
@@ -51,6 +54,23 @@ NOWCAST_MIN_ERRORS = 12  # past nowcast errors needed to size its bands from its
 
 Progress = Callable[[int], None]
 _progress: ContextVar[Progress | None] = ContextVar("orecast_market_progress", default=None)
+_stop: ContextVar[threading.Event | None] = ContextVar("orecast_market_stop", default=None)
+
+
+class Cancelled(Exception):
+    """Raised between model fits once the event given to `stop_on` is set."""
+
+
+@contextmanager
+def stop_on(event: threading.Event) -> Iterator[None]:
+    """Within the block (and in threads that copy its context, as tool executors do), model fitting
+    stops with `Cancelled` at the next fit once `event` is set: a cancelled chat turn frees its
+    worker thread in well under a second instead of finishing a 30-second `auto` selection."""
+    token = _stop.set(event)
+    try:
+        yield
+    finally:
+        _stop.reset(token)
 
 
 @contextmanager
@@ -190,9 +210,23 @@ def _fit_one(
     season: int,
 ) -> ModelPath:
     # Cached per origin, so a backtest, `auto`'s selection inside it and a later forecast that
-    # touch the same origin fit each model once.
+    # touch the same origin fit each model once; and on disk (see `fitcache`) across processes.
+    stop = _stop.get()
+    if stop is not None and stop.is_set():
+        raise Cancelled("cancelled")
     start = 0 if window is None else max(0, origin + 1 - window)
-    path = predict(method, values.values[start : origin + 1], horizon, levels, season)
+    seen = values.values[start : origin + 1]
+    store = fitcache.current() if method in fitcache.STORED_METHODS else None
+    key = fitcache.fit_key(seen, method, horizon, levels, season) if store is not None else ""
+    path = store.get(key) if store is not None else None
+    if path is None:
+        # The models are tiny: BLAS threads only add contention (10x slower on a loaded 2-CPU
+        # box). Limited here, on a miss, so that a run served from disk never imports statsmodels.
+        closed_form = method in ("naive", "drift")
+        with contextlib.nullcontext() if closed_form else _blas().limit(limits=1, user_api="blas"):
+            path = predict(method, seen, horizon, levels, season)
+        if store is not None:
+            store.put(key, path)
     report = _progress.get()
     if report is not None:
         report(1)
@@ -227,12 +261,10 @@ def rolling(
         stacked = _stack(key, parts)
         failed = np.logical_or.reduce([p.failed for p in members])
         return Paths(key, stacked.mean, stacked.lower, stacked.upper, failed)
-    # The models are tiny: BLAS threads only add contention (10x slower on a loaded 2-CPU box).
     # Fit for at least PATH_STEPS steps and cut: a path's first steps do not depend on how far it
     # goes, so forecasts for h = 1, 3, 6 … from the same origin share one cached fit.
     steps = max(horizon, PATH_STEPS)
-    with _blas().limit(limits=1, user_api="blas"):
-        fits = [_fit_one(s.model, method, steps, o, levels, s.window, s.season) for o in key]
+    fits = [_fit_one(s.model, method, steps, o, levels, s.window, s.season) for o in key]
     full = _stack(key, fits)
     return Paths(
         key,

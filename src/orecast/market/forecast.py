@@ -6,7 +6,7 @@ the bands are asymmetric in price: a fall of 20 % and a rise of 25 % are equally
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,11 +19,14 @@ from orecast.market.engine import (
     candidate_errors,
     check_horizon,
     choose,
+    fits_needed,
+    reporting,
     rolling,
     selection_grid,
     setup,
 )
 from orecast.market.errors import MarketError
+from orecast.market.fitcache import stored_fits
 from orecast.market.loaders import DateLike, SeriesLike, load_series, meta_of
 from orecast.market.methods import METHOD_HELP, check_levels, check_method
 from orecast.market.util import iso, num
@@ -127,11 +130,14 @@ def forecast(
     start: DateLike = None,
     end: DateLike = None,
     window: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Forecast:
     """Forecast `horizon` periods after the last value (in [start, end]) of `series`.
 
     `method` is one of naive, drift, ets, arima, theta, ensemble, nowcast (World Bank iron ore
-    only) or auto, which backtests every candidate on the recent past and keeps the best.
+    only) or auto, which backtests every candidate on the recent past and keeps the best. Model
+    fits are kept on disk (`orecast.market.fitcache`), so a repeated `auto` on the same data is
+    quick. `progress(done, total)` is called as model fits complete (for progress bars).
     Example: `forecast("iron_ore_wb_monthly", 3).to_dict()`.
     """
     requested = check_method(method)
@@ -146,12 +152,25 @@ def forecast(
             f"{meta.id} has {len(values)} values in range; forecasting needs at least {s.min_train}"
         )
     scores: dict[str, float] = {}
-    if requested == "auto":
-        chosen, reason, scores = _auto_choice(s, horizon, levels_t)
-    else:
-        chosen, reason = requested, METHOD_HELP[requested]
     origin = len(values) - 1
-    path = rolling(s, chosen, horizon, (origin,), levels_t)
+    total = 1 + (fits_needed("auto", len(selection_grid(s, horizon, origin)))
+                 if requested == "auto" else 0)
+    done = 0
+
+    def tick(n: int) -> None:
+        nonlocal done
+        done = min(done + n, total)
+        if progress is not None:
+            progress(done, total)
+
+    with stored_fits(meta.id), reporting(tick):
+        if requested == "auto":
+            chosen, reason, scores = _auto_choice(s, horizon, levels_t)
+        else:
+            chosen, reason = requested, METHOD_HELP[requested]
+        path = rolling(s, chosen, horizon, (origin,), levels_t)
+    if progress is not None:
+        progress(total, total)
     dates = future_dates(values.index[-1], meta.frequency, horizon)
 
     def series_of(row: np.ndarray) -> pd.Series:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +16,7 @@ import pandas as pd
 
 from orecast.market.catalog import PANDAS_FREQ, SeriesSpec, get_spec
 from orecast.market.errors import MarketError
+from orecast.market.update.store import active_file
 
 DateLike = str | pd.Timestamp | None
 SeriesLike = str | Path | pd.Series
@@ -52,11 +52,19 @@ class SeriesMeta:
 
 
 def _meta_from_spec(spec: SeriesSpec, dropped: int = 0) -> SeriesMeta:
+    _, downloaded = active_file(spec.file)
     return SeriesMeta(
         id=spec.id, name_zh=spec.name_zh, name_en=spec.name_en, unit=spec.unit,
-        frequency=spec.frequency, kind=spec.kind, source=spec.source, licence=spec.licence,
+        frequency=spec.frequency, kind=spec.kind,
+        source=downloaded.label if downloaded is not None else spec.source, licence=spec.licence,
         dropped_missing=dropped,
     )
+
+
+def forget_loaded() -> None:
+    """Drop the series read so far in this process, so the next load sees newly installed data."""
+    _read_bundled_csv.cache_clear()
+    _load_bundled.cache_clear()
 
 
 def _attach(series: pd.Series, meta: SeriesMeta) -> pd.Series:
@@ -67,7 +75,9 @@ def _attach(series: pd.Series, meta: SeriesMeta) -> pd.Series:
 @lru_cache(maxsize=16)
 def _read_bundled_csv(file: str) -> pd.DataFrame:
     # The frame is cached and shared: callers copy the column they need and never mutate it.
-    with resources.files("orecast.market").joinpath("data").joinpath(file).open("rb") as handle:
+    # A validated download (`orecast data update`) replaces the bundled file; see market/update/.
+    path, _ = active_file(file)
+    with path.open("rb") as handle:
         frame = pd.read_csv(handle)
     first = frame.columns[0]
     if first == "year":

@@ -1,0 +1,67 @@
+"""Whether a store exists and is current, checked without creating or migrating anything.
+
+Read-only commands (`threads list/show/history/tools`, `db status`) look first: opening a store with
+`open_checkpointer` creates and migrates it, which a command that only reads must never do.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import psycopg
+
+from orecast.checkpoint import migrations
+from orecast.checkpoint.urls import StoreUrl
+
+SQLITE_HAS_MIGRATIONS = (
+    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'orecast_migrations'"
+)
+POSTGRES_HAS_MIGRATIONS = "SELECT to_regclass('orecast_migrations') IS NOT NULL"
+SCHEMA_VERSION = "SELECT COALESCE(MAX(version), 0) FROM orecast_migrations"
+CONNECT_TIMEOUT_SECONDS = 5
+
+
+def missing_store(parsed: StoreUrl) -> str | None:
+    """None when the store exists at the latest schema; else why a read-only command cannot read it.
+
+    Connection errors are left to the caller's usual handling (they raise as when opening)."""
+    if parsed.scheme == "sqlite":
+        version = _sqlite_version(parsed.target)
+        dialect = "sqlite"
+    elif parsed.scheme == "postgresql":
+        version = _postgres_version(parsed.target)
+        dialect = "postgres"
+    else:
+        return None
+    where = parsed.redacted()
+    if version is None:
+        return (f"no orecast store at {where} yet (the first `orecast chat` or "
+                "`orecast db migrate` creates it)")
+    latest = migrations.latest(dialect)
+    if version < latest:
+        return (f"the store at {where} has schema version {version} (latest {latest}); "
+                "run `orecast db migrate` first")
+    return None
+
+
+def _sqlite_version(path: str) -> int | None:
+    if path == ":memory:" or not Path(path).is_file():
+        return None
+    # mode=ro: a probe must not create the file, nor a journal next to it.
+    conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        if conn.execute(SQLITE_HAS_MIGRATIONS).fetchone() is None:
+            return None
+        return int(conn.execute(SCHEMA_VERSION).fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _postgres_version(conninfo: str) -> int | None:
+    with psycopg.connect(conninfo, connect_timeout=CONNECT_TIMEOUT_SECONDS) as conn:
+        row = conn.execute(POSTGRES_HAS_MIGRATIONS).fetchone()
+        if not row or not row[0]:
+            return None
+        found = conn.execute(SCHEMA_VERSION).fetchone()
+        return int(found[0]) if found else 0
