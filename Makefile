@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench install postgres clean
+.PHONY: run test lint bench install postgres system-packages clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,10 +23,14 @@ run: $(STAMP)
 postgres: $(STAMP)
 	@$(PY) -m tests.pg_server ensure
 
+# Debian packages tests use: a CJK font for Chinese chart labels. Installed when missing and allowed.
+system-packages:
+	@bash tests/system_packages.sh fonts-noto-cjk
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench examples
 
-test: $(STAMP) lint
+test: $(STAMP) system-packages lint
 	@eval "$$($(PY) -m tests.pg_server ensure --export)" && \
 	  $(PY) -m pytest -q -p no:cacheprovider
 

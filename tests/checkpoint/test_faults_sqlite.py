@@ -219,7 +219,7 @@ async def test_cli_reads_a_store_it_may_not_write(tmp_path: Path) -> None:
             assert '"title": "read me"' in listed.stdout
             assert listed.stderr.startswith(f"warning: {path} is open read-only")
             assert len(listed.stderr.splitlines()) == 1
-            deleted = cli(url, "threads", "delete", "a", cwd=tmp_path)
+            deleted = cli(url, "threads", "delete", "a", "--yes", cwd=tmp_path)
             assert deleted.returncode == 1
             assert deleted.stderr.splitlines()[-1].startswith(f"error: the SQLite store {path} is open read-only")
             assert len(deleted.stderr.splitlines()) == 2  # the warning, then the error: no traceback

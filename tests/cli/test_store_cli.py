@@ -122,8 +122,9 @@ def test_unreachable_postgres_is_one_line_without_the_password() -> None:
 
 def test_thread_id_the_store_cannot_keep_is_one_line(sqlite_url: str) -> None:
     too_long = "x" * 1100
-    for command in ("show", "history", "tools", "delete"):
-        result = run("threads", command, too_long, "--database-url", sqlite_url)
+    assert run("db", "migrate", "--database-url", sqlite_url).exit_code == 0
+    for command in (["show"], ["history"], ["tools"], ["delete", "--yes"]):
+        result = run("threads", *command, too_long, "--database-url", sqlite_url)
         assert result.exit_code == 2, result.output
         assert result.output.startswith("error: thread_id 'xxxx")
         assert "at most 1024" in result.output and "Traceback" not in result.output

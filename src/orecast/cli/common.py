@@ -17,6 +17,7 @@ from orecast.checkpoint import (
     default_database_url,
     open_checkpointer,
 )
+from orecast.checkpoint.postgres.timeouts import resolve_timeouts
 from orecast.checkpoint.urls import parse_url
 from orecast.cli.store_probe import missing_store
 
@@ -51,6 +52,8 @@ async def open_store(url: str | None, *, read_only: bool = False) -> AsyncIterat
     if parsed.scheme == "memory":
         fail("memory:// keeps nothing between commands; use a sqlite:// or postgresql:// URL", 2)
     try:
+        if parsed.scheme == "postgresql":
+            resolve_timeouts(parsed.options)  # a bad setting is a usage error, found before connecting
         if read_only and (why := missing_store(parsed)) is not None:
             fail(why)
         async with open_checkpointer(url) as saver:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from urllib.parse import unquote
 
 import psycopg
 
@@ -27,6 +28,8 @@ def missing_store(parsed: StoreUrl) -> str | None:
 
     Connection errors are left to the caller's usual handling (they raise as when opening)."""
     if parsed.scheme == "sqlite":
+        if in_memory(parsed.target):
+            return None  # nothing stored to protect: the command sees a new, empty store
         version = _sqlite_version(parsed.target)
         dialect = "sqlite"
     elif parsed.scheme == "postgresql":
@@ -45,11 +48,30 @@ def missing_store(parsed: StoreUrl) -> str | None:
     return None
 
 
-def _sqlite_version(path: str) -> int | None:
-    if path == ":memory:" or not Path(path).is_file():
+def in_memory(target: str) -> bool:
+    """Whether a SQLite target (a path or a `file:` URI) is a database that lives in memory."""
+    if target == ":memory:" or target.startswith("file::memory:"):
+        return True
+    return target.startswith("file:") and "mode=memory" in target.partition("?")[2].split("&")
+
+
+def _sqlite_version(target: str) -> int | None:
+    # A `file:` URI names its file before the query; the query's options do not matter to a probe.
+    path = unquote(target[len("file:"):].partition("?")[0]) if target.startswith("file:") else target
+    if not Path(path).is_file():
         return None
+    uri = Path(path).resolve().as_uri()
+    try:
+        return _sqlite_schema_version(f"{uri}?mode=ro")
+    except sqlite3.OperationalError:
+        # A WAL database in a folder this process may not write: without its -shm file SQLite reads
+        # it only as immutable (the saver then opens it the same way, read-only).
+        return _sqlite_schema_version(f"{uri}?mode=ro&immutable=1")
+
+
+def _sqlite_schema_version(uri: str) -> int | None:
     # mode=ro: a probe must not create the file, nor a journal next to it.
-    conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+    conn = sqlite3.connect(uri, uri=True)
     try:
         if conn.execute(SQLITE_HAS_MIGRATIONS).fetchone() is None:
             return None

@@ -198,27 +198,25 @@ def delete_thread(
 ) -> None:
     """Delete a conversation with all its checkpoints (asks first unless --yes)."""
 
-    async def find() -> ThreadInfo | None:
-        async with open_store(database_url, read_only=True) as saver:
-            return await saver.aget_thread(thread_id)
-
-    async def delete() -> None:
-        async with open_store(database_url, read_only=True) as saver:
-            await saver.adelete_thread(thread_id)
-
-    info = asyncio.run(find())
-    if info is None:
-        fail(f"no thread {thread_id!r}")
-    if not yes:
+    def confirmed(info: ThreadInfo) -> bool:
         label = f"{thread_id} ({info.title})" if info.title else thread_id
         question = f"delete {label}, {info.message_count} messages? / 确认删除?"
         # No terminal to ask (a script, a closed stdin): refuse rather than delete or hang.
         try:
-            confirmed = typer.confirm(question, default=False)
+            return typer.confirm(question, default=False)
         except typer.Abort:
-            confirmed = False
-        if not confirmed:
-            fail("not deleted (pass --yes to delete without asking)")
+            return False
+
+    async def delete() -> None:
+        # One opening of the store: its warnings (e.g. read-only) are printed once.
+        async with open_store(database_url, read_only=True) as saver:
+            info = await saver.aget_thread(thread_id)
+            if info is None:
+                fail(f"no thread {thread_id!r}")
+            if not yes and not confirmed(info):
+                fail("not deleted (pass --yes to delete without asking)")
+            await saver.adelete_thread(thread_id)
+
     asyncio.run(delete())
     typer.echo(f"deleted {thread_id}")
 
