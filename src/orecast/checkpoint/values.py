@@ -133,22 +133,39 @@ class ValueStore(SaverCore):
             return tree["value"]
         return []
 
-    def _decode(self, thread: ThreadItems, kind: str, value: Any, blob: bytes | None) -> Any:
+    def _decode(
+        self,
+        thread: ThreadItems,
+        kind: str,
+        value: Any,
+        blob: bytes | None,
+        checked: dict[int, Any] | None = None,
+    ) -> Any:
+        """The stored value; `checked` holds the items already handed out by this read."""
+        if checked is None:
+            checked = {}
+
+        def item(number: int) -> Any:
+            obj = checked.get(number, MISSING)
+            if obj is MISSING:
+                obj = checked[number] = thread.item(number)
+            return obj
+
         if kind == KIND_JSON:
             decoded = self.codec.loads(value)
             if type(decoded) is dict:
                 for name, entry in decoded.items():
                     if type(entry) is ItemRefs:
-                        decoded[name] = [thread.item(n) for n in from_ranges(entry.ranges)]
+                        decoded[name] = [item(n) for n in from_ranges(entry.ranges)]
             return decoded
         if kind == KIND_ITEMS:
             ranges = json.loads(value) if isinstance(value, str) else value
-            return [thread.item(n) for n in from_ranges(ranges)]
+            return [item(n) for n in from_ranges(ranges)]
         if kind == KIND_SERDE:
             type_tag = json.loads(value) if isinstance(value, str) else value
             return self.serde.loads_typed((type_tag, bytes(blob or b"")))
         if kind == KIND_DELTA:
             tree = json.loads(value) if isinstance(value, str) else value
             inner_value = json.dumps(tree["value"]) if tree["value"] is not None else None
-            return wrap_delta(self._decode(thread, tree["kind"], inner_value, blob))
+            return wrap_delta(self._decode(thread, tree["kind"], inner_value, blob, checked))
         raise ValueError(f"unknown stored kind {kind!r}")
