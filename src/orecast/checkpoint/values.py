@@ -86,7 +86,7 @@ class ValueStore(SaverCore):
         for i in unknown:
             number = thread.by_hash[digests[i]]
             numbers[i] = number
-            thread.remember(number, values[i], digest=digests[i])
+            thread.stored(number, values[i], digests[i])
         return numbers  # type: ignore[return-value]
 
     async def _store_items(
@@ -114,13 +114,13 @@ class ValueStore(SaverCore):
     # -- decoding values ---------------------------------------------------------------------------
 
     async def _load_items(self, db: Db, thread: ThreadItems, thread_id: str, needed: set[int]) -> None:
-        missing = [n for n in needed if n not in thread.by_number]
+        missing = [n for n in needed if n not in thread.pristine]
         if not missing:
             return
         for number, value in await db.fetchall(
             self.q.SELECT_ITEMS, (thread_id, self._json_param(json.dumps(sorted(missing))))
         ):
-            thread.remember(number, self.codec.loads(value), self.codec.loads(value))
+            thread.loaded(number, self.codec.loads(value), self.codec.loads(value))
 
     @staticmethod
     def _ranges_of(kind: str, value: Any) -> list[Any]:
