@@ -113,7 +113,9 @@ def _node_id(name: str) -> str:
 
 
 def _run(root: Path, backends: str, strict: bool, args: list[str]) -> Outcome:
-    report = root / f"report-{os.getpid()}.xml"
+    # Runs may go side by side: each has its own report and temporary folder.
+    tag = f"{os.getpid()}-{backends.replace(',', '-')}-{'strict' if strict else 'default'}-{len(args)}"
+    report = root / f"report-{tag}.xml"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(Path(orecast.__file__).parents[1]), str(root)])
     env["ORECAST_SUITE_BACKENDS"] = backends
@@ -121,7 +123,7 @@ def _run(root: Path, backends: str, strict: bool, args: list[str]) -> Outcome:
     env["NO_DOCKER"] = "true"  # LangGraph's own stores and caches expect its docker services
     subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         "--timeout", "120", f"--junitxml={report}", *args],
+         "--timeout", "120", f"--junitxml={report}", f"--basetemp={root / f'tmp-{tag}'}", *args],
         cwd=root,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -131,6 +133,7 @@ def _run(root: Path, backends: str, strict: bool, args: list[str]) -> Outcome:
         return _outcome(ET.parse(report))
     finally:
         report.unlink(missing_ok=True)
+        shutil.rmtree(root / f"tmp-{tag}", ignore_errors=True)
 
 
 def _outcome(tree: ET.ElementTree) -> Outcome:
