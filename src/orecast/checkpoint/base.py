@@ -367,6 +367,7 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
             await self._load_items(db, caches[thread_id], thread_id, numbers)
 
         decoded: dict[tuple[str, str, str, str], Any] = {}
+        checked: dict[str, dict[int, Any]] = {thread_id: {} for thread_id in caches}
         out = []
         for thread_id, ns, cid, parent_id, checkpoint, metadata, _inc in parsed:
             thread = caches[thread_id]
@@ -377,14 +378,14 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                 if stored is None or stored[0] == KIND_EMPTY:
                     continue
                 if key not in decoded:
-                    decoded[key] = self._decode(thread, *stored)
+                    decoded[key] = self._decode(thread, *stored, checked[thread_id])
                 value = decoded[key]
                 if resumed and stored[0] == KIND_ITEMS:
-                    thread.last_lists[(ns, channel)] = (value, self._ranges_of(*stored[:2]))
+                    thread.remember_list((ns, channel), value, self._ranges_of(*stored[:2]))
                 channel_values[channel] = list(value) if type(value) is list else value
             checkpoint["channel_values"] = channel_values
             pending = [
-                (task_id, channel, self._decode(thread, kind, value, blob))
+                (task_id, channel, self._decode(thread, kind, value, blob, checked[thread_id]))
                 for task_id, channel, kind, value, blob in writes.get((thread_id, ns, cid), [])
             ]
             out.append(

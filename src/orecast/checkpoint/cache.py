@@ -1,9 +1,10 @@
 """Per-thread memory of stored items, so a put does not re-encode the history it already stored.
 
-Items are immutable once written (content-addressed inside a thread). Reads hand out the remembered
-objects without copying them, so each item also has a private *pristine* copy, never handed out: an
-object a caller edited in place differs from it, and is then neither handed out again nor taken for the
-stored item by a put (which stores its new content instead). A thread's cache is keyed by its
+Items are immutable once written (content-addressed inside a thread). Each item has a private
+*pristine* copy, never handed out. Reads share one decoded object per item (never an object the graph
+passed to a put), without copying it on every read: an object a caller edited in place differs from
+the pristine copy, and is then neither handed out again nor taken for the stored item by a put (which
+stores its new content instead). A thread's cache is keyed by its
 *incarnation*: deleting and re-creating a thread (here or in another process) gives it a new incarnation
 and the old cache is never consulted again.
 """
@@ -68,20 +69,23 @@ class ThreadItems:
                 del self.written[min(self.written)]  # ids sort by time: forget the oldest
         return entry
 
-    def remember(
-        self, number: int, obj: Any, pristine: Any = MISSING, digest: str | None = None
-    ) -> None:
-        """`obj` is item `number`; `pristine` an equal object no caller holds (default: a deep copy)."""
+    def loaded(self, number: int, obj: Any, pristine: Any) -> None:
+        """Item `number`, read from the database: `obj` for readers, `pristine` an equal private copy."""
         if number not in self.pristine:
             self.by_number[number] = obj
-            self.pristine[number] = copy.deepcopy(obj) if pristine is MISSING else pristine
-        if digest is not None:
-            self.by_hash[digest] = number
+            self.pristine[number] = pristine
+            self.by_identity[id(obj)] = (obj, number)
+
+    def stored(self, number: int, obj: Any, digest: str) -> None:
+        """Item `number` is what the graph's `obj` was when stored; readers get copies, never `obj`."""
+        self.by_hash[digest] = number
+        if number not in self.pristine:
+            self.pristine[number] = copy.deepcopy(obj)
         self.by_identity[id(obj)] = (obj, number)
 
     def item(self, number: int) -> Any:
-        """Item `number` for a reader: the remembered object, or a fresh copy if it was edited in place."""
-        obj = self.by_number[number]
+        """Item `number` for a reader: the object readers share, or a fresh copy if it was edited."""
+        obj = self.by_number.get(number, MISSING)
         pristine = self.pristine[number]
         if type(obj) is type(pristine) and obj == pristine:
             return obj
@@ -126,7 +130,7 @@ class ThreadItems:
             del self.last_lists[next(iter(self.last_lists))]
 
     def size(self) -> int:
-        return len(self.by_number)
+        return len(self.pristine)
 
 
 class ItemCache:

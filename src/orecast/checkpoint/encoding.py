@@ -9,7 +9,7 @@ A stored value is a `Stored(kind, json, blob)`:
   numbers, each item (one message) is stored once in the items table. This is what makes storage linear:
   an appended message list refers to the items it already has instead of copying them.
 * ``delta`` — LangGraph's `_DeltaSnapshot` wrapper around one of the kinds above (`json` has the inner kind).
-* ``serde`` — bytes from the strict-allowlist `JsonPlusSerializer` (`blob`, with its type tag in `json`).
+* ``serde`` — bytes from the store's serializer, `StoreSerializer` (`blob`, with its type tag in `json`).
 * ``empty`` — a channel version with no value (a DeltaChannel sentinel).
 
 No pickle anywhere: the serializer is built with `pickle_fallback=False`, and it rebuilds objects only

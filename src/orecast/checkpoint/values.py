@@ -100,7 +100,7 @@ class ValueStore(SaverCore):
         for i in unknown:
             number = thread.by_hash[digests[i]]
             numbers[i] = number
-            thread.remember(number, values[i], digest=digests[i])
+            thread.stored(number, values[i], digests[i])
         return numbers  # type: ignore[return-value]
 
     async def _store_items(
@@ -128,13 +128,13 @@ class ValueStore(SaverCore):
     # -- decoding values ---------------------------------------------------------------------------
 
     async def _load_items(self, db: Db, thread: ThreadItems, thread_id: str, needed: set[int]) -> None:
-        missing = [n for n in needed if n not in thread.by_number]
+        missing = [n for n in needed if n not in thread.pristine]
         if not missing:
             return
         for number, value in await db.fetchall(
             self.q.SELECT_ITEMS, (thread_id, self._json_param(json.dumps(sorted(missing))))
         ):
-            thread.remember(number, self.codec.loads(value), self.codec.loads(value))
+            thread.loaded(number, self.codec.loads(value), self.codec.loads(value))
         if lost := sorted(n for n in missing if n not in thread.by_number):
             raise CorruptRowError(f"items {lost[:5]} are referenced but not stored").at(
                 f"thread {thread_id!r}"
@@ -161,22 +161,39 @@ class ValueStore(SaverCore):
             raise CorruptRowError(f"unreadable {kind} value ({exc!r:.80})") from None
         return covered(checked_ranges(ranges, next_item))
 
-    def _decode(self, thread: ThreadItems, kind: str, value: Any, blob: bytes | None) -> Any:
+    def _decode(
+        self,
+        thread: ThreadItems,
+        kind: str,
+        value: Any,
+        blob: bytes | None,
+        checked: dict[int, Any] | None = None,
+    ) -> Any:
+        """The stored value; `checked` holds the items already handed out by this read."""
+        if checked is None:
+            checked = {}
+
+        def item(number: int) -> Any:
+            obj = checked.get(number, MISSING)
+            if obj is MISSING:
+                obj = checked[number] = thread.item(number)
+            return obj
+
         if kind == KIND_JSON:
             decoded = self.codec.loads(value)
             if type(decoded) is dict:
                 for name, entry in decoded.items():
                     if type(entry) is ItemRefs:
-                        decoded[name] = [thread.item(n) for n in from_ranges(entry.ranges)]
+                        decoded[name] = [item(n) for n in from_ranges(entry.ranges)]
             return decoded
         if kind == KIND_ITEMS:
             ranges = json.loads(value) if isinstance(value, str) else value
-            return [thread.item(n) for n in from_ranges(ranges)]
+            return [item(n) for n in from_ranges(ranges)]
         if kind == KIND_SERDE:
             type_tag = json.loads(value) if isinstance(value, str) else value
             return self.serde.loads_typed((type_tag, bytes(blob or b"")))
         if kind == KIND_DELTA:
             tree = json.loads(value) if isinstance(value, str) else value
             inner_value = json.dumps(tree["value"]) if tree["value"] is not None else None
-            return wrap_delta(self._decode(thread, tree["kind"], inner_value, blob))
+            return wrap_delta(self._decode(thread, tree["kind"], inner_value, blob, checked))
         raise ValueError(f"unknown stored kind {kind!r}")

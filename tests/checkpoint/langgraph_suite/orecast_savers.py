@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import uuid
+import secrets
 from collections.abc import AsyncIterator, Iterator
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
@@ -47,7 +47,7 @@ def _with_search_path(url: str, schema: str) -> str:
 @pytest.fixture(scope="session")
 def orecast_pg_database() -> Iterator[str]:
     server = os.environ["ORECAST_TEST_PG_URL"]
-    name = f"orecast_lgsuite_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    name = f"orecast_lgsuite_{os.getpid()}_{secrets.token_hex(4)}"
     with psycopg.connect(server, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     try:
@@ -64,7 +64,8 @@ def _store_url(request: pytest.FixtureRequest) -> Iterator[str]:
         yield f"sqlite:///{request.getfixturevalue('tmp_path') / 'store.sqlite3'}"
         return
     database_url = request.getfixturevalue("orecast_pg_database")
-    schema = f"t_{uuid.uuid4().hex[:12]}"
+    # Not uuid4: some tests patch it to count the ids LangGraph draws.
+    schema = f"t_{secrets.token_hex(6)}"
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')
     try:

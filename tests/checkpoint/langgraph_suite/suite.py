@@ -82,6 +82,7 @@ class Outcome:
     passed: int = 0
     skipped: int = 0
     failed: list[str] = field(default_factory=list)
+    flaky: list[str] = field(default_factory=list)  # failed, then passed when run again alone
 
     @property
     def unexpected(self) -> list[str]:
@@ -91,17 +92,38 @@ class Outcome:
 def run(
     backends: str, *, strict: bool, pytest_args: list[str] | None = None, root: Path | None = None
 ) -> Outcome:
-    """Run the suite on `backends` ("sqlite", "postgres" or both) in one mode; counts per test id."""
+    """Run the suite on `backends` ("sqlite", "postgres" or both) in one mode; counts per test id.
+
+    A few of LangGraph's tests race a `sleep` of 10 ms against the saver on a loaded machine: unexpected
+    failures are run once more on their own, and those that pass then are counted as passed and flaky.
+    """
     root = root or prepare()
-    report = root / f"report-{os.getpid()}.xml"
+    outcome = _run(root, backends, strict, ["tests", *(pytest_args or [])])
+    if outcome.unexpected:
+        again = _run(root, backends, strict, [_node_id(t) for t in outcome.unexpected])
+        outcome.flaky = [t for t in outcome.unexpected if t not in again.failed]
+        outcome.failed = [t for t in outcome.failed if t not in outcome.flaky]
+        outcome.passed += len(outcome.flaky)
+    return outcome
+
+
+def _node_id(name: str) -> str:
+    module, test = name.split("::", 1)
+    return f"{module.replace('.', '/')}.py::{test}"
+
+
+def _run(root: Path, backends: str, strict: bool, args: list[str]) -> Outcome:
+    # Runs may go side by side: each has its own report and temporary folder.
+    tag = f"{os.getpid()}-{backends.replace(',', '-')}-{'strict' if strict else 'default'}-{len(args)}"
+    report = root / f"report-{tag}.xml"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(Path(orecast.__file__).parents[1]), str(root)])
     env["ORECAST_SUITE_BACKENDS"] = backends
     env["LANGGRAPH_STRICT_MSGPACK"] = "true" if strict else "false"
     env["NO_DOCKER"] = "true"  # LangGraph's own stores and caches expect its docker services
     subprocess.run(
-        [sys.executable, "-m", "pytest", "tests", "-q", "-p", "no:cacheprovider",
-         "--timeout", "120", f"--junitxml={report}", *(pytest_args or [])],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "--timeout", "120", f"--junitxml={report}", f"--basetemp={root / f'tmp-{tag}'}", *args],
         cwd=root,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -111,6 +133,7 @@ def run(
         return _outcome(ET.parse(report))
     finally:
         report.unlink(missing_ok=True)
+        shutil.rmtree(root / f"tmp-{tag}", ignore_errors=True)
 
 
 def _outcome(tree: ET.ElementTree) -> Outcome:
@@ -139,6 +162,8 @@ def main(argv: list[str]) -> int:
           f"{outcome.skipped} skipped")
     for name in outcome.failed:
         print(f"  failed: {name}{'' if name in outcome.unexpected else '  (known)'}")
+    for name in outcome.flaky:
+        print(f"  flaky (failed, then passed alone): {name}")
     return 1 if outcome.unexpected else 0
 
 
