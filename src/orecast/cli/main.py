@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from orecast.cli import chat, db, market, threads
+from orecast.cli import chat, db, market, serve, threads
 
 app = typer.Typer(
     name="orecast",
@@ -18,7 +18,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (chat, market, threads, db):
+for module in (chat, market, threads, db, serve):
     module.register(app)
 
 

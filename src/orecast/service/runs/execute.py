@@ -1,0 +1,104 @@
+"""`execute_run`: one graph run streamed into a run's event log. Nothing else streams a graph."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import BaseMessage, BaseMessageChunk
+from langgraph.pregel import Pregel
+from langgraph.types import Command, Send
+
+from orecast.service.encode import jsonable
+
+# Modes the graph streams natively; `messages-tuple` and `messages` both come from its `messages`.
+NATIVE_MODES = ("values", "updates", "custom", "debug", "tasks", "checkpoints", "messages")
+
+Emit = Callable[[str, Any], Awaitable[None]]
+
+
+@dataclass
+class RunInput:
+    graph: Pregel
+    config: dict[str, Any]
+    context: dict[str, Any] | None
+    input: Any
+    command: dict[str, Any] | None
+    stream_modes: list[str]
+    subgraphs: bool
+    interrupt_before: Any
+    interrupt_after: Any
+    durability: str | None
+
+
+def _command(spec: dict[str, Any]) -> Command:
+    goto = spec.get("goto")
+    if isinstance(goto, dict):
+        goto = Send(goto["node"], goto.get("input"))
+    elif isinstance(goto, list):
+        goto = [Send(g["node"], g.get("input")) if isinstance(g, dict) else g for g in goto]
+    return Command(resume=spec.get("resume"), update=spec.get("update"), goto=goto or ())
+
+
+def _native(modes: list[str]) -> list[str]:
+    native = {"values"}  # always: the final values are the run's output
+    for mode in modes:
+        native.add("messages" if mode in ("messages", "messages-tuple") else mode)
+    return [m for m in NATIVE_MODES if m in native]
+
+
+class _Messages:
+    """Turns LangGraph's (chunk, metadata) pairs into the SDK's `messages` / `messages-tuple` events."""
+
+    def __init__(self, modes: list[str]) -> None:
+        self.tuples = "messages-tuple" in modes
+        self.partial = "messages" in modes
+        self.seen: dict[str, BaseMessage] = {}
+
+    async def emit(self, emit: Emit, suffix: str, chunk: Any, metadata: dict[str, Any]) -> None:
+        message, meta = chunk, jsonable(metadata)
+        if self.tuples:
+            await emit("messages" + suffix, [jsonable(message), meta])
+        if not self.partial or not isinstance(message, BaseMessage):
+            return
+        key = message.id or ""
+        if key not in self.seen:
+            await emit("messages/metadata" + suffix, {key: {"metadata": meta}})
+            self.seen[key] = message
+        elif isinstance(message, BaseMessageChunk):
+            previous = self.seen[key]
+            self.seen[key] = previous + message if isinstance(previous, BaseMessageChunk) else message
+        else:
+            self.seen[key] = message
+        event = "messages/partial" if isinstance(message, BaseMessageChunk) else "messages/complete"
+        await emit(event + suffix, [jsonable(self.seen[key])])
+
+
+async def execute_run(run: RunInput, emit: Emit) -> Any:
+    """Stream the graph, emitting each part as its SSE event; return the last `values`."""
+    payload = _command(run.command) if run.command else run.input
+    messages = _Messages(run.stream_modes)
+    last_values: Any = None
+    async for part in run.graph.astream(
+        payload,
+        run.config,
+        context=run.context,
+        stream_mode=_native(run.stream_modes),
+        subgraphs=True,
+        interrupt_before=run.interrupt_before,
+        interrupt_after=run.interrupt_after,
+        durability=run.durability,  # type: ignore[arg-type]  # validated by the request model
+    ):
+        namespace, mode, chunk = part
+        if namespace and not run.subgraphs:
+            continue
+        suffix = "|" + "|".join(namespace) if namespace else ""
+        if mode == "values" and not namespace:
+            last_values = chunk
+        if mode == "messages":
+            message, metadata = chunk
+            await messages.emit(emit, suffix, message, metadata)
+        elif mode in run.stream_modes:
+            await emit(mode + suffix, jsonable(chunk))
+    return last_values

@@ -1,0 +1,209 @@
+"""`RunManager`: admits runs through the database, drives them here, and cancels them anywhere.
+
+A run is driven by the process that created it: it waits until the database admits it (its
+thread's oldest pending run, no running run on the thread), then streams the graph into its event
+log while a watcher polls the database for a cancel from any process and keeps its heartbeat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from orecast.checkpoint import OrecastCheckpointer
+from orecast.service.encode import interrupts_of, jsonable
+from orecast.service.runs.broker import Broker, RunEvents
+from orecast.service.runs.execute import RunInput, execute_run
+from orecast.service.runs.records import TERMINAL, RunRecord, RunRepo
+
+log = logging.getLogger("orecast.service.runs")
+HEARTBEAT_SECONDS = 5.0
+
+
+@dataclass
+class _Local:
+    task: asyncio.Task[None]
+    events: RunEvents
+    cancel_action: str | None = None
+    output: Any = None
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class _Cancelled(Exception):
+    def __init__(self, action: str) -> None:
+        self.action = action
+
+
+class RunManager:
+    def __init__(
+        self,
+        repo: RunRepo,
+        saver: OrecastCheckpointer,
+        *,
+        poll_seconds: float,
+        stale_seconds: float,
+    ) -> None:
+        self.repo = repo
+        self.saver = saver
+        self.poll_seconds = poll_seconds
+        self.stale_seconds = stale_seconds
+        self.broker = Broker()
+        self._local: dict[str, _Local] = {}
+        self._freed = asyncio.Condition()
+
+    # -- starting -----------------------------------------------------------------------------------
+
+    def start(self, run: RunRecord, prepared: RunInput, *, temporary: bool = False) -> RunEvents:
+        """Drive `run` in the background; `temporary` threads (stateless runs) are deleted after."""
+        events = self.broker.open(run.run_id)
+        task = asyncio.create_task(self._drive(run, prepared, events, temporary))
+        self._local[run.run_id] = _Local(task, events)
+        return events
+
+    async def cancel_local(self, run_id: str, action: str) -> None:
+        local = self._local.get(run_id)
+        if local is not None and not local.task.done():
+            local.cancel_action = action
+            local.task.cancel()
+
+    async def _admitted(self, run: RunRecord) -> bool:
+        """Wait until the database admits `run`; False if it was cancelled while pending."""
+        while not await self.repo.claim(run, self.stale_seconds):
+            action, status = await self.repo.cancel_state(run.run_id)
+            if status != "pending" or action is not None:
+                return False
+            async with self._freed:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._freed.wait(), self.poll_seconds)
+        return True
+
+    async def _watch(self, run_id: str, target: asyncio.Task[Any]) -> None:
+        """Cancel `target` when another process asks (cancel flag); keep the run's heartbeat."""
+        since_beat = 0.0
+        while not target.done():
+            await asyncio.sleep(self.poll_seconds)
+            since_beat += self.poll_seconds
+            action, _ = await self.repo.cancel_state(run_id)
+            if action is not None:
+                local = self._local.get(run_id)
+                if local is not None:
+                    local.cancel_action = action
+                target.cancel()
+                return
+            if since_beat >= HEARTBEAT_SECONDS:
+                since_beat = 0.0
+                await self.repo.heartbeat(run_id)
+
+    async def _drive(
+        self, run: RunRecord, prepared: RunInput, events: RunEvents, temporary: bool
+    ) -> None:
+        local = self._local[run.run_id]
+        await events.put("metadata", {"run_id": run.run_id, "attempt": 1})
+        status, error = "interrupted", None
+        try:
+            if not await self._admitted(run):
+                return
+            await self.saver.aupdate_thread(run.thread_id, status="busy")
+            status, error = await self._execute(run, prepared, events, local)
+        except asyncio.CancelledError:
+            status = "interrupted"
+            if local.cancel_action is None:  # shutdown, not a user's cancel
+                raise
+        finally:
+            await self._finish(run, status, error, local, temporary)
+
+    async def _execute(
+        self, run: RunRecord, prepared: RunInput, events: RunEvents, local: _Local
+    ) -> tuple[str, str | None]:
+        work = asyncio.create_task(execute_run(prepared, events.put))
+        watcher = asyncio.create_task(self._watch(run.run_id, work))
+        try:
+            values = await work
+        except asyncio.CancelledError:
+            if local.cancel_action is None:
+                work.cancel()
+                raise
+            return "interrupted", None
+        except Exception as exc:
+            log.warning("run %s failed: %s", run.run_id, exc, exc_info=exc)
+            message = f"{type(exc).__name__}: {exc}"
+            await events.put("error", {"error": type(exc).__name__, "message": message})
+            local.output = {"__error__": {"error": type(exc).__name__, "message": message}}
+            return "error", message
+        finally:
+            watcher.cancel()
+        snapshot = await prepared.graph.aget_state(
+            {"configurable": {"thread_id": run.thread_id}}
+        )
+        output = jsonable(values) if values is not None else jsonable(snapshot.values)
+        if snapshot.interrupts and isinstance(output, dict):
+            output["__interrupt__"] = interrupts_of(snapshot)
+        local.output = output
+        return "success", None
+
+    async def _finish(
+        self, run: RunRecord, status: str, error: str | None, local: _Local, temporary: bool
+    ) -> None:
+        try:
+            await asyncio.shield(self._record_end(run, status, error, local, temporary))
+        finally:
+            await local.events.close()
+            local.finished.set()
+            async with self._freed:
+                self._freed.notify_all()
+
+    async def _record_end(
+        self, run: RunRecord, status: str, error: str | None, local: _Local, temporary: bool
+    ) -> None:
+        current = await self.repo.get(run.run_id)
+        was_running = current is not None and current.status == "running"
+        if local.cancel_action == "rollback":
+            await self.saver.adelete_for_runs([run.run_id])
+            await self.repo.delete(run.run_id)
+        elif current is not None and current.status not in TERMINAL:
+            await self.repo.finish(run.run_id, status, error)
+        if temporary:
+            await self.saver.adelete_thread(run.thread_id)
+            await self.repo.delete_thread_runs(run.thread_id)
+        elif was_running:
+            await self.saver.aupdate_thread(run.thread_id, status=await self._thread_status(run, status))
+
+    async def _thread_status(self, run: RunRecord, status: str) -> str:
+        if status == "error":
+            return "error"
+        info = await self.saver.aget_thread(run.thread_id)
+        if info is not None and info.status == "interrupted":
+            return "interrupted"
+        return "idle"
+
+    # -- waiting and reading ---------------------------------------------------------------------------
+
+    def events(self, run_id: str) -> RunEvents | None:
+        return self.broker.get(run_id)
+
+    def output(self, run_id: str) -> Any:
+        local = self._local.get(run_id)
+        return local.output if local else None
+
+    async def wait(self, run_id: str) -> RunRecord | None:
+        """Until the run is over (here or in another process); its final row (None once deleted)."""
+        local = self._local.get(run_id)
+        if local is not None:
+            await local.finished.wait()
+            return await self.repo.get(run_id)
+        while True:
+            run = await self.repo.get(run_id)
+            if run is None or run.status in TERMINAL:
+                return run
+            await asyncio.sleep(self.poll_seconds)
+
+    async def close(self) -> None:
+        """Stop every run driven here; they end `interrupted` and the next process can go on."""
+        for local in self._local.values():
+            local.task.cancel()
+        for local in self._local.values():
+            with contextlib.suppress(BaseException):
+                await local.task

@@ -1,0 +1,204 @@
+"""Threads: rows of the checkpoint store's threads table, their state through the graph, their owner.
+
+The owner is kept in the thread's metadata under `owner` (as LangGraph's own auth does), so a
+user's search is one indexed metadata filter; callers cannot set or change it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph.pregel import Pregel
+
+from orecast.checkpoint import OrecastCheckpointer, ThreadInfo
+from orecast.service.auth import Principal
+from orecast.service.encode import jsonable, thread_state
+from orecast.service.errors import Conflict, Invalid, NotFound
+from orecast.service.graphs import GraphRegistry
+
+OWNER = "owner"
+
+
+def _clean(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {k: v for k, v in (metadata or {}).items() if k != OWNER}
+
+
+class Threads:
+    def __init__(self, saver: OrecastCheckpointer, graphs: GraphRegistry, default_graph: str) -> None:
+        self.saver = saver
+        self.graphs = graphs
+        self.default_graph = default_graph
+
+    # -- rows ----------------------------------------------------------------------------------------
+
+    async def info(self, thread_id: str, user: Principal) -> ThreadInfo:
+        info = await self.saver.aget_thread(thread_id)
+        if info is None or not user.may_see(info.metadata.get(OWNER)):
+            raise NotFound(f"thread {thread_id} not found")
+        return info
+
+    def graph_for(self, info: ThreadInfo) -> Pregel:
+        graph_id = info.metadata.get("graph_id")
+        served = self.graphs.get(graph_id) if isinstance(graph_id, str) else None
+        served = served or self.graphs.get(self.default_graph)
+        assert served is not None
+        return served.graph
+
+    async def create(
+        self,
+        user: Principal,
+        *,
+        thread_id: str | None,
+        metadata: Mapping[str, Any] | None,
+        if_exists: str | None,
+    ) -> ThreadInfo:
+        thread_id = thread_id or str(uuid.uuid4())
+        existing = await self.saver.aget_thread(thread_id)
+        if existing is not None:
+            if if_exists == "do_nothing" and user.may_see(existing.metadata.get(OWNER)):
+                return existing
+            raise Conflict(f"thread {thread_id} already exists")
+        patch = _clean(metadata)
+        if user.user_id is not None:
+            patch[OWNER] = user.user_id
+        return await self.saver.aupdate_thread(thread_id, metadata=patch, status="idle")
+
+    async def update(self, thread_id: str, user: Principal, metadata: Mapping[str, Any] | None) -> ThreadInfo:
+        await self.info(thread_id, user)
+        return await self.saver.aupdate_thread(thread_id, metadata=_clean(metadata))
+
+    async def copy(self, thread_id: str, user: Principal) -> ThreadInfo:
+        await self.info(thread_id, user)
+        target = str(uuid.uuid4())
+        await self.saver.acopy_thread(thread_id, target)
+        info = await self.saver.aget_thread(target)
+        assert info is not None
+        return info
+
+    def _owner_filter(self, user: Principal, metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+        wanted = _clean(metadata)
+        if not user.admin and user.user_id is not None:
+            wanted[OWNER] = user.user_id
+        return wanted
+
+    async def search(self, user: Principal, body: Mapping[str, Any]) -> list[ThreadInfo]:
+        limit, offset = int(body.get("limit") or 10), int(body.get("offset") or 0)
+        sort_by = body.get("sort_by") or "updated_at"
+        if sort_by not in ("updated_at", "created_at", "thread_id"):
+            raise Invalid(f"sort_by: cannot sort threads by {sort_by!r}")
+        if body.get("ids"):
+            found = [t for i in body["ids"] if (t := await self.saver.aget_thread(i))]
+            found = [t for t in found if user.may_see(t.metadata.get(OWNER))]
+            return found[offset : offset + limit]
+        try:
+            return await self.saver.asearch_threads(
+                metadata=self._owner_filter(user, body.get("metadata")),
+                status=body.get("status"),
+                sort_by=sort_by,
+                sort_order=body.get("sort_order") or "desc",
+                limit=limit,
+                offset=offset,
+            )
+        except ValueError as exc:
+            raise Invalid(str(exc)) from exc
+
+    async def count(self, user: Principal, body: Mapping[str, Any]) -> int:
+        try:
+            return await self.saver.acount_threads(
+                metadata=self._owner_filter(user, body.get("metadata")), status=body.get("status")
+            )
+        except ValueError as exc:
+            raise Invalid(str(exc)) from exc
+
+    # -- the public shape -----------------------------------------------------------------------------
+
+    async def public(self, info: ThreadInfo, with_values: bool = True) -> dict[str, Any]:
+        """The SDK's `Thread` (values and interrupts from the head checkpoint)."""
+        values: Any = {}
+        interrupts: dict[str, list[dict[str, Any]]] = {}
+        if with_values and info.head_checkpoint_id is not None:
+            snapshot = await self.graph_for(info).aget_state(
+                {"configurable": {"thread_id": info.thread_id}}
+            )
+            values = jsonable(snapshot.values)
+            for task in snapshot.tasks:
+                if task.interrupts:
+                    interrupts[task.id] = [{"value": jsonable(i.value), "id": i.id} for i in task.interrupts]
+        return {
+            "thread_id": info.thread_id,
+            "created_at": info.created_at.isoformat(),
+            "updated_at": info.updated_at.isoformat(),
+            "state_updated_at": info.updated_at.isoformat(),
+            "metadata": _clean(info.metadata),
+            "status": info.status,
+            "config": {},
+            "values": values,
+            "interrupts": interrupts,
+            "error": None,
+        }
+
+    # -- state ----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _config(thread_id: str, checkpoint: Mapping[str, Any] | None) -> dict[str, Any]:
+        configurable: dict[str, Any] = {"thread_id": thread_id}
+        for key in ("checkpoint_id", "checkpoint_ns", "checkpoint_map"):
+            if checkpoint and checkpoint.get(key) is not None:
+                configurable[key] = checkpoint[key]
+        return {"configurable": configurable}
+
+    async def state(
+        self, thread_id: str, user: Principal, checkpoint: Mapping[str, Any] | None, subgraphs: bool
+    ) -> dict[str, Any]:
+        info = await self.info(thread_id, user)
+        snapshot = await self.graph_for(info).aget_state(self._config(thread_id, checkpoint), subgraphs=subgraphs)
+        if checkpoint and checkpoint.get("checkpoint_id") and snapshot.config is None:
+            raise NotFound(f"checkpoint {checkpoint['checkpoint_id']} not found in thread {thread_id}")
+        if snapshot.config is None:
+            return {**thread_state(snapshot), "checkpoint": None}
+        return thread_state(snapshot)
+
+    async def update_state(
+        self,
+        thread_id: str,
+        user: Principal,
+        values: Any,
+        as_node: str | None,
+        checkpoint: Mapping[str, Any] | None,
+    ) -> dict[str, Any]:
+        info = await self.info(thread_id, user)
+        graph = self.graph_for(info)
+        config = self._config(thread_id, checkpoint)
+        if checkpoint and checkpoint.get("checkpoint_id"):
+            if (await graph.aget_state(config)).config is None:
+                raise NotFound(f"checkpoint {checkpoint['checkpoint_id']} not found in thread {thread_id}")
+        try:
+            new_config = await graph.aupdate_state(config, values, as_node=as_node)
+        except (ValueError, KeyError) as exc:  # unknown node, ambiguous update: the caller's mistake
+            raise Invalid(f"values: {exc}") from exc
+        conf = new_config["configurable"]
+        return {
+            "checkpoint": {
+                "thread_id": conf.get("thread_id"),
+                "checkpoint_ns": conf.get("checkpoint_ns", ""),
+                "checkpoint_id": conf.get("checkpoint_id"),
+                "checkpoint_map": conf.get("checkpoint_map"),
+            }
+        }
+
+    async def history(self, thread_id: str, user: Principal, body: Mapping[str, Any]) -> list[dict[str, Any]]:
+        info = await self.info(thread_id, user)
+        before = body.get("before")
+        if isinstance(before, str):
+            before = {"checkpoint_id": before}
+        states = []
+        async for snapshot in self.graph_for(info).aget_state_history(
+            self._config(thread_id, body.get("checkpoint")),
+            filter=body.get("metadata") or None,
+            before=self._config(thread_id, before) if before else None,
+            limit=int(body.get("limit") or 10),
+        ):
+            states.append(thread_state(snapshot))
+        return states
