@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, TypedDict
+from typing import Annotated
 
 from langchain_core.messages import AIMessage, AnyMessage
 from langgraph.config import get_stream_writer
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.types import interrupt
+from typing_extensions import TypedDict
 
 
 class State(TypedDict, total=False):

@@ -11,6 +11,7 @@ import importlib.util
 import inspect
 import json
 import sys
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,7 +122,9 @@ class GraphRegistry:
 
 def _schema(call: Any) -> dict | None:
     try:
-        return call()
+        with warnings.catch_warnings():  # config schemas are deprecated upstream yet still served
+            warnings.simplefilter("ignore")
+            return call()
     except Exception:  # some state types have no JSON schema; the API then says null
         return None
 

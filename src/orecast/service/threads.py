@@ -149,13 +149,21 @@ class Threads:
                 configurable[key] = checkpoint[key]
         return {"configurable": configurable}
 
+    async def require_checkpoint(self, thread_id: str, checkpoint: Mapping[str, Any] | None) -> None:
+        """404 unless the thread has this checkpoint (no checkpoint named: nothing to check)."""
+        if not checkpoint or not checkpoint.get("checkpoint_id"):
+            return
+        config = self._config(thread_id, {**checkpoint, "checkpoint_map": None})
+        config["configurable"].setdefault("checkpoint_ns", "")
+        if await self.saver.aget_tuple(config) is None:
+            raise NotFound(f"checkpoint {checkpoint['checkpoint_id']} not found in thread {thread_id}")
+
     async def state(
         self, thread_id: str, user: Principal, checkpoint: Mapping[str, Any] | None, subgraphs: bool
     ) -> dict[str, Any]:
         info = await self.info(thread_id, user)
+        await self.require_checkpoint(thread_id, checkpoint)
         snapshot = await self.graph_for(info).aget_state(self._config(thread_id, checkpoint), subgraphs=subgraphs)
-        if checkpoint and checkpoint.get("checkpoint_id") and snapshot.config is None:
-            raise NotFound(f"checkpoint {checkpoint['checkpoint_id']} not found in thread {thread_id}")
         if snapshot.config is None:
             return {**thread_state(snapshot), "checkpoint": None}
         return thread_state(snapshot)
@@ -170,10 +178,8 @@ class Threads:
     ) -> dict[str, Any]:
         info = await self.info(thread_id, user)
         graph = self.graph_for(info)
+        await self.require_checkpoint(thread_id, checkpoint)
         config = self._config(thread_id, checkpoint)
-        if checkpoint and checkpoint.get("checkpoint_id"):
-            if (await graph.aget_state(config)).config is None:
-                raise NotFound(f"checkpoint {checkpoint['checkpoint_id']} not found in thread {thread_id}")
         try:
             new_config = await graph.aupdate_state(config, values, as_node=as_node)
         except (ValueError, KeyError) as exc:  # unknown node, ambiguous update: the caller's mistake

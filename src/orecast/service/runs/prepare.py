@@ -58,9 +58,7 @@ async def start_run(
         configurable["checkpoint_id"] = checkpoint_id
         if body.checkpoint and body.checkpoint.checkpoint_ns:
             configurable["checkpoint_ns"] = body.checkpoint.checkpoint_ns
-        probe = {"configurable": {"thread_id": thread_id, "checkpoint_id": checkpoint_id}}
-        if (await served.graph.aget_state(probe)).config is None:
-            raise NotFound(f"checkpoint {checkpoint_id} not found in thread {thread_id}")
+        await svc.threads.require_checkpoint(thread_id, {"checkpoint_id": checkpoint_id})
     config["run_id"] = UUID(run_id)
     config["metadata"] = {**(config.get("metadata") or {}), **(body.metadata or {}), "run_id": run_id}
     context = {**(assistant.get("context") or {}), **(body.context or {})} or None
