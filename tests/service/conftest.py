@@ -21,7 +21,8 @@ from orecast.service import ServiceSettings, create_app
 from tests.pg_server import with_search_path
 
 ECHO = "echo"
-ECHO_SPEC = str(Path(__file__).with_name("echo_graph.py")) + ":graph"
+NESTED = "nested"
+ECHO_FILE = str(Path(__file__).with_name("echo_graph.py"))
 
 
 def free_port() -> int:
@@ -62,7 +63,7 @@ class Server:
 
 def settings_for(url: str, **overrides: object) -> ServiceSettings:
     values: dict[str, object] = {
-        "database_url": url, "model": "offline", "graphs": {ECHO: ECHO_SPEC}, "api_keys": "",
+        "database_url": url, "model": "offline", "graphs": {ECHO: f"{ECHO_FILE}:graph", NESTED: "tests.service.echo_graph:nested"}, "api_keys": "",
         "cancel_poll_seconds": 0.05,
     }
     values.update(overrides)

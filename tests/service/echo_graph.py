@@ -34,3 +34,9 @@ builder = StateGraph(State)
 builder.add_node("echo", echo)
 builder.add_edge(START, "echo")
 graph = builder.compile()
+
+
+parent = StateGraph(State)
+parent.add_node("inner", graph)
+parent.add_edge(START, "inner")
+nested = parent.compile()

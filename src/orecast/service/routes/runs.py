@@ -54,10 +54,7 @@ async def _stream(
             yield format_event(event, data, str(event_id))
     finally:
         if not finished and cancel_on_disconnect:
-            run = await svc.repo.get(run_id)
-            if run is not None and run.status in ACTIVE:
-                await svc.repo.request_cancel(run, "interrupt", "client disconnected")
-                await svc.runs.cancel_local(run_id, "interrupt")
+            svc.runs.abandon(run_id, "client disconnected")
 
 
 async def _stream_response(svc: Services, user: User, body: RunCreate, thread_id: str | None) -> Response:

@@ -53,6 +53,7 @@ class RunManager:
         self.broker = Broker()
         self._local: dict[str, _Local] = {}
         self._freed = asyncio.Condition()
+        self._background: set[asyncio.Task[None]] = set()
 
     # -- starting -----------------------------------------------------------------------------------
 
@@ -68,6 +69,18 @@ class RunManager:
         if local is not None and not local.task.done():
             local.cancel_action = action
             local.task.cancel()
+
+    def abandon(self, run_id: str, reason: str) -> None:
+        """Cancel a run its only listener left (a disconnect); callable from a cancelled scope."""
+        task = asyncio.get_running_loop().create_task(self._abandon(run_id, reason))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _abandon(self, run_id: str, reason: str) -> None:
+        run = await self.repo.get(run_id)
+        if run is not None and run.status in ("pending", "running"):
+            await self.repo.request_cancel(run, "interrupt", reason)
+            await self.cancel_local(run_id, "interrupt")
 
     async def _admitted(self, run: RunRecord) -> bool:
         """Wait until the database admits `run`; False if it was cancelled while pending."""
