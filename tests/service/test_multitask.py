@@ -7,6 +7,7 @@ import asyncio
 import pytest
 from langgraph_sdk.errors import ConflictError, NotFoundError
 
+from tests.checkpoint.conftest import raw_sql
 from tests.service.conftest import ECHO, Server, say, settings_for
 
 
@@ -24,7 +25,7 @@ async def wait_running(client, tid: str, run_id: str) -> None:
 
 async def test_reject_answers_409_and_changes_nothing(client) -> None:
     tid = (await client.threads.create())["thread_id"]
-    first = await client.runs.create(tid, ECHO, input=say("busy", delay=0.8))
+    first = await client.runs.create(tid, ECHO, input=say("busy", delay=2))
     await wait_running(client, tid, first["run_id"])
     assert (await client.threads.get(tid))["status"] == "busy"
     with pytest.raises(ConflictError) as busy:
@@ -75,7 +76,7 @@ async def test_two_servers_on_one_database_never_overlap_and_cancel_reaches_acro
     try:
         a, b = server.client(), other.client()
         tid = (await a.threads.create())["thread_id"]
-        first = await a.runs.create(tid, ECHO, input=say("from a", delay=0.5))
+        first = await a.runs.create(tid, ECHO, input=say("from a", delay=2))
         await wait_running(a, tid, first["run_id"])
         with pytest.raises(ConflictError):
             await b.runs.create(tid, ECHO, input=say("from b"), multitask_strategy="reject")
@@ -92,3 +93,19 @@ async def test_two_servers_on_one_database_never_overlap_and_cancel_reaches_acro
         assert (await b.threads.get(tid))["status"] == "idle"
     finally:
         other.stop()
+
+
+async def test_a_run_left_by_a_dead_process_does_not_block_the_thread(client, db_url) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    await client.runs.wait(tid, ECHO, input=say("first"))
+    mark = "?" if db_url.startswith("sqlite") else "%s"
+    raw_sql(
+        db_url,
+        "INSERT INTO service_runs (run_id, thread_id, assistant_id, status, multitask_strategy,"
+        f" heartbeat_at, created_at, updated_at) VALUES ({', '.join([mark] * 8)})",
+        ("dead-run", tid, ECHO, "running", "enqueue", "2000-01-01T00:00:00+00:00",
+         "2000-01-01T00:00:00+00:00", "2000-01-01T00:00:00+00:00"),
+    )
+    out = await client.runs.wait(tid, ECHO, input=say("after the crash"))
+    assert [m["content"] for m in out["messages"]][-1] == "echo: after the crash"
+    assert (await client.runs.get(tid, "dead-run"))["status"] == "error"

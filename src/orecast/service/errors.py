@@ -60,11 +60,23 @@ def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
     return {"error": code, "message": message, "details": details}
 
 
+def _field(loc: Any) -> str:
+    # pydantic adds the union member it tried (`literal[...]`, `list[...]`) to the path: not a field
+    parts = [str(p) for p in loc if p not in ("body", "query", "path") and not _is_tag(p)]
+    return ".".join(parts)
+
+
+def _is_tag(part: Any) -> bool:
+    return isinstance(part, str) and ("[" in part or "(" in part or part.startswith("function-"))
+
+
 def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
-    return [
-        {"field": ".".join(str(p) for p in e["loc"] if p != "body"), "reason": e["msg"]}
-        for e in exc.errors()
-    ]
+    details: list[dict[str, Any]] = []
+    for error in exc.errors():
+        item = {"field": _field(error["loc"]), "reason": error["msg"]}
+        if item not in details:
+            details.append(item)
+    return details
 
 
 def install_error_handlers(app: FastAPI) -> None:

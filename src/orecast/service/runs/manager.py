@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,10 +85,14 @@ class RunManager:
 
     async def _admitted(self, run: RunRecord) -> bool:
         """Wait until the database admits `run`; False if it was cancelled while pending."""
+        last_beat = time.monotonic()
         while not await self.repo.claim(run, self.stale_seconds):
             action, status = await self.repo.cancel_state(run.run_id)
             if status != "pending" or action is not None:
                 return False
+            if time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
+                last_beat = time.monotonic()
+                await self.repo.heartbeat(run.run_id)
             async with self._freed:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._freed.wait(), self.poll_seconds)

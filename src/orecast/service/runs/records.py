@@ -107,6 +107,7 @@ class RunRepo:
                     owner,
                     now,
                     now,
+                    now,
                 ),
             )
             row = await tx.fetchone(q.SELECT_RUN, (run_id,))
