@@ -25,7 +25,7 @@ async def test_stream_modes(client) -> None:
     ]
     events = [p.event for p in parts]
     assert events[0] == "metadata" and parts[0].data["run_id"]
-    assert {"values", "updates", "messages", "custom", "debug", "messages/metadata", "messages/complete"} <= set(events)
+    assert {"values", "updates", "messages", "custom", "debug"} <= set(events)
     assert next(p.data for p in parts if p.event == "custom") == {"echoing": "hi"}
     assert next(p.data for p in parts if p.event == "updates")["echo"]["messages"][0]["content"] == "echo: hi"
     chunk, metadata = next(p.data for p in parts if p.event == "messages")
@@ -48,12 +48,17 @@ async def test_stream_subgraphs_names_the_namespace(client) -> None:
 
 async def test_analyst_streams_tokens(client) -> None:
     tid = (await client.threads.create())["thread_id"]
-    tokens = [
-        p.data[0]["content"]
-        async for p in client.runs.stream(tid, "orecast", input=say("铁矿石现在多少钱？"), stream_mode="messages-tuple")
-        if p.event == "messages" and p.data[0]["type"] == "AIMessageChunk"
+    parts = [
+        p async for p in client.runs.stream(
+            tid, "orecast", input=say("铁矿石现在多少钱？"), stream_mode=["messages-tuple", "messages"]
+        )
     ]
+    tokens = [p.data[0]["content"] for p in parts if p.event == "messages" and p.data[0]["type"] == "AIMessageChunk"]
     assert len(tokens) > 3 and "".join(tokens).strip()
+    partial = [p.data[0] for p in parts if p.event == "messages/partial"]
+    assert any(p.event == "messages/metadata" for p in parts)
+    final = partial[-1]["content"]
+    assert final.endswith(tokens[-1]) and len(final) >= len("".join(tokens[-3:])), "partials accumulate"
 
 
 async def test_background_run_join_list_get_delete(client) -> None:

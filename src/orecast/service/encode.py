@@ -51,12 +51,14 @@ def checkpoint_of(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if not config:
         return None
     conf = config.get("configurable", {})
-    return {
+    checkpoint = {
         "thread_id": conf.get("thread_id"),
         "checkpoint_ns": conf.get("checkpoint_ns", ""),
         "checkpoint_id": conf.get("checkpoint_id"),
-        "checkpoint_map": conf.get("checkpoint_map"),
     }
+    if conf.get("checkpoint_map"):
+        checkpoint["checkpoint_map"] = conf["checkpoint_map"]
+    return checkpoint
 
 
 def interrupts_of(snapshot: StateSnapshot) -> list[dict[str, Any]]:
@@ -80,15 +82,19 @@ def thread_state(snapshot: StateSnapshot) -> dict[str, Any]:
                 "result": task.result,
             }
         )
+    checkpoint, parent = checkpoint_of(snapshot.config), checkpoint_of(snapshot.parent_config)
     return jsonable(
         {
             "values": snapshot.values,
             "next": list(snapshot.next),
             "tasks": tasks,
-            "checkpoint": checkpoint_of(snapshot.config),
+            "checkpoint": checkpoint,
+            # the flat ids older SDK versions (and langgraph-api) still send
+            "checkpoint_id": checkpoint["checkpoint_id"] if checkpoint else None,
+            "parent_checkpoint_id": parent["checkpoint_id"] if parent else None,
             "metadata": snapshot.metadata or {},
             "created_at": snapshot.created_at,
-            "parent_checkpoint": checkpoint_of(snapshot.parent_config),
+            "parent_checkpoint": parent,
             "interrupts": interrupts_of(snapshot),
         }
     )

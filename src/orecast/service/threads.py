@@ -14,7 +14,7 @@ from langgraph.pregel import Pregel
 
 from orecast.checkpoint import OrecastCheckpointer, ThreadInfo
 from orecast.service.auth import Principal
-from orecast.service.encode import jsonable, thread_state
+from orecast.service.encode import checkpoint_of, jsonable, thread_state
 from orecast.service.errors import Conflict, Invalid, NotFound
 from orecast.service.graphs import GraphRegistry
 
@@ -184,15 +184,9 @@ class Threads:
             new_config = await graph.aupdate_state(config, values, as_node=as_node)
         except (ValueError, KeyError) as exc:  # unknown node, ambiguous update: the caller's mistake
             raise Invalid(f"values: {exc}") from exc
-        conf = new_config["configurable"]
-        return {
-            "checkpoint": {
-                "thread_id": conf.get("thread_id"),
-                "checkpoint_ns": conf.get("checkpoint_ns", ""),
-                "checkpoint_id": conf.get("checkpoint_id"),
-                "checkpoint_map": conf.get("checkpoint_map"),
-            }
-        }
+        written = checkpoint_of(new_config)
+        assert written is not None
+        return {"checkpoint": written, "checkpoint_id": written["checkpoint_id"], "configurable": written}
 
     async def history(self, thread_id: str, user: Principal, body: Mapping[str, Any]) -> list[dict[str, Any]]:
         info = await self.info(thread_id, user)

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import BaseMessage, BaseMessageChunk
+from langchain_core.messages import BaseMessageChunk
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Send
 
@@ -54,25 +54,23 @@ class _Messages:
     def __init__(self, modes: list[str]) -> None:
         self.tuples = "messages-tuple" in modes
         self.partial = "messages" in modes
-        self.seen: dict[str, BaseMessage] = {}
+        self.seen: dict[str, BaseMessageChunk] = {}
 
     async def emit(self, emit: Emit, suffix: str, chunk: Any, metadata: dict[str, Any]) -> None:
         message, meta = chunk, jsonable(metadata)
         if self.tuples:
             await emit("messages" + suffix, [jsonable(message), meta])
-        if not self.partial or not isinstance(message, BaseMessage):
+        # as langgraph-api: the legacy mode follows a model's streamed chunks, accumulated per message
+        if not self.partial or not isinstance(message, BaseMessageChunk):
             return
         key = message.id or ""
-        if key not in self.seen:
+        previous = self.seen.get(key)
+        if previous is None:
             await emit("messages/metadata" + suffix, {key: {"metadata": meta}})
             self.seen[key] = message
-        elif isinstance(message, BaseMessageChunk):
-            previous = self.seen[key]
-            self.seen[key] = previous + message if isinstance(previous, BaseMessageChunk) else message
         else:
-            self.seen[key] = message
-        event = "messages/partial" if isinstance(message, BaseMessageChunk) else "messages/complete"
-        await emit(event + suffix, [jsonable(self.seen[key])])
+            self.seen[key] = previous + message
+        await emit("messages/partial" + suffix, [jsonable(self.seen[key])])
 
 
 async def execute_run(run: RunInput, emit: Emit) -> Any:
