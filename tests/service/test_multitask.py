@@ -76,7 +76,7 @@ async def test_two_servers_on_one_database_never_overlap_and_cancel_reaches_acro
     try:
         a, b = server.client(), other.client()
         tid = (await a.threads.create())["thread_id"]
-        first = await a.runs.create(tid, ECHO, input=say("from a", delay=2))
+        first = await a.runs.create(tid, ECHO, input=say("from a", delay=4))
         await wait_running(a, tid, first["run_id"])
         with pytest.raises(ConflictError):
             await b.runs.create(tid, ECHO, input=say("from b"), multitask_strategy="reject")

@@ -153,13 +153,14 @@ class RunManager:
             return "error", message
         finally:
             watcher.cancel()
-        snapshot = await prepared.graph.aget_state(
-            {"configurable": {"thread_id": run.thread_id}}
-        )
-        output = jsonable(values) if values is not None else jsonable(snapshot.values)
-        if snapshot.interrupts and isinstance(output, dict):
-            output["__interrupt__"] = interrupts_of(snapshot)
-        local.output = output
+        local.output = jsonable(values)
+        # the threads table knows whether the run stopped for a human; only then read the state
+        info = await self.saver.aget_thread(run.thread_id)
+        if values is None or (info is not None and info.status == "interrupted"):
+            snapshot = await prepared.graph.aget_state({"configurable": {"thread_id": run.thread_id}})
+            local.output = jsonable(values if values is not None else snapshot.values)
+            if snapshot.interrupts and isinstance(local.output, dict):
+                local.output["__interrupt__"] = interrupts_of(snapshot)
         return "success", None
 
     async def _finish(

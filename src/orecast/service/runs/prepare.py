@@ -31,16 +31,16 @@ async def start_run(
     temporary = thread_id is None
     if thread_id is None:
         thread_id = str(uuid.uuid4())
-        await svc.threads.create(user, thread_id=thread_id, metadata={}, if_exists=None)
+        info = await svc.threads.create(user, thread_id=thread_id, metadata={}, if_exists=None)
     elif await svc.saver.aget_thread(thread_id) is None:
         if body.if_not_exists != "create":
             raise NotFound(f"thread {thread_id} not found (pass if_not_exists='create' to create it)")
-        await svc.threads.create(user, thread_id=thread_id, metadata={}, if_exists="do_nothing")
+        info = await svc.threads.create(user, thread_id=thread_id, metadata={}, if_exists="do_nothing")
     else:
-        await svc.threads.info(thread_id, user)
-    await svc.saver.aupdate_thread(
-        thread_id, metadata={"graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
-    )
+        info = await svc.threads.info(thread_id, user)
+    graph_meta = {"graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
+    if any(info.metadata.get(k) != v for k, v in graph_meta.items()):
+        await svc.saver.aupdate_thread(thread_id, metadata=graph_meta)
     if temporary and body.on_completion == "keep":
         temporary = False
 
