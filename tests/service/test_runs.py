@@ -170,3 +170,13 @@ async def test_disconnect_cancels_by_default(client) -> None:
     await stream.aclose()
     run = await client.runs.join(tid, run_id)
     assert (await client.runs.get(tid, run_id))["status"] == "interrupted", run
+
+
+async def test_interrupt_before_stops_ahead_of_the_node(client) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    await client.runs.wait(tid, ECHO, input=say("wait"), interrupt_before=["echo"])
+    state = await client.threads.get_state(tid)
+    assert state["next"] == ["echo"] and contents(state["values"]) == ["wait"]
+    assert (await client.threads.get(tid))["status"] == "interrupted"
+    resumed = await client.runs.wait(tid, ECHO, input=None)
+    assert contents(resumed) == ["wait", "echo: wait"]

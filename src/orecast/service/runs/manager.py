@@ -30,6 +30,7 @@ class _Local:
     events: RunEvents
     cancel_action: str | None = None
     output: Any = None
+    paused: bool = False  # the run ended waiting for a human (interrupt or breakpoint)
     finished: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -154,10 +155,18 @@ class RunManager:
         finally:
             watcher.cancel()
         local.output = jsonable(values)
-        # the threads table knows whether the run stopped for a human; only then read the state
+        # The threads table knows when the run stopped for a human (an interrupt write); a stop at
+        # an interrupt_before/after breakpoint leaves no write, so only then the state is read.
         info = await self.saver.aget_thread(run.thread_id)
-        if values is None or (info is not None and info.status == "interrupted"):
-            snapshot = await prepared.graph.aget_state({"configurable": {"thread_id": run.thread_id}})
+        local.paused = info is not None and info.status == "interrupted"
+        graph = prepared.graph
+        breakpoints = (
+            prepared.interrupt_before or prepared.interrupt_after
+            or graph.interrupt_before_nodes or graph.interrupt_after_nodes
+        )
+        if values is None or local.paused or breakpoints:
+            snapshot = await graph.aget_state({"configurable": {"thread_id": run.thread_id}})
+            local.paused = bool(snapshot.next or snapshot.interrupts)
             local.output = jsonable(values if values is not None else snapshot.values)
             if snapshot.interrupts and isinstance(local.output, dict):
                 local.output["__interrupt__"] = interrupts_of(snapshot)
@@ -188,15 +197,8 @@ class RunManager:
             await self.saver.adelete_thread(run.thread_id)
             await self.repo.delete_thread_runs(run.thread_id)
         elif was_running:
-            await self.saver.aupdate_thread(run.thread_id, status=await self._thread_status(run, status))
-
-    async def _thread_status(self, run: RunRecord, status: str) -> str:
-        if status == "error":
-            return "error"
-        info = await self.saver.aget_thread(run.thread_id)
-        if info is not None and info.status == "interrupted":
-            return "interrupted"
-        return "idle"
+            thread_status = "error" if status == "error" else "interrupted" if local.paused else "idle"
+            await self.saver.aupdate_thread(run.thread_id, status=thread_status)
 
     # -- waiting and reading ---------------------------------------------------------------------------
 
