@@ -57,40 +57,45 @@ class Db(Protocol):
 
 
 class _SqliteTx:
+    """Statements run on the event loop itself: they follow a `BEGIN IMMEDIATE` that already holds the
+    write lock, or are WAL reads, so none of them waits for another connection (microseconds on these
+    small tables, where a hop to a worker thread costs more than the statement)."""
+
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        return await asyncio.to_thread(lambda: self.conn.execute(sql, params).rowcount)
+        return self.conn.execute(sql, params).rowcount
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        return await asyncio.to_thread(lambda: self.conn.execute(sql, params).fetchone())
+        return self.conn.execute(sql, params).fetchone()
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return await asyncio.to_thread(lambda: self.conn.execute(sql, params).fetchall())
+        return self.conn.execute(sql, params).fetchall()
 
 
 class SqliteDb:
-    """One connection; `BEGIN IMMEDIATE` takes SQLite's write lock, which every process shares."""
+    """One connection in WAL mode; `BEGIN IMMEDIATE` (which may wait for another process) runs in a
+    worker thread and takes SQLite's write lock, which every process shares."""
 
     dialect = "sqlite"
 
     def __init__(self, path: str) -> None:
         self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
         self.conn.execute("PRAGMA busy_timeout = 30000")
+        self.conn.execute("PRAGMA journal_mode = WAL")
         self.lock = asyncio.Lock()
 
     @contextlib.asynccontextmanager
     async def transaction(self, thread_id: str | None = None) -> AsyncIterator[Tx]:
         async with self.lock:
-            tx = _SqliteTx(self.conn)
-            await tx.execute("BEGIN IMMEDIATE")
+            await asyncio.to_thread(self.conn.execute, "BEGIN IMMEDIATE")
             try:
-                yield tx
+                yield _SqliteTx(self.conn)
             except BaseException:
-                await tx.execute("ROLLBACK")
+                self.conn.execute("ROLLBACK")
                 raise
-            await tx.execute("COMMIT")
+            self.conn.execute("COMMIT")
 
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator[Tx]:
