@@ -22,7 +22,9 @@ KEYS = "alice:key-alice,bob:key-bob,root:key-root:admin"
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     url = f"sqlite:///{tmp_path_factory.mktemp('auth') / 'orecast.sqlite3'}"
-    running = Server.start(settings_for(url, api_keys=KEYS, max_body_bytes=20_000))
+    running = Server.start(
+        settings_for(url, api_keys=KEYS, max_body_bytes=20_000, cors_origins="https://ui.example")
+    )
     yield running
     running.stop()
 
@@ -83,6 +85,20 @@ async def test_another_users_resources_are_404_everywhere(secured: Server) -> No
         await bob.store.get_item(["mem"], "fact")
     assert (await bob.store.search_items(["mem"]))["items"] == []
     assert (await alice.store.get_item(["mem"], "fact"))["value"] == {"likes": "ore"}
+
+
+def test_cors_only_for_configured_origins(secured: Server, server: Server) -> None:
+    preflight = {"Origin": "https://ui.example", "Access-Control-Request-Method": "POST",
+                 "Access-Control-Request-Headers": "x-api-key,content-type"}
+    res = httpx.options(f"{secured.url}/threads", headers=preflight)
+    assert res.status_code == 200 and res.headers["access-control-allow-origin"] == "https://ui.example"
+    res = httpx.post(f"{secured.url}/threads", json={},
+                     headers={"Origin": "https://ui.example", "x-api-key": "key-alice"})
+    assert "Content-Location" in res.headers["access-control-expose-headers"]
+    other = httpx.options(f"{secured.url}/threads", headers={**preflight, "Origin": "https://evil.example"})
+    assert "access-control-allow-origin" not in other.headers
+    off = httpx.options(f"{server.url}/threads", headers=preflight)
+    assert "access-control-allow-origin" not in off.headers, "CORS is off by default"
 
 
 def test_bad_input_is_422_with_field_and_413_when_too_large(secured: Server) -> None:

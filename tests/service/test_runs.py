@@ -145,8 +145,7 @@ async def test_join_stream_resumes_after_a_dropped_connection(client) -> None:
     seen = []
     stream = client.runs.stream(
         tid, ECHO, input=say("resume", delay=0.5), stream_mode=["values", "custom"], stream_resumable=True,
-        on_disconnect="continue",
-    )
+    )  # on_disconnect defaults to "continue", as in langgraph-api
     async for part in stream:
         seen.append(part)
         break  # the connection drops after the first event
@@ -161,9 +160,9 @@ async def test_join_stream_resumes_after_a_dropped_connection(client) -> None:
     assert replay[0] == "metadata" and "custom" in replay
 
 
-async def test_disconnect_cancels_by_default(client) -> None:
+async def test_disconnect_cancels_when_asked(client) -> None:
     tid = (await client.threads.create())["thread_id"]
-    stream = client.runs.stream(tid, ECHO, input=say("gone", delay=30))
+    stream = client.runs.stream(tid, ECHO, input=say("gone", delay=30), on_disconnect="cancel")
     async for part in stream:
         run_id = part.data["run_id"]
         break

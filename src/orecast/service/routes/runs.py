@@ -60,7 +60,7 @@ async def _stream(
 async def _stream_response(svc: Services, user: User, body: RunCreate, thread_id: str | None) -> Response:
     _check_modes(body)
     run, temporary = await start_run(svc, user, body, thread_id)
-    on_disconnect = body.on_disconnect or ("continue" if body.stream_resumable else "cancel")
+    on_disconnect = body.on_disconnect or "continue"  # langgraph-api's default
     location = _location(run, temporary)
     return sse_response(
         _stream(svc, run.run_id, None, on_disconnect == "cancel"),
