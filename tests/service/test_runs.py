@@ -33,6 +33,26 @@ async def test_stream_modes(client) -> None:
     assert contents([p.data for p in parts if p.event == "values"][-1]) == ["hi", "echo: hi"]
 
 
+async def test_stream_events_mode(client) -> None:
+    """`events` is astream_events v2, beside the other modes, as the Agent Server streams it."""
+    tid = (await client.threads.create())["thread_id"]
+    parts = [
+        p async for p in client.runs.stream(tid, ECHO, input=say("ev"), stream_mode=["events", "values"])
+    ]
+    events = [p.data for p in parts if p.event == "events"]
+    kinds = {e["event"] for e in events}
+    assert {"on_chain_start", "on_chain_end", "on_chain_stream"} <= kinds
+    assert all({"run_id", "name", "parent_ids", "data", "metadata"} <= e.keys() for e in events)
+    root = next(e for e in events if e["event"] == "on_chain_start" and not e["parent_ids"])
+    assert root["data"]["input"]["messages"][0]["content"] == "ev"
+    node = next(e for e in events if e["event"] == "on_chain_end" and e["name"] == "echo")
+    assert node["data"]["output"]["messages"][0]["content"] == "echo: ev"
+    assert not any(e["event"] == "on_chain_stream" and not e["parent_ids"] for e in events), "root chunks are modes"
+    assert contents([p.data for p in parts if p.event == "values"][-1]) == ["ev", "echo: ev"]
+    only = [p.event async for p in client.runs.stream(tid, ECHO, input=say("ev2"), stream_mode="events")]
+    assert only[0] == "metadata" and set(only[1:]) == {"events"}
+
+
 async def test_stream_subgraphs_names_the_namespace(client) -> None:
     tid = (await client.threads.create())["thread_id"]
     parts = [

@@ -25,11 +25,6 @@ def _location(run: RunRecord, temporary: bool) -> str:
     return f"/runs/{run.run_id}" if temporary else f"/threads/{run.thread_id}/runs/{run.run_id}"
 
 
-def _check_modes(body: RunCreate) -> None:
-    if "events" in body.modes():
-        raise Invalid("stream_mode: 'events' is not supported by this server; use messages-tuple")
-
-
 async def _stream(
     svc: Services, run_id: str, last_event_id: str | None, cancel_on_disconnect: bool
 ) -> AsyncIterator[bytes]:
@@ -58,7 +53,6 @@ async def _stream(
 
 
 async def _stream_response(svc: Services, user: User, body: RunCreate, thread_id: str | None) -> Response:
-    _check_modes(body)
     run, temporary = await start_run(svc, user, body, thread_id)
     on_disconnect = body.on_disconnect or "continue"  # langgraph-api's default
     location = _location(run, temporary)
@@ -69,7 +63,6 @@ async def _stream_response(svc: Services, user: User, body: RunCreate, thread_id
 
 
 async def _wait_response(svc: Services, user: User, body: RunCreate, thread_id: str | None) -> Response:
-    _check_modes(body)
     run, temporary = await start_run(svc, user, body, thread_id)
     await svc.runs.wait(run.run_id)
     output = svc.runs.output(run.run_id)
@@ -98,14 +91,12 @@ async def wait_stateless(body: RunCreate, svc: Svc, user: User) -> Response:
 
 @router.post("/threads/{thread_id}/runs")
 async def create_run(thread_id: str, body: RunCreate, svc: Svc, user: User) -> JSONResponse:
-    _check_modes(body)
     run, temporary = await start_run(svc, user, body, thread_id)
     return JSONResponse(run.public(), headers={"Content-Location": _location(run, temporary)})
 
 
 @router.post("/runs")
 async def create_stateless(body: RunCreate, svc: Svc, user: User) -> JSONResponse:
-    _check_modes(body)
     run, temporary = await start_run(svc, user, body, None)
     return JSONResponse(run.public(), headers={"Content-Location": _location(run, temporary)})
 

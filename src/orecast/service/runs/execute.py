@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,22 +73,34 @@ class _Messages:
         await emit("messages/partial" + suffix, [jsonable(self.seen[key])])
 
 
+async def _parts(run: RunInput, payload: Any) -> AsyncIterator[tuple[tuple[str, ...], str, Any]]:
+    """The graph's (namespace, mode, chunk) parts; with `events` requested, through `astream_events` v2
+    as langgraph-api does: the root's `on_chain_stream` events carry the parts, every other event is
+    itself an `events` part."""
+    kwargs: dict[str, Any] = {
+        "context": run.context, "stream_mode": _native(run.stream_modes), "subgraphs": True,
+        "interrupt_before": run.interrupt_before, "interrupt_after": run.interrupt_after,
+        "durability": run.durability,
+    }
+    if "events" not in run.stream_modes:
+        async for namespace, mode, chunk in run.graph.astream(payload, run.config, **kwargs):
+            yield namespace, mode, chunk
+        return
+    async for event in run.graph.astream_events(payload, run.config, version="v2", **kwargs):
+        if "langsmith:hidden" in (event.get("tags") or ()):
+            continue
+        if event["event"] == "on_chain_stream" and not event["parent_ids"]:
+            yield event["data"]["chunk"]
+        else:
+            yield (), "events", event
+
+
 async def execute_run(run: RunInput, emit: Emit) -> Any:
     """Stream the graph, emitting each part as its SSE event; return the last `values`."""
     payload = _command(run.command) if run.command else run.input
     messages = _Messages(run.stream_modes)
     last_values: Any = None
-    async for part in run.graph.astream(
-        payload,
-        run.config,
-        context=run.context,
-        stream_mode=_native(run.stream_modes),
-        subgraphs=True,
-        interrupt_before=run.interrupt_before,
-        interrupt_after=run.interrupt_after,
-        durability=run.durability,  # type: ignore[arg-type]  # validated by the request model
-    ):
-        namespace, mode, chunk = part
+    async for namespace, mode, chunk in _parts(run, payload):
         if namespace and not run.subgraphs:
             continue
         suffix = "|" + "|".join(namespace) if namespace else ""
