@@ -35,6 +35,7 @@ def serve(
     import uvicorn
 
     from orecast.service import ServiceSettings
+    from orecast.service.app import load_custom_auth
     from orecast.service.auth import ApiKeys
     from orecast.service.graphs import GraphLoadError, parse_graph_option
 
@@ -45,10 +46,11 @@ def serve(
             analyst=not no_analyst,
         )
         keys = ApiKeys.parse(settings.api_keys)
+        custom_auth = load_custom_auth(settings)
     except (GraphLoadError, ValueError) as exc:
         fail(str(exc), 2)
-    if host not in LOOPBACK and not keys.enabled:
-        fail(f"refusing to listen on {host} without API keys: set ORECAST_API_KEYS=user:KEY,…", 2)
+    if host not in LOOPBACK and not keys.enabled and custom_auth is None:
+        fail(f"refusing to listen on {host} without auth: set ORECAST_API_KEYS=user:KEY,… or auth.path", 2)
     # Worker processes rebuild the app from the environment, so the settings travel through it.
     os.environ["ORECAST_SERVICE_SETTINGS"] = settings.model_dump_json()
     typer.echo(f"orecast service on http://{host}:{port}  (API docs: http://{host}:{port}/docs)", err=True)

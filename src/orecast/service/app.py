@@ -16,9 +16,17 @@ from orecast.checkpoint.urls import parse_url
 from orecast.service.assistants import Assistants
 from orecast.service.auth import ApiKeys
 from orecast.service.context import Services
+from orecast.service.custom_auth import CustomAuth
 from orecast.service.db import open_db
 from orecast.service.errors import error_body, install_error_handlers
-from orecast.service.graphs import GraphRegistry, ServedGraph, graphs_from_config, load_graph
+from orecast.service.graphs import (
+    GraphRegistry,
+    ServedGraph,
+    auth_from_config,
+    graphs_from_config,
+    import_target,
+    load_graph,
+)
 from orecast.service.routes import ROUTERS, TAGS
 from orecast.service.runs.manager import RunManager
 from orecast.service.runs.records import RunRepo
@@ -105,10 +113,25 @@ class _TooLarge(Exception):
     pass
 
 
+def load_custom_auth(settings: ServiceSettings) -> CustomAuth | None:
+    """The custom auth `settings.auth_path` (or the config file's `auth.path`) names; None if none.
+    It replaces API keys, so configuring both is refused."""
+    spec = settings.auth_path or (auth_from_config(settings.config_file) if settings.config_file else None)
+    if spec is None:
+        return None
+    if settings.api_keys:
+        raise ValueError("custom auth (auth.path) and ORECAST_API_KEYS exclude each other; set one")
+    try:
+        return CustomAuth(import_target(spec))
+    except TypeError as exc:
+        raise ValueError(str(exc)) from exc
+
+
 def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     """The service. Nothing is opened until the lifespan starts (uvicorn, or a TestClient)."""
     settings = settings or ServiceSettings()
     api_keys = ApiKeys.parse(settings.api_keys)
+    custom_auth = load_custom_auth(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -132,7 +155,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
             )
             app.state.services = Services(
                 settings=settings, saver=saver, store=store, db=db, graphs=graphs,
-                assistants=assistants, threads=Threads(saver, graphs, graphs.ids()[0]),
+                assistants=assistants, threads=Threads(saver, graphs, graphs.ids()[0], reserve_owner=custom_auth is None),
                 repo=repo, runs=runs,
             )
             try:
@@ -149,6 +172,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         openapi_tags=TAGS,
     )
     app.state.api_keys = api_keys
+    app.state.custom_auth = custom_auth
     app.state.services = None
     install_error_handlers(app)
     for router in ROUTERS:

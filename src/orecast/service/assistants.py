@@ -7,6 +7,7 @@ import uuid
 from typing import Any
 
 from orecast.service.auth import Principal
+from orecast.service.custom_auth import matches
 from orecast.service.db import Db
 from orecast.service.db.connection import now_iso
 from orecast.service.errors import Conflict, Forbidden, NotFound
@@ -83,8 +84,26 @@ class Assistants:
             )
         return changed == 1
 
-    async def get(self, assistant_id: str, user: Principal) -> dict[str, Any]:
-        """By id, or by graph id (as the SDK allows `assistant_id="agent"`); 404 if not visible."""
+    async def get(
+        self, assistant_id: str, user: Principal, action: str = "read", value: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """By id, or by graph id (as the SDK allows `assistant_id="agent"`); 404 if not visible or the
+        custom-auth handler for `action` filters it out."""
+        filt = await user.authorize("assistants", action, value if value is not None else {"assistant_id": assistant_id})
+        found = await self._find(assistant_id, user)
+        if not matches(found["metadata"], filt):
+            raise NotFound(f"assistant {assistant_id} not found")
+        return found
+
+    async def for_run(self, assistant_id: str, user: Principal) -> dict[str, Any]:
+        """The assistant a run uses: a served graph's own is open to all, as in langgraph-api; another
+        one needs its `read` handler's consent."""
+        found = await self._find(assistant_id, user)
+        if found["assistant_id"] == graph_assistant_id(found["graph_id"]):
+            return found
+        return await self.get(found["assistant_id"], user)
+
+    async def _find(self, assistant_id: str, user: Principal) -> dict[str, Any]:
         async with self.db.read() as tx:
             row = await tx.fetchone(SELECT_ONE, (assistant_id,))
             if row is None and assistant_id in self.graphs:
@@ -98,9 +117,11 @@ class Assistants:
         if graph_id not in self.graphs:
             raise NotFound(f"graph {graph_id} is not served here (served: {', '.join(self.graphs.ids())})")
         assistant_id = body.get("assistant_id") or str(uuid.uuid4())
+        value = {**body, "assistant_id": assistant_id, "metadata": dict(body.get("metadata") or {})}
+        await user.authorize("assistants", "create", value)
         created = await self._insert(
             assistant_id, graph_id, body.get("name") or "Untitled", body.get("description"),
-            body.get("config") or {}, body.get("context") or {}, body.get("metadata") or {},
+            body.get("config") or {}, body.get("context") or {}, value["metadata"],
             user.user_id,
         )
         if not created and body.get("if_exists", "raise") == "raise":
@@ -108,12 +129,13 @@ class Assistants:
         return await self.get(assistant_id, user)
 
     async def update(self, assistant_id: str, body: dict[str, Any], user: Principal) -> dict[str, Any]:
-        current = await self.get(assistant_id, user)
+        value = {**body, "assistant_id": assistant_id, "metadata": dict(body.get("metadata") or {})}
+        current = await self.get(assistant_id, user, "update", value)
         self._check_writable(current, user)
         graph_id = body.get("graph_id") or current["graph_id"]
         if graph_id not in self.graphs:
             raise NotFound(f"graph {graph_id} is not served here")
-        merged = {**current["metadata"], **(body.get("metadata") or {})}
+        merged = {**current["metadata"], **value["metadata"]}
         async with self.db.transaction() as tx:
             await tx.execute(
                 UPDATE,
@@ -131,23 +153,30 @@ class Assistants:
         return await self.get(current["assistant_id"], user)
 
     async def delete(self, assistant_id: str, user: Principal) -> None:
-        current = await self.get(assistant_id, user)
+        current = await self.get(assistant_id, user, "delete")
         self._check_writable(current, user)
         async with self.db.transaction() as tx:
             await tx.execute(DELETE, (current["assistant_id"],))
 
     @staticmethod
     def _check_writable(assistant: dict[str, Any], user: Principal) -> None:
-        if assistant["_owner"] is None and not user.admin:
+        if assistant["assistant_id"] == graph_assistant_id(assistant["graph_id"]) and not user.admin:
             raise Forbidden("the assistants of served graphs can only be changed by an admin")
 
     async def search(self, body: dict[str, Any], user: Principal) -> list[dict[str, Any]]:
+        filt = await user.authorize(
+            "assistants", "search",
+            {"graph_id": body.get("graph_id"), "metadata": body.get("metadata") or {},
+             "limit": body.get("limit"), "offset": body.get("offset")},
+        )
         async with self.db.read() as tx:
             rows = await tx.fetchall(SELECT_ALL)
         found = []
         for row in rows:
             item = _row(row)
             if not user.may_see(item["_owner"]) or item["graph_id"] not in self.graphs:
+                continue
+            if not matches(item["metadata"], filt):
                 continue
             if body.get("graph_id") and item["graph_id"] != body["graph_id"]:
                 continue

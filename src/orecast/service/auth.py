@@ -1,29 +1,37 @@
-"""API-key auth: `ORECAST_API_KEYS="alice:KEY1,bob:KEY2:admin"`; Bearer or `x-api-key` header.
+"""Who is calling. API keys (`ORECAST_API_KEYS="alice:KEY1,bob:KEY2:admin"`, Bearer or `x-api-key`), or
+LangGraph custom auth (`custom_auth.py`), or nobody configured: the one local user.
 
-With no keys configured every request is the one local user. Resources carry their creator's id;
-another user's resource answers 404, as a missing one does.
+Under API keys resources carry their creator's id and another user's resource answers 404, as a
+missing one does; under custom auth the `Auth` object's handlers decide instead.
 """
 
 from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
+from orecast.service.custom_auth import Access, Filter
 from orecast.service.errors import Unauthorized
 
 
 @dataclass(frozen=True)
 class Principal:
-    """Who is calling: `user_id` (None: the one local user when auth is off); `admin` sees everything."""
+    """Who is calling: `user_id` (None: the one local user, or custom auth, where nothing is owned by
+    id); `admin` sees everything; `access` is set under custom auth, whose handlers decide."""
 
     user_id: str | None
     admin: bool = False
+    access: Access | None = None
 
     def may_see(self, owner: str | None) -> bool:
-        return self.admin or owner is None or owner == self.user_id
+        return self.admin or self.access is not None or owner is None or owner == self.user_id
+
+    async def authorize(self, resource: str, action: str, value: dict[str, Any]) -> Filter | None:
+        """The custom-auth handler's filter for this request (it may edit `value`); None: no filter."""
+        return None if self.access is None else await self.access.authorize(resource, action, value)
 
 
 @dataclass(frozen=True)
@@ -65,7 +73,9 @@ def presented_key(request: Request) -> str | None:
     return request.headers.get("x-api-key")
 
 
-def require_user(request: Request) -> Principal:
+async def require_user(request: Request) -> Principal:
+    if request.app.state.custom_auth is not None:
+        return Principal(None, access=await request.app.state.custom_auth.authenticate(request))
     keys: ApiKeys = request.app.state.api_keys
     if not keys.enabled:
         return Principal(None, admin=True)

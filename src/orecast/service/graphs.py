@@ -42,13 +42,36 @@ def parse_graph_option(option: str) -> tuple[str, str]:
     return name.strip(), spec.strip()
 
 
+def _read_config(config_path: Path) -> Any:
+    try:
+        return json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise GraphLoadError(f"cannot read {config_path}: {exc}") from exc
+
+
+def _relative_spec(config_path: Path, spec: str, what: str) -> str:
+    target, sep, attr = spec.rpartition(":")
+    if not sep:
+        raise GraphLoadError(f"{config_path}: {what} is not path:attr")
+    if target.endswith(".py") or target.startswith("."):
+        target = str((config_path.parent / target).resolve())
+    return f"{target}:{attr}"
+
+
+def auth_from_config(path: str | Path) -> str | None:
+    """The `auth.path` of a langgraph.json (a `langgraph_sdk.Auth`), relative to the file; None if absent."""
+    config_path = Path(path)
+    data = _read_config(config_path)
+    auth = data.get("auth") if isinstance(data, dict) else None
+    if not isinstance(auth, dict) or not auth.get("path"):
+        return None
+    return _relative_spec(config_path, str(auth["path"]), "auth.path")
+
+
 def graphs_from_config(path: str | Path) -> dict[str, str]:
     """The `graphs` map of a langgraph.json, with file paths made relative to the file."""
     config_path = Path(path)
-    try:
-        data = json.loads(config_path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise GraphLoadError(f"cannot read {config_path}: {exc}") from exc
+    data = _read_config(config_path)
     graphs = data.get("graphs") if isinstance(data, dict) else None
     if not isinstance(graphs, dict):
         raise GraphLoadError(f"{config_path} has no `graphs` object")
@@ -56,16 +79,12 @@ def graphs_from_config(path: str | Path) -> dict[str, str]:
     for name, spec in graphs.items():
         if isinstance(spec, dict):  # {"path": "./x.py:graph", "description": …}
             spec = spec.get("path", "")
-        target, sep, attr = str(spec).rpartition(":")
-        if not sep:
-            raise GraphLoadError(f"{config_path}: graph {name!r} is not path:attr")
-        if target.endswith(".py") or target.startswith("."):
-            target = str((config_path.parent / target).resolve())
-        resolved[name] = f"{target}:{attr}"
+        resolved[name] = _relative_spec(config_path, str(spec), f"graph {name!r}")
     return resolved
 
 
-def _import_target(spec: str) -> Any:
+def import_target(spec: str) -> Any:
+    """The object `module:attr` or `./file.py:attr` names."""
     target, _, attr = spec.rpartition(":")
     if target.endswith(".py"):
         file = Path(target)
@@ -91,7 +110,7 @@ def _import_target(spec: str) -> Any:
 
 def load_graph(spec: str, checkpointer: BaseCheckpointSaver, store: BaseStore) -> Pregel:
     """Import `spec` and bind it to our checkpointer and store (a compiled graph, a builder or a factory)."""
-    obj = _import_target(spec)
+    obj = import_target(spec)
     if callable(obj) and not isinstance(obj, Pregel | StateGraph):
         params = inspect.signature(obj).parameters
         obj = obj({}) if params else obj()

@@ -25,6 +25,9 @@ class ServiceSettings(BaseSettings):
     config_file: str | None = Field(None, description="A langgraph.json whose `graphs` are served")
     analyst: bool = Field(True, description="Serve the orecast analyst as assistant `orecast`")
     api_keys: str = Field("", description="user:KEY[:admin],… ; empty = no auth")
+    auth_path: str | None = Field(
+        None, description="A langgraph_sdk.Auth (module:attr or ./file.py:attr); default: the config's auth.path"
+    )
     cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list, description="Allowed CORS origins; off if empty")
     max_body_bytes: int = Field(1_000_000, ge=1, description="Largest accepted request body")
     cancel_poll_seconds: float = Field(

@@ -1,7 +1,8 @@
 """Threads: rows of the checkpoint store's threads table, their state through the graph, their owner.
 
-The owner is kept in the thread's metadata under `owner` (as LangGraph's own auth does), so a
-user's search is one indexed metadata filter; callers cannot set or change it.
+Under API keys the owner is kept in the thread's metadata under `owner` (as LangGraph's own auth
+does), so a user's search is one indexed metadata filter; callers cannot set or change it. Under
+custom auth that key is the handlers' to use, and each call asks them (`Principal.authorize`).
 """
 
 from __future__ import annotations
@@ -14,28 +15,38 @@ from langgraph.pregel import Pregel
 
 from orecast.checkpoint import OrecastCheckpointer, ThreadInfo
 from orecast.service.auth import Principal
+from orecast.service.custom_auth import Filter, equalities, matches
 from orecast.service.encode import checkpoint_of, jsonable, thread_state
 from orecast.service.errors import Conflict, Invalid, NotFound
 from orecast.service.graphs import GraphRegistry
 
 OWNER = "owner"
-
-
-def _clean(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
-    return {k: v for k, v in (metadata or {}).items() if k != OWNER}
+_SCAN_PAGE = 100  # rows read per query while a search filters on more than SQL can
 
 
 class Threads:
-    def __init__(self, saver: OrecastCheckpointer, graphs: GraphRegistry, default_graph: str) -> None:
+    def __init__(
+        self, saver: OrecastCheckpointer, graphs: GraphRegistry, default_graph: str, *, reserve_owner: bool = True
+    ) -> None:
         self.saver = saver
         self.graphs = graphs
         self.default_graph = default_graph
+        self.reserve_owner = reserve_owner
+
+    def _clean(self, metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+        if not self.reserve_owner:
+            return dict(metadata or {})
+        return {k: v for k, v in (metadata or {}).items() if k != OWNER}
 
     # -- rows ----------------------------------------------------------------------------------------
 
-    async def info(self, thread_id: str, user: Principal) -> ThreadInfo:
+    async def info(
+        self, thread_id: str, user: Principal, action: str = "read", value: dict[str, Any] | None = None
+    ) -> ThreadInfo:
+        """The thread, if `user` may do `action` on it (custom auth: its handler, given `value`); else 404."""
+        filt = await user.authorize("threads", action, value if value is not None else {"thread_id": thread_id})
         info = await self.saver.aget_thread(thread_id)
-        if info is None or not user.may_see(info.metadata.get(OWNER)):
+        if info is None or not user.may_see(info.metadata.get(OWNER)) or not matches(info.metadata, filt):
             raise NotFound(f"thread {thread_id} not found")
         return info
 
@@ -55,60 +66,93 @@ class Threads:
         if_exists: str | None,
     ) -> ThreadInfo:
         thread_id = thread_id or str(uuid.uuid4())
+        value = {"thread_id": thread_id, "metadata": dict(metadata or {}), "if_exists": if_exists}
+        filt = await user.authorize("threads", "create", value)
         existing = await self.saver.aget_thread(thread_id)
         if existing is not None:
-            if if_exists == "do_nothing" and user.may_see(existing.metadata.get(OWNER)):
+            if if_exists == "do_nothing" and user.may_see(existing.metadata.get(OWNER)) and matches(existing.metadata, filt):
                 return existing
             raise Conflict(f"thread {thread_id} already exists")
-        patch = _clean(metadata)
+        return await self._insert(user, thread_id, value["metadata"])
+
+    async def create_for_run(self, user: Principal, thread_id: str, metadata: Mapping[str, Any]) -> ThreadInfo:
+        """The thread a run creates (stateless, or `if_not_exists='create'`), with the run's metadata as
+        langgraph-api gives it; its `create_run` handler has already been asked."""
+        existing = await self.saver.aget_thread(thread_id)
+        if existing is not None:  # created meanwhile by another request: it must be the caller's
+            return await self.info(thread_id, user)
+        return await self._insert(user, thread_id, metadata)
+
+    async def _insert(self, user: Principal, thread_id: str, metadata: Mapping[str, Any]) -> ThreadInfo:
+        patch = self._clean(metadata)
         if user.user_id is not None:
             patch[OWNER] = user.user_id
         return await self.saver.aupdate_thread(thread_id, metadata=patch, status="idle")
 
     async def update(self, thread_id: str, user: Principal, metadata: Mapping[str, Any] | None) -> ThreadInfo:
-        await self.info(thread_id, user)
-        return await self.saver.aupdate_thread(thread_id, metadata=_clean(metadata))
+        value = {"thread_id": thread_id, "metadata": dict(metadata or {})}
+        await self.info(thread_id, user, "update", value)
+        return await self.saver.aupdate_thread(thread_id, metadata=self._clean(value["metadata"]))
 
     async def copy(self, thread_id: str, user: Principal) -> ThreadInfo:
         await self.info(thread_id, user)
         target = str(uuid.uuid4())
+        await user.authorize("threads", "create", {"thread_id": target})
         await self.saver.acopy_thread(thread_id, target)
         info = await self.saver.aget_thread(target)
         assert info is not None
         return info
 
-    def _owner_filter(self, user: Principal, metadata: Mapping[str, Any] | None) -> dict[str, Any]:
-        wanted = _clean(metadata)
+    async def _search_filter(self, user: Principal, body: Mapping[str, Any]) -> tuple[dict[str, Any], Filter | None]:
+        """(the metadata SQL filters on, the custom-auth filter; both must hold)."""
+        value = {k: body.get(k) for k in ("metadata", "values", "status", "limit", "offset")}
+        value["metadata"] = dict(value["metadata"] or {})
+        filt = await user.authorize("threads", "search", value)
+        wanted = {**self._clean(value["metadata"]), **equalities(filt)}
         if not user.admin and user.user_id is not None:
             wanted[OWNER] = user.user_id
-        return wanted
+        return wanted, filt
 
     async def search(self, user: Principal, body: Mapping[str, Any]) -> list[ThreadInfo]:
         limit, offset = int(body.get("limit") or 10), int(body.get("offset") or 0)
         sort_by = body.get("sort_by") or "updated_at"
         if sort_by not in ("updated_at", "created_at", "thread_id"):
             raise Invalid(f"sort_by: cannot sort threads by {sort_by!r}")
+        wanted, filt = await self._search_filter(user, body)
         if body.get("ids"):
             found = [t for i in body["ids"] if (t := await self.saver.aget_thread(i))]
-            found = [t for t in found if user.may_see(t.metadata.get(OWNER))]
+            found = [t for t in found if user.may_see(t.metadata.get(OWNER)) and matches(t.metadata, filt)]
             return found[offset : offset + limit]
+        rest = filt if filt and filt.keys() - equalities(filt).keys() else None
+        query = {"metadata": wanted, "status": body.get("status"), "sort_by": sort_by,
+                 "sort_order": body.get("sort_order") or "desc"}
         try:
-            return await self.saver.asearch_threads(
-                metadata=self._owner_filter(user, body.get("metadata")),
-                status=body.get("status"),
-                sort_by=sort_by,
-                sort_order=body.get("sort_order") or "desc",
-                limit=limit,
-                offset=offset,
-            )
+            if rest is None:
+                return await self.saver.asearch_threads(**query, limit=limit, offset=offset)
+            return await self._scan(query, rest, limit, offset)
         except ValueError as exc:
             raise Invalid(str(exc)) from exc
 
+    async def _scan(self, query: dict[str, Any], filt: Filter, limit: int, offset: int) -> list[ThreadInfo]:
+        """A page of the threads SQL finds that also match `filt` (operators SQL cannot express)."""
+        kept: list[ThreadInfo] = []
+        start = 0
+        while len(kept) < offset + limit:
+            rows = await self.saver.asearch_threads(**query, limit=_SCAN_PAGE, offset=start)
+            kept.extend(t for t in rows if matches(t.metadata, filt))
+            if len(rows) < _SCAN_PAGE:
+                break
+            start += _SCAN_PAGE
+        return kept[offset : offset + limit]
+
     async def count(self, user: Principal, body: Mapping[str, Any]) -> int:
+        wanted, filt = await self._search_filter(user, body)
+        rest = filt if filt and filt.keys() - equalities(filt).keys() else None
         try:
-            return await self.saver.acount_threads(
-                metadata=self._owner_filter(user, body.get("metadata")), status=body.get("status")
-            )
+            if rest is None:
+                return await self.saver.acount_threads(metadata=wanted, status=body.get("status"))
+            query = {"metadata": wanted, "status": body.get("status"), "sort_by": "updated_at", "sort_order": "desc"}
+            return len(await self._scan(query, rest, 1 << 62, 0))
         except ValueError as exc:
             raise Invalid(str(exc)) from exc
 
@@ -131,7 +175,7 @@ class Threads:
             "created_at": info.created_at.isoformat(),
             "updated_at": info.updated_at.isoformat(),
             "state_updated_at": info.updated_at.isoformat(),
-            "metadata": _clean(info.metadata),
+            "metadata": self._clean(info.metadata),
             "status": info.status,
             "config": {},
             "values": values,
@@ -176,7 +220,7 @@ class Threads:
         as_node: str | None,
         checkpoint: Mapping[str, Any] | None,
     ) -> dict[str, Any]:
-        info = await self.info(thread_id, user)
+        info = await self.info(thread_id, user, "update", {"thread_id": thread_id, "values": values, "as_node": as_node})
         graph = self.graph_for(info)
         await self.require_checkpoint(thread_id, checkpoint)
         config = self._config(thread_id, checkpoint)

@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from orecast.service.auth import User, require_user
 from orecast.service.context import Services, Svc
 from orecast.service.errors import Invalid, NotFound
-from orecast.service.runs.prepare import start_run, visible_run
+from orecast.service.runs.prepare import may_use_run, start_run, visible_run
 from orecast.service.runs.records import ACTIVE, RunRecord
 from orecast.service.schemas import CancelMany, RunCreate
 from orecast.service.sse import HEARTBEAT, format_event, sse_response
@@ -105,7 +105,7 @@ async def create_stateless(body: RunCreate, svc: Svc, user: User) -> JSONRespons
 async def list_runs(
     thread_id: str, svc: Svc, user: User, limit: int = 10, offset: int = 0, status: str | None = None
 ) -> list[dict[str, Any]]:
-    await svc.threads.info(thread_id, user)
+    await svc.threads.info(thread_id, user, "search", {"thread_id": thread_id, "metadata": {}})
     runs = await svc.repo.list(thread_id, status, limit, offset)
     return [r.public() for r in runs if user.may_see(r.owner)]
 
@@ -117,7 +117,7 @@ async def get_run(thread_id: str, run_id: str, svc: Svc, user: User) -> dict[str
 
 @router.delete("/threads/{thread_id}/runs/{run_id}", status_code=204)
 async def delete_run(thread_id: str, run_id: str, svc: Svc, user: User) -> Response:
-    run = await visible_run(svc, user, thread_id, run_id)
+    run = await visible_run(svc, user, thread_id, run_id, "delete")
     if run.status in ACTIVE:
         await svc.repo.request_cancel(run, "interrupt", "deleted")
         await svc.runs.cancel_local(run_id, "interrupt")
@@ -161,7 +161,7 @@ async def cancel_run(
 ) -> Response:
     if action not in ("interrupt", "rollback"):
         raise Invalid(f"action: must be 'interrupt' or 'rollback', not {action!r}")
-    run = await visible_run(svc, user, thread_id, run_id)
+    run = await visible_run(svc, user, thread_id, run_id, "update")
     if run.status in ACTIVE:
         await _cancel(svc, run, action)
     if wait:
@@ -175,14 +175,14 @@ async def cancel_many(body: CancelMany, svc: Svc, user: User, action: str = "int
         raise Invalid(f"action: must be 'interrupt' or 'rollback', not {action!r}")
     statuses = {"pending": ("pending",), "running": ("running",)}.get(body.status or "all", ACTIVE)
     if body.thread_id:
-        await svc.threads.info(body.thread_id, user)
+        await svc.threads.info(body.thread_id, user, "update")
     elif not body.run_ids and not body.status:
         raise Invalid("thread_id, run_ids or status is required")
     for run_id, _ in await svc.repo.select_ids(
         thread_id=body.thread_id, run_ids=body.run_ids, statuses=statuses
     ):
         run = await svc.repo.get(run_id)
-        if run is not None and user.may_see(run.owner):
+        if run is not None and await may_use_run(svc, user, run, "update"):
             await _cancel(svc, run, action)
     return Response(status_code=204)
 
@@ -190,6 +190,6 @@ async def cancel_many(body: CancelMany, svc: Svc, user: User, action: str = "int
 @router.get("/runs/{run_id}")
 async def get_stateless(run_id: str, svc: Svc, user: User) -> dict[str, Any]:
     run = await svc.repo.get(run_id)
-    if run is None or not user.may_see(run.owner):
+    if run is None or not await may_use_run(svc, user, run, "read"):
         raise NotFound(f"run {run_id} not found")
     return run.public()

@@ -54,7 +54,7 @@ async def update(thread_id: str, body: ThreadUpdate, svc: Svc, user: User) -> di
 
 @router.delete("/{thread_id}", status_code=204)
 async def delete(thread_id: str, svc: Svc, user: User) -> Response:
-    await svc.threads.info(thread_id, user)
+    await svc.threads.info(thread_id, user, "delete")
     for run_id, _ in await svc.repo.select_ids(
         thread_id=thread_id, run_ids=None, statuses=("pending", "running")
     ):

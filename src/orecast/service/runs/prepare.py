@@ -25,26 +25,34 @@ async def start_run(
     svc: Services, user: Principal, body: RunCreate, thread_id: str | None
 ) -> tuple[RunRecord, bool]:
     """Admit and start a run; (its record, whether its thread is temporary). 404/409 as the SDK expects."""
-    assistant = await svc.assistants.get(body.assistant_id, user)
+    assistant = await svc.assistants.for_run(body.assistant_id, user)
     served = svc.graphs.get(assistant["graph_id"])
     assert served is not None
     temporary = thread_id is None
-    if thread_id is None:
-        thread_id = str(uuid.uuid4())
-        info = await svc.threads.create(user, thread_id=thread_id, metadata={}, if_exists=None)
-    elif await svc.saver.aget_thread(thread_id) is None:
-        if body.if_not_exists != "create":
+    thread_id = thread_id or str(uuid.uuid4())
+    run_id = str(uuid.uuid4())
+    # what langgraph-api shows the `threads` `create_run` handler; it may add to `metadata`
+    value: dict[str, Any] = {
+        "thread_id": thread_id, "assistant_id": assistant["assistant_id"], "run_id": run_id,
+        "status": "pending", "metadata": dict(body.metadata or {}),
+        "prevent_insert_if_inflight": body.multitask_strategy == "reject",
+        "multitask_strategy": body.multitask_strategy, "if_not_exists": body.if_not_exists,
+        "after_seconds": body.after_seconds, "kwargs": body.model_dump(mode="json", exclude_none=True),
+    }
+    if temporary or await svc.saver.aget_thread(thread_id) is None:
+        if not temporary and body.if_not_exists != "create":
             raise NotFound(f"thread {thread_id} not found (pass if_not_exists='create' to create it)")
-        info = await svc.threads.create(user, thread_id=thread_id, metadata={}, if_exists="do_nothing")
+        await user.authorize("threads", "create_run", value)
+        info = await svc.threads.create_for_run(user, thread_id, value["metadata"])
     else:
-        info = await svc.threads.info(thread_id, user)
+        info = await svc.threads.info(thread_id, user, "create_run", value)
+    run_metadata = value["metadata"]
     graph_meta = {"graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
     if any(info.metadata.get(k) != v for k, v in graph_meta.items()):
         await svc.saver.aupdate_thread(thread_id, metadata=graph_meta)
     if temporary and body.on_completion == "keep":
         temporary = False
 
-    run_id = str(uuid.uuid4())
     config = _merge_config(assistant, body)
     configurable = config["configurable"]
     configurable.update(
@@ -53,6 +61,12 @@ async def start_run(
     )
     if user.user_id is not None:
         configurable["user_id"] = user.user_id
+    if user.access is not None:  # as langgraph-api hands the authenticated user to the graph
+        configurable.update(
+            langgraph_auth_user=user.access.user.dict(),
+            langgraph_auth_user_id=user.access.user.identity,
+            langgraph_auth_permissions=list(user.access.permissions),
+        )
     checkpoint_id = body.checkpoint_id or (body.checkpoint.checkpoint_id if body.checkpoint else None)
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
@@ -60,7 +74,7 @@ async def start_run(
             configurable["checkpoint_ns"] = body.checkpoint.checkpoint_ns
         await svc.threads.require_checkpoint(thread_id, {"checkpoint_id": checkpoint_id})
     config["run_id"] = UUID(run_id)
-    config["metadata"] = {**(config.get("metadata") or {}), **(body.metadata or {}), "run_id": run_id}
+    config["metadata"] = {**(config.get("metadata") or {}), **run_metadata, "run_id": run_id}
     context = {**(assistant.get("context") or {}), **(body.context or {})} or None
 
     kwargs = body.model_dump(mode="json", exclude_none=True, exclude={"assistant_id", "metadata"})
@@ -68,7 +82,7 @@ async def start_run(
         run_id=run_id,
         thread_id=thread_id,
         assistant_id=assistant["assistant_id"],
-        metadata=body.metadata or {},
+        metadata=run_metadata,
         kwargs=kwargs,
         strategy=body.multitask_strategy,
         owner=user.user_id,
@@ -91,10 +105,26 @@ async def start_run(
     return run, temporary
 
 
-async def visible_run(svc: Services, user: Principal, thread_id: str, run_id: str) -> RunRecord:
-    await svc.threads.info(thread_id, user)
+async def visible_run(
+    svc: Services, user: Principal, thread_id: str, run_id: str, action: str = "read"
+) -> RunRecord:
+    """The run, if `user` may do `action` on its thread (runs are a thread's, as in langgraph-api)."""
+    await svc.threads.info(thread_id, user, action, {"thread_id": thread_id, "run_id": run_id})
     run = await svc.repo.require(run_id, thread_id)
     if not user.may_see(run.owner):
         raise NotFound(f"run {run_id} not found")
     return run
+
+
+async def may_use_run(svc: Services, user: Principal, run: RunRecord, action: str) -> bool:
+    """Whether `user` may do `action` on a run found by id alone (no thread in the path)."""
+    if not user.may_see(run.owner):
+        return False
+    if user.access is None:
+        return True
+    try:  # custom auth decides by the run's thread; a run whose thread is gone is nobody's
+        await svc.threads.info(run.thread_id, user, action, {"thread_id": run.thread_id, "run_id": run.run_id})
+    except NotFound:
+        return False
+    return True
 
