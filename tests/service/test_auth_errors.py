@@ -192,3 +192,25 @@ def test_serve_command_serves_an_outside_graph(tmp_path) -> None:
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_taken_thread_id_answers_alike_for_everyone(secured: Server) -> None:
+    """Thread ids are global: creating one says it is taken (409), in the same words whoever holds it,
+    without touching or describing the thread; a chosen id must be a UUID, so nobody can probe for one."""
+    alice, bob = ({"x-api-key": k} for k in ("key-alice", "key-bob"))
+    with httpx.Client(base_url=secured.url) as http:
+        tid = http.post("/threads", json={"metadata": {"who": "alice"}}, headers=alice).json()["thread_id"]
+        own = http.post("/threads", json={"thread_id": tid}, headers=alice)
+        answers = [
+            http.post("/threads", json={"thread_id": tid, "if_exists": how, "metadata": {"who": "bob"}}, headers=bob)
+            for how in ("raise", "do_nothing")
+        ]
+        assert own.status_code == 409 and all(a.status_code == 409 and a.json() == own.json() for a in answers)
+        assert http.get(f"/threads/{tid}", headers=alice).json()["metadata"] == {"who": "alice"}
+        guess = http.post("/threads", json={"thread_id": "alice-chat-1"}, headers=bob)
+        assert guess.status_code == 422 and guess.json()["message"] == "thread_id: must be a UUID when auth is on"
+        run = http.post(
+            "/threads/alice-chat-2/runs/wait",
+            json={"assistant_id": ECHO, "input": say("x"), "if_not_exists": "create"}, headers=bob,
+        )
+        assert run.status_code == 422

@@ -24,6 +24,21 @@ OWNER = "owner"
 _SCAN_PAGE = 100  # rows read per query while a search filters on more than SQL can
 
 
+def require_uuid_id(thread_id: str, user: Principal) -> None:
+    """With auth on, a caller-chosen thread id must be a UUID (langgraph-api takes nothing else).
+
+    Thread ids are one namespace for all users, so creating one must say when an id is taken (409),
+    whoever holds it; only an unguessable id makes that answer worthless to anyone not already
+    holding the id. Without auth there is one user and any id is fine.
+    """
+    if user.user_id is None and user.access is None:
+        return
+    try:
+        uuid.UUID(thread_id)
+    except ValueError:
+        raise Invalid("thread_id: must be a UUID when auth is on") from None
+
+
 class Threads:
     def __init__(
         self, saver: OrecastCheckpointer, graphs: GraphRegistry, default_graph: str, *, reserve_owner: bool = True
@@ -65,6 +80,8 @@ class Threads:
         metadata: Mapping[str, Any] | None,
         if_exists: str | None,
     ) -> ThreadInfo:
+        if thread_id is not None:
+            require_uuid_id(thread_id, user)
         thread_id = thread_id or str(uuid.uuid4())
         value = {"thread_id": thread_id, "metadata": dict(metadata or {}), "if_exists": if_exists}
         filt = await user.authorize("threads", "create", value)
@@ -72,6 +89,7 @@ class Threads:
         if existing is not None:
             if if_exists == "do_nothing" and user.may_see(existing.metadata.get(OWNER)) and matches(existing.metadata, filt):
                 return existing
+            # the same answer whoever holds the id: it says the id is taken, nothing of the thread
             raise Conflict(f"thread {thread_id} already exists")
         return await self._insert(user, thread_id, value["metadata"])
 

@@ -12,6 +12,7 @@ from orecast.service.errors import NotFound
 from orecast.service.runs.execute import RunInput
 from orecast.service.runs.records import RunRecord
 from orecast.service.schemas import RunCreate
+from orecast.service.threads import require_uuid_id
 
 
 def _merge_config(assistant: dict[str, Any], body: RunCreate) -> dict[str, Any]:
@@ -42,6 +43,8 @@ async def start_run(
     if temporary or await svc.saver.aget_thread(thread_id) is None:
         if not temporary and body.if_not_exists != "create":
             raise NotFound(f"thread {thread_id} not found (pass if_not_exists='create' to create it)")
+        if not temporary:
+            require_uuid_id(thread_id, user)
         await user.authorize("threads", "create_run", value)
         info = await svc.threads.create_for_run(user, thread_id, value["metadata"])
     else:
