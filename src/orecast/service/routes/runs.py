@@ -30,13 +30,11 @@ async def _stream(
 ) -> AsyncIterator[bytes]:
     """The run's events as SSE (after `last_event_id`), with heartbeats; cancel it if the client leaves."""
     events = svc.runs.events(run_id)
-    if events is None:  # run driven elsewhere or long finished: nothing to replay here
-        await svc.runs.wait(run_id)
-        return
     after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
     finished = False
     try:
-        follower = events.follow(after).__aiter__()
+        # a run driven by another process (or long finished) is read from the database
+        follower = (events.follow(after) if events else svc.runs.follow_remote(run_id, after)).__aiter__()
         while True:
             try:
                 event_id, event, data = await asyncio.wait_for(follower.__anext__(), HEARTBEAT_SECONDS)

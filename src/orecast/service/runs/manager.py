@@ -3,6 +3,9 @@
 A run is driven by the process that created it: it waits until the database admits it (its
 thread's oldest pending run, no running run on the thread), then streams the graph into its event
 log while a watcher polls the database for a cancel from any process and keeps its heartbeat.
+Its events stay in this process's memory unless a client of another process asks to follow the run
+(`shared_stream` on its row): from the watcher's next poll on, the log is copied to the database,
+where that process reads it (`follow_remote`).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +35,7 @@ class _Local:
     cancel_action: str | None = None
     output: Any = None
     paused: bool = False  # the run ended waiting for a human (interrupt or breakpoint)
+    shared: int | None = None  # events copied to the database so far; None: nobody elsewhere follows
     finished: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -97,7 +102,7 @@ class RunManager:
         """Wait until the database admits `run`; False if it was cancelled while pending."""
         last_beat = time.monotonic()
         while not await self.repo.claim(run, self.stale_seconds):
-            action, status = await self.repo.cancel_state(run.run_id)
+            action, status, _ = await self.repo.cancel_state(run.run_id)
             if status != "pending" or action is not None:
                 return False
             if time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
@@ -114,16 +119,26 @@ class RunManager:
         while not target.done():
             await asyncio.sleep(self.poll_seconds)
             since_beat += self.poll_seconds
-            action, _ = await self.repo.cancel_state(run_id)
+            action, _, shared = await self.repo.cancel_state(run_id)
+            local = self._local.get(run_id)
             if action is not None:
-                local = self._local.get(run_id)
                 if local is not None:
                     local.cancel_action = action
                 target.cancel()
                 return
+            if shared and local is not None:
+                await self._share(run_id, local)
             if since_beat >= HEARTBEAT_SECONDS:
                 since_beat = 0.0
                 await self.repo.heartbeat(run_id)
+
+    async def _share(self, run_id: str, local: _Local) -> None:
+        """Copy the events not yet in the database there."""
+        done = local.shared or 0
+        fresh = local.events.events[done:]
+        if fresh:
+            await self.repo.add_events(run_id, done + 1, fresh)
+        local.shared = done + len(fresh)
 
     async def _drive(
         self, run: RunRecord, prepared: RunInput, events: RunEvents, temporary: bool
@@ -197,6 +212,8 @@ class RunManager:
     ) -> None:
         current = await self.repo.get(run.run_id)
         was_running = current is not None and current.status == "running"
+        if current is not None and (current.shared_stream or local.shared is not None):
+            await self._share(run.run_id, local)  # before the row says the run is over
         if local.cancel_action == "rollback":
             await self.saver.adelete_for_runs([run.run_id])
             await self.repo.delete(run.run_id)
@@ -217,6 +234,25 @@ class RunManager:
     def output(self, run_id: str) -> Any:
         local = self._local.get(run_id)
         return local.output if local else None
+
+    async def follow_remote(self, run_id: str, after: int) -> AsyncIterator[tuple[int, str, Any]]:
+        """(id, event, data) after `after` of a run driven by another process, read from the database
+        once that process copies them there; until the run is over."""
+        await self.repo.share_stream(run_id)
+        seen = after
+        while True:
+            batch = await self.repo.events_after(run_id, seen)
+            for event_id, event, data in batch:
+                seen = event_id
+                yield event_id, event, data
+            if batch:
+                continue
+            run = await self.repo.get(run_id)
+            if run is None or run.status in TERMINAL:  # its last events were written before its end
+                for event_id, event, data in await self.repo.events_after(run_id, seen):
+                    yield event_id, event, data
+                return
+            await asyncio.sleep(self.poll_seconds)
 
     async def wait(self, run_id: str) -> RunRecord | None:
         """Until the run is over (here or in another process); its final row (None once deleted)."""

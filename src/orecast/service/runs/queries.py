@@ -4,10 +4,10 @@ RUN_COLUMNS = """run_id, thread_id, assistant_id, status, metadata, kwargs, mult
     cancel_action, cancel_reason, error, created_at, updated_at"""
 INSERT_RUN = f"""INSERT INTO service_runs ({RUN_COLUMNS}, heartbeat_at)
 VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?)"""
-SELECT_RUN = f"SELECT {RUN_COLUMNS} FROM service_runs WHERE run_id = ?"
+SELECT_RUN = f"SELECT {RUN_COLUMNS}, shared_stream FROM service_runs WHERE run_id = ?"
 SELECT_ACTIVE_RUNS = """SELECT run_id, status FROM service_runs
 WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY created_at, run_id"""
-LIST_RUNS = f"""SELECT {RUN_COLUMNS} FROM service_runs WHERE thread_id = ? {{status}}
+LIST_RUNS = f"""SELECT {RUN_COLUMNS}, shared_stream FROM service_runs WHERE thread_id = ? {{status}}
 ORDER BY created_at DESC, run_id DESC LIMIT ? OFFSET ?"""
 # Claim: this run is the thread's oldest pending one; the unique index on running runs per thread
 # makes a second concurrent claim fail, whatever process it comes from.
@@ -22,7 +22,16 @@ WHERE run_id = ? AND status = 'pending' AND cancel_action IS NULL AND NOT EXISTS
 EXPIRE_DEAD_RUNS = """UPDATE service_runs SET status = 'error', error = 'the process driving it stopped',
     updated_at = ? WHERE thread_id = ? AND status IN ('pending', 'running') AND heartbeat_at < ?"""
 HEARTBEAT = "UPDATE service_runs SET heartbeat_at = ? WHERE run_id = ? AND status IN ('pending', 'running')"
-SELECT_CANCEL = "SELECT cancel_action, status FROM service_runs WHERE run_id = ?"
+SELECT_CANCEL = "SELECT cancel_action, status, shared_stream FROM service_runs WHERE run_id = ?"
+SHARE_STREAM = "UPDATE service_runs SET shared_stream = 1 WHERE run_id = ?"
+# a copy interrupted between commit and bookkeeping is simply written again
+INSERT_EVENT = """INSERT INTO service_run_events (run_id, seq, event, data) VALUES (?, ?, ?, ?)
+ON CONFLICT (run_id, seq) DO NOTHING"""
+SELECT_EVENTS = """SELECT seq, event, data FROM service_run_events WHERE run_id = ? AND seq > ?
+ORDER BY seq LIMIT 500"""
+DELETE_RUN_EVENTS = "DELETE FROM service_run_events WHERE run_id = ?"
+DELETE_THREAD_RUN_EVENTS = """DELETE FROM service_run_events
+WHERE run_id IN (SELECT run_id FROM service_runs WHERE thread_id = ?)"""
 REQUEST_CANCEL = """UPDATE service_runs SET cancel_action = ?, cancel_reason = ?, updated_at = ?
 WHERE run_id = ? AND status IN ('pending', 'running')"""
 CANCEL_PENDING = """UPDATE service_runs SET status = 'interrupted', cancel_action = ?, cancel_reason = ?,

@@ -31,12 +31,14 @@ class RunRecord:
     error: str | None
     created_at: str
     updated_at: str
+    shared_stream: bool = False  # a client of another process follows it: its events go to the database
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> RunRecord:
         values = list(row)
         values[4] = json.loads(values[4])
         values[5] = json.loads(values[5])
+        values[13] = bool(values[13])
         return cls(*values)
 
     def public(self) -> dict[str, Any]:
@@ -159,10 +161,26 @@ class RunRepo:
             )
         return [RunRecord.from_row(r) for r in rows]
 
-    async def cancel_state(self, run_id: str) -> tuple[str | None, str | None]:
+    async def cancel_state(self, run_id: str) -> tuple[str | None, str | None, bool]:
+        """(cancel action, status, whether a client of another process follows its stream)."""
         async with self.db.read() as tx:
             row = await tx.fetchone(q.SELECT_CANCEL, (run_id,))
-        return (row[0], row[1]) if row else (None, None)
+        return (row[0], row[1], bool(row[2])) if row else (None, None, False)
+
+    async def share_stream(self, run_id: str) -> None:
+        """Ask the process driving the run to write its events here (it notices at its next poll)."""
+        async with self.db.transaction() as tx:
+            await tx.execute(q.SHARE_STREAM, (run_id,))
+
+    async def add_events(self, run_id: str, first_seq: int, events: list[tuple[str, Any]]) -> None:
+        async with self.db.transaction() as tx:
+            for n, (event, data) in enumerate(events):
+                await tx.execute(q.INSERT_EVENT, (run_id, first_seq + n, event, json.dumps(data, ensure_ascii=False)))
+
+    async def events_after(self, run_id: str, seq: int) -> list[tuple[int, str, Any]]:
+        async with self.db.read() as tx:
+            rows = await tx.fetchall(q.SELECT_EVENTS, (run_id, seq))
+        return [(int(r[0]), r[1], json.loads(r[2])) for r in rows]
 
     async def request_cancel(self, run: RunRecord, action: str, reason: str) -> None:
         now = now_iso()
@@ -180,10 +198,12 @@ class RunRepo:
 
     async def delete(self, run_id: str) -> None:
         async with self.db.transaction() as tx:
+            await tx.execute(q.DELETE_RUN_EVENTS, (run_id,))
             await tx.execute(q.DELETE_RUN, (run_id,))
 
     async def delete_thread_runs(self, thread_id: str) -> None:
         async with self.db.transaction(thread_id) as tx:
+            await tx.execute(q.DELETE_THREAD_RUN_EVENTS, (thread_id,))
             await tx.execute(q.DELETE_THREAD_RUNS, (thread_id,))
 
     async def select_ids(
