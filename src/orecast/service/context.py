@@ -31,7 +31,8 @@ class Services:
     runs: RunManager
 
 
-def get_services(request: Request) -> Services:
+async def get_services(request: Request) -> Services:
+    # async: FastAPI runs a sync dependency in its thread pool, a thread hop on every request
     services = getattr(request.app.state, "services", None)
     if services is None:
         raise RuntimeError("the service is not started (lifespan not run)")

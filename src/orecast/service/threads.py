@@ -59,10 +59,18 @@ class Threads:
         self, thread_id: str, user: Principal, action: str = "read", value: dict[str, Any] | None = None
     ) -> ThreadInfo:
         """The thread, if `user` may do `action` on it (custom auth: its handler, given `value`); else 404."""
-        filt = await user.authorize("threads", action, value if value is not None else {"thread_id": thread_id})
+        value = value if value is not None else {"thread_id": thread_id}
         info = await self.saver.aget_thread(thread_id)
-        if info is None or not user.may_see(info.metadata.get(OWNER)) or not matches(info.metadata, filt):
+        if info is None:
+            await user.authorize("threads", action, value)  # a handler's refusal comes first
             raise NotFound(f"thread {thread_id} not found")
+        return await self.check(info, user, action, value)
+
+    async def check(self, info: ThreadInfo, user: Principal, action: str, value: dict[str, Any]) -> ThreadInfo:
+        """`info` (already read), if `user` may do `action` on it, as `info()` decides; else 404."""
+        filt = await user.authorize("threads", action, value)
+        if not user.may_see(info.metadata.get(OWNER)) or not matches(info.metadata, filt):
+            raise NotFound(f"thread {info.thread_id} not found")
         return info
 
     def graph_for(self, info: ThreadInfo) -> Pregel:

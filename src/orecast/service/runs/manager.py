@@ -149,7 +149,6 @@ class RunManager:
         try:
             if not await self._admitted(run):
                 return
-            await self.saver.aupdate_thread(run.thread_id, status="busy")
             status, error = await self._execute(run, prepared, events, local)
         except asyncio.CancelledError:
             status = "interrupted"

@@ -32,15 +32,17 @@ async def start_run(
     temporary = thread_id is None
     thread_id = thread_id or str(uuid.uuid4())
     run_id = str(uuid.uuid4())
+    kwargs = body.model_dump(mode="json", exclude_none=True, exclude={"assistant_id", "metadata"})
     # what langgraph-api shows the `threads` `create_run` handler; it may add to `metadata`
     value: dict[str, Any] = {
         "thread_id": thread_id, "assistant_id": assistant["assistant_id"], "run_id": run_id,
         "status": "pending", "metadata": dict(body.metadata or {}),
         "prevent_insert_if_inflight": body.multitask_strategy == "reject",
         "multitask_strategy": body.multitask_strategy, "if_not_exists": body.if_not_exists,
-        "after_seconds": body.after_seconds, "kwargs": body.model_dump(mode="json", exclude_none=True),
+        "after_seconds": body.after_seconds, "kwargs": kwargs,
     }
-    if temporary or await svc.saver.aget_thread(thread_id) is None:
+    existing = None if temporary else await svc.saver.aget_thread(thread_id)
+    if existing is None:
         if not temporary and body.if_not_exists != "create":
             raise NotFound(f"thread {thread_id} not found (pass if_not_exists='create' to create it)")
         if not temporary:
@@ -48,7 +50,7 @@ async def start_run(
         await user.authorize("threads", "create_run", value)
         info = await svc.threads.create_for_run(user, thread_id, value["metadata"])
     else:
-        info = await svc.threads.info(thread_id, user, "create_run", value)
+        info = await svc.threads.check(existing, user, "create_run", value)
     run_metadata = value["metadata"]
     graph_meta = {"graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
     if any(info.metadata.get(k) != v for k, v in graph_meta.items()):
@@ -80,7 +82,6 @@ async def start_run(
     config["metadata"] = {**(config.get("metadata") or {}), **run_metadata, "run_id": run_id}
     context = {**(assistant.get("context") or {}), **(body.context or {})} or None
 
-    kwargs = body.model_dump(mode="json", exclude_none=True, exclude={"assistant_id", "metadata"})
     run, _cancelled = await svc.repo.admit(
         run_id=run_id,
         thread_id=thread_id,

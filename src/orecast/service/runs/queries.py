@@ -18,6 +18,9 @@ WHERE run_id = ? AND status = 'pending' AND cancel_action IS NULL AND NOT EXISTS
     SELECT 1 FROM service_runs AS r WHERE r.thread_id = ? AND r.status = 'pending'
       AND (r.created_at < ? OR (r.created_at = ? AND r.run_id < ?))
 )"""
+# The claim's own transaction marks the thread busy in the checkpoint store's threads table (status
+# only: `updated_at` follows the state, which the run's checkpoints and its end move).
+MARK_THREAD_BUSY = "UPDATE threads SET status = 'busy' WHERE thread_id = ?"
 # A pending or running run whose process stopped beating its heart would block the thread forever.
 EXPIRE_DEAD_RUNS = """UPDATE service_runs SET status = 'error', error = 'the process driving it stopped',
     updated_at = ? WHERE thread_id = ? AND status IN ('pending', 'running') AND heartbeat_at < ?"""

@@ -117,7 +117,8 @@ class RunRepo:
         return RunRecord.from_row(row), cancelled
 
     async def claim(self, run: RunRecord, stale_after: float) -> bool:
-        """Make `run` the thread's running run if it is next in line and the thread is free."""
+        """Make `run` the thread's running run if it is next in line and the thread is free; the
+        thread's status becomes `busy` in the same transaction."""
         now = datetime.now(UTC)
         stale = (now - timedelta(seconds=stale_after)).isoformat()
         async with self.db.transaction(run.thread_id) as tx:
@@ -140,6 +141,8 @@ class RunRepo:
                 if "unique" in str(exc).lower():
                     return False
                 raise
+            if changed == 1:
+                await tx.execute(q.MARK_THREAD_BUSY, (run.thread_id,))
         return changed == 1
 
     async def get(self, run_id: str) -> RunRecord | None:
