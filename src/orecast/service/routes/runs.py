@@ -62,7 +62,7 @@ async def _stream_response(svc: Services, user: User, body: RunCreate, thread_id
 
 async def _wait_response(svc: Services, user: User, body: RunCreate, thread_id: str | None) -> Response:
     run, temporary = await start_run(svc, user, body, thread_id)
-    await svc.runs.wait(run.run_id)
+    await svc.runs.finished(run.run_id)
     output = svc.runs.output(run.run_id)
     return JSONResponse(output, headers={"Content-Location": _location(run, temporary)})
 

@@ -213,17 +213,19 @@ class RunManager:
         was_running = current is not None and current.status == "running"
         if current is not None and (current.shared_stream or local.shared is not None):
             await self._share(run.run_id, local)  # before the row says the run is over
+        thread_status = "error" if status == "error" else "interrupted" if local.paused else "idle"
+        # a temporary thread is deleted below; a run that never ran leaves its thread as it was
+        thread = (run.thread_id, thread_status) if was_running and not temporary else None
         if local.cancel_action == "rollback":
             await self.saver.adelete_for_runs([run.run_id])
             await self.repo.delete(run.run_id)
+            if thread is not None:
+                await self.repo.set_thread_status(*thread)
         elif current is not None and current.status not in TERMINAL:
-            await self.repo.finish(run.run_id, status, error)
+            await self.repo.finish(run.run_id, status, error, thread=thread)
         if temporary:
             await self.saver.adelete_thread(run.thread_id)
             await self.repo.delete_thread_runs(run.thread_id)
-        elif was_running:
-            thread_status = "error" if status == "error" else "interrupted" if local.paused else "idle"
-            await self.saver.aupdate_thread(run.thread_id, status=thread_status)
 
     # -- waiting and reading ---------------------------------------------------------------------------
 
@@ -252,6 +254,14 @@ class RunManager:
                     yield event_id, event, data
                 return
             await asyncio.sleep(self.poll_seconds)
+
+    async def finished(self, run_id: str) -> None:
+        """Until the run is over (here or in another process)."""
+        local = self._local.get(run_id)
+        if local is not None:
+            await local.finished.wait()
+        else:
+            await self.wait(run_id)
 
     async def wait(self, run_id: str) -> RunRecord | None:
         """Until the run is over (here or in another process); its final row (None once deleted)."""

@@ -41,6 +41,8 @@ CANCEL_PENDING = """UPDATE service_runs SET status = 'interrupted', cancel_actio
     updated_at = ? WHERE run_id = ? AND status = 'pending'"""
 FINISH_RUN = """UPDATE service_runs SET status = ?, error = ?, updated_at = ?, heartbeat_at = NULL
 WHERE run_id = ?"""
+# The run's end and its thread's status (in the checkpoint store's threads table) in one transaction.
+SET_THREAD_STATUS = "UPDATE threads SET status = ?, updated_at = ? WHERE thread_id = ?"
 DELETE_RUN = "DELETE FROM service_runs WHERE run_id = ?"
 DELETE_THREAD_RUNS = "DELETE FROM service_runs WHERE thread_id = ?"
 SELECT_RUN_IDS = "SELECT run_id, thread_id FROM service_runs WHERE {where}"

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from orecast.service.db import Db
-from orecast.service.db.connection import now_iso
+from orecast.service.db.connection import Tx, now_iso
 from orecast.service.errors import Conflict, NotFound
 from orecast.service.runs import queries as q
 
@@ -195,9 +195,24 @@ class RunRepo:
         async with self.db.transaction() as tx:
             await tx.execute(q.HEARTBEAT, (now_iso(), run_id))
 
-    async def finish(self, run_id: str, status: str, error: str | None = None) -> None:
+    async def finish(
+        self, run_id: str, status: str, error: str | None = None, *, thread: tuple[str, str] | None = None
+    ) -> None:
+        """Record the run's end; with `thread` = (thread id, status), set that thread's status too."""
         async with self.db.transaction() as tx:
             await tx.execute(q.FINISH_RUN, (status, error, now_iso(), run_id))
+            if thread is not None:
+                await self._thread_status(tx, *thread)
+
+    async def set_thread_status(self, thread_id: str, status: str) -> None:
+        async with self.db.transaction() as tx:
+            await self._thread_status(tx, thread_id, status)
+
+    async def _thread_status(self, tx: Tx, thread_id: str, status: str) -> None:
+        now = datetime.now(UTC)
+        # the checkpoint store's own timestamp forms: TIMESTAMPTZ, or SQLite text that sorts
+        stamp: Any = now if self.db.dialect == "postgres" else now.strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+        await tx.execute(q.SET_THREAD_STATUS, (status, stamp, thread_id))
 
     async def delete(self, run_id: str) -> None:
         async with self.db.transaction() as tx:
