@@ -24,8 +24,9 @@ async def test_followers_resume_after_an_id_and_end_with_the_run() -> None:
     await asyncio.wait_for(reader, 5)
     assert seen == [(2, "values"), (3, "updates")]
     assert [e async for e in events.follow(3)] == [], "nothing after the last id of a finished run"
-    broker.open("r2")  # opening a log forgets the finished ones older than keep_seconds
-    assert broker.get("r1") is None and broker.get("r2") is not None
+    broker.open("r2")
+    assert broker.forget_old() == ["r1"], "finished logs older than keep_seconds go; running ones stay"
+    assert broker.get("r1") is None and broker.get("r2") is not None and broker.forget_old() == []
 
 
 def test_sse_framing() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -11,11 +12,13 @@ from typing import Any
 class RunEvents:
     """Events numbered from 1; a reader resumes after any `Last-Event-ID` it has seen."""
 
-    def __init__(self) -> None:
+    def __init__(self, run_id: str = "", ended: deque[tuple[float, str]] | None = None) -> None:
+        self.run_id = run_id
         self.events: list[tuple[str, Any]] = []
         self.done = False
         self.finished_at: float | None = None
         self._changed = asyncio.Condition()
+        self._ended = ended
 
     async def put(self, event: str, data: Any) -> None:
         async with self._changed:
@@ -26,6 +29,8 @@ class RunEvents:
         async with self._changed:
             self.done = True
             self.finished_at = time.monotonic()
+            if self._ended is not None:
+                self._ended.append((self.finished_at, self.run_id))
             self._changed.notify_all()
 
     async def follow(self, after: int = 0) -> AsyncIterator[tuple[int, str, Any]]:
@@ -50,17 +55,23 @@ class Broker:
     def __init__(self, keep_seconds: float = 600.0) -> None:
         self.keep_seconds = keep_seconds
         self._runs: dict[str, RunEvents] = {}
+        # (end time, run id) in the order runs end: forgetting looks only at the oldest ones
+        self._ended: deque[tuple[float, str]] = deque()
 
     def open(self, run_id: str) -> RunEvents:
-        self._forget_old()
-        events = self._runs[run_id] = RunEvents()
+        events = self._runs[run_id] = RunEvents(run_id, self._ended)
         return events
 
     def get(self, run_id: str) -> RunEvents | None:
         return self._runs.get(run_id)
 
-    def _forget_old(self) -> None:
-        now = time.monotonic()
-        for run_id, events in list(self._runs.items()):
-            if events.finished_at is not None and now - events.finished_at > self.keep_seconds:
+    def forget_old(self) -> list[str]:
+        """Drop the logs that ended more than `keep_seconds` ago; their run ids."""
+        now, gone = time.monotonic(), []
+        while self._ended and now - self._ended[0][0] > self.keep_seconds:
+            _, run_id = self._ended.popleft()
+            events = self._runs.get(run_id)
+            if events is not None and events.done:
                 del self._runs[run_id]
+                gone.append(run_id)
+        return gone

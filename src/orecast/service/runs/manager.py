@@ -66,19 +66,12 @@ class RunManager:
 
     def start(self, run: RunRecord, prepared: RunInput, *, temporary: bool = False) -> RunEvents:
         """Drive `run` in the background; `temporary` threads (stateless runs) are deleted after."""
-        self._forget_finished()
+        for gone in self.broker.forget_old():  # bounded memory: a run's state goes with its event log
+            self._local.pop(gone, None)
         events = self.broker.open(run.run_id)
         task = asyncio.create_task(self._drive(run, prepared, events, temporary))
         self._local[run.run_id] = _Local(task, events)
         return events
-
-    def _forget_finished(self) -> None:
-        """Drop runs that ended longer ago than the broker keeps their events (bounded memory)."""
-        now = time.monotonic()
-        for run_id, local in list(self._local.items()):
-            ended = local.events.finished_at
-            if ended is not None and now - ended > self.broker.keep_seconds:
-                del self._local[run_id]
 
     async def cancel_local(self, run_id: str, action: str) -> None:
         local = self._local.get(run_id)
