@@ -97,6 +97,7 @@ class RunRepo:
                     else:
                         await tx.execute(q.REQUEST_CANCEL, (strategy, reason, now, other_id))
                     cancelled.append(other_id)
+            kwargs_json = json.dumps(kwargs, ensure_ascii=False, default=str)
             await tx.execute(
                 q.INSERT_RUN,
                 (
@@ -104,7 +105,7 @@ class RunRepo:
                     thread_id,
                     assistant_id,
                     json.dumps(metadata, ensure_ascii=False),
-                    json.dumps(kwargs, ensure_ascii=False, default=str),
+                    kwargs_json,
                     strategy,
                     owner,
                     now,
@@ -112,31 +113,27 @@ class RunRepo:
                     now,
                 ),
             )
-            row = await tx.fetchone(q.SELECT_RUN, (run_id,))
-        assert row is not None
-        return RunRecord.from_row(row), cancelled
+        run = RunRecord(
+            run_id, thread_id, assistant_id, "pending", metadata, json.loads(kwargs_json), strategy, owner,
+            None, None, None, now, now,
+        )
+        return run, cancelled
 
     async def claim(self, run: RunRecord, stale_after: float) -> bool:
         """Make `run` the thread's running run if it is next in line and the thread is free; the
         thread's status becomes `busy` in the same transaction."""
         now = datetime.now(UTC)
         stale = (now - timedelta(seconds=stale_after)).isoformat()
+        claim = (
+            now.isoformat(), now.isoformat(), run.run_id, run.thread_id, run.thread_id,
+            run.created_at, run.created_at, run.run_id,
+        )
         async with self.db.transaction(run.thread_id) as tx:
-            await tx.execute(q.EXPIRE_DEAD_RUNS, (now.isoformat(), run.thread_id, stale))
             try:
-                changed = await tx.execute(
-                    q.CLAIM_RUN,
-                    (
-                        now.isoformat(),
-                        now.isoformat(),
-                        run.run_id,
-                        run.thread_id,
-                        run.thread_id,
-                        run.created_at,
-                        run.created_at,
-                        run.run_id,
-                    ),
-                )
+                changed = await tx.execute(q.CLAIM_RUN, claim)
+                # only a refused claim can be a dead process's fault: expire its runs, try once more
+                if changed == 0 and await tx.execute(q.EXPIRE_DEAD_RUNS, (now.isoformat(), run.thread_id, stale)):
+                    changed = await tx.execute(q.CLAIM_RUN, claim)
             except Exception as exc:  # the unique index: another process claimed the thread first
                 if "unique" in str(exc).lower():
                     return False
