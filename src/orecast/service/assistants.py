@@ -104,10 +104,12 @@ class Assistants:
         return await self.get(found["assistant_id"], user)
 
     async def _find(self, assistant_id: str, user: Principal) -> dict[str, Any]:
+        # a served graph's name (what most clients send) names its system assistant: one lookup
+        key = graph_assistant_id(assistant_id) if assistant_id in self.graphs else assistant_id
         async with self.db.read() as tx:
-            row = await tx.fetchone(SELECT_ONE, (assistant_id,))
-            if row is None and assistant_id in self.graphs:
-                row = await tx.fetchone(SELECT_ONE, (graph_assistant_id(assistant_id),))
+            row = await tx.fetchone(SELECT_ONE, (key,))
+            if row is None and key != assistant_id:
+                row = await tx.fetchone(SELECT_ONE, (assistant_id,))
         if row is None or not user.may_see(row[8]) or row[1] not in self.graphs:
             raise NotFound(f"assistant {assistant_id} not found")
         return _row(row)
