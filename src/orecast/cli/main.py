@@ -32,6 +32,7 @@ COMMAND_MODULES: dict[str, str] = {
     "threads": "orecast.cli.threads",
     "db": "orecast.cli.db",
     "eval": "orecast.cli.eval",
+    "serve": "orecast.cli.serve",
 }
 
 

@@ -1,0 +1,64 @@
+"""`orecast serve`: the Agent-Server-compatible HTTP service (see docs/service.md)."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated
+
+import typer
+
+from orecast.cli.common import fail
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(envvar="PORT", help="TCP port.")] = 8000,
+    database_url: Annotated[
+        str | None, typer.Option(envvar="ORECAST_DATABASE_URL", help="sqlite:///… or postgresql://…")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(envvar="ORECAST_MODEL", help="Analyst model: offline, deepseek:NAME, …")
+    ] = None,
+    graph: Annotated[
+        list[str] | None,
+        typer.Option(help="Serve another graph: NAME=module:attr or NAME=./file.py:attr (repeatable)."),
+    ] = None,
+    config: Annotated[
+        str | None, typer.Option(help="A langgraph.json whose `graphs` are served too.")
+    ] = None,
+    no_analyst: Annotated[bool, typer.Option(help="Do not serve the orecast analyst.")] = False,
+    workers: Annotated[int, typer.Option(min=1, help="Worker processes (share the database).")] = 1,
+) -> None:
+    """Serve the analyst (and other LangGraph graphs) over the LangGraph Agent Server API."""
+    import uvicorn
+
+    from orecast.service import ServiceSettings
+    from orecast.service.app import load_custom_auth
+    from orecast.service.auth import ApiKeys
+    from orecast.service.graphs import GraphLoadError, parse_graph_option
+
+    try:
+        graphs = dict(parse_graph_option(g) for g in graph or [])
+        settings = ServiceSettings(
+            database_url=database_url, model=model, graphs=graphs, config_file=config,
+            analyst=not no_analyst,
+        )
+        keys = ApiKeys.parse(settings.api_keys)
+        custom_auth = load_custom_auth(settings)
+    except (GraphLoadError, ValueError) as exc:
+        fail(str(exc), 2)
+    if host not in LOOPBACK and not keys.enabled and custom_auth is None:
+        fail(f"refusing to listen on {host} without auth: set ORECAST_API_KEYS=user:KEY,… or auth.path", 2)
+    # Worker processes rebuild the app from the environment, so the settings travel through it.
+    os.environ["ORECAST_SERVICE_SETTINGS"] = settings.model_dump_json()
+    typer.echo(f"orecast service on http://{host}:{port}  (API docs: http://{host}:{port}/docs)", err=True)
+    uvicorn.run(
+        "orecast.service.entry:app_from_env", factory=True, host=host, port=port,
+        workers=workers, log_level="warning",
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)

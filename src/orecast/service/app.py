@@ -1,0 +1,190 @@
+"""`create_app`: the FastAPI application; its lifespan opens and closes everything the routes use."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from langgraph.store.base import BaseStore
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from orecast.agent import AGENT_NAME, AgentSettings, build_agent
+from orecast.checkpoint import OrecastCheckpointer, default_database_url, open_checkpointer
+from orecast.checkpoint.urls import parse_url
+from orecast.service.assistants import Assistants
+from orecast.service.auth import ApiKeys
+from orecast.service.context import Services
+from orecast.service.custom_auth import CustomAuth
+from orecast.service.db import open_db
+from orecast.service.errors import error_body, install_error_handlers
+from orecast.service.graphs import (
+    GraphRegistry,
+    ServedGraph,
+    auth_from_config,
+    graphs_from_config,
+    import_target,
+    load_graph,
+)
+from orecast.service.routes import ROUTERS, TAGS
+from orecast.service.runs.manager import RunManager
+from orecast.service.runs.records import RunRepo
+from orecast.service.settings import ServiceSettings
+from orecast.service.threads import Threads
+
+
+@contextlib.asynccontextmanager
+async def open_store(url: str) -> AsyncIterator[BaseStore]:
+    """LangGraph's own store on the same database as the checkpoints."""
+    parsed = parse_url(url)
+    if parsed.scheme == "sqlite":
+        from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+        async with AsyncSqliteStore.from_conn_string(parsed.target) as store:
+            await store.setup()
+            yield store
+    else:
+        from langgraph.store.postgres.aio import AsyncPostgresStore
+
+        async with AsyncPostgresStore.from_conn_string(parsed.target) as store:
+            await store.setup()
+            yield store
+
+
+def build_graphs(
+    settings: ServiceSettings, saver: OrecastCheckpointer, store: BaseStore
+) -> GraphRegistry:
+    graphs: dict[str, ServedGraph] = {}
+    if settings.analyst:
+        analyst = build_agent(saver, settings=AgentSettings.from_env(model=settings.model))
+        graphs[AGENT_NAME] = ServedGraph(
+            AGENT_NAME, analyst.copy(update={"store": store}), "orecast.agent:build_agent"
+        )
+    specs = dict(graphs_from_config(settings.config_file)) if settings.config_file else {}
+    specs.update(settings.graphs)
+    for name, spec in specs.items():
+        graphs[name] = ServedGraph(name, load_graph(spec, saver, store), spec)
+    if not graphs:
+        raise ValueError("no graph to serve: enable the analyst or pass --graph / --config")
+    return GraphRegistry(graphs)
+
+
+class BodyLimit:
+    """413 for a request body above `limit` bytes, whether or not it declares its length."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await self._reject(send)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _TooLarge:
+            await self._reject(send)
+
+    async def _reject(self, send: Send) -> None:
+        from orecast.service.encode import dumps
+
+        body = dumps(error_body("too_large", f"request body is larger than {self.limit} bytes"))
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": body})
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def load_custom_auth(settings: ServiceSettings) -> CustomAuth | None:
+    """The custom auth `settings.auth_path` (or the config file's `auth.path`) names; None if none.
+    It replaces API keys, so configuring both is refused."""
+    spec = settings.auth_path or (auth_from_config(settings.config_file) if settings.config_file else None)
+    if spec is None:
+        return None
+    if settings.api_keys:
+        raise ValueError("custom auth (auth.path) and ORECAST_API_KEYS exclude each other; set one")
+    try:
+        return CustomAuth(import_target(spec))
+    except TypeError as exc:
+        raise ValueError(str(exc)) from exc
+
+
+def create_app(settings: ServiceSettings | None = None) -> FastAPI:
+    """The service. Nothing is opened until the lifespan starts (uvicorn, or a TestClient)."""
+    settings = settings or ServiceSettings()
+    api_keys = ApiKeys.parse(settings.api_keys)
+    custom_auth = load_custom_auth(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Open order: checkpointer → store → service tables → graphs → assistants → run manager.
+        # Close order is the reverse: runs stop first, so nothing writes to a closed store.
+        url = settings.database_url or default_database_url()
+        async with (
+            open_checkpointer(url) as saver,
+            open_store(url) as store,
+            open_db(url) as db,
+        ):
+            if not isinstance(saver, OrecastCheckpointer):
+                raise ValueError("the service needs a sqlite or postgresql database, not memory")
+            graphs = build_graphs(settings, saver, store)
+            assistants = Assistants(db, graphs)
+            await assistants.seed()
+            repo = RunRepo(db)
+            runs = RunManager(
+                repo, saver, poll_seconds=settings.cancel_poll_seconds,
+                stale_seconds=settings.stale_run_seconds,
+            )
+            app.state.services = Services(
+                settings=settings, saver=saver, store=store, db=db, graphs=graphs,
+                assistants=assistants, threads=Threads(saver, graphs, graphs.ids()[0], reserve_owner=custom_auth is None),
+                repo=repo, runs=runs,
+            )
+            try:
+                yield
+            finally:
+                await runs.close()
+                app.state.services = None
+
+    app = FastAPI(
+        title="orecast",
+        description="The orecast analyst (and any LangGraph graph) behind the LangGraph Agent Server API.",
+        version="0.1.0",
+        lifespan=lifespan,
+        openapi_tags=TAGS,
+    )
+    app.state.api_keys = api_keys
+    app.state.custom_auth = custom_auth
+    app.state.services = None
+    install_error_handlers(app)
+    for router in ROUTERS:
+        app.include_router(router)
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["*"],
+            allow_headers=["*"],
+            # the SDKs read the run id from Content-Location and reconnect to Location
+            expose_headers=["Content-Location", "Location"],
+        )
+    return app

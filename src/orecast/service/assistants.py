@@ -1,0 +1,195 @@
+"""Assistants: one per served graph (id = uuid5 of the graph id, as LangGraph does) plus stored configurations."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from orecast.service.auth import Principal
+from orecast.service.custom_auth import matches
+from orecast.service.db import Db
+from orecast.service.db.connection import now_iso
+from orecast.service.errors import Conflict, Forbidden, NotFound
+from orecast.service.graphs import GraphRegistry
+
+# LangGraph's namespace for graph-derived assistant ids, so ids match `langgraph dev`'s.
+NAMESPACE_GRAPH = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
+SYSTEM = {"created_by": "system"}
+
+COLUMNS = """assistant_id, graph_id, name, description, config, context, metadata, version, owner,
+    created_at, updated_at"""
+SELECT_ONE = f"SELECT {COLUMNS} FROM service_assistants WHERE assistant_id = ?"
+SELECT_ALL = f"SELECT {COLUMNS} FROM service_assistants ORDER BY created_at, assistant_id"
+INSERT = f"""INSERT INTO service_assistants ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
+ON CONFLICT (assistant_id) DO NOTHING"""
+UPDATE = """UPDATE service_assistants SET graph_id = ?, name = ?, description = ?, config = ?, context = ?,
+    metadata = ?, version = version + 1, updated_at = ? WHERE assistant_id = ?"""
+DELETE = "DELETE FROM service_assistants WHERE assistant_id = ?"
+
+
+def graph_assistant_id(graph_id: str) -> str:
+    return str(uuid.uuid5(NAMESPACE_GRAPH, graph_id))
+
+
+def _row(row: tuple[Any, ...]) -> dict[str, Any]:
+    (assistant_id, graph_id, name, description, config, context, metadata, version, owner,
+     created_at, updated_at) = row
+    return {
+        "assistant_id": assistant_id,
+        "graph_id": graph_id,
+        "name": name,
+        "description": description,
+        "config": json.loads(config),
+        "context": json.loads(context),
+        "metadata": json.loads(metadata),
+        "version": version,
+        "created_at": created_at,
+        "updated_at": updated_at,
+        "_owner": owner,
+    }
+
+
+def public(assistant: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in assistant.items() if not k.startswith("_")}
+
+
+class Assistants:
+    def __init__(self, db: Db, graphs: GraphRegistry) -> None:
+        self.db = db
+        self.graphs = graphs
+
+    async def seed(self) -> None:
+        """One system assistant per served graph, named after it."""
+        for graph_id in self.graphs.ids():
+            await self._insert(graph_assistant_id(graph_id), graph_id, graph_id, None, {}, {}, SYSTEM, None)
+
+    async def _insert(
+        self,
+        assistant_id: str,
+        graph_id: str,
+        name: str,
+        description: str | None,
+        config: dict[str, Any],
+        context: dict[str, Any],
+        metadata: dict[str, Any],
+        owner: str | None,
+    ) -> bool:
+        now = now_iso()
+        async with self.db.transaction() as tx:
+            changed = await tx.execute(
+                INSERT,
+                (assistant_id, graph_id, name, description, json.dumps(config),
+                 json.dumps(context), json.dumps(metadata, ensure_ascii=False), owner, now, now),
+            )
+        return changed == 1
+
+    async def get(
+        self, assistant_id: str, user: Principal, action: str = "read", value: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """By id, or by graph id (as the SDK allows `assistant_id="agent"`); 404 if not visible or the
+        custom-auth handler for `action` filters it out."""
+        filt = await user.authorize("assistants", action, value if value is not None else {"assistant_id": assistant_id})
+        found = await self._find(assistant_id, user)
+        if not matches(found["metadata"], filt):
+            raise NotFound(f"assistant {assistant_id} not found")
+        return found
+
+    async def for_run(self, assistant_id: str, user: Principal) -> dict[str, Any]:
+        """The assistant a run uses: a served graph's own is open to all, as in langgraph-api; another
+        one needs its `read` handler's consent."""
+        found = await self._find(assistant_id, user)
+        if found["assistant_id"] == graph_assistant_id(found["graph_id"]):
+            return found
+        return await self.get(found["assistant_id"], user)
+
+    async def _find(self, assistant_id: str, user: Principal) -> dict[str, Any]:
+        # a served graph's name (what most clients send) names its system assistant: one lookup
+        key = graph_assistant_id(assistant_id) if assistant_id in self.graphs else assistant_id
+        async with self.db.read() as tx:
+            row = await tx.fetchone(SELECT_ONE, (key,))
+            if row is None and key != assistant_id:
+                row = await tx.fetchone(SELECT_ONE, (assistant_id,))
+        if row is None or not user.may_see(row[8]) or row[1] not in self.graphs:
+            raise NotFound(f"assistant {assistant_id} not found")
+        return _row(row)
+
+    async def create(self, body: dict[str, Any], user: Principal) -> dict[str, Any]:
+        graph_id = body["graph_id"]
+        if graph_id not in self.graphs:
+            raise NotFound(f"graph {graph_id} is not served here (served: {', '.join(self.graphs.ids())})")
+        assistant_id = body.get("assistant_id") or str(uuid.uuid4())
+        value = {**body, "assistant_id": assistant_id, "metadata": dict(body.get("metadata") or {})}
+        await user.authorize("assistants", "create", value)
+        created = await self._insert(
+            assistant_id, graph_id, body.get("name") or "Untitled", body.get("description"),
+            body.get("config") or {}, body.get("context") or {}, value["metadata"],
+            user.user_id,
+        )
+        if not created and body.get("if_exists", "raise") == "raise":
+            raise Conflict(f"assistant {assistant_id} already exists")
+        return await self.get(assistant_id, user)
+
+    async def update(self, assistant_id: str, body: dict[str, Any], user: Principal) -> dict[str, Any]:
+        value = {**body, "assistant_id": assistant_id, "metadata": dict(body.get("metadata") or {})}
+        current = await self.get(assistant_id, user, "update", value)
+        self._check_writable(current, user)
+        graph_id = body.get("graph_id") or current["graph_id"]
+        if graph_id not in self.graphs:
+            raise NotFound(f"graph {graph_id} is not served here")
+        merged = {**current["metadata"], **value["metadata"]}
+        async with self.db.transaction() as tx:
+            await tx.execute(
+                UPDATE,
+                (
+                    graph_id,
+                    body.get("name") or current["name"],
+                    body.get("description") if body.get("description") is not None else current["description"],
+                    json.dumps(body["config"] if body.get("config") is not None else current["config"]),
+                    json.dumps(body["context"] if body.get("context") is not None else current["context"]),
+                    json.dumps(merged, ensure_ascii=False),
+                    now_iso(),
+                    current["assistant_id"],
+                ),
+            )
+        return await self.get(current["assistant_id"], user)
+
+    async def delete(self, assistant_id: str, user: Principal) -> None:
+        current = await self.get(assistant_id, user, "delete")
+        self._check_writable(current, user)
+        async with self.db.transaction() as tx:
+            await tx.execute(DELETE, (current["assistant_id"],))
+
+    @staticmethod
+    def _check_writable(assistant: dict[str, Any], user: Principal) -> None:
+        if assistant["assistant_id"] == graph_assistant_id(assistant["graph_id"]) and not user.admin:
+            raise Forbidden("the assistants of served graphs can only be changed by an admin")
+
+    async def search(self, body: dict[str, Any], user: Principal) -> list[dict[str, Any]]:
+        filt = await user.authorize(
+            "assistants", "search",
+            {"graph_id": body.get("graph_id"), "metadata": body.get("metadata") or {},
+             "limit": body.get("limit"), "offset": body.get("offset")},
+        )
+        async with self.db.read() as tx:
+            rows = await tx.fetchall(SELECT_ALL)
+        found = []
+        for row in rows:
+            item = _row(row)
+            if not user.may_see(item["_owner"]) or item["graph_id"] not in self.graphs:
+                continue
+            if not matches(item["metadata"], filt):
+                continue
+            if body.get("graph_id") and item["graph_id"] != body["graph_id"]:
+                continue
+            if body.get("name") and body["name"].lower() not in item["name"].lower():
+                continue
+            wanted = body.get("metadata") or {}
+            if any(item["metadata"].get(k) != v for k, v in wanted.items()):
+                continue
+            found.append(item)
+        sort_by = body.get("sort_by") or "created_at"
+        found.sort(key=lambda a: (str(a.get(sort_by, "")), a["assistant_id"]),
+                   reverse=(body.get("sort_order") or "asc") == "desc")
+        offset, limit = int(body.get("offset") or 0), int(body.get("limit") or 10)
+        return found[offset : offset + limit]

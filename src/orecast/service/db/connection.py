@@ -1,0 +1,199 @@
+"""One small connection layer over SQLite (stdlib sqlite3 in a worker thread) and PostgreSQL (psycopg pool).
+
+Statements are written once with `?` placeholders; PostgreSQL gets `%s`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import sqlite3
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any, Protocol
+
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+
+from orecast.checkpoint.migrations import statements
+from orecast.checkpoint.urls import parse_url
+
+_NUMBERED = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
+CREATE_MIGRATIONS = (
+    "CREATE TABLE IF NOT EXISTS service_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+)
+SELECT_VERSION = "SELECT COALESCE(MAX(version), 0) FROM service_migrations"
+INSERT_MIGRATION = "INSERT INTO service_migrations (version, applied_at) VALUES (?, ?)"
+PG_LOCK_MIGRATIONS = "SELECT pg_advisory_xact_lock(7245001)"
+PG_LOCK_THREAD = "SELECT pg_advisory_xact_lock(hashtextextended(?, 7245))"
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+class Tx(Protocol):
+    """Statements inside one transaction."""
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int: ...
+    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None: ...
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+
+class Db(Protocol):
+    dialect: str
+
+    def transaction(self, thread_id: str | None = None) -> contextlib.AbstractAsyncContextManager[Tx]:
+        """A write transaction; with `thread_id`, serialised with every other one on that thread."""
+        ...
+
+    def read(self) -> contextlib.AbstractAsyncContextManager[Tx]:
+        """Reads outside any write transaction."""
+        ...
+
+    async def ping(self) -> None: ...
+
+
+class _SqliteTx:
+    """Statements run on the event loop itself: they follow a `BEGIN IMMEDIATE` that already holds the
+    write lock, or are WAL reads, so none of them waits for another connection (microseconds on these
+    small tables, where a hop to a worker thread costs more than the statement)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return self.conn.execute(sql, params).rowcount
+
+    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        return self.conn.execute(sql, params).fetchone()
+
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self.conn.execute(sql, params).fetchall()
+
+
+class SqliteDb:
+    """One connection in WAL mode; `BEGIN IMMEDIATE` (which may wait for another process) runs in a
+    worker thread and takes SQLite's write lock, which every process shares."""
+
+    dialect = "sqlite"
+
+    def __init__(self, path: str) -> None:
+        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+        self.conn.execute("PRAGMA busy_timeout = 30000")
+        self.conn.execute("PRAGMA journal_mode = WAL")
+        self.lock = asyncio.Lock()
+
+    @contextlib.asynccontextmanager
+    async def transaction(self, thread_id: str | None = None) -> AsyncIterator[Tx]:
+        async with self.lock:
+            await asyncio.to_thread(self.conn.execute, "BEGIN IMMEDIATE")
+            try:
+                yield _SqliteTx(self.conn)
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+
+    @contextlib.asynccontextmanager
+    async def read(self) -> AsyncIterator[Tx]:
+        async with self.lock:
+            yield _SqliteTx(self.conn)
+
+    async def ping(self) -> None:
+        async with self.read() as tx:
+            await tx.fetchone("SELECT 1")
+
+    async def close(self) -> None:
+        async with self.lock:
+            self.conn.close()
+
+
+class _PgTx:
+    def __init__(self, conn: AsyncConnection) -> None:
+        self.conn = conn
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        cur = await self.conn.execute(sql.replace("?", "%s"), params)
+        return cur.rowcount
+
+    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        cur = await self.conn.execute(sql.replace("?", "%s"), params)
+        return await cur.fetchone()
+
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        cur = await self.conn.execute(sql.replace("?", "%s"), params)
+        return await cur.fetchall()
+
+
+class PostgresDb:
+    """A small pool; a thread's transactions are serialised by a transaction-scoped advisory lock."""
+
+    dialect = "postgres"
+
+    def __init__(self, pool: AsyncConnectionPool) -> None:
+        self.pool = pool
+
+    @contextlib.asynccontextmanager
+    async def transaction(self, thread_id: str | None = None) -> AsyncIterator[Tx]:
+        async with self.pool.connection() as conn, conn.transaction():
+            tx = _PgTx(conn)
+            if thread_id is not None:
+                await tx.execute(PG_LOCK_THREAD, (thread_id,))
+            yield tx
+
+    @contextlib.asynccontextmanager
+    async def read(self) -> AsyncIterator[Tx]:
+        async with self.pool.connection() as conn:
+            yield _PgTx(conn)
+
+    async def ping(self) -> None:
+        async with self.read() as tx:
+            await tx.fetchone("SELECT 1")
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+
+async def _migrate(db: SqliteDb | PostgresDb) -> None:
+    folder = resources.files("orecast.service.db").joinpath(db.dialect)
+    scripts = sorted(
+        (int(m.group(1)), entry.read_text(encoding="utf-8"))
+        for entry in folder.iterdir()
+        if (m := _NUMBERED.match(entry.name))
+    )
+    async with db.transaction() as tx:
+        if db.dialect == "postgres":
+            await tx.execute(PG_LOCK_MIGRATIONS)
+        await tx.execute(CREATE_MIGRATIONS)
+        row = await tx.fetchone(SELECT_VERSION)
+        current = int(row[0]) if row else 0
+        for version, script in scripts:
+            if version > current:
+                for statement in statements(script):
+                    await tx.execute(statement)
+                await tx.execute(INSERT_MIGRATION, (version, now_iso()))
+
+
+@contextlib.asynccontextmanager
+async def open_db(url: str) -> AsyncIterator[Db]:
+    """The service tables on the database at `url` (a checkpoint store URL), migrated."""
+    parsed = parse_url(url)
+    db: SqliteDb | PostgresDb
+    if parsed.scheme == "sqlite":
+        db = SqliteDb(parsed.target)
+    elif parsed.scheme == "postgresql":
+        pool = AsyncConnectionPool(
+            parsed.target, min_size=1, max_size=6, kwargs={"autocommit": True}, open=False
+        )
+        await pool.open(wait=True)
+        db = PostgresDb(pool)
+    else:
+        raise ValueError(f"the service needs a sqlite or postgresql database, not {parsed.scheme!r}")
+    try:
+        await _migrate(db)
+        yield db
+    finally:
+        await db.close()

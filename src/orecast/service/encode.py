@@ -1,0 +1,100 @@
+"""Graph values to JSON the SDK reads: messages as their dicts, interrupts as {value, id}, snapshots as ThreadState."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+from collections.abc import Mapping
+from datetime import date, datetime
+from enum import Enum
+from typing import Any
+from uuid import UUID
+
+import orjson
+from langchain_core.messages import BaseMessage
+from langgraph.types import Interrupt, StateSnapshot
+from pydantic import BaseModel
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, BaseMessage | BaseModel):
+        return obj.model_dump(mode="json")
+    if isinstance(obj, Interrupt):
+        return {"value": obj.value, "id": obj.id}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    if isinstance(obj, datetime | date):
+        return obj.isoformat()
+    if isinstance(obj, UUID):
+        return str(obj)
+    if isinstance(obj, Enum):
+        return obj.value
+    if isinstance(obj, set | frozenset | tuple):
+        return list(obj)
+    if isinstance(obj, bytes):
+        return base64.b64encode(obj).decode()
+    if hasattr(obj, "_asdict"):
+        return obj._asdict()
+    return repr(obj)
+
+
+def dumps(obj: Any) -> bytes:
+    return orjson.dumps(obj, default=_default, option=orjson.OPT_NON_STR_KEYS)
+
+
+def jsonable(obj: Any) -> Any:
+    """`obj` as plain JSON types."""
+    return orjson.loads(dumps(obj))
+
+
+def checkpoint_of(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if not config:
+        return None
+    conf = config.get("configurable", {})
+    checkpoint = {
+        "thread_id": conf.get("thread_id"),
+        "checkpoint_ns": conf.get("checkpoint_ns", ""),
+        "checkpoint_id": conf.get("checkpoint_id"),
+    }
+    if conf.get("checkpoint_map"):
+        checkpoint["checkpoint_map"] = conf["checkpoint_map"]
+    return checkpoint
+
+
+def interrupts_of(snapshot: StateSnapshot) -> list[dict[str, Any]]:
+    return [{"value": i.value, "id": i.id} for i in snapshot.interrupts]
+
+
+def thread_state(snapshot: StateSnapshot) -> dict[str, Any]:
+    """A `StateSnapshot` as the SDK's `ThreadState`."""
+    tasks = []
+    for task in snapshot.tasks:
+        state = task.state
+        tasks.append(
+            {
+                "id": task.id,
+                "name": task.name,
+                "path": list(task.path),
+                "error": repr(task.error) if task.error else None,
+                "interrupts": [{"value": i.value, "id": i.id} for i in task.interrupts],
+                "checkpoint": checkpoint_of(state) if isinstance(state, Mapping) else None,
+                "state": thread_state(state) if isinstance(state, StateSnapshot) else None,
+                "result": task.result,
+            }
+        )
+    checkpoint, parent = checkpoint_of(snapshot.config), checkpoint_of(snapshot.parent_config)
+    return jsonable(
+        {
+            "values": snapshot.values,
+            "next": list(snapshot.next),
+            "tasks": tasks,
+            "checkpoint": checkpoint,
+            # the flat ids older SDK versions (and langgraph-api) still send
+            "checkpoint_id": checkpoint["checkpoint_id"] if checkpoint else None,
+            "parent_checkpoint_id": parent["checkpoint_id"] if parent else None,
+            "metadata": snapshot.metadata or {},
+            "created_at": snapshot.created_at,
+            "parent_checkpoint": parent,
+            "interrupts": interrupts_of(snapshot),
+        }
+    )

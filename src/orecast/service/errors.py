@@ -1,0 +1,107 @@
+"""Service errors and the one place that turns them (and FastAPI's own) into HTTP responses.
+
+Body shape: `{"error": "not_found", "message": "...", "details": ...}`; the SDK reads `message` first.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+log = logging.getLogger("orecast.service")
+
+
+class ServiceError(Exception):
+    """An expected failure of a request; `status` and `code` say which."""
+
+    status = 400
+    code = "bad_request"
+
+    def __init__(self, message: str, details: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class NotFound(ServiceError):
+    status, code = 404, "not_found"
+
+
+class Conflict(ServiceError):
+    status, code = 409, "conflict"
+
+
+class Unauthorized(ServiceError):
+    status, code = 401, "unauthorized"
+
+
+class Forbidden(ServiceError):
+    status, code = 403, "forbidden"
+
+
+class Invalid(ServiceError):
+    status, code = 422, "invalid"
+
+
+class TooLarge(ServiceError):
+    status, code = 413, "too_large"
+
+
+class RunFailed(ServiceError):
+    status, code = 500, "run_failed"
+
+
+def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
+    return {"error": code, "message": message, "details": details}
+
+
+def _field(loc: Any) -> str:
+    # pydantic adds the union member it tried (`literal[...]`, `list[...]`) to the path: not a field
+    parts = [str(p) for p in loc if p not in ("body", "query", "path") and not _is_tag(p)]
+    return ".".join(parts)
+
+
+def _is_tag(part: Any) -> bool:
+    return isinstance(part, str) and ("[" in part or "(" in part or part.startswith("function-"))
+
+
+def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
+    details: list[dict[str, Any]] = []
+    for error in exc.errors():
+        item = {"field": _field(error["loc"]), "reason": error["msg"]}
+        if item not in details:
+            details.append(item)
+    return details
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Every error leaves as one JSON shape; anything unexpected is a 500 with a fixed text."""
+
+    @app.exception_handler(ServiceError)
+    async def _service(_: Request, exc: ServiceError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        return JSONResponse(
+            error_body(exc.code, exc.message, exc.details), exc.status, headers=headers
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        details = _validation_details(exc)
+        first = details[0] if details else {"field": "", "reason": "invalid"}
+        message = f"{first['field'] or 'body'}: {first['reason']}"
+        return JSONResponse(error_body("invalid", message, details), 422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = "not_found" if exc.status_code == 404 else "http_error"
+        return JSONResponse(error_body(code, str(exc.detail)), exc.status_code)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected error", exc_info=exc)
+        return JSONResponse(error_body("internal", "internal server error"), 500)

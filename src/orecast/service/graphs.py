@@ -1,0 +1,164 @@
+"""The served graphs: the orecast analyst plus any LangGraph graph named by `module:attr` or `./file.py:attr`.
+
+Each graph is compiled once at startup against the service's checkpointer and store and keyed by
+its graph id, which is also the name of its default assistant.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import json
+import sys
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import StateGraph
+from langgraph.pregel import Pregel
+from langgraph.store.base import BaseStore
+
+
+class GraphLoadError(ValueError):
+    """A graph spec that does not name a LangGraph graph."""
+
+
+@dataclass(frozen=True)
+class ServedGraph:
+    graph_id: str
+    graph: Pregel
+    spec: str
+
+
+def parse_graph_option(option: str) -> tuple[str, str]:
+    """`NAME=module:attr` → (NAME, spec)."""
+    name, sep, spec = option.partition("=")
+    if not sep or not name.strip() or ":" not in spec:
+        raise GraphLoadError(f"--graph wants NAME=module:attr or NAME=./file.py:attr, got {option!r}")
+    return name.strip(), spec.strip()
+
+
+def _read_config(config_path: Path) -> Any:
+    try:
+        return json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise GraphLoadError(f"cannot read {config_path}: {exc}") from exc
+
+
+def _relative_spec(config_path: Path, spec: str, what: str) -> str:
+    target, sep, attr = spec.rpartition(":")
+    if not sep:
+        raise GraphLoadError(f"{config_path}: {what} is not path:attr")
+    if target.endswith(".py") or target.startswith("."):
+        target = str((config_path.parent / target).resolve())
+    return f"{target}:{attr}"
+
+
+def auth_from_config(path: str | Path) -> str | None:
+    """The `auth.path` of a langgraph.json (a `langgraph_sdk.Auth`), relative to the file; None if absent."""
+    config_path = Path(path)
+    data = _read_config(config_path)
+    auth = data.get("auth") if isinstance(data, dict) else None
+    if not isinstance(auth, dict) or not auth.get("path"):
+        return None
+    return _relative_spec(config_path, str(auth["path"]), "auth.path")
+
+
+def graphs_from_config(path: str | Path) -> dict[str, str]:
+    """The `graphs` map of a langgraph.json, with file paths made relative to the file."""
+    config_path = Path(path)
+    data = _read_config(config_path)
+    graphs = data.get("graphs") if isinstance(data, dict) else None
+    if not isinstance(graphs, dict):
+        raise GraphLoadError(f"{config_path} has no `graphs` object")
+    resolved = {}
+    for name, spec in graphs.items():
+        if isinstance(spec, dict):  # {"path": "./x.py:graph", "description": …}
+            spec = spec.get("path", "")
+        resolved[name] = _relative_spec(config_path, str(spec), f"graph {name!r}")
+    return resolved
+
+
+def import_target(spec: str) -> Any:
+    """The object `module:attr` or `./file.py:attr` names."""
+    target, _, attr = spec.rpartition(":")
+    if target.endswith(".py"):
+        file = Path(target)
+        if not file.is_file():
+            raise GraphLoadError(f"graph file {file} does not exist")
+        module_name = f"orecast_served_{abs(hash(str(file.resolve())))}"
+        module_spec = importlib.util.spec_from_file_location(module_name, file)
+        if module_spec is None or module_spec.loader is None:
+            raise GraphLoadError(f"cannot load {file}")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[module_name] = module
+        module_spec.loader.exec_module(module)
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ImportError as exc:
+            raise GraphLoadError(f"cannot import {target!r}: {exc}") from exc
+    try:
+        return getattr(module, attr)
+    except AttributeError as exc:
+        raise GraphLoadError(f"{target!r} has no attribute {attr!r}") from exc
+
+
+def load_graph(spec: str, checkpointer: BaseCheckpointSaver, store: BaseStore) -> Pregel:
+    """Import `spec` and bind it to our checkpointer and store (a compiled graph, a builder or a factory)."""
+    obj = import_target(spec)
+    if callable(obj) and not isinstance(obj, Pregel | StateGraph):
+        params = inspect.signature(obj).parameters
+        obj = obj({}) if params else obj()
+        if inspect.isawaitable(obj):
+            raise GraphLoadError(f"{spec}: async graph factories are not supported")
+    if isinstance(obj, StateGraph):
+        return obj.compile(checkpointer=checkpointer, store=store)
+    if isinstance(obj, Pregel):
+        return obj.copy(update={"checkpointer": checkpointer, "store": store})
+    raise GraphLoadError(f"{spec} is a {type(obj).__name__}, not a LangGraph graph")
+
+
+class GraphRegistry:
+    """graph id → compiled graph."""
+
+    def __init__(self, graphs: Mapping[str, ServedGraph]) -> None:
+        self._graphs = dict(graphs)
+
+    def __contains__(self, graph_id: str) -> bool:
+        return graph_id in self._graphs
+
+    def get(self, graph_id: str) -> ServedGraph | None:
+        return self._graphs.get(graph_id)
+
+    def ids(self) -> list[str]:
+        return list(self._graphs)
+
+
+def _schema(call: Any) -> dict | None:
+    try:
+        with warnings.catch_warnings():  # config schemas are deprecated upstream yet still served
+            warnings.simplefilter("ignore")
+            return call()
+    except Exception:  # some state types have no JSON schema; the API then says null
+        return None
+
+
+def graph_schemas(served: ServedGraph) -> dict[str, Any]:
+    graph = served.graph
+    return {
+        "graph_id": served.graph_id,
+        "input_schema": _schema(graph.get_input_jsonschema),
+        "output_schema": _schema(graph.get_output_jsonschema),
+        "state_schema": _schema(graph.get_output_jsonschema),
+        "config_schema": _schema(graph.get_config_jsonschema),
+        "context_schema": _schema(graph.get_context_jsonschema),
+    }
+
+
+def graph_drawing(served: ServedGraph, xray: bool | int) -> dict[str, Any]:
+    return served.graph.get_graph(xray=xray).to_json()

@@ -1,0 +1,39 @@
+"""`/ok`, `/health` (checks the database) and `/info` (probed by agent-chat-ui and the JS SDK)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from orecast.service.context import Svc
+from orecast.service.errors import error_body
+
+router = APIRouter(tags=["system"])
+
+
+@router.get("/ok")
+async def ok() -> dict[str, bool]:
+    return {"ok": True}
+
+
+@router.get("/health", response_model=None)
+async def health(svc: Svc) -> dict[str, str] | JSONResponse:
+    try:
+        await svc.db.ping()
+        await svc.saver.aget_thread("__health__")
+    except Exception as exc:  # any failure of the database is exactly what this reports
+        body = error_body("unavailable", f"database unavailable: {type(exc).__name__}")
+        return JSONResponse(body, 503)
+    return {"status": "ok", "database": "ok"}
+
+
+@router.get("/info")
+async def info(svc: Svc) -> dict[str, Any]:
+    return {
+        "version": "0.1.0",
+        "server": "orecast",
+        "graphs": svc.graphs.ids(),
+        "flags": {"assistants": True, "crons": False, "langsmith": False},
+    }

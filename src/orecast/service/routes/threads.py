@@ -1,0 +1,108 @@
+"""`/threads`: create, read, search, copy, state, history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Response
+
+from orecast.service.auth import User, require_user
+from orecast.service.context import Svc
+from orecast.service.schemas import (
+    HistoryQuery,
+    StateAt,
+    StateUpdate,
+    ThreadCount,
+    ThreadCreate,
+    ThreadSearch,
+    ThreadUpdate,
+)
+
+router = APIRouter(prefix="/threads", tags=["threads"], dependencies=[Depends(require_user)])
+
+
+@router.post("")
+async def create(body: ThreadCreate, svc: Svc, user: User) -> dict[str, Any]:
+    info = await svc.threads.create(
+        user, thread_id=body.thread_id, metadata=body.metadata, if_exists=body.if_exists
+    )
+    return await svc.threads.public(info)
+
+
+@router.post("/search")
+async def search(body: ThreadSearch, svc: Svc, user: User) -> list[dict[str, Any]]:
+    found = [await svc.threads.public(t) for t in await svc.threads.search(user, body.model_dump())]
+    if body.values:
+        found = [t for t in found if all(t["values"].get(k) == v for k, v in body.values.items())]
+    return found
+
+
+@router.post("/count")
+async def count(body: ThreadCount, svc: Svc, user: User) -> int:
+    return await svc.threads.count(user, body.model_dump())
+
+
+@router.get("/{thread_id}")
+async def get(thread_id: str, svc: Svc, user: User) -> dict[str, Any]:
+    return await svc.threads.public(await svc.threads.info(thread_id, user))
+
+
+@router.patch("/{thread_id}")
+async def update(thread_id: str, body: ThreadUpdate, svc: Svc, user: User) -> dict[str, Any]:
+    return await svc.threads.public(await svc.threads.update(thread_id, user, body.metadata))
+
+
+@router.delete("/{thread_id}", status_code=204)
+async def delete(thread_id: str, svc: Svc, user: User) -> Response:
+    await svc.threads.info(thread_id, user, "delete")
+    for run_id, _ in await svc.repo.select_ids(
+        thread_id=thread_id, run_ids=None, statuses=("pending", "running")
+    ):
+        run = await svc.repo.require(run_id)
+        await svc.repo.request_cancel(run, "interrupt", "thread deleted")
+        await svc.runs.cancel_local(run_id, "interrupt")
+        await svc.runs.wait(run_id)
+    await svc.saver.adelete_thread(thread_id)
+    await svc.repo.delete_thread_runs(thread_id)
+    return Response(status_code=204)
+
+
+@router.post("/{thread_id}/copy")
+async def copy(thread_id: str, svc: Svc, user: User) -> dict[str, Any]:
+    return await svc.threads.public(await svc.threads.copy(thread_id, user))
+
+
+@router.get("/{thread_id}/state")
+async def get_state(thread_id: str, svc: Svc, user: User, subgraphs: bool = False) -> dict[str, Any]:
+    return await svc.threads.state(thread_id, user, None, subgraphs)
+
+
+@router.post("/{thread_id}/state/checkpoint")
+async def get_state_at(thread_id: str, body: StateAt, svc: Svc, user: User) -> dict[str, Any]:
+    return await svc.threads.state(thread_id, user, body.checkpoint.model_dump(), body.subgraphs)
+
+
+@router.get("/{thread_id}/state/{checkpoint_id}")
+async def get_state_by_id(
+    thread_id: str, checkpoint_id: str, svc: Svc, user: User, subgraphs: bool = False
+) -> dict[str, Any]:
+    return await svc.threads.state(thread_id, user, {"checkpoint_id": checkpoint_id}, subgraphs)
+
+
+@router.post("/{thread_id}/state")
+async def update_state(thread_id: str, body: StateUpdate, svc: Svc, user: User) -> dict[str, Any]:
+    checkpoint = body.checkpoint.model_dump() if body.checkpoint else None
+    if body.checkpoint_id:
+        checkpoint = {**(checkpoint or {}), "checkpoint_id": body.checkpoint_id}
+    return await svc.threads.update_state(thread_id, user, body.values, body.as_node, checkpoint)
+
+
+@router.post("/{thread_id}/history")
+async def history(thread_id: str, body: HistoryQuery, svc: Svc, user: User) -> list[dict[str, Any]]:
+    query = body.model_dump(exclude_none=True)
+    return await svc.threads.history(thread_id, user, query)
+
+
+@router.get("/{thread_id}/history")
+async def history_get(thread_id: str, svc: Svc, user: User, limit: int = 10) -> list[dict[str, Any]]:
+    return await svc.threads.history(thread_id, user, {"limit": limit})

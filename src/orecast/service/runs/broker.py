@@ -1,0 +1,77 @@
+"""A run's event log in this process: appended by the executor, read (and replayed) by any number of streams."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import Any
+
+
+class RunEvents:
+    """Events numbered from 1; a reader resumes after any `Last-Event-ID` it has seen."""
+
+    def __init__(self, run_id: str = "", ended: deque[tuple[float, str]] | None = None) -> None:
+        self.run_id = run_id
+        self.events: list[tuple[str, Any]] = []
+        self.done = False
+        self.finished_at: float | None = None
+        self._changed = asyncio.Condition()
+        self._ended = ended
+
+    async def put(self, event: str, data: Any) -> None:
+        async with self._changed:
+            self.events.append((event, data))
+            self._changed.notify_all()
+
+    async def close(self) -> None:
+        async with self._changed:
+            self.done = True
+            self.finished_at = time.monotonic()
+            if self._ended is not None:
+                self._ended.append((self.finished_at, self.run_id))
+            self._changed.notify_all()
+
+    async def follow(self, after: int = 0) -> AsyncIterator[tuple[int, str, Any]]:
+        """(id, event, data) after event number `after`, until the run ends."""
+        seen = after
+        while True:
+            async with self._changed:
+                while seen >= len(self.events) and not self.done:
+                    await self._changed.wait()
+                batch = self.events[seen:]
+                finished = self.done
+            for event, data in batch:
+                seen += 1
+                yield seen, event, data
+            if finished and seen >= len(self.events):
+                return
+
+
+class Broker:
+    """run id → its events; finished logs are kept `keep_seconds` for late joiners."""
+
+    def __init__(self, keep_seconds: float = 600.0) -> None:
+        self.keep_seconds = keep_seconds
+        self._runs: dict[str, RunEvents] = {}
+        # (end time, run id) in the order runs end: forgetting looks only at the oldest ones
+        self._ended: deque[tuple[float, str]] = deque()
+
+    def open(self, run_id: str) -> RunEvents:
+        events = self._runs[run_id] = RunEvents(run_id, self._ended)
+        return events
+
+    def get(self, run_id: str) -> RunEvents | None:
+        return self._runs.get(run_id)
+
+    def forget_old(self) -> list[str]:
+        """Drop the logs that ended more than `keep_seconds` ago; their run ids."""
+        now, gone = time.monotonic(), []
+        while self._ended and now - self._ended[0][0] > self.keep_seconds:
+            _, run_id = self._ended.popleft()
+            events = self._runs.get(run_id)
+            if events is not None and events.done:
+                del self._runs[run_id]
+                gone.append(run_id)
+        return gone

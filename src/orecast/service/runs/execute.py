@@ -1,0 +1,114 @@
+"""`execute_run`: one graph run streamed into a run's event log. Nothing else streams a graph."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import BaseMessageChunk
+from langgraph.pregel import Pregel
+from langgraph.types import Command, Send
+
+from orecast.service.encode import jsonable
+
+# Modes the graph streams natively; `messages-tuple` and `messages` both come from its `messages`.
+NATIVE_MODES = ("values", "updates", "custom", "debug", "tasks", "checkpoints", "messages")
+
+Emit = Callable[[str, Any], Awaitable[None]]
+
+
+@dataclass
+class RunInput:
+    graph: Pregel
+    config: dict[str, Any]
+    context: dict[str, Any] | None
+    input: Any
+    command: dict[str, Any] | None
+    stream_modes: list[str]
+    subgraphs: bool
+    interrupt_before: Any
+    interrupt_after: Any
+    durability: str | None
+
+
+def _command(spec: dict[str, Any]) -> Command:
+    goto = spec.get("goto")
+    if isinstance(goto, dict):
+        goto = Send(goto["node"], goto.get("input"))
+    elif isinstance(goto, list):
+        goto = [Send(g["node"], g.get("input")) if isinstance(g, dict) else g for g in goto]
+    return Command(resume=spec.get("resume"), update=spec.get("update"), goto=goto or ())
+
+
+def _native(modes: list[str]) -> list[str]:
+    native = {"values"}  # always: the final values are the run's output
+    for mode in modes:
+        native.add("messages" if mode in ("messages", "messages-tuple") else mode)
+    return [m for m in NATIVE_MODES if m in native]
+
+
+class _Messages:
+    """Turns LangGraph's (chunk, metadata) pairs into the SDK's `messages` / `messages-tuple` events."""
+
+    def __init__(self, modes: list[str]) -> None:
+        self.tuples = "messages-tuple" in modes
+        self.partial = "messages" in modes
+        self.seen: dict[str, BaseMessageChunk] = {}
+
+    async def emit(self, emit: Emit, suffix: str, chunk: Any, metadata: dict[str, Any]) -> None:
+        message, meta = chunk, jsonable(metadata)
+        if self.tuples:
+            await emit("messages" + suffix, [jsonable(message), meta])
+        # as langgraph-api: the legacy mode follows a model's streamed chunks, accumulated per message
+        if not self.partial or not isinstance(message, BaseMessageChunk):
+            return
+        key = message.id or ""
+        previous = self.seen.get(key)
+        if previous is None:
+            await emit("messages/metadata" + suffix, {key: {"metadata": meta}})
+            self.seen[key] = message
+        else:
+            self.seen[key] = previous + message
+        await emit("messages/partial" + suffix, [jsonable(self.seen[key])])
+
+
+async def _parts(run: RunInput, payload: Any) -> AsyncIterator[tuple[tuple[str, ...], str, Any]]:
+    """The graph's (namespace, mode, chunk) parts; with `events` requested, through `astream_events` v2
+    as langgraph-api does: the root's `on_chain_stream` events carry the parts, every other event is
+    itself an `events` part."""
+    kwargs: dict[str, Any] = {
+        "context": run.context, "stream_mode": _native(run.stream_modes), "subgraphs": True,
+        "interrupt_before": run.interrupt_before, "interrupt_after": run.interrupt_after,
+        "durability": run.durability,
+    }
+    if "events" not in run.stream_modes:
+        async for namespace, mode, chunk in run.graph.astream(payload, run.config, **kwargs):
+            yield namespace, mode, chunk
+        return
+    async for event in run.graph.astream_events(payload, run.config, version="v2", **kwargs):
+        if "langsmith:hidden" in (event.get("tags") or ()):
+            continue
+        if event["event"] == "on_chain_stream" and not event["parent_ids"]:
+            yield event["data"]["chunk"]
+        else:
+            yield (), "events", event
+
+
+async def execute_run(run: RunInput, emit: Emit) -> Any:
+    """Stream the graph, emitting each part as its SSE event; return the last `values`."""
+    payload = _command(run.command) if run.command else run.input
+    messages = _Messages(run.stream_modes)
+    last_values: Any = None
+    async for namespace, mode, chunk in _parts(run, payload):
+        if namespace and not run.subgraphs:
+            continue
+        suffix = "|" + "|".join(namespace) if namespace else ""
+        if mode == "values" and not namespace:
+            last_values = chunk
+        if mode == "messages":
+            message, metadata = chunk
+            await messages.emit(emit, suffix, message, metadata)
+        elif mode in run.stream_modes:
+            await emit(mode + suffix, jsonable(chunk))
+    return last_values

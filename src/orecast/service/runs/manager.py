@@ -1,0 +1,277 @@
+"""`RunManager`: admits runs through the database, drives them here, and cancels them anywhere.
+
+A run is driven by the process that created it: it waits until the database admits it (its
+thread's oldest pending run, no running run on the thread), then streams the graph into its event
+log while a watcher polls the database for a cancel from any process and keeps its heartbeat.
+Its events stay in this process's memory unless a client of another process asks to follow the run
+(`shared_stream` on its row): from the watcher's next poll on, the log is copied to the database,
+where that process reads it (`follow_remote`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from orecast.checkpoint import OrecastCheckpointer
+from orecast.service.encode import interrupts_of, jsonable
+from orecast.service.runs.broker import Broker, RunEvents
+from orecast.service.runs.execute import RunInput, execute_run
+from orecast.service.runs.records import TERMINAL, RunRecord, RunRepo
+
+log = logging.getLogger("orecast.service.runs")
+HEARTBEAT_SECONDS = 5.0
+
+
+@dataclass
+class _Local:
+    task: asyncio.Task[None]
+    events: RunEvents
+    cancel_action: str | None = None
+    output: Any = None
+    paused: bool = False  # the run ended waiting for a human (interrupt or breakpoint)
+    shared: int | None = None  # events copied to the database so far; None: nobody elsewhere follows
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class _Cancelled(Exception):
+    def __init__(self, action: str) -> None:
+        self.action = action
+
+
+class RunManager:
+    def __init__(
+        self,
+        repo: RunRepo,
+        saver: OrecastCheckpointer,
+        *,
+        poll_seconds: float,
+        stale_seconds: float,
+    ) -> None:
+        self.repo = repo
+        self.saver = saver
+        self.poll_seconds = poll_seconds
+        self.stale_seconds = stale_seconds
+        self.broker = Broker()
+        self._local: dict[str, _Local] = {}
+        self._freed = asyncio.Condition()
+        self._background: set[asyncio.Task[None]] = set()
+
+    # -- starting -----------------------------------------------------------------------------------
+
+    def start(self, run: RunRecord, prepared: RunInput, *, temporary: bool = False) -> RunEvents:
+        """Drive `run` in the background; `temporary` threads (stateless runs) are deleted after."""
+        for gone in self.broker.forget_old():  # bounded memory: a run's state goes with its event log
+            self._local.pop(gone, None)
+        events = self.broker.open(run.run_id)
+        task = asyncio.create_task(self._drive(run, prepared, events, temporary))
+        self._local[run.run_id] = _Local(task, events)
+        return events
+
+    async def cancel_local(self, run_id: str, action: str) -> None:
+        local = self._local.get(run_id)
+        if local is not None and not local.task.done():
+            local.cancel_action = action
+            local.task.cancel()
+
+    def abandon(self, run_id: str, reason: str) -> None:
+        """Cancel a run its only listener left (a disconnect); callable from a cancelled scope."""
+        task = asyncio.get_running_loop().create_task(self._abandon(run_id, reason))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _abandon(self, run_id: str, reason: str) -> None:
+        run = await self.repo.get(run_id)
+        if run is not None and run.status in ("pending", "running"):
+            await self.repo.request_cancel(run, "interrupt", reason)
+            await self.cancel_local(run_id, "interrupt")
+
+    async def _admitted(self, run: RunRecord) -> bool:
+        """Wait until the database admits `run`; False if it was cancelled while pending."""
+        last_beat = time.monotonic()
+        while not await self.repo.claim(run, self.stale_seconds):
+            action, status, _ = await self.repo.cancel_state(run.run_id)
+            if status != "pending" or action is not None:
+                return False
+            if time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
+                last_beat = time.monotonic()
+                await self.repo.heartbeat(run.run_id)
+            async with self._freed:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._freed.wait(), self.poll_seconds)
+        return True
+
+    async def _watch(self, run_id: str, target: asyncio.Task[Any]) -> None:
+        """Cancel `target` when another process asks (cancel flag); keep the run's heartbeat."""
+        since_beat = 0.0
+        while not target.done():
+            await asyncio.sleep(self.poll_seconds)
+            since_beat += self.poll_seconds
+            action, _, shared = await self.repo.cancel_state(run_id)
+            local = self._local.get(run_id)
+            if action is not None:
+                if local is not None:
+                    local.cancel_action = action
+                target.cancel()
+                return
+            if shared and local is not None:
+                await self._share(run_id, local)
+            if since_beat >= HEARTBEAT_SECONDS:
+                since_beat = 0.0
+                await self.repo.heartbeat(run_id)
+
+    async def _share(self, run_id: str, local: _Local) -> None:
+        """Copy the events not yet in the database there."""
+        done = local.shared or 0
+        fresh = local.events.events[done:]
+        if fresh:
+            await self.repo.add_events(run_id, done + 1, fresh)
+        local.shared = done + len(fresh)
+
+    async def _drive(
+        self, run: RunRecord, prepared: RunInput, events: RunEvents, temporary: bool
+    ) -> None:
+        local = self._local[run.run_id]
+        await events.put("metadata", {"run_id": run.run_id, "attempt": 1})
+        status, error = "interrupted", None
+        try:
+            if not await self._admitted(run):
+                return
+            status, error = await self._execute(run, prepared, events, local)
+        except asyncio.CancelledError:
+            status = "interrupted"
+            if local.cancel_action is None:  # shutdown, not a user's cancel
+                raise
+        finally:
+            await self._finish(run, status, error, local, temporary)
+
+    async def _execute(
+        self, run: RunRecord, prepared: RunInput, events: RunEvents, local: _Local
+    ) -> tuple[str, str | None]:
+        work = asyncio.create_task(execute_run(prepared, events.put))
+        watcher = asyncio.create_task(self._watch(run.run_id, work))
+        try:
+            values = await work
+        except asyncio.CancelledError:
+            if local.cancel_action is None:
+                work.cancel()
+                raise
+            return "interrupted", None
+        except Exception as exc:
+            log.warning("run %s failed: %s", run.run_id, exc, exc_info=exc)
+            message = f"{type(exc).__name__}: {exc}"
+            await events.put("error", {"error": type(exc).__name__, "message": message})
+            local.output = {"__error__": {"error": type(exc).__name__, "message": message}}
+            return "error", message
+        finally:
+            watcher.cancel()
+        local.output = jsonable(values)
+        # The threads table knows when the run stopped for a human (an interrupt write); a stop at
+        # an interrupt_before/after breakpoint leaves no write, so only then the state is read.
+        info = await self.saver.aget_thread(run.thread_id)
+        local.paused = info is not None and info.status == "interrupted"
+        graph = prepared.graph
+        breakpoints = (
+            prepared.interrupt_before or prepared.interrupt_after
+            or graph.interrupt_before_nodes or graph.interrupt_after_nodes
+        )
+        if values is None or local.paused or breakpoints:
+            snapshot = await graph.aget_state({"configurable": {"thread_id": run.thread_id}})
+            local.paused = bool(snapshot.next or snapshot.interrupts)
+            local.output = jsonable(values if values is not None else snapshot.values)
+            if snapshot.interrupts and isinstance(local.output, dict):
+                local.output["__interrupt__"] = interrupts_of(snapshot)
+        return "success", None
+
+    async def _finish(
+        self, run: RunRecord, status: str, error: str | None, local: _Local, temporary: bool
+    ) -> None:
+        try:
+            await asyncio.shield(self._record_end(run, status, error, local, temporary))
+        finally:
+            await local.events.close()
+            local.finished.set()
+            async with self._freed:
+                self._freed.notify_all()
+
+    async def _record_end(
+        self, run: RunRecord, status: str, error: str | None, local: _Local, temporary: bool
+    ) -> None:
+        current = await self.repo.get(run.run_id)
+        was_running = current is not None and current.status == "running"
+        if current is not None and (current.shared_stream or local.shared is not None):
+            await self._share(run.run_id, local)  # before the row says the run is over
+        thread_status = "error" if status == "error" else "interrupted" if local.paused else "idle"
+        # a temporary thread is deleted below; a run that never ran leaves its thread as it was
+        thread = (run.thread_id, thread_status) if was_running and not temporary else None
+        if local.cancel_action == "rollback":
+            await self.saver.adelete_for_runs([run.run_id])
+            await self.repo.delete(run.run_id)
+            if thread is not None:
+                await self.repo.set_thread_status(*thread)
+        elif current is not None and current.status not in TERMINAL:
+            await self.repo.finish(run.run_id, status, error, thread=thread)
+        if temporary:
+            await self.saver.adelete_thread(run.thread_id)
+            await self.repo.delete_thread_runs(run.thread_id)
+
+    # -- waiting and reading ---------------------------------------------------------------------------
+
+    def events(self, run_id: str) -> RunEvents | None:
+        return self.broker.get(run_id)
+
+    def output(self, run_id: str) -> Any:
+        local = self._local.get(run_id)
+        return local.output if local else None
+
+    async def follow_remote(self, run_id: str, after: int) -> AsyncIterator[tuple[int, str, Any]]:
+        """(id, event, data) after `after` of a run driven by another process, read from the database
+        once that process copies them there; until the run is over."""
+        await self.repo.share_stream(run_id)
+        seen = after
+        while True:
+            batch = await self.repo.events_after(run_id, seen)
+            for event_id, event, data in batch:
+                seen = event_id
+                yield event_id, event, data
+            if batch:
+                continue
+            run = await self.repo.get(run_id)
+            if run is None or run.status in TERMINAL:  # its last events were written before its end
+                for event_id, event, data in await self.repo.events_after(run_id, seen):
+                    yield event_id, event, data
+                return
+            await asyncio.sleep(self.poll_seconds)
+
+    async def finished(self, run_id: str) -> None:
+        """Until the run is over (here or in another process)."""
+        local = self._local.get(run_id)
+        if local is not None:
+            await local.finished.wait()
+        else:
+            await self.wait(run_id)
+
+    async def wait(self, run_id: str) -> RunRecord | None:
+        """Until the run is over (here or in another process); its final row (None once deleted)."""
+        local = self._local.get(run_id)
+        if local is not None:
+            await local.finished.wait()
+            return await self.repo.get(run_id)
+        while True:
+            run = await self.repo.get(run_id)
+            if run is None or run.status in TERMINAL:
+                return run
+            await asyncio.sleep(self.poll_seconds)
+
+    async def close(self) -> None:
+        """Stop every run driven here; they end `interrupted` and the next process can go on."""
+        for local in self._local.values():
+            local.task.cancel()
+        for local in self._local.values():
+            with contextlib.suppress(BaseException):
+                await local.task

@@ -1,0 +1,134 @@
+"""From a `RunCreate` body to an admitted run and its `RunInput` (assistant, thread, config, owner)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+from uuid import UUID
+
+from orecast.service.auth import Principal
+from orecast.service.context import Services
+from orecast.service.errors import NotFound
+from orecast.service.runs.execute import RunInput
+from orecast.service.runs.records import RunRecord
+from orecast.service.schemas import RunCreate
+from orecast.service.threads import require_uuid_id
+
+
+def _merge_config(assistant: dict[str, Any], body: RunCreate) -> dict[str, Any]:
+    base, extra = assistant.get("config") or {}, body.config or {}
+    config = {**base, **extra}
+    config["configurable"] = {**(base.get("configurable") or {}), **(extra.get("configurable") or {})}
+    return config
+
+
+async def start_run(
+    svc: Services, user: Principal, body: RunCreate, thread_id: str | None
+) -> tuple[RunRecord, bool]:
+    """Admit and start a run; (its record, whether its thread is temporary). 404/409 as the SDK expects."""
+    assistant = await svc.assistants.for_run(body.assistant_id, user)
+    served = svc.graphs.get(assistant["graph_id"])
+    assert served is not None
+    temporary = thread_id is None
+    thread_id = thread_id or str(uuid.uuid4())
+    run_id = str(uuid.uuid4())
+    kwargs = body.model_dump(mode="json", exclude_none=True, exclude={"assistant_id", "metadata"})
+    # what langgraph-api shows the `threads` `create_run` handler; it may add to `metadata`
+    value: dict[str, Any] = {
+        "thread_id": thread_id, "assistant_id": assistant["assistant_id"], "run_id": run_id,
+        "status": "pending", "metadata": dict(body.metadata or {}),
+        "prevent_insert_if_inflight": body.multitask_strategy == "reject",
+        "multitask_strategy": body.multitask_strategy, "if_not_exists": body.if_not_exists,
+        "after_seconds": body.after_seconds, "kwargs": kwargs,
+    }
+    existing = None if temporary else await svc.saver.aget_thread(thread_id)
+    if existing is None:
+        if not temporary and body.if_not_exists != "create":
+            raise NotFound(f"thread {thread_id} not found (pass if_not_exists='create' to create it)")
+        if not temporary:
+            require_uuid_id(thread_id, user)
+        await user.authorize("threads", "create_run", value)
+        info = await svc.threads.create_for_run(user, thread_id, value["metadata"])
+    else:
+        info = await svc.threads.check(existing, user, "create_run", value)
+    run_metadata = value["metadata"]
+    graph_meta = {"graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
+    if any(info.metadata.get(k) != v for k, v in graph_meta.items()):
+        await svc.saver.aupdate_thread(thread_id, metadata=graph_meta)
+    if temporary and body.on_completion == "keep":
+        temporary = False
+
+    config = _merge_config(assistant, body)
+    configurable = config["configurable"]
+    configurable.update(
+        thread_id=thread_id, run_id=run_id, assistant_id=assistant["assistant_id"],
+        graph_id=assistant["graph_id"],
+    )
+    if user.user_id is not None:
+        configurable["user_id"] = user.user_id
+    if user.access is not None:  # as langgraph-api hands the authenticated user to the graph
+        configurable.update(
+            langgraph_auth_user=user.access.user.dict(),
+            langgraph_auth_user_id=user.access.user.identity,
+            langgraph_auth_permissions=list(user.access.permissions),
+        )
+    checkpoint_id = body.checkpoint_id or (body.checkpoint.checkpoint_id if body.checkpoint else None)
+    if checkpoint_id:
+        configurable["checkpoint_id"] = checkpoint_id
+        if body.checkpoint and body.checkpoint.checkpoint_ns:
+            configurable["checkpoint_ns"] = body.checkpoint.checkpoint_ns
+        await svc.threads.require_checkpoint(thread_id, {"checkpoint_id": checkpoint_id})
+    config["run_id"] = UUID(run_id)
+    config["metadata"] = {**(config.get("metadata") or {}), **run_metadata, "run_id": run_id}
+    context = {**(assistant.get("context") or {}), **(body.context or {})} or None
+
+    run, _cancelled = await svc.repo.admit(
+        run_id=run_id,
+        thread_id=thread_id,
+        assistant_id=assistant["assistant_id"],
+        metadata=run_metadata,
+        kwargs=kwargs,
+        strategy=body.multitask_strategy,
+        owner=user.user_id,
+    )
+    for other in _cancelled:
+        await svc.runs.cancel_local(other, body.multitask_strategy)
+    prepared = RunInput(
+        graph=served.graph,
+        config=config,
+        context=context,
+        input=body.input,
+        command=body.command.model_dump(exclude_none=True) if body.command else None,
+        stream_modes=body.modes(),
+        subgraphs=body.stream_subgraphs,
+        interrupt_before=body.interrupt_before,
+        interrupt_after=body.interrupt_after,
+        durability=body.durability,
+    )
+    svc.runs.start(run, prepared, temporary=temporary)
+    return run, temporary
+
+
+async def visible_run(
+    svc: Services, user: Principal, thread_id: str, run_id: str, action: str = "read"
+) -> RunRecord:
+    """The run, if `user` may do `action` on its thread (runs are a thread's, as in langgraph-api)."""
+    await svc.threads.info(thread_id, user, action, {"thread_id": thread_id, "run_id": run_id})
+    run = await svc.repo.require(run_id, thread_id)
+    if not user.may_see(run.owner):
+        raise NotFound(f"run {run_id} not found")
+    return run
+
+
+async def may_use_run(svc: Services, user: Principal, run: RunRecord, action: str) -> bool:
+    """Whether `user` may do `action` on a run found by id alone (no thread in the path)."""
+    if not user.may_see(run.owner):
+        return False
+    if user.access is None:
+        return True
+    try:  # custom auth decides by the run's thread; a run whose thread is gone is nobody's
+        await svc.threads.info(run.thread_id, user, action, {"thread_id": run.thread_id, "run_id": run.run_id})
+    except NotFound:
+        return False
+    return True
+

@@ -1,0 +1,48 @@
+"""SQL of the runs table (`?` placeholders; the connection layer adapts them for PostgreSQL)."""
+
+RUN_COLUMNS = """run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, owner,
+    cancel_action, cancel_reason, error, created_at, updated_at"""
+INSERT_RUN = f"""INSERT INTO service_runs ({RUN_COLUMNS}, heartbeat_at)
+VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?)"""
+SELECT_RUN = f"SELECT {RUN_COLUMNS}, shared_stream FROM service_runs WHERE run_id = ?"
+SELECT_ACTIVE_RUNS = """SELECT run_id, status FROM service_runs
+WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY created_at, run_id"""
+LIST_RUNS = f"""SELECT {RUN_COLUMNS}, shared_stream FROM service_runs WHERE thread_id = ? {{status}}
+ORDER BY created_at DESC, run_id DESC LIMIT ? OFFSET ?"""
+# Claim: this run is the thread's oldest pending one; the unique index on running runs per thread
+# makes a second concurrent claim fail, whatever process it comes from.
+CLAIM_RUN = """UPDATE service_runs SET status = 'running', heartbeat_at = ?, updated_at = ?
+WHERE run_id = ? AND status = 'pending' AND cancel_action IS NULL AND NOT EXISTS (
+    SELECT 1 FROM service_runs AS r WHERE r.thread_id = ? AND r.status = 'running'
+) AND NOT EXISTS (
+    SELECT 1 FROM service_runs AS r WHERE r.thread_id = ? AND r.status = 'pending'
+      AND (r.created_at < ? OR (r.created_at = ? AND r.run_id < ?))
+)"""
+# The claim's own transaction marks the thread busy in the checkpoint store's threads table (status
+# only: `updated_at` follows the state, which the run's checkpoints and its end move).
+MARK_THREAD_BUSY = "UPDATE threads SET status = 'busy' WHERE thread_id = ?"
+# A pending or running run whose process stopped beating its heart would block the thread forever.
+EXPIRE_DEAD_RUNS = """UPDATE service_runs SET status = 'error', error = 'the process driving it stopped',
+    updated_at = ? WHERE thread_id = ? AND status IN ('pending', 'running') AND heartbeat_at < ?"""
+HEARTBEAT = "UPDATE service_runs SET heartbeat_at = ? WHERE run_id = ? AND status IN ('pending', 'running')"
+SELECT_CANCEL = "SELECT cancel_action, status, shared_stream FROM service_runs WHERE run_id = ?"
+SHARE_STREAM = "UPDATE service_runs SET shared_stream = 1 WHERE run_id = ?"
+# a copy interrupted between commit and bookkeeping is simply written again
+INSERT_EVENT = """INSERT INTO service_run_events (run_id, seq, event, data) VALUES (?, ?, ?, ?)
+ON CONFLICT (run_id, seq) DO NOTHING"""
+SELECT_EVENTS = """SELECT seq, event, data FROM service_run_events WHERE run_id = ? AND seq > ?
+ORDER BY seq LIMIT 500"""
+DELETE_RUN_EVENTS = "DELETE FROM service_run_events WHERE run_id = ?"
+DELETE_THREAD_RUN_EVENTS = """DELETE FROM service_run_events
+WHERE run_id IN (SELECT run_id FROM service_runs WHERE thread_id = ?)"""
+REQUEST_CANCEL = """UPDATE service_runs SET cancel_action = ?, cancel_reason = ?, updated_at = ?
+WHERE run_id = ? AND status IN ('pending', 'running')"""
+CANCEL_PENDING = """UPDATE service_runs SET status = 'interrupted', cancel_action = ?, cancel_reason = ?,
+    updated_at = ? WHERE run_id = ? AND status = 'pending'"""
+FINISH_RUN = """UPDATE service_runs SET status = ?, error = ?, updated_at = ?, heartbeat_at = NULL
+WHERE run_id = ?"""
+# The run's end and its thread's status (in the checkpoint store's threads table) in one transaction.
+SET_THREAD_STATUS = "UPDATE threads SET status = ?, updated_at = ? WHERE thread_id = ?"
+DELETE_RUN = "DELETE FROM service_runs WHERE run_id = ?"
+DELETE_THREAD_RUNS = "DELETE FROM service_runs WHERE thread_id = ?"
+SELECT_RUN_IDS = "SELECT run_id, thread_id FROM service_runs WHERE {where}"

@@ -1,0 +1,236 @@
+"""Run rows: what a run is, and the transactions that admit, claim, cancel and finish it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from orecast.service.db import Db
+from orecast.service.db.connection import Tx, now_iso
+from orecast.service.errors import Conflict, NotFound
+from orecast.service.runs import queries as q
+
+ACTIVE = ("pending", "running")
+TERMINAL = ("success", "error", "interrupted", "timeout")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    run_id: str
+    thread_id: str
+    assistant_id: str
+    status: str
+    metadata: dict[str, Any]
+    kwargs: dict[str, Any]
+    multitask_strategy: str
+    owner: str | None
+    cancel_action: str | None
+    cancel_reason: str | None
+    error: str | None
+    created_at: str
+    updated_at: str
+    shared_stream: bool = False  # a client of another process follows it: its events go to the database
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...]) -> RunRecord:
+        values = list(row)
+        values[4] = json.loads(values[4])
+        values[5] = json.loads(values[5])
+        values[13] = bool(values[13])
+        return cls(*values)
+
+    def public(self) -> dict[str, Any]:
+        """The SDK's `Run`."""
+        return {
+            "run_id": self.run_id,
+            "thread_id": self.thread_id,
+            "assistant_id": self.assistant_id,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "status": self.status,
+            "metadata": self.metadata,
+            "kwargs": self.kwargs,
+            "multitask_strategy": self.multitask_strategy,
+            "cancel_reason": self.cancel_reason,
+        }
+
+
+class RunRepo:
+    """The runs table; every decision about who runs when is one transaction here."""
+
+    def __init__(self, db: Db) -> None:
+        self.db = db
+
+    async def admit(
+        self,
+        *,
+        run_id: str,
+        thread_id: str,
+        assistant_id: str,
+        metadata: dict[str, Any],
+        kwargs: dict[str, Any],
+        strategy: str,
+        owner: str | None,
+    ) -> tuple[RunRecord, list[str]]:
+        """Insert a pending run under `strategy`; return it and the runs it asks to cancel.
+
+        `reject` raises Conflict while the thread has a pending or running run; `interrupt` and
+        `rollback` mark those runs for cancellation (their executors see it); `enqueue` just queues.
+        """
+        now = now_iso()
+        async with self.db.transaction(thread_id) as tx:
+            active = await tx.fetchall(q.SELECT_ACTIVE_RUNS, (thread_id,))
+            if active and strategy == "reject":
+                raise Conflict(
+                    f"thread {thread_id} is busy with run {active[0][0]}; "
+                    "retry later or pass multitask_strategy=enqueue|interrupt|rollback",
+                    {"thread_id": thread_id, "active_runs": [r[0] for r in active]},
+                )
+            cancelled = []
+            if strategy in ("interrupt", "rollback"):
+                for other_id, status in active:
+                    reason = f"{strategy} by run {run_id}"
+                    if status == "pending":
+                        await tx.execute(q.CANCEL_PENDING, (strategy, reason, now, other_id))
+                    else:
+                        await tx.execute(q.REQUEST_CANCEL, (strategy, reason, now, other_id))
+                    cancelled.append(other_id)
+            kwargs_json = json.dumps(kwargs, ensure_ascii=False, default=str)
+            await tx.execute(
+                q.INSERT_RUN,
+                (
+                    run_id,
+                    thread_id,
+                    assistant_id,
+                    json.dumps(metadata, ensure_ascii=False),
+                    kwargs_json,
+                    strategy,
+                    owner,
+                    now,
+                    now,
+                    now,
+                ),
+            )
+        run = RunRecord(
+            run_id, thread_id, assistant_id, "pending", metadata, json.loads(kwargs_json), strategy, owner,
+            None, None, None, now, now,
+        )
+        return run, cancelled
+
+    async def claim(self, run: RunRecord, stale_after: float) -> bool:
+        """Make `run` the thread's running run if it is next in line and the thread is free; the
+        thread's status becomes `busy` in the same transaction."""
+        now = datetime.now(UTC)
+        stale = (now - timedelta(seconds=stale_after)).isoformat()
+        claim = (
+            now.isoformat(), now.isoformat(), run.run_id, run.thread_id, run.thread_id,
+            run.created_at, run.created_at, run.run_id,
+        )
+        async with self.db.transaction(run.thread_id) as tx:
+            try:
+                changed = await tx.execute(q.CLAIM_RUN, claim)
+                # only a refused claim can be a dead process's fault: expire its runs, try once more
+                if changed == 0 and await tx.execute(q.EXPIRE_DEAD_RUNS, (now.isoformat(), run.thread_id, stale)):
+                    changed = await tx.execute(q.CLAIM_RUN, claim)
+            except Exception as exc:  # the unique index: another process claimed the thread first
+                if "unique" in str(exc).lower():
+                    return False
+                raise
+            if changed == 1:
+                await tx.execute(q.MARK_THREAD_BUSY, (run.thread_id,))
+        return changed == 1
+
+    async def get(self, run_id: str) -> RunRecord | None:
+        async with self.db.read() as tx:
+            row = await tx.fetchone(q.SELECT_RUN, (run_id,))
+        return RunRecord.from_row(row) if row else None
+
+    async def require(self, run_id: str, thread_id: str | None = None) -> RunRecord:
+        run = await self.get(run_id)
+        if run is None or (thread_id is not None and run.thread_id != thread_id):
+            raise NotFound(f"run {run_id} not found")
+        return run
+
+    async def list(self, thread_id: str, status: str | None, limit: int, offset: int) -> list[RunRecord]:
+        clause, params = ("AND status = ?", [status]) if status else ("", [])
+        async with self.db.read() as tx:
+            rows = await tx.fetchall(
+                q.LIST_RUNS.format(status=clause), (thread_id, *params, limit, offset)
+            )
+        return [RunRecord.from_row(r) for r in rows]
+
+    async def cancel_state(self, run_id: str) -> tuple[str | None, str | None, bool]:
+        """(cancel action, status, whether a client of another process follows its stream)."""
+        async with self.db.read() as tx:
+            row = await tx.fetchone(q.SELECT_CANCEL, (run_id,))
+        return (row[0], row[1], bool(row[2])) if row else (None, None, False)
+
+    async def share_stream(self, run_id: str) -> None:
+        """Ask the process driving the run to write its events here (it notices at its next poll)."""
+        async with self.db.transaction() as tx:
+            await tx.execute(q.SHARE_STREAM, (run_id,))
+
+    async def add_events(self, run_id: str, first_seq: int, events: list[tuple[str, Any]]) -> None:
+        async with self.db.transaction() as tx:
+            for n, (event, data) in enumerate(events):
+                await tx.execute(q.INSERT_EVENT, (run_id, first_seq + n, event, json.dumps(data, ensure_ascii=False)))
+
+    async def events_after(self, run_id: str, seq: int) -> list[tuple[int, str, Any]]:
+        async with self.db.read() as tx:
+            rows = await tx.fetchall(q.SELECT_EVENTS, (run_id, seq))
+        return [(int(r[0]), r[1], json.loads(r[2])) for r in rows]
+
+    async def request_cancel(self, run: RunRecord, action: str, reason: str) -> None:
+        now = now_iso()
+        async with self.db.transaction(run.thread_id) as tx:
+            if await tx.execute(q.CANCEL_PENDING, (action, reason, now, run.run_id)) == 0:
+                await tx.execute(q.REQUEST_CANCEL, (action, reason, now, run.run_id))
+
+    async def heartbeat(self, run_id: str) -> None:
+        async with self.db.transaction() as tx:
+            await tx.execute(q.HEARTBEAT, (now_iso(), run_id))
+
+    async def finish(
+        self, run_id: str, status: str, error: str | None = None, *, thread: tuple[str, str] | None = None
+    ) -> None:
+        """Record the run's end; with `thread` = (thread id, status), set that thread's status too."""
+        async with self.db.transaction() as tx:
+            await tx.execute(q.FINISH_RUN, (status, error, now_iso(), run_id))
+            if thread is not None:
+                await self._thread_status(tx, *thread)
+
+    async def set_thread_status(self, thread_id: str, status: str) -> None:
+        async with self.db.transaction() as tx:
+            await self._thread_status(tx, thread_id, status)
+
+    async def _thread_status(self, tx: Tx, thread_id: str, status: str) -> None:
+        now = datetime.now(UTC)
+        # the checkpoint store's own timestamp forms: TIMESTAMPTZ, or SQLite text that sorts
+        stamp: Any = now if self.db.dialect == "postgres" else now.strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+        await tx.execute(q.SET_THREAD_STATUS, (status, stamp, thread_id))
+
+    async def delete(self, run_id: str) -> None:
+        async with self.db.transaction() as tx:
+            await tx.execute(q.DELETE_RUN_EVENTS, (run_id,))
+            await tx.execute(q.DELETE_RUN, (run_id,))
+
+    async def delete_thread_runs(self, thread_id: str) -> None:
+        async with self.db.transaction(thread_id) as tx:
+            await tx.execute(q.DELETE_THREAD_RUN_EVENTS, (thread_id,))
+            await tx.execute(q.DELETE_THREAD_RUNS, (thread_id,))
+
+    async def select_ids(
+        self, *, thread_id: str | None, run_ids: list[str] | None, statuses: tuple[str, ...]
+    ) -> list[tuple[str, str]]:
+        clauses, params = [f"status IN ({', '.join('?' for _ in statuses)})"], list(statuses)
+        if thread_id:
+            clauses.append("thread_id = ?")
+            params.append(thread_id)
+        if run_ids:
+            clauses.append(f"run_id IN ({', '.join('?' for _ in run_ids)})")
+            params.extend(run_ids)
+        async with self.db.read() as tx:
+            rows = await tx.fetchall(q.SELECT_RUN_IDS.format(where=" AND ".join(clauses)), params)
+        return [(r[0], r[1]) for r in rows]

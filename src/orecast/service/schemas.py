@@ -1,0 +1,178 @@
+"""Request bodies, field for field as the LangGraph SDKs send them (unknown fields are ignored, as the SDK
+adds new ones over time); responses are the SDK's TypedDicts built in the service modules."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+StreamMode = Literal[
+    "values", "messages", "updates", "events", "tasks", "checkpoints", "debug", "custom",
+    "messages-tuple",
+]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class AssistantCreate(_Body):
+    graph_id: str = Field(description="A served graph")
+    assistant_id: str | None = None
+    config: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    if_exists: Literal["raise", "do_nothing"] | None = None
+    name: str | None = None
+    description: str | None = None
+
+
+class AssistantUpdate(_Body):
+    graph_id: str | None = None
+    config: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    name: str | None = None
+    description: str | None = None
+
+
+class AssistantSearch(_Body):
+    metadata: dict[str, Any] | None = None
+    graph_id: str | None = None
+    name: str | None = None
+    limit: int = Field(10, ge=1, le=1000)
+    offset: int = Field(0, ge=0)
+    sort_by: Literal["assistant_id", "graph_id", "name", "created_at", "updated_at"] | None = None
+    sort_order: Literal["asc", "desc"] | None = None
+
+
+class ThreadCreate(_Body):
+    thread_id: str | None = None
+    metadata: dict[str, Any] | None = None
+    if_exists: Literal["raise", "do_nothing"] | None = None
+
+
+class ThreadUpdate(_Body):
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ThreadSearch(_Body):
+    metadata: dict[str, Any] | None = None
+    values: dict[str, Any] | None = None
+    ids: list[str] | None = None
+    status: Literal["idle", "busy", "interrupted", "error"] | None = None
+    limit: int = Field(10, ge=1, le=1000)
+    offset: int = Field(0, ge=0)
+    sort_by: Literal["thread_id", "status", "created_at", "updated_at", "state_updated_at"] | None = None
+    sort_order: Literal["asc", "desc"] | None = None
+
+
+class ThreadCount(_Body):
+    metadata: dict[str, Any] | None = None
+    values: dict[str, Any] | None = None
+    status: Literal["idle", "busy", "interrupted", "error"] | None = None
+
+
+class CheckpointRef(_Body):
+    thread_id: str | None = None
+    checkpoint_ns: str = ""
+    checkpoint_id: str | None = None
+    checkpoint_map: dict[str, Any] | None = None
+
+
+class StateAt(_Body):
+    checkpoint: CheckpointRef
+    subgraphs: bool = False
+
+
+class StateUpdate(_Body):
+    values: Any = None
+    as_node: str | None = None
+    checkpoint_id: str | None = None
+    checkpoint: CheckpointRef | None = None
+
+
+class HistoryQuery(_Body):
+    limit: int = Field(10, ge=1, le=1000)
+    before: CheckpointRef | str | None = None
+    metadata: dict[str, Any] | None = None
+    checkpoint: CheckpointRef | None = None
+
+
+class CommandBody(_Body):
+    resume: Any = None
+    update: Any = None
+    goto: Any = None
+
+
+class RunCreate(_Body):
+    assistant_id: str = Field(description="An assistant id or a served graph's name")
+    input: Any = None
+    command: CommandBody | None = None
+    config: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    stream_mode: StreamMode | list[StreamMode] = "values"
+    stream_subgraphs: bool = False
+    stream_resumable: bool = False
+    checkpoint: CheckpointRef | None = None
+    checkpoint_id: str | None = None
+    interrupt_before: Literal["*"] | list[str] | None = None
+    interrupt_after: Literal["*"] | list[str] | None = None
+    multitask_strategy: Literal["reject", "interrupt", "rollback", "enqueue"] = "enqueue"
+    if_not_exists: Literal["create", "reject"] = "reject"
+    on_disconnect: Literal["cancel", "continue"] | None = None
+    on_completion: Literal["delete", "keep"] | None = None
+    durability: Literal["sync", "async", "exit"] | None = None
+    webhook: str | None = None
+    after_seconds: int | None = None
+
+    def modes(self) -> list[str]:
+        return [self.stream_mode] if isinstance(self.stream_mode, str) else list(self.stream_mode)
+
+
+class CancelMany(_Body):
+    thread_id: str | None = None
+    run_ids: list[str] | None = None
+    status: Literal["pending", "running", "all"] | None = None
+
+
+class StorePut(_Body):
+    namespace: list[str]
+    key: str
+    value: dict[str, Any]
+    index: Any = None
+    ttl: float | None = None
+
+
+class StoreDelete(_Body):
+    namespace: list[str]
+    key: str
+
+
+class StoreSearch(_Body):
+    namespace_prefix: list[str] = Field(default_factory=list)
+    filter: dict[str, Any] | None = None
+    limit: int = Field(10, ge=1, le=1000)
+    offset: int = Field(0, ge=0)
+    query: str | None = None
+    refresh_ttl: bool | None = None
+
+
+class StoreNamespaces(_Body):
+    prefix: list[str] | None = None
+    suffix: list[str] | None = None
+    max_depth: int | None = Field(None, ge=1)
+    limit: int = Field(100, ge=1, le=1000)
+    offset: int = Field(0, ge=0)
+
+
+class ChatRequest(_Body):
+    message: str = Field(min_length=1, description="The user's message")
+    thread_id: str | None = Field(None, description="Continue this conversation; new one if absent")
+
+
+class ChatReply(BaseModel):
+    reply: str
+    thread_id: str

@@ -1,0 +1,45 @@
+"""`ServiceSettings`: everything `orecast serve` and `create_app` read, from arguments or `ORECAST_*` env."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
+
+
+class ServiceSettings(BaseSettings):
+    """Settings of one service instance; built by the caller and passed to `create_app`.
+
+    `api_keys` is `user:KEY[:admin],…` (env `ORECAST_API_KEYS`); empty means one local user and no auth.
+    `graphs` maps an assistant/graph name to `module:attr` or `./file.py:attr`.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="ORECAST_", extra="ignore")
+
+    database_url: str | None = Field(None, description="Checkpoint store URL; default sqlite file")
+    model: str | None = Field(None, description="Analyst model spec (offline, deepseek:NAME, …)")
+    graphs: dict[str, str] = Field(default_factory=dict, description="Extra graphs: name → spec")
+    config_file: str | None = Field(None, description="A langgraph.json whose `graphs` are served")
+    analyst: bool = Field(True, description="Serve the orecast analyst as assistant `orecast`")
+    api_keys: str = Field("", description="user:KEY[:admin],… ; empty = no auth")
+    auth_path: str | None = Field(
+        None, description="A langgraph_sdk.Auth (module:attr or ./file.py:attr); default: the config's auth.path"
+    )
+    cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list, description="Allowed CORS origins; off if empty")
+    max_body_bytes: int = Field(1_000_000, ge=1, description="Largest accepted request body")
+    cancel_poll_seconds: float = Field(
+        0.25, gt=0, description="How often a run checks the database for a cancel from another process"
+    )
+    stale_run_seconds: float = Field(
+        30.0, gt=0, description="A running run without a heartbeat this long belongs to a dead process"
+    )
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        return value

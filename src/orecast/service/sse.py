@@ -1,0 +1,29 @@
+"""Server-sent events in the framing the LangGraph SDKs parse: `event:`, `data:` (JSON), `id:`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from fastapi.responses import StreamingResponse
+
+from orecast.service.encode import dumps
+
+HEARTBEAT = b": heartbeat\n\n"
+
+
+def format_event(event: str, data: Any, event_id: str | None = None) -> bytes:
+    head = f"event: {event}\n".encode()
+    body = b"data: " + dumps(data) + b"\n"
+    tail = f"id: {event_id}\n\n".encode() if event_id is not None else b"\n"
+    return head + body + tail
+
+
+def sse_response(
+    body: AsyncIterator[bytes], headers: Mapping[str, str] | None = None
+) -> StreamingResponse:
+    return StreamingResponse(
+        body,
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no", **(headers or {})},
+    )

@@ -1,0 +1,274 @@
+"""Threads: rows of the checkpoint store's threads table, their state through the graph, their owner.
+
+Under API keys the owner is kept in the thread's metadata under `owner` (as LangGraph's own auth
+does), so a user's search is one indexed metadata filter; callers cannot set or change it. Under
+custom auth that key is the handlers' to use, and each call asks them (`Principal.authorize`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph.pregel import Pregel
+
+from orecast.checkpoint import OrecastCheckpointer, ThreadInfo
+from orecast.service.auth import Principal
+from orecast.service.custom_auth import Filter, equalities, matches
+from orecast.service.encode import checkpoint_of, jsonable, thread_state
+from orecast.service.errors import Conflict, Invalid, NotFound
+from orecast.service.graphs import GraphRegistry
+
+OWNER = "owner"
+_SCAN_PAGE = 100  # rows read per query while a search filters on more than SQL can
+
+
+def require_uuid_id(thread_id: str, user: Principal) -> None:
+    """With auth on, a caller-chosen thread id must be a UUID (langgraph-api takes nothing else).
+
+    Thread ids are one namespace for all users, so creating one must say when an id is taken (409),
+    whoever holds it; only an unguessable id makes that answer worthless to anyone not already
+    holding the id. Without auth there is one user and any id is fine.
+    """
+    if user.user_id is None and user.access is None:
+        return
+    try:
+        uuid.UUID(thread_id)
+    except ValueError:
+        raise Invalid("thread_id: must be a UUID when auth is on") from None
+
+
+class Threads:
+    def __init__(
+        self, saver: OrecastCheckpointer, graphs: GraphRegistry, default_graph: str, *, reserve_owner: bool = True
+    ) -> None:
+        self.saver = saver
+        self.graphs = graphs
+        self.default_graph = default_graph
+        self.reserve_owner = reserve_owner
+
+    def _clean(self, metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+        if not self.reserve_owner:
+            return dict(metadata or {})
+        return {k: v for k, v in (metadata or {}).items() if k != OWNER}
+
+    # -- rows ----------------------------------------------------------------------------------------
+
+    async def info(
+        self, thread_id: str, user: Principal, action: str = "read", value: dict[str, Any] | None = None
+    ) -> ThreadInfo:
+        """The thread, if `user` may do `action` on it (custom auth: its handler, given `value`); else 404."""
+        value = value if value is not None else {"thread_id": thread_id}
+        info = await self.saver.aget_thread(thread_id)
+        if info is None:
+            await user.authorize("threads", action, value)  # a handler's refusal comes first
+            raise NotFound(f"thread {thread_id} not found")
+        return await self.check(info, user, action, value)
+
+    async def check(self, info: ThreadInfo, user: Principal, action: str, value: dict[str, Any]) -> ThreadInfo:
+        """`info` (already read), if `user` may do `action` on it, as `info()` decides; else 404."""
+        filt = await user.authorize("threads", action, value)
+        if not user.may_see(info.metadata.get(OWNER)) or not matches(info.metadata, filt):
+            raise NotFound(f"thread {info.thread_id} not found")
+        return info
+
+    def graph_for(self, info: ThreadInfo) -> Pregel:
+        graph_id = info.metadata.get("graph_id")
+        served = self.graphs.get(graph_id) if isinstance(graph_id, str) else None
+        served = served or self.graphs.get(self.default_graph)
+        assert served is not None
+        return served.graph
+
+    async def create(
+        self,
+        user: Principal,
+        *,
+        thread_id: str | None,
+        metadata: Mapping[str, Any] | None,
+        if_exists: str | None,
+    ) -> ThreadInfo:
+        if thread_id is not None:
+            require_uuid_id(thread_id, user)
+        thread_id = thread_id or str(uuid.uuid4())
+        value = {"thread_id": thread_id, "metadata": dict(metadata or {}), "if_exists": if_exists}
+        filt = await user.authorize("threads", "create", value)
+        existing = await self.saver.aget_thread(thread_id)
+        if existing is not None:
+            if if_exists == "do_nothing" and user.may_see(existing.metadata.get(OWNER)) and matches(existing.metadata, filt):
+                return existing
+            # the same answer whoever holds the id: it says the id is taken, nothing of the thread
+            raise Conflict(f"thread {thread_id} already exists")
+        return await self._insert(user, thread_id, value["metadata"])
+
+    async def create_for_run(self, user: Principal, thread_id: str, metadata: Mapping[str, Any]) -> ThreadInfo:
+        """The thread a run creates (stateless, or `if_not_exists='create'`), with the run's metadata as
+        langgraph-api gives it; its `create_run` handler has already been asked."""
+        existing = await self.saver.aget_thread(thread_id)
+        if existing is not None:  # created meanwhile by another request: it must be the caller's
+            return await self.info(thread_id, user)
+        return await self._insert(user, thread_id, metadata)
+
+    async def _insert(self, user: Principal, thread_id: str, metadata: Mapping[str, Any]) -> ThreadInfo:
+        patch = self._clean(metadata)
+        if user.user_id is not None:
+            patch[OWNER] = user.user_id
+        return await self.saver.aupdate_thread(thread_id, metadata=patch, status="idle")
+
+    async def update(self, thread_id: str, user: Principal, metadata: Mapping[str, Any] | None) -> ThreadInfo:
+        value = {"thread_id": thread_id, "metadata": dict(metadata or {})}
+        await self.info(thread_id, user, "update", value)
+        return await self.saver.aupdate_thread(thread_id, metadata=self._clean(value["metadata"]))
+
+    async def copy(self, thread_id: str, user: Principal) -> ThreadInfo:
+        await self.info(thread_id, user)
+        target = str(uuid.uuid4())
+        await user.authorize("threads", "create", {"thread_id": target})
+        await self.saver.acopy_thread(thread_id, target)
+        info = await self.saver.aget_thread(target)
+        assert info is not None
+        return info
+
+    async def _search_filter(self, user: Principal, body: Mapping[str, Any]) -> tuple[dict[str, Any], Filter | None]:
+        """(the metadata SQL filters on, the custom-auth filter; both must hold)."""
+        value = {k: body.get(k) for k in ("metadata", "values", "status", "limit", "offset")}
+        value["metadata"] = dict(value["metadata"] or {})
+        filt = await user.authorize("threads", "search", value)
+        wanted = {**self._clean(value["metadata"]), **equalities(filt)}
+        if not user.admin and user.user_id is not None:
+            wanted[OWNER] = user.user_id
+        return wanted, filt
+
+    async def search(self, user: Principal, body: Mapping[str, Any]) -> list[ThreadInfo]:
+        limit, offset = int(body.get("limit") or 10), int(body.get("offset") or 0)
+        sort_by = body.get("sort_by") or "updated_at"
+        if sort_by not in ("updated_at", "created_at", "thread_id"):
+            raise Invalid(f"sort_by: cannot sort threads by {sort_by!r}")
+        wanted, filt = await self._search_filter(user, body)
+        if body.get("ids"):
+            found = [t for i in body["ids"] if (t := await self.saver.aget_thread(i))]
+            found = [t for t in found if user.may_see(t.metadata.get(OWNER)) and matches(t.metadata, filt)]
+            return found[offset : offset + limit]
+        rest = filt if filt and filt.keys() - equalities(filt).keys() else None
+        query = {"metadata": wanted, "status": body.get("status"), "sort_by": sort_by,
+                 "sort_order": body.get("sort_order") or "desc"}
+        try:
+            if rest is None:
+                return await self.saver.asearch_threads(**query, limit=limit, offset=offset)
+            return await self._scan(query, rest, limit, offset)
+        except ValueError as exc:
+            raise Invalid(str(exc)) from exc
+
+    async def _scan(self, query: dict[str, Any], filt: Filter, limit: int, offset: int) -> list[ThreadInfo]:
+        """A page of the threads SQL finds that also match `filt` (operators SQL cannot express)."""
+        kept: list[ThreadInfo] = []
+        start = 0
+        while len(kept) < offset + limit:
+            rows = await self.saver.asearch_threads(**query, limit=_SCAN_PAGE, offset=start)
+            kept.extend(t for t in rows if matches(t.metadata, filt))
+            if len(rows) < _SCAN_PAGE:
+                break
+            start += _SCAN_PAGE
+        return kept[offset : offset + limit]
+
+    async def count(self, user: Principal, body: Mapping[str, Any]) -> int:
+        wanted, filt = await self._search_filter(user, body)
+        rest = filt if filt and filt.keys() - equalities(filt).keys() else None
+        try:
+            if rest is None:
+                return await self.saver.acount_threads(metadata=wanted, status=body.get("status"))
+            query = {"metadata": wanted, "status": body.get("status"), "sort_by": "updated_at", "sort_order": "desc"}
+            return len(await self._scan(query, rest, 1 << 62, 0))
+        except ValueError as exc:
+            raise Invalid(str(exc)) from exc
+
+    # -- the public shape -----------------------------------------------------------------------------
+
+    async def public(self, info: ThreadInfo, with_values: bool = True) -> dict[str, Any]:
+        """The SDK's `Thread` (values and interrupts from the head checkpoint)."""
+        values: Any = {}
+        interrupts: dict[str, list[dict[str, Any]]] = {}
+        if with_values and info.head_checkpoint_id is not None:
+            snapshot = await self.graph_for(info).aget_state(
+                {"configurable": {"thread_id": info.thread_id}}
+            )
+            values = jsonable(snapshot.values)
+            for task in snapshot.tasks:
+                if task.interrupts:
+                    interrupts[task.id] = [{"value": jsonable(i.value), "id": i.id} for i in task.interrupts]
+        return {
+            "thread_id": info.thread_id,
+            "created_at": info.created_at.isoformat(),
+            "updated_at": info.updated_at.isoformat(),
+            "state_updated_at": info.updated_at.isoformat(),
+            "metadata": self._clean(info.metadata),
+            "status": info.status,
+            "config": {},
+            "values": values,
+            "interrupts": interrupts,
+            "error": None,
+        }
+
+    # -- state ----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _config(thread_id: str, checkpoint: Mapping[str, Any] | None) -> dict[str, Any]:
+        configurable: dict[str, Any] = {"thread_id": thread_id}
+        for key in ("checkpoint_id", "checkpoint_ns", "checkpoint_map"):
+            if checkpoint and checkpoint.get(key) is not None:
+                configurable[key] = checkpoint[key]
+        return {"configurable": configurable}
+
+    async def require_checkpoint(self, thread_id: str, checkpoint: Mapping[str, Any] | None) -> None:
+        """404 unless the thread has this checkpoint (no checkpoint named: nothing to check)."""
+        if not checkpoint or not checkpoint.get("checkpoint_id"):
+            return
+        config = self._config(thread_id, {**checkpoint, "checkpoint_map": None})
+        config["configurable"].setdefault("checkpoint_ns", "")
+        if await self.saver.aget_tuple(config) is None:
+            raise NotFound(f"checkpoint {checkpoint['checkpoint_id']} not found in thread {thread_id}")
+
+    async def state(
+        self, thread_id: str, user: Principal, checkpoint: Mapping[str, Any] | None, subgraphs: bool
+    ) -> dict[str, Any]:
+        info = await self.info(thread_id, user)
+        await self.require_checkpoint(thread_id, checkpoint)
+        snapshot = await self.graph_for(info).aget_state(self._config(thread_id, checkpoint), subgraphs=subgraphs)
+        if snapshot.config is None:
+            return {**thread_state(snapshot), "checkpoint": None}
+        return thread_state(snapshot)
+
+    async def update_state(
+        self,
+        thread_id: str,
+        user: Principal,
+        values: Any,
+        as_node: str | None,
+        checkpoint: Mapping[str, Any] | None,
+    ) -> dict[str, Any]:
+        info = await self.info(thread_id, user, "update", {"thread_id": thread_id, "values": values, "as_node": as_node})
+        graph = self.graph_for(info)
+        await self.require_checkpoint(thread_id, checkpoint)
+        config = self._config(thread_id, checkpoint)
+        try:
+            new_config = await graph.aupdate_state(config, values, as_node=as_node)
+        except (ValueError, KeyError) as exc:  # unknown node, ambiguous update: the caller's mistake
+            raise Invalid(f"values: {exc}") from exc
+        written = checkpoint_of(new_config)
+        assert written is not None
+        return {"checkpoint": written, "checkpoint_id": written["checkpoint_id"], "configurable": written}
+
+    async def history(self, thread_id: str, user: Principal, body: Mapping[str, Any]) -> list[dict[str, Any]]:
+        info = await self.info(thread_id, user)
+        before = body.get("before")
+        if isinstance(before, str):
+            before = {"checkpoint_id": before}
+        states = []
+        async for snapshot in self.graph_for(info).aget_state_history(
+            self._config(thread_id, body.get("checkpoint")),
+            filter=body.get("metadata") or None,
+            before=self._config(thread_id, before) if before else None,
+            limit=int(body.get("limit") or 10),
+        ):
+            states.append(thread_state(snapshot))
+        return states

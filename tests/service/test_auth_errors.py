@@ -1,0 +1,216 @@
+"""API keys (401; another user's resources are 404 everywhere), bad input (422, 413), restart, `orecast serve`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from langgraph_sdk.errors import NotFoundError
+from typer.testing import CliRunner
+
+from orecast.cli.main import app as cli
+from tests.service.conftest import ECHO, Server, free_port, say, settings_for
+
+KEYS = "alice:key-alice,bob:key-bob,root:key-root:admin"
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    url = f"sqlite:///{tmp_path_factory.mktemp('auth') / 'orecast.sqlite3'}"
+    running = Server.start(
+        settings_for(url, api_keys=KEYS, max_body_bytes=20_000, cors_origins="https://ui.example")
+    )
+    yield running
+    running.stop()
+
+
+def test_missing_or_unknown_key_is_401(secured: Server) -> None:
+    with httpx.Client(base_url=secured.url) as http:
+        for path in ("/threads/search", "/assistants/search", "/runs/wait", "/store/items/search"):
+            res = http.post(path, json={})
+            assert res.status_code == 401, path
+            assert res.json()["error"] == "unauthorized"
+        assert http.post("/threads", json={}, headers={"x-api-key": "nope"}).status_code == 401
+        assert http.post("/threads", json={}, headers={"Authorization": "Bearer key-bob"}).status_code == 200
+        assert http.get("/ok").status_code == 200 and http.get("/health").status_code == 200
+
+
+async def test_another_users_resources_are_404_everywhere(secured: Server) -> None:
+    alice, bob, root = (secured.client(k) for k in ("key-alice", "key-bob", "key-root"))
+    tid = (await alice.threads.create(metadata={"who": "alice"}))["thread_id"]
+    run = await alice.runs.create(tid, ECHO, input=say("secret"))
+    await alice.runs.join(tid, run["run_id"])
+    state = await alice.threads.get_state(tid)
+    cid = state["checkpoint"]["checkpoint_id"]
+
+    calls = [
+        bob.threads.get(tid),
+        bob.threads.update(tid, metadata={"x": 1}),
+        bob.threads.get_state(tid),
+        bob.threads.get_state(tid, checkpoint_id=cid),
+        bob.threads.update_state(tid, {"messages": []}, as_node="echo"),
+        bob.threads.get_history(tid),
+        bob.threads.copy(tid),
+        bob.threads.delete(tid),
+        bob.runs.get(tid, run["run_id"]),
+        bob.runs.list(tid),
+        bob.runs.delete(tid, run["run_id"]),
+        bob.runs.cancel(tid, run["run_id"]),
+    ]
+    for call in calls:
+        with pytest.raises(NotFoundError):
+            await call
+    for call in (bob.runs.join(tid, run["run_id"]), bob.runs.wait(tid, ECHO, input=say("x"))):
+        with pytest.raises(httpx.HTTPStatusError) as hidden:
+            await call
+        assert hidden.value.response.status_code == 404
+    with pytest.raises(NotFoundError):
+        async for _ in bob.runs.join_stream(tid, run["run_id"]):
+            pass
+    assert tid not in {t["thread_id"] for t in await bob.threads.search(limit=100)}
+    assert await bob.threads.count(metadata={"who": "alice"}) == 0
+    assert [t["thread_id"] for t in await alice.threads.search(metadata={"who": "alice"})] == [tid]
+    assert (await root.threads.get(tid))["thread_id"] == tid, "an admin sees every thread"
+    # metadata cannot claim another owner
+    await bob.threads.update((await bob.threads.create())["thread_id"], metadata={"owner": "alice"})
+    assert await alice.threads.count() == 1
+
+    await alice.store.put_item(["mem"], "fact", {"likes": "ore"})
+    with pytest.raises(NotFoundError):
+        await bob.store.get_item(["mem"], "fact")
+    assert (await bob.store.search_items(["mem"]))["items"] == []
+    assert (await alice.store.get_item(["mem"], "fact"))["value"] == {"likes": "ore"}
+
+
+def test_cors_only_for_configured_origins(secured: Server, server: Server) -> None:
+    preflight = {"Origin": "https://ui.example", "Access-Control-Request-Method": "POST",
+                 "Access-Control-Request-Headers": "x-api-key,content-type"}
+    res = httpx.options(f"{secured.url}/threads", headers=preflight)
+    assert res.status_code == 200 and res.headers["access-control-allow-origin"] == "https://ui.example"
+    res = httpx.post(f"{secured.url}/threads", json={},
+                     headers={"Origin": "https://ui.example", "x-api-key": "key-alice"})
+    assert "Content-Location" in res.headers["access-control-expose-headers"]
+    other = httpx.options(f"{secured.url}/threads", headers={**preflight, "Origin": "https://evil.example"})
+    assert "access-control-allow-origin" not in other.headers
+    off = httpx.options(f"{server.url}/threads", headers=preflight)
+    assert "access-control-allow-origin" not in off.headers, "CORS is off by default"
+
+
+def test_bad_input_is_422_with_field_and_413_when_too_large(secured: Server) -> None:
+    headers = {"x-api-key": "key-alice"}
+    with httpx.Client(base_url=secured.url, headers=headers) as http:
+        tid = http.post("/threads", json={}).json()["thread_id"]
+        before = http.get(f"/threads/{tid}/history").json()
+        res = http.post(f"/threads/{tid}/runs", json={"assistant_id": ECHO, "stream_mode": "bogus"})
+        assert res.status_code == 422
+        body = res.json()
+        assert body["error"] == "invalid" and body["details"][0]["field"] == "stream_mode"
+        assert "stream_mode" in body["message"]
+        res = http.post("/threads/search", json={"limit": -1})
+        assert res.status_code == 422 and res.json()["details"][0]["field"] == "limit"
+        assert http.post("/threads", content=b"{not json", headers={"content-type": "application/json"}).status_code == 422
+        big = {"assistant_id": ECHO, "input": say("x" * 30_000)}
+        res = http.post(f"/threads/{tid}/runs/wait", json=big)
+        assert res.status_code == 413 and res.json()["error"] == "too_large"
+        assert http.get(f"/threads/{tid}/history").json() == before, "a rejected request stores nothing"
+        assert http.get("/threads/nope").status_code == 404
+        assert http.get(f"/threads/{tid}/runs/nope").status_code == 404
+        assert http.post(f"/threads/{tid}/runs", json={"assistant_id": "nope"}).status_code == 404
+        res = http.post("/agent/api/chat", json={"message": ""})
+        assert res.status_code == 422 and res.json()["details"][0]["field"] == "message"
+
+
+async def test_restart_loses_nothing(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path / 'orecast.sqlite3'}"
+    first = Server.start(settings_for(url))
+    client = first.client()
+    tid = (await client.threads.create(metadata={"keep": True}))["thread_id"]
+    await client.runs.wait(tid, ECHO, input=say("before restart"))
+    paused = await client.runs.wait(tid, ECHO, input=say("ask", ask=True))
+    assert paused["__interrupt__"]
+    await client.store.put_item(["n"], "k", {"v": 1})
+    mine = await client.assistants.create(ECHO, name="kept")
+    runs_before = await client.runs.list(tid)
+    first.stop()
+
+    second = Server.start(settings_for(url))
+    try:
+        client = second.client()
+        thread = await client.threads.get(tid)
+        assert thread["status"] == "interrupted" and thread["metadata"]["keep"] is True
+        assert [r["run_id"] for r in await client.runs.list(tid)] == [r["run_id"] for r in runs_before]
+        assert (await client.store.get_item(["n"], "k"))["value"] == {"v": 1}
+        assert (await client.assistants.get(mine["assistant_id"]))["name"] == "kept"
+        done = await client.runs.wait(tid, ECHO, command={"resume": "ok"})
+        assert [m["content"] for m in done["messages"]] == [
+            "before restart", "echo: before restart", "ask", "echo: ask (ok)"
+        ]
+    finally:
+        second.stop()
+
+
+def test_serve_refuses_a_public_host_without_keys_and_a_bad_graph() -> None:
+    runner = CliRunner()
+    refused = runner.invoke(cli, ["serve", "--host", "0.0.0.0"], env={"ORECAST_API_KEYS": ""})
+    assert refused.exit_code == 2 and "ORECAST_API_KEYS" in refused.stderr
+    bad = runner.invoke(cli, ["serve", "--graph", "nonsense"])
+    assert bad.exit_code == 2 and bad.stderr.startswith("error:")
+
+
+@pytest.mark.slow
+def test_serve_command_serves_an_outside_graph(tmp_path) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "ORECAST_MODEL": "offline"}
+    env.pop("ORECAST_API_KEYS", None)
+    cmd = [sys.executable, "-m", "orecast.cli.main", "serve"]
+    port = free_port()
+    url = f"sqlite:///{tmp_path / 'serve.sqlite3'}"
+    proc = subprocess.Popen(
+        [*cmd, "--port", str(port), "--database-url", url, "--no-analyst",
+         "--graph", f"{ECHO}=tests.service.echo_graph:graph"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/ok").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.2)
+        out = httpx.post(
+            f"http://127.0.0.1:{port}/runs/wait", json={"assistant_id": ECHO, "input": say("cli")}, timeout=30
+        ).json()
+        assert out["messages"][-1]["content"] == "echo: cli"
+        assert httpx.get(f"http://127.0.0.1:{port}/info").json()["graphs"] == [ECHO]
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def test_taken_thread_id_answers_alike_for_everyone(secured: Server) -> None:
+    """Thread ids are global: creating one says it is taken (409), in the same words whoever holds it,
+    without touching or describing the thread; a chosen id must be a UUID, so nobody can probe for one."""
+    alice, bob = ({"x-api-key": k} for k in ("key-alice", "key-bob"))
+    with httpx.Client(base_url=secured.url) as http:
+        tid = http.post("/threads", json={"metadata": {"who": "alice"}}, headers=alice).json()["thread_id"]
+        own = http.post("/threads", json={"thread_id": tid}, headers=alice)
+        answers = [
+            http.post("/threads", json={"thread_id": tid, "if_exists": how, "metadata": {"who": "bob"}}, headers=bob)
+            for how in ("raise", "do_nothing")
+        ]
+        assert own.status_code == 409 and all(a.status_code == 409 and a.json() == own.json() for a in answers)
+        assert http.get(f"/threads/{tid}", headers=alice).json()["metadata"] == {"who": "alice"}
+        guess = http.post("/threads", json={"thread_id": "alice-chat-1"}, headers=bob)
+        assert guess.status_code == 422 and guess.json()["message"] == "thread_id: must be a UUID when auth is on"
+        run = http.post(
+            "/threads/alice-chat-2/runs/wait",
+            json={"assistant_id": ECHO, "input": say("x"), "if_not_exists": "create"}, headers=bob,
+        )
+        assert run.status_code == 422

@@ -1,0 +1,74 @@
+"""`join_stream` through another `orecast serve` process on the same database: the events of a run driven
+elsewhere reach the client, live and replayed after a `Last-Event-ID`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+
+from tests.checkpoint.conftest import raw_sql
+from tests.service.conftest import ECHO, Server, free_port, say
+
+
+@pytest.fixture(scope="module")
+def other_process(db_url: str, server: Server) -> Iterator[str]:
+    """A second service, in its own process, on the database of `server` (started first: it migrates)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "ORECAST_CANCEL_POLL_SECONDS": "0.05"}
+    env.pop("ORECAST_API_KEYS", None)
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "orecast.cli.main", "serve", "--port", str(port), "--database-url", db_url,
+         "--no-analyst", "--graph", f"{ECHO}=tests.service.echo_graph:graph"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(f"{url}/ok").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def event_rows(db_url: str, run_id: str) -> int:
+    mark = "?" if db_url.startswith("sqlite") else "%s"
+    return raw_sql(db_url, f"SELECT COUNT(*) FROM service_run_events WHERE run_id = {mark}", (run_id,))[0][0]
+
+
+async def test_join_stream_reaches_a_run_of_another_process(server: Server, other_process: str, db_url: str) -> None:
+    driver, joiner = get_client(url=other_process), server.client()
+    tid = (await driver.threads.create())["thread_id"]
+    quiet = await driver.runs.wait(tid, ECHO, input=say("nobody follows"))
+    assert quiet["messages"][-1]["content"] == "echo: nobody follows"
+    run = await driver.runs.create(tid, ECHO, input=say("far", delay=1.5), stream_mode=["values", "custom"])
+    parts = [p async for p in joiner.runs.join_stream(tid, run["run_id"])]
+    names = [p.event for p in parts]
+    assert names[0] == "metadata" and parts[0].data["run_id"] == run["run_id"]
+    assert {"values", "custom"} <= set(names)
+    assert next(p.data for p in parts if p.event == "custom") == {"echoing": "far"}
+    assert [m["content"] for m in [p.data for p in parts if p.event == "values"][-1]["messages"]][-2:] == [
+        "far", "echo: far"
+    ]
+    assert (await joiner.runs.get(tid, run["run_id"]))["status"] == "success"
+
+    again = [p async for p in joiner.runs.join_stream(tid, run["run_id"], last_event_id="1")]
+    assert [p.event for p in again] == names[1:], "a reconnect resumes after the id it saw, from the database"
+    assert event_rows(db_url, run["run_id"]) == len(names)
+    runs = await driver.runs.list(tid)
+    unfollowed = next(r for r in runs if r["run_id"] != run["run_id"])
+    assert event_rows(db_url, unfollowed["run_id"]) == 0, "events go to the database only when followed elsewhere"

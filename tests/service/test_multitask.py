@@ -1,0 +1,111 @@
+"""multitask_strategy, decided in the database: also with two servers on one database."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langgraph_sdk.errors import ConflictError, NotFoundError
+
+from tests.checkpoint.conftest import raw_sql
+from tests.service.conftest import ECHO, Server, say, settings_for
+
+
+def contents(values: dict) -> list[str]:
+    return [m["content"] for m in values["messages"]]
+
+
+async def wait_running(client, tid: str, run_id: str) -> None:
+    for _ in range(200):
+        if (await client.runs.get(tid, run_id))["status"] == "running":
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("the run never started")
+
+
+async def test_reject_answers_409_and_changes_nothing(client) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    first = await client.runs.create(tid, ECHO, input=say("busy", delay=2))
+    await wait_running(client, tid, first["run_id"])
+    assert (await client.threads.get(tid))["status"] == "busy"
+    with pytest.raises(ConflictError) as busy:
+        await client.runs.create(tid, ECHO, input=say("rejected"), multitask_strategy="reject")
+    assert "busy" in busy.value.message and first["run_id"] in busy.value.message
+    assert len(await client.runs.list(tid)) == 1, "a rejected run is not stored"
+    await client.runs.join(tid, first["run_id"])
+    assert contents((await client.threads.get(tid))["values"]) == ["busy", "echo: busy"]
+    assert (await client.threads.get(tid))["status"] == "idle"
+
+
+async def test_enqueue_runs_in_order(client) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    runs = [
+        await client.runs.create(tid, ECHO, input=say(f"m{i}", delay=0.1), multitask_strategy="enqueue")
+        for i in range(4)
+    ]
+    for run in runs:
+        await client.runs.join(tid, run["run_id"])
+    values = (await client.threads.get(tid))["values"]
+    assert contents(values) == [x for i in range(4) for x in (f"m{i}", f"echo: m{i}")]
+    assert {(await client.runs.get(tid, r["run_id"]))["status"] for r in runs} == {"success"}
+
+
+async def test_interrupt_strategy_stops_the_current_run(client) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    first = await client.runs.create(tid, ECHO, input=say("old", delay=30))
+    await wait_running(client, tid, first["run_id"])
+    second = await client.runs.wait(tid, ECHO, input=say("new", delay=0), multitask_strategy="interrupt")
+    assert contents(second)[-1] == "echo: new" and "echo: old" not in contents(second)
+    assert "old" in contents(second), "interrupt keeps what the first run stored"
+    assert (await client.runs.get(tid, first["run_id"]))["status"] == "interrupted"
+
+
+async def test_rollback_strategy_erases_the_current_run(client) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    await client.runs.wait(tid, ECHO, input=say("kept"))
+    first = await client.runs.create(tid, ECHO, input=say("erased", delay=30))
+    await wait_running(client, tid, first["run_id"])
+    second = await client.runs.wait(tid, ECHO, input=say("after", delay=0), multitask_strategy="rollback")
+    assert contents(second) == ["kept", "echo: kept", "after", "echo: after"]
+    with pytest.raises(NotFoundError):
+        await client.runs.get(tid, first["run_id"])
+
+
+async def test_two_servers_on_one_database_never_overlap_and_cancel_reaches_across(server, db_url) -> None:
+    other = Server.start(settings_for(db_url))
+    try:
+        a, b = server.client(), other.client()
+        tid = (await a.threads.create())["thread_id"]
+        first = await a.runs.create(tid, ECHO, input=say("from a", delay=4))
+        await wait_running(a, tid, first["run_id"])
+        with pytest.raises(ConflictError):
+            await b.runs.create(tid, ECHO, input=say("from b"), multitask_strategy="reject")
+        queued = await b.runs.create(tid, ECHO, input=say("b queued", delay=0), multitask_strategy="enqueue")
+        await b.runs.join(tid, queued["run_id"])
+        assert contents((await b.threads.get(tid))["values"]) == [
+            "from a", "echo: from a", "b queued", "echo: b queued"
+        ], "b's run waited for a's, whichever process ran it"
+
+        slow = await a.runs.create(tid, ECHO, input=say("cancel me", delay=30))
+        await wait_running(a, tid, slow["run_id"])
+        await b.runs.cancel(tid, slow["run_id"], wait=True)  # b does not run it: the cancel goes through the DB
+        assert (await a.runs.get(tid, slow["run_id"]))["status"] == "interrupted"
+        assert (await b.threads.get(tid))["status"] == "idle"
+    finally:
+        other.stop()
+
+
+async def test_a_run_left_by_a_dead_process_does_not_block_the_thread(client, db_url) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    await client.runs.wait(tid, ECHO, input=say("first"))
+    mark = "?" if db_url.startswith("sqlite") else "%s"
+    raw_sql(
+        db_url,
+        "INSERT INTO service_runs (run_id, thread_id, assistant_id, status, multitask_strategy,"
+        f" heartbeat_at, created_at, updated_at) VALUES ({', '.join([mark] * 8)})",
+        ("dead-run", tid, ECHO, "running", "enqueue", "2000-01-01T00:00:00+00:00",
+         "2000-01-01T00:00:00+00:00", "2000-01-01T00:00:00+00:00"),
+    )
+    out = await client.runs.wait(tid, ECHO, input=say("after the crash"))
+    assert [m["content"] for m in out["messages"]][-1] == "echo: after the crash"
+    assert (await client.runs.get(tid, "dead-run"))["status"] == "error"
