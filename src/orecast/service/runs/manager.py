@@ -36,6 +36,7 @@ class _Local:
     output: Any = None
     paused: bool = False  # the run ended waiting for a human (interrupt or breakpoint)
     shared: int | None = None  # events copied to the database so far; None: nobody elsewhere follows
+    claimed: bool = False  # the database admitted it: it ran (or runs) here
     finished: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -142,6 +143,7 @@ class RunManager:
         try:
             if not await self._admitted(run):
                 return
+            local.claimed = True
             status, error = await self._execute(run, prepared, events, local)
         except asyncio.CancelledError:
             status = "interrupted"
@@ -202,20 +204,19 @@ class RunManager:
     async def _record_end(
         self, run: RunRecord, status: str, error: str | None, local: _Local, temporary: bool
     ) -> None:
-        current = await self.repo.get(run.run_id)
-        was_running = current is not None and current.status == "running"
-        if current is not None and (current.shared_stream or local.shared is not None):
-            await self._share(run.run_id, local)  # before the row says the run is over
         thread_status = "error" if status == "error" else "interrupted" if local.paused else "idle"
         # a temporary thread is deleted below; a run that never ran leaves its thread as it was
-        thread = (run.thread_id, thread_status) if was_running and not temporary else None
+        thread = (run.thread_id, thread_status) if local.claimed and not temporary else None
         if local.cancel_action == "rollback":
             await self.saver.adelete_for_runs([run.run_id])
             await self.repo.delete(run.run_id)
             if thread is not None:
                 await self.repo.set_thread_status(*thread)
-        elif current is not None and current.status not in TERMINAL:
-            await self.repo.finish(run.run_id, status, error, thread=thread)
+        else:
+            done = local.shared or 0
+            await self.repo.finish(
+                run.run_id, status, error, thread=thread, unshared=(done + 1, local.events.events[done:])
+            )
         if temporary:
             await self.saver.adelete_thread(run.thread_id)
             await self.repo.delete_thread_runs(run.thread_id)

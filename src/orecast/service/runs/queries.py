@@ -39,8 +39,10 @@ REQUEST_CANCEL = """UPDATE service_runs SET cancel_action = ?, cancel_reason = ?
 WHERE run_id = ? AND status IN ('pending', 'running')"""
 CANCEL_PENDING = """UPDATE service_runs SET status = 'interrupted', cancel_action = ?, cancel_reason = ?,
     updated_at = ? WHERE run_id = ? AND status = 'pending'"""
+# The end of a run not already over; whether a client elsewhere follows it decides if its last events
+# are written in the same transaction.
 FINISH_RUN = """UPDATE service_runs SET status = ?, error = ?, updated_at = ?, heartbeat_at = NULL
-WHERE run_id = ?"""
+WHERE run_id = ? AND status IN ('pending', 'running') RETURNING shared_stream"""
 # The run's end and its thread's status (in the checkpoint store's threads table) in one transaction.
 SET_THREAD_STATUS = "UPDATE threads SET status = ?, updated_at = ? WHERE thread_id = ?"
 DELETE_RUN = "DELETE FROM service_runs WHERE run_id = ?"

@@ -174,8 +174,12 @@ class RunRepo:
 
     async def add_events(self, run_id: str, first_seq: int, events: list[tuple[str, Any]]) -> None:
         async with self.db.transaction() as tx:
-            for n, (event, data) in enumerate(events):
-                await tx.execute(q.INSERT_EVENT, (run_id, first_seq + n, event, json.dumps(data, ensure_ascii=False)))
+            await self._add_events(tx, run_id, first_seq, events)
+
+    @staticmethod
+    async def _add_events(tx: Tx, run_id: str, first_seq: int, events: list[tuple[str, Any]]) -> None:
+        for n, (event, data) in enumerate(events):
+            await tx.execute(q.INSERT_EVENT, (run_id, first_seq + n, event, json.dumps(data, ensure_ascii=False)))
 
     async def events_after(self, run_id: str, seq: int) -> list[tuple[int, str, Any]]:
         async with self.db.read() as tx:
@@ -193,13 +197,27 @@ class RunRepo:
             await tx.execute(q.HEARTBEAT, (now_iso(), run_id))
 
     async def finish(
-        self, run_id: str, status: str, error: str | None = None, *, thread: tuple[str, str] | None = None
-    ) -> None:
-        """Record the run's end; with `thread` = (thread id, status), set that thread's status too."""
+        self,
+        run_id: str,
+        status: str,
+        error: str | None = None,
+        *,
+        thread: tuple[str, str] | None = None,
+        unshared: tuple[int, list[tuple[str, Any]]] = (1, []),
+    ) -> bool:
+        """Record the end of a run not already over (False if it was, or is gone). In the same
+        transaction: with `thread` = (thread id, status) set that thread's status, and if a client of
+        another process follows the run, write its `unshared` events (first sequence number, events),
+        so they are all there when the row says the run is over."""
         async with self.db.transaction() as tx:
-            await tx.execute(q.FINISH_RUN, (status, error, now_iso(), run_id))
+            rows = await tx.fetchall(q.FINISH_RUN, (status, error, now_iso(), run_id))
+            if not rows:
+                return False
+            if rows[0][0]:
+                await self._add_events(tx, run_id, *unshared)
             if thread is not None:
                 await self._thread_status(tx, *thread)
+        return True
 
     async def set_thread_status(self, thread_id: str, status: str) -> None:
         async with self.db.transaction() as tx:
