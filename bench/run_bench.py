@@ -2,6 +2,7 @@
 
     python -m bench.run_bench [--turns 200] [--savers official-sqlite,official-postgres,orecast-sqlite,orecast-postgres,floor]
                               [--quick] [--json-out F] [--markdown-out docs/benchmarks.md] [--check]
+    python -m bench.run_bench --throughput-only [--rounds 3] [--savers orecast-sqlite,floor]
 
 Per saver, on a fresh store (see `bench/stores.py`), with the workload of `bench/workload.py`:
 
@@ -12,6 +13,11 @@ Per saver, on a fresh store (see `bench/stores.py`), with the workload of `bench
 4. reads on that thread: `aget_state` (median), `aget_state_history(limit=10)` (median) and the full
    `aget_state_history` (5 checkpoints per turn: 1,000 snapshots at 200 turns);
 5. throughput: `--threads` new threads × `--tp-turns` turns each under `asyncio.gather`.
+
+`--throughput-only` runs phase 5 alone (after the warm-up), `--rounds` times over every saver, each
+round on fresh stores, and prints each saver's turns/s, its ratio to `floor`'s in the same round and
+the client CPU per turn (`time.process_time()`: this process, including SQLite's work; not the
+PostgreSQL server's).
 
 Two references: `floor`, a checkpointer that keeps the objects themselves (LangGraph's own cost with a
 checkpointer, which no saver can beat), and the graph without a checkpointer (the client carries the
@@ -206,6 +212,39 @@ async def bench_saver(name: str, args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+async def bench_throughput_only(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
+    """Only the throughput phase, `args.rounds` rounds of every saver in turn, so load hits all alike."""
+    rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in args.saver_list}
+    for round_no in range(1, args.rounds + 1):
+        for name in args.saver_list:
+            async with open_store(name) as store:
+                graph = build_graph().compile(checkpointer=store.saver)
+                for turn in range(1, 3):
+                    await run_turn(graph, "warmup", turn)
+                gc.collect()
+                cpu = time.process_time()
+                tp = await throughput(graph, args.threads, args.tp_turns, stateless=False)
+                tp["cpu_ms_per_turn"] = (time.process_time() - cpu) * 1000 / (args.threads * args.tp_turns)
+            rounds[name].append(tp)
+            log(name, f"round {round_no}: {tp['turns_per_s']:.1f} turns/s, "
+                f"client CPU {tp['cpu_ms_per_turn']:.1f} ms/turn")
+    if "floor" in rounds:
+        for results in rounds.values():
+            for tp, floor in zip(results, rounds["floor"], strict=True):
+                tp["ratio"] = tp["turns_per_s"] / floor["turns_per_s"]
+    return rounds
+
+
+def throughput_table(rounds: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> str:
+    lines = [f"| {args.threads}×{args.tp_turns}, {args.rounds} rounds | turns/s | / floor's, same round "
+             "| client CPU per turn (ms) |", "|---|---:|---:|---:|"]
+    for name, results in rounds.items():
+        cells = [" / ".join(f"{tp[key]:.{digits}f}" for tp in results) if key in results[0] else "n/a"
+                 for key, digits in (("turns_per_s", 0), ("ratio", 2), ("cpu_ms_per_turn", 1))]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 GROWTH_SAVERS = ("floor", "orecast-sqlite", "orecast-postgres")
 
 
@@ -373,6 +412,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--json-out", help="write everything (incl. per-turn times) to this JSON file")
     ap.add_argument("--markdown-out", help="put the results table into this Markdown file")
     ap.add_argument("--check", action="store_true", help="exit 1 if one of our savers misses a target")
+    ap.add_argument("--throughput-only", action="store_true",
+                    help="run only the throughput phase (see --rounds) and print its table")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of --throughput-only (default 3)")
     args = ap.parse_args(argv)
     quick = {"turns": 30, "threads": 2, "tp_turns": 5, "state_repeats": 5, "history_repeats": 1,
              "growth_turns": 10}
@@ -426,6 +468,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.throughput_only:
+        if any(name.endswith("-postgres") for name in args.saver_list):
+            pg_admin_url()
+        rounds = asyncio.run(bench_throughput_only(args))
+        print()
+        print(throughput_table(rounds, args))
+        if args.json_out:
+            with open(args.json_out, "w") as f:
+                json.dump(rounds, f, indent=1)
+        return 0
     run_result = asyncio.run(run(args))
     print()
     print(table(run_result))

@@ -320,18 +320,17 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
             parsed.append((thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation))
             for channel, version in checkpoint["channel_versions"].items():
                 wanted.append({"t": thread_id, "n": ns, "c": channel, "v": version_key(version)})
-        values: dict[tuple[str, str, str, str], tuple[str, Any, bytes | None]] = {}
-        if wanted:
-            for thread_id, ns, channel, version, kind, value, blob in await db.fetchall(
-                self.q.SELECT_CHANNEL_VALUES, (self._json_param(json.dumps(wanted)),)
-            ):
-                values[(thread_id, ns, channel, version)] = (kind, value, blob)
         keys = [{"t": r[0], "n": r[1], "c": r[2]} for r in parsed]
+        values: dict[tuple[str, str, str, str], tuple[str, Any, bytes | None]] = {}
         writes: dict[tuple[str, str, str], list[tuple[str, str, str, Any, bytes | None]]] = {}
-        for thread_id, ns, cid, task_id, channel, kind, value, blob in await db.fetchall(
-            self.q.SELECT_WRITES_FOR, (self._json_param(json.dumps(keys)),)
+        for part, thread_id, ns, a, _path, b, _idx, c, kind, value, blob in await db.fetchall(
+            self.q.SELECT_VALUES_AND_WRITES,
+            {"values": self._json_param(json.dumps(wanted)), "writes": self._json_param(json.dumps(keys))},
         ):
-            writes.setdefault((thread_id, ns, cid), []).append((task_id, channel, kind, value, blob))
+            if part == 0:  # a channel value: (channel, version)
+                values[(thread_id, ns, a, b)] = (kind, value, blob)
+            else:  # a pending write: (checkpoint id, task id, channel)
+                writes.setdefault((thread_id, ns, a), []).append((b, c, kind, value, blob))
 
         # Items are loaded once per thread for the whole page, then shared.
         caches: dict[str, ThreadItems] = {}

@@ -154,11 +154,20 @@ WITH RECURSIVE chain (thread_id, ns, cid, parent, versions, depth) AS (
 SELECT cid, parent, versions FROM chain ORDER BY depth"""
 
 WRITE_COLUMNS = "(thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, kind, value, blob)"
-SELECT_WRITES_FOR = """
-SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.channel, w.kind, w.value, w.blob
-FROM jsonb_to_recordset(%s::jsonb) AS j (t text, n text, c text)
-JOIN writes AS w ON w.thread_id = j.t AND w.checkpoint_ns = j.n AND w.checkpoint_id = j.c
-ORDER BY w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_path, w.task_id, w.idx"""
+# The channel values (part 0: channel, version) and the pending writes (part 1: checkpoint id, task id,
+# channel) of a page of checkpoints, in one round trip; writes in the order they were made.
+SELECT_VALUES_AND_WRITES = """
+SELECT 0 AS part, cv.thread_id, cv.checkpoint_ns, cv.channel AS a, NULL::text AS task_path, cv.version AS b,
+       NULL::integer AS idx, NULL::text AS c, cv.kind, cv.value, cv.blob
+FROM jsonb_to_recordset(%(values)s::jsonb) AS j (t text, n text, c text, v text)
+  JOIN channel_values AS cv
+    ON cv.thread_id = j.t AND cv.checkpoint_ns = j.n AND cv.channel = j.c AND cv.version = j.v
+UNION ALL
+SELECT 1, w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_path, w.task_id, w.idx, w.channel, w.kind,
+       w.value, w.blob
+FROM jsonb_to_recordset(%(writes)s::jsonb) AS j (t text, n text, c text)
+  JOIN writes AS w ON w.thread_id = j.t AND w.checkpoint_ns = j.n AND w.checkpoint_id = j.c
+ORDER BY 1, 2, 3, 4, 5, 6, 7"""
 SELECT_CHANNEL_WRITES = """
 SELECT checkpoint_id, task_id, channel, idx, kind, value, blob FROM writes
 WHERE thread_id = %s AND checkpoint_ns = %s

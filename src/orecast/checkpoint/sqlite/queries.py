@@ -169,14 +169,26 @@ INSERT INTO writes {WRITE_COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
     channel = excluded.channel, task_path = excluded.task_path, kind = excluded.kind,
     value = excluded.value, blob = excluded.blob"""
-SELECT_WRITES_FOR = """
-SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.channel, w.kind, w.value, w.blob
-FROM json_each(?) AS j
-JOIN writes AS w
-  ON w.thread_id = json_extract(j.value, '$.t')
- AND w.checkpoint_ns = json_extract(j.value, '$.n')
- AND w.checkpoint_id = json_extract(j.value, '$.c')
-ORDER BY w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_path, w.task_id, w.idx"""
+# The channel values (part 0: channel, version) and the pending writes (part 1: checkpoint id, task id,
+# channel) of a page of checkpoints, in one round trip; writes in the order they were made.
+SELECT_VALUES_AND_WRITES = """
+SELECT 0 AS part, cv.thread_id, cv.checkpoint_ns, cv.channel AS a, NULL AS task_path, cv.version AS b,
+       NULL AS idx, NULL AS c, cv.kind, cv.value, cv.blob
+FROM json_each(:values) AS j
+  JOIN channel_values AS cv
+    ON cv.thread_id = json_extract(j.value, '$.t')
+   AND cv.checkpoint_ns = json_extract(j.value, '$.n')
+   AND cv.channel = json_extract(j.value, '$.c')
+   AND cv.version = json_extract(j.value, '$.v')
+UNION ALL
+SELECT 1, w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_path, w.task_id, w.idx, w.channel, w.kind,
+       w.value, w.blob
+FROM json_each(:writes) AS j
+  JOIN writes AS w
+    ON w.thread_id = json_extract(j.value, '$.t')
+   AND w.checkpoint_ns = json_extract(j.value, '$.n')
+   AND w.checkpoint_id = json_extract(j.value, '$.c')
+ORDER BY 1, 2, 3, 4, 5, 6, 7"""
 SELECT_CHANNEL_WRITES = """
 SELECT checkpoint_id, task_id, channel, idx, kind, value, blob FROM writes
 WHERE thread_id = ? AND checkpoint_ns = ?

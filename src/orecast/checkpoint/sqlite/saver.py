@@ -21,6 +21,9 @@ from orecast.checkpoint.sqlite import queries
 BUSY_TIMEOUT_MS = 30_000
 BUSY_POLL_MAX_SECONDS = 0.05
 WAL_CHECKPOINT_BYTES = 48 * 1024
+# A WAL checkpoint holds this saver's writes back through its copy and fsync: while other writes are
+# waiting, it waits for a quiet moment, as long as the WAL stays under this size.
+WAL_CHECKPOINT_BUSY_BYTES = 1024 * 1024
 
 
 class _Db:
@@ -202,6 +205,7 @@ class SqliteCheckpointer(OrecastCheckpointer):
         self._writer: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
         self._write_lock = asyncio.Lock()
+        self._writes_pending = 0  # writes waiting for or holding `_write_lock`
         self._wal_checkpoint: asyncio.Task[None] | None = None
 
     @classmethod
@@ -308,28 +312,32 @@ class SqliteCheckpointer(OrecastCheckpointer):
                 f"the SQLite store {self.path} is open read-only ({self.read_only}): writes are refused"
             )
         conn = self._writer
-        async with self._write_lock:
-            db = _Db(conn)
-            await db.execute("BEGIN IMMEDIATE")  # waits (cancellably) while another process writes
-            try:
-                yield db
-                await db.execute("COMMIT")  # may wait for readers outside WAL mode
-            except BaseException:
-                # Also on cancellation: a transaction left open would lock out every other writer.
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+        self._writes_pending += 1
+        try:
+            async with self._write_lock:
+                db = _Db(conn)
+                await db.execute("BEGIN IMMEDIATE")  # waits (cancellably) while another process writes
+                try:
+                    yield db
+                    await db.execute("COMMIT")  # may wait for readers outside WAL mode
+                except BaseException:
+                    # Also on cancellation: a transaction left open would lock out every other writer.
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+        finally:
+            self._writes_pending -= 1
         self._after_commit()
 
     def _after_commit(self) -> None:
-        """Start a WAL checkpoint once the WAL has grown (one at a time)."""
+        """Start a WAL checkpoint once the WAL has grown (one at a time), at a quiet moment if possible."""
         if not self.wal or (self._wal_checkpoint and not self._wal_checkpoint.done()):
             return
         try:
             size = os.stat(self.file + "-wal").st_size
         except FileNotFoundError:
             return
-        if size >= WAL_CHECKPOINT_BYTES:
+        if size >= (WAL_CHECKPOINT_BUSY_BYTES if self._writes_pending else WAL_CHECKPOINT_BYTES):
             self._wal_checkpoint = asyncio.ensure_future(self._checkpoint_wal())
 
     async def _checkpoint_wal(self) -> None:
