@@ -55,7 +55,9 @@ async def test_join_stream_reaches_a_run_of_another_process(server: Server, othe
     tid = (await driver.threads.create())["thread_id"]
     quiet = await driver.runs.wait(tid, ECHO, input=say("nobody follows"))
     assert quiet["messages"][-1]["content"] == "echo: nobody follows"
-    run = await driver.runs.create(tid, ECHO, input=say("far", delay=1.5), stream_mode=["values", "custom"])
+    # A run that ended before anyone joined it from another process has nothing to replay there
+    # (docs/service.md): it runs long enough for the join to arrive on a loaded machine too.
+    run = await driver.runs.create(tid, ECHO, input=say("far", delay=4), stream_mode=["values", "custom"])
     parts = [p async for p in joiner.runs.join_stream(tid, run["run_id"])]
     names = [p.event for p in parts]
     assert names[0] == "metadata" and parts[0].data["run_id"] == run["run_id"]

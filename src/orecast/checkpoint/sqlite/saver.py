@@ -174,15 +174,21 @@ def _read_only_failure(exc: sqlite3.Error) -> bool:
     return name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM"))
 
 
-def _checkpoint_wal(conn: sqlite3.Connection) -> None:
+def _checkpoint_wal(file: str) -> None:
     """Copy the WAL into the database; best effort (a later attempt catches up).
 
     PASSIVE: it never waits for readers or writers of other processes (the other modes hold the write
     lock through the copy and its fsync, and wait for readers). Run while this saver's writes are held
-    back, it copies the whole WAL, so the next write restarts the WAL from its start.
+    back, it copies the whole WAL, so the next write restarts the WAL from its start. On a connection
+    of its own: the saver's connections stay the event loop's alone, so closing the saver (or a
+    cancelled checkpoint releasing the write lock) never meets this thread inside one of them.
     """
     try:
-        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        conn = sqlite3.connect(file, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        finally:
+            conn.close()
     except sqlite3.OperationalError:
         pass  # busy or locked by another process: it will be done after a later commit
 
@@ -344,11 +350,10 @@ class SqliteCheckpointer(OrecastCheckpointer):
         # Between two writes of this saver, so the copy catches up with the WAL: a checkpoint that
         # runs alongside the writes never finds the WAL fully copied, the WAL is never restarted,
         # and it grows without bound (2.4 MB after 60 turns), making every page lookup slower.
-        # In a worker thread, so the event loop runs the graphs meanwhile; the writer connection is
-        # not used by the loop while the write lock is held.
+        # In a worker thread, so the event loop runs the graphs meanwhile.
         async with self._write_lock:
             if self._writer is not None:
-                await asyncio.to_thread(_checkpoint_wal, self._writer)
+                await asyncio.to_thread(_checkpoint_wal, self.file)
 
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[_Db]:
