@@ -32,7 +32,7 @@ lint: $(STAMP)
 
 test: $(STAMP) system-packages lint
 	@eval "$$($(PY) -m tests.pg_server ensure --export)" && \
-	  $(PY) -m pytest -q -p no:cacheprovider
+	  $(PY) -m pytest -q -p no:cacheprovider --durations=20
 
 bench: $(STAMP)
 	@eval "$$($(PY) -m tests.pg_server ensure --export)" && \
