@@ -11,6 +11,7 @@ import pytest
 
 from orecast.market import forecast, load_series
 from orecast.market.engine import _fit_one
+from orecast.market.fitcache import FORMAT
 
 
 @pytest.fixture
@@ -46,11 +47,11 @@ def test_fits_are_read_back_from_disk_and_new_data_adds_only_new_origins(cache: 
 
     # Proof that the second run read the disk: a doctored entry changes the scores.
     doctored = {k: {**v, "mean": [m + 1.0 for m in v["mean"]]} for k, v in stored.items()}
-    cache.write_text(json.dumps({"format": 1, "fits": doctored}))
+    cache.write_text(json.dumps({"format": FORMAT, "fits": doctored}))
     _fit_one.cache_clear()
     assert forecast(short_series(), 3).scores != first.scores
 
-    cache.write_text(json.dumps({"format": 1, "fits": stored}))
+    cache.write_text(json.dumps({"format": FORMAT, "fits": stored}))
     _fit_one.cache_clear()
     forecast(short_series(extra=1), 3)
     added = len(entries(cache)) - len(stored)

@@ -221,7 +221,7 @@ def _fit_one(
     path = store.get(key) if store is not None else None
     if path is None:
         # The models are tiny: BLAS threads only add contention (10x slower on a loaded 2-CPU
-        # box). Limited here, on a miss, so that a run served from disk never imports statsmodels.
+        # box). Limited here, on a miss, so that a run served from disk never scans the libraries.
         closed_form = method in ("naive", "drift")
         with contextlib.nullcontext() if closed_form else _blas().limit(limits=1, user_api="blas"):
             path = predict(method, seen, horizon, levels, season)

@@ -1,8 +1,9 @@
-"""The forecasting methods: thin, uniform wrappers over statsmodels.
+"""The forecasting methods: uniform wrappers that return a path with Gaussian bounds.
 
 Each method maps an array of (possibly log) values to a point path and symmetric Gaussian bounds
 per level, in the same space. The random walk and drift are closed-form (as in statsforecast);
-ETS, ARIMA and Theta are statsmodels' implementations, never re-derived here.
+ETS, ARIMA and Theta are statsmodels' estimators computed by `orecast.market.fits` (checked
+against statsmodels in the tests), because `auto` fits hundreds of them.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ METHOD_HELP: dict[str, str] = {
         "seasonal fit has the lower AICc"
     ),
     "arima": "ARIMA(1,1,0) on the differenced series, without drift",
-    "theta": "Theta method (statsmodels ThetaModel), deseasonalised when a season tests significant",
+    "theta": "Theta method (as statsmodels' ThetaModel), deseasonalised when a season tests significant",
     "ensemble": "the average of ETS, ARIMA and Theta paths and bounds",
     "nowcast": (
         "random walk from the month-end level of a daily indicator (DCE iron ore futures): the last "
@@ -34,11 +35,6 @@ METHOD_HELP: dict[str, str] = {
     ),
     "auto": "the method with the lowest recent MAE in a rolling backtest before the origin",
 }
-
-# ARIMA(1,1,0): the first-order autocorrelation of changes is what monthly averages and futures
-# momentum leave behind; drift was left out because a decade of iron ore has no reliable trend.
-ARIMA_ORDER = (1, 1, 0)
-
 
 @dataclass(frozen=True, slots=True)
 class ModelPath:
@@ -51,11 +47,8 @@ class ModelPath:
 
 
 def load_models() -> None:
-    """Import statsmodels' model modules (slow to import, so only when a model is first fitted)."""
-    import statsmodels.tsa.arima.model  # noqa: F401
-    import statsmodels.tsa.exponential_smoothing.ets  # noqa: F401
-    import statsmodels.tsa.forecasting.theta  # noqa: F401
-    import statsmodels.tsa.holtwinters  # noqa: F401
+    """Import the numerical modules the model fits use (once, before the first fit)."""
+    import orecast.market.fits  # noqa: F401
 
 
 def check_method(method: str, *, allow_auto: bool = True) -> str:
@@ -105,68 +98,27 @@ def _drift(y: np.ndarray, horizon: int, levels: tuple[int, ...]) -> ModelPath:
     return gaussian(y[-1] + slope * steps, sd, levels)
 
 
-def looks_seasonal(y: np.ndarray, season: int) -> bool:
-    """The seasonality test statsmodels' Theta uses: autocorrelation of the changes at the
-    seasonal lag, against the 10 % critical value of a chi-squared(1). It spares a seasonal ETS
-    fit (the slowest model here) on series with no season, such as iron ore."""
-    from statsmodels.tsa.stattools import acf
-
-    changes = np.diff(y)
-    rho = acf(changes, nlags=season, fft=True)
-    denominator = float(np.sum(rho[:-1] ** 2))
-    return bool(len(changes) * rho[-1] ** 2 / denominator > 2.705543454095404)
-
-
 def _ets(y: np.ndarray, horizon: int, levels: tuple[int, ...], season: int) -> ModelPath:
-    import pandas as pd
-    from statsmodels.tsa.exponential_smoothing.ets import ETSModel
+    from orecast.market.fits import ets
 
-    # statsmodels' ETS prediction frame needs an index; a RangeIndex is enough.
-    y = pd.Series(y)
-    fits = [ETSModel(y, error="add", trend="add", damped_trend=True).fit(disp=False)]
-    if season > 1 and len(y) >= 3 * season and looks_seasonal(y.to_numpy(), season):
-        fits.append(
-            ETSModel(
-                y, error="add", trend="add", damped_trend=True, seasonal="add",
-                seasonal_periods=season,
-            ).fit(disp=False)
-        )
-    best = min(fits, key=lambda r: r.aicc if np.isfinite(r.aicc) else np.inf)
-    pred = best.get_prediction(start=len(y), end=len(y) + horizon - 1)
-    # Additive-error ETS has exact Gaussian intervals: the same numbers as `summary_frame`,
-    # without building a frame per level.
-    mean = np.asarray(pred.predicted_mean, dtype=float)
-    return gaussian(mean, np.sqrt(np.asarray(pred.var_pred_mean, dtype=float)), levels)
+    mean, variance = ets(y, horizon, season)
+    return gaussian(mean, np.sqrt(variance), levels)
 
 
+# ARIMA(1,1,0): the first-order autocorrelation of changes is what monthly averages and futures
+# momentum leave behind; drift was left out because a decade of iron ore has no reliable trend.
 def _arima(y: np.ndarray, horizon: int, levels: tuple[int, ...]) -> ModelPath:
-    from statsmodels.tsa.arima.model import ARIMA
+    from orecast.market.fits import arima110
 
-    result = ARIMA(y, order=ARIMA_ORDER).fit()
-    pred = result.get_forecast(horizon)
-    mean = np.asarray(pred.predicted_mean, dtype=float)
-    sd = np.sqrt(np.asarray(pred.var_pred_mean, dtype=float))
-    return gaussian(mean, sd, levels)
+    mean, variance = arima110(y, horizon)
+    return gaussian(mean, np.sqrt(variance), levels)
 
 
 def _theta(y: np.ndarray, horizon: int, levels: tuple[int, ...], season: int) -> ModelPath:
-    from statsmodels.tsa.forecasting.theta import ThetaModel
-    from statsmodels.tsa.holtwinters import SimpleExpSmoothing
+    from orecast.market.fits import theta
 
-    seasonal = season > 1 and len(y) >= 2 * season
-    result = ThetaModel(y, period=season if seasonal else 1, deseasonalize=seasonal).fit()
-    mean = np.asarray(result.forecast(horizon), dtype=float)
-    alpha = float(result.params.iloc[1])
-    # statsmodels estimates the innovation variance by refitting an ARIMA(0,1,1) by MLE, which
-    # takes ~0.3 s near a unit root; the SES one-step residuals at the fitted alpha estimate the
-    # same variance in milliseconds. The h-step formula is statsmodels' own (IMA(1,1) structure).
-    ses = SimpleExpSmoothing(y, initialization_method="estimated").fit(
-        smoothing_level=alpha, optimized=False
-    )
-    sigma2 = float(np.mean(np.asarray(ses.resid, dtype=float)[1:] ** 2))
-    steps = np.arange(horizon)
-    sd = np.sqrt((1 + steps * (1 + (alpha - 1) ** 2)) * sigma2)
-    return gaussian(mean, sd, levels)
+    mean, variance = theta(y, horizon, season)
+    return gaussian(mean, np.sqrt(variance), levels)
 
 
 def combine(paths: Sequence[ModelPath]) -> ModelPath:
@@ -192,7 +144,7 @@ def predict(
         return combine([predict(m, y, horizon, levels, season) for m in ENSEMBLE_MEMBERS])
     try:
         with warnings.catch_warnings():
-            # Convergence chatter from statsmodels says nothing the backtest does not measure.
+            # Overflow chatter from a diverging fit says nothing the backtest does not measure.
             warnings.simplefilter("ignore")
             if method == "ets":
                 path = _ets(y, horizon, levels, season)
