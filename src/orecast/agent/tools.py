@@ -23,6 +23,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from orecast import market
 from orecast.agent.clock import freshness
+from orecast.agent.market_errors import tool_error
 from orecast.market.chart import png_labels
 from orecast.market.errors import MarketError
 
@@ -107,14 +108,15 @@ def _point(series: pd.Series, i: int) -> dict[str, Any]:
 
 
 def _guard(fn: Callable[..., Any]) -> Callable[..., str]:
-    """Run a market call; `MarketError` becomes a ToolException the model sees as an error."""
+    """Run a market call; `MarketError` becomes a ToolException the model sees as an error (JSON:
+    the English line, its code and parameters, so the answer can be worded in either language)."""
 
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> str:
         try:
             return dumps(fn(*args, **kwargs))
         except MarketError as exc:
-            raise ToolException(str(exc)) from None
+            raise ToolException(tool_error(exc)) from None
 
     return run
 
@@ -294,7 +296,7 @@ def chart_tool(charts_dir: Path) -> BaseTool:
                 series, horizon=horizon, method=method, start=start, end=end, png=png, lang=lang
             )
         except MarketError as exc:
-            raise ToolException(str(exc)) from None
+            raise ToolException(tool_error(exc)) from None
         option = result.to_dict()
         echarts = png.with_suffix(".echarts.json")
         echarts.write_text(dumps(option.get("echarts_option", {})), encoding="utf-8")

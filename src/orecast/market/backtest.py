@@ -102,12 +102,16 @@ def _origins(s: Setup, horizon: int, start: DateLike, end: DateLike, step: int) 
         earliest = s.index[min(s.min_train - 1, n - 1)].date()
         raise MarketError(
             f"start {start} leaves fewer than {s.min_train} values to fit on; "
-            f"the earliest origin for {s.meta.id} is {earliest}"
+            f"the earliest origin for {s.meta.id} is {earliest}",
+            "start_too_early", start=str(start), need=s.min_train, series=s.meta.id,
+            earliest=str(earliest),
         )
     if first > last:
         raise MarketError(
             f"no forecast origin between {start or 'the default start'} and the last date whose "
-            f"{horizon}-step outcome is known ({s.index[max(last, 0)].date()})"
+            f"{horizon}-step outcome is known ({s.index[max(last, 0)].date()})",
+            "no_origin", start=None if start is None else str(start), horizon=horizon,
+            last=str(s.index[max(last, 0)].date()),
         )
     return list(range(first, last + 1, step))
 
@@ -132,7 +136,7 @@ def backtest(
     method = check_method(method)
     levels_t = check_levels(levels)
     if isinstance(step, bool) or not isinstance(step, int) or step < 1:
-        raise MarketError(f"step must be a whole number ≥ 1; got {step!r}")
+        raise MarketError(f"step must be a whole number ≥ 1; got {step!r}", "bad_step", value=repr(step))
     values = load_series(series)
     meta = meta_of(values)
     horizon = check_horizon(horizon, len(values))

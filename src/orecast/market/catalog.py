@@ -266,4 +266,5 @@ def get_spec(series_id: str) -> SeriesSpec:
     # Substring hits catch "iron_ore" or "rebar", which difflib ranks poorly against long ids.
     close += [i for i in _BY_ID if series_id.lower() in i and i not in close][: 3 - len(close)]
     hint = f"; did you mean {', '.join(close)}?" if close else "; run `orecast series list`"
-    raise MarketError(f"unknown series id {series_id!r}{hint}")
+    raise MarketError(f"unknown series id {series_id!r}{hint}", "unknown_series", series=series_id,
+                      suggestions=close)

@@ -178,11 +178,14 @@ def _premium(indicator: str, index: pd.DatetimeIndex) -> np.ndarray:
 
 def check_horizon(horizon: object, n: int | None = None) -> int:
     if isinstance(horizon, bool) or not isinstance(horizon, int | np.integer):
-        raise MarketError(f"horizon must be a whole number of periods; got {horizon!r}")
+        raise MarketError(f"horizon must be a whole number of periods; got {horizon!r}",
+                          "bad_horizon", value=repr(horizon))
     if horizon <= 0:
-        raise MarketError(f"horizon must be at least 1 period; got {horizon}")
+        raise MarketError(f"horizon must be at least 1 period; got {horizon}", "bad_horizon",
+                          value=repr(horizon))
     if n is not None and horizon > n:
-        raise MarketError(f"horizon {horizon} is longer than the series itself ({n} values)")
+        raise MarketError(f"horizon {horizon} is longer than the series itself ({n} values)",
+                          "horizon_too_long", horizon=int(horizon), count=n)
     return int(horizon)
 
 
@@ -279,7 +282,8 @@ def _nowcast(s: Setup, horizon: int, origins: tuple[int, ...], levels: tuple[int
     if s.premium is None:
         raise MarketError(
             f"method 'nowcast' needs a daily indicator; {s.meta.id} has none "
-            "(only the World Bank monthly iron ore series has one)"
+            "(only the World Bank monthly iron ore series has one)",
+            "no_indicator", series=s.meta.id,
         )
     y, prem = s.model.values, s.premium
     steps = np.arange(1, horizon + 1)

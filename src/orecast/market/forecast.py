@@ -149,7 +149,8 @@ def forecast(
     check_horizon(horizon, len(values))
     if len(values) < s.min_train:
         raise MarketError(
-            f"{meta.id} has {len(values)} values in range; forecasting needs at least {s.min_train}"
+            f"{meta.id} has {len(values)} values in range; forecasting needs at least {s.min_train}",
+            "too_short", series=meta.id, count=len(values), need=s.min_train,
         )
     scores: dict[str, float] = {}
     origin = len(values) - 1

@@ -125,7 +125,7 @@ def meta_of(series: pd.Series) -> SeriesMeta:
 def infer_frequency(index: pd.Index) -> str:
     """daily / weekly / monthly / quarterly / annual from the median spacing of the dates."""
     if not isinstance(index, pd.DatetimeIndex) or len(index) < 3:
-        raise MarketError("a series needs a DatetimeIndex with at least 3 dates")
+        raise MarketError("a series needs a DatetimeIndex with at least 3 dates", "bad_index")
     days = float(np.median(np.diff(index.values).astype("timedelta64[D]").astype(float)))
     if days <= 4:
         return "daily"
@@ -152,11 +152,12 @@ def load_csv(
     """
     path = Path(path)
     if not path.is_file():
-        raise MarketError(f"CSV file not found: {path}")
+        raise MarketError(f"CSV file not found: {path}", "csv_not_found", path=str(path))
     try:
         frame = pd.read_csv(path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise MarketError(f"cannot read {path} as CSV: {exc}".splitlines()[0]) from None
+        raise MarketError(f"cannot read {path} as CSV: {exc}".splitlines()[0], "csv_unreadable",
+                          path=str(path)) from None
     columns = {str(c).strip().lower(): c for c in frame.columns}
     date_key = (date_column or "").lower() or next(
         (c for c in ("date", "ds", "time", "timestamp", "month", "day") if c in columns), None
@@ -164,21 +165,25 @@ def load_csv(
     if date_key is None or date_key not in columns:
         raise MarketError(
             f"{path.name} has no date column (columns: {', '.join(map(str, frame.columns))}); "
-            "name one `date` or pass date_column"
+            "name one `date` or pass date_column",
+            "csv_no_date_column", file=path.name, columns=[str(c) for c in frame.columns],
         )
     others = [c for k, c in columns.items() if k != date_key]
     if value_column is not None:
         if value_column not in frame.columns:
-            raise MarketError(f"{path.name} has no column {value_column!r}")
+            raise MarketError(f"{path.name} has no column {value_column!r}", "csv_no_column",
+                              file=path.name, column=str(value_column))
         value_col = value_column
     else:
         numeric = [c for c in others if pd.to_numeric(frame[c], errors="coerce").notna().any()]
         if not numeric:
-            raise MarketError(f"{path.name} has no numeric value column")
+            raise MarketError(f"{path.name} has no numeric value column", "csv_no_numeric",
+                              file=path.name)
         value_col = numeric[0]
     dates = pd.to_datetime(frame[columns[date_key]], errors="coerce")
     if dates.isna().all():
-        raise MarketError(f"column {columns[date_key]!r} of {path.name} holds no readable dates")
+        raise MarketError(f"column {columns[date_key]!r} of {path.name} holds no readable dates",
+                          "csv_bad_dates", file=path.name, column=str(columns[date_key]))
     values = pd.Series(
         pd.to_numeric(frame[value_col], errors="coerce").to_numpy(dtype=float),
         index=pd.DatetimeIndex(dates, name="date"),
@@ -187,7 +192,8 @@ def load_csv(
     values = values[values.notna() & values.index.notna()].sort_index()
     values = values[~values.index.duplicated(keep="last")]
     if len(values) < 3:
-        raise MarketError(f"{path.name} has fewer than 3 dated numeric rows")
+        raise MarketError(f"{path.name} has fewer than 3 dated numeric rows", "csv_too_short",
+                          file=path.name)
     series_id = name or path.stem
     values.name = series_id
     meta = SeriesMeta(
@@ -206,18 +212,20 @@ def _timestamp(value: DateLike, what: str) -> pd.Timestamp | None:
     try:
         return pd.Timestamp(value)
     except (ValueError, TypeError):
-        raise MarketError(f"{what} {value!r} is not a date (use YYYY-MM-DD or YYYY-MM)") from None
+        raise MarketError(f"{what} {value!r} is not a date (use YYYY-MM-DD or YYYY-MM)", "bad_date",
+                          what=what, value=str(value)) from None
 
 
 def _resolve(series: SeriesLike) -> pd.Series:
     if isinstance(series, pd.Series):
         if not isinstance(series.index, pd.DatetimeIndex):
-            raise MarketError("a pandas.Series must have a DatetimeIndex")
+            raise MarketError("a pandas.Series must have a DatetimeIndex", "bad_index")
         meta = meta_of(series)
         clean = pd.to_numeric(series, errors="coerce").astype(float)
         clean = clean[clean.notna()].sort_index()
         if len(clean) < 3:
-            raise MarketError(f"series {meta.id!r} has fewer than 3 numeric values")
+            raise MarketError(f"series {meta.id!r} has fewer than 3 numeric values", "too_few_values",
+                              series=meta.id)
         clean.name = meta.id
         return _attach(clean, meta)
     text = str(series)
@@ -244,14 +252,18 @@ def load_series(
     meta = meta_of(values)
     lo, hi = _timestamp(start, "start"), _timestamp(end, "end")
     if lo is not None and hi is not None and lo > hi:
-        raise MarketError(f"start {start} is after end {end}")
+        raise MarketError(f"start {start} is after end {end}", "start_after_end", start=str(start),
+                          end=str(end))
     # Partial strings ("2024", "2024-06") select whole periods, as in pandas indexing.
     values = values.loc[start if isinstance(start, str) else lo : end if isinstance(end, str) else hi]
     if values.empty:
         full = _resolve(series)
         raise MarketError(
             f"no data for {meta.id} between {start or 'the start'} and {end or 'the end'}; "
-            f"it covers {full.index[0].date()} .. {full.index[-1].date()}"
+            f"it covers {full.index[0].date()} .. {full.index[-1].date()}",
+            "no_data_in_range", series=meta.id, start=None if start is None else str(start),
+            end=None if end is None else str(end), first=str(full.index[0].date()),
+            last=str(full.index[-1].date()),
         )
     if freq:
         values, meta = _resample(values, meta, freq, how)
@@ -264,12 +276,14 @@ def _resample(
 ) -> tuple[pd.Series, SeriesMeta]:
     target = _FREQ_CODES.get(freq.strip().upper())
     if target is None:
-        raise MarketError(f"unknown freq {freq!r}; use one of W, M, Q, A")
+        raise MarketError(f"unknown freq {freq!r}; use one of W, M, Q, A", "unknown_freq", freq=str(freq))
     if _ORDER.index(target) < _ORDER.index(meta.frequency):
-        raise MarketError(f"cannot resample {meta.frequency} {meta.id} to finer {target} data")
+        raise MarketError(f"cannot resample {meta.frequency} {meta.id} to finer {target} data",
+                          "finer_freq", series=meta.id, frequency=meta.frequency, target=target)
     how = how or ("sum" if meta.kind == "quantity" else "mean")
     if how not in ("mean", "last", "sum", "max", "min", "first"):
-        raise MarketError(f"unknown aggregation {how!r}; use mean, last, sum, max, min or first")
+        raise MarketError(f"unknown aggregation {how!r}; use mean, last, sum, max, min or first",
+                          "bad_aggregation", how=str(how))
     if target == meta.frequency:
         return values, meta
     resampled = getattr(values.resample(PANDAS_FREQ[target]), how)().dropna()

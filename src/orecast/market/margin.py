@@ -65,7 +65,7 @@ def mill_margin(
     Example: `mill_margin(start="2020").to_dict()`.
     """
     if iron_ore_coef < 0 or coke_coef < 0:
-        raise MarketError("iron_ore_coef and coke_coef must be ≥ 0")
+        raise MarketError("iron_ore_coef and coke_coef must be ≥ 0", "bad_coefficients")
     rebar = load_series("shfe_rebar_daily")
     ore = load_series("dce_iron_ore_daily")
     coke = load_series("dce_coke_daily")

@@ -55,7 +55,8 @@ def check_method(method: str, *, allow_auto: bool = True) -> str:
     name = method.strip().lower()
     allowed = (*METHODS, "nowcast", "auto") if allow_auto else (*METHODS, "nowcast")
     if name not in allowed:
-        raise MarketError(f"unknown method {method!r}; use one of {', '.join(allowed)}")
+        raise MarketError(f"unknown method {method!r}; use one of {', '.join(allowed)}",
+                          "unknown_method", method=method, choices=list(allowed))
     return name
 
 
@@ -63,9 +64,11 @@ def check_levels(levels: Sequence[float]) -> tuple[int, ...]:
     try:
         out = tuple(sorted({int(round(float(lv))) for lv in levels}))
     except (TypeError, ValueError):
-        raise MarketError(f"levels must be numbers between 0 and 100; got {levels!r}") from None
+        raise MarketError(f"levels must be numbers between 0 and 100; got {levels!r}",
+                          "bad_levels", value=repr(levels)) from None
     if not out or any(not 0 < lv < 100 for lv in out):
-        raise MarketError(f"levels must be between 0 and 100 (exclusive); got {list(levels)}")
+        raise MarketError(f"levels must be between 0 and 100 (exclusive); got {list(levels)}",
+                          "bad_levels", value=repr(list(levels)))
     return out
 
 
@@ -153,7 +156,8 @@ def predict(
             elif method == "theta":
                 path = _theta(y, horizon, levels, season)
             else:
-                raise MarketError(f"unknown method {method!r}")
+                raise MarketError(f"unknown method {method!r}", "unknown_method", method=method,
+                                  choices=[*METHODS, "nowcast"])
     except (np.linalg.LinAlgError, ValueError, IndexError) as exc:
         if isinstance(exc, MarketError):
             raise

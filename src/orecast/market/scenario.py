@@ -138,20 +138,25 @@ def scenario(
     key = driver.strip().lower()
     if key in UNSUPPORTED:
         raise MarketError(
-            f"no bundled data measures {UNSUPPORTED[key][1]}; supported drivers: {', '.join(DRIVERS)}"
+            f"no bundled data measures {UNSUPPORTED[key][1]}; supported drivers: {', '.join(DRIVERS)}",
+            "unsupported_driver", driver=key, what_zh=UNSUPPORTED[key][0],
+            what_en=UNSUPPORTED[key][1], supported=list(DRIVERS),
         )
     if key not in DRIVERS:
-        raise MarketError(f"unknown driver {driver!r}; supported drivers: {', '.join(DRIVERS)}")
+        raise MarketError(f"unknown driver {driver!r}; supported drivers: {', '.join(DRIVERS)}",
+                          "unknown_driver", driver=driver, supported=list(DRIVERS))
     if not np.isfinite(shock):
-        raise MarketError(f"shock must be a finite number; got {shock!r}")
+        raise MarketError(f"shock must be a finite number; got {shock!r}", "bad_shock",
+                          value=repr(shock))
     if DRIVERS[key].shock_unit == "%" and shock <= -100:
-        raise MarketError("a relative shock must be above -100 %")
+        raise MarketError("a relative shock must be above -100 %", "shock_too_low")
     d = DRIVERS[key]
     x_raw = load_series(d.series, start, end)
     y_raw = load_series(target, start, end)
     mx, my = meta_of(x_raw), meta_of(y_raw)
     if my.id == mx.id:
-        raise MarketError("the driver and the target are the same series")
+        raise MarketError("the driver and the target are the same series", "same_series",
+                          series=my.id)
     x_lvl = load_series(x_raw, freq=d.frequency)
     y_lvl = load_series(y_raw, freq=d.frequency)
     dx = _changes(x_lvl, d.shock_unit == "%")
@@ -159,7 +164,8 @@ def scenario(
     joined = pd.concat([dy.rename("y"), dx.rename("x")], axis=1, join="inner").dropna()
     if len(joined) < 8:
         raise MarketError(
-            f"{mx.id} and {my.id} overlap on only {len(joined)} periods; a scenario needs 8"
+            f"{mx.id} and {my.id} overlap on only {len(joined)} periods; a scenario needs 8",
+            "too_little_overlap", a=mx.id, b=my.id, count=len(joined), need=8,
         )
     x, y = joined["x"].to_numpy(), joined["y"].to_numpy()
     n = len(x)

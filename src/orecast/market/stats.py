@@ -183,7 +183,7 @@ def relate(
     Example: `relate("dce_iron_ore_daily", "shfe_rebar_daily", freq="W")`.
     """
     if max_lag < 0:
-        raise MarketError(f"max_lag must be ≥ 0; got {max_lag}")
+        raise MarketError(f"max_lag must be ≥ 0; got {max_lag}", "bad_max_lag", value=max_lag)
     sa, sb = load_series(a, start, end), load_series(b, start, end)
     ma, mb = meta_of(sa), meta_of(sb)
     if freq is None:
@@ -196,7 +196,8 @@ def relate(
     joined = pd.concat([ra.rename("a"), rb.rename("b")], axis=1, join="inner").dropna()
     if len(joined) < 10:
         raise MarketError(
-            f"{ma.id} and {mb.id} share only {len(joined)} dates in range; need at least 10"
+            f"{ma.id} and {mb.id} share only {len(joined)} dates in range; need at least 10",
+            "too_little_overlap", a=ma.id, b=mb.id, count=len(joined), need=10,
         )
     corr = float(joined["a"].corr(joined["b"]))
     beta = float(np.cov(joined["a"], joined["b"], ddof=1)[0, 1] / joined["b"].var(ddof=1))

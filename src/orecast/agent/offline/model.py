@@ -25,6 +25,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from orecast.agent.market_errors import explain
 from orecast.agent.offline import catalogue as cat
 from orecast.agent.offline import compose
 from orecast.agent.offline.intents import Query, parse
@@ -143,6 +144,10 @@ class OfflineAnalyst(BaseChatModel):
             reason = text.split("reason:", 1)[1].strip() if "reason:" in text else ""
             why = f"（原因：{reason}）" if zh and reason else f" (reason: {reason})" if reason else ""
             return f"报告没有导出：已被拒绝{why}。" if zh else f"The report was not exported: it was rejected{why}."
+        explained = explain(text, zh)
+        if explained is not None:
+            return (f"这个请求无法完成：{explained}" if zh
+                    else f"That request could not be completed: {explained}")
         return f"工具 {name} 出错：{text.strip()}" if zh else f"Tool {name} failed: {text.strip()}"
 
     # ---- LangChain chat-model interface -----------------------------------------------

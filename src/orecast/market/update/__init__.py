@@ -131,7 +131,8 @@ def update_data(
     chosen = list(sources) if sources else list(SOURCES)
     unknown = [s for s in chosen if s not in SOURCES]
     if unknown:
-        raise MarketError(f"unknown data source {unknown[0]!r}; use {', '.join(SOURCES)}")
+        raise MarketError(f"unknown data source {unknown[0]!r}; use {', '.join(SOURCES)}",
+                          "unknown_source", source=unknown[0], choices=list(SOURCES))
     results: list[UpdateResult] = []
     for source in chosen:
         if source == "worldbank":
