@@ -119,11 +119,39 @@ async def test_most_accurate_method_is_a_backtest_table(agent: Any, thread_id: s
 @pytest.mark.parametrize(("question", "tools"), [
     ("铁矿石和螺纹钢的相关性？PMI最新是多少？", ["relate_series", "latest_price"]),
     ("Correlation of iron ore and rebar? What is the latest PMI?", ["relate_series", "latest_price"]),
+    ("What is the correlation of iron ore and rebar, and what is the latest PMI?",
+     ["relate_series", "latest_price"]),
+    ("What is the correlation between iron ore and rebar and how does PMI look?",
+     ["relate_series", "latest_price"]),
 ])
 async def test_every_part_is_answered(agent: Any, thread_id: str, question: str, tools: list[str]) -> None:
     turn = await run_turn(agent, thread_id, question)
     assert [c.name for c in turn.calls] == tools
     assert_number(turn.text, float(market.load_series("china_pmi_monthly").iloc[-1]))
+
+
+@pytest.mark.parametrize(("question", "calls"), [
+    ("iron ore and coking coal prices",
+     [("latest_price", "iron_ore_wb_monthly"), ("latest_price", "dce_coking_coal_daily")]),
+    ("iron ore, rebar, and coke prices", [("latest_price", "iron_ore_wb_monthly"),
+                                          ("latest_price", "shfe_rebar_daily"),
+                                          ("latest_price", "dce_coke_daily")]),
+    ("forecast rebar with drift for 5 days and plot it",
+     [("forecast_price", "shfe_rebar_daily"), ("make_chart", "shfe_rebar_daily")]),
+])
+async def test_and_inside_one_question_does_not_split_it(
+    agent: Any, thread_id: str, question: str, calls: list[tuple[str, str]]
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    assert [(c.name, c.args["series"]) for c in turn.calls] == calls
+
+
+async def test_and_before_a_memory_question_answers_both(agent: Any, thread_id: str) -> None:
+    await run_turn(agent, thread_id, "My name is Wang Wu")
+    turn = await run_turn(agent, thread_id, "What is the latest coke price, and what is my name?")
+    assert [c.name for c in turn.calls] == ["latest_price"]
+    assert "Wang Wu" in turn.text
+    assert_number(turn.text, float(market.load_series("dce_coke_daily").iloc[-1]))
 
 
 async def test_a_part_we_cannot_answer_is_named(agent: Any, thread_id: str) -> None:

@@ -223,6 +223,36 @@ _PARTS = re.compile(
 )
 
 
+# "X, and Y" or "X and how/what/is … Y": a second question only when Y asks something of its own
+# (see `_asks`), so "iron ore, rebar, and coke prices" stays one list.
+_WEAK = re.compile(
+    r"(\s*[,;]\s*and\s+|\s+and\s+(?=(?:what|what's|how|which|when|why|where|who|is|are|was|"
+    r"were|does|do|did|can|could|will|would|should)\b))",
+    re.I,
+)
+_QUESTION_WORD = re.compile(
+    r"^\s*(?:what|what's|how|which|when|why|where|who|is|are|was|were|does|do|did|can|could|"
+    r"will|would|should|tell|show|give)\b", re.I)
+
+
+def _asks(text: str, q: Query) -> bool:
+    """A clause that asks something itself: a question word, an intent, a scenario, memory."""
+    return bool(_QUESTION_WORD.match(text) or q.intents or q.scenario or q.scenario_unsupported
+                or q.missing or q.asks_name or q.asks_past or q.asks_role)
+
+
+def _weak_split(raw: str, known: set[str]) -> list[str]:
+    """Split `raw` at English "and" connectors where both sides ask something of their own."""
+    pieces = _WEAK.split(raw)
+    out = [pieces[0]]
+    for sep, piece in zip(pieces[1::2], pieces[2::2], strict=True):
+        if _asks(piece, parse(piece, known)) and _asks(out[-1], parse(out[-1], known)):
+            out.append(piece)
+        else:
+            out[-1] = f"{out[-1]}{sep}{piece}"
+    return out
+
+
 def _stands_alone(q: Query) -> bool:
     """A part with its own subject; "提前20个交易日" only qualifies the part before it."""
     return bool(q.intents or q.series or q.scenario or q.scenario_unsupported or q.missing
@@ -238,7 +268,8 @@ def _plan_parts(planner: Planner, q: Query, ctx: Context) -> Plan:
     """
     known = set(cat.catalogue())
     parts: list[str] = []
-    for raw in _PARTS.split(q.text):
+    pieces = [] if q.zh else [p for raw in _PARTS.split(q.text) if raw for p in _weak_split(raw, known)]
+    for raw in pieces if not q.zh else _PARTS.split(q.text):
         if not raw or len(raw.strip()) <= 1:
             continue
         if parts and not _stands_alone(parse(raw, known)):
