@@ -97,6 +97,9 @@ async def test_scenario_tool(agent: Any, thread_id: str, question: str, driver: 
     assert f"{r['effect_pct']:+.2f}%" in turn.text
     assert re.search(r"不是因果|not causation", turn.text)
     assert re.search(r"R²", turn.text)
+    n = r["sample"]["n"]
+    kind = {"annual": ("年度", "annual"), "monthly": ("月度", "monthly")}[r["frequency"]]
+    assert re.search(rf"{n} 个{kind[0]}观测|{n} {kind[1]} observations", turn.text)
 
 
 @pytest.mark.parametrize("question", ["如果港口库存增加10%，铁矿石会怎样？",
@@ -107,13 +110,17 @@ async def test_unsupported_scenario_is_named(agent: Any, thread_id: str, questio
     assert re.search(r"无法从数据估计.*港口铁矿石库存|cannot size this scenario.*port iron ore", turn.text, re.S)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("question", ["哪种预测方法对铁矿石最准？", "Which forecasting method is most accurate for iron ore?"])
 async def test_most_accurate_method_is_a_backtest_table(agent: Any, thread_id: str, question: str) -> None:
     turn = await run_turn(agent, thread_id, question)
     assert "forecast_price" not in [c.name for c in turn.calls]
     assert re.search(r"MASE", turn.text) and re.search(r"覆盖率|coverage", turn.text)
-    assert len(re.findall(r"^\| (naive|drift|arima|theta) \|", turn.text, re.M)) == 4
+    rows = re.findall(r"^\| (naive|drift|ets|arima|theta|ensemble|nowcast) \| ([0-9.]+) \|", turn.text, re.M)
+    assert sorted(m for m, _ in rows) == sorted(
+        ["naive", "drift", "ets", "arima", "theta", "ensemble", "nowcast"])  # every method, ETS too
+    assert [float(v) for _, v in rows] == sorted(float(v) for _, v in rows)  # sorted by MASE
+    best = rows[0][0]
+    assert re.search(rf"MASE 最低的是 {best}|Lowest MASE: {best}", turn.text)
 
 
 @pytest.mark.parametrize(("question", "tools"), [
@@ -249,3 +256,32 @@ async def test_pmi_changes_are_points_not_percent(agent: Any, thread_id: str) ->
     turn = await run_turn(agent, thread_id, "latest China manufacturing PMI")
     change_lines = [x for x in turn.text.splitlines() if x.startswith("- vs")]
     assert change_lines and not any("%" in x for x in change_lines)
+
+
+async def test_earlier_numbers_in_other_words_and_never_a_quote_of_a_quote(agent: Any, thread_id: str) -> None:
+    price = float(market.load_series("dce_coke_daily").iloc[-1])
+    await run_turn(agent, thread_id, "What is the coke price now?")
+    first = (await run_turn(agent, thread_id, "What numbers did you just give?")).text
+    assert first.startswith("Earlier in this conversation I said:")
+    assert_number(first, price)
+    again = (await run_turn(agent, thread_id, "上一个回答里的数字是多少？")).text
+    assert "> >" not in again and "Earlier in this conversation" not in again
+    assert_number(again, price)
+
+
+@pytest.mark.parametrize("question", ["近三个月铁矿石期货怎么样", "how did iron ore futures do over the past 3 months"])
+async def test_a_rolling_window_without_a_verb_is_still_a_period(agent: Any, thread_id: str, question: str) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    end = market.load_series("dce_iron_ore_daily").index[-1]
+    assert turn.call("price_history").args == {
+        "series": "dce_iron_ore_daily", "start": (end - pd.DateOffset(months=3)).date().isoformat()}
+
+
+@pytest.mark.parametrize("question", ["螺纹钢最新价，以及和铁矿石的相关性",
+                                      "What is the latest rebar price, and its correlation with iron ore?"])
+async def test_a_correlation_part_pairs_with_the_series_of_the_part_before(
+    agent: Any, thread_id: str, question: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    assert [c.name for c in turn.calls] == ["latest_price", "relate_series"]
+    assert turn.call("relate_series").args == {"a": "shfe_rebar_daily", "b": "iron_ore_wb_monthly"}

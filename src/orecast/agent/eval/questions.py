@@ -90,6 +90,19 @@ def _first_question(text: str) -> tuple[bool, str]:
             "quotes the first question, not the last ones")
 
 
+def _methods_table(text: str) -> tuple[bool, str]:
+    named = {m for m in ("naive", "drift", "ets", "arima", "theta", "ensemble", "nowcast")
+             if re.search(rf"\b{m}\b", text, re.I)}
+    ok = "MASE" in text and len(named) >= 4 and bool(re.search(r"覆盖|coverage", text, re.I))
+    return ok, "a backtest table: MASE and coverage of at least four methods"
+
+
+def _two_parts(text: str) -> tuple[bool, str]:
+    pmi = float(market.load_series("china_pmi_monthly").iloc[-1])
+    coke = float(market.load_series("dce_coke_daily").iloc[-1])
+    return has_number(text, pmi) and has_number(text, coke), f"PMI {pmi:.1f} and coke {coke:.2f}"
+
+
 QUESTIONS: tuple[Question, ...] = (
     Question("latest-futures", "zh", ("铁矿石期货现在多少钱？",), _latest_futures),
     Question("latest-futures", "en", ("What is the iron ore futures price now?",), _latest_futures),
@@ -109,4 +122,10 @@ QUESTIONS: tuple[Question, ...] = (
              _first_question),
     Question("memory-first", "en", ("latest PMI", "latest rebar price", "What did I ask first?"),
              _first_question),
+    Question("methods-table", "zh", ("哪种预测方法对铁矿石最准？",), _methods_table),
+    Question("methods-table", "en", ("Which forecasting method is most accurate for iron ore?",),
+             _methods_table),
+    Question("two-parts", "zh", ("PMI最新是多少？焦炭现在多少钱？",), _two_parts),
+    Question("two-parts", "en", ("What is the latest PMI, and what is the coke price now?",),
+             _two_parts),
 )

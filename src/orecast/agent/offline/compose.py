@@ -350,7 +350,7 @@ def scenario(p: dict[str, Any], zh: bool) -> str:
     o95 = p.get("outcome_band_pct", {}).get("95", [None, None])
     lv = p.get("implied_band", {}).get("80", [None, None])
     target = cat.name(str(p.get("target")), zh)
-    freq_zh = "年度" if p.get("frequency") == "annual" else "月度"
+    freq_zh = FREQ_ZH.get(str(p.get("frequency")), str(p.get("frequency")))  # localise() may have run
     shock_txt = f"{shock:+g}{unit_shock}" if isinstance(shock, int | float) else "—"
     if zh:
         lines = [

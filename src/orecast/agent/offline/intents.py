@@ -86,7 +86,10 @@ ORDINALS = (
 )
 EARLIER_NUMBER_ASK = (
     "you said", "you told me", "you gave me", "what number did you", "the number you",
+    "numbers did you", "the numbers you", "did you just give", "you just gave",
+    "your last answer", "your previous answer",
     "你刚才说", "你之前说", "你说的", "你给的", "你告诉我的", "刚才的数字", "之前的数字",
+    "刚才给", "上一个回答", "上个回答",
 )
 # Data orecast does not have: key -> words that ask for it. Never answered with another number.
 MISSING_TOPICS: dict[str, tuple[str, ...]] = {

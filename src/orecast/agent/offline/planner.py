@@ -18,14 +18,21 @@ from orecast.agent.offline import catalogue as cat
 from orecast.agent.offline import scope
 from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse
 from orecast.agent.offline.lexicon import DEFAULT_SERIES
+from orecast.market.catalog import find_spec
 
 PRIMARY = (
     "report", "methods", "margin", "relate", "backtest", "forecast", "chart", "describe",
     "history", "latest", "catalogue", "compare",
 )
-# ETS is left out of comparisons: it costs ten times the others on the rolling origins.
-COMPARED_METHODS = ("naive", "drift", "arima", "theta")
+# Every method a user can ask for; `nowcast` only where a daily indicator exists (see below).
+COMPARED_METHODS = ("naive", "drift", "ets", "arima", "theta", "ensemble")
 COMPARISON_STEP = {"daily": 10, "weekly": 4, "monthly": 3}
+
+
+def has_nowcast(series: str) -> bool:
+    """Whether `series` has the daily indicator the `nowcast` method needs."""
+    spec = find_spec(series)
+    return bool(spec is not None and spec.indicator)
 
 
 @dataclass(slots=True)
@@ -137,8 +144,9 @@ class Planner:
             return Plan(reply=out_of_scope(q.zh), in_scope=False)
         if q.relative and not (q.start or q.end):
             q.start, q.end = scope.calendar_period(*q.relative)
-        if (q.start or q.end) and intents[0] == "latest":
-            intents[0] = "history"  # "去年铁矿石价格" asks about a period, not the last value
+        if (q.start or q.end or q.last_period) and intents[0] == "latest":
+            # "去年铁矿石价格", "近三个月铁矿石期货怎么样" ask about a period, not the last value.
+            intents[0] = "history"
         return self._by_intent(intents, q, series or [DEFAULT_SERIES], ctx)
 
     # ---- planning by intent --------------------------------------------------------------
@@ -160,12 +168,16 @@ class Planner:
             h = self._horizon(q, s)
             facts = cat.catalogue().get(s)
             step = COMPARISON_STEP.get(facts.frequency if facts else "monthly", 1)
+            methods = COMPARED_METHODS + (("nowcast",) if has_nowcast(s) else ())
             return Plan([("backtest_forecast", {"series": s, "horizon": h, "method": m, "step": step})
-                         for m in COMPARED_METHODS])
+                         for m in methods])
         if first == "margin":
             return Plan([("mill_margin", self._dates(q, "shfe_rebar_daily"))])
         if first == "relate" or (first == "compare" and many):
-            if len(series) < 2:
+            if len(series) < 2 and ctx.last_series and ctx.last_series != series[0]:
+                # "螺纹钢最新价，以及和铁矿石的相关性": the series talked about is the other side.
+                series = [ctx.last_series, series[0]]
+            elif len(series) < 2:
                 other = "dce_iron_ore_daily" if series[0] != "dce_iron_ore_daily" else "shfe_rebar_daily"
                 series = [series[0], other]
             return Plan([("relate_series", {"a": series[0], "b": series[1],
@@ -365,14 +377,20 @@ def _noted_role(q: Query, role: str) -> str:
             else f"Noted: you are a {role}. What would you like to know about iron ore?")
 
 
+_EARLIER_ZH = "我在本对话中之前给出的数字是："
+_EARLIER_EN = "Earlier in this conversation I said:"
+
+
 def _earlier_answer(q: Query, ctx: Context) -> str:
-    """Quote the last answer that had numbers in it, from the thread itself."""
+    """Quote the last answer that had numbers in it, from the thread itself (not an earlier
+    quote: "and before that?" would otherwise quote the quote)."""
     for answer in reversed(ctx.answers):
+        if answer.startswith((_EARLIER_ZH, _EARLIER_EN)):
+            continue
         lines = [x for x in answer.splitlines() if re.search(r"\d", x)]
         if lines:
             quoted = "\n".join(f"> {x}" for x in lines[:4])
-            return (f"我在本对话中之前给出的数字是：\n{quoted}" if q.zh
-                    else f"Earlier in this conversation I said:\n{quoted}")
+            return f"{_EARLIER_ZH}\n{quoted}" if q.zh else f"{_EARLIER_EN}\n{quoted}"
     return ("本对话中我还没有给出过数字。" if q.zh
             else "I have not given any numbers in this conversation yet.")
 
