@@ -285,3 +285,16 @@ async def test_a_correlation_part_pairs_with_the_series_of_the_part_before(
     turn = await run_turn(agent, thread_id, question)
     assert [c.name for c in turn.calls] == ["latest_price", "relate_series"]
     assert turn.call("relate_series").args == {"a": "shfe_rebar_daily", "b": "iron_ore_wb_monthly"}
+
+
+@pytest.mark.parametrize(("question", "name", "other"), [
+    ("画一张铁矿石2024年以来的图", "铁矿石价格（世界银行，CFR中国）", "Iron ore"),
+    ("chart iron ore since 2024", "Iron ore, CFR China (World Bank)", "铁矿石"),
+])
+async def test_a_chart_is_named_in_the_questions_language(
+    agent: Any, thread_id: str, question: str, name: str, other: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    assert turn.call("make_chart")
+    line = next(x for x in turn.text.splitlines() if "PNG" in x)
+    assert name in line and other not in line

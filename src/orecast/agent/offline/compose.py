@@ -434,7 +434,11 @@ def method_ranking(results: list[dict[str, Any]], zh: bool) -> str:
 
 
 def chart(p: dict[str, Any], zh: bool) -> str:
-    png, title = p.get("png"), p.get("title")
+    png, horizon = p.get("png"), p.get("forecast_horizon")
+    # The tool's title is bilingual ("Iron ore … / 铁矿石…"): name the series in one language.
+    title = cat.name(str(p.get("series")), zh) if p.get("series") else p.get("title")
+    if horizon:
+        title = f"{title}（含 {horizon} 期预测）" if zh else f"{title}, with a {horizon}-period forecast"
     if zh:
         return f"图表「{title}」已保存为 PNG： {png}\n（网页可用 ECharts 配置 {p.get('echarts')} 渲染）"
     return f"Chart \"{title}\" saved as PNG: {png}\n(ECharts option for the web page: {p.get('echarts')})"
