@@ -29,7 +29,7 @@ async def test_method_comparison_runs_in_the_quant_subagent(
         quant_calls = [c for c in turn.calls if c.agent == "quant"]
         assert {c.name for c in quant_calls} == {"backtest_forecast"}
         methods = sorted(c.args["method"] for c in quant_calls)
-        assert methods == ["arima", "drift", "naive", "theta"]
+        assert methods == ["arima", "drift", "ensemble", "ets", "naive", "nowcast", "theta"]
 
         maes = {}
         for call in quant_calls:

@@ -111,6 +111,8 @@ def test_unreachable_model_server_leaves_the_repl_up_and_the_turn_retriable(tmp_
     assert "failed" in listed.stdout
 
 
+LONG_TURN = "回测铁矿石期货从2016年开始的预测准确度"
+
 @pytest.mark.slow
 def test_repl_in_a_pty_commands_cancel_and_leave(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 's.sqlite3'}"
@@ -127,9 +129,10 @@ def test_repl_in_a_pty_commands_cancel_and_leave(tmp_path: Path) -> None:
         child.sendline("")
         child.expect("type a question")
         child.expect(PROMPT)
-        # The fit cache is empty (a fresh XDG_CACHE_HOME): `auto` would take tens of seconds.
-        child.sendline("铁矿石未来6个月走势？")
-        child.expect("forecast_price")
+        # A long turn to cancel: an `auto` backtest of DCE iron ore from 2016 fits ~2,600 origins
+        # (about 35 s of CPU; a cold `auto` forecast now takes only ~2 s, too short to interrupt).
+        child.sendline(LONG_TURN)
+        child.expect("backtest_forecast")
         time.sleep(0.5)
         started = time.monotonic()
         child.sendintr()
@@ -148,14 +151,14 @@ def test_repl_in_a_pty_commands_cancel_and_leave(tmp_path: Path) -> None:
     assert cancelled_after < 3, cancelled_after  # well inside a second when the box is idle
     listed = orecast(tmp_path, "threads", "list", "--json", "--database-url", db)
     threads = json.loads(listed.stdout)["threads"]
-    assert len(threads) == 1 and threads[0]["title"] == "铁矿石未来6个月走势？"
+    assert len(threads) == 1 and threads[0]["title"] == LONG_TURN
     assert "cancelled" in orecast(tmp_path, "threads", "list", "--database-url", db).stdout
 
 
 @pytest.mark.slow
 def test_a_killed_chat_shows_as_crashed_and_threads_can_be_renamed_and_deleted(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 's.sqlite3'}"
-    proc = subprocess.Popen([sys.executable, "-m", "orecast.cli.main", "chat", "未来6个月铁矿石价格预测",
+    proc = subprocess.Popen([sys.executable, "-m", "orecast.cli.main", "chat", LONG_TURN,
                              "--database-url", db], env=cli_env(tmp_path), cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -163,7 +166,7 @@ def test_a_killed_chat_shows_as_crashed_and_threads_can_be_renamed_and_deleted(t
         assert proc.stdout is not None
         while time.monotonic() < deadline:
             line = proc.stdout.readline()
-            if "forecast_price" in line or not line:
+            if "backtest_forecast" in line or not line:
                 break
         proc.send_signal(signal.SIGKILL)
     finally:
