@@ -252,7 +252,8 @@ def backtest_forecast(
 ) -> dict[str, Any]:
     """Rolling-origin backtest of a forecasting method: errors (MAE, MAPE, MASE, interval
     coverage) at `horizon` periods ahead, origins from `start` (optional) to the end of the data,
-    every `step` periods (a larger step is faster). `auto` and `ets` are slow on long series."""
+    every `step` periods (a larger step is faster). `auto` fits every candidate at each origin, so
+    it costs several times one method; compare methods by backtesting each of them."""
     kwargs: dict[str, Any] = {"method": method, "step": step}
     if start:
         kwargs["start"] = start
