@@ -67,3 +67,24 @@ def test_seasonality_test_is_statsmodels_acf(logs):
 
     changes = np.diff(logs)
     np.testing.assert_allclose(fits.acf(changes, 12), acf(changes, nlags=12, fft=True), atol=1e-12)
+
+
+@pytest.mark.parametrize("season", [1, 12])
+def test_each_ets_form_has_statsmodels_likelihood_aicc_and_path(season):
+    from statsmodels.tsa.exponential_smoothing.ets import ETSModel
+
+    y = load_series("china_pmi_monthly").to_numpy()[-150:]  # PMI: levels, a seasonal index
+    seasonal = {"seasonal": "add", "seasonal_periods": 12} if season > 1 else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = ETSModel(pd.Series(y), error="add", trend="add", damped_trend=True,
+                       **seasonal).fit(disp=False)
+    params, state, sigma2, aicc = fits._ets_fit(y, season)
+    assert aicc == pytest.approx(ref.aicc, abs=0.05)  # decides between the two forms
+    f, _, w = fits._ets_matrices(params, season)
+    path = []
+    for _ in range(6):
+        path.append(w @ state)
+        state = f @ state
+    ref_path = ref.get_prediction(start=len(y), end=len(y) + 5).predicted_mean
+    np.testing.assert_allclose(path, ref_path, atol=2e-3)  # PMI points

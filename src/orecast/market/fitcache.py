@@ -30,7 +30,7 @@ import platformdirs
 from orecast.market.methods import ModelPath
 
 # Bump when a method's code changes its output: old entries then simply never match.
-FORMAT = 2  # 2: fits by orecast.market.fits instead of statsmodels' optimiser
+FORMAT = 3  # 3: fits by orecast.market.fits instead of statsmodels' optimiser
 # Entries kept per series file: several data versions of every origin `auto` and a backtest touch.
 MAX_ENTRIES = 20_000
 # Closed-form methods cost microseconds; storing them would only grow the file.

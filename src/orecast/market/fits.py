@@ -162,7 +162,7 @@ def _ets_fit(y: np.ndarray, season: int) -> tuple[np.ndarray, np.ndarray, float,
         x = dmat @ x + g * value
     sigma2 = float(err @ err) / n
     llf = -n / 2 * (np.log(2 * np.pi * sigma2) + 1)
-    df = (5 if not seasonal else 7 + season) + 1
+    df = (5 if not seasonal else 6 + season) + 1  # statsmodels: parameters + 1 for the variance
     aicc = -2 * llf + 2 * df * n / (n - df - 1) if n - df - 1 > 0 else np.inf
     return params, x, sigma2, aicc
 
