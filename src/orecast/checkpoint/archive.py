@@ -415,14 +415,17 @@ async def import_archive(
     if exists and not replace:
         raise ArchiveError(f"thread {target!r} already exists; pass --replace to overwrite it, or --thread-id")
     staging = f"{target}.import-{random.randbytes(6).hex()}" if exists else target
-    try:
-        await _store(saver, archive, staging, progress)
-        if exists:
-            await saver.adelete_thread(target)
+    await _store(saver, archive, staging, progress)  # removes what it wrote if it fails
+    if exists:
+        await saver.adelete_thread(target)
+        try:
             await saver.acopy_thread(staging, target)
-    finally:
-        if exists:
-            await saver.adelete_thread(staging)
+        except Exception as exc:
+            raise ArchiveError(
+                f"thread {target!r} was deleted but the copy failed ({exc}); the archive's thread is "
+                f"stored as {staging!r}"
+            ) from exc
+        await saver.adelete_thread(staging)
     return archive.summary
 
 
