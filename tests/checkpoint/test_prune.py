@@ -123,3 +123,32 @@ async def test_dry_run_bytes_are_the_payload_a_prune_frees(saver, store_url: str
 async def test_bad_policy_is_refused(saver) -> None:
     with pytest.raises(ValueError, match="at least 1"):
         await saver.aprune(["x"], keep_last=0)
+    with pytest.raises(ValueError, match="aware datetime"):
+        await saver.aprune(["x"], older_than=datetime(2026, 1, 1))
+
+
+def test_plan_on_a_small_tree() -> None:
+    """a1 ← a2 ← a3 ← a4 (head) and a2 ← b5 ← b6 (a fork); `d` is a DeltaChannel stored at a1 and b5 only."""
+    from orecast.checkpoint.retention import Node, PrunePolicy, plan
+
+    def node(cid: str, parent: str | None, version: str, *, interrupted: bool = False) -> Node:
+        return Node("", cid, parent, None, {"d": version}, frozenset({"d"}), interrupted)
+
+    nodes = [
+        node("a1", None, "1"),
+        node("a2", "a1", "2"),
+        node("a3", "a2", "3"),
+        node("a4", "a3", "4"),
+        node("b5", "a2", "5"),
+        node("b6", "b5", "6"),
+    ]
+    populated = {("", "d", "1"), ("", "d", "5")}
+    keep, why = plan(nodes, populated, PrunePolicy(keep_last=1))
+    # b6 is the newest; its value is rebuilt from b5 (a seed): nothing else is needed.
+    assert keep == {("", "b6"), ("", "b5")} and why == {"delta": 1}
+    keep, why = plan(nodes, populated, PrunePolicy(keep_last=3))
+    # b6, b5 and a4 (ids grow with time); a4 is rebuilt from a3, a2 and a1 (its seed).
+    assert keep == {("", c) for c in ("a1", "a2", "a3", "a4", "b5", "b6")} and why == {"delta": 3}
+    nodes[3] = node("a4", "a3", "4", interrupted=True)
+    keep, why = plan(nodes, {("", "d", v) for v in "123456"}, PrunePolicy(keep_last=1))
+    assert keep == {("", "a4"), ("", "b6"), ("", "a2")} and why == {"interrupt": 1, "branch": 1}

@@ -33,6 +33,8 @@ class PrunePolicy:
     def __post_init__(self) -> None:
         if self.keep_last < 1:
             raise ValueError("keep_last must be at least 1: a prune never deletes a thread's current state")
+        if self.older_than is not None and self.older_than.tzinfo is None:
+            raise ValueError("older_than must be an aware datetime (checkpoint times are UTC)")
 
 
 @dataclass(frozen=True)
