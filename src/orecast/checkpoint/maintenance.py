@@ -183,9 +183,9 @@ class Maintenance(DeltaHistory):
                 result.items_deleted += 1
                 result.bytes_freed += _size(value)
         if not dry_run:
-            for ns, cid in gone:
-                await db.execute(self.q.DELETE_CHECKPOINT_WRITES, (thread_id, ns, cid))
-                await db.execute(self.q.DELETE_CHECKPOINT, (thread_id, ns, cid))
+            keys_gone = [(thread_id, ns, cid) for ns, cid in gone]
+            await db.executemany(self.q.DELETE_CHECKPOINT_WRITES, keys_gone)
+            await db.executemany(self.q.DELETE_CHECKPOINT, keys_gone)
             await db.execute(self.q.DELETE_ORPHAN_WRITES, (thread_id,))
             await self._collect_garbage(db, thread_id)
         return result
