@@ -200,18 +200,21 @@ class Maintenance(DeltaHistory):
         # A reference beyond the stored items is a corrupt row: the prune stops (and rolls back).
         bound = max(stored, default=0) + 1
         live_items: set[int] = set()
+        unreferenced = []
         try:
             for ns, channel, version, kind, value in await db.fetchall(
                 self.q.SELECT_THREAD_VALUE_KEYS, (thread_id,)
             ):
                 if (ns, channel, version) not in referenced:
-                    await db.execute(self.q.DELETE_CHANNEL_VALUE, (thread_id, ns, channel, version))
+                    unreferenced.append((thread_id, ns, channel, version))
                 elif kind in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
                     live_items.update(self._items_referenced(kind, value, bound))
             for kind, value in await db.fetchall(self.q.SELECT_THREAD_WRITE_REFS, (thread_id,)):
                 live_items.update(self._items_referenced(kind, value, bound))
         except CorruptRowError as exc:
             raise exc.at(f"thread {thread_id!r}") from None
+        if unreferenced:
+            await db.executemany(self.q.DELETE_CHANNEL_VALUE, unreferenced)
         dead = [n for n in stored if n not in live_items]
         if dead:
             await db.execute(
