@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.serde.types import INTERRUPT
 
 from orecast.checkpoint.core import (
     Db,
@@ -16,12 +17,14 @@ from orecast.checkpoint.core import (
 )
 from orecast.checkpoint.encoding import (
     KIND_DELTA,
+    KIND_EMPTY,
     KIND_ITEMS,
     KIND_JSON,
     CorruptRowError,
 )
 from orecast.checkpoint.history import DeltaHistory
 from orecast.checkpoint.ids import check_id
+from orecast.checkpoint.retention import Node, PrunePolicy, PruneResult, plan
 
 
 class Maintenance(DeltaHistory):
@@ -72,50 +75,120 @@ class Maintenance(DeltaHistory):
             for thread_id in threads:
                 await self._collect_garbage(db, thread_id)
 
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+    async def aprune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: str = "keep_latest",
+        keep_last: int | None = None,
+        older_than: datetime | None = None,
+        dry_run: bool = False,
+    ) -> list[PruneResult]:
+        """Delete old checkpoints of these threads (`keep_latest`), or the threads (`delete`).
+
+        `keep_latest` keeps each namespace's newest `keep_last` checkpoints (default 1) and, with
+        `older_than`, all newer than that; plus pending interrupts, DeltaChannel chains and branch points
+        kept checkpoints need (see `retention.py`). `dry_run` reports what would go and changes nothing.
+        """
         if strategy not in ("keep_latest", "delete"):
             raise ValueError(f"unknown prune strategy {strategy!r}; use 'keep_latest' or 'delete'")
+        policy = PrunePolicy(1 if keep_last is None else keep_last, older_than)
+        results = []
         for thread_id in [check_id(t, "thread_id") for t in thread_ids]:
             if strategy == "delete":
-                await self.adelete_thread(thread_id)
+                if not dry_run:
+                    await self.adelete_thread(thread_id)
+                results.append(PruneResult(thread_id, dry_run))
                 continue
-            await self._keep_latest(thread_id)
+            async with self._thread_lock(thread_id):
+                if dry_run:
+                    async with self._read() as db:
+                        results.append(await self._prune_thread(db, thread_id, policy, dry_run=True))
+                else:
+                    # Planned and done in one transaction: a checkpoint stored meanwhile is not lost.
+                    async with self._write() as db:
+                        results.append(await self._prune_thread(db, thread_id, policy, dry_run=False))
+        return results
 
-    async def _keep_latest(self, thread_id: str) -> None:
-        """Keep each namespace's latest checkpoint, and what a DeltaChannel needs to rebuild its value."""
-        async with self._read() as db:
-            heads = await db.fetchall(self.q.SELECT_NAMESPACE_HEADS, (thread_id,))
-        keep: set[tuple[str, str]] = set()
-        for ns, cid, versions in heads:
-            keep.add((ns, cid))
-            versions = json.loads(versions) if isinstance(versions, str) else versions
-            config: RunnableConfig = {
-                "configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}
-            }
-            tup = await self.aget_tuple(config)
-            if tup is None:
-                continue
-            # Only DeltaChannels (LangGraph counts their updates in this metadata field) are rebuilt
-            # from ancestors; other channels without a value are simply empty (consumed triggers).
-            delta_channels = set(tup.metadata.get("counters_since_delta_snapshot") or {})
-            unseeded = [
-                ch for ch in versions if ch in delta_channels and ch not in tup.checkpoint["channel_values"]
-            ]
-            if not unseeded:
-                continue
-            # Such channels are rebuilt from ancestors' writes: keep the chain back to their seeds.
-            async with self._read() as db:
-                row = await db.fetchone(self.q.SELECT_PARENT_ID, (thread_id, ns, cid))
-                chains, _seeds = await self._walk_to_seeds(db, thread_id, ns, row[0] if row else None, unseeded)
-            keep.update((ns, c) for ids in chains.values() for c in ids)
-        async with self._write() as db:
-            rows = await db.fetchall(self.q.SELECT_THREAD_CHECKPOINT_IDS, (thread_id,))
-            for ns, cid in rows:
-                if (ns, cid) not in keep:
-                    await db.execute(self.q.DELETE_CHECKPOINT_WRITES, (thread_id, ns, cid))
-                    await db.execute(self.q.DELETE_CHECKPOINT, (thread_id, ns, cid))
+    async def _prune_thread(self, db: Db, thread_id: str, policy: PrunePolicy, *, dry_run: bool) -> PruneResult:
+        result = PruneResult(thread_id, dry_run)
+        rows = await db.fetchall(
+            self.q.LIST_CHECKPOINTS.format(where=f"WHERE {self.q.WHERE_THREAD}"), (thread_id, 2**62)
+        )
+        if not rows:
+            return result
+        keys = [{"t": thread_id, "n": r[1], "c": r[2]} for r in rows]
+        writes = await db.fetchall(
+            self.q.SELECT_VALUES_AND_WRITES,
+            {"values": self._json_param("[]"), "writes": self._json_param(json.dumps(keys))},
+        )
+        interrupted = {(w[2], w[3]) for w in writes if w[7] == INTERRUPT}
+        nodes, sizes = [], {}
+        for _t, ns, cid, parent, checkpoint, metadata, _inc, _next_item in rows:
+            sizes[(ns, cid)] = _size(checkpoint) + _size(metadata)
+            checkpoint, metadata = self.codec.loads(checkpoint), self.codec.loads(metadata)
+            ts = checkpoint.get("ts")
+            nodes.append(
+                Node(
+                    ns,
+                    cid,
+                    parent,
+                    datetime.fromisoformat(ts) if isinstance(ts, str) else None,
+                    checkpoint.get("channel_versions") or {},
+                    frozenset(metadata.get("counters_since_delta_snapshot") or {}),
+                    (ns, cid) in interrupted,
+                )
+            )
+        values = await db.fetchall(self.q.SELECT_THREAD_VALUE_KEYS, (thread_id,))
+        populated = {(ns, ch, v) for ns, ch, v, kind, _value in values if kind != KIND_EMPTY}
+        keep, result.protected = plan(nodes, populated, policy)
+        gone = [n.key for n in nodes if n.key not in keep]
+        result.checkpoints_kept, result.checkpoints_deleted, result.deleted = len(keep), len(gone), sorted(gone)
+        if not gone:
+            return result
+        # What goes with them: their writes, values no kept checkpoint refers to, items nothing refers to.
+        referenced = {(n.ns, ch, version_key(v)) for n in nodes if n.key in keep for ch, v in n.versions.items()}
+        gone_set = set(gone)
+        bound = int(rows[0][7])
+        live: set[int] = set()
+        dead_values = []
+        try:
+            for w in writes:
+                if (w[2], w[3]) in gone_set:
+                    result.writes_deleted += 1
+                    result.bytes_freed += _size(w[9]) + _size(w[10])
+                elif w[8] in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
+                    live.update(self._items_referenced(w[8], w[9], bound))
+            for ns, ch, v, kind, value in values:
+                if (ns, ch, v) not in referenced:
+                    dead_values.append({"t": thread_id, "n": ns, "c": ch, "v": v})
+                elif kind in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
+                    live.update(self._items_referenced(kind, value, bound))
+        except CorruptRowError as exc:
+            raise exc.at(f"thread {thread_id!r}") from None
+        result.bytes_freed += sum(sizes[k] for k in gone)
+        if dead_values:
+            for row in await db.fetchall(
+                self.q.SELECT_VALUES_AND_WRITES,
+                {"values": self._json_param(json.dumps(dead_values)), "writes": self._json_param("[]")},
+            ):
+                result.values_deleted += 1
+                result.bytes_freed += _size(row[9]) + _size(row[10])
+        stored = [r[0] for r in await db.fetchall(self.q.SELECT_THREAD_ITEM_NUMBERS, (thread_id,))]
+        dead_items = sorted(n for n in stored if n not in live)
+        if dead_items:
+            for _n, value in await db.fetchall(
+                self.q.SELECT_ITEMS, (thread_id, self._json_param(json.dumps(dead_items)))
+            ):
+                result.items_deleted += 1
+                result.bytes_freed += _size(value)
+        if not dry_run:
+            keys_gone = [(thread_id, ns, cid) for ns, cid in gone]
+            await db.executemany(self.q.DELETE_CHECKPOINT_WRITES, keys_gone)
+            await db.executemany(self.q.DELETE_CHECKPOINT, keys_gone)
             await db.execute(self.q.DELETE_ORPHAN_WRITES, (thread_id,))
             await self._collect_garbage(db, thread_id)
+        return result
 
     async def _collect_garbage(self, db: Db, thread_id: str) -> None:
         """Delete channel values no checkpoint refers to and items no value refers to; fix counters."""
@@ -127,18 +200,21 @@ class Maintenance(DeltaHistory):
         # A reference beyond the stored items is a corrupt row: the prune stops (and rolls back).
         bound = max(stored, default=0) + 1
         live_items: set[int] = set()
+        unreferenced = []
         try:
             for ns, channel, version, kind, value in await db.fetchall(
                 self.q.SELECT_THREAD_VALUE_KEYS, (thread_id,)
             ):
                 if (ns, channel, version) not in referenced:
-                    await db.execute(self.q.DELETE_CHANNEL_VALUE, (thread_id, ns, channel, version))
+                    unreferenced.append((thread_id, ns, channel, version))
                 elif kind in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
                     live_items.update(self._items_referenced(kind, value, bound))
             for kind, value in await db.fetchall(self.q.SELECT_THREAD_WRITE_REFS, (thread_id,)):
                 live_items.update(self._items_referenced(kind, value, bound))
         except CorruptRowError as exc:
             raise exc.at(f"thread {thread_id!r}") from None
+        if unreferenced:
+            await db.executemany(self.q.DELETE_CHANNEL_VALUE, unreferenced)
         dead = [n for n in stored if n not in live_items]
         if dead:
             await db.execute(
@@ -170,3 +246,14 @@ class Maintenance(DeltaHistory):
             "payload_bytes": int(row[0] or 0) if row else 0,
             "rows": {table: info["rows"] for table, info in stats["tables"].items()},
         }
+
+
+def _size(value: Any) -> int:
+    """Payload bytes of a stored column as the driver returns it (text, bytes, or parsed JSONB)."""
+    if value is None:
+        return 0
+    if isinstance(value, bytes | bytearray | memoryview):
+        return len(value)
+    if isinstance(value, str):
+        return len(value.encode("utf-8"))
+    return len(json.dumps(value, ensure_ascii=False).encode("utf-8"))

@@ -1,4 +1,5 @@
-"""`orecast db …`: migrate the checkpoint store, look at its size, import from the official savers."""
+"""`orecast db …`: migrate the checkpoint store, look at its size, import from the official savers;
+archive, restore, prune and stats live in their own modules (cli/archive.py, cli/prune.py, cli/stats.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ from rich.table import Table
 from orecast.checkpoint import default_database_url, migrations
 from orecast.checkpoint.importer import FORMATS, ImportReport, import_threads, open_source
 from orecast.checkpoint.urls import parse_url
+from orecast.cli import archive as archive_cli
+from orecast.cli import prune as prune_cli
+from orecast.cli import stats as stats_cli
 from orecast.cli.common import DatabaseUrl, fail, open_store
 
 db_app = typer.Typer(help="The checkpoint store / 检查点数据库", no_args_is_help=True)
@@ -156,6 +160,10 @@ def import_(
         typer.echo(f"error: no thread {thread_id!r} in the source", err=True)
     if report.refused or report.missing:
         raise typer.Exit(1)
+
+
+for _module in (archive_cli, prune_cli, stats_cli):
+    _module.add_db_commands(db_app)
 
 
 def register(app: typer.Typer) -> None:

@@ -14,6 +14,7 @@ from rich.table import Table
 from orecast.checkpoint import ToolCallRecord
 from orecast.checkpoint.threads import ThreadInfo
 from orecast.checkpoint.transcript import thread_messages
+from orecast.cli.archive import add_thread_commands
 from orecast.cli.common import DatabaseUrl, fail, open_store
 from orecast.cli.runs import run_state
 from orecast.cli.terminal import stored
@@ -242,6 +243,9 @@ def rename_thread(
     if not asyncio.run(run()):
         fail(f"no thread {thread_id!r}")
     typer.echo(f"renamed {thread_id}: {title}")
+
+
+add_thread_commands(threads_app)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,105 @@
+"""Usage figures of a store: active threads, turns, tool ranking, size per table (`orecast db stats`).
+
+Plain SQL over the threads table, the checkpoints' metadata and the `tool_calls` audit view. Statements
+that need a dialect's JSON operators are kept per dialect; a dialect without them reports `None` there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from orecast.checkpoint.base import OrecastCheckpointer
+
+# `{p}` is the driver's placeholder.
+COUNT_THREADS = "SELECT COUNT(*), COALESCE(SUM(message_count), 0) FROM threads"
+COUNT_ACTIVE_THREADS = "SELECT COUNT(*) FROM threads WHERE updated_at >= {p}"
+TOOL_RANKING = """
+SELECT tool, COUNT(*), SUM(CASE WHEN status = 'error' THEN 1 ELSE 0 END),
+       SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END)
+FROM tool_calls GROUP BY tool ORDER BY COUNT(*) DESC, tool LIMIT {p}"""
+# A turn is a root checkpoint written from the user's input; its `ts` is ISO-8601 in UTC, so it compares
+# as text. Scans the checkpoints table: a maintenance query, not one for each request.
+COUNT_TURNS_SINCE = {
+    "sqlite": """
+SELECT COUNT(*) FROM checkpoints
+WHERE checkpoint_ns = '' AND json_extract(metadata, '$.source') = 'input'
+  AND json_extract(checkpoint, '$.ts') >= ?""",
+    "postgresql": """
+SELECT COUNT(*) FROM checkpoints
+WHERE checkpoint_ns = '' AND metadata->>'source' = 'input' AND checkpoint->>'ts' >= %s""",
+}
+WINDOWS = {"24h": timedelta(hours=24), "7d": timedelta(days=7)}
+
+
+@dataclass
+class ToolUse:
+    tool: str
+    calls: int
+    errors: int
+    pending: int
+
+    @property
+    def error_rate(self) -> float:
+        return self.errors / self.calls if self.calls else 0.0
+
+
+@dataclass
+class StoreStats:
+    """What `db stats` shows. Windows are the last 24 hours and the last 7 days before `at`."""
+
+    at: datetime
+    dialect: str
+    threads: int
+    messages: int
+    active_threads: dict[str, int]
+    turns: dict[str, int | None]
+    tools: list[ToolUse]
+    tables: dict[str, dict[str, Any]]
+    bytes: int | None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["at"] = self.at.isoformat()
+        for tool, row in zip(self.tools, out["tools"], strict=True):
+            row["error_rate"] = round(tool.error_rate, 4)
+        return out
+
+
+async def store_stats(saver: OrecastCheckpointer, *, now: datetime, top: int = 10) -> StoreStats:
+    """The store's figures as of `now` (an aware datetime; injected so tests control the clock)."""
+    p = "?" if saver.dialect == "sqlite" else "%s"
+    sizes = await saver.astats()
+    turns_sql = COUNT_TURNS_SINCE.get(saver.dialect)
+    async with saver._read() as db:
+        threads, messages = await db.fetchone(COUNT_THREADS)
+        active, turns = {}, {}
+        for name, span in {**WINDOWS, "total": None}.items():
+            since = now - span if span is not None else None
+            if since is not None:
+                row = await db.fetchone(COUNT_ACTIVE_THREADS.format(p=p), (saver._ts(since),))
+                active[name] = int(row[0])
+            if turns_sql is None:
+                turns[name] = None
+                continue
+            cutoff = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00") if since else ""
+            turns[name] = int((await db.fetchone(turns_sql, (cutoff,)))[0])
+        tools = [
+            ToolUse(str(tool), int(calls), int(errors or 0), int(pending or 0))
+            for tool, calls, errors, pending in await db.fetchall(TOOL_RANKING.format(p=p), (top,))
+        ]
+    notes = [] if turns_sql else [f"turns are not counted on {saver.dialect}"]
+    return StoreStats(
+        at=now,
+        dialect=saver.dialect,
+        threads=int(threads),
+        messages=int(messages),
+        active_threads=active,
+        turns=turns,
+        tools=tools,
+        tables=sizes["tables"],
+        bytes=sizes.get("bytes"),
+        notes=notes,
+    )

@@ -1,0 +1,273 @@
+"""Thread archives on the command line: `threads export/import` and `db archive/restore`.
+
+    orecast threads export t-42 --out t-42.orecast-thread.jsonl.gz
+    orecast threads import t-42.orecast-thread.jsonl.gz [--thread-id t-43] [--replace]
+    orecast db archive --idle-for 90d --out archive/ [--dry-run]
+    orecast db restore archive/ [--replace]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from orecast.checkpoint import OrecastCheckpointer
+from orecast.checkpoint.archive import (
+    SUFFIX,
+    ArchiveError,
+    ArchiveSummary,
+    archive_name,
+    export_thread,
+    import_archive,
+    read_archive,
+)
+from orecast.checkpoint.threads import ThreadInfo
+from orecast.cli.common import DatabaseUrl, fail, open_store
+from orecast.cli.durations import parse_duration
+
+
+def progress_bar(label: str, unit: str, quiet: bool = False) -> Progress:
+    """A bar on stderr while a terminal watches (never in --json output or a pipe)."""
+    console = Console(stderr=True)
+    return Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(unit),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=quiet or not console.is_terminal,
+    )
+
+
+def _kib(n: int) -> str:
+    return f"{n / 1024:.1f} KiB"
+
+
+def _describe(summary: ArchiveSummary) -> str:
+    return (
+        f"{summary.checkpoints} checkpoints, {summary.writes} writes, {summary.items} messages, "
+        f"{len(summary.namespaces)} namespaces"
+    )
+
+
+# -- threads export / import ------------------------------------------------------------------------
+
+
+def export_command(
+    thread_id: str = typer.Argument(..., help="The conversation's thread id."),
+    out: Path = typer.Option(..., "--out", "-o", help="The archive file to write (gzip'd JSON lines)."),
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Write a conversation to a portable archive: every checkpoint, write, branch, namespace and its metadata."""
+
+    async def run() -> ArchiveSummary:
+        async with open_store(database_url, read_only=True) as saver:
+            info = await saver.aget_thread(thread_id)
+            if info is None:
+                fail(f"no thread {thread_id!r}")
+            with progress_bar("exporting", "checkpoints") as bar:
+                task = bar.add_task("export", total=info.checkpoint_count)
+                try:
+                    return await export_thread(saver, thread_id, out, progress=lambda n: bar.advance(task, n))
+                except ArchiveError as exc:
+                    fail(str(exc))
+                except OSError as exc:
+                    fail(f"cannot write {out}: {exc.strerror or exc}")
+
+    summary = asyncio.run(run())
+    typer.echo(f"exported {thread_id}: {_describe(summary)} -> {out} ({_kib(summary.bytes)})")
+
+
+def import_command(
+    file: Path = typer.Argument(..., help="An archive written by `orecast threads export` or `db archive`."),
+    thread_id: str | None = typer.Option(None, "--thread-id", help="Store it under this id instead."),
+    replace: bool = typer.Option(False, "--replace", help="Overwrite a thread that exists under that id."),
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Bring a conversation back from an archive, into any store (SQLite or PostgreSQL)."""
+
+    async def run() -> tuple[str, ArchiveSummary]:
+        async with open_store(database_url) as saver:
+            try:
+                archive = read_archive(saver, file)
+                target = thread_id or archive.thread_id
+                with progress_bar("importing", "checkpoints") as bar:
+                    task = bar.add_task("import", total=archive.summary.checkpoints)
+                    summary = await import_archive(
+                        saver, archive, thread_id=target, replace=replace, progress=lambda n: bar.advance(task, n)
+                    )
+            except ArchiveError as exc:
+                fail(str(exc))
+            return target, summary
+
+    target, summary = asyncio.run(run())
+    typer.echo(f"imported {target}: {_describe(summary)} from {file}")
+
+
+# -- db archive / restore ---------------------------------------------------------------------------
+
+
+async def _idle_threads(saver: OrecastCheckpointer, before: datetime) -> list[ThreadInfo]:
+    """Threads last updated before `before`, oldest first."""
+    found: list[ThreadInfo] = []
+    while True:
+        page = await saver.asearch_threads(sort_by="updated_at", sort_order="asc", limit=100, offset=len(found))
+        found += [t for t in page if t.updated_at < before]
+        if len(page) < 100 or page[-1].updated_at >= before:
+            return found
+
+
+async def _checkpoint_ids(saver: OrecastCheckpointer, thread_id: str) -> set[tuple[str, str]]:
+    out = set()
+    async for tup in saver.alist({"configurable": {"thread_id": thread_id}}):
+        conf = tup.config["configurable"]
+        out.add((conf["checkpoint_ns"], conf["checkpoint_id"]))
+    return out
+
+
+async def archive_one(saver: OrecastCheckpointer, info: ThreadInfo, folder: Path) -> dict[str, Any]:
+    """Export one thread, check the file reads back complete, then delete the thread from the store."""
+    path = folder / archive_name(info.thread_id)
+    summary = await export_thread(saver, info.thread_id, path)
+    archive = read_archive(saver, path)
+    stored = await _checkpoint_ids(saver, info.thread_id)
+    if archive.summary.counts() != summary.counts() or {(c["ns"], c["id"]) for c in archive.checkpoints} != stored:
+        path.unlink(missing_ok=True)
+        return {"thread_id": info.thread_id, "archived": False, "reason": "the file did not read back the same"}
+    now = await saver.aget_thread(info.thread_id)
+    if now is None or (now.updated_at, now.head_checkpoint_id) != (info.updated_at, info.head_checkpoint_id):
+        path.unlink(missing_ok=True)  # it is in use again: it stays in the store
+        return {"thread_id": info.thread_id, "archived": False, "reason": "updated while it was archived"}
+    await saver.adelete_thread(info.thread_id)
+    return {"thread_id": info.thread_id, "archived": True, "file": str(path), **summary.counts(), "bytes": summary.bytes}
+
+
+def archive_command(
+    idle_for: str = typer.Option(..., "--idle-for", help="Archive threads not updated for this long: 90d, 12h, 2w …"),
+    out: Path = typer.Option(..., "--out", "-o", help="The folder for the archive files (created if missing)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List the threads it would archive; change nothing."),
+    database_url: DatabaseUrl = None,
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Move idle threads out of the store into archive files (one per thread); `db restore` brings them back.
+
+    Each file is read back and checked before its thread is deleted; a thread used meanwhile stays."""
+    try:
+        before = datetime.now(UTC) - parse_duration(idle_for)
+    except ValueError as exc:
+        fail(str(exc), 2)
+
+    async def run() -> list[dict[str, Any]]:
+        async with open_store(database_url, read_only=True) as saver:
+            idle = [t for t in await _idle_threads(saver, before) if t.status != "busy"]
+            if dry_run:
+                return [
+                    {
+                        "thread_id": t.thread_id,
+                        "updated_at": t.updated_at.isoformat(),
+                        "checkpoints": t.checkpoint_count,
+                        "messages": t.message_count,
+                        "title": t.title,
+                    }
+                    for t in idle
+                ]
+            try:
+                out.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                fail(f"cannot create {out}: {exc.strerror or exc}")
+            done = []
+            with progress_bar("archiving", "threads", as_json) as bar:
+                task = bar.add_task("archive", total=len(idle))
+                for info in idle:
+                    try:
+                        done.append(await archive_one(saver, info, out))
+                    except (ArchiveError, OSError) as exc:
+                        done.append({"thread_id": info.thread_id, "archived": False, "reason": str(exc)})
+                    bar.advance(task)
+            return done
+
+    rows = asyncio.run(run())
+    if as_json:
+        typer.echo(json.dumps({"dry_run": dry_run, "before": before.isoformat(), "threads": rows}, ensure_ascii=False))
+    elif dry_run:
+        for row in rows:
+            typer.echo(f"would archive {row['thread_id']}  (updated {row['updated_at'][:16]}, {row['checkpoints']} checkpoints)")
+        typer.echo(f"dry run: {len(rows)} threads idle since before {before:%Y-%m-%d %H:%M} UTC")
+    else:
+        archived = [r for r in rows if r["archived"]]
+        for row in rows:
+            if not row["archived"]:
+                typer.echo(f"kept {row['thread_id']}: {row['reason']}", err=True)
+        size = sum(r["bytes"] for r in archived)
+        typer.echo(f"archived {len(archived)} of {len(rows)} idle threads to {out} ({_kib(size)})")
+    if not dry_run and any(not r["archived"] for r in rows):
+        raise typer.Exit(1)
+
+
+def _archive_files(paths: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files += sorted(path.glob("*" + SUFFIX))
+        else:
+            files.append(path)
+    return files
+
+
+def restore_command(
+    paths: list[Path] = typer.Argument(..., help="Archive files, or folders holding them."),
+    replace: bool = typer.Option(False, "--replace", help="Overwrite threads that exist in the store."),
+    database_url: DatabaseUrl = None,
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Bring archived threads back into the store (the files are kept)."""
+    files = _archive_files(paths)
+    if not files:
+        fail("no archive files found (they end in " + SUFFIX + ")", 2)
+
+    async def run() -> list[dict[str, Any]]:
+        results = []
+        async with open_store(database_url) as saver:
+            with progress_bar("restoring", "threads", as_json) as bar:
+                task = bar.add_task("restore", total=len(files))
+                for file in files:
+                    try:
+                        archive = read_archive(saver, file)
+                        summary = await import_archive(saver, archive, replace=replace)
+                        results.append({"file": str(file), "restored": True, **asdict(summary)})
+                    except ArchiveError as exc:
+                        results.append({"file": str(file), "restored": False, "reason": str(exc)})
+                    bar.advance(task)
+        return results
+
+    results = asyncio.run(run())
+    if as_json:
+        typer.echo(json.dumps(results, ensure_ascii=False))
+    else:
+        for row in results:
+            if not row["restored"]:
+                typer.echo(f"error: {row['reason']}", err=True)
+        restored = [r for r in results if r["restored"]]
+        typer.echo(f"restored {len(restored)} of {len(results)} threads")
+    if any(not r["restored"] for r in results):
+        raise typer.Exit(1)
+
+
+def add_thread_commands(app: typer.Typer) -> None:
+    app.command("export")(export_command)
+    app.command("import")(import_command)
+
+
+def add_db_commands(app: typer.Typer) -> None:
+    app.command("archive")(archive_command)
+    app.command("restore")(restore_command)

@@ -1,0 +1,141 @@
+"""Thread archives: export → import across dialects gives back the identical history, and the thread
+carries on; a bad archive is refused before anything is written."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.types import Command
+
+from orecast.checkpoint import open_checkpointer
+from orecast.checkpoint.archive import ArchiveError, export_thread, import_archive, read_archive
+from tests.checkpoint.graphs import approval_graph, delta_graph, human, subgraph_parent, tool_loop
+from tests.checkpoint.test_import import GRAPHS, cfg, history, populate, snapshot
+from tests.conftest import new_schema_url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def target_url(request, tmp_path) -> str:
+    """A second, empty store on each backend."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'target.sqlite3'}"
+    return new_schema_url(request.getfixturevalue("postgres_url"), "target")
+
+
+async def test_round_trip_gives_identical_history_and_the_thread_carries_on(
+    store_url: str, target_url: str, tmp_path: Path
+) -> None:
+    async with open_checkpointer(store_url) as source, open_checkpointer(target_url) as target:
+        await populate(source)
+        await source.aupdate_thread("loop", title="铁矿石 outlook", metadata={"user_id": "u1"})
+        for thread_id, build in GRAPHS.items():
+            path = tmp_path / f"{thread_id}.jsonl.gz"
+            exported = await export_thread(source, thread_id, path)
+            archive = read_archive(target, path)
+            assert archive.summary.counts() == exported.counts()
+            await import_archive(target, archive)
+            assert await history(build(target), thread_id) == await history(build(source), thread_id), thread_id
+            a, b = await source.aget_thread(thread_id), await target.aget_thread(thread_id)
+            assert (a.metadata, a.status, a.message_count, a.preview, a.checkpoint_count) == (
+                b.metadata, b.status, b.message_count, b.preview, b.checkpoint_count
+            ), thread_id
+            assert await source.atool_calls(thread_id) == await target.atool_calls(thread_id)
+        assert exported.namespaces == [""]
+        sub = await export_thread(source, "sub", tmp_path / "sub.gz")
+        assert len(sub.namespaces) == 2  # the subgraph's namespace travels too
+        assert (await target.aget_thread("loop")).title == "铁矿石 outlook"
+        assert (await target.aget_thread("approve")).status == "interrupted"
+        sub_a = await subgraph_parent(source).aget_state(cfg("sub"), subgraphs=True)
+        sub_b = await subgraph_parent(target).aget_state(cfg("sub"), subgraphs=True)
+        assert snapshot(sub_a.tasks[0].state) == snapshot(sub_b.tasks[0].state)
+
+        # Both carry on the same way: resume the interrupts, fork from an old checkpoint, add a turn.
+        for saver in (source, target):
+            await approval_graph(saver).ainvoke(Command(resume="yes"), cfg("approve"))
+            await subgraph_parent(saver).ainvoke(Command(resume="fine"), cfg("sub"))
+            loop = tool_loop(saver)
+            oldest_answer = [s async for s in loop.aget_state_history(cfg("loop"))][-6].config
+            await loop.ainvoke({"messages": [human(9, "from the past")]}, oldest_answer)
+            await delta_graph(saver).ainvoke({"messages": [human(5)], "log": []}, cfg("delta"))
+        for thread_id, build in GRAPHS.items():
+            a, b = await build(source).aget_state(cfg(thread_id)), await build(target).aget_state(cfg(thread_id))
+            assert (a.values, a.next) == (b.values, b.next), thread_id
+        assert (await target.aget_thread("approve")).status == "idle"
+
+
+async def test_archive_is_linear_and_imports_under_a_new_id(saver, tmp_path: Path) -> None:
+    loop = tool_loop(saver)
+    for turn in range(20):
+        await loop.ainvoke({"messages": [human(turn)]}, cfg("long"))
+    summary = await export_thread(saver, "long", tmp_path / "long.gz")
+    assert summary.items == 80  # each of the 80 messages once, not once per checkpoint
+    with gzip.open(tmp_path / "long.gz", "rt") as f:
+        header = json.loads(f.readline())
+    assert header["format"] == "orecast-thread" and header["version"] == 1 and header["thread_id"] == "long"
+    await import_archive(saver, read_archive(saver, tmp_path / "long.gz"), thread_id="long-copy")
+    renamed = [s[0] async for s in _values(saver, "long-copy")]
+    assert renamed == [s[0] async for s in _values(saver, "long")]
+
+
+async def _values(saver: Any, thread_id: str):
+    async for snap in tool_loop(saver).aget_state_history(cfg(thread_id)):
+        yield snap.values, snap.next, snap.created_at
+
+
+async def test_existing_thread_is_refused_unless_replaced(saver, tmp_path: Path) -> None:
+    loop = tool_loop(saver)
+    await loop.ainvoke({"messages": [human(0)]}, cfg("a"))
+    await export_thread(saver, "a", tmp_path / "a.gz")
+    await loop.ainvoke({"messages": [human(1)]}, cfg("a"))
+    before = await history(loop, "a")
+    archive = read_archive(saver, tmp_path / "a.gz")
+    with pytest.raises(ArchiveError, match="already exists"):
+        await import_archive(saver, archive)
+    assert await history(loop, "a") == before
+    await import_archive(saver, archive, replace=True)
+    after = await history(loop, "a")
+    assert len(after) < len(before) and after == before[-len(after):]
+    assert [t.thread_id for t in await saver.asearch_threads(limit=10)] == ["a"]  # no staging thread left
+
+
+def _rewrite(path: Path, out: Path, change) -> None:
+    with gzip.open(path, "rt") as f:
+        lines = [json.loads(line) for line in f]
+    lines = change(lines)
+    with gzip.open(out, "wt") as f:
+        f.writelines(json.dumps(line) + "\n" for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda lines: lines[:-3], "cut short"),
+        (lambda lines: [{**lines[0], "version": 2}, *lines[1:]], "archive version 2"),
+        (lambda lines: [{**lines[0], "format": "other"}, *lines[1:]], "not an orecast thread archive"),
+        (lambda lines: [lines[0], *[ln for ln in lines[1:] if ln.get("type") != "item"]], "corrupt|do not add up"),
+        (lambda lines: [ln if ln.get("type") != "item" else {**ln, "value": {"$t": "nope"}} for ln in lines], "corrupt"),
+    ],
+)
+async def test_bad_archive_is_refused_and_nothing_written(saver, tmp_path: Path, change, message: str) -> None:
+    await tool_loop(saver).ainvoke({"messages": [human(0)]}, cfg("x"))
+    await export_thread(saver, "x", tmp_path / "x.gz")
+    _rewrite(tmp_path / "x.gz", tmp_path / "bad.gz", change)
+    with pytest.raises(ArchiveError, match=message):
+        await import_archive(saver, read_archive(saver, tmp_path / "bad.gz"), thread_id="y")
+    assert await saver.aget_thread("y") is None
+
+
+def test_not_gzip_or_truncated_bytes_are_archive_errors(saver, tmp_path: Path) -> None:
+    (tmp_path / "plain.txt").write_text("hello")
+    with pytest.raises(ArchiveError, match="not a complete"):
+        read_archive(saver, tmp_path / "plain.txt")
+    data = gzip.compress(b'{"format": "orecast-thread", "version": 1, "thread_id": "t"}\n' * 50)
+    (tmp_path / "cut.gz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ArchiveError):
+        read_archive(saver, tmp_path / "cut.gz")
+    with pytest.raises(ArchiveError, match="cannot read"):
+        read_archive(saver, tmp_path / "missing.gz")

@@ -1,0 +1,174 @@
+"""`orecast threads export/import`, `db archive/restore`, `db prune` and `db stats` on real stores."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from orecast.checkpoint import open_checkpointer
+from orecast.cli.main import app
+from tests.checkpoint.conftest import ph, raw_sql
+from tests.checkpoint.graphs import TOOL_NAME, approval_graph, human, tool_loop
+
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def cfg(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def write(url: str, thread_id: str, turns: int) -> None:
+    async def go() -> None:
+        async with open_checkpointer(url) as saver:
+            graph = tool_loop(saver)
+            for turn in range(turns):
+                await graph.ainvoke({"messages": [human(turn)]}, cfg(thread_id))
+
+    asyncio.run(go())
+
+
+def history(url: str, thread_id: str) -> list[Any]:
+    async def go() -> list[Any]:
+        async with open_checkpointer(url) as saver:
+            return [
+                (s.values, s.next, s.metadata, s.created_at, s.parent_config)
+                async for s in tool_loop(saver).aget_state_history(cfg(thread_id))
+            ]
+
+    return asyncio.run(go())
+
+
+def test_export_then_import_elsewhere(store_url: str, tmp_path: Path) -> None:
+    write(store_url, "t-1", 3)
+    out = tmp_path / "t-1.gz"
+    exported = run("threads", "export", "t-1", "--out", str(out), "--database-url", store_url)
+    assert exported.exit_code == 0, exported.output
+    assert exported.stdout.startswith("exported t-1: 15 checkpoints")
+    target = f"sqlite:///{tmp_path / 'other.sqlite3'}"
+    imported = run("threads", "import", str(out), "--database-url", target)
+    assert imported.exit_code == 0, imported.output
+    assert history(target, "t-1") == history(store_url, "t-1")
+
+    again = run("threads", "import", str(out), "--database-url", store_url)
+    assert again.exit_code == 1
+    assert again.stderr.strip() == (
+        "error: thread 't-1' already exists; pass --replace to overwrite it, or --thread-id"
+    )
+    renamed = run("threads", "import", str(out), "--thread-id", "t-copy", "--database-url", store_url)
+    assert renamed.exit_code == 0, renamed.output
+    assert len(history(store_url, "t-copy")) == 15
+    write(store_url, "t-1", 1)
+    replaced = run("threads", "import", str(out), "--replace", "--database-url", store_url)
+    assert replaced.exit_code == 0, replaced.output
+    assert history(store_url, "t-1") == history(target, "t-1")
+
+
+def test_bad_archives_are_one_line_and_write_nothing(sqlite_url: str, tmp_path: Path) -> None:
+    write(sqlite_url, "t", 1)
+    good = tmp_path / "t.gz"
+    assert run("threads", "export", "t", "--out", str(good), "--database-url", sqlite_url).exit_code == 0
+    lines = gzip.decompress(good.read_bytes()).decode().splitlines()
+    newer = tmp_path / "newer.gz"
+    newer.write_bytes(gzip.compress("\n".join([json.dumps({**json.loads(lines[0]), "version": 9}), *lines[1:]]).encode()))
+    cut = tmp_path / "cut.gz"
+    cut.write_bytes(gzip.compress("\n".join(lines[:-1]).encode()))
+    garbage = tmp_path / "garbage.gz"
+    garbage.write_bytes(b"\x1f\x8b\x08\x00not really gzip")
+    target = f"sqlite:///{tmp_path / 'empty.sqlite3'}"
+    for path, message in (
+        (newer, "is archive version 9; this orecast reads version 1"),
+        (cut, "is cut short"),
+        (garbage, "is not a complete orecast thread archive"),
+        (tmp_path / "missing.gz", "cannot read"),
+    ):
+        result = run("threads", "import", str(path), "--thread-id", "new", "--database-url", target)
+        assert result.exit_code == 1, result.output
+        assert result.stderr.count("\n") == 1 and message in result.stderr and "Traceback" not in result.output
+    assert run("threads", "list", "--database-url", target, "--json").stdout.startswith('{"total": 0')
+    missing = run("threads", "export", "nope", "--out", str(tmp_path / "x.gz"), "--database-url", sqlite_url)
+    assert missing.exit_code == 1 and missing.stderr.strip() == "error: no thread 'nope'"
+    assert not (tmp_path / "x.gz").exists()
+
+
+def test_archive_idle_threads_then_restore(store_url: str, tmp_path: Path) -> None:
+    write(store_url, "old", 2)
+    write(store_url, "recent", 1)
+    before = history(store_url, "old")
+    raw_sql(store_url, f"UPDATE threads SET updated_at = {ph(store_url)} WHERE thread_id = 'old'",
+            ("2020-01-01T00:00:00.000000+00:00",))
+    folder = tmp_path / "archive"
+    dry = run("db", "archive", "--idle-for", "90d", "--out", str(folder), "--dry-run", "--database-url", store_url, "--json")
+    assert dry.exit_code == 0, dry.output
+    assert [t["thread_id"] for t in json.loads(dry.stdout)["threads"]] == ["old"]
+    assert not folder.exists()
+    done = run("db", "archive", "--idle-for", "90d", "--out", str(folder), "--database-url", store_url)
+    assert done.exit_code == 0, done.output
+    assert done.stdout.startswith("archived 1 of 1 idle threads")
+    assert [p.name for p in folder.iterdir()] == ["old.orecast-thread.jsonl.gz"]
+    listed = json.loads(run("threads", "list", "--database-url", store_url, "--json").stdout)
+    assert [t["thread_id"] for t in listed["threads"]] == ["recent"]
+
+    restored = run("db", "restore", str(folder), "--database-url", store_url)
+    assert restored.exit_code == 0, restored.output
+    assert history(store_url, "old") == before
+    twice = run("db", "restore", str(folder), "--database-url", store_url)
+    assert twice.exit_code == 1 and "already exists" in twice.stderr
+    bad = run("db", "archive", "--idle-for", "soon", "--out", str(folder), "--database-url", store_url)
+    assert bad.exit_code == 2 and "not a duration" in bad.stderr
+
+
+def test_prune_dry_run_then_prune(store_url: str) -> None:
+    write(store_url, "p", 4)
+
+    async def interrupt() -> None:
+        async with open_checkpointer(store_url) as saver:
+            await approval_graph(saver).ainvoke({"messages": [human(0)]}, cfg("q"))
+
+    asyncio.run(interrupt())
+    dry = run("db", "prune", "--keep-last", "2", "--dry-run", "--json", "--database-url", store_url)
+    assert dry.exit_code == 0, dry.output
+    report = json.loads(dry.stdout)
+    assert report["dry_run"] and report["threads"] == 2
+    assert report["totals"]["checkpoints_deleted"] == 20 - 2 and report["totals"]["bytes_freed"] > 0
+    assert len(history(store_url, "p")) == 20
+    done = run("db", "prune", "--keep-last", "2", "--thread", "p", "--database-url", store_url)
+    assert done.exit_code == 0, done.output
+    assert "deleted 18 checkpoints" in done.stdout
+    assert len(history(store_url, "p")) == 2
+    latest = run("db", "prune", "--keep-latest", "--older-than", "1d", "--json", "--database-url", store_url)
+    assert json.loads(latest.stdout)["totals"]["checkpoints_deleted"] == 0  # nothing is a day old
+    for args, message in (
+        (["--keep-latest", "--keep-last", "3"], "exclude each other"),
+        ([], "say what to delete"),
+        (["--older-than", "yesterday"], "not a duration"),
+    ):
+        result = run("db", "prune", *args, "--database-url", store_url)
+        assert result.exit_code == 2 and message in result.stderr, result.output
+    missing = run("db", "prune", "--keep-latest", "--thread", "nope", "--database-url", store_url)
+    assert missing.exit_code == 1 and missing.stderr.strip() == "error: no thread 'nope'"
+
+
+def test_stats(store_url: str) -> None:
+    write(store_url, "s-1", 3)
+    write(store_url, "s-2", 1)
+    raw_sql(store_url, f"UPDATE threads SET updated_at = {ph(store_url)} WHERE thread_id = 's-2'",
+            ("2020-01-01T00:00:00.000000+00:00",))
+    result = run("db", "stats", "--json", "--database-url", store_url)
+    assert result.exit_code == 0, result.output
+    stats = json.loads(result.stdout)
+    assert stats["threads"] == 2 and stats["messages"] == 16
+    assert stats["active_threads"] == {"24h": 1, "7d": 1}
+    assert stats["turns"] == {"24h": 4, "7d": 4, "total": 4}
+    assert stats["tools"] == [{"tool": TOOL_NAME, "calls": 4, "errors": 0, "pending": 0, "error_rate": 0.0}]
+    assert stats["tables"]["items"]["rows"] == 16 and stats["tables"]["checkpoints"]["bytes"] > 0
+    table = run("db", "stats", "--database-url", store_url)
+    assert table.exit_code == 0 and TOOL_NAME in table.stdout and "active threads" in table.stdout
