@@ -34,9 +34,12 @@ def with_database(url: str, database: str) -> str:
 async def _run(url: str, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[tuple[Any, ...]]:
     import asyncmy
 
-    from orecast.checkpoint.mysql.saver import connect_kwargs
+    from orecast.checkpoint.mysql.saver import connect_kwargs, conversions
 
-    conn = await asyncmy.connect(**connect_kwargs(url), charset="utf8mb4", autocommit=True, connect_timeout=3)
+    # The saver's conversions: ids (VARBINARY) come back as text, as the saver reads them.
+    conn = await asyncmy.connect(
+        **connect_kwargs(url), charset="utf8mb4", autocommit=True, connect_timeout=3, conv=conversions()
+    )
     try:
         rows: list[tuple[Any, ...]] = []
         async with conn.cursor() as cur:

@@ -56,7 +56,7 @@ def _utc(value: Any) -> Any:
     return parsed.replace(tzinfo=UTC) if isinstance(parsed, datetime) else parsed
 
 
-def _conversions() -> dict[Any, Any]:
+def conversions() -> dict[Any, Any]:
     conv = dict(converters.conversions)
     conv[FIELD_TYPE.VAR_STRING] = _text
     conv[FIELD_TYPE.STRING] = _text
@@ -185,7 +185,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
             **connect_kwargs(url),
             "charset": "utf8mb4",
             "autocommit": True,
-            "conv": _conversions(),
+            "conv": conversions(),
             "client_flag": CLIENT.FOUND_ROWS,
             "connect_timeout": CONNECT_TIMEOUT_SECONDS,
         }
