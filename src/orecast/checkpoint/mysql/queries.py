@@ -13,6 +13,9 @@ CREATE TABLE IF NOT EXISTS orecast_migrations (
     applied_at DATETIME(6) NOT NULL
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4"""
 SELECT_SCHEMA_VERSION = "SELECT COALESCE(MAX(version), 0) FROM orecast_migrations"
+HAS_MIGRATIONS = """
+SELECT COUNT(*) FROM information_schema.tables
+WHERE table_schema = DATABASE() AND table_name = 'orecast_migrations'"""
 INSERT_MIGRATION = "INSERT INTO orecast_migrations (version, applied_at) VALUES (%s, %s)"
 COUNT_ROWS = "SELECT COUNT(*) FROM {table}"
 # Migrations of one database, one process at a time: a named lock is server-wide, so it is named

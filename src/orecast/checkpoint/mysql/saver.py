@@ -142,6 +142,23 @@ def connect_kwargs(url: str) -> dict[str, Any]:
     return kwargs
 
 
+async def stored_schema_version(url: str) -> int | None:
+    """The schema version of the store at `url`, None when it has none; creates and migrates nothing."""
+    try:
+        conn = await asyncmy.connect(**connect_kwargs(url), autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS)
+    except (errors.Error, OSError) as exc:
+        raise StoreUnavailable(f"database unavailable: {_first_line(exc)}") from None
+    try:
+        async with conn.cursor() as cur:
+            await cur.execute(queries.HAS_MIGRATIONS)
+            if (await cur.fetchone())[0] == 0:
+                return None
+            await cur.execute(queries.SELECT_SCHEMA_VERSION)
+            return int((await cur.fetchone())[0])
+    finally:
+        conn.close()
+
+
 def _session_settings(server_version: str, timeouts: Timeouts) -> str:
     """The SET run on each new connection: strict mode, READ COMMITTED, the timeouts."""
     mariadb = "mariadb" in server_version.lower()
