@@ -1,6 +1,7 @@
 """`make bench`: the same chat workload through the official LangGraph savers and through ours.
 
-    python -m bench.run_bench [--turns 200] [--savers official-sqlite,official-postgres,orecast-sqlite,orecast-postgres,floor]
+    python -m bench.run_bench [--turns 200] [--savers official-sqlite,official-postgres,orecast-sqlite,orecast-postgres,
+                                           community-mysql,orecast-mysql,floor]
                               [--quick] [--json-out F] [--markdown-out docs/benchmarks.md] [--check]
     python -m bench.run_bench --throughput-only [--rounds 3] [--savers orecast-sqlite,floor]
 
@@ -245,7 +246,7 @@ def throughput_table(rounds: dict[str, list[dict[str, Any]]], args: argparse.Nam
     return "\n".join(lines)
 
 
-GROWTH_SAVERS = ("floor", "orecast-sqlite", "orecast-postgres")
+GROWTH_SAVERS = ("floor", "orecast-sqlite", "orecast-postgres", "orecast-mysql")
 
 
 async def bench_growth(args: argparse.Namespace) -> dict[str, Any]:
@@ -433,7 +434,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     start = time.perf_counter()
     packages = ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite",
-                "langgraph-checkpoint-postgres", "langchain-core", "psycopg", "aiosqlite")
+                "langgraph-checkpoint-postgres", "langgraph-checkpoint-mysql", "langchain-core", "psycopg",
+                "aiosqlite", "asyncmy")
     result: dict[str, Any] = {
         "args": {k: getattr(args, k) for k in ("turns", "threads", "tp_turns", "state_repeats",
                                                 "history_repeats", "growth_turns", "quick")},
