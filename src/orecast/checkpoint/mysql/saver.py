@@ -159,7 +159,7 @@ async def stored_schema_version(url: str) -> int | None:
         conn.close()
 
 
-def _session_settings(server_version: str, timeouts: Timeouts) -> str:
+def session_settings(server_version: str, timeouts: Timeouts) -> str:
     """The SET run on each new connection: strict mode, READ COMMITTED, the timeouts."""
     mariadb = "mariadb" in server_version.lower()
     major_minor = tuple(int(p) for p in server_version.split("-")[0].split(".")[:2])
@@ -221,7 +221,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
             minsize=1,
             maxsize=pool_size,
             pool_recycle=3600,
-            init_command=_session_settings(server_version, timeouts),
+            init_command=session_settings(server_version, timeouts),
             **options,
         )
         saver = cls(pool, server_version, timeouts, **kwargs)
