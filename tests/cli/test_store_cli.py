@@ -108,7 +108,7 @@ def test_unknown_thread_and_bad_input_are_one_line_errors(sqlite_url: str) -> No
         assert result.stderr.strip() == "error: no thread 'nope'"
     bad_status = run("threads", "list", "--database-url", sqlite_url, "--status", "sleeping")
     assert bad_status.exit_code == 2 and "unknown thread status" in bad_status.stderr
-    bad_url = run("threads", "list", "--database-url", "mysql://x/y")
+    bad_url = run("threads", "list", "--database-url", "oracle://x/y")
     assert bad_url.exit_code == 2 and "unsupported database URL" in bad_url.stderr
     assert "Traceback" not in bad_url.output
 
