@@ -112,6 +112,12 @@ async def _pg_tables_stats(url: str, tables: tuple[str, ...]) -> dict[str, Any]:
     return {"storage_bytes": total, "rows": rows}
 
 
+def mysql_available() -> bool:
+    from tests import mysql_server
+
+    return mysql_server.ensure() is not None
+
+
 def mysql_admin_url() -> str:
     from tests import mysql_server
 
