@@ -39,6 +39,7 @@ ER_LOCK_WAIT_TIMEOUT = 1205
 ER_LOCK_DEADLOCK = 1213
 ER_STATEMENT_TIMEOUT = 1969  # MariaDB max_statement_time
 ER_QUERY_TIMEOUT = 3024  # MySQL max_execution_time
+ER_NET_PACKET_TOO_LARGE = 1153
 CONNECTION_LOST = {2002, 2003, 2006, 2013, 2055, 1053, 1927}
 
 
@@ -84,6 +85,10 @@ def _store_error(exc: BaseException, timeouts: Timeouts) -> StoreError | None:
         )
     if code in (ER_STATEMENT_TIMEOUT, ER_QUERY_TIMEOUT):
         return StoreTimeout(f"database statement timeout: a statement ran over {timeouts.statement:g} s")
+    if code == ER_NET_PACKET_TOO_LARGE:
+        return StoreError(
+            "a value is larger than the server's max_allowed_packet (raise it on the server); nothing was stored"
+        )
     if code == ER_LOCK_DEADLOCK:
         return Deadlock(f"database deadlock: {_first_line(exc)}")
     if code in CONNECTION_LOST or isinstance(exc, errors.InterfaceError | ConnectionError):
@@ -205,6 +210,8 @@ class MysqlCheckpointer(OrecastCheckpointer):
             "conv": conversions(),
             "client_flag": CLIENT.FOUND_ROWS,
             "connect_timeout": CONNECT_TIMEOUT_SECONDS,
+            # The server's max_allowed_packet decides how big a value may be, not the client's default.
+            "max_allowed_packet": 1 << 30,
         }
         # One direct connection first: a wrong URL fails at once with the server's own message.
         try:
