@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -73,16 +74,18 @@ def _start_throwaway() -> str | None:
     url = f"mysql://root@localhost/mysql?unix_socket={quote(str(socket))}"
     if socket.exists() and reachable(url):
         return url
+    # mariadbd refuses to run as root unless told to; it runs as whoever runs the tests.
+    user = f"--user={pwd.getpwuid(os.geteuid()).pw_name}"
     if not data.exists():
         THROWAWAY_DIR.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            [install, f"--datadir={data}", "--auth-root-authentication-method=normal", "--skip-test-db"],
+            [install, "--no-defaults", user, f"--datadir={data}", "--auth-root-authentication-method=normal", "--skip-test-db"],
             capture_output=True,
             check=True,
         )
     print("no MySQL server at 127.0.0.1:3306: starting a throwaway MariaDB", file=sys.stderr)
     subprocess.Popen(
-        [server, "--no-defaults", f"--datadir={data}", f"--socket={socket}", "--skip-networking",
+        [server, "--no-defaults", user, f"--datadir={data}", f"--socket={socket}", "--skip-networking",
          f"--pid-file={THROWAWAY_DIR / 'mysqld.pid'}", "--character-set-server=utf8mb4"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
