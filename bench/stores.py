@@ -4,11 +4,16 @@
 * official-postgres `AsyncPostgresSaver.from_conn_string(url)`       size: pg_total_relation_size of its tables
 * orecast-sqlite    `open_checkpointer("sqlite:////…/file")`          size: `bench_stats()` (file + -wal + -shm)
 * orecast-postgres  `open_checkpointer("postgresql://…")`            size: `bench_stats()` (pg_total_relation_size)
+* community-mysql   `AsyncMySaver.from_conn_string(url)` (langgraph-checkpoint-mysql, asyncmy; there is no
+                    official MySQL saver)                              size: InnoDB data + index length
+* orecast-mysql     `open_checkpointer("mysql://…")`                 size: `bench_stats()` (InnoDB sizes)
 * floor             `InMemorySaver` that keeps the objects themselves (no serialization, no I/O): what
                     LangGraph costs with *any* checkpointer, the lower bound for every saver (reference only)
 
 SQLite stores live in a temporary directory; PostgreSQL stores in a database created for the run from
-`ORECAST_TEST_PG_URL` and dropped afterwards. The savers run with their defaults (the official PostgreSQL
+`ORECAST_TEST_PG_URL` and dropped afterwards; MySQL stores likewise in a database created on the server
+`tests.mysql_server.ensure()` finds (the machine's MariaDB). InnoDB reports sizes as statistics: both
+MySQL savers' tables are analysed before they are read. The savers run with their defaults (the official PostgreSQL
 saver on one connection, as `from_conn_string` sets it up; ours on its pool).
 """
 
@@ -29,8 +34,9 @@ import psycopg
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from psycopg import sql
 
-SAVERS = ("official-sqlite", "official-postgres", "orecast-sqlite", "orecast-postgres", "floor")
-OURS = ("orecast-sqlite", "orecast-postgres")
+SAVERS = ("official-sqlite", "official-postgres", "orecast-sqlite", "orecast-postgres", "community-mysql",
+          "orecast-mysql", "floor")
+OURS = ("orecast-sqlite", "orecast-postgres", "orecast-mysql")
 
 
 @dataclass
@@ -106,6 +112,51 @@ async def _pg_tables_stats(url: str, tables: tuple[str, ...]) -> dict[str, Any]:
     return {"storage_bytes": total, "rows": rows}
 
 
+def mysql_available() -> bool:
+    from tests import mysql_server
+
+    return mysql_server.ensure() is not None
+
+
+def mysql_admin_url() -> str:
+    from tests import mysql_server
+
+    url = mysql_server.ensure()
+    if url is None:
+        raise SystemExit(mysql_server.NO_SERVER + " (leave the *-mysql savers out)")
+    return url
+
+
+@contextlib.asynccontextmanager
+async def fresh_mysql_database() -> AsyncIterator[str]:
+    from tests import mysql_server
+
+    admin_url = mysql_admin_url()
+    name = f"orecast_bench_{os.getpid()}_{secrets.token_hex(3)}"
+    mysql_server.run_sql(admin_url, f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
+    try:
+        yield mysql_server.with_database(admin_url, name)
+    finally:
+        mysql_server.run_sql(admin_url, f"DROP DATABASE IF EXISTS `{name}`")
+
+
+async def _mysql_tables_stats(url: str, tables: tuple[str, ...]) -> dict[str, Any]:
+    from tests import mysql_server
+
+    mysql_server.run_sql(url, f"ANALYZE TABLE {', '.join(tables)}")
+    total, rows = 0, {}
+    for table in tables:
+        ((size,),) = mysql_server.run_sql(
+            url,
+            "SELECT data_length + index_length FROM information_schema.tables "
+            "WHERE table_schema = DATABASE() AND table_name = %s",
+            (table,),
+        )
+        total += int(size)
+        rows[table] = mysql_server.run_sql(url, f"SELECT count(*) FROM {table}")[0][0]
+    return {"storage_bytes": total, "rows": rows}
+
+
 @contextlib.asynccontextmanager
 async def open_store(name: str) -> AsyncIterator[Store]:
     if name == "floor":
@@ -126,6 +177,23 @@ async def open_store(name: str) -> AsyncIterator[Store]:
                     await saver.setup()
                     tables = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
                     yield Store(saver, lambda: _pg_tables_stats(url, tables), facts)
+            else:
+                from orecast.checkpoint import open_checkpointer
+
+                async with open_checkpointer(url) as saver:
+                    yield Store(saver, saver.bench_stats, facts)
+    elif name.endswith("-mysql"):
+        async with fresh_mysql_database() as url:
+            from tests import mysql_server
+
+            facts = {"mysql": mysql_server.run_sql(url, "SELECT VERSION()")[0][0]}
+            if name == "community-mysql":
+                from langgraph.checkpoint.mysql.asyncmy import AsyncMySaver
+
+                async with AsyncMySaver.from_conn_string(url) as saver:
+                    await saver.setup()
+                    tables = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+                    yield Store(saver, lambda: _mysql_tables_stats(url, tables), facts)
             else:
                 from orecast.checkpoint import open_checkpointer
 

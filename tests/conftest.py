@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
+from tests import mysql_server
 from tests.pg_server import ensure as ensure_postgres
 from tests.pg_server import with_database, with_search_path
 
@@ -60,14 +61,52 @@ def fresh_postgres_url(postgres_url: str) -> str:
     return new_schema_url(postgres_url)
 
 
+@pytest.fixture(scope="session")
+def mysql_databases() -> Iterator[tuple[str, str]]:
+    """(server URL, name prefix) for this run's MySQL databases; all of them are dropped at the end."""
+    server_url = mysql_server.ensure()
+    if server_url is None:
+        pytest.skip(mysql_server.NO_SERVER)
+    prefix = f"orecast_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    try:
+        yield server_url, prefix
+    finally:
+        # Only this run's databases: the name carries this process's id and a random part.
+        rows = mysql_server.run_sql(
+            server_url,
+            "SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE %s",
+            (prefix.replace("_", "\\_") + "%",),
+        )
+        for (name,) in rows:
+            mysql_server.run_sql(server_url, f"DROP DATABASE IF EXISTS `{name}`")
+
+
+def new_mysql_database(mysql_databases: tuple[str, str]) -> str:
+    """The URL of a new, empty MySQL database of this run."""
+    server_url, prefix = mysql_databases
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    mysql_server.run_sql(server_url, f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
+    return mysql_server.with_database(server_url, name)
+
+
+@pytest.fixture
+def fresh_mysql_url(mysql_databases: tuple[str, str]) -> Iterator[str]:
+    """A URL of a new, empty MySQL database: a clean store for one test (dropped after it)."""
+    url = new_mysql_database(mysql_databases)
+    yield url
+    mysql_server.run_sql(mysql_databases[0], f"DROP DATABASE IF EXISTS `{url.rsplit('/', 1)[1].split('?')[0]}`")
+
+
 @pytest.fixture
 def sqlite_url(tmp_path) -> str:
     return f"sqlite:///{tmp_path / 'orecast.sqlite3'}"
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", "postgres", "mysql"])
 def store_url(request, tmp_path) -> str:
     """A clean store on each real backend."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'orecast.sqlite3'}"
+    if request.param == "mysql":
+        return request.getfixturevalue("fresh_mysql_url")
     return request.getfixturevalue("fresh_postgres_url")

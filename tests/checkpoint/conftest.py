@@ -12,6 +12,7 @@ from langgraph.checkpoint.serde import _msgpack as lg_msgpack
 
 from orecast.checkpoint import open_checkpointer
 from orecast.checkpoint.urls import parse_url
+from tests import mysql_server
 
 
 @pytest.fixture
@@ -30,12 +31,16 @@ async def strict_saver(store_url: str, monkeypatch: pytest.MonkeyPatch) -> Async
 
 
 def dialect_of(url: str) -> str:
+    if url.startswith(("mysql", "mariadb")):
+        return "mysql"
     return "sqlite" if url.startswith("sqlite") else "postgresql"
 
 
 def raw_sql(url: str, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
     """Run one statement on the store behind `url` with a plain driver connection (no saver code)."""
     parsed = parse_url(url)
+    if parsed.scheme == "mysql":
+        return mysql_server.run_sql(parsed.target, sql, params)
     if parsed.scheme == "sqlite":
         conn = sqlite3.connect(parsed.target, timeout=30)
         try:

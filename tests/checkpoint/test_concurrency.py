@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from orecast.checkpoint import open_checkpointer
 from orecast.checkpoint.migrations import latest
-from tests.checkpoint.conftest import raw_sql
+from tests.checkpoint.conftest import dialect_of, raw_sql
 from tests.checkpoint.graphs import human, tool_loop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def applied_once(url: str) -> list[tuple[int, int]]:
     """Every migration of the URL's dialect, recorded exactly once."""
-    dialect = "sqlite" if url.startswith("sqlite") else "postgres"
+    dialect = {"sqlite": "sqlite", "postgresql": "postgres", "mysql": "mysql"}[dialect_of(url)]
     return [(version, 1) for version in range(1, latest(dialect) + 1)]
 
 
@@ -113,7 +113,7 @@ def _spawn(url: str, prefix: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-c", WRITER, url, prefix],
         cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": f"{ROOT / 'src'}:{ROOT}", "PATH": "/usr/bin:/bin"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -237,7 +237,7 @@ async def test_processes_open_fresh_sqlite_file_at_once(tmp_path) -> None:
         subprocess.Popen(
             [sys.executable, "-c", OPENER, str(tmp_path), str(start), "8"],
             cwd=ROOT,
-            env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+            env={"PYTHONPATH": f"{ROOT / 'src'}:{ROOT}", "PATH": "/usr/bin:/bin"},
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -1,4 +1,4 @@
-"""The official LangGraph checkpointer conformance suite, on both backends, every capability."""
+"""The official LangGraph checkpointer conformance suite, on every backend, every capability."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES
 
 from orecast.checkpoint import open_checkpointer
+from tests.conftest import new_mysql_database
 from tests.pg_server import with_search_path
 
 EXPECTED = {cap.value for cap in ALL_CAPABILITIES}
@@ -62,6 +63,15 @@ async def test_conformance_postgres(postgres_url: str) -> None:
     @checkpointer_test(name="orecast-postgres")
     async def factory():
         async with open_checkpointer(_fresh_pg_schema(postgres_url), pool_size=4) as s:
+            yield s
+
+    _assert_full(await validate(factory))
+
+
+async def test_conformance_mysql(mysql_databases: tuple[str, str]) -> None:
+    @checkpointer_test(name="orecast-mysql")
+    async def factory():
+        async with open_checkpointer(new_mysql_database(mysql_databases), pool_size=4) as s:
             yield s
 
     _assert_full(await validate(factory))

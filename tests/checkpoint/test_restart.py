@@ -68,7 +68,7 @@ def _run(mode: str, *urls: str) -> dict:
     proc = subprocess.run(
         [sys.executable, "-c", SCRIPT, mode, *urls],
         cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": f"{ROOT / 'src'}:{ROOT}", "PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,
         timeout=120,
@@ -79,8 +79,15 @@ def _run(mode: str, *urls: str) -> dict:
 
 @pytest.mark.slow
 async def test_restart_reads_and_resumes(tmp_path, fresh_postgres_url: str) -> None:
-    sqlite_url = f"sqlite:///{tmp_path / 'restart.db'}"
-    urls = (sqlite_url, fresh_postgres_url)
+    await _restart_reads_and_resumes(f"sqlite:///{tmp_path / 'restart.db'}", fresh_postgres_url)
+
+
+@pytest.mark.slow
+async def test_restart_reads_and_resumes_mysql(fresh_mysql_url: str) -> None:
+    await _restart_reads_and_resumes(fresh_mysql_url)
+
+
+async def _restart_reads_and_resumes(*urls: str) -> None:
     _run("write", *urls)
     results = _run("resume", *urls)
     for url in urls:

@@ -13,8 +13,8 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 
-from orecast.checkpoint import PostgresCheckpointer, SqliteCheckpointer
-from tests.checkpoint.conftest import ph, raw_sql
+from orecast.checkpoint import MysqlCheckpointer, PostgresCheckpointer, SqliteCheckpointer
+from tests.checkpoint.conftest import dialect_of, ph, raw_sql
 from tests.checkpoint.graphs import human, tool_loop
 
 INSTANTIATED: list[int] = []
@@ -42,8 +42,8 @@ def checkpoint_with(values: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_saver_types(saver, store_url: str) -> None:
-    expected = SqliteCheckpointer if store_url.startswith("sqlite") else PostgresCheckpointer
-    assert isinstance(saver, expected)
+    expected = {"sqlite": SqliteCheckpointer, "postgresql": PostgresCheckpointer, "mysql": MysqlCheckpointer}
+    assert isinstance(saver, expected[dialect_of(store_url)])
 
 
 # -- sync API ------------------------------------------------------------------------------------
@@ -127,11 +127,12 @@ async def test_pickle_row_in_database_is_not_loaded(saver, store_url: str) -> No
     await saver.aput(cfg("pk"), cp, {"source": "loop", "step": 0}, {"v": "1"})
     # Tamper: make the stored value a serializer row typed "pickle", as an attacker with DB access could.
     p = ph(store_url)
+    blob = "`blob`" if dialect_of(store_url) == "mysql" else "blob"  # a reserved word in MySQL
     payload = pickle.dumps(Gadget(3))
     INSTANTIATED.clear()
     raw_sql(
         store_url,
-        f"UPDATE channel_values SET kind = 'serde', value = {p}, blob = {p} WHERE channel = 'v'",
+        f"UPDATE channel_values SET kind = 'serde', value = {p}, {blob} = {p} WHERE channel = 'v'",
         ('"pickle"', payload),
     )
     assert raw_sql(store_url, "SELECT kind FROM channel_values WHERE channel = 'v'") == [("serde",)]

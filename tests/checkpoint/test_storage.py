@@ -18,7 +18,7 @@ def _count_text_everywhere(url: str, text: str) -> dict[str, int]:
     """Occurrences of `text` in every JSON/text column of the store, per table."""
     p = ph(url)
     like = f"%{text}%"
-    cast = "" if dialect_of(url) == "sqlite" else "::text"
+    cast = "::text" if dialect_of(url) == "postgresql" else ""
     queries = {
         "items": f"SELECT count(*) FROM items WHERE value{cast} LIKE {p}",
         "channel_values": f"SELECT count(*) FROM channel_values WHERE value{cast} LIKE {p}",
@@ -78,8 +78,8 @@ async def test_input_messages_stored_once(saver, store_url: str) -> None:
 async def test_storage_grows_linearly(saver, store_url: str) -> None:
     graph = tool_loop(saver)
     size_at: dict[int, int] = {}
-    length = "length" if dialect_of(store_url) == "sqlite" else "octet_length"
-    cast = "" if dialect_of(store_url) == "sqlite" else "::text"
+    length = "octet_length" if dialect_of(store_url) == "postgresql" else "length"
+    cast = "::text" if dialect_of(store_url) == "postgresql" else ""
     for turn in range(1, 31):
         await graph.ainvoke({"messages": [human(turn)]}, cfg("grow"))
         if turn in (10, 20, 30):
@@ -118,6 +118,27 @@ async def test_messages_are_queryable_json(saver, store_url: str) -> None:
             "WHERE thread_id = ? AND json_array_length(value, '$.data.tool_calls') > 0 ORDER BY item_no",
             ("sql",),
         )
+    elif dialect_of(store_url) == "mysql":
+        contents = raw_sql(
+            store_url,
+            "SELECT JSON_UNQUOTE(JSON_EXTRACT(value, '$.data.content')) FROM items "
+            "WHERE thread_id = %s AND JSON_UNQUOTE(JSON_EXTRACT(value, '$.cls')) = 'HumanMessage' "
+            "ORDER BY item_no",
+            ("sql",),
+        )
+        names = raw_sql(
+            store_url,
+            "SELECT JSON_UNQUOTE(JSON_EXTRACT(value, '$.data.tool_calls[0].name')), "
+            "JSON_EXTRACT(value, '$.data.tool_calls[0].args.turn') FROM items "
+            "WHERE thread_id = %s AND JSON_LENGTH(value, '$.data.tool_calls') > 0 ORDER BY item_no",
+            ("sql",),
+        )
+        found = raw_sql(
+            store_url,
+            "SELECT count(*) FROM items WHERE JSON_CONTAINS(value, %s)",
+            ('{"data": {"content": "what is the price 3?"}}',),
+        )
+        assert found[0][0] == 1
     else:
         contents = raw_sql(
             store_url,
@@ -144,11 +165,11 @@ async def test_messages_are_queryable_json(saver, store_url: str) -> None:
 
     # Checkpoint metadata is queryable too.
     p = ph(store_url)
-    step_expr = (
-        "json_extract(metadata, '$.step')"
-        if dialect_of(store_url) == "sqlite"
-        else "(metadata->>'step')::int"
-    )
+    step_expr = {
+        "sqlite": "json_extract(metadata, '$.step')",
+        "mysql": "CAST(JSON_EXTRACT(metadata, '$.step') AS SIGNED)",
+        "postgresql": "(metadata->>'step')::int",
+    }[dialect_of(store_url)]
     steps = raw_sql(
         store_url, f"SELECT max({step_expr}) FROM checkpoints WHERE thread_id = {p}", ("sql",)
     )

@@ -34,7 +34,7 @@ SCRIPT = textwrap.dedent(
 def run(url: str, first: int, turns: int) -> list[int]:
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, url, str(first), str(turns)],
-        cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        cwd=ROOT, env={"PYTHONPATH": f"{ROOT / 'src'}:{ROOT}", "PATH": "/usr/bin:/bin"},
         capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]

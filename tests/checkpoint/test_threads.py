@@ -9,7 +9,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 
-from tests.checkpoint.conftest import ph, raw_sql
+from tests.checkpoint.conftest import dialect_of, ph, raw_sql
 from tests.checkpoint.graphs import deep_agent, human, tool_loop
 
 
@@ -279,6 +279,7 @@ async def test_credentials_in_the_run_config_are_never_stored(saver, store_url: 
         assert tup.metadata["user_id"] == "u7"
     for secret in ("sk-live-123", "t0k", "sk-deep-456"):
         for table, column in (("checkpoints", "metadata"), ("threads", "metadata"), ("checkpoints", "checkpoint")):
-            sql = f"SELECT count(*) FROM {table} WHERE CAST({column} AS TEXT) LIKE {ph(store_url)}"
+            text = "CHAR" if dialect_of(store_url) == "mysql" else "TEXT"
+            sql = f"SELECT count(*) FROM {table} WHERE CAST({column} AS {text}) LIKE {ph(store_url)}"
             rows = raw_sql(store_url, sql, (f"%{secret}%",))
             assert rows == [(0,)], (secret, table)

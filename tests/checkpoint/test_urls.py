@@ -27,6 +27,8 @@ from tests.checkpoint.graphs import human, tool_loop
         ("sqlite:///:memory:", "sqlite", ":memory:"),
         ("postgresql://u:p@h:5432/db", "postgresql", "postgresql://u:p@h:5432/db"),
         ("postgres://u@h/db?sslmode=disable", "postgresql", "postgresql://u@h/db?sslmode=disable"),
+        ("mysql://u:p@h:3306/db", "mysql", "mysql://u:p@h:3306/db"),
+        ("mariadb://u@h/db?lock_timeout=3", "mysql", "mysql://u@h/db"),
         ("memory://", "memory", ""),
     ],
 )
@@ -35,7 +37,7 @@ def test_parse_url(url: str, scheme: str, target: str) -> None:
     assert (parsed.scheme, parsed.target) == (scheme, target)
 
 
-@pytest.mark.parametrize("url", ["mysql://x/y", "sqlite://", "sqlite://rel.db", "data.db", ""])
+@pytest.mark.parametrize("url", ["oracle://x/y", "mysql://h:3306", "mysql://h/", "sqlite://", "sqlite://rel.db", "data.db", ""])
 def test_bad_urls(url: str) -> None:
     with pytest.raises(ValueError):
         parse_url(url)
@@ -48,6 +50,8 @@ def test_redacted_hides_password() -> None:
     assert "s3cret" not in parse_url("postgres://me:s3cret@db/x").redacted()
     assert parse_url("postgresql://me@db/x").redacted() == "postgresql://me@db/x"
     assert parse_url("memory://").redacted() == "memory://"
+    assert parse_url("mysql://me:s3cret@db:3306/x").redacted() == "mysql://me:***@db:3306/x"
+    assert parse_url("mariadb://me:s%40cret@db/x").scrub("denied for s@cret") == "denied for ***"
 
 
 def test_default_url_env_precedence(monkeypatch, tmp_path) -> None:

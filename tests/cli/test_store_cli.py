@@ -20,7 +20,7 @@ def run(*args: str):
 
 
 def stats_version(url: str) -> int:
-    return latest("sqlite" if url.startswith("sqlite") else "postgres")
+    return latest(next(d for d in ("sqlite", "postgres", "mysql") if url.startswith(d)))
 
 
 def write_conversation(url: str, thread_id: str, turns: int, title: str | None = None) -> None:
@@ -108,7 +108,7 @@ def test_unknown_thread_and_bad_input_are_one_line_errors(sqlite_url: str) -> No
         assert result.stderr.strip() == "error: no thread 'nope'"
     bad_status = run("threads", "list", "--database-url", sqlite_url, "--status", "sleeping")
     assert bad_status.exit_code == 2 and "unknown thread status" in bad_status.stderr
-    bad_url = run("threads", "list", "--database-url", "mysql://x/y")
+    bad_url = run("threads", "list", "--database-url", "oracle://x/y")
     assert bad_url.exit_code == 2 and "unsupported database URL" in bad_url.stderr
     assert "Traceback" not in bad_url.output
 
@@ -117,6 +117,14 @@ def test_unreachable_postgres_is_one_line_without_the_password() -> None:
     result = run("db", "status", "--database-url", "postgresql://someone:s3cret@127.0.0.1:1/nowhere")
     assert result.exit_code == 1
     assert result.stderr.startswith("error: cannot connect to postgresql://someone:***@127.0.0.1:1/nowhere")
+    assert "s3cret" not in result.output
+
+
+def test_unreachable_mysql_is_one_line_without_the_password() -> None:
+    result = run("db", "status", "--database-url", "mysql://someone:s3cret@127.0.0.1:1/nowhere")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: database unavailable: "), result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
     assert "s3cret" not in result.output
 
 

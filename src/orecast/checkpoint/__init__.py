@@ -1,4 +1,4 @@
-"""Durable LangGraph checkpoint storage for orecast: SQLite (embedded) and PostgreSQL (production).
+"""Durable LangGraph checkpoint storage for orecast: SQLite (embedded), PostgreSQL or MySQL/MariaDB.
 
     async with open_checkpointer("sqlite:///data/orecast.sqlite3") as saver:
         graph = builder.compile(checkpointer=saver)
@@ -24,6 +24,7 @@ from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.core import SCHEMA_VERSION_DEFAULT
 from orecast.checkpoint.encoding import CorruptRowError
 from orecast.checkpoint.errors import ReadOnlyStoreError, StoreError, StoreTimeout, StoreUnavailable
+from orecast.checkpoint.mysql import MysqlCheckpointer
 from orecast.checkpoint.postgres import PostgresCheckpointer
 from orecast.checkpoint.postgres.timeouts import resolve_timeouts
 from orecast.checkpoint.sqlite import SqliteCheckpointer
@@ -33,6 +34,7 @@ from orecast.checkpoint.urls import default_database_url, parse_url
 __all__ = [
     "CorruptRowError",
     "open_checkpointer_sync",
+    "MysqlCheckpointer",
     "OrecastCheckpointer",
     "PostgresCheckpointer",
     "ReadOnlyStoreError",
@@ -59,7 +61,7 @@ async def open_checkpointer(
     """Open the store at `url` (default: `default_database_url()`), migrated and ready; close it on exit.
 
     `schema_version` is recorded with every checkpoint: bump it when the graph's state shape changes.
-    `pool_size` is the most connections a PostgreSQL store opens. `statement_timeout` and `lock_timeout`
+    `pool_size` is the most connections a PostgreSQL or MySQL store opens. `statement_timeout` and `lock_timeout`
     (seconds, 0 = none; default from the URL query, `$ORECAST_PG_STATEMENT_TIMEOUT` /
     `$ORECAST_PG_LOCK_TIMEOUT`, else 30 and 10) bound each PostgreSQL statement and lock wait: past
     them a call raises `StoreTimeout`. A call while the server is down raises `StoreUnavailable`.
@@ -69,6 +71,12 @@ async def open_checkpointer(
         yield InMemorySaver()
     elif parsed.scheme == "sqlite":
         async with SqliteCheckpointer.from_path(parsed.target, schema_version=schema_version) as saver:
+            yield saver
+    elif parsed.scheme == "mysql":
+        timeouts = resolve_timeouts(parsed.options, statement_timeout, lock_timeout)
+        async with MysqlCheckpointer.from_url(
+            parsed.target, pool_size=int(pool_size), timeouts=timeouts, schema_version=int(schema_version)
+        ) as saver:
             yield saver
     else:
         timeouts = resolve_timeouts(parsed.options, statement_timeout, lock_timeout)

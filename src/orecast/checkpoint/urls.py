@@ -12,26 +12,30 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 DEFAULT_SQLITE_NAME = "orecast.sqlite3"
-# Query options of a postgresql:// URL that are the store's, not libpq's (see postgres/timeouts.py).
+# Query options of a postgresql:// or mysql:// URL that are the store's, not the driver's
+# (see postgres/timeouts.py).
 STORE_OPTIONS = ("statement_timeout", "lock_timeout")
 
 
 @dataclass(frozen=True)
 class StoreUrl:
-    scheme: str  # "sqlite", "postgresql" or "memory"
-    target: str  # a file path / ":memory:" for sqlite, the conninfo for postgresql
+    scheme: str  # "sqlite", "postgresql", "mysql" or "memory"
+    target: str  # a file path / ":memory:" for sqlite, the conninfo for postgresql, the URL for mysql
     options: dict[str, str] = field(default_factory=dict)  # the store's own query options
 
     def redacted(self) -> str:
         """The URL without its password (in the user part or a `password=` query), for messages."""
         if self.scheme == "memory":
             return "memory://"
-        if self.scheme != "postgresql":
+        if self.scheme not in ("postgresql", "mysql"):
             return self.target
         return _redact(self.target)
 
     def scrub(self, text: str) -> str:
         """`text` (e.g. a driver's error message) with this URL's password masked."""
+        if self.scheme == "mysql":
+            password = urlsplit(self.target).password
+            return text.replace(unquote(password), "***") if password else text
         if self.scheme != "postgresql":
             return text
         try:
@@ -73,8 +77,22 @@ def _postgres_url(url: str) -> StoreUrl:
     return StoreUrl("postgresql", target, options)
 
 
+def _mysql_url(url: str) -> StoreUrl:
+    target = "mysql://" + url.split("://", 1)[1]
+    parts = urlsplit(target)
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    options = {k: v for k, v in pairs if k in STORE_OPTIONS}
+    rest = [(k, v) for k, v in pairs if k not in STORE_OPTIONS]
+    target = urlunsplit(parts._replace(query=urlencode(rest, quote_via=quote)))
+    if not parts.path.strip("/"):
+        bad = StoreUrl("mysql", target)
+        raise ValueError(f"bad MySQL URL {bad.redacted()}: name the database, mysql://user:pass@host:3306/db")
+    return StoreUrl("mysql", target, options)
+
+
 def parse_url(url: str) -> StoreUrl:
-    """Understand `sqlite:///rel.db`, `sqlite:////abs.db`, `sqlite:///:memory:`, `postgres(ql)://…`, `memory://`."""
+    """Understand `sqlite:///rel.db`, `sqlite:////abs.db`, `sqlite:///:memory:`, `postgres(ql)://…`,
+    `mysql://…` (or `mariadb://…`), `memory://`."""
     if url.startswith("memory://"):
         return StoreUrl("memory", "")
     if url.startswith("sqlite://"):
@@ -85,9 +103,11 @@ def parse_url(url: str) -> StoreUrl:
         return StoreUrl("sqlite", path)
     if url.startswith("postgresql://") or url.startswith("postgres://"):
         return _postgres_url(url)
+    if url.startswith("mysql://") or url.startswith("mariadb://"):
+        return _mysql_url(url)
     raise ValueError(
         f"unsupported database URL {url.split('://')[0] + '://…' if '://' in url else url!r}: "
-        "use sqlite:///path.db, postgresql://… or memory://"
+        "use sqlite:///path.db, postgresql://…, mysql://… or memory://"
     )
 
 

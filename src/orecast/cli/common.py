@@ -25,7 +25,7 @@ DatabaseUrl = Annotated[
     str | None,
     typer.Option(
         "--database-url",
-        help="sqlite:///path.db or postgresql://… (default: $ORECAST_DATABASE_URL, "
+        help="sqlite:///path.db, postgresql://… or mysql://… (default: $ORECAST_DATABASE_URL, "
         "$CHECKPOINT_DB, else orecast.sqlite3 in the user's data directory)",
         show_default=False,
     ),
@@ -50,9 +50,9 @@ async def open_store(url: str | None, *, read_only: bool = False) -> AsyncIterat
     except ValueError as exc:
         fail(str(exc), 2)
     if parsed.scheme == "memory":
-        fail("memory:// keeps nothing between commands; use a sqlite:// or postgresql:// URL", 2)
+        fail("memory:// keeps nothing between commands; use a sqlite://, postgresql:// or mysql:// URL", 2)
     try:
-        if parsed.scheme == "postgresql":
+        if parsed.scheme in ("postgresql", "mysql"):
             resolve_timeouts(parsed.options)  # a bad setting is a usage error, found before connecting
         if read_only and (why := missing_store(parsed)) is not None:
             fail(why)

@@ -16,7 +16,7 @@ def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(envvar="PORT", help="TCP port.")] = 8000,
     database_url: Annotated[
-        str | None, typer.Option(envvar="ORECAST_DATABASE_URL", help="sqlite:///… or postgresql://…")
+        str | None, typer.Option(envvar="ORECAST_DATABASE_URL", help="sqlite:///…, postgresql://… or mysql://…")
     ] = None,
     model: Annotated[
         str | None, typer.Option(envvar="ORECAST_MODEL", help="Analyst model: offline, deepseek:NAME, …")

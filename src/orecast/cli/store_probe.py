@@ -6,13 +6,16 @@ Read-only commands (`threads list/show/history/tools`, `db status`) look first: 
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import unquote
 
 import psycopg
 
 from orecast.checkpoint import migrations
+from orecast.checkpoint.mysql.saver import stored_schema_version
 from orecast.checkpoint.urls import StoreUrl
 
 SQLITE_HAS_MIGRATIONS = (
@@ -35,6 +38,11 @@ def missing_store(parsed: StoreUrl) -> str | None:
     elif parsed.scheme == "postgresql":
         version = _postgres_version(parsed.target)
         dialect = "postgres"
+    elif parsed.scheme == "mysql":
+        # The CLI may be inside an event loop: the probe runs on one of its own.
+        with ThreadPoolExecutor(1) as pool:
+            version = pool.submit(asyncio.run, stored_schema_version(parsed.target)).result()
+        dialect = "mysql"
     else:
         return None
     where = parsed.redacted()

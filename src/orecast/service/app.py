@@ -44,6 +44,13 @@ async def open_store(url: str) -> AsyncIterator[BaseStore]:
         async with AsyncSqliteStore.from_conn_string(parsed.target) as store:
             await store.setup()
             yield store
+    elif parsed.scheme == "mysql":
+        # The community package's store (langgraph-checkpoint-mysql): LangGraph has no MySQL store.
+        from langgraph.store.mysql.asyncmy import AsyncMyStore
+
+        async with AsyncMyStore.from_conn_string(parsed.target) as store:
+            await store.setup()
+            yield store
     else:
         from langgraph.store.postgres.aio import AsyncPostgresStore
 
@@ -144,7 +151,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
             open_db(url) as db,
         ):
             if not isinstance(saver, OrecastCheckpointer):
-                raise ValueError("the service needs a sqlite or postgresql database, not memory")
+                raise ValueError("the service needs a sqlite, postgresql or mysql database, not memory")
             graphs = build_graphs(settings, saver, store)
             assistants = Assistants(db, graphs)
             await assistants.seed()

@@ -23,6 +23,8 @@ SELECT_ONE = f"SELECT {COLUMNS} FROM service_assistants WHERE assistant_id = ?"
 SELECT_ALL = f"SELECT {COLUMNS} FROM service_assistants ORDER BY created_at, assistant_id"
 INSERT = f"""INSERT INTO service_assistants ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
 ON CONFLICT (assistant_id) DO NOTHING"""
+INSERT_MYSQL = f"""INSERT INTO service_assistants ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
+ON DUPLICATE KEY UPDATE assistant_id = assistant_id"""
 UPDATE = """UPDATE service_assistants SET graph_id = ?, name = ?, description = ?, config = ?, context = ?,
     metadata = ?, version = version + 1, updated_at = ? WHERE assistant_id = ?"""
 DELETE = "DELETE FROM service_assistants WHERE assistant_id = ?"
@@ -78,7 +80,7 @@ class Assistants:
         now = now_iso()
         async with self.db.transaction() as tx:
             changed = await tx.execute(
-                INSERT,
+                INSERT_MYSQL if self.db.dialect == "mysql" else INSERT,
                 (assistant_id, graph_id, name, description, json.dumps(config),
                  json.dumps(context), json.dumps(metadata, ensure_ascii=False), owner, now, now),
             )

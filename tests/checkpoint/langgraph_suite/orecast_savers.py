@@ -4,16 +4,20 @@ This file is copied into the `tests/` package of LangGraph's sdist (see `suite.p
 end of its `conftest.py`, so these fixtures replace LangGraph's own there. It runs in that pytest process,
 where `tests` is LangGraph's package, so it imports nothing from ours.
 
-ORECAST_SUITE_BACKENDS: comma-separated `sqlite`, `postgres` (default both). PostgreSQL needs
-ORECAST_TEST_PG_URL; each test gets a fresh schema in a database made for the session.
+ORECAST_SUITE_BACKENDS: comma-separated `sqlite`, `postgres`, `mysql` (default sqlite,postgres).
+PostgreSQL needs ORECAST_TEST_PG_URL; each test gets a fresh schema in a database made for the session.
+MySQL needs ORECAST_TEST_MYSQL_URL (`python -m tests.mysql_server ensure`); each test gets a fresh
+database, dropped after it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import secrets
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import psycopg
@@ -57,11 +61,44 @@ def orecast_pg_database() -> Iterator[str]:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def _mysql(url: str, sql: str) -> None:
+    """One statement on a plain connection, in a thread of its own (tests may run an event loop)."""
+    import asyncmy
+
+    from orecast.checkpoint.mysql.saver import connect_kwargs
+
+    async def run() -> None:
+        conn = await asyncmy.connect(**connect_kwargs(url), autocommit=True)
+        try:
+            async with conn.cursor() as cur:
+                await cur.execute(sql)
+        finally:
+            conn.close()
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, run()).result()
+
+
+@contextlib.contextmanager
+def _mysql_store_url() -> Iterator[str]:
+    server = os.environ["ORECAST_TEST_MYSQL_URL"]
+    name = f"orecast_lgsuite_{os.getpid()}_{secrets.token_hex(6)}"
+    _mysql(server, f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
+    try:
+        yield _with_database(server, name)
+    finally:
+        _mysql(server, f"DROP DATABASE IF EXISTS `{name}`")
+
+
 @contextlib.contextmanager
 def _store_url(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A clean store: a SQLite file in the test's tmp_path, or a fresh PostgreSQL schema."""
+    """A clean store: a SQLite file in the test's tmp_path, a fresh PostgreSQL schema or MySQL database."""
     if request.param == "orecast_sqlite":
         yield f"sqlite:///{request.getfixturevalue('tmp_path') / 'store.sqlite3'}"
+        return
+    if request.param == "orecast_mysql":
+        with _mysql_store_url() as url:
+            yield url
         return
     database_url = request.getfixturevalue("orecast_pg_database")
     # Not uuid4: some tests patch it to count the ids LangGraph draws.

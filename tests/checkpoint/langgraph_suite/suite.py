@@ -92,7 +92,7 @@ class Outcome:
 def run(
     backends: str, *, strict: bool, pytest_args: list[str] | None = None, root: Path | None = None
 ) -> Outcome:
-    """Run the suite on `backends` ("sqlite", "postgres" or both) in one mode; counts per test id.
+    """Run the suite on `backends` ("sqlite", "postgres", "mysql", comma-separated) in one mode.
 
     A few of LangGraph's tests race a `sleep` of 10 ms against the saver on a loaded machine: unexpected
     failures are run once more on their own, and those that pass then are counted as passed and flaky.

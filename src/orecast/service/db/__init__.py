@@ -1,6 +1,6 @@
 """The service's own tables (assistants, runs) on the checkpoint store's database.
 
-Kept in service-owned numbered migrations (`db/{sqlite,postgres}/NNN_*.sql`, versions in
+Kept in service-owned numbered migrations (`db/{sqlite,postgres,mysql}/NNN_*.sql`, versions in
 `service_migrations`) rather than the checkpoint package's: the checkpoint store stays usable without
 the service (imports flow service → checkpoint), and the two schemas evolve without sharing numbers.
 """

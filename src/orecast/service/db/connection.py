@@ -1,6 +1,7 @@
-"""One small connection layer over SQLite (stdlib sqlite3 in a worker thread) and PostgreSQL (psycopg pool).
+"""One small connection layer over SQLite (stdlib sqlite3 in a worker thread), PostgreSQL (psycopg pool)
+and MySQL / MariaDB (`mysql_db.py`).
 
-Statements are written once with `?` placeholders; PostgreSQL gets `%s`.
+Statements are written once with `?` placeholders; PostgreSQL and MySQL get `%s`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from orecast.checkpoint.migrations import statements
 from orecast.checkpoint.urls import parse_url
+from orecast.service.db.mysql_db import MysqlDb
 
 _NUMBERED = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 CREATE_MIGRATIONS = (
@@ -28,6 +30,8 @@ SELECT_VERSION = "SELECT COALESCE(MAX(version), 0) FROM service_migrations"
 INSERT_MIGRATION = "INSERT INTO service_migrations (version, applied_at) VALUES (?, ?)"
 PG_LOCK_MIGRATIONS = "SELECT pg_advisory_xact_lock(7245001)"
 PG_LOCK_THREAD = "SELECT pg_advisory_xact_lock(hashtextextended(?, 7245))"
+# On MySQL migrations take the named lock of a "thread" no real thread can be (ids hold no NUL).
+MYSQL_MIGRATIONS_LOCK = "\x00service-migrations"
 
 
 def now_iso() -> str:
@@ -157,14 +161,14 @@ class PostgresDb:
         await self.pool.close()
 
 
-async def _migrate(db: SqliteDb | PostgresDb) -> None:
+async def _migrate(db: SqliteDb | PostgresDb | MysqlDb) -> None:
     folder = resources.files("orecast.service.db").joinpath(db.dialect)
     scripts = sorted(
         (int(m.group(1)), entry.read_text(encoding="utf-8"))
         for entry in folder.iterdir()
         if (m := _NUMBERED.match(entry.name))
     )
-    async with db.transaction() as tx:
+    async with db.transaction(MYSQL_MIGRATIONS_LOCK if db.dialect == "mysql" else None) as tx:
         if db.dialect == "postgres":
             await tx.execute(PG_LOCK_MIGRATIONS)
         await tx.execute(CREATE_MIGRATIONS)
@@ -181,7 +185,7 @@ async def _migrate(db: SqliteDb | PostgresDb) -> None:
 async def open_db(url: str) -> AsyncIterator[Db]:
     """The service tables on the database at `url` (a checkpoint store URL), migrated."""
     parsed = parse_url(url)
-    db: SqliteDb | PostgresDb
+    db: SqliteDb | PostgresDb | MysqlDb
     if parsed.scheme == "sqlite":
         db = SqliteDb(parsed.target)
     elif parsed.scheme == "postgresql":
@@ -190,8 +194,10 @@ async def open_db(url: str) -> AsyncIterator[Db]:
         )
         await pool.open(wait=True)
         db = PostgresDb(pool)
+    elif parsed.scheme == "mysql":
+        db = await MysqlDb.open(parsed.target)
     else:
-        raise ValueError(f"the service needs a sqlite or postgresql database, not {parsed.scheme!r}")
+        raise ValueError(f"the service needs a sqlite, postgresql or mysql database, not {parsed.scheme!r}")
     try:
         await _migrate(db)
         yield db

@@ -1,4 +1,6 @@
-"""SQL of the runs table (`?` placeholders; the connection layer adapts them for PostgreSQL)."""
+"""SQL of the runs table (`?` placeholders; the connection layer adapts them for PostgreSQL and MySQL).
+
+A `…_MYSQL` constant is the MySQL form of the statement of the same name."""
 
 RUN_COLUMNS = """run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, owner,
     cancel_action, cancel_reason, error, created_at, updated_at"""
@@ -18,6 +20,16 @@ WHERE run_id = ? AND status = 'pending' AND cancel_action IS NULL AND NOT EXISTS
     SELECT 1 FROM service_runs AS r WHERE r.thread_id = ? AND r.status = 'pending'
       AND (r.created_at < ? OR (r.created_at = ? AND r.run_id < ?))
 )"""
+# MySQL 8 refuses a subquery on the table an UPDATE changes: the other runs are read through a
+# derived table, which it materialises first (MariaDB takes either form).
+CLAIM_RUN_MYSQL = """UPDATE service_runs SET status = 'running', heartbeat_at = ?, updated_at = ?
+WHERE run_id = ? AND status = 'pending' AND cancel_action IS NULL AND NOT EXISTS (
+    SELECT 1 FROM (SELECT thread_id, status FROM service_runs) AS r WHERE r.thread_id = ? AND r.status = 'running'
+) AND NOT EXISTS (
+    SELECT 1 FROM (SELECT thread_id, status, created_at, run_id FROM service_runs) AS r
+    WHERE r.thread_id = ? AND r.status = 'pending'
+      AND (r.created_at < ? OR (r.created_at = ? AND r.run_id < ?))
+)"""
 # The claim's own transaction marks the thread busy in the checkpoint store's threads table (status
 # only: `updated_at` follows the state, which the run's checkpoints and its end move).
 MARK_THREAD_BUSY = "UPDATE threads SET status = 'busy' WHERE thread_id = ?"
@@ -30,6 +42,8 @@ SHARE_STREAM = "UPDATE service_runs SET shared_stream = 1 WHERE run_id = ?"
 # a copy interrupted between commit and bookkeeping is simply written again
 INSERT_EVENT = """INSERT INTO service_run_events (run_id, seq, event, data) VALUES (?, ?, ?, ?)
 ON CONFLICT (run_id, seq) DO NOTHING"""
+INSERT_EVENT_MYSQL = """INSERT INTO service_run_events (run_id, seq, event, data) VALUES (?, ?, ?, ?)
+ON DUPLICATE KEY UPDATE run_id = run_id"""
 SELECT_EVENTS = """SELECT seq, event, data FROM service_run_events WHERE run_id = ? AND seq > ?
 ORDER BY seq LIMIT 500"""
 DELETE_RUN_EVENTS = "DELETE FROM service_run_events WHERE run_id = ?"
@@ -43,6 +57,11 @@ CANCEL_PENDING = """UPDATE service_runs SET status = 'interrupted', cancel_actio
 # are written in the same transaction.
 FINISH_RUN = """UPDATE service_runs SET status = ?, error = ?, updated_at = ?, heartbeat_at = NULL
 WHERE run_id = ? AND status IN ('pending', 'running') RETURNING shared_stream"""
+# MySQL has no UPDATE … RETURNING: the row is locked and read, then updated, in one transaction.
+LOCK_UNFINISHED_RUN = """SELECT shared_stream FROM service_runs
+WHERE run_id = ? AND status IN ('pending', 'running') FOR UPDATE"""
+FINISH_RUN_MYSQL = """UPDATE service_runs SET status = ?, error = ?, updated_at = ?, heartbeat_at = NULL
+WHERE run_id = ?"""
 # The run's end and its thread's status (in the checkpoint store's threads table) in one transaction.
 SET_THREAD_STATUS = "UPDATE threads SET status = ?, updated_at = ? WHERE thread_id = ?"
 DELETE_RUN = "DELETE FROM service_runs WHERE run_id = ?"

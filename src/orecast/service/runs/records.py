@@ -128,12 +128,13 @@ class RunRepo:
             now.isoformat(), now.isoformat(), run.run_id, run.thread_id, run.thread_id,
             run.created_at, run.created_at, run.run_id,
         )
+        claim_sql = q.CLAIM_RUN_MYSQL if self.db.dialect == "mysql" else q.CLAIM_RUN
         async with self.db.transaction(run.thread_id) as tx:
             try:
-                changed = await tx.execute(q.CLAIM_RUN, claim)
+                changed = await tx.execute(claim_sql, claim)
                 # only a refused claim can be a dead process's fault: expire its runs, try once more
                 if changed == 0 and await tx.execute(q.EXPIRE_DEAD_RUNS, (now.isoformat(), run.thread_id, stale)):
-                    changed = await tx.execute(q.CLAIM_RUN, claim)
+                    changed = await tx.execute(claim_sql, claim)
             except Exception as exc:  # the unique index: another process claimed the thread first
                 if "unique" in str(exc).lower():
                     return False
@@ -176,10 +177,12 @@ class RunRepo:
         async with self.db.transaction() as tx:
             await self._add_events(tx, run_id, first_seq, events)
 
-    @staticmethod
-    async def _add_events(tx: Tx, run_id: str, first_seq: int, events: list[tuple[str, Any]]) -> None:
+    async def _add_events(self, tx: Tx, run_id: str, first_seq: int, events: list[tuple[str, Any]]) -> None:
         for n, (event, data) in enumerate(events):
-            await tx.execute(q.INSERT_EVENT, (run_id, first_seq + n, event, json.dumps(data, ensure_ascii=False)))
+            await tx.execute(
+                q.INSERT_EVENT_MYSQL if self.db.dialect == "mysql" else q.INSERT_EVENT,
+                (run_id, first_seq + n, event, json.dumps(data, ensure_ascii=False)),
+            )
 
     async def events_after(self, run_id: str, seq: int) -> list[tuple[int, str, Any]]:
         async with self.db.read() as tx:
@@ -210,7 +213,12 @@ class RunRepo:
         another process follows the run, write its `unshared` events (first sequence number, events),
         so they are all there when the row says the run is over."""
         async with self.db.transaction() as tx:
-            rows = await tx.fetchall(q.FINISH_RUN, (status, error, now_iso(), run_id))
+            if self.db.dialect == "mysql":
+                rows = await tx.fetchall(q.LOCK_UNFINISHED_RUN, (run_id,))
+                if rows:
+                    await tx.execute(q.FINISH_RUN_MYSQL, (status, error, now_iso(), run_id))
+            else:
+                rows = await tx.fetchall(q.FINISH_RUN, (status, error, now_iso(), run_id))
             if not rows:
                 return False
             if rows[0][0]:
@@ -225,8 +233,10 @@ class RunRepo:
 
     async def _thread_status(self, tx: Tx, thread_id: str, status: str) -> None:
         now = datetime.now(UTC)
-        # the checkpoint store's own timestamp forms: TIMESTAMPTZ, or SQLite text that sorts
-        stamp: Any = now if self.db.dialect == "postgres" else now.strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+        # the checkpoint store's own timestamp forms: TIMESTAMPTZ, DATETIME in UTC, or SQLite text that sorts
+        stamp: Any = {"postgres": now, "mysql": now.replace(tzinfo=None)}.get(
+            self.db.dialect, now.strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+        )
         await tx.execute(q.SET_THREAD_STATUS, (status, stamp, thread_id))
 
     async def delete(self, run_id: str) -> None:

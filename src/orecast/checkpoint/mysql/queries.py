@@ -1,0 +1,277 @@
+"""MySQL / MariaDB statements of the checkpoint store, one per constant (`%s` placeholders).
+
+Neither server has `RETURNING` on every statement (MySQL 8 has none), so the saver reads affected
+rows instead (`saver.py`). Lists travel as one JSON parameter expanded by `JSON_TABLE`; its columns are
+VARBINARY so that the joins use the binary primary keys.
+"""
+
+TABLES = ("threads", "checkpoints", "channel_values", "items", "writes")
+
+CREATE_MIGRATIONS = """
+CREATE TABLE IF NOT EXISTS orecast_migrations (
+    version    INT NOT NULL PRIMARY KEY,
+    applied_at DATETIME(6) NOT NULL
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4"""
+SELECT_SCHEMA_VERSION = "SELECT COALESCE(MAX(version), 0) FROM orecast_migrations"
+HAS_MIGRATIONS = """
+SELECT COUNT(*) FROM information_schema.tables
+WHERE table_schema = DATABASE() AND table_name = 'orecast_migrations'"""
+INSERT_MIGRATION = "INSERT INTO orecast_migrations (version, applied_at) VALUES (%s, %s)"
+COUNT_ROWS = "SELECT COUNT(*) FROM {table}"
+# Migrations of one database, one process at a time: a named lock is server-wide, so it is named
+# after the database (hashed: lock names are at most 64 characters).
+LOCK_MIGRATIONS = "SELECT GET_LOCK(SHA2(CONCAT('orecast-migrations:', DATABASE()), 256), %s)"
+UNLOCK_MIGRATIONS = "SELECT RELEASE_LOCK(SHA2(CONCAT('orecast-migrations:', DATABASE()), 256))"
+TABLE_BYTES = """
+SELECT table_name, data_length + index_length FROM information_schema.tables
+WHERE table_schema = DATABASE()"""
+SERVER_VERSION = "SELECT VERSION()"
+
+THREAD_COLUMNS = """thread_id, created_at, updated_at, metadata, status, head_checkpoint_id,
+    checkpoint_count, message_count, preview"""
+
+# A no-op update on a duplicate key (never INSERT IGNORE: it would turn every error into a warning).
+INSERT_THREAD = """
+INSERT INTO threads (thread_id, incarnation, created_at, updated_at, metadata)
+VALUES (%s, %s, %s, %s, '{}')
+ON DUPLICATE KEY UPDATE thread_id = thread_id"""
+SELECT_INCARNATION = "SELECT incarnation FROM threads WHERE thread_id = %s"
+
+SELECT_THREAD = f"SELECT {THREAD_COLUMNS} FROM threads WHERE thread_id = %s"
+SEARCH_THREADS = (
+    f"SELECT {THREAD_COLUMNS} FROM threads {{where}} "
+    "ORDER BY {sort_by} {sort_order}, thread_id {sort_order} LIMIT %s OFFSET %s"
+)
+COUNT_THREADS = "SELECT COUNT(*) FROM threads {where}"
+UPDATE_THREAD = "UPDATE threads SET metadata = %s, status = %s, updated_at = %s WHERE thread_id = %s"
+SET_THREAD_STATUS = "UPDATE threads SET status = %s WHERE thread_id = %s"
+# Affected rows tell whether the thread is still the incarnation the put was encoded against
+# (connections report rows *matched*, CLIENT.FOUND_ROWS). MySQL assigns left to right, and each
+# expression below reads only its own column, so the order of assignments does not matter.
+RECORD_CHECKPOINT_IN_THREAD = """
+UPDATE threads SET
+    updated_at = %s,
+    metadata = JSON_MERGE_PATCH(%s, metadata),
+    checkpoint_count = checkpoint_count + %s,
+    head_checkpoint_id = COALESCE(%s, head_checkpoint_id),
+    -- the head's messages: a whole list (clear = 1) or the parent's plus the messages written for it
+    message_count = CASE WHEN %s = 1 THEN %s ELSE GREATEST(message_count + %s, 0) END,
+    preview = COALESCE(%s, preview),
+    -- a newer root checkpoint ends an interruption; with async durability an interrupt write can be
+    -- stored before its own checkpoint or before an older checkpoint's put commits
+    status = CASE
+        WHEN %s = 1 AND status = 'interrupted' AND NOT EXISTS (
+            SELECT 1 FROM writes AS w
+            WHERE w.thread_id = threads.thread_id AND w.checkpoint_ns = ''
+              AND w.checkpoint_id >= %s AND w.channel = '__interrupt__'
+        ) THEN 'idle'
+        ELSE status
+    END
+WHERE thread_id = %s AND incarnation = %s"""
+RECOUNT_THREAD = """
+UPDATE threads SET
+    checkpoint_count = (SELECT COUNT(*) FROM checkpoints WHERE thread_id = %s),
+    head_checkpoint_id = (
+        SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = ''
+    )
+WHERE thread_id = %s"""
+
+# The new next_item is handed back through LAST_INSERT_ID (the connection's, not the server's).
+ALLOCATE_ITEMS = """
+UPDATE threads SET next_item = LAST_INSERT_ID(next_item + %s)
+WHERE thread_id = %s AND incarnation = %s"""
+INSERT_ITEM = "INSERT INTO items (thread_id, item_no, hash, value) VALUES (%s, %s, %s, %s)"
+SELECT_ITEMS_BY_HASH = """
+SELECT item_no, hash FROM items
+WHERE thread_id = %s
+  AND hash IN (SELECT h FROM JSON_TABLE(%s, '$[*]' COLUMNS (h CHAR(32) CHARACTER SET ascii PATH '$')) AS j)"""
+SELECT_ITEMS = """
+SELECT item_no, value FROM items
+WHERE thread_id = %s AND item_no IN (SELECT n FROM JSON_TABLE(%s, '$[*]' COLUMNS (n BIGINT PATH '$')) AS j)"""
+SELECT_THREAD_ITEM_NUMBERS = "SELECT item_no FROM items WHERE thread_id = %s"
+DELETE_ITEMS = """
+DELETE FROM items
+WHERE thread_id = %s AND item_no IN (SELECT n FROM JSON_TABLE(%s, '$[*]' COLUMNS (n BIGINT PATH '$')) AS j)"""
+
+INSERT_CHANNEL_VALUE = """
+INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, `blob`)
+VALUES (%s, %s, %s, %s, %s, %s, %s)
+ON DUPLICATE KEY UPDATE thread_id = thread_id"""
+_KEYS = "t VARBINARY(1024) PATH '$.t', n VARBINARY(1024) PATH '$.n'"
+SELECT_CHANNEL_VALUES = f"""
+SELECT cv.thread_id, cv.checkpoint_ns, cv.channel, cv.version, cv.kind, cv.value, cv.`blob`
+FROM JSON_TABLE(%s, '$[*]' COLUMNS ({_KEYS}, c VARBINARY(768) PATH '$.c', v VARBINARY(128) PATH '$.v')) AS j
+JOIN channel_values AS cv
+  ON cv.thread_id = j.t AND cv.checkpoint_ns = j.n AND cv.channel = j.c AND cv.version = j.v"""
+SELECT_THREAD_VALUE_KEYS = """
+SELECT checkpoint_ns, channel, version, kind, value FROM channel_values WHERE thread_id = %s"""
+DELETE_CHANNEL_VALUE = """
+DELETE FROM channel_values
+WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = %s"""
+
+CHECKPOINT_COLUMNS = """c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
+    c.checkpoint, c.metadata, t.incarnation, t.next_item"""
+# A plain insert: a duplicate key error (the checkpoint stored again) is answered by UPDATE_CHECKPOINT.
+INSERT_CHECKPOINT = """
+INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+                         checkpoint, metadata, run_id, schema_version)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"""
+UPDATE_CHECKPOINT = """
+UPDATE checkpoints SET parent_checkpoint_id = %s, checkpoint = %s, metadata = %s, run_id = %s,
+    schema_version = %s
+WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
+SELECT_CHECKPOINT = f"""
+SELECT {CHECKPOINT_COLUMNS}
+FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
+WHERE c.thread_id = %s AND c.checkpoint_ns = %s AND c.checkpoint_id = %s"""
+SELECT_LATEST_CHECKPOINT = f"""
+SELECT {CHECKPOINT_COLUMNS}
+FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
+WHERE c.thread_id = %s AND c.checkpoint_ns = %s
+ORDER BY c.checkpoint_id DESC LIMIT 1"""
+LIST_CHECKPOINTS = f"""
+SELECT {CHECKPOINT_COLUMNS}
+FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
+{{where}}
+ORDER BY c.checkpoint_id DESC, c.thread_id DESC, c.checkpoint_ns DESC
+LIMIT %s"""
+WHERE_THREAD = "c.thread_id = %s"
+WHERE_NS = "c.checkpoint_ns = %s"
+WHERE_ID = "c.checkpoint_id = %s"
+WHERE_BEFORE = "c.checkpoint_id < %s"
+WHERE_AFTER_CURSOR = """(c.checkpoint_id < %s OR (c.checkpoint_id = %s AND (c.thread_id < %s
+    OR (c.thread_id = %s AND c.checkpoint_ns < %s))))"""
+DELETE_CHECKPOINT = """
+DELETE FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
+SELECT_CHECKPOINTS_OF_RUNS = """
+SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints
+WHERE run_id IN (SELECT r FROM JSON_TABLE(%s, '$[*]' COLUMNS (r VARBINARY(4096) PATH '$')) AS j)"""
+SELECT_THREAD_CHECKPOINT_IDS = "SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = %s"
+SELECT_THREAD_VERSIONS = """
+SELECT checkpoint_ns, JSON_EXTRACT(checkpoint, '$.channel_versions') FROM checkpoints
+WHERE thread_id = %s"""
+SELECT_NAMESPACE_HEADS = """
+SELECT checkpoint_ns, checkpoint_id, versions FROM (
+    SELECT checkpoint_ns, checkpoint_id, JSON_EXTRACT(checkpoint, '$.channel_versions') AS versions,
+           ROW_NUMBER() OVER (PARTITION BY checkpoint_ns ORDER BY checkpoint_id DESC) AS newest
+    FROM checkpoints WHERE thread_id = %s
+) AS ranked WHERE newest = 1"""
+SELECT_PARENT_ID = """
+SELECT c.parent_checkpoint_id, t.incarnation, t.next_item
+FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
+WHERE c.thread_id = %s AND c.checkpoint_ns = %s AND c.checkpoint_id = %s"""
+SELECT_LATEST_PARENT_ID = """
+SELECT c.parent_checkpoint_id, t.incarnation, t.next_item
+FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
+WHERE c.thread_id = %s AND c.checkpoint_ns = %s
+ORDER BY c.checkpoint_id DESC LIMIT 1"""
+# Walks up the parent chain from a checkpoint, at most %s (the fourth) rows, nearest first.
+SELECT_ANCESTORS = """
+WITH RECURSIVE chain (thread_id, ns, cid, parent, versions, depth) AS (
+    SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+           JSON_EXTRACT(checkpoint, '$.channel_versions'), 0
+    FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s
+    UNION ALL
+    SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
+           JSON_EXTRACT(c.checkpoint, '$.channel_versions'), chain.depth + 1
+    FROM chain JOIN checkpoints AS c
+      ON c.thread_id = chain.thread_id AND c.checkpoint_ns = chain.ns AND c.checkpoint_id = chain.parent
+    WHERE chain.depth + 1 < %s
+)
+SELECT cid, parent, versions FROM chain ORDER BY depth"""
+
+WRITE_COLUMNS = "(thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, kind, value, `blob`)"
+INSERT_WRITE = f"""
+INSERT INTO writes {WRITE_COLUMNS} VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+ON DUPLICATE KEY UPDATE thread_id = thread_id"""
+UPSERT_WRITE = f"""
+INSERT INTO writes {WRITE_COLUMNS} VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+ON DUPLICATE KEY UPDATE
+    channel = VALUES(channel), task_path = VALUES(task_path), kind = VALUES(kind),
+    value = VALUES(value), `blob` = VALUES(`blob`)"""
+# The channel values (part 0: channel, version) and the pending writes (part 1: checkpoint id, task id,
+# channel) of a page of checkpoints, in one round trip; writes in the order they were made.
+SELECT_VALUES_AND_WRITES = f"""
+SELECT 0 AS part, cv.thread_id, cv.checkpoint_ns, cv.channel AS a, NULL AS task_path, cv.version AS b,
+       NULL AS idx, NULL AS c, cv.kind, cv.value, cv.`blob`
+FROM JSON_TABLE(%(values)s, '$[*]'
+                COLUMNS ({_KEYS}, c VARBINARY(768) PATH '$.c', v VARBINARY(128) PATH '$.v')) AS j
+  JOIN channel_values AS cv
+    ON cv.thread_id = j.t AND cv.checkpoint_ns = j.n AND cv.channel = j.c AND cv.version = j.v
+UNION ALL
+SELECT 1, w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_path, w.task_id, w.idx, w.channel, w.kind,
+       w.value, w.`blob`
+FROM JSON_TABLE(%(writes)s, '$[*]' COLUMNS ({_KEYS}, c VARBINARY(256) PATH '$.c')) AS j
+  JOIN writes AS w ON w.thread_id = j.t AND w.checkpoint_ns = j.n AND w.checkpoint_id = j.c
+ORDER BY 1, 2, 3, 4, 5, 6, 7"""
+SELECT_CHANNEL_WRITES = """
+SELECT checkpoint_id, task_id, channel, idx, kind, value, `blob` FROM writes
+WHERE thread_id = %s AND checkpoint_ns = %s
+  AND checkpoint_id IN (SELECT i FROM JSON_TABLE(%s, '$[*]' COLUMNS (i VARBINARY(256) PATH '$')) AS j)
+  AND channel IN (SELECT c FROM JSON_TABLE(%s, '$[*]' COLUMNS (c VARBINARY(768) PATH '$')) AS k)
+ORDER BY checkpoint_id, task_path, task_id, idx"""
+SELECT_THREAD_WRITE_REFS = """
+SELECT kind, value FROM writes WHERE thread_id = %s AND kind IN ('items', 'delta', 'json')"""
+DELETE_CHECKPOINT_WRITES = """
+DELETE FROM writes WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
+# Writes for a checkpoint that was never stored (its put failed, or the process died first), older than
+# the newest checkpoint of their namespace: no run will store that checkpoint any more.
+DELETE_ORPHAN_WRITES = """
+DELETE FROM writes
+WHERE thread_id = %s
+  AND NOT EXISTS (
+    SELECT 1 FROM checkpoints AS c
+    WHERE c.thread_id = writes.thread_id AND c.checkpoint_ns = writes.checkpoint_ns
+      AND c.checkpoint_id = writes.checkpoint_id
+  )
+  AND checkpoint_id < (
+    SELECT MAX(c.checkpoint_id) FROM checkpoints AS c
+    WHERE c.thread_id = writes.thread_id AND c.checkpoint_ns = writes.checkpoint_ns
+  )"""
+
+DELETE_THREAD = (
+    "DELETE FROM writes WHERE thread_id = %s",
+    "DELETE FROM channel_values WHERE thread_id = %s",
+    "DELETE FROM checkpoints WHERE thread_id = %s",
+    "DELETE FROM items WHERE thread_id = %s",
+    "DELETE FROM threads WHERE thread_id = %s",
+)
+# A copy target holding checkpoints or writes is never overwritten (a row alone, e.g. a title, is).
+THREAD_HAS_DATA = """
+(SELECT 1 FROM checkpoints WHERE thread_id = %s LIMIT 1)
+UNION ALL
+(SELECT 1 FROM writes WHERE thread_id = %s LIMIT 1)
+LIMIT 1"""
+COPY_THREAD_ROW = """
+INSERT INTO threads (thread_id, incarnation, created_at, updated_at, metadata, status,
+                     head_checkpoint_id, checkpoint_count, message_count, preview, next_item)
+SELECT %s, %s, created_at, %s, metadata, status, head_checkpoint_id, checkpoint_count, message_count,
+       preview, next_item
+FROM threads WHERE thread_id = %s"""
+COPY_THREAD_DATA = (
+    """INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+                                checkpoint, metadata, run_id, schema_version)
+       SELECT %s, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, run_id,
+              schema_version
+       FROM checkpoints WHERE thread_id = %s""",
+    """INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, `blob`)
+       SELECT %s, checkpoint_ns, channel, version, kind, value, `blob`
+       FROM channel_values WHERE thread_id = %s""",
+    """INSERT INTO items (thread_id, item_no, hash, value)
+       SELECT %s, item_no, hash, value FROM items WHERE thread_id = %s""",
+    """INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path,
+                           kind, value, `blob`)
+       SELECT %s, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, kind, value, `blob`
+       FROM writes WHERE thread_id = %s""",
+)
+# Uncompressed bytes of every stored value (the benchmark's "payload").
+PAYLOAD_BYTES = """SELECT
+    (SELECT COALESCE(SUM(LENGTH(checkpoint)), 0) + COALESCE(SUM(LENGTH(metadata)), 0) FROM checkpoints)
+  + (SELECT COALESCE(SUM(LENGTH(value)), 0) + COALESCE(SUM(LENGTH(`blob`)), 0) FROM channel_values)
+  + (SELECT COALESCE(SUM(LENGTH(value)), 0) FROM items)
+  + (SELECT COALESCE(SUM(LENGTH(value)), 0) + COALESCE(SUM(LENGTH(`blob`)), 0) FROM writes)"""
+
+# The tool-call audit view of migration 002, one thread, in conversation order.
+SELECT_TOOL_CALLS = """
+SELECT item_no, call_id, tool, args, result, status FROM tool_calls
+WHERE thread_id = %s ORDER BY item_no, `position`"""

@@ -1,0 +1,457 @@
+"""`MysqlCheckpointer`: MySQL 8 or MariaDB >= 10.6 through an asyncmy connection pool."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+import asyncmy
+from asyncmy import converters, errors
+from asyncmy.constants import CLIENT, FIELD_TYPE
+
+from orecast.checkpoint import migrations
+from orecast.checkpoint.base import OrecastCheckpointer
+from orecast.checkpoint.cache import ThreadItems
+from orecast.checkpoint.core import Db, StaleThreadError, utc_now
+from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
+from orecast.checkpoint.mysql import queries
+from orecast.checkpoint.postgres.timeouts import Timeouts
+
+DEFAULT_PORT = 3306
+CONNECT_TIMEOUT_SECONDS = 10
+POOL_TIMEOUT_SECONDS = 30.0
+MIGRATION_LOCK_SECONDS = 300
+# A deadlock rolls the whole transaction back (InnoDB picks a victim); the write is run again.
+DEADLOCK_RETRIES = 5
+# Query options of a mysql:// URL besides the store's timeouts (which `urls.py` takes out).
+CONNECTION_OPTIONS = ("unix_socket",)
+# Never ANSI_QUOTES or NO_BACKSLASH_ESCAPES: the driver escapes parameters with backslashes.
+SQL_MODE = "STRICT_ALL_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
+
+# Server error numbers (MySQL's and MariaDB's lists agree on these).
+ER_DUP_ENTRY = 1062
+ER_LOCK_WAIT_TIMEOUT = 1205
+ER_LOCK_DEADLOCK = 1213
+ER_STATEMENT_TIMEOUT = 1969  # MariaDB max_statement_time
+ER_QUERY_TIMEOUT = 3024  # MySQL max_execution_time
+ER_NET_PACKET_TOO_LARGE = 1153
+CONNECTION_LOST = {2002, 2003, 2006, 2013, 2055, 1053, 1927}
+
+
+class Deadlock(StoreError):
+    """InnoDB chose this transaction as a deadlock's victim and rolled it back."""
+
+
+def _text(value: Any) -> Any:
+    # VARBINARY columns (the ids) come as bytes; they hold UTF-8 text. Blobs are another field type.
+    return value.decode("utf-8") if type(value) is bytes else value
+
+
+def _utc(value: Any) -> Any:
+    parsed = converters.convert_datetime(value)
+    return parsed.replace(tzinfo=UTC) if isinstance(parsed, datetime) else parsed
+
+
+def conversions() -> dict[Any, Any]:
+    conv = dict(converters.conversions)
+    conv[FIELD_TYPE.VAR_STRING] = _text
+    conv[FIELD_TYPE.STRING] = _text
+    conv[FIELD_TYPE.DATETIME] = _utc
+    return conv
+
+
+def _code(exc: BaseException) -> int | None:
+    args = getattr(exc, "args", ())
+    return args[0] if args and isinstance(args[0], int) else None
+
+
+def _first_line(exc: BaseException) -> str:
+    args = getattr(exc, "args", ())
+    text = str(args[1] if len(args) > 1 else exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _store_error(exc: BaseException, timeouts: Timeouts) -> StoreError | None:
+    """Our error for a driver error that is the database's doing, or None to let it through."""
+    code = _code(exc)
+    if code == ER_LOCK_WAIT_TIMEOUT:
+        return StoreTimeout(
+            f"database lock timeout: a row stayed locked by another session for over {timeouts.lock:g} s"
+        )
+    if code in (ER_STATEMENT_TIMEOUT, ER_QUERY_TIMEOUT):
+        return StoreTimeout(f"database statement timeout: a statement ran over {timeouts.statement:g} s")
+    if code == ER_NET_PACKET_TOO_LARGE:
+        return StoreError(
+            "a value is larger than the server's max_allowed_packet (raise it on the server); nothing was stored"
+        )
+    if code == ER_LOCK_DEADLOCK:
+        return Deadlock(f"database deadlock: {_first_line(exc)}")
+    if code in CONNECTION_LOST or isinstance(exc, errors.InterfaceError | ConnectionError):
+        return StoreUnavailable(f"database unavailable: {_first_line(exc)}")
+    return None
+
+
+class _Db:
+    """One connection; `execute` tells the rows a statement matched (the connections say FOUND_ROWS)."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.last_insert_id = 0
+
+    async def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> int:
+        async with self.conn.cursor() as cur:
+            await cur.execute(sql, params or None)
+            self.last_insert_id = cur.lastrowid
+            return cur.rowcount
+
+    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        async with self.conn.cursor() as cur:
+            await cur.executemany(sql, rows)
+
+    async def fetchone(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> tuple[Any, ...] | None:
+        async with self.conn.cursor() as cur:
+            await cur.execute(sql, params or None)
+            return await cur.fetchone()
+
+    async def fetchall(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[tuple[Any, ...]]:
+        async with self.conn.cursor() as cur:
+            await cur.execute(sql, params or None)
+            return list(await cur.fetchall())
+
+
+def connect_kwargs(url: str) -> dict[str, Any]:
+    """asyncmy's connection arguments for `mysql://user:password@host:port/database?unix_socket=…`."""
+    parts = urlsplit(url)
+    database = unquote(parts.path.lstrip("/"))
+    if not database or "/" in database:
+        raise ValueError("a MySQL URL names one database: mysql://user:password@host:3306/database")
+    kwargs: dict[str, Any] = {
+        "host": parts.hostname or "127.0.0.1",
+        "port": parts.port or DEFAULT_PORT,
+        "user": unquote(parts.username) if parts.username else "root",
+        "password": unquote(parts.password) if parts.password else "",
+        "database": database,
+    }
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        if key not in CONNECTION_OPTIONS:
+            raise ValueError(
+                f"unknown option {key!r} in the MySQL URL; known: "
+                f"{', '.join(CONNECTION_OPTIONS + ('statement_timeout', 'lock_timeout'))}"
+            )
+        kwargs[key] = value
+    return kwargs
+
+
+async def stored_schema_version(url: str) -> int | None:
+    """The schema version of the store at `url`, None when it has none; creates and migrates nothing."""
+    try:
+        conn = await asyncmy.connect(**connect_kwargs(url), autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS)
+    except (errors.Error, OSError) as exc:
+        raise StoreUnavailable(f"database unavailable: {_first_line(exc)}") from None
+    try:
+        async with conn.cursor() as cur:
+            await cur.execute(queries.HAS_MIGRATIONS)
+            if (await cur.fetchone())[0] == 0:
+                return None
+            await cur.execute(queries.SELECT_SCHEMA_VERSION)
+            return int((await cur.fetchone())[0])
+    finally:
+        conn.close()
+
+
+def session_settings(server_version: str, timeouts: Timeouts) -> str:
+    """The SET run on each new connection: strict mode, READ COMMITTED, the timeouts."""
+    mariadb = "mariadb" in server_version.lower()
+    major_minor = tuple(int(p) for p in server_version.split("-")[0].split(".")[:2])
+    # MariaDB calls it tx_isolation before 11.1; MySQL 8 only knows transaction_isolation.
+    isolation = "tx_isolation" if mariadb and major_minor < (11, 1) else "transaction_isolation"
+    lock = max(1, round(timeouts.lock)) if timeouts.lock else 365 * 24 * 3600
+    if mariadb:
+        statement = f"max_statement_time = {timeouts.statement:g}"
+    else:  # milliseconds, SELECT statements only
+        statement = f"max_execution_time = {round(timeouts.statement * 1000)}"
+    return (
+        f"SET SESSION sql_mode = '{SQL_MODE}', SESSION {isolation} = 'READ-COMMITTED', "
+        f"SESSION innodb_lock_wait_timeout = {lock}, SESSION {statement}, SESSION time_zone = '+00:00'"
+    )
+
+
+class MysqlCheckpointer(OrecastCheckpointer):
+    """LangGraph checkpoint saver on MySQL 8 or MariaDB (JSON values, pooled connections, linear storage)."""
+
+    dialect = "mysql"
+    # MySQL 8 stores JSON in a binary form that sorts object keys (shorter first), as JSONB does.
+    keeps_key_order = True
+    q = queries
+    migrations_package = "mysql"
+
+    def __init__(self, pool: Any, server_version: str, timeouts: Timeouts | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.pool = pool
+        self.server_version = server_version
+        self.timeouts = timeouts or Timeouts()
+
+    @classmethod
+    @asynccontextmanager
+    async def from_url(
+        cls, url: str, *, pool_size: int = 10, timeouts: Timeouts | None = None, **kwargs: Any
+    ) -> AsyncIterator[MysqlCheckpointer]:
+        """Open a pool on `url`, migrate the schema, and close the pool on exit."""
+        timeouts = timeouts or Timeouts()
+        options = {
+            **connect_kwargs(url),
+            "charset": "utf8mb4",
+            "autocommit": True,
+            "conv": conversions(),
+            "client_flag": CLIENT.FOUND_ROWS,
+            "connect_timeout": CONNECT_TIMEOUT_SECONDS,
+            # The server's max_allowed_packet decides how big a value may be, not the client's default.
+            "max_allowed_packet": 1 << 30,
+        }
+        # One direct connection first: a wrong URL fails at once with the server's own message.
+        try:
+            probe = await asyncmy.connect(**options)
+        except (errors.Error, OSError) as exc:
+            raise StoreUnavailable(f"database unavailable: {_first_line(exc)}") from None
+        try:
+            async with probe.cursor() as cur:
+                await cur.execute(queries.SERVER_VERSION)
+                (server_version,) = await cur.fetchone()
+        finally:
+            probe.close()
+        pool = await asyncmy.create_pool(
+            minsize=1,
+            maxsize=pool_size,
+            pool_recycle=3600,
+            init_command=session_settings(server_version, timeouts),
+            **options,
+        )
+        saver = cls(pool, server_version, timeouts, **kwargs)
+        saver.loop = asyncio.get_running_loop()
+        try:
+            await saver.setup()
+            yield saver
+        finally:
+            pool.close()
+            await pool.wait_closed()
+
+    @asynccontextmanager
+    async def _connection(self, *, transaction: bool) -> AsyncIterator[_Db]:
+        """A connection for one operation, with the database's failures turned into StoreErrors."""
+        try:
+            conn = await asyncio.wait_for(self.pool.acquire(), POOL_TIMEOUT_SECONDS)
+        except TimeoutError:
+            raise StoreTimeout(
+                f"no free database connection after {POOL_TIMEOUT_SECONDS:g} s "
+                f"(all {self.pool.maxsize} of the pool in use)"
+            ) from None
+        except (errors.Error, OSError) as exc:
+            raise StoreUnavailable(f"database unavailable: {_first_line(exc)}") from None
+        db = _Db(conn)
+        clean = False
+        try:
+            if transaction:
+                await db.execute("BEGIN")
+                yield db
+                await db.execute("COMMIT")
+            else:
+                yield db
+            clean = True
+        except (errors.Error, OSError) as exc:
+            error = _store_error(exc, self.timeouts)
+            if error is None:
+                raise
+            raise error from exc
+        finally:
+            if not clean and transaction:
+                await self._abandon(conn)
+            await self.pool.release(conn)
+
+    async def _abandon(self, conn: Any) -> None:
+        """Roll back a failed transaction; a connection cut off mid-statement (a cancelled call) is
+        closed instead, and the server rolls back when it sees it go."""
+        try:
+            await asyncio.shield(asyncio.wait_for(conn.rollback(), 5))
+        except BaseException:
+            conn.close()
+
+    def _write(self) -> AbstractAsyncContextManager[_Db]:
+        return self._connection(transaction=True)
+
+    def _read(self) -> AbstractAsyncContextManager[_Db]:
+        return self._connection(transaction=False)
+
+    async def _write_thread(self, thread_id: str, work: Callable[[Db, ThreadItems], Awaitable[None]]) -> None:
+        for attempt in range(1, DEADLOCK_RETRIES + 1):
+            try:
+                return await super()._write_thread(thread_id, work)
+            except Deadlock:
+                if attempt == DEADLOCK_RETRIES:
+                    raise
+                await asyncio.sleep(0.005 * attempt)
+
+    async def setup(self) -> None:
+        """Apply the numbered migrations under a named lock: DDL commits at once in MySQL, so the lock,
+        not a transaction, keeps two processes from migrating one database together."""
+        async with self._read() as db:
+            got = await db.fetchone(queries.LOCK_MIGRATIONS, (MIGRATION_LOCK_SECONDS,))
+            if not got or got[0] != 1:
+                raise StoreTimeout(f"another process held the migration lock for over {MIGRATION_LOCK_SECONDS} s")
+            try:
+                await db.execute(queries.CREATE_MIGRATIONS)
+                row = await db.fetchone(queries.SELECT_SCHEMA_VERSION)
+                current = row[0] if row else 0
+                for version, script in migrations.pending(self.migrations_package, current):
+                    for statement in migrations.statements(script):
+                        await db.execute(statement)
+                    await db.execute(queries.INSERT_MIGRATION, (version, self._ts(utc_now())))
+            finally:
+                await db.fetchone(queries.UNLOCK_MIGRATIONS)
+
+    # -- statements without RETURNING --------------------------------------------------------------
+
+    async def _store_checkpoint(self, db: _Db, checkpoint_row: Sequence[Any], record: Sequence[Any]) -> bool:
+        try:
+            await db.execute(queries.INSERT_CHECKPOINT, checkpoint_row)
+            inserted = True
+        except errors.IntegrityError as exc:
+            if _code(exc) != ER_DUP_ENTRY:
+                raise
+            # The same checkpoint stored again (only this statement was undone): replace it.
+            thread_id, ns, cid, *rest = checkpoint_row
+            await db.execute(queries.UPDATE_CHECKPOINT, (*rest, thread_id, ns, cid))
+            inserted = False
+        now, seed, head, clear, count, preview, root, cid, thread_id, incarnation = record
+        matched = await db.execute(
+            queries.RECORD_CHECKPOINT_IN_THREAD,
+            (
+                now,
+                seed,
+                1 if inserted else 0,
+                head,
+                clear,
+                count,
+                count if inserted else 0,  # a checkpoint stored again applies nothing new
+                preview,
+                root,
+                cid,
+                thread_id,
+                incarnation,
+            ),
+        )
+        return matched > 0
+
+    async def _store_items(self, db: _Db, thread_id: str, incarnation: str, new: dict[str, str]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for number, digest in await db.fetchall(queries.SELECT_ITEMS_BY_HASH, (thread_id, json.dumps(list(new)))):
+            found[digest] = number
+        fresh = [d for d in new if d not in found]
+        if fresh:
+            if not await db.execute(queries.ALLOCATE_ITEMS, (len(fresh), thread_id, incarnation)):
+                raise StaleThreadError(thread_id)
+            first = db.last_insert_id - len(fresh)
+            rows = []
+            for offset, digest in enumerate(fresh):
+                found[digest] = first + offset
+                rows.append((thread_id, first + offset, digest, new[digest]))
+            await db.executemany(queries.INSERT_ITEM, rows)
+        return found
+
+    # -- what a dialect provides -------------------------------------------------------------------
+
+    def _ts(self, value: datetime) -> datetime:
+        # DATETIME has no time zone: the store keeps UTC (and reads it back as UTC, see `_utc`).
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def _json_param(self, text: str) -> str:
+        return text
+
+    def _metadata_filter_sql(self, filter: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
+        return json_contains("c.metadata", filter)
+
+    def _thread_search_sql(
+        self, metadata: Mapping[str, Any] | None, status: str | None, title: str | None
+    ) -> tuple[list[str], list[Any]]:
+        clauses, params = json_contains("metadata", metadata or {})
+        if status is not None:
+            clauses.append("status = %s")
+            params.append(status)
+        if title:
+            # Compared as bytes after lowering: the connection's collation would also fold accents.
+            clauses.append(
+                "LOCATE(CAST(LOWER(%s) AS BINARY), CAST(LOWER(COALESCE("
+                "JSON_UNQUOTE(JSON_EXTRACT(metadata, '$.title')), '')) AS BINARY)) > 0"
+            )
+            params.append(title)
+        return clauses, params
+
+    async def astats(self) -> dict[str, Any]:
+        out = await super().astats()
+        out["server"] = self.server_version
+        async with self._read() as db:
+            # InnoDB's sizes are statistics, refreshed by ANALYZE (a sample of pages: cheap).
+            await db.fetchall(f"ANALYZE TABLE {', '.join(queries.TABLES)}")
+            sizes = {name: int(size or 0) for name, size in await db.fetchall(queries.TABLE_BYTES)}
+        total = 0
+        for table in queries.TABLES:
+            out["tables"][table]["bytes"] = sizes.get(table, 0)
+            total += sizes.get(table, 0)
+        out["bytes"] = total
+        return out
+
+
+def _scalar_test(value: Any, json_sql: str, at: list[Any]) -> tuple[str, list[Any]]:
+    """SQL true when the JSON value `json_sql` (with parameters `at`, used each time it appears) equals
+    the scalar `value` as JSON does: same type, numbers as numbers, strings byte for byte."""
+    json_type = f"JSON_TYPE({json_sql})"
+    text = f"JSON_UNQUOTE({json_sql})"
+    if value is None:
+        return f"{json_type} = 'NULL'", [*at]
+    if isinstance(value, bool):
+        return f"{json_type} = 'BOOLEAN' AND {text} = %s", [*at, *at, "true" if value else "false"]
+    if isinstance(value, int | float):
+        return (
+            f"{json_type} IN ('INTEGER', 'UNSIGNED INTEGER', 'DOUBLE', 'DECIMAL') "
+            f"AND CAST({text} AS DECIMAL(65, 30)) = CAST(%s AS DECIMAL(65, 30))",
+            [*at, *at, value],
+        )
+    return f"{json_type} = 'STRING' AND CAST({text} AS BINARY) = CAST(%s AS BINARY)", [*at, *at, value]
+
+
+def json_contains(column: str, wanted: Mapping[str, Any], prefix: str = "$") -> tuple[list[str], list[Any]]:
+    """`column` contains `wanted` as PostgreSQL's `@>` says (see checkpoint/filters.py).
+
+    Not MySQL's JSON_CONTAINS: it takes a scalar as contained in an array holding it, at any depth.
+    Keys were checked by `check_metadata_filter`; paths are parameters all the same.
+    """
+    clauses: list[str] = []
+    params: list[Any] = []
+    for key, value in wanted.items():
+        path = f'{prefix}."{key}"'
+        at = f"JSON_EXTRACT({column}, %s)"
+        if isinstance(value, Mapping):
+            clauses.append(f"JSON_TYPE({at}) = 'OBJECT'")
+            params.append(path)
+            inner, inner_params = json_contains(column, value, path)
+            clauses += inner
+            params += inner_params
+        elif isinstance(value, list | tuple):
+            clauses.append(f"JSON_TYPE({at}) = 'ARRAY'")
+            params.append(path)
+            for element in value:
+                test, test_params = _scalar_test(element, "e.v", [])
+                clauses.append(
+                    f"EXISTS (SELECT 1 FROM JSON_TABLE({at}, '$[*]' COLUMNS (v JSON PATH '$')) AS e "
+                    f"WHERE {test})"
+                )
+                params += [path, *test_params]
+        else:
+            test, test_params = _scalar_test(value, at, [path])
+            clauses.append(test)
+            params += test_params
+    return clauses, params
