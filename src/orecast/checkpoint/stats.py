@@ -29,6 +29,10 @@ WHERE checkpoint_ns = '' AND json_extract(metadata, '$.source') = 'input'
     "postgresql": """
 SELECT COUNT(*) FROM checkpoints
 WHERE checkpoint_ns = '' AND metadata->>'source' = 'input' AND checkpoint->>'ts' >= %s""",
+    "mysql": """
+SELECT COUNT(*) FROM checkpoints
+WHERE checkpoint_ns = '' AND JSON_UNQUOTE(JSON_EXTRACT(metadata, '$.source')) = 'input'
+  AND JSON_UNQUOTE(JSON_EXTRACT(checkpoint, '$.ts')) >= %s""",
 }
 WINDOWS = {"24h": timedelta(hours=24), "7d": timedelta(days=7)}
 
