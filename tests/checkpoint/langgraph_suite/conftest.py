@@ -34,7 +34,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    if any(map(_is_suite, session.items)):
+    if not session.config.option.collectonly and any(map(_is_suite, session.items)):
         session.config.stash[RUNNING] = start_runs()
 
 
