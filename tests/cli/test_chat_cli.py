@@ -1,4 +1,5 @@
-"""`orecast chat` as a user runs it: separate processes on one SQLite file, stdin for approvals."""
+"""`orecast chat` as a user runs it: one SQLite file, stdin for approvals. A second process continues a
+thread; the other tests run the console script in this process (`inprocess.py`)."""
 
 from __future__ import annotations
 
@@ -12,20 +13,31 @@ from pathlib import Path
 import pytest
 
 from orecast import market
+from tests.cli import inprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def orecast(tmp_path: Path, *args: str, stdin: str = "", env_extra: dict[str, str] | None = None
-            ) -> subprocess.CompletedProcess[str]:
+def chat_env(tmp_path: Path, env_extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("DEEPSEEK_API_KEY", "ORECAST_MODEL", "OPENAI_API_KEY", "ORECAST_MCP_CONFIG")}
     env.update({"ORECAST_CHARTS_DIR": str(tmp_path / "charts"),
                 "ORECAST_REPORTS_DIR": str(tmp_path / "reports"),
                 "COLUMNS": "200", **(env_extra or {})})
+    return env
+
+
+def orecast(tmp_path: Path, *args: str, stdin: str = "", env_extra: dict[str, str] | None = None
+            ) -> subprocess.CompletedProcess[str]:
+    """`orecast chat ARGS` in this process."""
+    return inprocess.orecast(["chat", *args], env=chat_env(tmp_path, env_extra), cwd=tmp_path, stdin=stdin)
+
+
+def orecast_process(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`orecast chat ARGS` in a new process."""
     return subprocess.run(
         [sys.executable, "-m", "orecast.cli.main", "chat", *args],
-        cwd=tmp_path, env=env, input=stdin, capture_output=True, text=True, timeout=120,
+        cwd=tmp_path, env=chat_env(tmp_path), capture_output=True, text=True, timeout=120,
     )
 
 
@@ -38,15 +50,15 @@ def thread_of(out: str) -> str:
 @pytest.mark.slow
 def test_second_process_continues_the_thread(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'chat.sqlite3'}"
-    first = orecast(tmp_path, "我叫赵六，铁矿石现在多少钱？", "--database-url", db)
+    first = orecast_process(tmp_path, "我叫赵六，铁矿石现在多少钱？", "--database-url", db)
     assert first.returncode == 0, first.stderr
     thread = thread_of(first.stdout)
     assert "→ latest_price" in first.stdout
     assert f"{market.load_series('iron_ore_wb_monthly').iloc[-1]:.2f}" in first.stdout
-    second = orecast(tmp_path, "我叫什么？", "--thread", thread, "--database-url", db)
+    second = orecast_process(tmp_path, "我叫什么？", "--thread", thread, "--database-url", db)
     assert second.returncode == 0, second.stderr
     assert "赵六" in second.stdout
-    third = orecast(tmp_path, "what did I ask before?", "--thread", thread, "--database-url", db)
+    third = orecast_process(tmp_path, "what did I ask before?", "--thread", thread, "--database-url", db)
     assert "铁矿石现在多少钱" in third.stdout
 
 
@@ -118,11 +130,8 @@ def test_branch_from_an_earlier_step(tmp_path: Path) -> None:
     assert orecast(tmp_path, "我叫李四", "--thread", thread, "--database-url", db).returncode == 0
     assert "李四" in orecast(tmp_path, "我叫什么？", "--thread", thread, "--database-url", db).stdout
 
-    history = subprocess.run(
-        [sys.executable, "-m", "orecast.cli.main", "threads", "history", thread,
-         "--database-url", db, "--json", "--limit", "100"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
-    )
+    history = inprocess.orecast(["threads", "history", thread, "--database-url", db, "--json", "--limit", "100"],
+                                cwd=tmp_path)
     assert history.returncode == 0, history.stderr
     inputs = [s for s in json.loads(history.stdout) if s["source"] == "input"]  # newest first
     end_of_turn_1 = inputs[-2]["parent_checkpoint_id"]  # turn 2 started from it

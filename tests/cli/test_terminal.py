@@ -1,5 +1,6 @@
-"""The terminal as a user meets it: a real pseudo-terminal for the REPL (Ctrl-C, /commands), real
-subprocesses for errors, a real closed port for an unreachable model server or database."""
+"""The terminal as a user meets it: a real pseudo-terminal for the REPL (Ctrl-C, /commands), a real
+process killed mid-answer, a real closed port for an unreachable model server or database. Commands
+whose point is their output and exit code run the console script in this process (`inprocess.py`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from pathlib import Path
 
 import pexpect
 import pytest
+
+from tests.cli import inprocess
 
 PROMPT = "you ›"
 
@@ -36,8 +39,8 @@ def cli_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def orecast(tmp_path: Path, *args: str, env: dict[str, str] | None = None, stdin: str = "",
             cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "orecast.cli.main", *args], env=env or cli_env(tmp_path),
-                          cwd=cwd or tmp_path, input=stdin, capture_output=True, text=True, timeout=180)
+    """`orecast ARGS` in this process."""
+    return inprocess.orecast(list(args), env=env or cli_env(tmp_path), cwd=cwd or tmp_path, stdin=stdin)
 
 
 @pytest.mark.slow

@@ -420,7 +420,10 @@ async def _unknown_thread(saver: Any, thread_id: str) -> bool:
 def _leave(code: int) -> None:
     """Exit now if a cancelled turn's worker thread still runs: it holds no store connection and
     nothing it computes is kept, so waiting for it would only delay the user's shell."""
-    if any(t.name.startswith(TOOL_THREAD_PREFIX) and t.is_alive() for t in threading.enumerate()):
+    workers = [t for t in threading.enumerate() if t.name.startswith(TOOL_THREAD_PREFIX)]
+    for worker in workers:  # an idle worker of the shut-down pool ends at once; a busy one does not
+        worker.join(0.05)
+    if any(worker.is_alive() for worker in workers):
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

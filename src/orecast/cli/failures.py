@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import sys
 
 import httpx
-import openai
 import psycopg
 
 _SECRET = re.compile(r"(sk-|Bearer\s+)[A-Za-z0-9_\-]{6,}")
@@ -31,13 +31,20 @@ def _model_endpoint() -> str:
 
 def describe_failure(exc: BaseException) -> str:
     """What went wrong, in one line, for the chat's error output."""
-    if isinstance(exc, openai.APIConnectionError | httpx.TransportError):
-        kind = "timed out" if isinstance(exc, openai.APITimeoutError | httpx.TimeoutException) else (
-            "cannot be reached")
+    # The openai SDK takes seconds to import and only a remote model loads it: while it is not loaded,
+    # no exception can come from it, so the offline chat never pays for it.
+    openai = sys.modules.get("openai")
+    unreachable: tuple[type[BaseException], ...] = (httpx.TransportError,)
+    timeout: tuple[type[BaseException], ...] = (httpx.TimeoutException,)
+    if openai is not None:
+        unreachable += (openai.APIConnectionError,)
+        timeout += (openai.APITimeoutError,)
+    if isinstance(exc, unreachable):
+        kind = "timed out" if isinstance(exc, timeout) else "cannot be reached"
         return f"the model server{_model_endpoint()} {kind} ({first_line(exc)}) / 无法连接模型服务"
-    if isinstance(exc, openai.AuthenticationError):
+    if openai is not None and isinstance(exc, openai.AuthenticationError):
         return "the model server refused the API key (401); check DEEPSEEK_API_KEY / OPENAI_API_KEY"
-    if isinstance(exc, openai.APIStatusError):
+    if openai is not None and isinstance(exc, openai.APIStatusError):
         return f"the model server answered HTTP {exc.status_code}: {first_line(exc)}"
     if isinstance(exc, psycopg.Error | sqlite3.Error):
         return f"the store failed: {first_line(exc)}"

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from orecast.market.errors import MarketError
 from orecast.market.loaders import DateLike, load_series, meta_of
@@ -181,6 +180,9 @@ def scenario(
     effect_log = slope * sx
     eff_band: dict[int, tuple[float, float]] = {}
     out_band: dict[int, tuple[float, float]] = {}
+    # scipy.stats costs about a second to import; only a scenario needs it, not every CLI start.
+    from scipy import stats as sps
+
     for lv in levels:
         t = float(sps.t.ppf(0.5 + lv / 200, n - 2))
         half_e = t * abs(sx) * se

@@ -17,6 +17,7 @@ import argparse
 import importlib.metadata
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -97,43 +98,88 @@ def run(
     A few of LangGraph's tests race a `sleep` of 10 ms against the saver on a loaded machine: unexpected
     failures are run once more on their own, and those that pass then are counted as passed and flaky.
     """
+    return start(backends, strict=strict, pytest_args=pytest_args, root=root).outcome()
+
+
+def start(
+    backends: str, *, strict: bool, pytest_args: list[str] | None = None, root: Path | None = None,
+    files: list[str] | None = None, nice: int = 0,
+) -> Run:
+    """`run`, started in the background: `.outcome()` waits for it. `files`: LangGraph's test files to
+    run (default all of `tests/`); `nice` lowers the run's CPU priority."""
     root = root or prepare()
-    outcome = _run(root, backends, strict, ["tests", *(pytest_args or [])])
-    if outcome.unexpected:
-        again = _run(root, backends, strict, [_node_id(t) for t in outcome.unexpected])
-        outcome.flaky = [t for t in outcome.unexpected if t not in again.failed]
-        outcome.failed = [t for t in outcome.failed if t not in outcome.flaky]
-        outcome.passed += len(outcome.flaky)
-    return outcome
+    paths = [f"tests/{name}" for name in files] if files else ["tests"]
+    return Run(root, backends, strict, [*paths, *(pytest_args or [])], nice)
+
+
+class Run:
+    """One pytest process over LangGraph's tests; `outcome()` waits for it, then re-runs its failures."""
+
+    def __init__(self, root: Path, backends: str, strict: bool, args: list[str], nice: int = 0) -> None:
+        self.root, self.backends, self.strict, self.nice = root, backends, strict, nice
+        # Runs may go side by side: each has its own report and temporary folder.
+        self.tag = (f"{os.getpid()}-{id(self):x}-{backends.replace(',', '-')}-"
+                    f"{'strict' if strict else 'default'}")
+        self.report = root / f"report-{self.tag}.xml"
+        self.basetemp = root / f"tmp-{self.tag}"
+        self.log = root / f"log-{self.tag}.txt"
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(orecast.__file__).parents[1]), str(root)])
+        env["ORECAST_SUITE_BACKENDS"] = backends
+        env["LANGGRAPH_STRICT_MSGPACK"] = "true" if strict else "false"
+        env["NO_DOCKER"] = "true"  # LangGraph's own stores and caches expect its docker services
+        with open(self.log, "wb") as log:  # read back only when pytest leaves no report
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                 "--timeout", "120", f"--junitxml={self.report}", f"--basetemp={self.basetemp}", *args],
+                cwd=root,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=(lambda: os.nice(nice)) if nice else None,
+            )
+
+    def outcome(self) -> Outcome:
+        outcome = self._wait()
+        if outcome.unexpected:
+            again = Run(self.root, self.backends, self.strict,
+                        [_node_id(t) for t in outcome.unexpected], self.nice)._wait()
+            outcome.flaky = [t for t in outcome.unexpected if t not in again.failed]
+            outcome.failed = [t for t in outcome.failed if t not in outcome.flaky]
+            outcome.passed += len(outcome.flaky)
+        return outcome
+
+    def stop(self) -> None:
+        """End a run nobody will wait for (the test session ended first). An interrupt, so its pytest
+        still drops the database it made."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._clean()
+
+    def _wait(self) -> Outcome:
+        self.process.wait()
+        try:
+            if not self.report.exists():
+                tail = self.log.read_text(encoding="utf-8", errors="replace")[-3000:]
+                raise RuntimeError(f"LangGraph's suite left no report ({self.backends}):\n{tail}")
+            return _outcome(ET.parse(self.report))
+        finally:
+            self._clean()
+
+    def _clean(self) -> None:
+        self.report.unlink(missing_ok=True)
+        self.log.unlink(missing_ok=True)
+        shutil.rmtree(self.basetemp, ignore_errors=True)
 
 
 def _node_id(name: str) -> str:
     module, test = name.split("::", 1)
     return f"{module.replace('.', '/')}.py::{test}"
-
-
-def _run(root: Path, backends: str, strict: bool, args: list[str]) -> Outcome:
-    # Runs may go side by side: each has its own report and temporary folder.
-    tag = f"{os.getpid()}-{backends.replace(',', '-')}-{'strict' if strict else 'default'}-{len(args)}"
-    report = root / f"report-{tag}.xml"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(orecast.__file__).parents[1]), str(root)])
-    env["ORECAST_SUITE_BACKENDS"] = backends
-    env["LANGGRAPH_STRICT_MSGPACK"] = "true" if strict else "false"
-    env["NO_DOCKER"] = "true"  # LangGraph's own stores and caches expect its docker services
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         "--timeout", "120", f"--junitxml={report}", f"--basetemp={root / f'tmp-{tag}'}", *args],
-        cwd=root,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        check=False,
-    )
-    try:
-        return _outcome(ET.parse(report))
-    finally:
-        report.unlink(missing_ok=True)
-        shutil.rmtree(root / f"tmp-{tag}", ignore_errors=True)
 
 
 def _outcome(tree: ET.ElementTree) -> Outcome:
