@@ -204,16 +204,17 @@ class RunRepo:
         *,
         thread: tuple[str, str] | None = None,
         unshared: tuple[int, list[tuple[str, Any]]] = (1, []),
+        share: bool = False,
     ) -> bool:
         """Record the end of a run not already over (False if it was, or is gone). In the same
         transaction: with `thread` = (thread id, status) set that thread's status, and if a client of
-        another process follows the run, write its `unshared` events (first sequence number, events),
-        so they are all there when the row says the run is over."""
+        another process follows the run (or `share`: its events are kept), write its `unshared` events
+        (first sequence number, events), so they are all there when the row says the run is over."""
         async with self.db.transaction() as tx:
             rows = await tx.fetchall(q.FINISH_RUN, (status, error, now_iso(), run_id))
             if not rows:
                 return False
-            if rows[0][0]:
+            if rows[0][0] or share:
                 await self._add_events(tx, run_id, *unshared)
             if thread is not None:
                 await self._thread_status(tx, *thread)
