@@ -20,7 +20,6 @@ WHERE run_id = ? AND status = 'pending' AND cancel_action IS NULL AND NOT EXISTS
 )"""
 # The claim's own transaction marks the thread busy in the checkpoint store's threads table (status
 # only: `updated_at` follows the state, which the run's checkpoints and its end move).
-MARK_THREAD_BUSY = "UPDATE threads SET status = 'busy' WHERE thread_id = ?"
 # A pending or running run whose process stopped beating its heart would block the thread forever.
 EXPIRE_DEAD_RUNS = """UPDATE service_runs SET status = 'error', error = 'the process driving it stopped',
     updated_at = ? WHERE thread_id = ? AND status IN ('pending', 'running') AND heartbeat_at < ?"""
@@ -44,7 +43,6 @@ CANCEL_PENDING = """UPDATE service_runs SET status = 'interrupted', cancel_actio
 FINISH_RUN = """UPDATE service_runs SET status = ?, error = ?, updated_at = ?, heartbeat_at = NULL
 WHERE run_id = ? AND status IN ('pending', 'running') RETURNING shared_stream"""
 # The run's end and its thread's status (in the checkpoint store's threads table) in one transaction.
-SET_THREAD_STATUS = "UPDATE threads SET status = ?, updated_at = ? WHERE thread_id = ?"
 DELETE_RUN = "DELETE FROM service_runs WHERE run_id = ?"
 DELETE_THREAD_RUNS = "DELETE FROM service_runs WHERE thread_id = ?"
 SELECT_RUN_IDS = "SELECT run_id, thread_id FROM service_runs WHERE {where}"

@@ -5,14 +5,23 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
+from orecast.checkpoint import ThreadStatus
 from orecast.service.db import Db
 from orecast.service.db.connection import Tx, now_iso
 from orecast.service.errors import Conflict, NotFound
 from orecast.service.runs import queries as q
 
 ACTIVE = ("pending", "running")
+
+
+class ThreadStatusStatement(Protocol):
+    def __call__(
+        self, thread_id: str, status: ThreadStatus, *, touch: bool = True
+    ) -> tuple[str, tuple[Any, ...]]: ...
+
+
 TERMINAL = ("success", "error", "interrupted", "timeout")
 
 
@@ -60,8 +69,10 @@ class RunRecord:
 class RunRepo:
     """The runs table; every decision about who runs when is one transaction here."""
 
-    def __init__(self, db: Db) -> None:
+    def __init__(self, db: Db, thread_status: ThreadStatusStatement) -> None:
         self.db = db
+        # the checkpoint store's statement for its threads' status (its table, its timestamps)
+        self.thread_status = thread_status
 
     async def admit(
         self,
@@ -139,7 +150,7 @@ class RunRepo:
                     return False
                 raise
             if changed == 1:
-                await tx.execute(q.MARK_THREAD_BUSY, (run.thread_id,))
+                await tx.execute(*self.thread_status(run.thread_id, "busy", touch=False))
         return changed == 1
 
     async def get(self, run_id: str) -> RunRecord | None:
@@ -220,15 +231,12 @@ class RunRepo:
                 await self._thread_status(tx, *thread)
         return True
 
-    async def set_thread_status(self, thread_id: str, status: str) -> None:
+    async def set_thread_status(self, thread_id: str, status: ThreadStatus) -> None:
         async with self.db.transaction() as tx:
             await self._thread_status(tx, thread_id, status)
 
-    async def _thread_status(self, tx: Tx, thread_id: str, status: str) -> None:
-        now = datetime.now(UTC)
-        # the checkpoint store's own timestamp forms: TIMESTAMPTZ, or SQLite text that sorts
-        stamp: Any = now if self.db.dialect == "postgres" else now.strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
-        await tx.execute(q.SET_THREAD_STATUS, (status, stamp, thread_id))
+    async def _thread_status(self, tx: Tx, thread_id: str, status: ThreadStatus) -> None:
+        await tx.execute(*self.thread_status(thread_id, status))
 
     async def delete(self, run_id: str) -> None:
         async with self.db.transaction() as tx:
