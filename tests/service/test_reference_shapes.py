@@ -69,7 +69,7 @@ async def test_thread_stream_follows_the_runs_of_a_thread(client) -> None:
     seen: list[tuple[str, object]] = []
 
     async def follow() -> None:
-        async for part in client.threads.join_stream(tid):
+        async for part in await client.threads.join_stream(tid):
             seen.append((part.event, part.data))
             if part.event == "metadata" and part.data.get("status") == "run_done":
                 return

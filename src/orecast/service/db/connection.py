@@ -84,6 +84,11 @@ class SqliteDb:
         self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
         self.conn.execute("PRAGMA busy_timeout = 30000")
         self.conn.execute("PRAGMA journal_mode = WAL")
+        # As the checkpoint store's own connections: a COMMIT on the event loop must not fsync (WAL +
+        # NORMAL loses nothing when the application crashes) nor run an automatic WAL checkpoint (the
+        # store checkpoints the shared WAL from a worker thread).
+        self.conn.execute("PRAGMA synchronous = NORMAL")
+        self.conn.execute("PRAGMA wal_autocheckpoint = 0")
         self.lock = asyncio.Lock()
 
     @contextlib.asynccontextmanager
