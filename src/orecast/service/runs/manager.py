@@ -145,7 +145,7 @@ class RunManager:
         await events.put("metadata", {"run_id": run.run_id, "attempt": 1})
         status, error = "interrupted", None
         try:
-            if not await self._admitted(run):
+            if run.status != "running" and not await self._admitted(run):  # running: claimed at admission
                 return
             local.claimed = True
             status, error = await self._execute(run, prepared, events, local)

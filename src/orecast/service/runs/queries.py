@@ -3,7 +3,7 @@
 RUN_COLUMNS = """run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, owner,
     cancel_action, cancel_reason, error, created_at, updated_at"""
 INSERT_RUN = f"""INSERT INTO service_runs ({RUN_COLUMNS}, heartbeat_at)
-VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?)"""
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?)"""
 SELECT_RUN = f"SELECT {RUN_COLUMNS}, shared_stream FROM service_runs WHERE run_id = ?"
 SELECT_ACTIVE_RUNS = """SELECT run_id, status FROM service_runs
 WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY created_at, run_id"""
@@ -18,8 +18,6 @@ WHERE run_id = ? AND status = 'pending' AND cancel_action IS NULL AND NOT EXISTS
     SELECT 1 FROM service_runs AS r WHERE r.thread_id = ? AND r.status = 'pending'
       AND (r.created_at < ? OR (r.created_at = ? AND r.run_id < ?))
 )"""
-# The claim's own transaction marks the thread busy in the checkpoint store's threads table (status
-# only: `updated_at` follows the state, which the run's checkpoints and its end move).
 # A pending or running run whose process stopped beating its heart would block the thread forever.
 EXPIRE_DEAD_RUNS = """UPDATE service_runs SET status = 'error', error = 'the process driving it stopped',
     updated_at = ? WHERE thread_id = ? AND status IN ('pending', 'running') AND heartbeat_at < ?"""

@@ -85,10 +85,12 @@ class RunRepo:
         strategy: str,
         owner: str | None,
     ) -> tuple[RunRecord, list[str]]:
-        """Insert a pending run under `strategy`; return it and the runs it asks to cancel.
+        """Insert a run under `strategy`; return it and the runs it asks to cancel.
 
         `reject` raises Conflict while the thread has a pending or running run; `interrupt` and
         `rollback` mark those runs for cancellation (their executors see it); `enqueue` just queues.
+        On a thread with no pending or running run the run is inserted already claimed (`running`, its
+        thread `busy`): the claim costs no transaction of its own. Otherwise it is `pending`.
         """
         now = now_iso()
         async with self.db.transaction(thread_id) as tx:
@@ -109,12 +111,14 @@ class RunRepo:
                         await tx.execute(q.REQUEST_CANCEL, (strategy, reason, now, other_id))
                     cancelled.append(other_id)
             kwargs_json = json.dumps(kwargs, ensure_ascii=False, default=str)
+            status = "pending" if active else "running"
             await tx.execute(
                 q.INSERT_RUN,
                 (
                     run_id,
                     thread_id,
                     assistant_id,
+                    status,
                     json.dumps(metadata, ensure_ascii=False),
                     kwargs_json,
                     strategy,
@@ -124,15 +128,18 @@ class RunRepo:
                     now,
                 ),
             )
+            if not active:
+                await tx.execute(*self.thread_status(thread_id, "busy", touch=False))
         run = RunRecord(
-            run_id, thread_id, assistant_id, "pending", metadata, json.loads(kwargs_json), strategy, owner,
+            run_id, thread_id, assistant_id, status, metadata, json.loads(kwargs_json), strategy, owner,
             None, None, None, now, now,
         )
         return run, cancelled
 
     async def claim(self, run: RunRecord, stale_after: float) -> bool:
         """Make `run` the thread's running run if it is next in line and the thread is free; the
-        thread's status becomes `busy` in the same transaction."""
+        thread's status becomes `busy` in the same transaction (status only: `updated_at` follows the
+        state, which the run's checkpoints and its end move)."""
         now = datetime.now(UTC)
         stale = (now - timedelta(seconds=stale_after)).isoformat()
         claim = (
