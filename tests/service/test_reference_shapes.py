@@ -75,8 +75,8 @@ async def test_thread_stream_follows_the_runs_of_a_thread(client) -> None:
                 return
 
     follower = asyncio.create_task(follow())
-    await asyncio.sleep(0.3)  # joined before the run starts
-    run = await client.runs.create(tid, ECHO, input=say("watched"), stream_mode=["values", "custom"])
+    await asyncio.sleep(0.3)  # joined before the run starts (and the run lasts: a loaded machine is slow to join)
+    run = await client.runs.create(tid, ECHO, input=say("watched", delay=2), stream_mode=["values", "custom"])
     await asyncio.wait_for(follower, 60)
     names = [name for name, _ in seen]
     assert names[0] == "metadata" and seen[0][1]["run_id"] == run["run_id"]

@@ -53,7 +53,10 @@ async def start_run(
         info = await svc.threads.check(existing, user, "create_run", value)
     run_metadata = value["metadata"]
     graph_meta = {"graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
-    if any(info.metadata.get(k) != v for k, v in graph_meta.items()):
+    # The run's first checkpoint adds these to a thread's metadata that lacks them (the store seeds
+    # a thread's metadata from the `configurable` values LangGraph copies into checkpoint metadata);
+    # only a thread moving to another graph or assistant needs a write of its own, before the run.
+    if any(k in info.metadata and info.metadata[k] != v for k, v in graph_meta.items()):
         await svc.saver.aupdate_thread(thread_id, metadata=graph_meta)
     if temporary and body.on_completion == "keep":
         temporary = False
