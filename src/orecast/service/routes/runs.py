@@ -61,6 +61,7 @@ async def _thread_stream(svc: Services, thread_id: str, modes: set[str]) -> Asyn
     thread stream: `run_modes` sends every event of the runs, `lifecycle` only their start (`metadata`)
     and a `metadata {"status": "run_done"}` after each."""
     everything = "run_modes" in modes
+    lifecycle = everything or "lifecycle" in modes  # `state_update` alone: nothing here sends one
     seen: set[str] = set()
     idle = 0.0
     while True:
@@ -71,9 +72,10 @@ async def _thread_stream(svc: Services, thread_id: str, modes: set[str]) -> Asyn
             async for item in _follow(svc, run_id, 0):
                 if item is None:
                     yield HEARTBEAT
-                elif everything or item[1] == "metadata":
+                elif everything or (lifecycle and item[1] == "metadata"):
                     yield format_event(item[1], item[2])
-            yield format_event("metadata", {"status": "run_done", "run_id": run_id})
+            if lifecycle:
+                yield format_event("metadata", {"status": "run_done", "run_id": run_id})
         idle = 0.0 if fresh else idle + svc.runs.poll_seconds
         if idle >= HEARTBEAT_SECONDS:
             idle = 0.0
