@@ -81,8 +81,7 @@ async def test_another_users_resources_are_404_everywhere(secured: Server) -> No
     assert await alice.threads.count() == 1
 
     await alice.store.put_item(["mem"], "fact", {"likes": "ore"})
-    with pytest.raises(NotFoundError):
-        await bob.store.get_item(["mem"], "fact")
+    assert await bob.store.get_item(["mem"], "fact") is None, "another user's item is not there for bob"
     assert (await bob.store.search_items(["mem"]))["items"] == []
     assert (await alice.store.get_item(["mem"], "fact"))["value"] == {"likes": "ore"}
 
@@ -175,14 +174,16 @@ def test_serve_command_serves_an_outside_graph(tmp_path) -> None:
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         while True:
             try:
                 if httpx.get(f"http://127.0.0.1:{port}/ok").status_code == 200:
                     break
             except httpx.TransportError:
                 pass
-            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()  # a live process's stderr never ends: read it once it is gone
+                pytest.fail(f"orecast serve did not start: {proc.communicate()[1]}")
             time.sleep(0.2)
         out = httpx.post(
             f"http://127.0.0.1:{port}/runs/wait", json={"assistant_id": ECHO, "input": say("cli")}, timeout=30

@@ -37,7 +37,9 @@ def other_process(db_url: str, server: Server) -> Iterator[str]:
                     break
             except httpx.TransportError:
                 pass
-            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()  # a live process's stderr never ends: read it once it is gone
+                pytest.fail(f"orecast serve did not start: {proc.communicate()[1]}")
             time.sleep(0.2)
         yield url
     finally:
@@ -74,3 +76,24 @@ async def test_join_stream_reaches_a_run_of_another_process(server: Server, othe
     runs = await driver.runs.list(tid)
     unfollowed = next(r for r in runs if r["run_id"] != run["run_id"])
     assert event_rows(db_url, unfollowed["run_id"]) == 0, "events go to the database only when followed elsewhere"
+
+
+async def test_a_finished_run_of_another_process(server: Server, other_process: str, db_url: str) -> None:
+    """As langgraph-api: join answers the final values; join_stream without a Last-Event-ID sends
+    nothing, and after one replays the rest of a resumable run's events, which were all kept."""
+    driver, joiner = get_client(url=other_process), server.client()
+    tid = (await driver.threads.create())["thread_id"]
+    run = await driver.runs.create(
+        tid, ECHO, input=say("kept"), stream_mode=["values", "custom"], stream_resumable=True
+    )
+    await driver.runs.join(tid, run["run_id"])
+    assert contents_of(await joiner.runs.join(tid, run["run_id"])) == ["kept", "echo: kept"]
+    assert [p async for p in joiner.runs.join_stream(tid, run["run_id"])] == []
+    rest = [p async for p in joiner.runs.join_stream(tid, run["run_id"], last_event_id="1")]
+    assert [p.event for p in rest] == ["values", "custom", "values"]
+    assert contents_of(rest[-1].data) == ["kept", "echo: kept"]
+    assert event_rows(db_url, run["run_id"]) == 4, "a resumable run keeps all its events"
+
+
+def contents_of(values: dict) -> list[str]:
+    return [m["content"] for m in values["messages"]]

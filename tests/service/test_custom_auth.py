@@ -98,6 +98,5 @@ async def test_assistants_and_store(auth_server: Server) -> None:
     await alice.store.put_item(["notes"], "k", {"v": 1})
     item = await alice.store.get_item(["notes"], "k")
     assert item["value"] == {"v": 1} and item["namespace"] == ["alice", "notes"]
-    with pytest.raises(NotFoundError):
-        await bob.store.get_item(["notes"], "k")
+    assert await bob.store.get_item(["notes"], "k") is None
     assert (await bob.store.search_items(["notes"]))["items"] == []

@@ -43,7 +43,7 @@ async def test_assistants_one_per_graph_and_configurations(client) -> None:
 async def test_thread_lifecycle_search_count_copy(client) -> None:
     thread = await client.threads.create(metadata={"topic": "ore", "n": 1})
     tid = thread["thread_id"]
-    assert thread["status"] == "idle" and thread["values"] == {} and thread["metadata"]["topic"] == "ore"
+    assert thread["status"] == "idle" and thread["values"] is None and thread["metadata"]["topic"] == "ore"
     with pytest.raises(ConflictError):
         await client.threads.create(thread_id=tid)
     again = await client.threads.create(thread_id=tid, if_exists="do_nothing")

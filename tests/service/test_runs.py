@@ -154,7 +154,7 @@ async def test_cancel_interrupts_a_running_run(client) -> None:
 
     first = await client.runs.create(tid, ECHO, input=say("a", delay=30))
     second = await client.runs.create(tid, ECHO, input=say("b"), multitask_strategy="enqueue")
-    await client.runs.cancel_many(thread_id=tid, status="all")
+    await client.runs.cancel_many(thread_id=tid)
     for run_id in (first["run_id"], second["run_id"]):
         await client.runs.join(tid, run_id)
         assert (await client.runs.get(tid, run_id))["status"] == "interrupted"
@@ -176,8 +176,11 @@ async def test_join_stream_resumes_after_a_dropped_connection(client) -> None:
     assert [p.event for p in rest][-1] == "values"
     assert contents(rest[-1].data) == ["resume", "echo: resume"]
     assert (await client.runs.get(tid, run_id))["status"] == "success"
-    replay = [p.event async for p in client.runs.join_stream(tid, run_id)]
-    assert replay[0] == "metadata" and "custom" in replay
+    assert [p async for p in client.runs.join_stream(tid, run_id)] == [], (
+        "as langgraph-api: a finished run joined without a Last-Event-ID sends nothing"
+    )
+    replay = [p.event async for p in client.runs.join_stream(tid, run_id, last_event_id="-1")]
+    assert replay[0] == "metadata" and "custom" in replay, "-1: from the first event"
 
 
 async def test_disconnect_cancels_when_asked(client) -> None:

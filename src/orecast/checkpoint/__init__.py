@@ -28,7 +28,7 @@ from orecast.checkpoint.mysql import MysqlCheckpointer
 from orecast.checkpoint.postgres import PostgresCheckpointer
 from orecast.checkpoint.postgres.timeouts import resolve_timeouts
 from orecast.checkpoint.sqlite import SqliteCheckpointer
-from orecast.checkpoint.threads import ThreadInfo
+from orecast.checkpoint.threads import ThreadInfo, ThreadStatus
 from orecast.checkpoint.urls import default_database_url, parse_url
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "StoreTimeout",
     "StoreUnavailable",
     "ThreadInfo",
+    "ThreadStatus",
     "ToolCallRecord",
     "default_database_url",
     "open_checkpointer",

@@ -24,6 +24,9 @@ ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 THREAD_STATUSES: tuple[str, ...] = ("idle", "busy", "interrupted", "error")
 SortOrder = Literal["asc", "desc"]
 SortBy = Literal["updated_at", "created_at", "thread_id"]
+# For `thread_status_statement`: `?` placeholders, whatever the dialect (its caller's convention).
+SET_STATUS_AND_TOUCH = "UPDATE threads SET status = ?, updated_at = ? WHERE thread_id = ?"
+SET_STATUS = "UPDATE threads SET status = ? WHERE thread_id = ?"
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,20 @@ class ThreadsMixin(SaverCore):
     """The threads table: created with the first checkpoint, kept in the same transaction as each."""
 
     # -- threads -----------------------------------------------------------------------------------
+
+    def thread_status_statement(
+        self, thread_id: str, status: ThreadStatus, *, touch: bool = True
+    ) -> tuple[str, tuple[Any, ...]]:
+        """(SQL with `?` placeholders, its parameters) setting a thread's status, and with `touch` its
+        `updated_at`, for a caller that must change it inside its own transaction on this store's
+        database: a run server admits a run and marks its thread busy in one transaction. The table
+        and the timestamp's form stay the store's business; the caller only runs the statement."""
+        if status not in THREAD_STATUSES:
+            raise ValueError(f"status must be one of {', '.join(THREAD_STATUSES)}, not {status!r}")
+        thread_id = check_id(thread_id, "thread_id")
+        if touch:
+            return SET_STATUS_AND_TOUCH, (status, self._ts(utc_now()), thread_id)
+        return SET_STATUS, (status, thread_id)
 
     async def _touch_thread(self, db: Db, thread_id: str) -> ThreadItems:
         """Create the thread row if needed; return its item cache (keyed by the row's incarnation).

@@ -155,7 +155,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
             graphs = build_graphs(settings, saver, store)
             assistants = Assistants(db, graphs)
             await assistants.seed()
-            repo = RunRepo(db)
+            repo = RunRepo(db, saver.thread_status_statement)
             runs = RunManager(
                 repo, saver, poll_seconds=settings.cancel_poll_seconds,
                 stale_seconds=settings.stale_run_seconds,

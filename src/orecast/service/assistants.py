@@ -56,6 +56,14 @@ def public(assistant: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in assistant.items() if not k.startswith("_")}
 
 
+def _context(body: dict[str, Any]) -> dict[str, Any]:
+    """The assistant's context; as langgraph-api, the config's `configurable` when none is given."""
+    if body.get("context"):
+        return body["context"]
+    configurable = (body.get("config") or {}).get("configurable")
+    return dict(configurable) if isinstance(configurable, dict) else {}
+
+
 class Assistants:
     def __init__(self, db: Db, graphs: GraphRegistry) -> None:
         self.db = db
@@ -125,7 +133,7 @@ class Assistants:
         await user.authorize("assistants", "create", value)
         created = await self._insert(
             assistant_id, graph_id, body.get("name") or "Untitled", body.get("description"),
-            body.get("config") or {}, body.get("context") or {}, value["metadata"],
+            body.get("config") or {}, _context(body), value["metadata"],
             user.user_id,
         )
         if not created and body.get("if_exists", "raise") == "raise":

@@ -1,6 +1,8 @@
 """Service errors and the one place that turns them (and FastAPI's own) into HTTP responses.
 
-Body shape: `{"error": "not_found", "message": "...", "details": ...}`; the SDK reads `message` first.
+Body shape: `{"detail": "...", "error": "not_found", "message": "...", "details": ...}`. `detail` is
+langgraph-api's own (its clients print it); `error`, `message` and `details` add a stable code and,
+for a malformed body, every field with its reason.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ class RunFailed(ServiceError):
 
 
 def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
-    return {"error": code, "message": message, "details": details}
+    return {"detail": message, "error": code, "message": message, "details": details}
 
 
 def _field(loc: Any) -> str:

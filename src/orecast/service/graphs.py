@@ -161,4 +161,8 @@ def graph_schemas(served: ServedGraph) -> dict[str, Any]:
 
 
 def graph_drawing(served: ServedGraph, xray: bool | int) -> dict[str, Any]:
-    return served.graph.get_graph(xray=xray).to_json()
+    drawing = served.graph.get_graph(xray=xray).to_json()
+    for node in drawing.get("nodes", ()):  # as langgraph-api: no runnable class path in a node's data
+        if isinstance(node.get("data"), dict):
+            node["data"].pop("id", None)
+    return drawing

@@ -17,6 +17,13 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+def selected(items: list[dict[str, Any]], select: list[str] | None) -> list[dict[str, Any]]:
+    """A search's `select`: only those fields of each item (all without one)."""
+    if not select:
+        return items
+    return [{k: item[k] for k in select if k in item} for item in items]
+
+
 class AssistantCreate(_Body):
     graph_id: str = Field(description="A served graph")
     assistant_id: str | None = None
@@ -45,6 +52,7 @@ class AssistantSearch(_Body):
     offset: int = Field(0, ge=0)
     sort_by: Literal["assistant_id", "graph_id", "name", "created_at", "updated_at"] | None = None
     sort_order: Literal["asc", "desc"] | None = None
+    select: list[str] | None = Field(None, description="Return only these fields")
 
 
 class ThreadCreate(_Body):
@@ -66,6 +74,7 @@ class ThreadSearch(_Body):
     offset: int = Field(0, ge=0)
     sort_by: Literal["thread_id", "status", "created_at", "updated_at", "state_updated_at"] | None = None
     sort_order: Literal["asc", "desc"] | None = None
+    select: list[str] | None = Field(None, description="Return only these fields")
 
 
 class ThreadCount(_Body):

@@ -11,13 +11,14 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from langgraph.errors import InvalidUpdateError
 from langgraph.pregel import Pregel
 
 from orecast.checkpoint import OrecastCheckpointer, ThreadInfo
 from orecast.service.auth import Principal
 from orecast.service.custom_auth import Filter, equalities, matches
 from orecast.service.encode import checkpoint_of, jsonable, thread_state
-from orecast.service.errors import Conflict, Invalid, NotFound
+from orecast.service.errors import Conflict, Invalid, NotFound, ServiceError
 from orecast.service.graphs import GraphRegistry
 
 OWNER = "owner"
@@ -186,7 +187,7 @@ class Threads:
 
     async def public(self, info: ThreadInfo, with_values: bool = True) -> dict[str, Any]:
         """The SDK's `Thread` (values and interrupts from the head checkpoint)."""
-        values: Any = {}
+        values: Any = None
         interrupts: dict[str, list[dict[str, Any]]] = {}
         if with_values and info.head_checkpoint_id is not None:
             snapshot = await self.graph_for(info).aget_state(
@@ -234,8 +235,8 @@ class Threads:
         info = await self.info(thread_id, user)
         await self.require_checkpoint(thread_id, checkpoint)
         snapshot = await self.graph_for(info).aget_state(self._config(thread_id, checkpoint), subgraphs=subgraphs)
-        if snapshot.config is None:
-            return {**thread_state(snapshot), "checkpoint": None}
+        if snapshot.created_at is None:  # no checkpoint yet: as langgraph-api, no checkpoint and no metadata
+            return {**thread_state(snapshot), "checkpoint": None, "metadata": None}
         return thread_state(snapshot)
 
     async def update_state(
@@ -252,7 +253,9 @@ class Threads:
         config = self._config(thread_id, checkpoint)
         try:
             new_config = await graph.aupdate_state(config, values, as_node=as_node)
-        except (ValueError, KeyError) as exc:  # unknown node, ambiguous update: the caller's mistake
+        except InvalidUpdateError as exc:  # an unknown node: 400, as langgraph-api
+            raise ServiceError(f"as_node: {exc}") from exc
+        except (ValueError, KeyError) as exc:  # an ambiguous update: the caller's mistake
             raise Invalid(f"values: {exc}") from exc
         written = checkpoint_of(new_config)
         assert written is not None

@@ -88,18 +88,36 @@ class SqliteDb:
         self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
         self.conn.execute("PRAGMA busy_timeout = 30000")
         self.conn.execute("PRAGMA journal_mode = WAL")
+        # As the checkpoint store's own connections: a COMMIT on the event loop must not fsync (WAL +
+        # NORMAL loses nothing when the application crashes) nor run an automatic WAL checkpoint (the
+        # store checkpoints the shared WAL from a worker thread).
+        self.conn.execute("PRAGMA synchronous = NORMAL")
+        self.conn.execute("PRAGMA wal_autocheckpoint = 0")
         self.lock = asyncio.Lock()
 
     @contextlib.asynccontextmanager
     async def transaction(self, thread_id: str | None = None) -> AsyncIterator[Tx]:
         async with self.lock:
-            await asyncio.to_thread(self.conn.execute, "BEGIN IMMEDIATE")
+            begin = asyncio.ensure_future(asyncio.to_thread(self.conn.execute, "BEGIN IMMEDIATE"))
+            try:
+                await asyncio.shield(begin)
+            except asyncio.CancelledError:
+                # The worker thread goes on and may still open the transaction: wait for it and undo
+                # it, or the connection stays inside a transaction and every later BEGIN fails.
+                with contextlib.suppress(Exception):
+                    await begin
+                self._rollback()
+                raise
             try:
                 yield _SqliteTx(self.conn)
+                self.conn.execute("COMMIT")
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                self._rollback()
                 raise
-            self.conn.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
 
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator[Tx]:

@@ -11,15 +11,15 @@ from orecast.service.auth import User, require_user
 from orecast.service.context import Svc
 from orecast.service.errors import NotFound
 from orecast.service.graphs import graph_drawing, graph_schemas
-from orecast.service.schemas import AssistantCreate, AssistantSearch, AssistantUpdate
+from orecast.service.schemas import AssistantCreate, AssistantSearch, AssistantUpdate, selected
 
 router = APIRouter(prefix="/assistants", tags=["assistants"], dependencies=[Depends(require_user)])
 
 
 @router.post("/search")
 async def search(body: AssistantSearch, svc: Svc, user: User) -> list[dict[str, Any]]:
-    found = await svc.assistants.search(body.model_dump(exclude_none=True), user)
-    return [public(a) for a in found]
+    found = await svc.assistants.search(body.model_dump(exclude_none=True, exclude={"select"}), user)
+    return selected([public(a) for a in found], body.select)
 
 
 @router.post("/count")

@@ -6,48 +6,81 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, Depends, Header, Request, Response
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from orecast.service.auth import User, require_user
 from orecast.service.context import Services, Svc
+from orecast.service.encode import jsonable
 from orecast.service.errors import Invalid, NotFound
 from orecast.service.runs.prepare import may_use_run, start_run, visible_run
-from orecast.service.runs.records import ACTIVE, RunRecord
+from orecast.service.runs.records import ACTIVE, TERMINAL, RunRecord
 from orecast.service.schemas import CancelMany, RunCreate
 from orecast.service.sse import HEARTBEAT, format_event, sse_response
 
 router = APIRouter(tags=["runs"], dependencies=[Depends(require_user)])
 HEARTBEAT_SECONDS = 10.0
+NO_RUNS_TO_CANCEL = "no matching runs to cancel: they are over, deleted, already cancelled or not yours"
 
 
 def _location(run: RunRecord, temporary: bool) -> str:
     return f"/runs/{run.run_id}" if temporary else f"/threads/{run.thread_id}/runs/{run.run_id}"
 
 
+async def _follow(svc: Services, run_id: str, after: int) -> AsyncIterator[tuple[int, str, Any] | None]:
+    """The run's (id, event, data) after event `after` until it ends; None when a heartbeat is due."""
+    events = svc.runs.events(run_id)
+    # a run driven by another process (or long finished) is read from the database
+    follower = (events.follow(after) if events else svc.runs.follow_remote(run_id, after)).__aiter__()
+    while True:
+        try:
+            yield await asyncio.wait_for(follower.__anext__(), HEARTBEAT_SECONDS)
+        except TimeoutError:
+            yield None
+        except StopAsyncIteration:
+            return
+
+
 async def _stream(
     svc: Services, run_id: str, last_event_id: str | None, cancel_on_disconnect: bool
 ) -> AsyncIterator[bytes]:
     """The run's events as SSE (after `last_event_id`), with heartbeats; cancel it if the client leaves."""
-    events = svc.runs.events(run_id)
     after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
     finished = False
     try:
-        # a run driven by another process (or long finished) is read from the database
-        follower = (events.follow(after) if events else svc.runs.follow_remote(run_id, after)).__aiter__()
-        while True:
-            try:
-                event_id, event, data = await asyncio.wait_for(follower.__anext__(), HEARTBEAT_SECONDS)
-            except TimeoutError:
-                yield HEARTBEAT
-                continue
-            except StopAsyncIteration:
-                finished = True
-                return
-            yield format_event(event, data, str(event_id))
+        async for item in _follow(svc, run_id, after):
+            yield HEARTBEAT if item is None else format_event(item[1], item[2], str(item[0]))
+        finished = True
     finally:
         if not finished and cancel_on_disconnect:
             svc.runs.abandon(run_id, "client disconnected")
+
+
+async def _thread_stream(svc: Services, thread_id: str, modes: set[str]) -> AsyncIterator[bytes]:
+    """The thread's runs from now on, one after the other, until the client leaves, as langgraph-api's
+    thread stream: `run_modes` sends every event of the runs, `lifecycle` only their start (`metadata`)
+    and a `metadata {"status": "run_done"}` after each."""
+    everything = "run_modes" in modes
+    lifecycle = everything or "lifecycle" in modes  # `state_update` alone: nothing here sends one
+    seen: set[str] = set()
+    idle = 0.0
+    while True:
+        fresh = [r for r, _ in await svc.repo.select_ids(thread_id=thread_id, run_ids=None, statuses=ACTIVE)
+                 if r not in seen]
+        for run_id in fresh:
+            seen.add(run_id)
+            async for item in _follow(svc, run_id, 0):
+                if item is None:
+                    yield HEARTBEAT
+                elif everything or (lifecycle and item[1] == "metadata"):
+                    yield format_event(item[1], item[2])
+            if lifecycle:
+                yield format_event("metadata", {"status": "run_done", "run_id": run_id})
+        idle = 0.0 if fresh else idle + svc.runs.poll_seconds
+        if idle >= HEARTBEAT_SECONDS:
+            idle = 0.0
+            yield HEARTBEAT
+        await asyncio.sleep(svc.runs.poll_seconds)
 
 
 async def _stream_response(svc: Services, user: User, body: RunCreate, thread_id: str | None) -> Response:
@@ -60,11 +93,18 @@ async def _stream_response(svc: Services, user: User, body: RunCreate, thread_id
     )
 
 
+def _join_headers(run: RunRecord) -> dict[str, str]:
+    """langgraph-api's headers on an answer that is a run's output (wait, join, cancel with wait);
+    a stateless run's too name its (temporary) thread."""
+    location = _location(run, False)
+    return {"Location": f"{location}/join", "Content-Location": location}
+
+
 async def _wait_response(svc: Services, user: User, body: RunCreate, thread_id: str | None) -> Response:
-    run, temporary = await start_run(svc, user, body, thread_id)
+    run, _ = await start_run(svc, user, body, thread_id)
     await svc.runs.finished(run.run_id)
     output = svc.runs.output(run.run_id)
-    return JSONResponse(output, headers={"Content-Location": _location(run, temporary)})
+    return JSONResponse(output, headers=_join_headers(run))
 
 
 @router.post("/threads/{thread_id}/runs/stream")
@@ -124,14 +164,20 @@ async def delete_run(thread_id: str, run_id: str, svc: Svc, user: User) -> Respo
     return Response(status_code=204)
 
 
-@router.get("/threads/{thread_id}/runs/{run_id}/join")
-async def join_run(thread_id: str, run_id: str, svc: Svc, user: User) -> Any:
-    await visible_run(svc, user, thread_id, run_id)
-    await svc.runs.wait(run_id)
-    output = svc.runs.output(run_id)
+async def _output(svc: Services, user: User, run: RunRecord) -> Any:
+    """The run's output once it is over: what it returned here, else (run elsewhere, or long ago) its
+    thread's values, as langgraph-api's join answers."""
+    await svc.runs.wait(run.run_id)
+    output = svc.runs.output(run.run_id)
     if output is not None:
         return output
-    return (await svc.threads.public(await svc.threads.info(thread_id, user)))["values"]
+    return (await svc.threads.public(await svc.threads.info(run.thread_id, user)))["values"]
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}/join")
+async def join_run(thread_id: str, run_id: str, svc: Svc, user: User) -> Response:
+    run = await visible_run(svc, user, thread_id, run_id)
+    return JSONResponse(jsonable(await _output(svc, user, run)), headers=_join_headers(run))
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/stream")
@@ -143,8 +189,34 @@ async def join_stream(
     cancel_on_disconnect: bool = False,
     last_event_id: str | None = Header(None, alias="Last-Event-ID"),
 ) -> Response:
-    await visible_run(svc, user, thread_id, run_id)
-    return sse_response(_stream(svc, run_id, last_event_id, cancel_on_disconnect))
+    run = await visible_run(svc, user, thread_id, run_id)
+    location = _location(run, False)
+    headers = {"Location": f"{location}/stream", "Content-Location": location}
+    if run.status in TERMINAL and last_event_id is None:
+        # as langgraph-api: joining a finished run without a Last-Event-ID sends nothing; with one,
+        # the events after it are replayed (kept for resumable runs, and for a while in memory)
+        return sse_response(_nothing(), headers)
+    return sse_response(_stream(svc, run_id, last_event_id, cancel_on_disconnect), headers)
+
+
+@router.get("/threads/{thread_id}/stream")
+async def join_thread_stream(
+    thread_id: str, svc: Svc, user: User, stream_mode: list[str] | None = Query(None),
+    last_event_id: str | None = Header(None, alias="Last-Event-ID"),
+) -> Response:
+    """`threads.join_stream`: the events of the thread's runs as they run (a `Last-Event-ID` is
+    accepted and ignored: events carry no ids here, each run numbers its own)."""
+    await svc.threads.info(thread_id, user)
+    modes = set(stream_mode or ["run_modes"])
+    unknown = modes - {"run_modes", "lifecycle", "state_update"}
+    if unknown:
+        raise Invalid(f"stream_mode: unknown thread stream mode {sorted(unknown)[0]!r}")
+    return sse_response(_thread_stream(svc, thread_id, modes))
+
+
+async def _nothing() -> AsyncIterator[bytes]:
+    return
+    yield  # an async generator that ends at once
 
 
 async def _cancel(svc: Services, run: RunRecord, action: str) -> None:
@@ -160,11 +232,12 @@ async def cancel_run(
     if action not in ("interrupt", "rollback"):
         raise Invalid(f"action: must be 'interrupt' or 'rollback', not {action!r}")
     run = await visible_run(svc, user, thread_id, run_id, "update")
-    if run.status in ACTIVE:
-        await _cancel(svc, run, action)
-    if wait:
-        await svc.runs.wait(run_id)
-    return Response(status_code=202 if not wait else 204)
+    if run.status not in ACTIVE or run.cancel_action is not None:
+        raise NotFound(NO_RUNS_TO_CANCEL)
+    await _cancel(svc, run, action)
+    if wait:  # as langgraph-api: the run's output once it stopped
+        return JSONResponse(jsonable(await _output(svc, user, run)), headers=_join_headers(run))
+    return Response(status_code=202)
 
 
 @router.post("/runs/cancel", status_code=204)
@@ -172,16 +245,22 @@ async def cancel_many(body: CancelMany, svc: Svc, user: User, action: str = "int
     if action not in ("interrupt", "rollback"):
         raise Invalid(f"action: must be 'interrupt' or 'rollback', not {action!r}")
     statuses = {"pending": ("pending",), "running": ("running",)}.get(body.status or "all", ACTIVE)
+    if body.status and (body.thread_id or body.run_ids):
+        raise Invalid("status cancels every run with that status: give it without thread_id and run_ids")
     if body.thread_id:
         await svc.threads.info(body.thread_id, user, "update")
     elif not body.run_ids and not body.status:
         raise Invalid("thread_id, run_ids or status is required")
+    cancelled = 0
     for run_id, _ in await svc.repo.select_ids(
         thread_id=body.thread_id, run_ids=body.run_ids, statuses=statuses
     ):
         run = await svc.repo.get(run_id)
-        if run is not None and await may_use_run(svc, user, run, "update"):
+        if run is not None and run.cancel_action is None and await may_use_run(svc, user, run, "update"):
             await _cancel(svc, run, action)
+            cancelled += 1
+    if not cancelled and not body.status:
+        raise NotFound(NO_RUNS_TO_CANCEL)
     return Response(status_code=204)
 
 

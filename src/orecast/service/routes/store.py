@@ -12,7 +12,7 @@ from langgraph.store.base import Item
 from orecast.service.auth import Principal, User, require_user
 from orecast.service.context import Svc
 from orecast.service.custom_auth import AuthHandlerError
-from orecast.service.errors import Invalid, NotFound
+from orecast.service.errors import Invalid
 from orecast.service.schemas import StoreDelete, StoreNamespaces, StorePut, StoreSearch
 
 router = APIRouter(prefix="/store", tags=["store"], dependencies=[Depends(require_user)])
@@ -65,12 +65,11 @@ async def put_item(body: StorePut, svc: Svc, user: User) -> Response:
 @router.get("/items")
 async def get_item(
     svc: Svc, user: User, key: str, namespace: str = Query(""), refresh_ttl: bool | None = None
-) -> dict[str, Any]:
+) -> dict[str, Any] | None:
+    """The item, or `null` when there is none (as langgraph-api: the SDKs' `get_item` returns None)."""
     labels = await _authorized(user, "get", {"namespace": [p for p in namespace.split(".") if p], "key": key})
     item = await svc.store.aget(_inner(user, labels), key, refresh_ttl=refresh_ttl)
-    if item is None:
-        raise NotFound(f"item {key!r} not found in namespace {labels}")
-    return _item(user, item)
+    return None if item is None else _item(user, item)
 
 
 @router.delete("/items", status_code=204)

@@ -16,6 +16,7 @@ from orecast.service.schemas import (
     ThreadCreate,
     ThreadSearch,
     ThreadUpdate,
+    selected,
 )
 
 router = APIRouter(prefix="/threads", tags=["threads"], dependencies=[Depends(require_user)])
@@ -33,8 +34,8 @@ async def create(body: ThreadCreate, svc: Svc, user: User) -> dict[str, Any]:
 async def search(body: ThreadSearch, svc: Svc, user: User) -> list[dict[str, Any]]:
     found = [await svc.threads.public(t) for t in await svc.threads.search(user, body.model_dump())]
     if body.values:
-        found = [t for t in found if all(t["values"].get(k) == v for k, v in body.values.items())]
-    return found
+        found = [t for t in found if all((t["values"] or {}).get(k) == v for k, v in body.values.items())]
+    return selected(found, body.select)
 
 
 @router.post("/count")

@@ -54,22 +54,25 @@ class _Messages:
     def __init__(self, modes: list[str]) -> None:
         self.tuples = "messages-tuple" in modes
         self.partial = "messages" in modes
-        self.seen: dict[str, BaseMessageChunk] = {}
+        self.seen: dict[str, Any] = {}
 
     async def emit(self, emit: Emit, suffix: str, chunk: Any, metadata: dict[str, Any]) -> None:
         message, meta = chunk, jsonable(metadata)
         if self.tuples:
             await emit("messages" + suffix, [jsonable(message), meta])
-        # as langgraph-api: the legacy mode follows a model's streamed chunks, accumulated per message
-        if not self.partial or not isinstance(message, BaseMessageChunk):
+        # as langgraph-api: the legacy mode accumulates a model's streamed chunks per message
+        # (`messages/partial`) and sends a whole message once (`messages/complete`)
+        if not self.partial:
             return
         key = message.id or ""
         previous = self.seen.get(key)
         if previous is None:
             await emit("messages/metadata" + suffix, {key: {"metadata": meta}})
+        if not isinstance(message, BaseMessageChunk):
             self.seen[key] = message
-        else:
-            self.seen[key] = previous + message
+            await emit("messages/complete" + suffix, [jsonable(message)])
+            return
+        self.seen[key] = message if previous is None else previous + message
         await emit("messages/partial" + suffix, [jsonable(self.seen[key])])
 
 

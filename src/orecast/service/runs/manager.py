@@ -65,13 +65,17 @@ class RunManager:
 
     # -- starting -----------------------------------------------------------------------------------
 
-    def start(self, run: RunRecord, prepared: RunInput, *, temporary: bool = False) -> RunEvents:
-        """Drive `run` in the background; `temporary` threads (stateless runs) are deleted after."""
+    def start(
+        self, run: RunRecord, prepared: RunInput, *, temporary: bool = False, resumable: bool = False
+    ) -> RunEvents:
+        """Drive `run` in the background; `temporary` threads (stateless runs) are deleted after. The
+        events of a `resumable` run are all written to the database, so that any process can replay
+        them after a `Last-Event-ID` once the run is over."""
         for gone in self.broker.forget_old():  # bounded memory: a run's state goes with its event log
             self._local.pop(gone, None)
         events = self.broker.open(run.run_id)
         task = asyncio.create_task(self._drive(run, prepared, events, temporary))
-        self._local[run.run_id] = _Local(task, events)
+        self._local[run.run_id] = _Local(task, events, shared=0 if resumable else None)
         return events
 
     async def cancel_local(self, run_id: str, action: str) -> None:
@@ -120,7 +124,7 @@ class RunManager:
                     local.cancel_action = action
                 target.cancel()
                 return
-            if shared and local is not None:
+            if local is not None and (shared or local.shared is not None):
                 await self._share(run_id, local)
             if since_beat >= HEARTBEAT_SECONDS:
                 since_beat = 0.0
@@ -141,7 +145,7 @@ class RunManager:
         await events.put("metadata", {"run_id": run.run_id, "attempt": 1})
         status, error = "interrupted", None
         try:
-            if not await self._admitted(run):
+            if run.status != "running" and not await self._admitted(run):  # running: claimed at admission
                 return
             local.claimed = True
             status, error = await self._execute(run, prepared, events, local)
@@ -215,7 +219,8 @@ class RunManager:
         else:
             done = local.shared or 0
             await self.repo.finish(
-                run.run_id, status, error, thread=thread, unshared=(done + 1, local.events.events[done:])
+                run.run_id, status, error, thread=thread, unshared=(done + 1, local.events.events[done:]),
+                share=local.shared is not None,
             )
         if temporary:
             await self.saver.adelete_thread(run.thread_id)

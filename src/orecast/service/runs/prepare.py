@@ -32,14 +32,14 @@ async def start_run(
     temporary = thread_id is None
     thread_id = thread_id or str(uuid.uuid4())
     run_id = str(uuid.uuid4())
-    kwargs = body.model_dump(mode="json", exclude_none=True, exclude={"assistant_id", "metadata"})
+    requested = body.model_dump(mode="json", exclude_none=True, exclude={"assistant_id", "metadata"})
     # what langgraph-api shows the `threads` `create_run` handler; it may add to `metadata`
     value: dict[str, Any] = {
         "thread_id": thread_id, "assistant_id": assistant["assistant_id"], "run_id": run_id,
         "status": "pending", "metadata": dict(body.metadata or {}),
         "prevent_insert_if_inflight": body.multitask_strategy == "reject",
         "multitask_strategy": body.multitask_strategy, "if_not_exists": body.if_not_exists,
-        "after_seconds": body.after_seconds, "kwargs": kwargs,
+        "after_seconds": body.after_seconds, "kwargs": requested,
     }
     existing = None if temporary else await svc.saver.aget_thread(thread_id)
     if existing is None:
@@ -53,7 +53,10 @@ async def start_run(
         info = await svc.threads.check(existing, user, "create_run", value)
     run_metadata = value["metadata"]
     graph_meta = {"graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
-    if any(info.metadata.get(k) != v for k, v in graph_meta.items()):
+    # The run's first checkpoint adds these to a thread's metadata that lacks them (the store seeds
+    # a thread's metadata from the `configurable` values LangGraph copies into checkpoint metadata);
+    # only a thread moving to another graph or assistant needs a write of its own, before the run.
+    if any(k in info.metadata and info.metadata[k] != v for k, v in graph_meta.items()):
         await svc.saver.aupdate_thread(thread_id, metadata=graph_meta)
     if temporary and body.on_completion == "keep":
         temporary = False
@@ -78,9 +81,18 @@ async def start_run(
         if body.checkpoint and body.checkpoint.checkpoint_ns:
             configurable["checkpoint_ns"] = body.checkpoint.checkpoint_ns
         await svc.threads.require_checkpoint(thread_id, {"checkpoint_id": checkpoint_id})
-    config["run_id"] = UUID(run_id)
     config["metadata"] = {**(config.get("metadata") or {}), **run_metadata, "run_id": run_id}
     context = {**(assistant.get("context") or {}), **(body.context or {})} or None
+    command = body.command.model_dump(exclude_none=True) if body.command else None
+    # the run's `kwargs` as langgraph-api shows them
+    kwargs = {
+        "input": body.input, "command": command, "config": config, "context": context or {},
+        "stream_mode": body.modes(), "interrupt_before": body.interrupt_before,
+        "interrupt_after": body.interrupt_after, "webhook": body.webhook, "feedback_keys": None,
+        "temporary": temporary, "subgraphs": body.stream_subgraphs, "resumable": body.stream_resumable,
+        "checkpoint_during": body.durability != "exit", "durability": body.durability or "async",
+    }
+    config = {**config, "run_id": UUID(run_id)}
 
     run, _cancelled = await svc.repo.admit(
         run_id=run_id,
@@ -98,14 +110,14 @@ async def start_run(
         config=config,
         context=context,
         input=body.input,
-        command=body.command.model_dump(exclude_none=True) if body.command else None,
+        command=command,
         stream_modes=body.modes(),
         subgraphs=body.stream_subgraphs,
         interrupt_before=body.interrupt_before,
         interrupt_after=body.interrupt_after,
         durability=body.durability,
     )
-    svc.runs.start(run, prepared, temporary=temporary)
+    svc.runs.start(run, prepared, temporary=temporary, resumable=body.stream_resumable)
     return run, temporary
 
 

@@ -5,7 +5,7 @@ A `…_MYSQL` constant is the MySQL form of the statement of the same name."""
 RUN_COLUMNS = """run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, owner,
     cancel_action, cancel_reason, error, created_at, updated_at"""
 INSERT_RUN = f"""INSERT INTO service_runs ({RUN_COLUMNS}, heartbeat_at)
-VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?)"""
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?)"""
 SELECT_RUN = f"SELECT {RUN_COLUMNS}, shared_stream FROM service_runs WHERE run_id = ?"
 SELECT_ACTIVE_RUNS = """SELECT run_id, status FROM service_runs
 WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY created_at, run_id"""
@@ -30,9 +30,6 @@ WHERE run_id = ? AND status = 'pending' AND cancel_action IS NULL AND NOT EXISTS
     WHERE r.thread_id = ? AND r.status = 'pending'
       AND (r.created_at < ? OR (r.created_at = ? AND r.run_id < ?))
 )"""
-# The claim's own transaction marks the thread busy in the checkpoint store's threads table (status
-# only: `updated_at` follows the state, which the run's checkpoints and its end move).
-MARK_THREAD_BUSY = "UPDATE threads SET status = 'busy' WHERE thread_id = ?"
 # A pending or running run whose process stopped beating its heart would block the thread forever.
 EXPIRE_DEAD_RUNS = """UPDATE service_runs SET status = 'error', error = 'the process driving it stopped',
     updated_at = ? WHERE thread_id = ? AND status IN ('pending', 'running') AND heartbeat_at < ?"""
@@ -63,7 +60,6 @@ WHERE run_id = ? AND status IN ('pending', 'running') FOR UPDATE"""
 FINISH_RUN_MYSQL = """UPDATE service_runs SET status = ?, error = ?, updated_at = ?, heartbeat_at = NULL
 WHERE run_id = ?"""
 # The run's end and its thread's status (in the checkpoint store's threads table) in one transaction.
-SET_THREAD_STATUS = "UPDATE threads SET status = ?, updated_at = ? WHERE thread_id = ?"
 DELETE_RUN = "DELETE FROM service_runs WHERE run_id = ?"
 DELETE_THREAD_RUNS = "DELETE FROM service_runs WHERE thread_id = ?"
 SELECT_RUN_IDS = "SELECT run_id, thread_id FROM service_runs WHERE {where}"

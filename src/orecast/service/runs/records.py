@@ -5,14 +5,23 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
+from orecast.checkpoint import ThreadStatus
 from orecast.service.db import Db
 from orecast.service.db.connection import Tx, now_iso
 from orecast.service.errors import Conflict, NotFound
 from orecast.service.runs import queries as q
 
 ACTIVE = ("pending", "running")
+
+
+class ThreadStatusStatement(Protocol):
+    def __call__(
+        self, thread_id: str, status: ThreadStatus, *, touch: bool = True
+    ) -> tuple[str, tuple[Any, ...]]: ...
+
+
 TERMINAL = ("success", "error", "interrupted", "timeout")
 
 
@@ -60,8 +69,10 @@ class RunRecord:
 class RunRepo:
     """The runs table; every decision about who runs when is one transaction here."""
 
-    def __init__(self, db: Db) -> None:
+    def __init__(self, db: Db, thread_status: ThreadStatusStatement) -> None:
         self.db = db
+        # the checkpoint store's statement for its threads' status (its table, its timestamps)
+        self.thread_status = thread_status
 
     async def admit(
         self,
@@ -74,10 +85,12 @@ class RunRepo:
         strategy: str,
         owner: str | None,
     ) -> tuple[RunRecord, list[str]]:
-        """Insert a pending run under `strategy`; return it and the runs it asks to cancel.
+        """Insert a run under `strategy`; return it and the runs it asks to cancel.
 
         `reject` raises Conflict while the thread has a pending or running run; `interrupt` and
         `rollback` mark those runs for cancellation (their executors see it); `enqueue` just queues.
+        On a thread with no pending or running run the run is inserted already claimed (`running`, its
+        thread `busy`): the claim costs no transaction of its own. Otherwise it is `pending`.
         """
         now = now_iso()
         async with self.db.transaction(thread_id) as tx:
@@ -98,12 +111,14 @@ class RunRepo:
                         await tx.execute(q.REQUEST_CANCEL, (strategy, reason, now, other_id))
                     cancelled.append(other_id)
             kwargs_json = json.dumps(kwargs, ensure_ascii=False, default=str)
+            status = "pending" if active else "running"
             await tx.execute(
                 q.INSERT_RUN,
                 (
                     run_id,
                     thread_id,
                     assistant_id,
+                    status,
                     json.dumps(metadata, ensure_ascii=False),
                     kwargs_json,
                     strategy,
@@ -113,15 +128,18 @@ class RunRepo:
                     now,
                 ),
             )
+            if not active:
+                await tx.execute(*self.thread_status(thread_id, "busy", touch=False))
         run = RunRecord(
-            run_id, thread_id, assistant_id, "pending", metadata, json.loads(kwargs_json), strategy, owner,
+            run_id, thread_id, assistant_id, status, metadata, json.loads(kwargs_json), strategy, owner,
             None, None, None, now, now,
         )
         return run, cancelled
 
     async def claim(self, run: RunRecord, stale_after: float) -> bool:
         """Make `run` the thread's running run if it is next in line and the thread is free; the
-        thread's status becomes `busy` in the same transaction."""
+        thread's status becomes `busy` in the same transaction (status only: `updated_at` follows the
+        state, which the run's checkpoints and its end move)."""
         now = datetime.now(UTC)
         stale = (now - timedelta(seconds=stale_after)).isoformat()
         claim = (
@@ -140,7 +158,7 @@ class RunRepo:
                     return False
                 raise
             if changed == 1:
-                await tx.execute(q.MARK_THREAD_BUSY, (run.thread_id,))
+                await tx.execute(*self.thread_status(run.thread_id, "busy", touch=False))
         return changed == 1
 
     async def get(self, run_id: str) -> RunRecord | None:
@@ -207,11 +225,12 @@ class RunRepo:
         *,
         thread: tuple[str, str] | None = None,
         unshared: tuple[int, list[tuple[str, Any]]] = (1, []),
+        share: bool = False,
     ) -> bool:
         """Record the end of a run not already over (False if it was, or is gone). In the same
         transaction: with `thread` = (thread id, status) set that thread's status, and if a client of
-        another process follows the run, write its `unshared` events (first sequence number, events),
-        so they are all there when the row says the run is over."""
+        another process follows the run (or `share`: its events are kept), write its `unshared` events
+        (first sequence number, events), so they are all there when the row says the run is over."""
         async with self.db.transaction() as tx:
             if self.db.dialect == "mysql":
                 rows = await tx.fetchall(q.LOCK_UNFINISHED_RUN, (run_id,))
@@ -221,23 +240,18 @@ class RunRepo:
                 rows = await tx.fetchall(q.FINISH_RUN, (status, error, now_iso(), run_id))
             if not rows:
                 return False
-            if rows[0][0]:
+            if rows[0][0] or share:
                 await self._add_events(tx, run_id, *unshared)
             if thread is not None:
                 await self._thread_status(tx, *thread)
         return True
 
-    async def set_thread_status(self, thread_id: str, status: str) -> None:
+    async def set_thread_status(self, thread_id: str, status: ThreadStatus) -> None:
         async with self.db.transaction() as tx:
             await self._thread_status(tx, thread_id, status)
 
-    async def _thread_status(self, tx: Tx, thread_id: str, status: str) -> None:
-        now = datetime.now(UTC)
-        # the checkpoint store's own timestamp forms: TIMESTAMPTZ, DATETIME in UTC, or SQLite text that sorts
-        stamp: Any = {"postgres": now, "mysql": now.replace(tzinfo=None)}.get(
-            self.db.dialect, now.strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
-        )
-        await tx.execute(q.SET_THREAD_STATUS, (status, stamp, thread_id))
+    async def _thread_status(self, tx: Tx, thread_id: str, status: ThreadStatus) -> None:
+        await tx.execute(*self.thread_status(thread_id, status))
 
     async def delete(self, run_id: str) -> None:
         async with self.db.transaction() as tx:

@@ -1,0 +1,24 @@
+"""`thread_status_statement`: the statement another component runs, in its own transaction on the
+store's database, to set a thread's status (the service marks a thread busy when it admits a run)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.checkpoint.conftest import dialect_of, raw_sql
+
+
+async def test_the_statement_sets_the_status_the_store_reports(saver, store_url: str) -> None:
+    await saver.aupdate_thread("t-status", metadata={"k": "v"}, status="idle")
+    before = await saver.aget_thread("t-status")
+    for status, touch in (("busy", False), ("interrupted", True)):
+        sql, params = saver.thread_status_statement("t-status", status, touch=touch)
+        if dialect_of(store_url) == "postgresql":
+            sql = sql.replace("?", "%s")  # `?` placeholders: the caller adapts them, as the service does
+        raw_sql(store_url, sql, params)
+        after = await saver.aget_thread("t-status")
+        assert after.status == status and after.metadata == {"k": "v"}
+        assert (after.updated_at > before.updated_at) is touch, "only `touch` moves updated_at"
+        before = after
+    with pytest.raises(ValueError):
+        saver.thread_status_statement("t-status", "sleepy")
