@@ -1,0 +1,91 @@
+"""`/reports/{thread_id}`: the Markdown reports `export_report` wrote for a thread, to download.
+
+A file is handed out only when all of these hold: the caller may read the thread (404 otherwise, as
+for every thread resource); the thread's own tool-call audit (every branch) has a finished
+`export_report` call whose result names this file; the file is a direct child of the analyst's
+reports folder; and its header names this thread. So a name cannot walk out of the folder, and one
+thread cannot fetch another's report: not with a fake tool result planted by a state update, and not
+after another thread's export overwrote a file of the same name.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import FileResponse
+
+from orecast.agent.reports import REPORT_TOOL
+from orecast.agent.settings import AgentSettings
+from orecast.service.auth import User, require_user
+from orecast.service.context import Services, Svc
+from orecast.service.errors import NotFound
+
+_HEAD_BYTES = 4096
+
+router = APIRouter(prefix="/reports", tags=["reports"], dependencies=[Depends(require_user)])
+
+
+def reports_dir(svc: Services) -> Path:
+    """Where the analyst writes reports: the same settings `build_agent` got (`ORECAST_REPORTS_DIR`)."""
+    return AgentSettings.from_env(model=svc.settings.model).reports_dir.resolve()
+
+
+def _result(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return value if isinstance(value, dict) and isinstance(value.get("report"), str) else None
+
+
+def _written_for(path: Path, thread_id: str) -> bool:
+    """`render` puts the thread id in the report's first lines."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(_HEAD_BYTES)
+    except OSError:
+        return False
+    return f"thread `{thread_id}`".encode() in head
+
+
+async def thread_reports(svc: Services, thread_id: str, user: Any) -> list[dict[str, Any]]:
+    """The reports of the thread that still exist in the reports folder, oldest first, by name."""
+    await svc.threads.info(thread_id, user)
+    root = reports_dir(svc)
+    found: dict[str, dict[str, Any]] = {}
+    for call in await svc.saver.atool_calls(thread_id):
+        result = _result(call.result) if call.tool == REPORT_TOOL and call.status == "success" else None
+        if result is None:
+            continue
+        path = Path(result["report"]).resolve()
+        if path.parent != root or not _written_for(path, thread_id):
+            continue
+        found[path.name] = {
+            "name": path.name,
+            "title": result.get("title"),
+            "bytes": path.stat().st_size,
+            "url": f"/reports/{thread_id}/{path.name}",
+        }
+    return list(found.values())
+
+
+@router.get("/{thread_id}")
+async def list_reports(thread_id: str, svc: Svc, user: User) -> list[dict[str, Any]]:
+    return await thread_reports(svc, thread_id, user)
+
+
+@router.get("/{thread_id}/{name}")
+async def download(thread_id: str, name: str, svc: Svc, user: User) -> FileResponse:
+    for report in await thread_reports(svc, thread_id, user):
+        if report["name"] == name:
+            return FileResponse(
+                reports_dir(svc) / name,
+                media_type="text/markdown; charset=utf-8",
+                filename=name,
+                headers={"Cache-Control": "no-store"},
+            )
+    raise NotFound(f"thread {thread_id} has no report {name!r}")
