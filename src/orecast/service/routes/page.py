@@ -24,7 +24,7 @@ PACKAGE_STATIC = Path(__file__).resolve().parent.parent / "static"
 
 # First path segments that belong to the API (ours and the Agent Server's), never to the page.
 API_PREFIXES = frozenset({
-    "assistants", "threads", "runs", "store", "crons", "agent", "reports", "ok", "health", "info",
+    "assistants", "threads", "runs", "store", "crons", "agent", "ok", "health", "info",
     "docs", "redoc", "openapi.json", "mcp", "a2a",
 })
 IMMUTABLE = "public, max-age=31536000, immutable"

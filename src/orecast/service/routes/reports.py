@@ -1,4 +1,4 @@
-"""`/reports/{thread_id}`: the Markdown reports `export_report` wrote for a thread, to download.
+"""`/threads/{thread_id}/reports[/{name}]`: the Markdown reports `export_report` wrote for a thread.
 
 A file is handed out only when all of these hold: the caller may read the thread (404 otherwise, as
 for every thread resource); the thread's own tool-call audit (every branch) has a finished
@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import FileResponse
@@ -25,7 +26,7 @@ from orecast.service.errors import NotFound
 
 _HEAD_BYTES = 4096
 
-router = APIRouter(prefix="/reports", tags=["reports"], dependencies=[Depends(require_user)])
+router = APIRouter(prefix="/threads", tags=["reports"], dependencies=[Depends(require_user)])
 
 
 def reports_dir(svc: Services) -> Path:
@@ -68,17 +69,17 @@ async def thread_reports(svc: Services, thread_id: str, user: Any) -> list[dict[
             "name": path.name,
             "title": result.get("title"),
             "bytes": path.stat().st_size,
-            "url": f"/reports/{thread_id}/{path.name}",
+            "url": f"/threads/{quote(thread_id)}/reports/{quote(path.name)}",
         }
     return list(found.values())
 
 
-@router.get("/{thread_id}")
+@router.get("/{thread_id}/reports")
 async def list_reports(thread_id: str, svc: Svc, user: User) -> list[dict[str, Any]]:
     return await thread_reports(svc, thread_id, user)
 
 
-@router.get("/{thread_id}/{name}")
+@router.get("/{thread_id}/reports/{name}")
 async def download(thread_id: str, name: str, svc: Svc, user: User) -> FileResponse:
     for report in await thread_reports(svc, thread_id, user):
         if report["name"] == name:
