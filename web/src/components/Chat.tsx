@@ -1,0 +1,253 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import type { Client, Message, ThreadState } from "@langchain/langgraph-sdk";
+import { useStream } from "@langchain/langgraph-sdk/react";
+import { ASSISTANT_ID, errorText, saveBlob } from "../api";
+import { useI18n } from "../i18n";
+import { pendingApproval } from "../lib/approval";
+import { exportName, toJson, toMarkdown } from "../lib/exportConversation";
+import { groupTurns, type MessageLike } from "../lib/turns";
+import type { ToolRun } from "../lib/tools";
+import { Approval } from "./Approval";
+import { Composer } from "./Composer";
+import { HistoryPanel } from "./HistoryPanel";
+import { AssistantTurn, HumanTurn } from "./Turns";
+
+type State = { messages: Message[] };
+type Input = { messages: { type: "human"; content: string }[] };
+
+interface Props {
+  client: Client;
+  threadId: string | null;
+  title: string;
+  dark: boolean;
+  historyOpen: boolean;
+  onCloseHistory: () => void;
+  onThreadId: (id: string) => void;
+  onChanged: () => void;
+}
+
+const HISTORY_LIMIT = 500;
+
+/** The conversation: one `useStream` owns the thread's messages, runs, branches and interrupts. */
+export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistory, onThreadId, onChanged }: Props) {
+  const { t } = useI18n();
+  const stream = useStream<State>({
+    client,
+    assistantId: ASSISTANT_ID,
+    threadId,
+    onThreadId,
+    reconnectOnMount: true,
+    fetchStateHistory: { limit: HISTORY_LIMIT },
+    onFinish: () => onChanged(),
+  });
+  const [forkFrom, setForkFrom] = useState<ThreadState<State> | null>(null);
+  const lastInput = useRef<{ input: Input | null; checkpoint?: ThreadState<State>["checkpoint"] } | null>(null);
+  const timings = useRef(new Map<string, { start: number; end?: number }>());
+  const listEnd = useRef<HTMLDivElement>(null);
+
+  useEffect(() => setForkFrom(null), [threadId]);
+
+  const messages = (forkFrom ? forkFrom.values.messages ?? [] : stream.messages) as unknown as MessageLike[];
+  const turns = useMemo(() => groupTurns(messages), [messages]);
+  const busy = stream.isLoading;
+
+  // Live tool durations: a call first seen while streaming starts its clock; its result stops it.
+  useEffect(() => {
+    const now = performance.now();
+    for (const m of messages) {
+      if (m.type === "ai" && busy) {
+        for (const call of m.tool_calls ?? []) {
+          if (call.id && !timings.current.has(call.id) && !messages.some((r) => r.tool_call_id === call.id)) {
+            timings.current.set(call.id, { start: now });
+          }
+        }
+      }
+      if (m.type === "tool" && m.tool_call_id) {
+        const timing = timings.current.get(m.tool_call_id);
+        if (timing && timing.end === undefined) timing.end = now;
+      }
+    }
+  }, [messages, busy]);
+
+  useEffect(() => {
+    listEnd.current?.scrollIntoView({ block: "end" });
+  }, [messages.length, stream.interrupt]);
+
+  const metaOf = (m: MessageLike, index?: number) =>
+    forkFrom ? undefined : stream.getMessagesMetadata(m as unknown as Message, index);
+
+  // After a reload, a duration is read from the checkpoints: the call's first checkpoint to its result's.
+  const durationOf = (run: ToolRun, ai: MessageLike): number | null => {
+    const live = run.call.id ? timings.current.get(run.call.id) : undefined;
+    if (live?.end !== undefined) return live.end - live.start;
+    if (!run.result) return null;
+    const from = metaOf(ai)?.firstSeenState?.created_at;
+    const to = metaOf(run.result as unknown as MessageLike)?.firstSeenState?.created_at;
+    return from && to ? Date.parse(to) - Date.parse(from) : null;
+  };
+
+  const send = useCallback(
+    (text: string, checkpoint?: ThreadState<State>["checkpoint"]) => {
+      const input: Input = { messages: [{ type: "human", content: text }] };
+      lastInput.current = { input, checkpoint };
+      setForkFrom(null);
+      void stream.submit(input, {
+        checkpoint: checkpoint ?? undefined,
+        metadata: threadId ? undefined : { title: text.slice(0, 80) },
+        optimisticValues: checkpoint
+          ? undefined
+          : (prev) => ({ ...prev, messages: [...((prev.messages as Message[] | undefined) ?? []), { type: "human", content: text }] }),
+        onError: () => onChanged(),
+      });
+      if (!threadId) setTimeout(onChanged, 600);
+    },
+    [stream, threadId, onChanged],
+  );
+
+  const rerun = (checkpoint: ThreadState<State>["checkpoint"] | null | undefined) => {
+    lastInput.current = { input: null, checkpoint: checkpoint ?? undefined };
+    void stream.submit(null, { checkpoint: checkpoint ?? undefined });
+  };
+
+  const retry = () => {
+    const last = lastInput.current;
+    const head = stream.history?.[0];
+    // A run that failed half-way left its next step in the head checkpoint: run that step again.
+    if (head && head.next.length > 0 && !stream.interrupt) rerun(head.checkpoint);
+    else if (last?.input) send(last.input.messages[0].content, last.checkpoint);
+    else if (last) rerun(last.checkpoint);
+  };
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape" && stream.isLoading) void stream.stop();
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [stream]);
+
+  const pending = forkFrom ? null : pendingApproval(stream.interrupts ?? []);
+  const exportAs = (kind: "md" | "json") => {
+    const when = new Date();
+    const id = threadId ?? "new";
+    const body = kind === "md" ? toMarkdown(title, id, messages, when) : toJson(title, id, messages, when);
+    saveBlob(new Blob([body], { type: kind === "md" ? "text/markdown" : "application/json" }), exportName(title, kind));
+  };
+
+  return (
+    <div className="chat-wrap">
+      <main className="chat" aria-busy={busy}>
+        <div className="chat-bar">
+          <h1 className="chat-title" data-testid="chat-title">{title || t("newConversation")}</h1>
+          {messages.length > 0 && (
+            <div className="row">
+              <button type="button" className="btn small" onClick={() => exportAs("md")} data-testid="export-md">{t("exportMd")}</button>
+              <button type="button" className="btn small" onClick={() => exportAs("json")} data-testid="export-json">{t("exportJson")}</button>
+            </div>
+          )}
+        </div>
+        <div className="messages" data-testid="message-list" role="log" aria-live="polite">
+          {stream.isThreadLoading && messages.length === 0 && <p className="muted">{t("loading")}</p>}
+          {!stream.isThreadLoading && messages.length === 0 && <Welcome onPick={(q) => send(q)} />}
+          {turns.map((turn, i) => {
+            if (turn.kind === "human") {
+              const meta = metaOf(turn.message, turn.index);
+              const parent = meta?.firstSeenState?.parent_checkpoint;
+              return (
+                <HumanTurn
+                  key={turn.message.id ?? `h${i}`}
+                  message={turn.message}
+                  branch={{ branch: meta?.branch, options: meta?.branchOptions }}
+                  busy={busy}
+                  onEdit={parent ? (text) => send(text, parent) : null}
+                  onBranch={stream.setBranch}
+                />
+              );
+            }
+            const first = turn.messages[0];
+            const meta = first ? metaOf(first, turn.index) : undefined;
+            const parent = meta?.firstSeenState?.parent_checkpoint;
+            const live = busy && i === turns.length - 1;
+            return (
+              <AssistantTurn
+                key={first?.id ?? `a${i}`}
+                messages={turn.messages}
+                results={turn.results}
+                branch={{ branch: meta?.branch, options: meta?.branchOptions }}
+                streaming={live}
+                busy={busy}
+                dark={dark}
+                threadId={threadId}
+                durationOf={durationOf}
+                onRegenerate={parent && !busy ? () => rerun(parent) : null}
+                onBranch={stream.setBranch}
+              />
+            );
+          })}
+          {busy && turns[turns.length - 1]?.kind === "human" && (
+            <div className="msg ai" data-testid="thinking"><p className="muted thinking">{t("thinking")}</p></div>
+          )}
+          {pending && !busy && (
+            <Approval
+              key={JSON.stringify(pending.actions)}
+              pending={pending}
+              busy={busy}
+              onResume={(resume) => {
+                lastInput.current = null;
+                void stream.submit(null, { command: { resume } });
+              }}
+            />
+          )}
+          {stream.error != null && !busy && (
+            <div className="error-box" role="alert" data-testid="run-error">
+              <strong>{t("errorTitle")}</strong>
+              <span>{errorText(stream.error)}</span>
+              <button type="button" className="btn small" onClick={retry} data-testid="retry-button">{t("retry")}</button>
+            </div>
+          )}
+          <div ref={listEnd} />
+        </div>
+        {forkFrom && (
+          <div className="fork-banner" data-testid="fork-banner">
+            <span>
+              {t("branchFromHere")}: {t("step")} {String(forkFrom.metadata?.step ?? "?")} ·{" "}
+              {forkFrom.created_at ? new Date(forkFrom.created_at).toLocaleString() : ""}
+            </span>
+            <button type="button" className="btn small" onClick={() => setForkFrom(null)} data-testid="fork-cancel">{t("cancel")}</button>
+          </div>
+        )}
+        <Composer
+          busy={busy}
+          onSend={(text) => send(text, forkFrom?.checkpoint)}
+          onStop={() => void stream.stop()}
+        />
+      </main>
+      {historyOpen && threadId && (
+        <HistoryPanel
+          client={client}
+          threadId={threadId}
+          refreshKey={`${busy}-${stream.messages.length}`}
+          onClose={onCloseHistory}
+          onBranch={(state) => setForkFrom(state as ThreadState<State>)}
+        />
+      )}
+    </div>
+  );
+}
+
+function Welcome({ onPick }: { onPick: (q: string) => void }) {
+  const { t } = useI18n();
+  return (
+    <div className="welcome" data-testid="welcome">
+      <h2>{t("welcome")}</h2>
+      <p className="muted">{t("suggestions")}</p>
+      <div className="suggestions">
+        {(["s1", "s2", "s3"] as const).map((k) => (
+          <button key={k} type="button" className="btn" onClick={() => onPick(t(k))} data-testid="suggestion">
+            {t(k)}
+          </button>
+        ))}
+      </div>
+    </div>
+  );
+}

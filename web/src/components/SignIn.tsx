@@ -1,0 +1,38 @@
+import { useState } from "react";
+import { probeAccess } from "../api";
+import { useI18n } from "../i18n";
+
+/** Asks for the API key when the service has keys on; the caller keeps it in sessionStorage. */
+export function SignIn({ onKey }: { onKey: (key: string) => void }) {
+  const { t } = useI18n();
+  const [key, setKey] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  return (
+    <div className="signin-wrap">
+      <form
+        className="signin"
+        data-testid="signin"
+        aria-label={t("signInTitle")}
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setBusy(true);
+          const access = await probeAccess(key.trim());
+          setBusy(false);
+          if (access === "ok") onKey(key.trim());
+          else setError(access === "needs-key" ? t("badKey") : t("errorTitle"));
+        }}
+      >
+        <h1>orecast</h1>
+        <h2>{t("signInTitle")}</h2>
+        <p className="muted">{t("signInText")}</p>
+        <label>
+          {t("apiKey")}
+          <input type="password" autoComplete="current-password" value={key} onChange={(e) => setKey(e.target.value)} data-testid="signin-key" autoFocus />
+        </label>
+        {error && <p className="error-text" role="alert" data-testid="signin-error">{error}</p>}
+        <button type="submit" className="btn primary" disabled={!key.trim() || busy} data-testid="signin-submit">{t("signIn")}</button>
+      </form>
+    </div>
+  );
+}
