@@ -45,7 +45,63 @@ def browser() -> Iterator[Any]:
     if not (PACKAGE_STATIC / "index.html").is_file():
         pytest.skip("the web page is not built (make web)")
     sync_api = pytest.importorskip("playwright.sync_api")
+    sync_api.expect.set_options(timeout=TIMEOUT_MS)
     with sync_api.sync_playwright() as pw:
         launched = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield launched
         launched.close()
+
+
+@pytest.fixture(scope="session")
+def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The same service with API keys on (alice, bob)."""
+    running = Server.start(web_settings(tmp_path_factory.mktemp("keyed"), api_keys=KEYS))
+    yield running
+    running.stop()
+
+
+KEYS = "alice:alice-key,bob:bob-key"
+TIMEOUT_MS = 30_000  # one answer of the offline analyst, on a loaded 2-core machine
+
+
+@pytest.fixture
+def open_page(browser: Any) -> Iterator[Any]:
+    """`open_page(server, locale="en-US", **context options)`: a fresh browser context (its own
+    session and local storage) on the page; closed after the test."""
+    contexts: list[Any] = []
+
+    def opener(server: Server, locale: str = "en-US", path: str = "/", **options: Any) -> Any:
+        context = browser.new_context(
+            locale=locale, viewport=options.pop("viewport", {"width": 1280, "height": 800}),
+            accept_downloads=True, **options,
+        )
+        context.set_default_timeout(TIMEOUT_MS)
+        contexts.append(context)
+        page = context.new_page()
+        page.goto(server.url + path)
+        return page
+
+    yield opener
+    for context in contexts:
+        context.close()
+
+
+def ask(page: Any, question: str) -> None:
+    """Type a question and send it with Enter; wait until the answer is complete."""
+    page.get_by_test_id("composer-input").fill(question)
+    page.get_by_test_id("composer-input").press("Enter")
+    wait_idle(page)
+
+
+def wait_idle(page: Any) -> None:
+    """The run has ended: the Send button is back (the Stop button is shown while it runs)."""
+    page.get_by_test_id("send-button").wait_for()
+
+
+def messages(page: Any, role: str) -> Any:
+    return page.locator(f'[data-testid="message"][data-role="{role}"]')
+
+
+def questions(page: Any) -> Any:
+    """The text of the user's questions on screen."""
+    return messages(page, "human").locator(".bubble")

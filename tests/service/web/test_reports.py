@@ -5,26 +5,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
 import httpx
-import pytest
 
 from tests.service.conftest import Server, say
-from tests.service.web.conftest import web_settings
 
 APPROVE = {"resume": {"decisions": [{"type": "approve"}]}}
-KEYS = "alice:alice-key,bob:bob-key"
-
-
-@pytest.fixture(scope="module")
-def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    running = Server.start(web_settings(tmp_path_factory.mktemp("keyed"), api_keys=KEYS))
-    yield running
-    running.stop()
-
 
 async def exported(server: Server, key: str | None = None) -> tuple[str, dict[str, object]]:
     """A thread with one answered question and an approved report; its report's entry."""
@@ -42,21 +30,21 @@ async def exported(server: Server, key: str | None = None) -> tuple[str, dict[st
     return tid, report
 
 
-async def test_approved_report_downloads(keyed: Server) -> None:
-    tid, report = await exported(keyed, "alice-key")
+async def test_approved_report_downloads(keyed_server: Server) -> None:
+    tid, report = await exported(keyed_server, "alice-key")
     assert report["url"] == f"/threads/{tid}/reports/{quote(str(report['name']))}"
     assert str(report["name"]).endswith(".md") and report["title"]
-    got = httpx.get(keyed.url + str(report["url"]), headers={"x-api-key": "alice-key"})
+    got = httpx.get(keyed_server.url + str(report["url"]), headers={"x-api-key": "alice-key"})
     assert got.status_code == 200
     assert got.headers["content-type"] == "text/markdown; charset=utf-8"
     assert got.headers["content-disposition"].startswith("attachment;")
     assert f"thread `{tid}`" in got.text and got.text.startswith(f"# {report['title']}")
     assert int(got.headers["content-length"]) == report["bytes"]
     # another user, no key, a wrong key: the same answers as for a thread that does not exist
-    assert httpx.get(keyed.url + str(report["url"]), headers={"x-api-key": "bob-key"}).status_code == 404
-    assert httpx.get(f"{keyed.url}/threads/{tid}/reports", headers={"x-api-key": "bob-key"}).status_code == 404
-    assert httpx.get(keyed.url + str(report["url"])).status_code == 401
-    assert httpx.get(keyed.url + str(report["url"]), headers={"x-api-key": "nope"}).status_code == 401
+    assert httpx.get(keyed_server.url + str(report["url"]), headers={"x-api-key": "bob-key"}).status_code == 404
+    assert httpx.get(f"{keyed_server.url}/threads/{tid}/reports", headers={"x-api-key": "bob-key"}).status_code == 404
+    assert httpx.get(keyed_server.url + str(report["url"])).status_code == 401
+    assert httpx.get(keyed_server.url + str(report["url"]), headers={"x-api-key": "nope"}).status_code == 401
 
 
 async def test_names_cannot_leave_the_thread_or_the_folder(web_server: Server, tmp_path: Path) -> None:
