@@ -7,6 +7,8 @@ Debian package when it can); without it, or without the committed page, the brow
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -96,6 +98,13 @@ def ask(page: Any, question: str) -> None:
 def wait_idle(page: Any) -> None:
     """The run has ended: the Send button is back (the Stop button is shown while it runs)."""
     page.get_by_test_id("send-button").wait_for()
+
+
+def thread_id_of(page: Any) -> str:
+    """The open conversation's id, from the page's address (`#/thread/<id>`)."""
+    match = re.search(r"#/thread/([\w-]+)$", page.url)
+    assert match, page.url
+    return match.group(1)
 
 
 def messages(page: Any, role: str) -> Any:

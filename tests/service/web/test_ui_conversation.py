@@ -3,22 +3,15 @@ both languages. Against the session's real `orecast serve`-equivalent server (of
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.service.conftest import Server
-from tests.service.web.conftest import ask, messages, questions
+from tests.service.web.conftest import ask, messages, questions, thread_id_of
 
 pytestmark = pytest.mark.slow
-
-
-def thread_id_of(page: Any) -> str:
-    match = re.search(r"#/thread/([\w-]+)$", page.url)
-    assert match, page.url
-    return match.group(1)
 
 
 def test_conversation_with_a_chart(open_page: Any, web_server: Server) -> None:
