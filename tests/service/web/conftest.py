@@ -8,7 +8,6 @@ Debian package when it can); without it, or without the committed page, the brow
 from __future__ import annotations
 
 import re
-
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,8 +39,11 @@ def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     running.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Per module, not per session: Playwright's sync API keeps an event loop running in this thread
+    while it is open, and pytest-asyncio's tests cannot run under it; modules with a browser hold
+    only sync tests, and the loop is gone before the next module."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is not installed (Debian package chromium)")
     if not (PACKAGE_STATIC / "index.html").is_file():
