@@ -13,8 +13,8 @@ from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-SECONDS = 6.0
-STEPS = 12
+SECONDS = 4.0
+STEPS = 10
 
 
 class State(TypedDict, total=False):
