@@ -16,7 +16,7 @@ from typing import Any
 from playwright.sync_api import sync_playwright
 
 from tests.service.conftest import Server
-from tests.service.web.conftest import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, ask, web_settings
+from tests.service.web.conftest import CHROMIUM, CHROMIUM_ARGS, ask, web_settings
 
 OUT = Path(__file__).resolve().parents[3] / "docs" / "img"
 DESKTOP = {"width": 1280, "height": 800}
@@ -41,7 +41,7 @@ def main() -> None:
 
                 def page_for(locale: str, viewport: dict[str, int], **options: Any) -> Any:
                     context = browser.new_context(locale=locale, viewport=viewport, **options)
-                    context.set_default_timeout(TIMEOUT_MS)
+                    context.set_default_timeout(120_000)  # a first forecast fits its models (no cache yet)
                     page = context.new_page()
                     page.goto(server.url + "/")
                     return page
