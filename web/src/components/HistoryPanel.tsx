@@ -3,6 +3,7 @@ import type { Client, ThreadState } from "@langchain/langgraph-sdk";
 import { errorText, textOf } from "../api";
 import { useI18n } from "../i18n";
 import { indexById, writerOf } from "../lib/history";
+import { Icon } from "./Icon";
 
 interface Props {
   client: Client;
@@ -40,7 +41,7 @@ export function HistoryPanel({ client, threadId, refreshKey, onClose, onBranch }
     <aside className="history" data-testid="history-panel" aria-label={t("historyTitle")}>
       <div className="panel-head">
         <h2>{t("historyTitle")}</h2>
-        <button type="button" className="icon" aria-label={t("close")} onClick={onClose} data-testid="history-close">✕</button>
+        <button type="button" className="icon" aria-label={t("close")} onClick={onClose} data-testid="history-close"><Icon name="close" /></button>
       </div>
       {error && <p className="error-text" role="alert">{error}</p>}
       {states && states.length === 0 && <p className="muted">{t("noHistory")}</p>}

@@ -11,7 +11,7 @@ const escapeHtml = (s: string): string =>
 
 const marked = new Marked({
   gfm: true,
-  breaks: false,
+  breaks: true,
   renderer: {
     html: (token) => escapeHtml(token.text),
   },
