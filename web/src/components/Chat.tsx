@@ -41,6 +41,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
     onFinish: () => onChanged(),
   });
   const [forkFrom, setForkFrom] = useState<ThreadState<State> | null>(null);
+  const [stopped, setStopped] = useState(false);
   const lastInput = useRef<{ input: Input | null; checkpoint?: ThreadState<State>["checkpoint"] } | null>(null);
   const timings = useRef(new Map<string, { start: number; end?: number }>());
   const listEnd = useRef<HTMLDivElement>(null);
@@ -91,6 +92,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
       const input: Input = { messages: [{ type: "human", content: text }] };
       lastInput.current = { input, checkpoint };
       setForkFrom(null);
+      setStopped(false);
       void stream.submit(input, {
         checkpoint: checkpoint ?? undefined,
         metadata: threadId ? undefined : { title: text.slice(0, 80) },
@@ -106,6 +108,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
 
   const rerun = (checkpoint: ThreadState<State>["checkpoint"] | null | undefined) => {
     lastInput.current = { input: null, checkpoint: checkpoint ?? undefined };
+    setStopped(false);
     void stream.submit(null, { checkpoint: checkpoint ?? undefined });
   };
 
@@ -118,9 +121,14 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
     else if (last) rerun(last.checkpoint);
   };
 
+  const stop = () => {
+    setStopped(true);
+    void stream.stop();
+  };
+
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === "Escape" && stream.isLoading) void stream.stop();
+      if (e.key === "Escape" && stream.isLoading) stop();
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
@@ -198,6 +206,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
               }}
             />
           )}
+          {stopped && !busy && <p className="muted small stopped" data-testid="stopped-note">{t("stopped")}</p>}
           {stream.error != null && !busy && (
             <div className="error-box" role="alert" data-testid="run-error">
               <strong>{t("errorTitle")}</strong>
@@ -219,7 +228,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
         <Composer
           busy={busy}
           onSend={(text) => send(text, forkFrom?.checkpoint)}
-          onStop={() => void stream.stop()}
+          onStop={stop}
         />
       </main>
       {historyOpen && threadId && (
