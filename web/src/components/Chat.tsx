@@ -27,6 +27,8 @@ interface Props {
 }
 
 const HISTORY_LIMIT = 500;
+/** Where the SDK keeps the run to re-join after a reload (`reconnectOnMount`). */
+const rejoinKey = (threadId: string) => `lg:stream:${threadId}`;
 
 /** The conversation: one `useStream` owns the thread's messages, runs, branches and interrupts. */
 export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistory, onThreadId, onChanged }: Props) {
@@ -39,7 +41,13 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
     reconnectOnMount: true,
     fetchStateHistory: { limit: HISTORY_LIMIT },
     onFinish: () => onChanged(),
+    onCreated: (run) => {
+      runId.current = run.run_id;
+    },
   });
+  const runId = useRef<string | null>(null);
+  // Read before the SDK's own re-join consumes the stored run id.
+  const [mounted] = useState(() => ({ threadId, stored: threadId ? sessionStorage.getItem(rejoinKey(threadId)) : null }));
   const [forkFrom, setForkFrom] = useState<ThreadState<State> | null>(null);
   const [stopped, setStopped] = useState(false);
   const lastInput = useRef<{ input: Input | null; checkpoint?: ThreadState<State>["checkpoint"] } | null>(null);
@@ -121,10 +129,34 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
     else if (last) rerun(last.checkpoint);
   };
 
+  // The SDK cancels the run it stored for re-joining; a run joined from elsewhere is cancelled here.
   const stop = () => {
     setStopped(true);
+    const id = runId.current;
+    const sdkCancels = threadId != null && sessionStorage.getItem(rejoinKey(threadId)) === id;
     void stream.stop();
+    if (id && threadId && !sdkCancels) client.runs.cancel(threadId, id).catch(() => undefined);
   };
+
+  // A thread that is busy with a run this tab did not start (another tab, or a lost run id):
+  // join that run. Runs this tab started are re-joined by the SDK (`reconnectOnMount`).
+  useEffect(() => {
+    const id = mounted.threadId;
+    if (!id || mounted.stored) return;
+    let live = true;
+    client.runs
+      .list(id, { status: "running", limit: 1 })
+      .then((runs) => {
+        if (!live || runs.length === 0) return;
+        runId.current = runs[0].run_id;
+        void stream.joinStream(runs[0].run_id);
+      })
+      .catch(() => undefined);
+    return () => {
+      live = false;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- once per opened thread (Chat remounts)
+  }, [client]);
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
