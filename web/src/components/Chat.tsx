@@ -99,6 +99,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
     (text: string, checkpoint?: ThreadState<State>["checkpoint"]) => {
       const input: Input = { messages: [{ type: "human", content: text }] };
       lastInput.current = { input, checkpoint };
+      runId.current = null;
       setForkFrom(null);
       setStopped(false);
       void stream.submit(input, {
@@ -116,15 +117,17 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
 
   const rerun = (checkpoint: ThreadState<State>["checkpoint"] | null | undefined) => {
     lastInput.current = { input: null, checkpoint: checkpoint ?? undefined };
+    runId.current = null;
     setStopped(false);
     void stream.submit(null, { checkpoint: checkpoint ?? undefined });
   };
 
   const retry = () => {
     const last = lastInput.current;
-    const head = stream.history?.[0];
+    const head = stream.history?.at(-1); // the SDK's history runs oldest → newest
     // A run that failed half-way left its next step in the head checkpoint: run that step again.
-    if (head && head.next.length > 0 && !stream.interrupt) rerun(head.checkpoint);
+    // A request that never became a run (network, server down) is sent again as it was.
+    if (runId.current && head && head.next.length > 0 && !stream.interrupt) rerun(head.checkpoint);
     else if (last?.input) send(last.input.messages[0].content, last.checkpoint);
     else if (last) rerun(last.checkpoint);
   };
