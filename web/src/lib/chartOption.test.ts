@@ -38,6 +38,6 @@ describe("chart spec", () => {
     const zoom = option.dataZoom as { startValue: number }[];
     expect(zoom[0].startValue).toBe(0);
     const long = { ...spec, xAxis: { data: Array.from({ length: 300 }, (_, i) => String(i)) } };
-    expect((toEchartsOption(long, { dark: false, narrow: true }).dataZoom as { startValue: number }[])[1].startValue).toBe(180);
+    expect((toEchartsOption(long, { dark: false, narrow: true }).dataZoom as { startValue: number }[])[1].startValue).toBe(228);
   });
 });

@@ -13,8 +13,8 @@ export interface ChartLook {
   narrow: boolean;
 }
 
-/** Points shown at first (ten years of months); the slider reaches the rest. */
-const WINDOW = 120;
+/** Points shown at first (six years of months); the slider reaches the rest. */
+const WINDOW = 72;
 
 const fmt = (v: number): string => (Math.abs(v) >= 100 ? v.toFixed(1) : v.toFixed(2));
 
@@ -70,10 +70,13 @@ export function toEchartsOption(spec: Spec, look: ChartLook): Spec {
       textStyle: { color: text, fontSize: look.narrow ? 12 : 14, fontWeight: 600, overflow: "break", width: look.narrow ? 300 : 640 },
       subtextStyle: { color: look.dark ? "#9a958e" : "#7a746c", fontSize: 11 },
     },
-    legend: { ...legend, top: look.narrow ? 58 : 48, textStyle: { color: text }, type: "scroll" },
-    grid: { left: 48, right: 16, top: look.narrow ? 96 : 84, bottom: 64, containLabel: true },
+    legend: { ...legend, top: look.narrow ? 62 : 56, textStyle: { color: text }, type: "scroll" },
+    grid: { left: 48, right: 16, top: look.narrow ? 100 : 92, bottom: 64, containLabel: true },
     tooltip: {
       trigger: "axis",
+      backgroundColor: look.dark ? "#2a2724" : "#ffffff",
+      borderColor: faint,
+      textStyle: { color: text },
       formatter: (params: unknown) => {
         const first = Array.isArray(params) ? (params[0] as { dataIndex?: number }) : undefined;
         const i = first?.dataIndex ?? 0;

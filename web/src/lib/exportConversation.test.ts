@@ -29,3 +29,11 @@ describe("conversation export", () => {
     expect(exportName("///", "json")).toBe("conversation.json");
   });
 });
+
+describe("markdown tables", () => {
+  it("ends a table before a sentence written right under it", async () => {
+    const { closeTables } = await import("./markdown");
+    expect(closeTables("| a | b |\n|---|---|\n| 1 | 2 |\nLowest: a\nnext")).toBe("| a | b |\n|---|---|\n| 1 | 2 |\n\nLowest: a\nnext");
+    expect(closeTables("| a |\n|---|\n| 1 |\n\ntext")).toBe("| a |\n|---|\n| 1 |\n\ntext");
+  });
+});
