@@ -61,8 +61,12 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
   const busy = stream.isLoading;
 
   // Live tool durations: a call first seen while streaming starts its clock; its result stops it.
+  // A run that pauses (approval, stop) drops unfinished clocks, so waiting is not counted.
   useEffect(() => {
     const now = performance.now();
+    if (!busy) {
+      for (const [id, timing] of timings.current) if (timing.end === undefined) timings.current.delete(id);
+    }
     for (const m of messages) {
       if (m.type === "ai" && busy) {
         for (const call of m.tool_calls ?? []) {
@@ -85,14 +89,19 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
   const metaOf = (m: MessageLike, index?: number) =>
     forkFrom ? undefined : stream.getMessagesMetadata(m as unknown as Message, index);
 
-  // After a reload, a duration is read from the checkpoints: the call's first checkpoint to its result's.
+  const createdAt = useMemo(
+    () => new Map((stream.history ?? []).map((s) => [s.checkpoint.checkpoint_id ?? "", s.created_at])),
+    [stream.history],
+  );
+  // After a reload, a duration is read from the checkpoints: from the one the tools step started
+  // at (the result's parent, so time spent waiting for an approval is not counted) to the result's.
   const durationOf = (run: ToolRun, ai: MessageLike): number | null => {
     const live = run.call.id ? timings.current.get(run.call.id) : undefined;
     if (live?.end !== undefined) return live.end - live.start;
     if (!run.result) return null;
-    const from = metaOf(ai)?.firstSeenState?.created_at;
-    const to = metaOf(run.result as unknown as MessageLike)?.firstSeenState?.created_at;
-    return from && to ? Date.parse(to) - Date.parse(from) : null;
+    const seen = metaOf(run.result as unknown as MessageLike)?.firstSeenState;
+    const from = createdAt.get(seen?.parent_checkpoint?.checkpoint_id ?? "") ?? metaOf(ai)?.firstSeenState?.created_at;
+    return from && seen?.created_at ? Date.parse(seen.created_at) - Date.parse(from) : null;
   };
 
   const send = useCallback(
