@@ -18,8 +18,8 @@ interface Props {
 export function ToolCard({ run, durationMs, pending, dark, threadId }: Props) {
   const { t } = useI18n();
   const [open, setOpen] = useState(false);
-  const state = run.result ? (run.failed ? "error" : "done") : pending ? "running" : "waiting";
-  const label = state === "running" ? t("running") : state === "error" ? t("failed") : "";
+  const state = run.result ? (run.rejected ? "rejected" : run.failed ? "error" : "done") : pending ? "running" : "waiting";
+  const label = { running: t("running"), error: t("failed"), rejected: t("rejected"), done: "", waiting: "" }[state];
   return (
     <div className="tool" data-testid="tool-card" data-tool={run.call.name} data-state={state}>
       <button

@@ -15,6 +15,7 @@ export interface ToolResultLike {
   status?: string;
   artifact?: unknown;
   name?: string;
+  additional_kwargs?: { lc_data?: { decision?: string } };
 }
 
 export interface ToolRun {
@@ -23,6 +24,8 @@ export interface ToolRun {
   chart: Spec | null;
   report: string | null;
   failed: boolean;
+  /** A reviewer rejected the call (HumanInTheLoopMiddleware marks its answer `lc_data.decision`). */
+  rejected: boolean;
 }
 
 /** Each call with its result (matched by tool_call_id), its chart and its report file. */
@@ -34,6 +37,7 @@ export function pairToolRuns(calls: ToolCallLike[], results: ToolResultLike[]): 
       call,
       result,
       failed,
+      rejected: result?.additional_kwargs?.lc_data?.decision === "reject",
       chart: result && !failed ? chartSpecOf(result.artifact) : null,
       report: result && !failed && call.name === "export_report" ? reportPath(textOf(result.content)) : null,
     };
