@@ -52,7 +52,8 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
   const [stopped, setStopped] = useState(false);
   const lastInput = useRef<{ input: Input | null; checkpoint?: ThreadState<State>["checkpoint"] } | null>(null);
   const timings = useRef(new Map<string, { start: number; end?: number }>());
-  const listEnd = useRef<HTMLDivElement>(null);
+  const list = useRef<HTMLDivElement>(null);
+  const pinned = useRef(true);
 
   useEffect(() => setForkFrom(null), [threadId]);
 
@@ -82,9 +83,11 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
     }
   }, [messages, busy]);
 
+  // Follow the answer as it streams, unless the reader has scrolled up to read something else.
   useEffect(() => {
-    listEnd.current?.scrollIntoView({ block: "end" });
-  }, [messages.length, stream.interrupt]);
+    const el = list.current;
+    if (el && pinned.current) el.scrollTop = el.scrollHeight;
+  }, [messages, stream.interrupt, stream.error]);
 
   const metaOf = (m: MessageLike, index?: number) =>
     forkFrom ? undefined : stream.getMessagesMetadata(m as unknown as Message, index);
@@ -109,6 +112,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
       const input: Input = { messages: [{ type: "human", content: text }] };
       lastInput.current = { input, checkpoint };
       runId.current = null;
+      pinned.current = true;
       setForkFrom(null);
       setStopped(false);
       void stream.submit(input, {
@@ -198,7 +202,17 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
             </div>
           )}
         </div>
-        <div className="messages" data-testid="message-list" role="log" aria-live="polite">
+        <div
+          className="messages"
+          data-testid="message-list"
+          role="log"
+          aria-live="polite"
+          ref={list}
+          onScroll={(e) => {
+            const el = e.currentTarget;
+            pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+          }}
+        >
           {stream.isThreadLoading && messages.length === 0 && <p className="muted">{t("loading")}</p>}
           {!stream.isThreadLoading && messages.length === 0 && <Welcome onPick={(q) => send(q)} />}
           {turns.map((turn, i) => {
@@ -258,7 +272,6 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
               <button type="button" className="btn small" onClick={retry} data-testid="retry-button">{t("retry")}</button>
             </div>
           )}
-          <div ref={listEnd} />
         </div>
         {forkFrom && (
           <div className="fork-banner" data-testid="fork-banner">

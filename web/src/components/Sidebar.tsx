@@ -95,7 +95,9 @@ function ThreadItem({ thread, active, onSelect, onRename, onDelete }: ItemProps)
         <button type="button" className="thread-open" aria-current={active ? "page" : undefined} onClick={onSelect} data-testid="thread-open">
           <span className="thread-title" data-testid="thread-title">{title}</span>
           <span className="thread-meta">
-            {thread.status === "busy" ? "● " : thread.status === "interrupted" ? "◆ " : ""}
+            {thread.status === "busy" && <span className="badge busy">{t("running")}</span>}
+            {thread.status === "interrupted" && <span className="badge waiting">{t("approvalTitle")}</span>}
+            {thread.status === "error" && <span className="badge error">{t("failed")}</span>}
             {when.toLocaleDateString()} {when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}
           </span>
         </button>
