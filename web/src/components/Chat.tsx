@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { Client, Message, ThreadState } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
-import { ASSISTANT_ID, errorText, saveBlob } from "../api";
+import { ASSISTANT_ID, errorText, saveBlob, textOf } from "../api";
 import { useI18n } from "../i18n";
 import { pendingApproval } from "../lib/approval";
 import { exportName, toJson, toMarkdown } from "../lib/exportConversation";
@@ -171,7 +171,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
     return () => {
       live = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- once per opened thread (Chat remounts)
+    // Once per opened thread: App remounts Chat when another thread is opened.
   }, [client]);
 
   useEffect(() => {
@@ -186,8 +186,9 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
   const exportAs = (kind: "md" | "json") => {
     const when = new Date();
     const id = threadId ?? "new";
-    const body = kind === "md" ? toMarkdown(title, id, messages, when) : toJson(title, id, messages, when);
-    saveBlob(new Blob([body], { type: kind === "md" ? "text/markdown" : "application/json" }), exportName(title, kind));
+    const name = title || textOf(messages.find((m) => m.type === "human")?.content).slice(0, 80) || t("untitled");
+    const body = kind === "md" ? toMarkdown(name, id, messages, when) : toJson(name, id, messages, when);
+    saveBlob(new Blob([body], { type: kind === "md" ? "text/markdown" : "application/json" }), exportName(name, kind));
   };
 
   return (
