@@ -2,6 +2,7 @@ import { useCallback, useEffect, useMemo, useState } from "react";
 import type { Thread } from "@langchain/langgraph-sdk";
 import { errorText, makeClient, probeAccess, storedKey, storeKey, threadTitle, type Access } from "./api";
 import { Chat } from "./components/Chat";
+import { Icon } from "./components/Icon";
 import { Sidebar } from "./components/Sidebar";
 import { SignIn } from "./components/SignIn";
 import { browserLang, DICTS, I18nContext, type Key, type Lang } from "./i18n";
@@ -108,8 +109,8 @@ export function App() {
     <I18nContext.Provider value={i18n}>
       <div className="app">
         <header className="topbar">
-          <button type="button" className="icon menu-btn" aria-label={t("menu")} aria-expanded={sidebarOpen} onClick={() => setSidebarOpen(!sidebarOpen)} data-testid="menu-button">☰</button>
-          <span className="brand">⛏ {t("appName")}</span>
+          <button type="button" className="icon menu-btn" aria-label={t("menu")} aria-expanded={sidebarOpen} onClick={() => setSidebarOpen(!sidebarOpen)} data-testid="menu-button"><Icon name="menu" size={18} /></button>
+          <span className="brand"><Icon name="logo" size={18} /> <span className="brand-text">{t("appName")}</span></span>
           <span className="spacer" />
           {threadId && (
             <button type="button" className="btn small" aria-pressed={historyOpen} onClick={() => setHistoryOpen(!historyOpen)} data-testid="history-toggle">
@@ -127,7 +128,7 @@ export function App() {
             onClick={() => setTheme(theme === "dark" ? "light" : "dark")}
             data-testid="theme-toggle"
           >
-            {theme === "dark" ? "☾" : "☀"}
+            <Icon name={theme === "dark" ? "moon" : "sun"} size={18} />
           </button>
           {key && (
             <button type="button" className="btn small" onClick={() => { storeKey(null); setKey(null); }} data-testid="signout">{t("signOut")}</button>

@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { useI18n } from "../i18n";
 import type { Decision, Pending } from "../lib/approval";
+import { Icon } from "./Icon";
 
 interface Props {
   pending: Pending;
@@ -33,7 +34,7 @@ export function Approval({ pending, busy, onResume }: Props) {
 
   return (
     <section className="approval" data-testid="approval-panel" aria-label={t("approvalTitle")}>
-      <h3>⚠ {t("approvalTitle")}</h3>
+      <h3><Icon name="warn" /> {t("approvalTitle")}</h3>
       {pending.actions.map((a, i) => (
         <div key={i} className="approval-action" data-testid="approval-action" data-tool={a.name}>
           <div>

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { Client, Message, ThreadState } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
-import { ASSISTANT_ID, errorText, saveBlob } from "../api";
+import { ASSISTANT_ID, errorText, saveBlob, textOf } from "../api";
 import { useI18n } from "../i18n";
 import { pendingApproval } from "../lib/approval";
 import { exportName, toJson, toMarkdown } from "../lib/exportConversation";
@@ -27,6 +27,8 @@ interface Props {
 }
 
 const HISTORY_LIMIT = 500;
+/** Where the SDK keeps the run to re-join after a reload (`reconnectOnMount`). */
+const rejoinKey = (threadId: string) => `lg:stream:${threadId}`;
 
 /** The conversation: one `useStream` owns the thread's messages, runs, branches and interrupts. */
 export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistory, onThreadId, onChanged }: Props) {
@@ -39,11 +41,19 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
     reconnectOnMount: true,
     fetchStateHistory: { limit: HISTORY_LIMIT },
     onFinish: () => onChanged(),
+    onCreated: (run) => {
+      runId.current = run.run_id;
+    },
   });
+  const runId = useRef<string | null>(null);
+  // Read before the SDK's own re-join consumes the stored run id.
+  const [mounted] = useState(() => ({ threadId, stored: threadId ? sessionStorage.getItem(rejoinKey(threadId)) : null }));
   const [forkFrom, setForkFrom] = useState<ThreadState<State> | null>(null);
+  const [stopped, setStopped] = useState(false);
   const lastInput = useRef<{ input: Input | null; checkpoint?: ThreadState<State>["checkpoint"] } | null>(null);
   const timings = useRef(new Map<string, { start: number; end?: number }>());
-  const listEnd = useRef<HTMLDivElement>(null);
+  const list = useRef<HTMLDivElement>(null);
+  const pinned = useRef(true);
 
   useEffect(() => setForkFrom(null), [threadId]);
 
@@ -52,8 +62,12 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
   const busy = stream.isLoading;
 
   // Live tool durations: a call first seen while streaming starts its clock; its result stops it.
+  // A run that pauses (approval, stop) drops unfinished clocks, so waiting is not counted.
   useEffect(() => {
     const now = performance.now();
+    if (!busy) {
+      for (const [id, timing] of timings.current) if (timing.end === undefined) timings.current.delete(id);
+    }
     for (const m of messages) {
       if (m.type === "ai" && busy) {
         for (const call of m.tool_calls ?? []) {
@@ -69,28 +83,38 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
     }
   }, [messages, busy]);
 
+  // Follow the answer as it streams, unless the reader has scrolled up to read something else.
   useEffect(() => {
-    listEnd.current?.scrollIntoView({ block: "end" });
-  }, [messages.length, stream.interrupt]);
+    const el = list.current;
+    if (el && pinned.current) el.scrollTop = el.scrollHeight;
+  }, [messages, stream.interrupt, stream.error]);
 
   const metaOf = (m: MessageLike, index?: number) =>
     forkFrom ? undefined : stream.getMessagesMetadata(m as unknown as Message, index);
 
-  // After a reload, a duration is read from the checkpoints: the call's first checkpoint to its result's.
+  const createdAt = useMemo(
+    () => new Map((stream.history ?? []).map((s) => [s.checkpoint.checkpoint_id ?? "", s.created_at])),
+    [stream.history],
+  );
+  // After a reload, a duration is read from the checkpoints: from the one the tools step started
+  // at (the result's parent, so time spent waiting for an approval is not counted) to the result's.
   const durationOf = (run: ToolRun, ai: MessageLike): number | null => {
     const live = run.call.id ? timings.current.get(run.call.id) : undefined;
     if (live?.end !== undefined) return live.end - live.start;
     if (!run.result) return null;
-    const from = metaOf(ai)?.firstSeenState?.created_at;
-    const to = metaOf(run.result as unknown as MessageLike)?.firstSeenState?.created_at;
-    return from && to ? Date.parse(to) - Date.parse(from) : null;
+    const seen = metaOf(run.result as unknown as MessageLike)?.firstSeenState;
+    const from = createdAt.get(seen?.parent_checkpoint?.checkpoint_id ?? "") ?? metaOf(ai)?.firstSeenState?.created_at;
+    return from && seen?.created_at ? Date.parse(seen.created_at) - Date.parse(from) : null;
   };
 
   const send = useCallback(
     (text: string, checkpoint?: ThreadState<State>["checkpoint"]) => {
       const input: Input = { messages: [{ type: "human", content: text }] };
       lastInput.current = { input, checkpoint };
+      runId.current = null;
+      pinned.current = true;
       setForkFrom(null);
+      setStopped(false);
       void stream.submit(input, {
         checkpoint: checkpoint ?? undefined,
         metadata: threadId ? undefined : { title: text.slice(0, 80) },
@@ -106,21 +130,53 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
 
   const rerun = (checkpoint: ThreadState<State>["checkpoint"] | null | undefined) => {
     lastInput.current = { input: null, checkpoint: checkpoint ?? undefined };
+    runId.current = null;
+    setStopped(false);
     void stream.submit(null, { checkpoint: checkpoint ?? undefined });
   };
 
   const retry = () => {
     const last = lastInput.current;
-    const head = stream.history?.[0];
+    const head = stream.history?.at(-1); // the SDK's history runs oldest → newest
     // A run that failed half-way left its next step in the head checkpoint: run that step again.
-    if (head && head.next.length > 0 && !stream.interrupt) rerun(head.checkpoint);
+    // A request that never became a run (network, server down) is sent again as it was.
+    if (runId.current && head && head.next.length > 0 && !stream.interrupt) rerun(head.checkpoint);
     else if (last?.input) send(last.input.messages[0].content, last.checkpoint);
     else if (last) rerun(last.checkpoint);
   };
 
+  // The SDK cancels the run it stored for re-joining; a run joined from elsewhere is cancelled here.
+  const stop = () => {
+    setStopped(true);
+    const id = runId.current;
+    const sdkCancels = threadId != null && sessionStorage.getItem(rejoinKey(threadId)) === id;
+    void stream.stop();
+    if (id && threadId && !sdkCancels) client.runs.cancel(threadId, id).catch(() => undefined);
+  };
+
+  // A thread that is busy with a run this tab did not start (another tab, or a lost run id):
+  // join that run. Runs this tab started are re-joined by the SDK (`reconnectOnMount`).
+  useEffect(() => {
+    const id = mounted.threadId;
+    if (!id || mounted.stored) return;
+    let live = true;
+    client.runs
+      .list(id, { status: "running", limit: 1 })
+      .then((runs) => {
+        if (!live || runs.length === 0) return;
+        runId.current = runs[0].run_id;
+        void stream.joinStream(runs[0].run_id);
+      })
+      .catch(() => undefined);
+    return () => {
+      live = false;
+    };
+    // Once per opened thread: App remounts Chat when another thread is opened.
+  }, [client]);
+
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === "Escape" && stream.isLoading) void stream.stop();
+      if (e.key === "Escape" && stream.isLoading) stop();
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
@@ -130,8 +186,9 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
   const exportAs = (kind: "md" | "json") => {
     const when = new Date();
     const id = threadId ?? "new";
-    const body = kind === "md" ? toMarkdown(title, id, messages, when) : toJson(title, id, messages, when);
-    saveBlob(new Blob([body], { type: kind === "md" ? "text/markdown" : "application/json" }), exportName(title, kind));
+    const name = title || textOf(messages.find((m) => m.type === "human")?.content).slice(0, 80) || t("untitled");
+    const body = kind === "md" ? toMarkdown(name, id, messages, when) : toJson(name, id, messages, when);
+    saveBlob(new Blob([body], { type: kind === "md" ? "text/markdown" : "application/json" }), exportName(name, kind));
   };
 
   return (
@@ -146,7 +203,17 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
             </div>
           )}
         </div>
-        <div className="messages" data-testid="message-list" role="log" aria-live="polite">
+        <div
+          className="messages"
+          data-testid="message-list"
+          role="log"
+          aria-live="polite"
+          ref={list}
+          onScroll={(e) => {
+            const el = e.currentTarget;
+            pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+          }}
+        >
           {stream.isThreadLoading && messages.length === 0 && <p className="muted">{t("loading")}</p>}
           {!stream.isThreadLoading && messages.length === 0 && <Welcome onPick={(q) => send(q)} />}
           {turns.map((turn, i) => {
@@ -198,6 +265,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
               }}
             />
           )}
+          {stopped && !busy && <p className="muted small stopped" data-testid="stopped-note">{t("stopped")}</p>}
           {stream.error != null && !busy && (
             <div className="error-box" role="alert" data-testid="run-error">
               <strong>{t("errorTitle")}</strong>
@@ -205,7 +273,6 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
               <button type="button" className="btn small" onClick={retry} data-testid="retry-button">{t("retry")}</button>
             </div>
           )}
-          <div ref={listEnd} />
         </div>
         {forkFrom && (
           <div className="fork-banner" data-testid="fork-banner">
@@ -219,7 +286,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
         <Composer
           busy={busy}
           onSend={(text) => send(text, forkFrom?.checkpoint)}
-          onStop={() => void stream.stop()}
+          onStop={stop}
         />
       </main>
       {historyOpen && threadId && (

@@ -1,5 +1,6 @@
 import { useState } from "react";
 import { useI18n } from "../i18n";
+import { Icon } from "./Icon";
 
 interface Props {
   busy: boolean;
@@ -42,7 +43,7 @@ export function Composer({ busy, onSend, onStop }: Props) {
       />
       {busy ? (
         <button type="button" className="btn danger" onClick={onStop} data-testid="stop-button">
-          ■ {t("stop")}
+          <Icon name="stop" size={14} /> {t("stop")}
         </button>
       ) : (
         <button type="submit" className="btn primary" disabled={!text.trim()} data-testid="send-button">

@@ -3,6 +3,7 @@ import type { Client, ThreadState } from "@langchain/langgraph-sdk";
 import { errorText, textOf } from "../api";
 import { useI18n } from "../i18n";
 import { indexById, writerOf } from "../lib/history";
+import { Icon } from "./Icon";
 
 interface Props {
   client: Client;
@@ -13,6 +14,14 @@ interface Props {
 }
 
 const LIMIT = 200;
+
+/** "14:03:07" today, "11-28 14:03" on other days. */
+function shortTime(d: Date): string {
+  const today = new Date().toDateString() === d.toDateString();
+  return today
+    ? d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" })
+    : d.toLocaleString([], { month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit" });
+}
 
 /** The thread's checkpoints (all branches, newest first) and the state at the selected one. */
 export function HistoryPanel({ client, threadId, refreshKey, onClose, onBranch }: Props) {
@@ -40,7 +49,7 @@ export function HistoryPanel({ client, threadId, refreshKey, onClose, onBranch }
     <aside className="history" data-testid="history-panel" aria-label={t("historyTitle")}>
       <div className="panel-head">
         <h2>{t("historyTitle")}</h2>
-        <button type="button" className="icon" aria-label={t("close")} onClick={onClose} data-testid="history-close">✕</button>
+        <button type="button" className="icon" aria-label={t("close")} onClick={onClose} data-testid="history-close"><Icon name="close" /></button>
       </div>
       {error && <p className="error-text" role="alert">{error}</p>}
       {states && states.length === 0 && <p className="muted">{t("noHistory")}</p>}
@@ -58,9 +67,9 @@ export function HistoryPanel({ client, threadId, refreshKey, onClose, onBranch }
                 data-testid="history-item"
                 data-checkpoint-id={id}
               >
-                <span className="cp-time">{s.created_at ? new Date(s.created_at).toLocaleTimeString() : ""}</span>
+                <span className="cp-time" title={s.created_at ?? ""}>{s.created_at ? shortTime(new Date(s.created_at)) : ""}</span>
                 <span className="cp-step">{t("step")} {String(s.metadata?.step ?? "")}</span>
-                <span className="cp-node" data-testid="history-node">{writerOf(s, byId)}</span>
+                <span className="cp-node" data-testid="history-node" title={writerOf(s, byId)}>{writerOf(s, byId)}</span>
               </button>
               {open && (
                 <div className="cp-detail" data-testid="history-detail">

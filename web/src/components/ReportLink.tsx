@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { downloadWithKey, errorText, reportUrl, storedKey } from "../api";
 import { useI18n } from "../i18n";
+import { Icon } from "./Icon";
 
 /** Download of a written report; fetched with the API key header, so it works with auth on. */
 export function ReportLink({ threadId, path }: { threadId: string; path: string }) {
@@ -10,7 +11,7 @@ export function ReportLink({ threadId, path }: { threadId: string; path: string 
   const url = reportUrl(threadId, path);
   return (
     <div className="report" data-testid="report-ready">
-      <span>📄 {t("reportReady")}: <code>{file}</code></span>
+      <span><Icon name="file" /> {t("reportReady")}: <code>{file}</code></span>
       <a
         href={url}
         download={file}

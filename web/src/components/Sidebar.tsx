@@ -2,6 +2,7 @@ import { useState } from "react";
 import type { Thread } from "@langchain/langgraph-sdk";
 import { threadTitle } from "../api";
 import { useI18n } from "../i18n";
+import { Icon } from "./Icon";
 
 interface Props {
   threads: Thread[];
@@ -94,15 +95,17 @@ function ThreadItem({ thread, active, onSelect, onRename, onDelete }: ItemProps)
         <button type="button" className="thread-open" aria-current={active ? "page" : undefined} onClick={onSelect} data-testid="thread-open">
           <span className="thread-title" data-testid="thread-title">{title}</span>
           <span className="thread-meta">
-            {thread.status === "busy" ? "● " : thread.status === "interrupted" ? "⚠ " : ""}
+            {thread.status === "busy" && <span className="badge busy">{t("running")}</span>}
+            {thread.status === "interrupted" && <span className="badge waiting">{t("approvalTitle")}</span>}
+            {thread.status === "error" && <span className="badge error">{t("failed")}</span>}
             {when.toLocaleDateString()} {when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}
           </span>
         </button>
       )}
       {mode === "view" && (
         <span className="thread-actions">
-          <button type="button" className="icon" aria-label={`${t("rename")} ${title}`} title={t("rename")} onClick={() => { setDraft(title); setMode("rename"); }} data-testid="thread-rename">✎</button>
-          <button type="button" className="icon" aria-label={`${t("delete")} ${title}`} title={t("delete")} onClick={() => setMode("confirm")} data-testid="thread-delete">🗑</button>
+          <button type="button" className="icon" aria-label={`${t("rename")} ${title}`} title={t("rename")} onClick={() => { setDraft(title); setMode("rename"); }} data-testid="thread-rename"><Icon name="edit" /></button>
+          <button type="button" className="icon" aria-label={`${t("delete")} ${title}`} title={t("delete")} onClick={() => setMode("confirm")} data-testid="thread-delete"><Icon name="trash" /></button>
         </span>
       )}
       {mode === "confirm" && (

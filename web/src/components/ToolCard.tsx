@@ -1,7 +1,9 @@
-import { useState } from "react";
+import { lazy, Suspense, useState } from "react";
 import { useI18n } from "../i18n";
 import { formatDuration, prettyResult, type ToolRun } from "../lib/tools";
-import { ForecastChart } from "./ForecastChart";
+
+// ECharts is most of the bundle: load it with the first chart, not with the page.
+const ForecastChart = lazy(() => import("./ForecastChart").then((m) => ({ default: m.ForecastChart })));
 import { ReportLink } from "./ReportLink";
 
 interface Props {
@@ -16,8 +18,8 @@ interface Props {
 export function ToolCard({ run, durationMs, pending, dark, threadId }: Props) {
   const { t } = useI18n();
   const [open, setOpen] = useState(false);
-  const state = run.result ? (run.failed ? "error" : "done") : pending ? "running" : "waiting";
-  const label = state === "running" ? t("running") : state === "error" ? t("failed") : "";
+  const state = run.result ? (run.rejected ? "rejected" : run.failed ? "error" : "done") : pending ? "running" : "waiting";
+  const label = { running: t("running"), error: t("failed"), rejected: t("rejected"), done: "", waiting: "" }[state];
   return (
     <div className="tool" data-testid="tool-card" data-tool={run.call.name} data-state={state}>
       <button
@@ -49,7 +51,11 @@ export function ToolCard({ run, durationMs, pending, dark, threadId }: Props) {
           )}
         </div>
       )}
-      {run.chart && <ForecastChart spec={run.chart} dark={dark} />}
+      {run.chart && (
+        <Suspense fallback={<div className="chart" aria-busy="true" />}>
+          <ForecastChart spec={run.chart} dark={dark} />
+        </Suspense>
+      )}
       {run.report && threadId && <ReportLink threadId={threadId} path={run.report} />}
     </div>
   );

@@ -13,6 +13,9 @@ export interface ChartLook {
   narrow: boolean;
 }
 
+/** Points shown at first (six years of months); the slider reaches the rest. */
+const WINDOW = 72;
+
 const fmt = (v: number): string => (Math.abs(v) >= 100 ? v.toFixed(1) : v.toFixed(2));
 
 /** The chart spec carried by a tool message's artifact (`{echarts_option}`), if any. */
@@ -45,12 +48,17 @@ export function tooltipRows(series: Series[], index: number): string[] {
 export function toEchartsOption(spec: Spec, look: ChartLook): Spec {
   const text = look.dark ? "#d6d3ce" : "#33302b";
   const faint = look.dark ? "#3a3733" : "#e6e2dc";
-  const series = ((spec.series as Series[] | undefined) ?? []).map((s) => ({ ...s }));
+  // A band's legend swatch takes its area's colour, not the palette's.
+  const series = ((spec.series as Series[] | undefined) ?? []).map((s) => {
+    const area = (s.areaStyle as { color?: string } | undefined)?.color;
+    return area ? { ...s, itemStyle: { color: area } } : { ...s };
+  });
   const xAxis = (spec.xAxis as Spec | undefined) ?? {};
   const dates = (xAxis.data as string[] | undefined) ?? [];
   const title = (spec.title as Spec | undefined) ?? {};
   const legend = (spec.legend as Spec | undefined) ?? {};
-  const palette = ["#a0522d", "#d9822b", "#4c78a8", "#9ecae9"];
+  const palette = look.dark ? ["#e8a878", "#f2c14e"] : ["#a0522d", "#d9822b"];
+  const start = Math.max(0, dates.length - WINDOW);
   return {
     ...spec,
     backgroundColor: "transparent",
@@ -62,10 +70,13 @@ export function toEchartsOption(spec: Spec, look: ChartLook): Spec {
       textStyle: { color: text, fontSize: look.narrow ? 12 : 14, fontWeight: 600, overflow: "break", width: look.narrow ? 300 : 640 },
       subtextStyle: { color: look.dark ? "#9a958e" : "#7a746c", fontSize: 11 },
     },
-    legend: { ...legend, top: look.narrow ? 58 : 48, textStyle: { color: text }, type: "scroll" },
-    grid: { left: 48, right: 16, top: look.narrow ? 96 : 84, bottom: 64, containLabel: true },
+    legend: { ...legend, top: look.narrow ? 62 : 56, textStyle: { color: text }, type: "scroll" },
+    grid: { left: 48, right: 16, top: look.narrow ? 100 : 92, bottom: 64, containLabel: true },
     tooltip: {
       trigger: "axis",
+      backgroundColor: look.dark ? "#2a2724" : "#ffffff",
+      borderColor: faint,
+      textStyle: { color: text },
       formatter: (params: unknown) => {
         const first = Array.isArray(params) ? (params[0] as { dataIndex?: number }) : undefined;
         const i = first?.dataIndex ?? 0;
@@ -79,7 +90,10 @@ export function toEchartsOption(spec: Spec, look: ChartLook): Spec {
       nameTextStyle: { color: text },
       splitLine: { lineStyle: { color: faint } },
     },
-    dataZoom: [{ type: "inside" }, { type: "slider", height: 18, bottom: 12 }],
+    dataZoom: [
+      { type: "inside", startValue: start },
+      { type: "slider", startValue: start, height: 18, bottom: 12 },
+    ],
     series,
   };
 }

@@ -11,11 +11,25 @@ const escapeHtml = (s: string): string =>
 
 const marked = new Marked({
   gfm: true,
-  breaks: false,
+  breaks: true,
   renderer: {
     html: (token) => escapeHtml(token.text),
   },
 });
+
+/**
+ * GFM keeps appending lines to a table until a blank line, so a sentence written right under a
+ * table (as models often do) would become a row: end the table before a line without a pipe.
+ */
+export function closeTables(text: string): string {
+  const out: string[] = [];
+  for (const line of text.split("\n")) {
+    const prev = out[out.length - 1];
+    if (prev !== undefined && prev.trim().startsWith("|") && line.trim() && !line.includes("|")) out.push("");
+    out.push(line);
+  }
+  return out.join("\n");
+}
 
 let hooked = false;
 
@@ -29,7 +43,7 @@ export function renderMarkdown(text: string): string {
     });
     hooked = true;
   }
-  const html = marked.parse(text, { async: false });
+  const html = marked.parse(closeTables(text), { async: false });
   return DOMPurify.sanitize(html, {
     FORBID_TAGS: ["img", "style", "form", "input", "button", "iframe", "object", "embed", "svg", "math"],
     FORBID_ATTR: ["style"],

@@ -15,6 +15,7 @@ export interface ToolResultLike {
   status?: string;
   artifact?: unknown;
   name?: string;
+  additional_kwargs?: { lc_data?: { decision?: string } };
 }
 
 export interface ToolRun {
@@ -23,6 +24,8 @@ export interface ToolRun {
   chart: Spec | null;
   report: string | null;
   failed: boolean;
+  /** A reviewer rejected the call (HumanInTheLoopMiddleware marks its answer `lc_data.decision`). */
+  rejected: boolean;
 }
 
 /** Each call with its result (matched by tool_call_id), its chart and its report file. */
@@ -34,19 +37,29 @@ export function pairToolRuns(calls: ToolCallLike[], results: ToolResultLike[]): 
       call,
       result,
       failed,
+      rejected: result?.additional_kwargs?.lc_data?.decision === "reject",
       chart: result && !failed ? chartSpecOf(result.artifact) : null,
       report: result && !failed && call.name === "export_report" ? reportPath(textOf(result.content)) : null,
     };
   });
 }
 
-function reportPath(text: string): string | null {
-  try {
-    const parsed = JSON.parse(text) as { report?: unknown };
-    return typeof parsed.report === "string" ? parsed.report : null;
-  } catch {
-    return null;
+/**
+ * The `report` path of an export_report result. An edited call's result starts with the
+ * middleware's notice (which quotes the executed arguments) and ends with the tool's JSON, so
+ * the JSON is looked for at the start of each line.
+ */
+export function reportPath(text: string): string | null {
+  for (let i = text.indexOf("{"); i >= 0; i = text.indexOf("{", i + 1)) {
+    if (i > 0 && text[i - 1] !== "\n") continue;
+    try {
+      const parsed = JSON.parse(text.slice(i)) as { report?: unknown };
+      if (typeof parsed.report === "string") return parsed.report;
+    } catch {
+      // not this one
+    }
   }
+  return null;
 }
 
 /** Result text for display: pretty JSON when it is JSON. */
