@@ -45,4 +45,7 @@ def test_reject_with_a_reason(open_page: Any, web_server: Server) -> None:
     wait_idle(page)
     expect(panel).to_have_count(0)
     expect(messages(page, "ai").last).to_contain_text("拒绝")
+    expect(page.locator('[data-testid="tool-card"][data-tool="export_report"]')).to_have_attribute(
+        "data-state", "rejected"
+    )
     expect(page.get_by_test_id("report-ready")).to_have_count(0)

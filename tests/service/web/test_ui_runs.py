@@ -46,6 +46,7 @@ def test_stop_cancels_the_run(open_page: Any, slow_server: Server) -> None:
     started = time.monotonic()
     stop.click()
     wait_idle(page)
+    expect(page.get_by_test_id("stopped-note")).to_be_visible()
     assert time.monotonic() - started < SECONDS / 2
     tid = thread_id_of(page)
     deadline = time.monotonic() + 10
