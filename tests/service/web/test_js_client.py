@@ -121,7 +121,7 @@ def test_approval_resume_and_thread_calls(http: httpx.Client) -> None:
 def test_rejoin_cancel_and_running_lookup(http: httpx.Client) -> None:
     tid = http.post("/threads", json={}).json()["thread_id"]
     created = http.post(f"/threads/{tid}/runs", json={
-        "input": human("Forecast iron ore for the next 3 months"), "stream_mode": ["values", "messages-tuple"],
+        "input": human("How volatile was iron ore over the past year?"), "stream_mode": ["values", "messages-tuple"],
         "stream_resumable": True, "assistant_id": "orecast",
     })
     run = created.json()
@@ -138,7 +138,7 @@ def test_rejoin_cancel_and_running_lookup(http: httpx.Client) -> None:
     assert [int(e[1]) for e in later] == ids[2:]
     # useStream's stop: POST cancel with wait/action in the query; 202/204 carry no JSON body
     tid2 = http.post("/threads", json={}).json()["thread_id"]
-    run2 = http.post(f"/threads/{tid2}/runs", json={"input": human("Backtest iron ore, compare all models"),
+    run2 = http.post(f"/threads/{tid2}/runs", json={"input": human("Chart iron ore since 2020"),
                                                      "assistant_id": "orecast"}).json()
     cancelled = http.post(f"/threads/{tid2}/runs/{run2['run_id']}/cancel", params={"wait": "0", "action": "interrupt"})
     assert cancelled.status_code in (202, 204) or cancelled.json() is not None
