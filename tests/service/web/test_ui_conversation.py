@@ -35,6 +35,14 @@ def test_conversation_with_a_chart(open_page: Any, web_server: Server) -> None:
     tid = thread_id_of(page)
     item = page.locator(f'[data-testid="thread-item"][data-thread-id="{tid}"]')
     expect(item.get_by_test_id("thread-title")).to_have_text("Chart iron ore since 2020")
+    # the conversation exports as Markdown and as JSON
+    with page.expect_download() as md:
+        page.get_by_test_id("export-md").click()
+    text = open(md.value.path(), encoding="utf-8").read()
+    assert "Chart iron ore since 2020" in text and "108.64" in text
+    with page.expect_download() as js:
+        page.get_by_test_id("export-json").click()
+    assert "What is the latest iron ore price?" in open(js.value.path(), encoding="utf-8").read()
     # reloading loses nothing
     page.reload()
     expect(messages(page, "human")).to_have_count(2)

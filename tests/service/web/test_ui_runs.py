@@ -57,6 +57,13 @@ def test_stop_cancels_the_run(open_page: Any, slow_server: Server) -> None:
     time.sleep(SECONDS / 2)  # the run is over on the server: its answer never arrives
     expect(page.get_by_text("answer: stop me")).to_have_count(0)
     expect(questions(page)).to_have_text(["stop me"])
+    # Esc stops too
+    send(page, "escape me")
+    expect(messages(page, "ai").last).to_contain_text("slow1")
+    page.keyboard.press("Escape")
+    wait_idle(page)
+    expect(page.get_by_test_id("stopped-note")).to_be_visible()
+    assert runs_of(slow_server, tid)[0]["status"] in ("interrupted", "running")
 
 
 def test_reload_mid_run_rejoins(open_page: Any, slow_server: Server) -> None:
