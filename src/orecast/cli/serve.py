@@ -54,6 +54,10 @@ def serve(
     # Worker processes rebuild the app from the environment, so the settings travel through it.
     os.environ["ORECAST_SERVICE_SETTINGS"] = settings.model_dump_json()
     base = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+    from orecast.service.routes.page import PACKAGE_STATIC
+
+    if not (PACKAGE_STATIC / "index.html").is_file():
+        typer.echo("note: the web page is not built (make web); the API works without it", err=True)
     typer.echo(f"orecast: open {base}/ in your browser  (API docs: {base}/docs; terminal: orecast chat)", err=True)
     uvicorn.run(
         "orecast.service.entry:app_from_env", factory=True, host=host, port=port,
