@@ -3,6 +3,7 @@ import type { Thread } from "@langchain/langgraph-sdk";
 import { errorText, makeClient, probeAccess, storedKey, storeKey, threadTitle, type Access } from "./api";
 import { Chat } from "./components/Chat";
 import { Icon } from "./components/Icon";
+import { LangSwitch } from "./components/LangSwitch";
 import { Sidebar } from "./components/Sidebar";
 import { SignIn } from "./components/SignIn";
 import { browserLang, DICTS, I18nContext, type Key, type Lang } from "./i18n";
@@ -49,7 +50,10 @@ export function App() {
   }, [theme]);
   useEffect(() => {
     let live = true;
-    probeAccess(key).then((a) => live && setAccess(a));
+    probeAccess(key).then((a) => {
+      if (a === "needs-key") storeKey(null); // a stored key that no longer works is forgotten
+      if (live) setAccess(a);
+    });
     return () => {
       live = false;
     };
@@ -62,7 +66,14 @@ export function App() {
         setThreads(list);
         setListError(null);
       })
-      .catch((err) => setListError(errorText(err)));
+      .catch((err) => {
+        // A key that stopped working (revoked, server restarted with other keys): ask again.
+        if ((err as { status?: number }).status === 401) {
+          storeKey(null);
+          setKey(null);
+          setAccess("checking");
+        } else setListError(errorText(err));
+      });
   }, [client]);
   useEffect(() => {
     if (access === "ok") refresh();
@@ -100,7 +111,7 @@ export function App() {
   if (access === "needs-key") {
     return (
       <I18nContext.Provider value={i18n}>
-        <SignIn onKey={(k) => { storeKey(k); setKey(k); }} />
+        <SignIn onKey={(k) => { storeKey(k); setKey(k); }} lang={lang} onLang={setLang} />
       </I18nContext.Provider>
     );
   }
@@ -117,10 +128,7 @@ export function App() {
               {t("history")}
             </button>
           )}
-          <span className="seg" role="group" aria-label={t("language")}>
-            <button type="button" aria-pressed={lang === "zh"} onClick={() => setLang("zh")} data-testid="lang-zh">中文</button>
-            <button type="button" aria-pressed={lang === "en"} onClick={() => setLang("en")} data-testid="lang-en">EN</button>
-          </span>
+          <LangSwitch lang={lang} onLang={setLang} />
           <button
             type="button"
             className="icon"

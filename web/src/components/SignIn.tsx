@@ -1,9 +1,16 @@
 import { useState } from "react";
 import { probeAccess } from "../api";
-import { useI18n } from "../i18n";
+import { useI18n, type Lang } from "../i18n";
+import { LangSwitch } from "./LangSwitch";
 
 /** Asks for the API key when the service has keys on; the caller keeps it in sessionStorage. */
-export function SignIn({ onKey }: { onKey: (key: string) => void }) {
+interface Props {
+  onKey: (key: string) => void;
+  lang: Lang;
+  onLang: (lang: Lang) => void;
+}
+
+export function SignIn({ onKey, lang, onLang }: Props) {
   const { t } = useI18n();
   const [key, setKey] = useState("");
   const [error, setError] = useState<string | null>(null);
@@ -23,7 +30,10 @@ export function SignIn({ onKey }: { onKey: (key: string) => void }) {
           else setError(access === "needs-key" ? t("badKey") : t("errorTitle"));
         }}
       >
-        <h1>orecast</h1>
+        <div className="signin-head">
+          <h1>orecast</h1>
+          <LangSwitch lang={lang} onLang={onLang} />
+        </div>
         <h2>{t("signInTitle")}</h2>
         <p className="muted">{t("signInText")}</p>
         <label>
