@@ -315,9 +315,10 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
 
 function Welcome({ onPick }: { onPick: (q: string) => void }) {
   const { t } = useI18n();
+  const hour = new Date().getHours();
   return (
     <div className="welcome" data-testid="welcome">
-      <h2>{t("welcome")}</h2>
+      <h2>{t(hour < 12 ? "welcomeMorning" : hour < 18 ? "welcomeAfternoon" : "welcomeEvening")}</h2>
       <p className="muted">{t("suggestions")}</p>
       <div className="suggestions">
         {(["s1", "s2", "s3"] as const).map((k) => (
