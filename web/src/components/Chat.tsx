@@ -154,20 +154,31 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
     if (id && threadId && !sdkCancels) client.runs.cancel(threadId, id).catch(() => undefined);
   };
 
-  // A thread that is busy with a run this tab did not start (another tab, or a lost run id):
-  // join that run. Runs this tab started are re-joined by the SDK (`reconnectOnMount`).
+  // A thread that is busy with runs this tab did not start (another tab, or a reload before the
+  // run id was stored): follow them one after the other, a queued ("pending") one included, whose
+  // stream starts when it does. Runs this tab started are re-joined by the SDK (`reconnectOnMount`).
   useEffect(() => {
     const id = mounted.threadId;
     if (!id || mounted.stored) return;
     let live = true;
-    client.runs
-      .list(id, { status: "running", limit: 1 })
-      .then((runs) => {
-        if (!live || runs.length === 0) return;
-        runId.current = runs[0].run_id;
-        void stream.joinStream(runs[0].run_id);
-      })
-      .catch(() => undefined);
+    const joined = new Set<string>();
+    let since: string | null = null; // created_at of the first run followed
+    const follow = async () => {
+      while (live) {
+        // Newest first. After the first join, a later run that already finished is joined too
+        // (the server replays a finished run's events), so the page ends on the thread's last state.
+        const runs = (await client.runs.list(id, { limit: 10 })).filter((r) => !joined.has(r.run_id));
+        const next = since
+          ? runs.filter((r) => r.created_at >= (since as string)).at(-1)
+          : (runs.filter((r) => r.status === "running").at(-1) ?? runs.filter((r) => r.status === "pending").at(-1));
+        if (!live || !next) return;
+        joined.add(next.run_id);
+        since ??= next.created_at;
+        runId.current = next.run_id;
+        await stream.joinStream(next.run_id);
+      }
+    };
+    follow().catch(() => undefined);
     return () => {
       live = false;
     };
@@ -304,9 +315,10 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
 
 function Welcome({ onPick }: { onPick: (q: string) => void }) {
   const { t } = useI18n();
+  const hour = new Date().getHours();
   return (
     <div className="welcome" data-testid="welcome">
-      <h2>{t("welcome")}</h2>
+      <h2>{t(hour < 12 ? "welcomeMorning" : hour < 18 ? "welcomeAfternoon" : "welcomeEvening")}</h2>
       <p className="muted">{t("suggestions")}</p>
       <div className="suggestions">
         {(["s1", "s2", "s3"] as const).map((k) => (
