@@ -77,3 +77,10 @@ def test_reload_mid_run_rejoins(open_page: Any, slow_server: Server) -> None:
     expect(messages(page, "ai").last).to_contain_text("answer: survive a reload")
     wait_idle(page)
     assert runs_of(slow_server, tid)[0]["status"] == "success"
+    # another browser (no session storage of this run) opening the thread mid-run joins it too
+    send(page, "second run")
+    expect(messages(page, "ai").last).to_contain_text("slow1")
+    other = open_page(slow_server, path=f"/#/thread/{tid}")
+    expect(other.get_by_test_id("stop-button")).to_be_visible()
+    expect(messages(other, "ai").last).to_contain_text("answer: second run")
+    wait_idle(other)
