@@ -136,6 +136,13 @@ def test_rejoin_cancel_and_running_lookup(http: httpx.Client) -> None:
     assert ids == sorted(ids) and len(ids) == len(replay)
     later = sse(http.get(path, headers={"Last-Event-ID": str(ids[1])}))
     assert [int(e[1]) for e in later] == ids[2:]
+    # joinStream's streamMode: repeated stream_mode params filter the replay (metadata always comes)
+    only = sse(http.get(path, params=[("stream_mode", "values"), ("stream_mode", "messages-tuple")],
+                        headers={"Last-Event-ID": "-1"}))
+    assert {e[0] for e in only} == {"metadata", "values", "messages"}
+    assert [e for e in replay if e[0] in ("metadata", "values", "messages")] == only
+    values_only = sse(http.get(path, params={"stream_mode": "values"}, headers={"Last-Event-ID": "-1"}))
+    assert {e[0] for e in values_only} == {"metadata", "values"}
     # useStream's stop: POST cancel with wait/action in the query; 202/204 carry no JSON body
     tid2 = http.post("/threads", json={}).json()["thread_id"]
     run2 = http.post(f"/threads/{tid2}/runs", json={"input": human("Chart iron ore since 2020"),

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from fastapi import APIRouter, Depends, Header, Request, Response
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from orecast.service.auth import User, require_user
@@ -25,10 +25,24 @@ def _location(run: RunRecord, temporary: bool) -> str:
     return f"/runs/{run.run_id}" if temporary else f"/threads/{run.thread_id}/runs/{run.run_id}"
 
 
+def _wanted(modes: list[str] | None) -> Callable[[str], bool]:
+    """Which events a join asked for (`stream_mode`, repeated in the query as the SDKs send it):
+    `messages-tuple` is the `messages` event, `messages` the `messages/…` ones, a subgraph's event
+    `mode|ns` counts as its mode; `metadata` and `error` always pass. No modes: everything."""
+    if not modes:
+        return lambda event: True
+    wanted = {"messages" if m == "messages-tuple" else m for m in modes} | {"metadata", "error"}
+    if "messages" in modes:
+        wanted |= {"messages/partial", "messages/complete", "messages/metadata"}
+    return lambda event: event.split("|", 1)[0] in wanted
+
+
 async def _stream(
-    svc: Services, run_id: str, last_event_id: str | None, cancel_on_disconnect: bool
+    svc: Services, run_id: str, last_event_id: str | None, cancel_on_disconnect: bool,
+    wanted: Callable[[str], bool] | None = None,
 ) -> AsyncIterator[bytes]:
     """The run's events as SSE (after `last_event_id`), with heartbeats; cancel it if the client leaves."""
+    wanted = wanted or _wanted(None)
     events = svc.runs.events(run_id)
     after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
     finished = False
@@ -44,7 +58,8 @@ async def _stream(
             except StopAsyncIteration:
                 finished = True
                 return
-            yield format_event(event, data, str(event_id))
+            if wanted(event):
+                yield format_event(event, data, str(event_id))
     finally:
         if not finished and cancel_on_disconnect:
             svc.runs.abandon(run_id, "client disconnected")
@@ -142,9 +157,10 @@ async def join_stream(
     user: User,
     cancel_on_disconnect: bool = False,
     last_event_id: str | None = Header(None, alias="Last-Event-ID"),
+    stream_mode: list[str] | None = Query(None),
 ) -> Response:
     await visible_run(svc, user, thread_id, run_id)
-    return sse_response(_stream(svc, run_id, last_event_id, cancel_on_disconnect))
+    return sse_response(_stream(svc, run_id, last_event_id, cancel_on_disconnect, _wanted(stream_mode)))
 
 
 async def _cancel(svc: Services, run: RunRecord, action: str) -> None:
