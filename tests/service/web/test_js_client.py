@@ -141,6 +141,8 @@ def test_rejoin_cancel_and_running_lookup(http: httpx.Client) -> None:
                         headers={"Last-Event-ID": "-1"}))
     assert {e[0] for e in only} == {"metadata", "values", "messages"}
     assert [e for e in replay if e[0] in ("metadata", "values", "messages")] == only
+    empty = sse(http.get(path, params={"stream_mode": ""}, headers={"Last-Event-ID": "-1"}))
+    assert empty == replay  # what the Python client sends when it names no mode
     values_only = sse(http.get(path, params={"stream_mode": "values"}, headers={"Last-Event-ID": "-1"}))
     assert {e[0] for e in values_only} == {"metadata", "values"}
     # useStream's stop: POST cancel with wait/action in the query; 202/204 carry no JSON body

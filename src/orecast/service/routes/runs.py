@@ -28,7 +28,9 @@ def _location(run: RunRecord, temporary: bool) -> str:
 def _wanted(modes: list[str] | None) -> Callable[[str], bool]:
     """Which events a join asked for (`stream_mode`, repeated in the query as the SDKs send it):
     `messages-tuple` is the `messages` event, `messages` the `messages/…` ones, a subgraph's event
-    `mode|ns` counts as its mode; `metadata` and `error` always pass. No modes: everything."""
+    `mode|ns` counts as its mode; `metadata` and `error` always pass. No modes: everything (the
+    Python SDK sends an empty `stream_mode=` when it has none)."""
+    modes = [m for m in modes or [] if m]
     if not modes:
         return lambda event: True
     wanted = {"messages" if m == "messages-tuple" else m for m in modes} | {"metadata", "error"}
