@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 from langgraph_sdk import get_sync_client
-from playwright.sync_api import expect
 
 from tests.service.conftest import Server
 from tests.service.web.conftest import messages, questions, thread_id_of, wait_idle, web_settings
 from tests.service.web.slow_graph import SECONDS
 
 pytestmark = pytest.mark.slow
+expect = pytest.importorskip("playwright.sync_api").expect
 
 
 @pytest.fixture(scope="module")
