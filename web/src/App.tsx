@@ -69,15 +69,24 @@ export function App() {
       .catch((err) => {
         // A key that stopped working (revoked, server restarted with other keys): ask again.
         if ((err as { status?: number }).status === 401) {
+          // "needs-key", not "checking": when the key is already null (sign-out) setKey changes
+          // nothing, the probe effect does not run again, and "checking" would stay forever.
           storeKey(null);
           setKey(null);
-          setAccess("checking");
+          setAccess("needs-key");
         } else setListError(errorText(err));
       });
   }, [client]);
   useEffect(() => {
     if (access === "ok") refresh();
   }, [access, refresh]);
+
+  // Straight to the sign-in box: no request with the old client may race it back to "checking".
+  const signOut = useCallback(() => {
+    storeKey(null);
+    setKey(null);
+    setAccess("needs-key");
+  }, []);
 
   const open = useCallback((id: string | null) => {
     window.history.pushState(null, "", id ? `#/thread/${id}` : "#/");
@@ -139,7 +148,7 @@ export function App() {
             <Icon name={theme === "dark" ? "moon" : "sun"} size={18} />
           </button>
           {key && (
-            <button type="button" className="btn small" onClick={() => { storeKey(null); setKey(null); }} data-testid="signout">{t("signOut")}</button>
+            <button type="button" className="btn small" onClick={signOut} data-testid="signout">{t("signOut")}</button>
           )}
         </header>
         {access === "down" && <div className="error-box" role="alert">{t("errorTitle")}: {window.location.origin}</div>}

@@ -45,9 +45,6 @@ def test_sign_in_with_an_api_key(open_page: Any, keyed_server: Server) -> None:
     expect(fresh.get_by_test_id("signin")).to_be_visible()
 
 
-@pytest.mark.xfail(strict=True, reason="web page bug (reported to web-ui): after sign-out it stays on "
-                   "'Loading…' instead of asking for a key; strict, so the fix turns this into a failure "
-                   "that says to drop the mark")
 def test_sign_out_asks_for_the_key_again(open_page: Any, keyed_server: Server) -> None:
     page = open_page(keyed_server)
     sign_in(page, "alice-key")
