@@ -1,10 +1,14 @@
 """A graph that takes its time (for Stop and reload-mid-run in the page): it answers `slow: <text>`
 after `SECONDS`, token by token, so a browser can act while the run is going. Served as `orecast`
-by the module that needs it; the analyst answers in well under a second, too fast to stop."""
+by the module that needs it; the analyst answers in well under a second, too fast to stop.
+
+A question `fail while <path>` makes the run fail for real (an exception in the node) as long as
+that file exists, and answers at once when it is gone: an error the page can show and Retry."""
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Annotated
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -15,6 +19,7 @@ from typing_extensions import TypedDict
 
 SECONDS = 4.0
 STEPS = 10
+FAIL_WHILE = "fail while "
 
 
 class State(TypedDict, total=False):
@@ -23,6 +28,11 @@ class State(TypedDict, total=False):
 
 async def answer(state: State) -> dict:
     text = state["messages"][-1].content if state.get("messages") else ""
+    if isinstance(text, str) and text.startswith(FAIL_WHILE):
+        flag = Path(text.removeprefix(FAIL_WHILE))
+        if flag.exists():
+            raise RuntimeError(f"the test made this run fail: {flag.name} exists")
+        return {"messages": [AIMessage(content=f"recovered: {flag.name}")]}
     words = [f"slow{i}" for i in range(STEPS)] + [f"answer: {text}"]
     model = GenericFakeChatModel(messages=iter([AIMessage(content=" ".join(words))]))
     chunks = []

@@ -14,7 +14,9 @@ from tests.service.conftest import Server, say
 
 APPROVE = {"resume": {"decisions": [{"type": "approve"}]}}
 
-async def exported(server: Server, key: str | None = None) -> tuple[str, dict[str, object]]:
+async def exported(
+    server: Server, key: str | None = None, command: dict[str, object] = APPROVE
+) -> tuple[str, dict[str, object]]:
     """A thread with one answered question and an approved report; its report's entry."""
     client = server.client(key)
     thread = await client.threads.create()
@@ -22,7 +24,7 @@ async def exported(server: Server, key: str | None = None) -> tuple[str, dict[st
     await client.runs.wait(tid, "orecast", input=say("铁矿石最新价格"))
     waiting = await client.runs.wait(tid, "orecast", input=say("导出报告"))
     assert "__interrupt__" in waiting
-    await client.runs.wait(tid, "orecast", command=APPROVE)
+    await client.runs.wait(tid, "orecast", command=command)
     headers = {"x-api-key": key} if key else {}
     listed = httpx.get(f"{server.url}/threads/{tid}/reports", headers=headers)
     assert listed.status_code == 200
@@ -45,6 +47,15 @@ async def test_approved_report_downloads(keyed_server: Server) -> None:
     assert httpx.get(f"{keyed_server.url}/threads/{tid}/reports", headers={"x-api-key": "bob-key"}).status_code == 404
     assert httpx.get(keyed_server.url + str(report["url"])).status_code == 401
     assert httpx.get(keyed_server.url + str(report["url"]), headers={"x-api-key": "nope"}).status_code == 401
+
+
+async def test_a_report_written_with_edited_arguments(web_server: Server) -> None:
+    """An edited call's result starts with the middleware's notice, which quotes the arguments."""
+    edit = {"type": "edit", "edited_action": {"name": "export_report", "args": {"title": "Edited 编辑", "filename": "edited-api"}}}
+    tid, report = await exported(web_server, command={"resume": {"decisions": [edit]}})
+    assert report["name"] == "edited-api.md" and report["title"] == "Edited 编辑"
+    got = httpx.get(web_server.url + str(report["url"]))
+    assert got.status_code == 200 and got.text.startswith("# Edited 编辑\n")
 
 
 async def test_names_cannot_leave_the_thread_or_the_folder(web_server: Server, tmp_path: Path) -> None:

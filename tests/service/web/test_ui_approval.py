@@ -1,8 +1,10 @@
 """Approvals in the page: the analyst's `export_report` waits for Approve / Edit / Reject; an approved
-report downloads; a pending approval survives a reload."""
+report downloads; edited arguments are the ones the report is written with; a pending approval
+survives a reload."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -49,3 +51,29 @@ def test_reject_with_a_reason(open_page: Any, web_server: Server) -> None:
         "data-state", "rejected"
     )
     expect(page.get_by_test_id("report-ready")).to_have_count(0)
+
+
+def test_edit_the_arguments_before_approving(open_page: Any, web_server: Server) -> None:
+    page = open_page(web_server)
+    ask(page, "What is the latest iron ore price?")
+    ask(page, "Export a report")
+    panel = page.get_by_test_id("approval-panel")
+    panel.get_by_test_id("approval-edit").click()
+    args_box = panel.get_by_test_id("approval-edit-args")
+    args = json.loads(args_box.input_value())
+    assert "title" in args
+    args_box.fill("{ not json")  # a typo is caught on the page and nothing is sent
+    panel.get_by_test_id("approval-submit-edit").click()
+    expect(panel.get_by_role("alert")).to_be_visible()
+    expect(panel).to_be_visible()
+    args_box.fill(json.dumps({**args, "title": "Edited title 编辑过", "filename": "edited-by-web"}))
+    panel.get_by_test_id("approval-submit-edit").click()
+    wait_idle(page)
+    expect(panel).to_have_count(0)
+    ready = page.get_by_test_id("report-ready")
+    expect(ready).to_contain_text("edited-by-web.md")
+    with page.expect_download() as info:
+        ready.get_by_test_id("report-download").click()
+    text = open(info.value.path(), encoding="utf-8").read()
+    assert text.startswith("# Edited title 编辑过\n")
+    assert "What is the latest iron ore price?" in text

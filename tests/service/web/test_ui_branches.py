@@ -1,5 +1,5 @@
-"""Time travel in the page: edit an earlier question (a fork from its parent checkpoint), switch
-between the branches, and branch from a checkpoint of the history panel."""
+"""Time travel in the page: edit an earlier question (a fork from its parent checkpoint), regenerate
+an answer, switch between the branches, and branch from a checkpoint of the history panel."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from tests.service.conftest import Server
-from tests.service.web.conftest import ask, questions, thread_id_of, wait_idle
+from tests.service.web.conftest import ask, messages, questions, thread_id_of, wait_idle
 
 pytestmark = pytest.mark.slow
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -67,3 +67,26 @@ def test_history_panel_branch_from_here(open_page: Any, web_server: Server) -> N
     expect(page.get_by_test_id("fork-banner")).to_have_count(0)
     expect(questions(page)).to_have_text([FIRST, EDITED])
     expect(page.get_by_test_id("branch-position").last).to_have_text("2 / 2")
+
+
+def test_regenerate_makes_a_second_answer(open_page: Any, web_server: Server) -> None:
+    page = open_page(web_server)
+    ask(page, FIRST)
+    answer = messages(page, "ai").last
+    first_id = answer.get_attribute("data-message-id")
+    answer.get_by_test_id("regenerate-button").click()
+    wait_idle(page)
+    # a sibling of the answer, from the same question: 2 / 2, and the first one is still there
+    answer = messages(page, "ai").last
+    expect(answer.get_by_test_id("branch-position")).to_have_text("2 / 2")
+    expect(questions(page)).to_have_text([FIRST])
+    second_id = answer.get_attribute("data-message-id")
+    assert second_id != first_id
+    answer.get_by_test_id("branch-prev").click()
+    expect(messages(page, "ai").last.get_by_test_id("branch-position")).to_have_text("1 / 2")
+    expect(messages(page, "ai").last).to_have_attribute("data-message-id", first_id or "")
+    states = get_sync_client(url=web_server.url).threads.get_history(thread_id_of(page), limit=100)
+    answered = {
+        m["id"] for s in states for m in s["values"].get("messages", []) if m["type"] == "ai" and not s["next"]
+    }
+    assert {first_id, second_id} <= answered

@@ -1,10 +1,11 @@
 """Runs in the page: Stop cancels the run on the server; a reload in the middle of a run re-joins it
-(`join_stream`) and shows it to its end. A slow test graph is served as `orecast` here."""
+(`join_stream`) and shows it to its end; a failed run shows its error in place, and Retry runs it again. A slow test graph is served as `orecast` here."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ from langgraph_sdk import get_sync_client
 
 from tests.service.conftest import Server
 from tests.service.web.conftest import messages, questions, thread_id_of, wait_idle, web_settings
-from tests.service.web.slow_graph import SECONDS
+from tests.service.web.slow_graph import FAIL_WHILE, SECONDS
 
 pytestmark = pytest.mark.slow
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -84,3 +85,25 @@ def test_reload_mid_run_rejoins(open_page: Any, slow_server: Server) -> None:
     expect(other.get_by_test_id("stop-button")).to_be_visible()
     expect(messages(other, "ai").last).to_contain_text("answer: second run")
     wait_idle(other)
+
+
+def test_failed_run_shows_the_error_and_retry_runs_it_again(
+    open_page: Any, slow_server: Server, tmp_path: Path
+) -> None:
+    flag = tmp_path / "broken"
+    flag.touch()
+    page = open_page(slow_server)
+    send(page, f"{FAIL_WHILE}{flag}")
+    error = page.get_by_test_id("run-error")
+    expect(error).to_be_visible()
+    expect(error).to_contain_text("broken exists")
+    tid = thread_id_of(page)
+    assert runs_of(slow_server, tid)[0]["status"] == "error"
+    expect(messages(page, "ai")).to_have_count(0)
+    flag.unlink()  # the cause is gone: Retry runs the failed step again, no new question
+    error.get_by_test_id("retry-button").click()
+    expect(messages(page, "ai").last).to_contain_text("recovered: broken")
+    wait_idle(page)
+    expect(page.get_by_test_id("run-error")).to_have_count(0)
+    expect(questions(page)).to_have_text([f"{FAIL_WHILE}{flag}"])
+    assert [r["status"] for r in runs_of(slow_server, tid)] == ["success", "error"]

@@ -135,12 +135,13 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
     void stream.submit(null, { checkpoint: checkpoint ?? undefined });
   };
 
-  const retry = () => {
+  const retry = async () => {
     const last = lastInput.current;
-    const head = stream.history?.at(-1); // the SDK's history runs oldest → newest
     // A run that failed half-way left its next step in the head checkpoint: run that step again.
+    // The SDK reads no history after a failed run, so the head is asked of the server.
     // A request that never became a run (network, server down) is sent again as it was.
-    if (runId.current && head && head.next.length > 0 && !stream.interrupt) rerun(head.checkpoint);
+    const head = runId.current && threadId ? await client.threads.getState<State>(threadId).catch(() => null) : null;
+    if (head && head.next.length > 0 && !stream.interrupt) rerun(head.checkpoint);
     else if (last?.input) send(last.input.messages[0].content, last.checkpoint);
     else if (last) rerun(last.checkpoint);
   };
@@ -281,7 +282,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
             <div className="error-box" role="alert" data-testid="run-error">
               <strong>{t("errorTitle")}</strong>
               <span>{errorText(stream.error)}</span>
-              <button type="button" className="btn small" onClick={retry} data-testid="retry-button">{t("retry")}</button>
+              <button type="button" className="btn small" onClick={() => void retry()} data-testid="retry-button">{t("retry")}</button>
             </div>
           )}
         </div>

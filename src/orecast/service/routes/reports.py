@@ -34,13 +34,26 @@ def reports_dir(svc: Services) -> Path:
     return AgentSettings.from_env(model=svc.settings.model).reports_dir.resolve()
 
 
+def _is_report(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("report"), str)
+
+
 def _result(value: Any) -> dict[str, Any] | None:
-    if isinstance(value, str):
+    """The tool's JSON. When a reviewer edited the call, the middleware put a notice before it
+    (one that quotes the executed arguments), so the JSON is the text from the start of a line
+    to the end."""
+    if not isinstance(value, str):
+        return value if _is_report(value) else None
+    for start in [0] + [i + 1 for i, char in enumerate(value) if char == "\n"]:
+        if not value.startswith("{", start):
+            continue
         try:
-            value = json.loads(value)
+            parsed = json.loads(value[start:])
         except ValueError:
-            return None
-    return value if isinstance(value, dict) and isinstance(value.get("report"), str) else None
+            continue
+        if _is_report(parsed):
+            return parsed
+    return None
 
 
 def _written_for(path: Path, thread_id: str) -> bool:
