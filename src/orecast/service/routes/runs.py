@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
@@ -41,15 +41,34 @@ async def _follow(svc: Services, run_id: str, after: int) -> AsyncIterator[tuple
             return
 
 
+def _wanted(modes: list[str] | None) -> Callable[[str], bool]:
+    """Which events a join asked for (`stream_mode`, repeated in the query as the SDKs send it):
+    `messages-tuple` is the `messages` event, `messages` the `messages/…` ones, a subgraph's event
+    `mode|ns` counts as its mode; `metadata` and `error` always pass. No modes: everything (the
+    Python SDK sends an empty `stream_mode=` when it has none)."""
+    modes = [m for m in modes or [] if m]
+    if not modes:
+        return lambda event: True
+    wanted = {"messages" if m == "messages-tuple" else m for m in modes} | {"metadata", "error"}
+    if "messages" in modes:
+        wanted |= {"messages/partial", "messages/complete", "messages/metadata"}
+    return lambda event: event.split("|", 1)[0] in wanted
+
+
 async def _stream(
-    svc: Services, run_id: str, last_event_id: str | None, cancel_on_disconnect: bool
+    svc: Services, run_id: str, last_event_id: str | None, cancel_on_disconnect: bool,
+    wanted: Callable[[str], bool] | None = None,
 ) -> AsyncIterator[bytes]:
     """The run's events as SSE (after `last_event_id`), with heartbeats; cancel it if the client leaves."""
+    wanted = wanted or _wanted(None)
     after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
     finished = False
     try:
         async for item in _follow(svc, run_id, after):
-            yield HEARTBEAT if item is None else format_event(item[1], item[2], str(item[0]))
+            if item is None:
+                yield HEARTBEAT
+            elif wanted(item[1]):
+                yield format_event(item[1], item[2], str(item[0]))
         finished = True
     finally:
         if not finished and cancel_on_disconnect:
@@ -188,6 +207,7 @@ async def join_stream(
     user: User,
     cancel_on_disconnect: bool = False,
     last_event_id: str | None = Header(None, alias="Last-Event-ID"),
+    stream_mode: list[str] | None = Query(None),
 ) -> Response:
     run = await visible_run(svc, user, thread_id, run_id)
     location = _location(run, False)
@@ -196,7 +216,7 @@ async def join_stream(
         # as langgraph-api: joining a finished run without a Last-Event-ID sends nothing; with one,
         # the events after it are replayed (kept for resumable runs, and for a while in memory)
         return sse_response(_nothing(), headers)
-    return sse_response(_stream(svc, run_id, last_event_id, cancel_on_disconnect), headers)
+    return sse_response(_stream(svc, run_id, last_event_id, cancel_on_disconnect, _wanted(stream_mode)), headers)
 
 
 @router.get("/threads/{thread_id}/stream")

@@ -1,0 +1,75 @@
+"""The web page: the built files of `web/` (committed in `service/static/`) served at `/`.
+
+Included after every API router, as a GET catch-all, so it never shadows an API route: a path the
+API knows is answered by the API first, and a path under an API prefix that the API does not know
+stays a JSON 404 rather than turning into the page. Any other path without a file extension is a
+client-side route of the page and gets `index.html`.
+
+Vite names its bundles by content hash (`assets/index-3f2a….js`), so they are cached for a year;
+`index.html` is revalidated on every load, which is what makes a new build reach the browser.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, HTMLResponse, Response
+
+from orecast.service.errors import NotFound
+
+router = APIRouter(include_in_schema=False)
+
+PACKAGE_STATIC = Path(__file__).resolve().parent.parent / "static"
+
+# First path segments that belong to the API (ours and the Agent Server's), never to the page.
+API_PREFIXES = frozenset({
+    "assistants", "threads", "runs", "store", "crons", "agent", "ok", "health", "info",
+    "docs", "redoc", "openapi.json", "mcp", "a2a",
+})
+IMMUTABLE = "public, max-age=31536000, immutable"
+REVALIDATE = "no-cache"
+
+MISSING_BUILD = """<!doctype html><html lang="en"><meta charset="utf-8"><title>orecast</title>
+<body style="font-family:sans-serif;max-width:40rem;margin:3rem auto;line-height:1.5">
+<h1>orecast — 网页未构建 / the web page is not built</h1>
+<p>This copy of orecast has no built web page (<code>src/orecast/service/static/</code>).
+Build it with <code>make web</code> (needs Node.js and npm), or install a release of orecast, which
+ships the page.</p>
+<p>The API works without it: <a href="/docs">/docs</a>.</p>
+</body></html>
+"""
+
+
+def static_dir(request: Request) -> Path:
+    """The folder the page is served from: `ServiceSettings.web_dir`, else the package's build."""
+    configured = request.app.state.web_dir
+    return Path(configured).resolve() if configured else PACKAGE_STATIC
+
+
+def _file_in(root: Path, path: str) -> Path | None:
+    """`root/path` when it is a regular file inside `root` (no `..`, no symlink escaping it)."""
+    parts = PurePosixPath(path).parts
+    if any(p in ("..", ".") or p.startswith("\\") or ":" in p for p in parts):
+        return None
+    candidate = (root / path).resolve()
+    if not candidate.is_relative_to(root) or not candidate.is_file():
+        return None
+    return candidate
+
+
+@router.api_route("/{path:path}", methods=["GET", "HEAD"])
+async def page(path: str, request: Request) -> Response:
+    first = path.split("/", 1)[0]
+    if first in API_PREFIXES:
+        raise NotFound(f"no route {request.url.path}")
+    root = static_dir(request)
+    if path and (found := _file_in(root, path)) is not None and found.name != "index.html":
+        cache = IMMUTABLE if found.parent.name == "assets" else REVALIDATE
+        return FileResponse(found, headers={"Cache-Control": cache})
+    if "." in PurePosixPath(path).name:
+        raise NotFound(f"no file {request.url.path}")
+    index = root / "index.html"
+    if not index.is_file():
+        return HTMLResponse(MISSING_BUILD, 503, headers={"Cache-Control": REVALIDATE})
+    return FileResponse(index, media_type="text/html", headers={"Cache-Control": REVALIDATE})

@@ -1,0 +1,52 @@
+"""A graph that takes its time (for Stop and reload-mid-run in the page): it answers `slow: <text>`
+after `SECONDS`, token by token, so a browser can act while the run is going. Served as `orecast`
+by the module that needs it; the analyst answers in well under a second, too fast to stop.
+
+A question `fail while <path>` makes the run fail for real (an exception in the node) as long as
+that file exists, and answers at once when it is gone: an error the page can show and Retry."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, AnyMessage
+from langgraph.graph import START, StateGraph
+from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
+
+SECONDS = 4.0
+STEPS = 10
+FAIL_WHILE = "fail while "
+
+
+class State(TypedDict, total=False):
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+async def answer(state: State) -> dict:
+    text = state["messages"][-1].content if state.get("messages") else ""
+    if isinstance(text, str) and text.startswith(FAIL_WHILE):
+        flag = Path(text.removeprefix(FAIL_WHILE))
+        if flag.exists():
+            raise RuntimeError(f"the test made this run fail: {flag.name} exists")
+        return {"messages": [AIMessage(content=f"recovered: {flag.name}")]}
+    words = [f"slow{i}" for i in range(STEPS)] + [f"answer: {text}"]
+    model = GenericFakeChatModel(messages=iter([AIMessage(content=" ".join(words))]))
+    chunks = []
+    async for chunk in model.astream(state["messages"]):
+        chunks.append(chunk)
+        if chunk.content.strip():
+            await asyncio.sleep(SECONDS / STEPS)
+    reply = chunks[0]
+    for chunk in chunks[1:]:
+        reply = reply + chunk
+    return {"messages": [AIMessage(content=reply.content, id=reply.id)]}
+
+
+builder = StateGraph(State)
+builder.add_node("answer", answer)
+builder.add_edge(START, "answer")
+graph = builder.compile()

@@ -1,0 +1,79 @@
+"""Approvals in the page: the analyst's `export_report` waits for Approve / Edit / Reject; an approved
+report downloads; edited arguments are the ones the report is written with; a pending approval
+survives a reload."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.service.conftest import Server
+from tests.service.web.conftest import ask, messages, wait_idle
+
+pytestmark = pytest.mark.slow
+expect = pytest.importorskip("playwright.sync_api").expect
+
+
+def test_approve_then_download(open_page: Any, web_server: Server) -> None:
+    page = open_page(web_server)
+    ask(page, "What is the latest iron ore price?")
+    ask(page, "Export a report")
+    panel = page.get_by_test_id("approval-panel")
+    expect(panel.locator('[data-testid="approval-action"][data-tool="export_report"]')).to_be_visible()
+    page.reload()  # the pending approval comes back from the server
+    expect(panel).to_be_visible()
+    panel.get_by_test_id("approval-approve").click()
+    wait_idle(page)
+    expect(panel).to_have_count(0)
+    ready = page.get_by_test_id("report-ready")
+    expect(ready).to_contain_text(".md")
+    with page.expect_download() as info:
+        ready.get_by_test_id("report-download").click()
+    download = info.value
+    assert download.suggested_filename.endswith(".md")
+    text = open(download.path(), encoding="utf-8").read()
+    assert "What is the latest iron ore price?" in text and "108.64" in text
+
+
+def test_reject_with_a_reason(open_page: Any, web_server: Server) -> None:
+    page = open_page(web_server, locale="zh-CN")
+    ask(page, "铁矿石最新价格")
+    ask(page, "导出报告")
+    panel = page.get_by_test_id("approval-panel")
+    panel.get_by_test_id("approval-reason").fill("not now")
+    panel.get_by_test_id("approval-reject").click()
+    wait_idle(page)
+    expect(panel).to_have_count(0)
+    expect(messages(page, "ai").last).to_contain_text("拒绝")
+    expect(page.locator('[data-testid="tool-card"][data-tool="export_report"]')).to_have_attribute(
+        "data-state", "rejected"
+    )
+    expect(page.get_by_test_id("report-ready")).to_have_count(0)
+
+
+def test_edit_the_arguments_before_approving(open_page: Any, web_server: Server) -> None:
+    page = open_page(web_server)
+    ask(page, "What is the latest iron ore price?")
+    ask(page, "Export a report")
+    panel = page.get_by_test_id("approval-panel")
+    panel.get_by_test_id("approval-edit").click()
+    args_box = panel.get_by_test_id("approval-edit-args")
+    args = json.loads(args_box.input_value())
+    assert "title" in args
+    args_box.fill("{ not json")  # a typo is caught on the page and nothing is sent
+    panel.get_by_test_id("approval-submit-edit").click()
+    expect(panel.get_by_role("alert")).to_be_visible()
+    expect(panel).to_be_visible()
+    args_box.fill(json.dumps({**args, "title": "Edited title 编辑过", "filename": "edited-by-web"}))
+    panel.get_by_test_id("approval-submit-edit").click()
+    wait_idle(page)
+    expect(panel).to_have_count(0)
+    ready = page.get_by_test_id("report-ready")
+    expect(ready).to_contain_text("edited-by-web.md")
+    with page.expect_download() as info:
+        ready.get_by_test_id("report-download").click()
+    text = open(info.value.path(), encoding="utf-8").read()
+    assert text.startswith("# Edited title 编辑过\n")
+    assert "What is the latest iron ore price?" in text

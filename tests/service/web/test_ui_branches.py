@@ -1,0 +1,92 @@
+"""Time travel in the page: edit an earlier question (a fork from its parent checkpoint), regenerate
+an answer, switch between the branches, and branch from a checkpoint of the history panel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langgraph_sdk import get_sync_client
+
+from tests.service.conftest import Server
+from tests.service.web.conftest import ask, messages, questions, thread_id_of, wait_idle
+
+pytestmark = pytest.mark.slow
+expect = pytest.importorskip("playwright.sync_api").expect
+
+FIRST = "What is the latest iron ore price?"
+SECOND = "How volatile was iron ore over the past year?"
+EDITED = "What is the latest rebar price?"
+
+
+def test_edit_and_switch_branches(open_page: Any, web_server: Server) -> None:
+    page = open_page(web_server)
+    ask(page, FIRST)
+    ask(page, SECOND)
+    first = page.locator('[data-testid="message"][data-role="human"]').first
+    first.get_by_test_id("edit-button").click()
+    page.get_by_test_id("edit-input").fill(EDITED)
+    page.get_by_test_id("edit-submit").click()
+    wait_idle(page)
+    # the new branch has only the edited question; its switcher says 2 / 2
+    expect(questions(page)).to_have_text([EDITED])
+    switcher = page.locator('[data-testid="message"][data-role="human"]').first.get_by_test_id("branch-switcher")
+    expect(switcher.get_by_test_id("branch-position")).to_have_text("2 / 2")
+    switcher.get_by_test_id("branch-prev").click()
+    expect(questions(page)).to_have_text([FIRST, SECOND])
+    expect(page.get_by_test_id("branch-position").first).to_have_text("1 / 2")
+    page.reload()  # branches are stored: the thread's head comes back, and the other branch with it
+    expect(questions(page)).to_have_text([EDITED])
+    page.get_by_test_id("branch-prev").first.click()
+    expect(questions(page)).to_have_text([FIRST, SECOND])
+
+
+def test_history_panel_branch_from_here(open_page: Any, web_server: Server) -> None:
+    page = open_page(web_server)
+    ask(page, FIRST)
+    ask(page, SECOND)
+    page.get_by_test_id("history-toggle").click()
+    history = page.get_by_test_id("history-panel")
+    items = history.get_by_test_id("history-item")
+    expect(items.first).to_be_visible()
+    # the checkpoint that ended the first run (asked the API): one question, answered, nothing next
+    client = get_sync_client(url=web_server.url)
+    states = client.threads.get_history(thread_id_of(page), limit=100)
+    target = next(
+        s["checkpoint"]["checkpoint_id"] for s in states
+        if not s["next"] and [m["type"] for m in s["values"]["messages"]].count("human") == 1
+    )
+    history.locator(f'[data-testid="history-item"][data-checkpoint-id="{target}"]').click()
+    detail = history.get_by_test_id("history-detail")
+    expect(detail).to_contain_text(FIRST)
+    expect(detail).not_to_contain_text(SECOND)
+    detail.get_by_test_id("history-branch").click()
+    expect(page.get_by_test_id("fork-banner")).to_be_visible()
+    expect(questions(page)).to_have_text([FIRST])
+    ask(page, EDITED)
+    expect(page.get_by_test_id("fork-banner")).to_have_count(0)
+    expect(questions(page)).to_have_text([FIRST, EDITED])
+    expect(page.get_by_test_id("branch-position").last).to_have_text("2 / 2")
+
+
+def test_regenerate_makes_a_second_answer(open_page: Any, web_server: Server) -> None:
+    page = open_page(web_server)
+    ask(page, FIRST)
+    answer = messages(page, "ai").last
+    first_id = answer.get_attribute("data-message-id")
+    answer.get_by_test_id("regenerate-button").click()
+    wait_idle(page)
+    # a sibling of the answer, from the same question: 2 / 2, and the first one is still there
+    answer = messages(page, "ai").last
+    expect(answer.get_by_test_id("branch-position")).to_have_text("2 / 2")
+    expect(questions(page)).to_have_text([FIRST])
+    second_id = answer.get_attribute("data-message-id")
+    assert second_id != first_id
+    answer.get_by_test_id("branch-prev").click()
+    expect(messages(page, "ai").last.get_by_test_id("branch-position")).to_have_text("1 / 2")
+    expect(messages(page, "ai").last).to_have_attribute("data-message-id", first_id or "")
+    states = get_sync_client(url=web_server.url).threads.get_history(thread_id_of(page), limit=100)
+    answered = {
+        m["id"] for s in states for m in s["values"].get("messages", []) if m["type"] == "ai" and not s["next"]
+    }
+    assert {first_id, second_id} <= answered

@@ -1,0 +1,92 @@
+"""The page in Debian's chromium: a conversation with a chart, the sidebar (rename, delete, search),
+both languages. Against the session's real `orecast serve`-equivalent server (offline analyst)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.service.conftest import Server
+from tests.service.web.conftest import ask, messages, questions, thread_id_of
+
+pytestmark = pytest.mark.slow
+expect = pytest.importorskip("playwright.sync_api").expect
+
+
+def test_conversation_with_a_chart(open_page: Any, web_server: Server) -> None:
+    page = open_page(web_server)
+    expect(page.get_by_test_id("welcome")).to_be_visible()
+    ask(page, "Chart iron ore since 2020")
+    expect(questions(page)).to_have_text(["Chart iron ore since 2020"])
+    card = page.locator('[data-testid="tool-card"][data-tool="make_chart"]')
+    expect(card).to_have_attribute("data-state", "done")
+    expect(card.get_by_test_id("tool-duration")).to_be_visible()
+    chart = page.get_by_test_id("chart")
+    expect(chart).to_be_visible()
+    expect(chart.locator("svg path").first).to_be_attached()  # ECharts drew it (SVG renderer)
+    card.get_by_test_id("tool-card-toggle").click()
+    expect(card.get_by_test_id("tool-args")).to_contain_text("iron")
+    expect(card.get_by_test_id("tool-result")).to_contain_text("png")
+    # a follow-up in the same thread; the sidebar lists it, titled by the first question
+    ask(page, "What is the latest iron ore price?")
+    expect(messages(page, "human")).to_have_count(2)
+    expect(messages(page, "ai").last).to_contain_text("108.64")
+    tid = thread_id_of(page)
+    item = page.locator(f'[data-testid="thread-item"][data-thread-id="{tid}"]')
+    expect(item.get_by_test_id("thread-title")).to_have_text("Chart iron ore since 2020")
+    # the conversation exports as Markdown and as JSON
+    with page.expect_download() as md:
+        page.get_by_test_id("export-md").click()
+    text = open(md.value.path(), encoding="utf-8").read()
+    assert "Chart iron ore since 2020" in text and "108.64" in text
+    with page.expect_download() as js:
+        page.get_by_test_id("export-json").click()
+    assert "What is the latest iron ore price?" in open(js.value.path(), encoding="utf-8").read()
+    # reloading loses nothing
+    page.reload()
+    expect(messages(page, "human")).to_have_count(2)
+    expect(page.get_by_test_id("chart")).to_be_visible()
+
+
+def test_rename_search_and_delete(open_page: Any, web_server: Server) -> None:
+    page = open_page(web_server)
+    ask(page, "What is the latest iron ore price?")
+    tid = thread_id_of(page)
+    item = page.locator(f'[data-testid="thread-item"][data-thread-id="{tid}"]')
+    item.get_by_test_id("thread-rename").click()
+    rename = item.get_by_test_id("thread-rename-input")
+    rename.fill("Morning check 晨检")
+    rename.press("Enter")
+    expect(item.get_by_test_id("thread-title")).to_have_text("Morning check 晨检")
+    page.reload()  # the title is stored on the server
+    expect(item.get_by_test_id("thread-title")).to_have_text("Morning check 晨检")
+    page.get_by_test_id("thread-search").fill("晨检")
+    expect(page.get_by_test_id("thread-item")).to_have_count(1)
+    page.get_by_test_id("thread-search").fill("")
+    # delete asks first; "no" keeps it, "yes" removes it from the server
+    item.get_by_test_id("thread-delete").click()
+    page.get_by_test_id("thread-delete-no").click()
+    expect(item).to_be_visible()
+    item.get_by_test_id("thread-delete").click()
+    page.get_by_test_id("thread-delete-yes").click()
+    expect(item).to_have_count(0)
+    page.reload()
+    expect(page.locator(f'[data-testid="thread-item"][data-thread-id="{tid}"]')).to_have_count(0)
+
+
+def test_chinese_and_english(open_page: Any, web_server: Server) -> None:
+    page = open_page(web_server, locale="zh-CN")
+    expect(page.locator("html")).to_have_attribute("lang", "zh-CN")
+    expect(page.get_by_test_id("new-conversation")).to_contain_text("新")
+    ask(page, "铁矿石现在多少钱？")
+    expect(messages(page, "ai").last).to_contain_text("铁矿石")
+    page.get_by_test_id("lang-en").click()
+    expect(page.locator("html")).to_have_attribute("lang", "en")
+    expect(page.get_by_test_id("new-conversation")).to_contain_text("New conversation")
+    page.reload()  # the choice is remembered
+    expect(page.locator("html")).to_have_attribute("lang", "en")
+    english = open_page(web_server, locale="en-US")
+    expect(english.locator("html")).to_have_attribute("lang", "en")
+    english.get_by_test_id("lang-zh").click()
+    expect(english.get_by_test_id("new-conversation")).to_contain_text("新")

@@ -1,0 +1,40 @@
+"""Restarting the server loses nothing the page shows: after a stop and a start on the same store
+(and port), a reload brings back the conversation, its chart and its pending approval, which can
+then be approved."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.service.conftest import Server, free_port
+from tests.service.web.conftest import ask, questions, wait_idle, web_settings
+
+pytestmark = pytest.mark.slow
+expect = pytest.importorskip("playwright.sync_api").expect
+
+
+def test_restart_keeps_conversation_and_pending_approval(open_page: Any, tmp_path: Path) -> None:
+    port = free_port()
+    first = Server.start(web_settings(tmp_path), port=port)
+    try:
+        page = open_page(first)
+        ask(page, "Chart iron ore since 2020")
+        ask(page, "Export a report")
+        expect(page.get_by_test_id("approval-panel")).to_be_visible()
+    finally:
+        first.stop()
+    second = Server.start(web_settings(tmp_path), port=port)
+    try:
+        page.reload()
+        expect(questions(page)).to_have_text(["Chart iron ore since 2020", "Export a report"])
+        expect(page.get_by_test_id("chart")).to_be_visible()
+        panel = page.get_by_test_id("approval-panel")
+        expect(panel).to_be_visible()
+        panel.get_by_test_id("approval-approve").click()
+        wait_idle(page)
+        expect(page.get_by_test_id("report-ready")).to_be_visible()
+    finally:
+        second.stop()

@@ -1,0 +1,109 @@
+"""Runs in the page: Stop cancels the run on the server; a reload in the middle of a run re-joins it
+(`join_stream`) and shows it to its end; a failed run shows its error in place, and Retry runs it again. A slow test graph is served as `orecast` here."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph_sdk import get_sync_client
+
+from tests.service.conftest import Server
+from tests.service.web.conftest import messages, questions, thread_id_of, wait_idle, web_settings
+from tests.service.web.slow_graph import FAIL_WHILE, SECONDS
+
+pytestmark = pytest.mark.slow
+expect = pytest.importorskip("playwright.sync_api").expect
+
+
+@pytest.fixture(scope="module")
+def slow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    running = Server.start(web_settings(
+        tmp_path_factory.mktemp("slow"), analyst=False,
+        graphs={"orecast": "tests.service.web.slow_graph:graph"},
+    ))
+    yield running
+    running.stop()
+
+
+def send(page: Any, text: str) -> None:
+    page.get_by_test_id("composer-input").fill(text)
+    page.get_by_test_id("composer-input").press("Enter")
+
+
+def runs_of(server: Server, thread_id: str) -> list[dict[str, Any]]:
+    return get_sync_client(url=server.url).runs.list(thread_id)
+
+
+def test_stop_cancels_the_run(open_page: Any, slow_server: Server) -> None:
+    page = open_page(slow_server)
+    send(page, "stop me")
+    stop = page.get_by_test_id("stop-button")
+    expect(stop).to_be_visible()
+    expect(messages(page, "ai").last).to_contain_text("slow1")  # tokens are streaming
+    started = time.monotonic()
+    stop.click()
+    wait_idle(page)
+    expect(page.get_by_test_id("stopped-note")).to_be_visible()
+    assert time.monotonic() - started < SECONDS / 2
+    tid = thread_id_of(page)
+    deadline = time.monotonic() + 10
+    while (status := runs_of(slow_server, tid)[0]["status"]) in ("pending", "running"):
+        assert time.monotonic() < deadline, status
+        time.sleep(0.1)
+    assert status == "interrupted"
+    time.sleep(SECONDS / 2)  # the run is over on the server: its answer never arrives
+    expect(page.get_by_text("answer: stop me")).to_have_count(0)
+    expect(questions(page)).to_have_text(["stop me"])
+    # Esc stops too
+    send(page, "escape me")
+    expect(messages(page, "ai").last).to_contain_text("slow1")
+    page.keyboard.press("Escape")
+    wait_idle(page)
+    expect(page.get_by_test_id("stopped-note")).to_be_visible()
+    assert runs_of(slow_server, tid)[0]["status"] in ("interrupted", "running")
+
+
+def test_reload_mid_run_rejoins(open_page: Any, slow_server: Server) -> None:
+    page = open_page(slow_server)
+    send(page, "survive a reload")
+    expect(messages(page, "ai").last).to_contain_text("slow1")
+    tid = thread_id_of(page)
+    page.reload()
+    expect(questions(page)).to_have_text(["survive a reload"])
+    expect(page.get_by_test_id("stop-button")).to_be_visible()  # re-joined, still running
+    expect(messages(page, "ai").last).to_contain_text("answer: survive a reload")
+    wait_idle(page)
+    assert runs_of(slow_server, tid)[0]["status"] == "success"
+    # another browser (no session storage of this run) opening the thread mid-run joins it too
+    send(page, "second run")
+    expect(messages(page, "ai").last).to_contain_text("slow1")
+    other = open_page(slow_server, path=f"/#/thread/{tid}")
+    expect(other.get_by_test_id("stop-button")).to_be_visible()
+    expect(messages(other, "ai").last).to_contain_text("answer: second run")
+    wait_idle(other)
+
+
+def test_failed_run_shows_the_error_and_retry_runs_it_again(
+    open_page: Any, slow_server: Server, tmp_path: Path
+) -> None:
+    flag = tmp_path / "broken"
+    flag.touch()
+    page = open_page(slow_server)
+    send(page, f"{FAIL_WHILE}{flag}")
+    error = page.get_by_test_id("run-error")
+    expect(error).to_be_visible()
+    expect(error).to_contain_text("broken exists")
+    tid = thread_id_of(page)
+    assert runs_of(slow_server, tid)[0]["status"] == "error"
+    expect(messages(page, "ai")).to_have_count(0)
+    flag.unlink()  # the cause is gone: Retry runs the failed step again, no new question
+    error.get_by_test_id("retry-button").click()
+    expect(messages(page, "ai").last).to_contain_text("recovered: broken")
+    wait_idle(page)
+    expect(page.get_by_test_id("run-error")).to_have_count(0)
+    expect(questions(page)).to_have_text([f"{FAIL_WHILE}{flag}"])
+    assert [r["status"] for r in runs_of(slow_server, tid)] == ["success", "error"]

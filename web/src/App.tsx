@@ -1,0 +1,189 @@
+import { useCallback, useEffect, useMemo, useState } from "react";
+import type { Thread } from "@langchain/langgraph-sdk";
+import { errorText, makeClient, probeAccess, storedKey, storeKey, threadTitle, type Access } from "./api";
+import { Chat } from "./components/Chat";
+import { Icon } from "./components/Icon";
+import { LangSwitch } from "./components/LangSwitch";
+import { Sidebar } from "./components/Sidebar";
+import { SignIn } from "./components/SignIn";
+import { browserLang, DICTS, I18nContext, type Key, type Lang } from "./i18n";
+
+type Theme = "light" | "dark";
+
+const threadFromHash = (): string | null => /^#\/thread\/([\w-]+)$/.exec(window.location.hash)?.[1] ?? null;
+
+function initialTheme(): Theme {
+  const saved = localStorage.getItem("orecast:theme");
+  if (saved === "light" || saved === "dark") return saved;
+  return window.matchMedia?.("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+}
+
+function initialLang(): Lang {
+  const saved = localStorage.getItem("orecast:lang");
+  return saved === "zh" || saved === "en" ? saved : browserLang(navigator.languages ?? [navigator.language]);
+}
+
+export function App() {
+  const [lang, setLang] = useState<Lang>(initialLang);
+  const [theme, setTheme] = useState<Theme>(initialTheme);
+  const [key, setKey] = useState<string | null>(storedKey);
+  const [access, setAccess] = useState<Access | "checking">("checking");
+  const [threadId, setThreadId] = useState<string | null>(threadFromHash);
+  const [chatKey, setChatKey] = useState(0);
+  const [threads, setThreads] = useState<Thread[]>([]);
+  const [listError, setListError] = useState<string | null>(null);
+  const [sidebarOpen, setSidebarOpen] = useState(false);
+  const [historyOpen, setHistoryOpen] = useState(false);
+
+  const i18n = useMemo(() => ({ lang, t: (k: Key) => DICTS[lang][k] }), [lang]);
+  const { t } = i18n;
+  const client = useMemo(() => makeClient(key), [key]);
+
+  useEffect(() => {
+    document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
+    document.title = lang === "zh" ? "orecast · 铁矿石分析" : "orecast · iron-ore analyst";
+    localStorage.setItem("orecast:lang", lang);
+  }, [lang]);
+  useEffect(() => {
+    document.documentElement.dataset.theme = theme;
+    localStorage.setItem("orecast:theme", theme);
+  }, [theme]);
+  useEffect(() => {
+    let live = true;
+    probeAccess(key).then((a) => {
+      if (a === "needs-key") storeKey(null); // a stored key that no longer works is forgotten
+      if (live) setAccess(a);
+    });
+    return () => {
+      live = false;
+    };
+  }, [key]);
+
+  const refresh = useCallback(() => {
+    client.threads
+      .search({ limit: 200, sortBy: "updated_at", sortOrder: "desc" })
+      .then((list) => {
+        setThreads(list);
+        setListError(null);
+      })
+      .catch((err) => {
+        // A key that stopped working (revoked, server restarted with other keys): ask again.
+        if ((err as { status?: number }).status === 401) {
+          // "needs-key", not "checking": when the key is already null (sign-out) setKey changes
+          // nothing, the probe effect does not run again, and "checking" would stay forever.
+          storeKey(null);
+          setKey(null);
+          setAccess("needs-key");
+        } else setListError(errorText(err));
+      });
+  }, [client]);
+  useEffect(() => {
+    if (access === "ok") refresh();
+  }, [access, refresh]);
+
+  // Straight to the sign-in box: no request with the old client may race it back to "checking".
+  const signOut = useCallback(() => {
+    storeKey(null);
+    setKey(null);
+    setAccess("needs-key");
+  }, []);
+
+  const open = useCallback((id: string | null) => {
+    window.history.pushState(null, "", id ? `#/thread/${id}` : "#/");
+    setThreadId(id);
+    setChatKey((k) => k + 1);
+    setSidebarOpen(false);
+  }, []);
+  useEffect(() => {
+    const onPop = () => {
+      setThreadId(threadFromHash());
+      setChatKey((k) => k + 1);
+    };
+    window.addEventListener("popstate", onPop);
+    return () => window.removeEventListener("popstate", onPop);
+  }, []);
+
+  // A thread made by the first question: the URL follows it without remounting the running chat.
+  const onThreadId = useCallback(
+    (id: string) => {
+      window.history.replaceState(null, "", `#/thread/${id}`);
+      setThreadId(id);
+      refresh();
+    },
+    [refresh],
+  );
+
+  const active = threads.find((th) => th.thread_id === threadId);
+  const title = active ? threadTitle(active) : "";
+
+  if (access === "checking") return <I18nContext.Provider value={i18n}><p className="muted center">{t("loading")}</p></I18nContext.Provider>;
+  if (access === "needs-key") {
+    return (
+      <I18nContext.Provider value={i18n}>
+        <SignIn onKey={(k) => { storeKey(k); setKey(k); }} lang={lang} onLang={setLang} />
+      </I18nContext.Provider>
+    );
+  }
+
+  return (
+    <I18nContext.Provider value={i18n}>
+      <div className="app">
+        <header className="topbar">
+          <button type="button" className="icon menu-btn" aria-label={t("menu")} aria-expanded={sidebarOpen} onClick={() => setSidebarOpen(!sidebarOpen)} data-testid="menu-button"><Icon name="menu" size={18} /></button>
+          <span className="brand"><Icon name="logo" size={18} /> <span className="brand-text">{t("appName")}</span></span>
+          <span className="spacer" />
+          {threadId && (
+            <button type="button" className="btn small" aria-pressed={historyOpen} onClick={() => setHistoryOpen(!historyOpen)} data-testid="history-toggle">
+              {t("history")}
+            </button>
+          )}
+          <LangSwitch lang={lang} onLang={setLang} />
+          <button
+            type="button"
+            className="icon"
+            aria-label={`${t("theme")}: ${theme === "dark" ? t("dark") : t("light")}`}
+            onClick={() => setTheme(theme === "dark" ? "light" : "dark")}
+            data-testid="theme-toggle"
+          >
+            <Icon name={theme === "dark" ? "moon" : "sun"} size={18} />
+          </button>
+          {key && (
+            <button type="button" className="btn small" onClick={signOut} data-testid="signout">{t("signOut")}</button>
+          )}
+        </header>
+        {access === "down" && <div className="error-box" role="alert">{t("errorTitle")}: {window.location.origin}</div>}
+        {listError && <div className="error-box" role="alert">{listError}</div>}
+        <div className="body">
+          <Sidebar
+            threads={threads}
+            activeId={threadId}
+            open={sidebarOpen}
+            onSelect={open}
+            onNew={() => open(null)}
+            onRename={async (id, name) => {
+              await client.threads.update(id, { metadata: { title: name } });
+              refresh();
+            }}
+            onDelete={async (id) => {
+              await client.threads.delete(id);
+              if (id === threadId) open(null);
+              refresh();
+            }}
+          />
+          {sidebarOpen && <div className="scrim" onClick={() => setSidebarOpen(false)} aria-hidden="true" />}
+          <Chat
+            key={chatKey}
+            client={client}
+            threadId={threadId}
+            title={title}
+            dark={theme === "dark"}
+            historyOpen={historyOpen}
+            onCloseHistory={() => setHistoryOpen(false)}
+            onThreadId={onThreadId}
+            onChanged={refresh}
+          />
+        </div>
+      </div>
+    </I18nContext.Provider>
+  );
+}

@@ -1,0 +1,100 @@
+import { Client } from "@langchain/langgraph-sdk";
+import type { Thread } from "@langchain/langgraph-sdk";
+
+export const ASSISTANT_ID = "orecast";
+const KEY_STORAGE = "orecast:apiKey";
+
+/** The API lives on the page's own origin (`orecast serve` serves both). */
+export const apiUrl = (): string => window.location.origin;
+
+export function storedKey(): string | null {
+  return window.sessionStorage.getItem(KEY_STORAGE);
+}
+
+export function storeKey(key: string | null): void {
+  if (key) window.sessionStorage.setItem(KEY_STORAGE, key);
+  else window.sessionStorage.removeItem(KEY_STORAGE);
+}
+
+/** Our service reads the key from `x-api-key` (or `Authorization: Bearer`). */
+export function authHeaders(key: string | null): Record<string, string> {
+  return key ? { "x-api-key": key } : {};
+}
+
+export function makeClient(key: string | null): Client {
+  return new Client({ apiUrl: apiUrl(), defaultHeaders: authHeaders(key) });
+}
+
+export type Access = "ok" | "needs-key" | "down";
+
+/** Whether `key` (or no key) may use the API: one cheap authenticated call. */
+export async function probeAccess(key: string | null): Promise<Access> {
+  try {
+    const res = await fetch(`${apiUrl()}/threads/search`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...authHeaders(key) },
+      body: JSON.stringify({ limit: 1 }),
+    });
+    if (res.status === 401 || res.status === 403) return "needs-key";
+    return res.ok ? "ok" : "down";
+  } catch {
+    return "down";
+  }
+}
+
+type Msg = { type?: string; content?: unknown };
+
+/** Plain text of a message's content (a string or a list of content blocks). */
+export function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((b) => (typeof b === "string" ? b : b && typeof b === "object" && "text" in b ? String(b.text) : ""))
+      .join("");
+  }
+  return "";
+}
+
+/** The sidebar title: the renamed title, else the first question, else nothing. */
+export function threadTitle(thread: Thread): string {
+  const title = thread.metadata?.title;
+  if (typeof title === "string" && title.trim()) return title.trim();
+  const values = thread.values as { messages?: Msg[] } | null | undefined;
+  const first = values?.messages?.find((m) => m.type === "human");
+  return first ? textOf(first.content).trim().slice(0, 80) : "";
+}
+
+/** A report's download address (see web/SERVER_NEEDS.md): by thread, by file name. */
+export function reportUrl(threadId: string, reportPath: string): string {
+  const file = reportPath.split(/[\\/]/).pop() ?? reportPath;
+  return `${apiUrl()}/threads/${encodeURIComponent(threadId)}/reports/${encodeURIComponent(file)}`;
+}
+
+/** Fetch with the key header and hand the bytes to the browser as a download. */
+export async function downloadWithKey(url: string, key: string | null, filename: string): Promise<void> {
+  const res = await fetch(url, { headers: authHeaders(key) });
+  if (!res.ok) throw new Error(`${res.status} ${res.statusText}`);
+  saveBlob(await res.blob(), filename);
+}
+
+export function saveBlob(blob: Blob, filename: string): void {
+  const href = URL.createObjectURL(blob);
+  const a = document.createElement("a");
+  a.href = href;
+  a.download = filename;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(href), 1000);
+}
+
+/** A readable message for an error thrown by the SDK or fetch. */
+export function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (typeof err === "string") return err;
+  try {
+    return JSON.stringify(err);
+  } catch {
+    return String(err);
+  }
+}

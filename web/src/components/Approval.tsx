@@ -1,0 +1,110 @@
+import { useState } from "react";
+import { useI18n } from "../i18n";
+import type { Decision, Pending } from "../lib/approval";
+import { Icon } from "./Icon";
+
+interface Props {
+  pending: Pending;
+  busy: boolean;
+  onResume: (resume: unknown) => void;
+}
+
+/** The pending sensitive action(s): approve, edit the arguments, or reject with a reason. */
+export function Approval({ pending, busy, onResume }: Props) {
+  const { t } = useI18n();
+  const [editing, setEditing] = useState(false);
+  const [draft, setDraft] = useState(() => pending.actions.map((a) => JSON.stringify(a.args, null, 2)));
+  const [reason, setReason] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const allowed = (d: string) => pending.actions.every((a) => a.allowed.includes(d));
+  const all = (d: Decision) => onResume(pending.resume(pending.actions.map(() => d)));
+
+  const submitEdit = () => {
+    try {
+      const decisions: Decision[] = pending.actions.map((a, i) => ({
+        type: "edit",
+        edited_action: { name: a.name, args: JSON.parse(draft[i]) as Record<string, unknown> },
+      }));
+      setError(null);
+      onResume(pending.resume(decisions));
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    }
+  };
+
+  return (
+    <section className="approval" data-testid="approval-panel" aria-label={t("approvalTitle")}>
+      <h3><Icon name="warn" /> {t("approvalTitle")}</h3>
+      {pending.actions.map((a, i) => (
+        <div key={i} className="approval-action" data-testid="approval-action" data-tool={a.name}>
+          <div>
+            <code>{a.name}</code> {a.description && <span className="muted">{a.description}</span>}
+          </div>
+          {editing ? (
+            <textarea
+              aria-label={`${t("editArgs")} ${a.name}`}
+              data-testid="approval-edit-args"
+              value={draft[i]}
+              rows={Math.min(12, draft[i].split("\n").length + 1)}
+              onChange={(e) => setDraft(draft.map((d, j) => (j === i ? e.target.value : d)))}
+            />
+          ) : (
+            <dl className="args">
+              {Object.entries(a.args).map(([k, v]) => (
+                <div key={k}>
+                  <dt>{k}</dt>
+                  <dd>{typeof v === "string" ? v || "—" : JSON.stringify(v)}</dd>
+                </div>
+              ))}
+            </dl>
+          )}
+        </div>
+      ))}
+      {error && <p className="error-text" role="alert">{error}</p>}
+      {!editing && allowed("reject") && (
+        <input
+          className="reason"
+          aria-label={t("rejectReason")}
+          placeholder={t("rejectReason")}
+          data-testid="approval-reason"
+          value={reason}
+          onChange={(e) => setReason(e.target.value)}
+        />
+      )}
+      <div className="row">
+        {editing ? (
+          <>
+            <button type="button" className="btn primary" disabled={busy} onClick={submitEdit} data-testid="approval-submit-edit">
+              {t("submitEdit")}
+            </button>
+            <button type="button" className="btn" onClick={() => setEditing(false)}>{t("cancel")}</button>
+          </>
+        ) : (
+          <>
+            {allowed("approve") && (
+              <button type="button" className="btn primary" disabled={busy} onClick={() => all({ type: "approve" })} data-testid="approval-approve">
+                {t("approve")}
+              </button>
+            )}
+            {allowed("edit") && (
+              <button type="button" className="btn" disabled={busy} onClick={() => setEditing(true)} data-testid="approval-edit">
+                {t("edit")}
+              </button>
+            )}
+            {allowed("reject") && (
+              <button
+                type="button"
+                className="btn danger"
+                disabled={busy}
+                onClick={() => all(reason.trim() ? { type: "reject", message: reason.trim() } : { type: "reject" })}
+                data-testid="approval-reject"
+              >
+                {t("reject")}
+              </button>
+            )}
+          </>
+        )}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,333 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import type { Client, Message, ThreadState } from "@langchain/langgraph-sdk";
+import { useStream } from "@langchain/langgraph-sdk/react";
+import { ASSISTANT_ID, errorText, saveBlob, textOf } from "../api";
+import { useI18n } from "../i18n";
+import { pendingApproval } from "../lib/approval";
+import { exportName, toJson, toMarkdown } from "../lib/exportConversation";
+import { groupTurns, type MessageLike } from "../lib/turns";
+import type { ToolRun } from "../lib/tools";
+import { Approval } from "./Approval";
+import { Composer } from "./Composer";
+import { HistoryPanel } from "./HistoryPanel";
+import { AssistantTurn, HumanTurn } from "./Turns";
+
+type State = { messages: Message[] };
+type Input = { messages: { type: "human"; content: string }[] };
+
+interface Props {
+  client: Client;
+  threadId: string | null;
+  title: string;
+  dark: boolean;
+  historyOpen: boolean;
+  onCloseHistory: () => void;
+  onThreadId: (id: string) => void;
+  onChanged: () => void;
+}
+
+const HISTORY_LIMIT = 500;
+/** Where the SDK keeps the run to re-join after a reload (`reconnectOnMount`). */
+const rejoinKey = (threadId: string) => `lg:stream:${threadId}`;
+
+/** The conversation: one `useStream` owns the thread's messages, runs, branches and interrupts. */
+export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistory, onThreadId, onChanged }: Props) {
+  const { t } = useI18n();
+  const stream = useStream<State>({
+    client,
+    assistantId: ASSISTANT_ID,
+    threadId,
+    onThreadId,
+    reconnectOnMount: true,
+    fetchStateHistory: { limit: HISTORY_LIMIT },
+    onFinish: () => onChanged(),
+    onCreated: (run) => {
+      runId.current = run.run_id;
+    },
+  });
+  const runId = useRef<string | null>(null);
+  // Read before the SDK's own re-join consumes the stored run id.
+  const [mounted] = useState(() => ({ threadId, stored: threadId ? sessionStorage.getItem(rejoinKey(threadId)) : null }));
+  const [forkFrom, setForkFrom] = useState<ThreadState<State> | null>(null);
+  const [stopped, setStopped] = useState(false);
+  const lastInput = useRef<{ input: Input | null; checkpoint?: ThreadState<State>["checkpoint"] } | null>(null);
+  const timings = useRef(new Map<string, { start: number; end?: number }>());
+  const list = useRef<HTMLDivElement>(null);
+  const pinned = useRef(true);
+
+  useEffect(() => setForkFrom(null), [threadId]);
+
+  const messages = (forkFrom ? forkFrom.values.messages ?? [] : stream.messages) as unknown as MessageLike[];
+  const turns = useMemo(() => groupTurns(messages), [messages]);
+  const busy = stream.isLoading;
+
+  // Live tool durations: a call first seen while streaming starts its clock; its result stops it.
+  // A run that pauses (approval, stop) drops unfinished clocks, so waiting is not counted.
+  useEffect(() => {
+    const now = performance.now();
+    if (!busy) {
+      for (const [id, timing] of timings.current) if (timing.end === undefined) timings.current.delete(id);
+    }
+    for (const m of messages) {
+      if (m.type === "ai" && busy) {
+        for (const call of m.tool_calls ?? []) {
+          if (call.id && !timings.current.has(call.id) && !messages.some((r) => r.tool_call_id === call.id)) {
+            timings.current.set(call.id, { start: now });
+          }
+        }
+      }
+      if (m.type === "tool" && m.tool_call_id) {
+        const timing = timings.current.get(m.tool_call_id);
+        if (timing && timing.end === undefined) timing.end = now;
+      }
+    }
+  }, [messages, busy]);
+
+  // Follow the answer as it streams, unless the reader has scrolled up to read something else.
+  useEffect(() => {
+    const el = list.current;
+    if (el && pinned.current) el.scrollTop = el.scrollHeight;
+  }, [messages, stream.interrupt, stream.error]);
+
+  const metaOf = (m: MessageLike, index?: number) =>
+    forkFrom ? undefined : stream.getMessagesMetadata(m as unknown as Message, index);
+
+  const createdAt = useMemo(
+    () => new Map((stream.history ?? []).map((s) => [s.checkpoint.checkpoint_id ?? "", s.created_at])),
+    [stream.history],
+  );
+  // After a reload, a duration is read from the checkpoints: from the one the tools step started
+  // at (the result's parent, so time spent waiting for an approval is not counted) to the result's.
+  const durationOf = (run: ToolRun, ai: MessageLike): number | null => {
+    const live = run.call.id ? timings.current.get(run.call.id) : undefined;
+    if (live?.end !== undefined) return live.end - live.start;
+    if (!run.result) return null;
+    const seen = metaOf(run.result as unknown as MessageLike)?.firstSeenState;
+    const from = createdAt.get(seen?.parent_checkpoint?.checkpoint_id ?? "") ?? metaOf(ai)?.firstSeenState?.created_at;
+    return from && seen?.created_at ? Date.parse(seen.created_at) - Date.parse(from) : null;
+  };
+
+  const send = useCallback(
+    (text: string, checkpoint?: ThreadState<State>["checkpoint"]) => {
+      const input: Input = { messages: [{ type: "human", content: text }] };
+      lastInput.current = { input, checkpoint };
+      runId.current = null;
+      pinned.current = true;
+      setForkFrom(null);
+      setStopped(false);
+      void stream.submit(input, {
+        checkpoint: checkpoint ?? undefined,
+        metadata: threadId ? undefined : { title: text.slice(0, 80) },
+        optimisticValues: checkpoint
+          ? undefined
+          : (prev) => ({ ...prev, messages: [...((prev.messages as Message[] | undefined) ?? []), { type: "human", content: text }] }),
+        onError: () => onChanged(),
+      });
+      if (!threadId) setTimeout(onChanged, 600);
+    },
+    [stream, threadId, onChanged],
+  );
+
+  const rerun = (checkpoint: ThreadState<State>["checkpoint"] | null | undefined) => {
+    lastInput.current = { input: null, checkpoint: checkpoint ?? undefined };
+    runId.current = null;
+    setStopped(false);
+    void stream.submit(null, { checkpoint: checkpoint ?? undefined });
+  };
+
+  const retry = async () => {
+    const last = lastInput.current;
+    // A run that failed half-way left its next step in the head checkpoint: run that step again.
+    // The SDK reads no history after a failed run, so the head is asked of the server.
+    // A request that never became a run (network, server down) is sent again as it was.
+    const head = runId.current && threadId ? await client.threads.getState<State>(threadId).catch(() => null) : null;
+    if (head && head.next.length > 0 && !stream.interrupt) rerun(head.checkpoint);
+    else if (last?.input) send(last.input.messages[0].content, last.checkpoint);
+    else if (last) rerun(last.checkpoint);
+  };
+
+  // The SDK cancels the run it stored for re-joining; a run joined from elsewhere is cancelled here.
+  const stop = () => {
+    setStopped(true);
+    const id = runId.current;
+    const sdkCancels = threadId != null && sessionStorage.getItem(rejoinKey(threadId)) === id;
+    void stream.stop();
+    if (id && threadId && !sdkCancels) client.runs.cancel(threadId, id).catch(() => undefined);
+  };
+
+  // A thread that is busy with runs this tab did not start (another tab, or a reload before the
+  // run id was stored): follow them one after the other, a queued ("pending") one included, whose
+  // stream starts when it does. Runs this tab started are re-joined by the SDK (`reconnectOnMount`).
+  useEffect(() => {
+    const id = mounted.threadId;
+    if (!id || mounted.stored) return;
+    let live = true;
+    const joined = new Set<string>();
+    let since: string | null = null; // created_at of the first run followed
+    const follow = async () => {
+      while (live) {
+        // Newest first. After the first join, a later run that already finished is joined too
+        // (the server replays a finished run's events), so the page ends on the thread's last state.
+        const runs = (await client.runs.list(id, { limit: 10 })).filter((r) => !joined.has(r.run_id));
+        const next = since
+          ? runs.filter((r) => r.created_at >= (since as string)).at(-1)
+          : (runs.filter((r) => r.status === "running").at(-1) ?? runs.filter((r) => r.status === "pending").at(-1));
+        if (!live || !next) return;
+        joined.add(next.run_id);
+        since ??= next.created_at;
+        runId.current = next.run_id;
+        await stream.joinStream(next.run_id);
+      }
+    };
+    follow().catch(() => undefined);
+    return () => {
+      live = false;
+    };
+    // Once per opened thread: App remounts Chat when another thread is opened.
+  }, [client]);
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape" && stream.isLoading) stop();
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [stream]);
+
+  const pending = forkFrom ? null : pendingApproval(stream.interrupts ?? []);
+  const exportAs = (kind: "md" | "json") => {
+    const when = new Date();
+    const id = threadId ?? "new";
+    const name = title || textOf(messages.find((m) => m.type === "human")?.content).slice(0, 80) || t("untitled");
+    const body = kind === "md" ? toMarkdown(name, id, messages, when) : toJson(name, id, messages, when);
+    saveBlob(new Blob([body], { type: kind === "md" ? "text/markdown" : "application/json" }), exportName(name, kind));
+  };
+
+  return (
+    <div className="chat-wrap">
+      <main className="chat" aria-busy={busy}>
+        <div className="chat-bar">
+          <h1 className="chat-title" data-testid="chat-title">{title || t("newConversation")}</h1>
+          {messages.length > 0 && (
+            <div className="row">
+              <button type="button" className="btn small" onClick={() => exportAs("md")} data-testid="export-md">{t("exportMd")}</button>
+              <button type="button" className="btn small" onClick={() => exportAs("json")} data-testid="export-json">{t("exportJson")}</button>
+            </div>
+          )}
+        </div>
+        <div
+          className="messages"
+          data-testid="message-list"
+          role="log"
+          aria-live="polite"
+          ref={list}
+          onScroll={(e) => {
+            const el = e.currentTarget;
+            pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+          }}
+        >
+          {stream.isThreadLoading && messages.length === 0 && <p className="muted">{t("loading")}</p>}
+          {!stream.isThreadLoading && messages.length === 0 && <Welcome onPick={(q) => send(q)} />}
+          {turns.map((turn, i) => {
+            if (turn.kind === "human") {
+              const meta = metaOf(turn.message, turn.index);
+              const parent = meta?.firstSeenState?.parent_checkpoint;
+              return (
+                <HumanTurn
+                  key={turn.message.id ?? `h${i}`}
+                  message={turn.message}
+                  branch={{ branch: meta?.branch, options: meta?.branchOptions }}
+                  busy={busy}
+                  onEdit={parent ? (text) => send(text, parent) : null}
+                  onBranch={stream.setBranch}
+                />
+              );
+            }
+            const first = turn.messages[0];
+            const meta = first ? metaOf(first, turn.index) : undefined;
+            const parent = meta?.firstSeenState?.parent_checkpoint;
+            const live = busy && i === turns.length - 1;
+            return (
+              <AssistantTurn
+                key={first?.id ?? `a${i}`}
+                messages={turn.messages}
+                results={turn.results}
+                branch={{ branch: meta?.branch, options: meta?.branchOptions }}
+                streaming={live}
+                busy={busy}
+                dark={dark}
+                threadId={threadId}
+                durationOf={durationOf}
+                onRegenerate={parent && !busy ? () => rerun(parent) : null}
+                onBranch={stream.setBranch}
+              />
+            );
+          })}
+          {busy && turns[turns.length - 1]?.kind === "human" && (
+            <div className="msg ai" data-testid="thinking"><p className="muted thinking">{t("thinking")}</p></div>
+          )}
+          {pending && !busy && (
+            <Approval
+              key={JSON.stringify(pending.actions)}
+              pending={pending}
+              busy={busy}
+              onResume={(resume) => {
+                lastInput.current = null;
+                void stream.submit(null, { command: { resume } });
+              }}
+            />
+          )}
+          {stopped && !busy && <p className="muted small stopped" data-testid="stopped-note">{t("stopped")}</p>}
+          {stream.error != null && !busy && (
+            <div className="error-box" role="alert" data-testid="run-error">
+              <strong>{t("errorTitle")}</strong>
+              <span>{errorText(stream.error)}</span>
+              <button type="button" className="btn small" onClick={() => void retry()} data-testid="retry-button">{t("retry")}</button>
+            </div>
+          )}
+        </div>
+        {forkFrom && (
+          <div className="fork-banner" data-testid="fork-banner">
+            <span>
+              {t("branchFromHere")}: {t("step")} {String(forkFrom.metadata?.step ?? "?")} ·{" "}
+              {forkFrom.created_at ? new Date(forkFrom.created_at).toLocaleString() : ""}
+            </span>
+            <button type="button" className="btn small" onClick={() => setForkFrom(null)} data-testid="fork-cancel">{t("cancel")}</button>
+          </div>
+        )}
+        <Composer
+          busy={busy}
+          onSend={(text) => send(text, forkFrom?.checkpoint)}
+          onStop={stop}
+        />
+      </main>
+      {historyOpen && threadId && (
+        <HistoryPanel
+          client={client}
+          threadId={threadId}
+          refreshKey={`${busy}-${stream.messages.length}`}
+          onClose={onCloseHistory}
+          onBranch={(state) => setForkFrom(state as ThreadState<State>)}
+        />
+      )}
+    </div>
+  );
+}
+
+function Welcome({ onPick }: { onPick: (q: string) => void }) {
+  const { t } = useI18n();
+  const hour = new Date().getHours();
+  return (
+    <div className="welcome" data-testid="welcome">
+      <h2>{t(hour < 12 ? "welcomeMorning" : hour < 18 ? "welcomeAfternoon" : "welcomeEvening")}</h2>
+      <p className="muted">{t("suggestions")}</p>
+      <div className="suggestions">
+        {(["s1", "s2", "s3"] as const).map((k) => (
+          <button key={k} type="button" className="btn" onClick={() => onPick(t(k))} data-testid="suggestion">
+            {t(k)}
+          </button>
+        ))}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,93 @@
+import { useEffect, useMemo, useState } from "react";
+import type { Client, ThreadState } from "@langchain/langgraph-sdk";
+import { errorText, textOf } from "../api";
+import { useI18n } from "../i18n";
+import { indexById, writerOf } from "../lib/history";
+import { Icon } from "./Icon";
+
+interface Props {
+  client: Client;
+  threadId: string;
+  refreshKey: string;
+  onClose: () => void;
+  onBranch: (state: ThreadState) => void;
+}
+
+const LIMIT = 200;
+
+/** "14:03:07" today, "11-28 14:03" on other days. */
+function shortTime(d: Date): string {
+  const today = new Date().toDateString() === d.toDateString();
+  return today
+    ? d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" })
+    : d.toLocaleString([], { month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit" });
+}
+
+/** The thread's checkpoints (all branches, newest first) and the state at the selected one. */
+export function HistoryPanel({ client, threadId, refreshKey, onClose, onBranch }: Props) {
+  const { t } = useI18n();
+  const [states, setStates] = useState<ThreadState[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [selected, setSelected] = useState<string | null>(null);
+
+  useEffect(() => {
+    let live = true;
+    client.threads
+      .getHistory(threadId, { limit: LIMIT })
+      .then((h) => live && (setStates(h), setError(null)))
+      .catch((err) => live && setError(errorText(err)));
+    return () => {
+      live = false;
+    };
+  }, [client, threadId, refreshKey]);
+
+  const byId = useMemo(() => indexById(states ?? []), [states]);
+  const chosen = selected ? byId.get(selected) : undefined;
+  const messages = ((chosen?.values as { messages?: { type: string; content: unknown }[] } | undefined)?.messages ?? []);
+
+  return (
+    <aside className="history" data-testid="history-panel" aria-label={t("historyTitle")}>
+      <div className="panel-head">
+        <h2>{t("historyTitle")}</h2>
+        <button type="button" className="icon" aria-label={t("close")} onClick={onClose} data-testid="history-close"><Icon name="close" /></button>
+      </div>
+      {error && <p className="error-text" role="alert">{error}</p>}
+      {states && states.length === 0 && <p className="muted">{t("noHistory")}</p>}
+      <ol className="checkpoints">
+        {(states ?? []).map((s) => {
+          const id = s.checkpoint.checkpoint_id ?? "";
+          const open = id === selected;
+          return (
+            <li key={id}>
+              <button
+                type="button"
+                className={`checkpoint${open ? " active" : ""}`}
+                aria-pressed={open}
+                onClick={() => setSelected(open ? null : id)}
+                data-testid="history-item"
+                data-checkpoint-id={id}
+              >
+                <span className="cp-time" title={s.created_at ?? ""}>{s.created_at ? shortTime(new Date(s.created_at)) : ""}</span>
+                <span className="cp-step">{t("step")} {String(s.metadata?.step ?? "")}</span>
+                <span className="cp-node" data-testid="history-node" title={writerOf(s, byId)}>{writerOf(s, byId)}</span>
+              </button>
+              {open && (
+                <div className="cp-detail" data-testid="history-detail">
+                  <div className="muted small">{t("stateAt")} · {messages.length} {t("messages")}{s.next.length ? ` · next: ${s.next.join(", ")}` : ""}</div>
+                  <ul className="cp-messages">
+                    {messages.slice(-6).map((m, i) => (
+                      <li key={i}><b>{m.type}</b> {textOf(m.content).slice(0, 160) || "…"}</li>
+                    ))}
+                  </ul>
+                  <button type="button" className="btn small primary" onClick={() => onBranch(s)} data-testid="history-branch">
+                    {t("branchFromHere")}
+                  </button>
+                </div>
+              )}
+            </li>
+          );
+        })}
+      </ol>
+    </aside>
+  );
+}

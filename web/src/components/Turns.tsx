@@ -1,0 +1,136 @@
+import { useState } from "react";
+import { textOf } from "../api";
+import { useI18n } from "../i18n";
+import type { MessageLike } from "../lib/turns";
+import { pairToolRuns, type ToolRun } from "../lib/tools";
+import type { ToolResultLike } from "../lib/tools";
+import { BranchSwitcher } from "./BranchSwitcher";
+import { Markdown } from "./Markdown";
+import { ToolCard } from "./ToolCard";
+
+export interface BranchInfo {
+  branch: string | undefined;
+  options: string[] | undefined;
+}
+
+interface HumanProps {
+  message: MessageLike;
+  branch: BranchInfo;
+  busy: boolean;
+  onEdit: ((text: string) => void) | null;
+  onBranch: (branch: string) => void;
+}
+
+/** A question: its text, an Edit that resubmits it as a new branch, and the branch switcher. */
+export function HumanTurn({ message, branch, busy, onEdit, onBranch }: HumanProps) {
+  const { t } = useI18n();
+  const text = textOf(message.content);
+  const [draft, setDraft] = useState<string | null>(null);
+  if (draft !== null) {
+    return (
+      <div className="msg human editing" data-testid="message" data-role="human">
+        <textarea
+          aria-label={t("edit")}
+          data-testid="edit-input"
+          value={draft}
+          autoFocus
+          rows={Math.min(8, draft.split("\n").length + 1)}
+          onChange={(e) => setDraft(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Escape") setDraft(null);
+            if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing && draft.trim()) {
+              e.preventDefault();
+              onEdit?.(draft.trim());
+              setDraft(null);
+            }
+          }}
+        />
+        <p className="muted small">{t("editing")}</p>
+        <div className="row">
+          <button
+            type="button"
+            className="btn primary small"
+            disabled={!draft.trim() || busy}
+            data-testid="edit-submit"
+            onClick={() => {
+              onEdit?.(draft.trim());
+              setDraft(null);
+            }}
+          >
+            {t("send")}
+          </button>
+          <button type="button" className="btn small" onClick={() => setDraft(null)}>{t("cancel")}</button>
+        </div>
+      </div>
+    );
+  }
+  return (
+    <div className="msg human" data-testid="message" data-role="human" data-message-id={message.id}>
+      <div className="bubble">{text}</div>
+      <div className="msg-tools">
+        <BranchSwitcher branch={branch.branch} options={branch.options} onSelect={onBranch} />
+        {onEdit && (
+          <button type="button" className="link" disabled={busy} onClick={() => setDraft(text)} data-testid="edit-button">
+            {t("edit")}
+          </button>
+        )}
+      </div>
+    </div>
+  );
+}
+
+interface AssistantProps {
+  messages: MessageLike[];
+  results: ToolResultLike[];
+  branch: BranchInfo;
+  streaming: boolean;
+  busy: boolean;
+  dark: boolean;
+  threadId: string | null;
+  durationOf: (run: ToolRun, ai: MessageLike) => number | null;
+  onRegenerate: (() => void) | null;
+  onBranch: (branch: string) => void;
+}
+
+/** The assistant's turn: its messages' text and tool cards in order, Regenerate, branches. */
+export function AssistantTurn(props: AssistantProps) {
+  const { messages, results, branch, streaming, busy, dark, threadId, durationOf, onRegenerate, onBranch } = props;
+  const { t } = useI18n();
+  const text = messages.map((m) => textOf(m.content)).join("\n\n");
+  const empty = !text.trim() && messages.every((m) => !m.tool_calls?.length);
+  return (
+    <div className="msg ai" data-testid="message" data-role="ai" data-message-id={messages[0]?.id}>
+      {messages.map((m, i) => {
+        const body = textOf(m.content);
+        const runs = pairToolRuns(m.tool_calls ?? [], results);
+        return (
+          <div key={m.id ?? i} className="ai-part">
+            {body.trim() && <Markdown text={body} />}
+            {runs.map((run, j) => (
+              <ToolCard
+                key={run.call.id ?? j}
+                run={run}
+                pending={streaming}
+                dark={dark}
+                threadId={threadId}
+                durationMs={durationOf(run, m)}
+              />
+            ))}
+          </div>
+        );
+      })}
+      {empty && streaming && <p className="muted thinking">{t("thinking")}</p>}
+      <div className="msg-tools">
+        <BranchSwitcher branch={branch.branch} options={branch.options} onSelect={onBranch} />
+        {!streaming && text.trim() && (
+          <button type="button" className="link" onClick={() => navigator.clipboard?.writeText(text)}>{t("copy")}</button>
+        )}
+        {onRegenerate && (
+          <button type="button" className="link" disabled={busy} onClick={onRegenerate} data-testid="regenerate-button">
+            {t("regenerate")}
+          </button>
+        )}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { chartSpecOf, toEchartsOption, tooltipRows } from "./chartOption";
+
+// The shape market/chart.py's echarts_option returns: history, forecast, one 80 % band.
+const spec = {
+  title: { text: "Iron ore", subtext: "Source: WB" },
+  xAxis: { type: "category", data: ["2026-01", "2026-02", "2026-03", "2026-04"] },
+  yAxis: { type: "value", name: "US$/dmt" },
+  legend: { data: ["history", "forecast (theta)", "80% band"] },
+  series: [
+    { name: "history", type: "line", data: [100, 104, null, null] },
+    { name: "forecast (theta)", type: "line", data: [null, 104, 105, 106] },
+    { name: "80% lower", type: "line", stack: "band80", data: [null, 104, 98, 95] },
+    { name: "80% band", type: "line", stack: "band80", areaStyle: { color: "#4c78a8" }, data: [null, 0, 14, 22] },
+  ],
+};
+
+describe("chart spec", () => {
+  it("is found in a make_chart artifact and nowhere else", () => {
+    expect(chartSpecOf({ echarts_option: spec })).toBe(spec);
+    expect(chartSpecOf({ echarts_option: { series: [] } })).toBeNull();
+    expect(chartSpecOf(null)).toBeNull();
+    expect(chartSpecOf("text")).toBeNull();
+  });
+
+  it("shows a band as its lower–upper range, not the stacked height", () => {
+    const rows = tooltipRows(spec.series, 2);
+    expect(rows).toEqual(["forecast (theta): 105.0", "80%: 98.00 – 112.0"]);
+    // at the anchor the band has no width, so no range row
+    expect(tooltipRows(spec.series, 1)).toEqual(["history: 104.0", "forecast (theta): 104.0"]);
+  });
+
+  it("keeps the data, colours a band's legend by its area, and opens on the last points", () => {
+    const option = toEchartsOption(spec, { dark: true, narrow: false });
+    const series = option.series as { name: string; data: unknown[]; itemStyle?: { color: string } }[];
+    expect(series.map((s) => s.data)).toEqual(spec.series.map((s) => s.data));
+    expect(series[3].itemStyle?.color).toBe("#4c78a8");
+    const zoom = option.dataZoom as { startValue: number }[];
+    expect(zoom[0].startValue).toBe(0);
+    const long = { ...spec, xAxis: { data: Array.from({ length: 300 }, (_, i) => String(i)) } };
+    expect((toEchartsOption(long, { dark: false, narrow: true }).dataZoom as { startValue: number }[])[1].startValue).toBe(228);
+  });
+});

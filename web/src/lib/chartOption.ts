@@ -1,0 +1,99 @@
+/**
+ * The market tools' chart spec (an ECharts option: history line, dashed forecast line, and per
+ * band level a transparent "N% lower" line stacked under an "N% band" area of heights) turned
+ * into the option the page draws: theme colours, a zoom slider and a tooltip that shows each
+ * band as its lower–upper range rather than the stacked heights.
+ */
+
+export type Spec = Record<string, unknown>;
+type Series = { name?: string; data?: (number | null)[]; stack?: string; [k: string]: unknown };
+
+export interface ChartLook {
+  dark: boolean;
+  narrow: boolean;
+}
+
+/** Points shown at first (six years of months); the slider reaches the rest. */
+const WINDOW = 72;
+
+const fmt = (v: number): string => (Math.abs(v) >= 100 ? v.toFixed(1) : v.toFixed(2));
+
+/** The chart spec carried by a tool message's artifact (`{echarts_option}`), if any. */
+export function chartSpecOf(artifact: unknown): Spec | null {
+  if (!artifact || typeof artifact !== "object") return null;
+  const option = (artifact as { echarts_option?: unknown }).echarts_option;
+  if (!option || typeof option !== "object") return null;
+  const series = (option as { series?: unknown }).series;
+  return Array.isArray(series) && series.length > 0 ? (option as Spec) : null;
+}
+
+/** Tooltip lines for one x index: history/forecast values and each band's range. */
+export function tooltipRows(series: Series[], index: number): string[] {
+  const rows: string[] = [];
+  for (const s of series) {
+    const name = s.name ?? "";
+    const v = s.data?.[index];
+    if (v == null || name.endsWith(" lower")) continue;
+    if (name.endsWith(" band")) {
+      const lower = series.find((o) => o.stack === s.stack && o !== s)?.data?.[index];
+      if (lower == null || v === 0) continue;
+      rows.push(`${name.replace(" band", "")}: ${fmt(lower)} – ${fmt(lower + v)}`);
+    } else {
+      rows.push(`${name}: ${fmt(v)}`);
+    }
+  }
+  return rows;
+}
+
+export function toEchartsOption(spec: Spec, look: ChartLook): Spec {
+  const text = look.dark ? "#d6d3ce" : "#33302b";
+  const faint = look.dark ? "#3a3733" : "#e6e2dc";
+  // A band's legend swatch takes its area's colour, not the palette's.
+  const series = ((spec.series as Series[] | undefined) ?? []).map((s) => {
+    const area = (s.areaStyle as { color?: string } | undefined)?.color;
+    return area ? { ...s, itemStyle: { color: area } } : { ...s };
+  });
+  const xAxis = (spec.xAxis as Spec | undefined) ?? {};
+  const dates = (xAxis.data as string[] | undefined) ?? [];
+  const title = (spec.title as Spec | undefined) ?? {};
+  const legend = (spec.legend as Spec | undefined) ?? {};
+  const palette = look.dark ? ["#e8a878", "#f2c14e"] : ["#a0522d", "#d9822b"];
+  const start = Math.max(0, dates.length - WINDOW);
+  return {
+    ...spec,
+    backgroundColor: "transparent",
+    color: palette,
+    textStyle: { color: text },
+    title: {
+      ...title,
+      left: 0,
+      textStyle: { color: text, fontSize: look.narrow ? 12 : 14, fontWeight: 600, overflow: "break", width: look.narrow ? 300 : 640 },
+      subtextStyle: { color: look.dark ? "#9a958e" : "#7a746c", fontSize: 11 },
+    },
+    legend: { ...legend, top: look.narrow ? 62 : 56, textStyle: { color: text }, type: "scroll" },
+    grid: { left: 48, right: 16, top: look.narrow ? 100 : 92, bottom: 64, containLabel: true },
+    tooltip: {
+      trigger: "axis",
+      backgroundColor: look.dark ? "#2a2724" : "#ffffff",
+      borderColor: faint,
+      textStyle: { color: text },
+      formatter: (params: unknown) => {
+        const first = Array.isArray(params) ? (params[0] as { dataIndex?: number }) : undefined;
+        const i = first?.dataIndex ?? 0;
+        return [dates[i] ?? "", ...tooltipRows(series, i)].join("<br/>");
+      },
+    },
+    xAxis: { ...xAxis, axisLabel: { color: text }, axisLine: { lineStyle: { color: faint } } },
+    yAxis: {
+      ...((spec.yAxis as Spec | undefined) ?? {}),
+      axisLabel: { color: text },
+      nameTextStyle: { color: text },
+      splitLine: { lineStyle: { color: faint } },
+    },
+    dataZoom: [
+      { type: "inside", startValue: start },
+      { type: "slider", startValue: start, height: 18, bottom: 12 },
+    ],
+    series,
+  };
+}

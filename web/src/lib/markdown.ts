@@ -1,0 +1,51 @@
+/**
+ * Model text → safe HTML. marked renders Markdown (GFM tables); raw HTML in the text is shown
+ * as text, never parsed, and DOMPurify then strips anything executable that is left (event
+ * handlers, javascript: links, forms, images that could call out). Links open in a new tab.
+ */
+import DOMPurify from "dompurify";
+import { Marked } from "marked";
+
+const escapeHtml = (s: string): string =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+const marked = new Marked({
+  gfm: true,
+  breaks: true,
+  renderer: {
+    html: (token) => escapeHtml(token.text),
+  },
+});
+
+/**
+ * GFM keeps appending lines to a table until a blank line, so a sentence written right under a
+ * table (as models often do) would become a row: end the table before a line without a pipe.
+ */
+export function closeTables(text: string): string {
+  const out: string[] = [];
+  for (const line of text.split("\n")) {
+    const prev = out[out.length - 1];
+    if (prev !== undefined && prev.trim().startsWith("|") && line.trim() && !line.includes("|")) out.push("");
+    out.push(line);
+  }
+  return out.join("\n");
+}
+
+let hooked = false;
+
+export function renderMarkdown(text: string): string {
+  if (!hooked) {
+    DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+      if (node.tagName === "A") {
+        node.setAttribute("target", "_blank");
+        node.setAttribute("rel", "noopener noreferrer");
+      }
+    });
+    hooked = true;
+  }
+  const html = marked.parse(closeTables(text), { async: false });
+  return DOMPurify.sanitize(html, {
+    FORBID_TAGS: ["img", "style", "form", "input", "button", "iframe", "object", "embed", "svg", "math"],
+    FORBID_ATTR: ["style"],
+  });
+}
