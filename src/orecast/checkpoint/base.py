@@ -46,6 +46,7 @@ from orecast.checkpoint.encoding import (
     CorruptRowError,
     from_ranges,
     is_delta,
+    json_text,
 )
 from orecast.checkpoint.filters import check_metadata_filter
 from orecast.checkpoint.ids import MAX_KEY_BYTES, check_id, config_ids
@@ -325,7 +326,7 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         writes: dict[tuple[str, str, str], list[tuple[str, str, str, Any, bytes | None]]] = {}
         for part, thread_id, ns, a, _path, b, _idx, c, kind, value, blob in await db.fetchall(
             self.q.SELECT_VALUES_AND_WRITES,
-            {"values": self._json_param(json.dumps(wanted)), "writes": self._json_param(json.dumps(keys))},
+            {"values": self._json_param(json_text(wanted)), "writes": self._json_param(json_text(keys))},
         ):
             if part == 0:  # a channel value: (channel, version)
                 values[(thread_id, ns, a, b)] = (kind, value, blob)

@@ -17,6 +17,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.core import StaleThreadError
+from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
 from orecast.checkpoint.postgres import queries
 from orecast.checkpoint.postgres.timeouts import Timeouts
@@ -263,7 +264,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
             "thread_id": thread_id,
             "ns": ns,
             "incarnation": incarnation,
-            "rows": json.dumps(rows, ensure_ascii=False),
+            "rows": json_text(rows),
             "checkpoint_id": checkpoint_id,
             "parent_id": parent_id,
             "checkpoint": checkpoint,
@@ -295,12 +296,11 @@ class PostgresCheckpointer(OrecastCheckpointer):
             "checkpoint_id": checkpoint_id,
             "task_id": task_id,
             "task_path": task_path,
-            "rows": json.dumps(
+            "rows": json_text(
                 [
                     {"idx": idx, "channel": channel, "kind": kind, "value": value, "blob": _b64(blob)}
                     for _t, _ns, _c, _task, idx, channel, _path, kind, value, blob in rows
-                ],
-                ensure_ascii=False,
+                ]
             ),
             "interrupted": interrupted,
         }
@@ -313,7 +313,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
             "n": len(new),
             "thread_id": thread_id,
             "incarnation": incarnation,
-            "items": json.dumps(list(new.items()), ensure_ascii=False),  # [[hash, JSON text], …] in order
+            "items": json_text(list(new.items())),  # [[hash, JSON text], …] in order
         }
         found = {digest: number for digest, number in await db.fetchall(queries.STORE_ITEMS, params)}
         if len(found) < len(new):
