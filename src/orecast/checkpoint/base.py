@@ -35,6 +35,7 @@ from orecast.checkpoint.core import (
     message_text,
     utc_now,
     version_key,
+    with_short_versions,
     with_string_versions,
     without_secrets,
 )
@@ -75,7 +76,9 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         check_id(checkpoint["id"], "checkpoint id", MAX_KEY_BYTES)
         values = checkpoint["channel_values"]
         # The id is a column of its own; the values are rows of their own.
-        stored_checkpoint = {k: v for k, v in checkpoint.items() if k not in ("channel_values", "id")}
+        stored_checkpoint = with_short_versions(
+            {k: v for k, v in checkpoint.items() if k not in ("channel_values", "id")}
+        )
         full_metadata = without_secrets(get_checkpoint_metadata(config, metadata))
 
         root = checkpoint_ns == ""

@@ -335,7 +335,8 @@ class PostgresCheckpointer(OrecastCheckpointer):
         return found
 
     async def _vacuum_tail(self) -> None:
-        """Make the tail's deleted rows reusable now (the tail stays a few pages); best effort."""
+        """Make the tail's deleted rows and the threads' dead row versions reusable now (both stay a few
+        pages); best effort."""
         try:
             async with self.pool.connection() as conn:
                 await conn.execute(queries.VACUUM_ITEM_TAIL)
