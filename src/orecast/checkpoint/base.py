@@ -340,7 +340,8 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         caches: dict[str, ThreadItems] = {}
         needed: dict[str, set[int]] = {}
         for thread_id, *_rest, incarnation in parsed:
-            caches.setdefault(thread_id, self.items.get(thread_id, incarnation))
+            cache = caches.setdefault(thread_id, self.items.get(thread_id, incarnation))
+            cache.next_item = max(cache.next_item, next_items[thread_id])
         for (thread_id, ns, channel, version), (kind, value, _b) in values.items():
             if kind in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
                 try:

@@ -106,6 +106,9 @@ class ThreadItems:
     ancestry: dict[tuple[str, str], tuple[str | None, dict[str, Any]]] = field(default_factory=dict)
     populated: dict[tuple[str, str, str], bool] = field(default_factory=dict)
     written: dict[str, WrittenMessages] = field(default_factory=dict)
+    # The thread's next item number as this process last saw it (0: unknown). A dialect may number new
+    # items with it and store them in the statement that refers to them (PostgreSQL does).
+    next_item: int = 0
 
     def written_at(self, checkpoint_id: str) -> WrittenMessages:
         entry = self.written.get(checkpoint_id)
