@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any
 
-from langchain_core.messages import RemoveMessage
+from langchain_core.messages import AIMessage, RemoveMessage
 
 from orecast.checkpoint import open_checkpointer
 from orecast.checkpoint.migrations import statements
@@ -106,3 +106,29 @@ async def test_migration_003_converts_existing_items(fresh_postgres_url: str) ->
         more = await _chat(saver, "old", 3, start=TURNS)
         assert len(more) == 4 * (TURNS + 3)
         assert raw_sql(url, "SELECT max(item_no) FROM items WHERE thread_id = 'old'") == [(4 * (TURNS + 3),)]
+
+
+
+async def test_items_numbered_meanwhile_elsewhere(fresh_postgres_url: str) -> None:
+    """A saver numbers new items from the thread's next number as it last saw it. When another process
+    numbered items since (here: a second saver, and a stale number set by hand, as a write racing
+    between the first saver's read and its write), the statement fails as a whole, the write starts
+    again with numbers from the database, and nothing is lost or numbered twice."""
+    url = fresh_postgres_url
+    async with open_checkpointer(url) as first, open_checkpointer(url) as second:
+        await _chat(first, "shared", 2)
+        await _chat(second, "shared", 2, start=2)  # items 9-16, unknown to `first`
+        tup = await first.aget_tuple(cfg("shared"))
+        assert first.items.peek("shared").next_item == 17
+        first.items.peek("shared").next_item = 9  # as if read before `second` wrote
+        late = AIMessage(content="a late write", id="late")
+        await first.aput_writes(tup.config, [("messages", [late])], task_id="task-late")
+        assert first.items.peek("shared").next_item == 18
+        for saver in (first, second):
+            pending = (await saver.aget_tuple(tup.config)).pending_writes
+            assert ("task-late", "messages", [late]) in pending
+        messages = await _chat(first, "shared", 1, start=4)
+    assert [m.id for m in messages if m.type == "human"] == [human(t).id for t in range(5)]
+    numbers = raw_sql(url, "SELECT item_no, value->'data'->>'content' FROM items WHERE thread_id = 'shared'")
+    assert len(numbers) == len({n for n, _ in numbers}) == 4 * 5 + 1
+    assert (17, "a late write") in numbers

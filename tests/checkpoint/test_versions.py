@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -81,3 +82,51 @@ async def test_store_written_with_float_versions_keeps_working(
         ] + [human(50).id]
         await new.aprune(["old"], strategy="keep_latest")
         assert (await graph.aget_state(cfg("old"))).values["messages"][-1].id == human(50).id
+
+
+async def test_store_written_with_padded_versions_is_migrated(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Versions are stored short; a store that holds them padded (before migration sqlite/003,
+    postgres/004) is shortened by the migration and reads, continues and prunes the same."""
+    reference = tool_loop(InMemorySaver())
+    # The store as the previous orecast wrote it: padded versions in checkpoints and values.
+    monkeypatch.setattr(base, "with_short_versions", lambda checkpoint: checkpoint)
+    monkeypatch.setattr(base, "version_key", lambda version: version)
+    async with open_checkpointer(store_url) as old:
+        graph = tool_loop(old)
+        for turn in range(3):
+            for g in (graph, reference):
+                await g.ainvoke({"messages": [human(turn)]}, cfg("padded"))
+    monkeypatch.undo()
+    stored = raw_sql(store_url, "SELECT version FROM channel_values WHERE channel = 'messages'")
+    assert stored and all(len(v) == 49 for (v,) in stored)
+    short_migration = 3 if store_url.startswith("sqlite") else 4
+    raw_sql(store_url, f"DELETE FROM orecast_migrations WHERE version >= {short_migration}")
+
+    async with open_checkpointer(store_url) as new:
+        stored = raw_sql(store_url, "SELECT version FROM channel_values WHERE channel = 'messages'")
+        assert stored and all(len(v) < 30 and not v.startswith("0") for (v,) in stored)
+        graph = tool_loop(new)
+        await assert_same_as_memory(graph, reference, "padded")
+        checkpoint = (await new.aget_tuple(cfg("padded"))).checkpoint
+        assert all(len(v) == 49 for v in checkpoint["channel_versions"].values())
+        assert "short_versions" not in checkpoint
+        for turn in range(3, 5):
+            for g in (graph, reference):
+                await g.ainvoke({"messages": [human(turn)]}, cfg("padded"))
+        await assert_same_as_memory(graph, reference, "padded")
+        before = (await graph.aget_state(cfg("padded"))).values["messages"]
+        await new.aprune(["padded"], strategy="keep_latest")
+        assert (await graph.aget_state(cfg("padded"))).values["messages"] == before
+
+
+async def test_checkpoint_rows_hold_short_versions(saver, store_url: str) -> None:
+    graph = tool_loop(saver)
+    await graph.ainvoke({"messages": [human(1)]}, cfg("short"))
+    rows = raw_sql(store_url, "SELECT checkpoint FROM checkpoints WHERE thread_id = 'short'")
+    stored = [json.loads(c) if isinstance(c, str) else c for (c,) in rows]
+    assert stored and all(c["short_versions"] == 1 and "000000000000" not in json.dumps(c) for c in stored)
+    tup = await saver.aget_tuple(cfg("short"))
+    assert all(len(v) == 49 for v in tup.checkpoint["channel_versions"].values())
+    assert all(len(v) == 49 for node in tup.checkpoint["versions_seen"].values() for v in node.values())

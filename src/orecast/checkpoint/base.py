@@ -35,6 +35,7 @@ from orecast.checkpoint.core import (
     message_text,
     utc_now,
     version_key,
+    with_short_versions,
     with_string_versions,
     without_secrets,
 )
@@ -46,6 +47,7 @@ from orecast.checkpoint.encoding import (
     CorruptRowError,
     from_ranges,
     is_delta,
+    json_text,
 )
 from orecast.checkpoint.filters import check_metadata_filter
 from orecast.checkpoint.ids import MAX_KEY_BYTES, check_id, config_ids
@@ -74,7 +76,9 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         check_id(checkpoint["id"], "checkpoint id", MAX_KEY_BYTES)
         values = checkpoint["channel_values"]
         # The id is a column of its own; the values are rows of their own.
-        stored_checkpoint = {k: v for k, v in checkpoint.items() if k not in ("channel_values", "id")}
+        stored_checkpoint = with_short_versions(
+            {k: v for k, v in checkpoint.items() if k not in ("channel_values", "id")}
+        )
         full_metadata = without_secrets(get_checkpoint_metadata(config, metadata))
 
         root = checkpoint_ns == ""
@@ -325,7 +329,7 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         writes: dict[tuple[str, str, str], list[tuple[str, str, str, Any, bytes | None]]] = {}
         for part, thread_id, ns, a, _path, b, _idx, c, kind, value, blob in await db.fetchall(
             self.q.SELECT_VALUES_AND_WRITES,
-            {"values": self._json_param(json.dumps(wanted)), "writes": self._json_param(json.dumps(keys))},
+            {"values": self._json_param(json_text(wanted)), "writes": self._json_param(json_text(keys))},
         ):
             if part == 0:  # a channel value: (channel, version)
                 values[(thread_id, ns, a, b)] = (kind, value, blob)
@@ -336,7 +340,8 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         caches: dict[str, ThreadItems] = {}
         needed: dict[str, set[int]] = {}
         for thread_id, *_rest, incarnation in parsed:
-            caches.setdefault(thread_id, self.items.get(thread_id, incarnation))
+            cache = caches.setdefault(thread_id, self.items.get(thread_id, incarnation))
+            cache.next_item = max(cache.next_item, next_items[thread_id])
         for (thread_id, ns, channel, version), (kind, value, _b) in values.items():
             if kind in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
                 try:

@@ -205,7 +205,8 @@ class SaverCore(BaseCheckpointSaver[str]):
 
     def get_next_version(self, current: str | float | int | None, channel: None) -> str:
         count = 0 if current is None else version_count(current)
-        return f"{count + 1:032d}.{random.randrange(10**16):016d}"
+        # LangGraph asks for a version per written channel: random.random() costs a tenth of randrange
+        return f"{count + 1:032d}.{int(random.random() * 10**16):016d}"
 
 
 # A channel version is "<count, 32 digits>.<random, 16 digits>": the number of updates of the channel,
@@ -215,6 +216,13 @@ class SaverCore(BaseCheckpointSaver[str]):
 # (e.g. 3.139121); they are read as "<count, 32 digits>.<random, 6 digits>" and their values stay
 # stored under the float's text, which `version_key` computes back from that string.
 _FLOAT_VERSION = re.compile(r"^(\d{32})\.(\d{6})$")
+# Stored, a version drops the leading zeros of its count ("15.5719447354942698"): a checkpoint row
+# holds about ten versions, and the zeros were a third of its bytes. LangGraph always gets them back
+# padded. A checkpoint stored so says `SHORT_VERSIONS`; the `version` column of channel values holds the
+# short form (`version_key`; migrations sqlite/003, postgres/004 shortened older rows).
+_PADDED_VERSION = re.compile(r"^(\d{32})(\.\d{16})$")
+_SHORT_VERSION = re.compile(r"^(0|[1-9]\d{0,30})(\.\d{16})$")
+SHORT_VERSIONS = "short_versions"
 
 
 def version_count(version: str | float | int) -> int:
@@ -232,18 +240,54 @@ def version_string(version: str | float | int) -> str | float | int:
     return f"{count:032d}.{fraction:06d}"
 
 
+def _short(version: Any) -> Any:
+    padded = _PADDED_VERSION.match(version) if type(version) is str else None
+    return version if padded is None else (padded[1].lstrip("0") or "0") + padded[2]
+
+
+def _padded(version: Any) -> Any:
+    short = _SHORT_VERSION.match(version) if type(version) is str else None
+    return version if short is None else short[1].zfill(32) + short[2]
+
+
 def version_key(version: str | float | int) -> str:
     """The `version` column of a channel value stored under `version`."""
     if not isinstance(version, str):
         return str(version)
     old = _FLOAT_VERSION.match(version)
-    if old is None:
-        return version
-    return str(int(old[1]) + int(old[2]) / 1_000_000)
+    if old is not None:
+        return str(int(old[1]) + int(old[2]) / 1_000_000)
+    return _short(version)
+
+
+def with_short_versions(checkpoint: dict[str, Any]) -> dict[str, Any]:
+    """`checkpoint` (a copy of what LangGraph gave, to be stored) with its versions short.
+
+    Left as it is if a version already has the short form (another writer's): reads could not tell it
+    from a shortened one.
+    """
+    versions = checkpoint.get("channel_versions", {})
+    seen = checkpoint.get("versions_seen", {})
+    if any(type(v) is str and _SHORT_VERSION.match(v) for v in versions.values()) or any(
+        type(v) is str and _SHORT_VERSION.match(v) for node in seen.values() for v in node.values()
+    ):
+        return checkpoint
+    short = {c: _short(v) for c, v in versions.items()}
+    short_seen = {n: {c: _short(v) for c, v in node.items()} for n, node in seen.items()}
+    if short != versions or short_seen != seen:
+        checkpoint["channel_versions"], checkpoint["versions_seen"] = short, short_seen
+        checkpoint[SHORT_VERSIONS] = 1
+    return checkpoint
 
 
 def with_string_versions(checkpoint: dict[str, Any]) -> dict[str, Any]:
-    """`checkpoint` with the float versions of an older store as strings (see `version_string`)."""
+    """`checkpoint`, as read, with its versions as LangGraph wants them: short ones padded again, and
+    the float versions of an older store as strings (see `version_string`)."""
+    if checkpoint.pop(SHORT_VERSIONS, None):
+        checkpoint["channel_versions"] = {c: _padded(v) for c, v in checkpoint["channel_versions"].items()}
+        checkpoint["versions_seen"] = {
+            n: {c: _padded(v) for c, v in node.items()} for n, node in checkpoint["versions_seen"].items()
+        }
     versions = checkpoint.get("channel_versions", {})
     seen = checkpoint.get("versions_seen", {})
     if all(type(v) is not float for v in versions.values()) and all(

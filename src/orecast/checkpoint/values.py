@@ -29,6 +29,7 @@ from orecast.checkpoint.encoding import (
     is_delta,
     is_item_list,
     item_hash,
+    json_text,
     to_ranges,
     wrap_delta,
 )
@@ -71,7 +72,7 @@ class ValueStore(SaverCore):
                 ranges = extend_ranges(ranges, await self._item_numbers(db, thread, thread_id, suffix))
                 if key and remember:
                     thread.remember_list(key, value, ranges)
-                return Stored(KIND_ITEMS, json.dumps(ranges))
+                return Stored(KIND_ITEMS, json_text(ranges))
         if type(value) is dict and any(is_item_list(v) for v in value.values()):
             # e.g. the graph input {"messages": [...]}: its messages are items like the channel's
             refs = dict(value)

@@ -17,6 +17,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.core import StaleThreadError
+from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
 from orecast.checkpoint.postgres import queries
 from orecast.checkpoint.postgres.timeouts import Timeouts
@@ -58,6 +59,12 @@ class _Db:
         replace: Callable[[AsyncConnection], Awaitable[AsyncConnection]] | None = None,
     ) -> None:
         self.conn = conn
+        # Items numbered by this process and stored by the put or put_writes statement that refers to
+        # them (`_store_items`): [[hash, JSON text], …] numbered from `first_item` on.
+        self.defer_items = False
+        self.new_items: list[list[str]] = []
+        self.first_item = 0
+        self.incarnation = ""
         # Set for reads outside a transaction: each statement stands alone, so one whose connection
         # died (a server restart, a killed backend) is run once more on a fresh connection.
         self._replace = replace
@@ -240,11 +247,32 @@ class PostgresCheckpointer(OrecastCheckpointer):
     def _read(self) -> AbstractAsyncContextManager[_Db]:
         return self._connection(transaction=False)
 
-    def _write_unit(self, thread_id: str) -> AbstractAsyncContextManager[_Db]:
+    @asynccontextmanager
+    async def _write_unit(self, thread_id: str) -> AsyncIterator[_Db]:
         # A thread this process has seen: no transaction, since a put (or put_writes) ends in one
         # atomic statement, and the item inserts before it are idempotent (an item nothing refers to
         # is collected by prune). The first write of a thread also creates or reads its row.
-        return self._connection(transaction=self.items.peek(thread_id) is None)
+        async with self._connection(transaction=self.items.peek(thread_id) is None) as db:
+            db.defer_items = True
+            yield db
+
+    def _deferred_items(self, db: _Db) -> dict[str, Any]:
+        """The parameters that store the items `_store_items` numbered in the put's statement."""
+        count = len(db.new_items)
+        return {
+            "items": json_text(db.new_items) if count else "[]",
+            "first_item": db.first_item,
+            "next_item": db.first_item + count if count else 0,
+        }
+
+    async def _after_deferred_items(self, db: _Db, thread_id: str, stored: bool) -> None:
+        """Check that the deferred items were stored, and seal the pages they complete."""
+        if not db.new_items:
+            return
+        if not stored:
+            raise StaleThreadError(thread_id)
+        await self._seal_pages(db, thread_id, db.first_item, db.first_item + len(db.new_items) - 1)
+        db.new_items = []
 
     async def _store_put(
         self,
@@ -263,7 +291,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
             "thread_id": thread_id,
             "ns": ns,
             "incarnation": incarnation,
-            "rows": json.dumps(rows, ensure_ascii=False),
+            "rows": json_text(rows),
             "checkpoint_id": checkpoint_id,
             "parent_id": parent_id,
             "checkpoint": checkpoint,
@@ -277,8 +305,15 @@ class PostgresCheckpointer(OrecastCheckpointer):
             "message_count": message_count,
             "preview": preview,
             "root": root,
+            **self._deferred_items(db),
         }
-        return await db.fetchone(queries.STORE_PUT, params) is not None
+        try:
+            stored = await db.fetchone(queries.STORE_PUT, params) is not None
+        except errors.UniqueViolation:
+            # Items numbered here that another process numbered or stored meanwhile: start again.
+            raise StaleThreadError(thread_id) from None
+        await self._after_deferred_items(db, thread_id, stored)
+        return stored
 
     async def _store_writes(
         self,
@@ -295,25 +330,41 @@ class PostgresCheckpointer(OrecastCheckpointer):
             "checkpoint_id": checkpoint_id,
             "task_id": task_id,
             "task_path": task_path,
-            "rows": json.dumps(
+            "rows": json_text(
                 [
                     {"idx": idx, "channel": channel, "kind": kind, "value": value, "blob": _b64(blob)}
                     for _t, _ns, _c, _task, idx, channel, _path, kind, value, blob in rows
-                ],
-                ensure_ascii=False,
+                ]
             ),
             "interrupted": interrupted,
+            "incarnation": db.incarnation,
+            **self._deferred_items(db),
         }
-        await db.execute(queries.STORE_SPECIAL_WRITES if special else queries.STORE_WRITES, params)
+        try:
+            row = await db.fetchone(queries.STORE_SPECIAL_WRITES if special else queries.STORE_WRITES, params)
+        except errors.UniqueViolation:
+            raise StaleThreadError(thread_id) from None
+        await self._after_deferred_items(db, thread_id, row is not None)
 
     async def _store_items(
         self, db: _Db, thread_id: str, incarnation: str, new: dict[str, str]
     ) -> dict[str, int]:
+        thread = self.items.peek(thread_id)
+        if db.defer_items and thread is not None and thread.incarnation == incarnation and thread.next_item:
+            # Numbered here and stored by the put's own statement: no round trip of their own. Should
+            # another process have numbered items meanwhile, the statement fails on the item's key
+            # and the write starts again the way below.
+            if not db.new_items:
+                db.first_item, db.incarnation = thread.next_item, incarnation
+            found = {digest: thread.next_item + i for i, digest in enumerate(new)}
+            db.new_items += [[digest, text] for digest, text in new.items()]
+            thread.next_item += len(new)
+            return found
         params = {
             "n": len(new),
             "thread_id": thread_id,
             "incarnation": incarnation,
-            "items": json.dumps(list(new.items()), ensure_ascii=False),  # [[hash, JSON text], …] in order
+            "items": json_text(list(new.items())),  # [[hash, JSON text], …] in order
         }
         found = {digest: number for digest, number in await db.fetchall(queries.STORE_ITEMS, params)}
         if len(found) < len(new):
@@ -324,18 +375,23 @@ class PostgresCheckpointer(OrecastCheckpointer):
                 found[digest] = number
             if len(found) < len(new):
                 raise StaleThreadError(thread_id)
-        numbers = found.values()
-        top = max(numbers)
-        if top // PAGE_ITEMS > (min(numbers) - 1) // PAGE_ITEMS:
+        elif thread is not None and thread.incarnation == incarnation:
+            # All numbered in one allocation: the thread's next number is known from here on.
+            thread.next_item = max(thread.next_item, max(found.values()) + 1)
+        await self._seal_pages(db, thread_id, min(found.values()), max(found.values()))
+        return found
+
+    async def _seal_pages(self, db: _Db, thread_id: str, low: int, top: int) -> None:
+        if top // PAGE_ITEMS > (low - 1) // PAGE_ITEMS:
             # These items complete a page: pack the tail up to it into one compressed row.
             upto = top // PAGE_ITEMS * PAGE_ITEMS
             await db.execute(queries.SEAL_ITEM_PAGES, {"thread_id": thread_id, "upto": upto, "page": PAGE_ITEMS})
             if self._vacuum is None or self._vacuum.done():
                 self._vacuum = asyncio.create_task(self._vacuum_tail())
-        return found
 
     async def _vacuum_tail(self) -> None:
-        """Make the tail's deleted rows reusable now (the tail stays a few pages); best effort."""
+        """Make the tail's deleted rows and the threads' dead row versions reusable now (both stay a few
+        pages); best effort."""
         try:
             async with self.pool.connection() as conn:
                 await conn.execute(queries.VACUUM_ITEM_TAIL)

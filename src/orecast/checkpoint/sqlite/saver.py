@@ -365,7 +365,8 @@ class SqliteCheckpointer(OrecastCheckpointer):
             yield _Db(self._reader)
 
     def _ts(self, value: datetime) -> str:
-        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+        # isoformat is several times cheaper than strftime, and writes the same text for UTC
+        return value.astimezone(UTC).isoformat(timespec="microseconds")
 
     def _json_param(self, text: str) -> str:
         return text
