@@ -364,7 +364,8 @@ class SqliteCheckpointer(OrecastCheckpointer):
         else:
             yield _Db(self._reader)
 
-    def _ts(self, value: datetime) -> str:
+    @staticmethod
+    def _ts(value: datetime) -> str:
         return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
 
     def _json_param(self, text: str) -> str:
