@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
 from typing import Any
 
 import psycopg
 import pytest
 from langgraph.checkpoint.serde import _msgpack as lg_msgpack
 
-from orecast.checkpoint import open_checkpointer
+from orecast.checkpoint import (
+    MysqlCheckpointer,
+    PostgresCheckpointer,
+    SqliteCheckpointer,
+    open_checkpointer,
+)
 from orecast.checkpoint.urls import parse_url
 from tests import mysql_server
 
@@ -52,6 +58,14 @@ def raw_sql(url: str, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, .
     with psycopg.connect(parsed.target, autocommit=True) as conn:
         cur = conn.execute(sql, params)
         return cur.fetchall() if cur.description else []
+
+
+SAVERS = {"sqlite": SqliteCheckpointer, "postgresql": PostgresCheckpointer, "mysql": MysqlCheckpointer}
+
+
+def stored_time(url: str, when: datetime) -> Any:
+    """`when` as the saver for `url` stores a time column: a parameter for `raw_sql`."""
+    return SAVERS[dialect_of(url)]._ts(when)
 
 
 def ph(url: str) -> str:

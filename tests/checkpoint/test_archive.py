@@ -15,20 +15,32 @@ from orecast.checkpoint import open_checkpointer
 from orecast.checkpoint.archive import ArchiveError, export_thread, import_archive, read_archive
 from tests.checkpoint.graphs import approval_graph, delta_graph, human, subgraph_parent, tool_loop
 from tests.checkpoint.test_import import GRAPHS, cfg, history, populate, snapshot
-from tests.conftest import new_schema_url
+from tests.conftest import new_mysql_database, new_schema_url
+
+# Each dialect once as a source and once as a target, never the same on both sides: a dialect's own
+# round trip is the `saver` tests below (and `tests/cli/test_ops_cli.py` imports every dialect into SQLite).
+PAIRS = [("sqlite", "postgres"), ("postgres", "sqlite"), ("sqlite", "mysql"), ("mysql", "postgres")]
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def target_url(request, tmp_path) -> str:
-    """A second, empty store on each backend."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'target.sqlite3'}"
-    return new_schema_url(request.getfixturevalue("postgres_url"), "target")
+def empty_store(request: pytest.FixtureRequest, dialect: str, name: str) -> str:
+    """The URL of a new, empty store of `dialect`."""
+    if dialect == "sqlite":
+        return f"sqlite:///{request.getfixturevalue('tmp_path') / f'{name}.sqlite3'}"
+    if dialect == "mysql":
+        return new_mysql_database(request.getfixturevalue("mysql_databases"))
+    return new_schema_url(request.getfixturevalue("postgres_url"), name)
+
+
+@pytest.fixture(params=PAIRS, ids=["-".join(p) for p in PAIRS])
+def source_and_target(request: pytest.FixtureRequest) -> tuple[str, str]:
+    source, target = request.param
+    return empty_store(request, source, "source"), empty_store(request, target, "target")
 
 
 async def test_round_trip_gives_identical_history_and_the_thread_carries_on(
-    store_url: str, target_url: str, tmp_path: Path
+    source_and_target: tuple[str, str], tmp_path: Path
 ) -> None:
+    store_url, target_url = source_and_target
     async with open_checkpointer(store_url) as source, open_checkpointer(target_url) as target:
         await populate(source)
         await source.aupdate_thread("loop", title="铁矿石 outlook", metadata={"user_id": "u1"})

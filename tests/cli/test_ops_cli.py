@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,11 @@ from typer.testing import CliRunner
 
 from orecast.checkpoint import open_checkpointer
 from orecast.cli.main import app
-from tests.checkpoint.conftest import ph, raw_sql
+from tests.checkpoint.conftest import ph, raw_sql, stored_time
 from tests.checkpoint.graphs import TOOL_NAME, approval_graph, human, tool_loop
 
 runner = CliRunner()
+LONG_AGO = datetime(2020, 1, 1, tzinfo=UTC)
 
 
 def run(*args: str):
@@ -104,7 +106,7 @@ def test_archive_idle_threads_then_restore(store_url: str, tmp_path: Path) -> No
     write(store_url, "recent", 1)
     before = history(store_url, "old")
     raw_sql(store_url, f"UPDATE threads SET updated_at = {ph(store_url)} WHERE thread_id = 'old'",
-            ("2020-01-01T00:00:00.000000+00:00",))
+            (stored_time(store_url, LONG_AGO),))
     folder = tmp_path / "archive"
     dry = run("db", "archive", "--idle-for", "90d", "--out", str(folder), "--dry-run", "--database-url", store_url, "--json")
     assert dry.exit_code == 0, dry.output
@@ -161,7 +163,7 @@ def test_stats(store_url: str) -> None:
     write(store_url, "s-1", 3)
     write(store_url, "s-2", 1)
     raw_sql(store_url, f"UPDATE threads SET updated_at = {ph(store_url)} WHERE thread_id = 's-2'",
-            ("2020-01-01T00:00:00.000000+00:00",))
+            (stored_time(store_url, LONG_AGO),))
     result = run("db", "stats", "--json", "--database-url", store_url)
     assert result.exit_code == 0, result.output
     stats = json.loads(result.stdout)

@@ -166,9 +166,10 @@ class SaverCore(BaseCheckpointSaver[str]):
     def _read(self) -> AbstractAsyncContextManager[Db]:
         """One read (a connection, no long transaction)."""
 
+    @staticmethod
     @abstractmethod
-    def _ts(self, value: datetime) -> Any:
-        """A timestamp as the driver wants it."""
+    def _ts(value: datetime) -> Any:
+        """A timestamp as the dialect stores it (static: tests write times as the saver does)."""
 
     @abstractmethod
     def _json_param(self, text: str) -> Any:

@@ -364,7 +364,8 @@ class MysqlCheckpointer(OrecastCheckpointer):
 
     # -- what a dialect provides -------------------------------------------------------------------
 
-    def _ts(self, value: datetime) -> datetime:
+    @staticmethod
+    def _ts(value: datetime) -> datetime:
         # DATETIME has no time zone: the store keeps UTC (and reads it back as UTC, see `_utc`).
         return value.astimezone(UTC).replace(tzinfo=None)
 

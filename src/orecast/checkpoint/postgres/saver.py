@@ -398,7 +398,8 @@ class PostgresCheckpointer(OrecastCheckpointer):
         except psycopg.Error:
             pass  # e.g. a role that may write but not vacuum: autovacuum does it later
 
-    def _ts(self, value: datetime) -> datetime:
+    @staticmethod
+    def _ts(value: datetime) -> datetime:
         return value
 
     def _json_param(self, text: str) -> str:

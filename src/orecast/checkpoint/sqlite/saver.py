@@ -364,7 +364,8 @@ class SqliteCheckpointer(OrecastCheckpointer):
         else:
             yield _Db(self._reader)
 
-    def _ts(self, value: datetime) -> str:
+    @staticmethod
+    def _ts(value: datetime) -> str:
         # isoformat is several times cheaper than strftime, and writes the same text for UTC
         return value.astimezone(UTC).isoformat(timespec="microseconds")
 
