@@ -89,6 +89,8 @@ async def test_store_written_with_padded_versions_is_migrated(
 ) -> None:
     """Versions are stored short; a store that holds them padded (before migration sqlite/003,
     postgres/004) is shortened by the migration and reads, continues and prunes the same."""
+    if store_url.startswith(("mysql", "mariadb")):
+        pytest.skip("no MySQL store ever held padded versions: the dialect stored short ones from its start")
     reference = tool_loop(InMemorySaver())
     # The store as the previous orecast wrote it: padded versions in checkpoints and values.
     monkeypatch.setattr(base, "with_short_versions", lambda checkpoint: checkpoint)
