@@ -53,11 +53,6 @@ class _Local:
             target.cancel()
 
 
-class _Cancelled(Exception):
-    def __init__(self, action: str) -> None:
-        self.action = action
-
-
 class RunManager:
     def __init__(
         self,
