@@ -91,6 +91,14 @@ async def test_two_servers_on_one_database_never_overlap_and_cancel_reaches_acro
         await b.runs.cancel(tid, slow["run_id"], wait=True)  # b does not run it: the cancel goes through the DB
         assert (await a.runs.get(tid, slow["run_id"]))["status"] == "interrupted"
         assert (await b.threads.get(tid))["status"] == "idle"
+
+        kept = contents((await a.threads.get(tid))["values"])
+        erased = await a.runs.create(tid, ECHO, input=say("erase me", delay=30))
+        await wait_running(a, tid, erased["run_id"])
+        after = await b.runs.wait(tid, ECHO, input=say("b after", delay=0), multitask_strategy="rollback")
+        assert contents(after) == [*kept, "b after", "echo: b after"], "a erased its run before b's ran"
+        with pytest.raises(NotFoundError):
+            await a.runs.get(tid, erased["run_id"])
     finally:
         other.stop()
 

@@ -2,11 +2,6 @@
 
 The run tests of `test_runs.py` and `test_multitask.py` are collected here once more; this module's
 `db_url` (a new MySQL database of this test run) replaces the conftest's for them.
-
-Not `test_rollback_strategy_erases_the_current_run`: on MySQL (commits take ~10 ms here) the rolled
-back run's last checkpoint, put in the background (durability "async"), often lands after the run
-manager's `adelete_for_runs`, so the erased input comes back. The race is the run manager's, on
-every backend; MySQL's slower commits make it show.
 """
 
 from __future__ import annotations
@@ -18,6 +13,7 @@ from tests.service.test_multitask import (  # noqa: F401  (collected again, on M
     test_a_run_left_by_a_dead_process_does_not_block_the_thread,
     test_enqueue_runs_in_order,
     test_reject_answers_409_and_changes_nothing,
+    test_rollback_strategy_erases_the_current_run,
     test_two_servers_on_one_database_never_overlap_and_cancel_reaches_across,
 )
 from tests.service.test_runs import (  # noqa: F401

@@ -96,12 +96,16 @@ def main() -> None:
         where = exc.ctx.command_path if exc.ctx else "orecast"
         typer.echo(f"error: {exc.format_message()} (see: {where} -h)", err=True)
         sys.exit(2)
-    except click_errors.Abort:
+    except typer.Abort:  # typer's own class: its vendored click has no `exceptions.Abort`
         typer.echo("aborted", err=True)
         sys.exit(130)
     except click_errors.ClickException as exc:
         typer.echo(f"error: {exc.format_message()}", err=True)
         sys.exit(exc.exit_code)
+    except ImportError as exc:  # a command's module (or a library it needs) is missing: a broken install
+        where = f"orecast {command}" if command in COMMAND_MODULES else "orecast"
+        typer.echo(f"error: cannot load {where}: {exc} (reinstall orecast)", err=True)
+        sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -37,12 +37,20 @@ class _Local:
     paused: bool = False  # the run ended waiting for a human (interrupt or breakpoint)
     shared: int | None = None  # events copied to the database so far; None: nobody elsewhere follows
     claimed: bool = False  # the database admitted it: it ran (or runs) here
+    work: asyncio.Task[Any] | None = None  # the graph's run, once admitted
     finished: asyncio.Event = field(default_factory=asyncio.Event)
 
+    def cancel(self, action: str) -> None:
+        """Cancel the run once, whoever asks first (this process or, through the watcher, another).
 
-class _Cancelled(Exception):
-    def __init__(self, action: str) -> None:
-        self.action = action
+        A second cancel would interrupt the graph while it waits for its background checkpoint writes
+        (durability "async"): they would land after the run ended, and a rollback's delete before them.
+        """
+        target = self.work if self.work is not None else self.task
+        if self.cancel_action != "rollback":  # an erase asked for is not undone by a later interrupt
+            self.cancel_action = action
+        if not target.done() and not target.cancelling():
+            target.cancel()
 
 
 class RunManager:
@@ -81,8 +89,7 @@ class RunManager:
     async def cancel_local(self, run_id: str, action: str) -> None:
         local = self._local.get(run_id)
         if local is not None and not local.task.done():
-            local.cancel_action = action
-            local.task.cancel()
+            local.cancel(action)
 
     def abandon(self, run_id: str, reason: str) -> None:
         """Cancel a run its only listener left (a disconnect); callable from a cancelled scope."""
@@ -121,8 +128,9 @@ class RunManager:
             local = self._local.get(run_id)
             if action is not None:
                 if local is not None:
-                    local.cancel_action = action
-                target.cancel()
+                    local.cancel(action)
+                elif not target.cancelling():
+                    target.cancel()
                 return
             if local is not None and (shared or local.shared is not None):
                 await self._share(run_id, local)
@@ -159,7 +167,7 @@ class RunManager:
     async def _execute(
         self, run: RunRecord, prepared: RunInput, events: RunEvents, local: _Local
     ) -> tuple[str, str | None]:
-        work = asyncio.create_task(execute_run(prepared, events.put))
+        work = local.work = asyncio.create_task(execute_run(prepared, events.put))
         watcher = asyncio.create_task(self._watch(run.run_id, work))
         try:
             values = await work
