@@ -40,12 +40,21 @@ def site(build: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[http
 
 def test_index_at_root_and_client_routes_revalidated(site: httpx.Client) -> None:
     for path in ("/", "/threads-view", "/t/5f0c", "/settings/keys"):
-        page = site.get(path)
+        page = site.get(path, headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
         assert page.status_code == 200, path
         assert page.text == INDEX
         assert page.headers["content-type"].startswith("text/html")
         assert page.headers["cache-control"] == "no-cache"
     assert site.head("/").status_code == 200
+
+
+def test_a_program_asking_for_an_unknown_route_gets_a_json_404(site: httpx.Client) -> None:
+    """Only a browser's navigation turns an unknown path into the page; an API client gets what the
+    Agent Server answers for an unknown route."""
+    for accept in ("application/json", "*/*"):
+        missing = site.get("/no/such/route", headers={"Accept": accept})
+        assert missing.status_code == 404, accept
+        assert "detail" in missing.json()
 
 
 def test_hashed_assets_cached_for_a_year(site: httpx.Client) -> None:

@@ -3,7 +3,8 @@
 Included after every API router, as a GET catch-all, so it never shadows an API route: a path the
 API knows is answered by the API first, and a path under an API prefix that the API does not know
 stays a JSON 404 rather than turning into the page. Any other path without a file extension is a
-client-side route of the page and gets `index.html`.
+client-side route of the page and gets `index.html` when a browser asks for a page (`Accept:
+text/html`); a program asking for it gets the JSON 404 an unknown route gets from the Agent Server.
 
 Vite names its bundles by content hash (`assets/index-3f2a….js`), so they are cached for a year;
 `index.html` is revalidated on every load, which is what makes a new build reach the browser.
@@ -69,6 +70,8 @@ async def page(path: str, request: Request) -> Response:
         return FileResponse(found, headers={"Cache-Control": cache})
     if "." in PurePosixPath(path).name:
         raise NotFound(f"no file {request.url.path}")
+    if path and "text/html" not in request.headers.get("accept", ""):
+        raise NotFound(f"no route {request.url.path}")
     index = root / "index.html"
     if not index.is_file():
         return HTMLResponse(MISSING_BUILD, 503, headers={"Cache-Control": REVALIDATE})
