@@ -38,6 +38,10 @@ def test_missing_or_unknown_key_is_401(secured: Server) -> None:
         assert http.post("/threads", json={}, headers={"x-api-key": "nope"}).status_code == 401
         assert http.post("/threads", json={}, headers={"Authorization": "Bearer key-bob"}).status_code == 200
         assert http.get("/ok").status_code == 200 and http.get("/health").status_code == 200
+        # /metrics is behind the same keys as the API (any user's)
+        assert http.get("/metrics").status_code == 401
+        scraped = http.get("/metrics", headers={"Authorization": "Bearer key-bob"})
+        assert scraped.status_code == 200 and "orecast_http_requests_total" in scraped.text
 
 
 async def test_another_users_resources_are_404_everywhere(secured: Server) -> None:

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from langgraph.store.base import BaseStore
+from prometheus_client import CollectorRegistry
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from orecast.agent import AGENT_NAME, AgentSettings, build_agent
@@ -27,6 +28,7 @@ from orecast.service.graphs import (
     import_target,
     load_graph,
 )
+from orecast.service.metrics import HttpMetrics, ServiceMetrics
 from orecast.service.routes import ROUTERS, TAGS
 from orecast.service.runs.manager import RunManager
 from orecast.service.runs.records import RunRepo
@@ -156,20 +158,24 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
             assistants = Assistants(db, graphs)
             await assistants.seed()
             repo = RunRepo(db, saver.thread_status_statement)
+            metrics = app.state.metrics = ServiceMetrics(
+                CollectorRegistry(), saver, database_seconds=settings.metrics_database_seconds
+            )
             runs = RunManager(
-                repo, saver, poll_seconds=settings.cancel_poll_seconds,
+                repo, saver, metrics, poll_seconds=settings.cancel_poll_seconds,
                 stale_seconds=settings.stale_run_seconds,
             )
             app.state.services = Services(
                 settings=settings, saver=saver, store=store, db=db, graphs=graphs,
                 assistants=assistants, threads=Threads(saver, graphs, graphs.ids()[0], reserve_owner=custom_auth is None),
-                repo=repo, runs=runs,
+                repo=repo, runs=runs, metrics=metrics,
             )
             try:
                 yield
             finally:
                 await runs.close()
                 app.state.services = None
+                app.state.metrics = None
 
     app = FastAPI(
         title="orecast",
@@ -181,11 +187,13 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     app.state.api_keys = api_keys
     app.state.custom_auth = custom_auth
     app.state.services = None
+    app.state.metrics = None
     app.state.web_dir = settings.web_dir
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(HttpMetrics)  # outermost but CORS: a 413 is counted too
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -12,6 +12,7 @@ from orecast.checkpoint import OrecastCheckpointer
 from orecast.service.assistants import Assistants
 from orecast.service.db import Db
 from orecast.service.graphs import GraphRegistry
+from orecast.service.metrics import ServiceMetrics
 from orecast.service.runs.manager import RunManager
 from orecast.service.runs.records import RunRepo
 from orecast.service.settings import ServiceSettings
@@ -29,6 +30,7 @@ class Services:
     threads: Threads
     repo: RunRepo
     runs: RunManager
+    metrics: ServiceMetrics
 
 
 async def get_services(request: Request) -> Services:

@@ -39,6 +39,9 @@ class ServiceSettings(BaseSettings):
     stale_run_seconds: float = Field(
         30.0, gt=0, description="A running run without a heartbeat this long belongs to a dead process"
     )
+    metrics_database_seconds: float = Field(
+        30.0, ge=0, description="How long /metrics reuses the database's row counts and sizes"
+    )
 
     @field_validator("cors_origins", mode="before")
     @classmethod

@@ -1,12 +1,15 @@
-"""`/ok`, `/health` (checks the database) and `/info` (probed by agent-chat-ui and the JS SDK)."""
+"""`/ok`, `/health` (checks the database), `/info` (probed by agent-chat-ui and the JS SDK) and
+`/metrics` (Prometheus; behind the same auth as the API)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST
 
+from orecast.service.auth import User
 from orecast.service.context import Svc
 from orecast.service.errors import error_body
 
@@ -37,3 +40,8 @@ async def info(svc: Svc) -> dict[str, Any]:
         "graphs": svc.graphs.ids(),
         "flags": {"assistants": True, "crons": False, "langsmith": False},
     }
+
+
+@router.get("/metrics", response_class=Response)
+async def metrics(svc: Svc, user: User) -> Response:
+    return Response(await svc.metrics.exposition(), media_type=CONTENT_TYPE_LATEST)

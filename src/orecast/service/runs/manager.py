@@ -15,11 +15,12 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from orecast.checkpoint import OrecastCheckpointer
 from orecast.service.encode import interrupts_of, jsonable
+from orecast.service.metrics import ServiceMetrics
 from orecast.service.runs.broker import Broker, RunEvents
 from orecast.service.runs.execute import RunInput, execute_run
 from orecast.service.runs.records import TERMINAL, RunRecord, RunRepo
@@ -38,6 +39,7 @@ class _Local:
     shared: int | None = None  # events copied to the database so far; None: nobody elsewhere follows
     claimed: bool = False  # the database admitted it: it ran (or runs) here
     work: asyncio.Task[Any] | None = None  # the graph's run, once admitted
+    started: float | None = None  # perf_counter at admission
     finished: asyncio.Event = field(default_factory=asyncio.Event)
 
     def cancel(self, action: str) -> None:
@@ -58,12 +60,14 @@ class RunManager:
         self,
         repo: RunRepo,
         saver: OrecastCheckpointer,
+        metrics: ServiceMetrics,
         *,
         poll_seconds: float,
         stale_seconds: float,
     ) -> None:
         self.repo = repo
         self.saver = saver
+        self.metrics = metrics
         self.poll_seconds = poll_seconds
         self.stale_seconds = stale_seconds
         self.broker = Broker()
@@ -156,18 +160,24 @@ class RunManager:
             if run.status != "running" and not await self._admitted(run):  # running: claimed at admission
                 return
             local.claimed = True
+            local.started = time.perf_counter()
             status, error = await self._execute(run, prepared, events, local)
         except asyncio.CancelledError:
             status = "interrupted"
             if local.cancel_action is None:  # shutdown, not a user's cancel
                 raise
         finally:
+            ran = None if local.started is None else time.perf_counter() - local.started
+            self.metrics.run_ended(status, ran)
             await self._finish(run, status, error, local, temporary)
 
     async def _execute(
         self, run: RunRecord, prepared: RunInput, events: RunEvents, local: _Local
     ) -> tuple[str, str | None]:
-        work = local.work = asyncio.create_task(execute_run(prepared, events.put))
+        observer = self.metrics.observer(local.started or time.perf_counter())
+        # a request's config is JSON, so it holds no callbacks of its own to keep
+        observed = replace(prepared, config={**prepared.config, "callbacks": [observer]})
+        work = local.work = asyncio.create_task(execute_run(observed, events.put))
         watcher = asyncio.create_task(self._watch(run.run_id, work))
         try:
             values = await work
