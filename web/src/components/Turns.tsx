@@ -3,7 +3,7 @@ import { textOf } from "../api";
 import { useI18n } from "../i18n";
 import type { MessageLike } from "../lib/turns";
 import { hideChartPaths } from "../lib/chartCaption";
-import { drawnCharts, pairToolRuns, type ToolRun } from "../lib/tools";
+import { drawnCharts, hideReportPaths, pairToolRuns, type ToolRun } from "../lib/tools";
 import type { ToolResultLike } from "../lib/tools";
 import { BranchSwitcher } from "./BranchSwitcher";
 import { Markdown } from "./Markdown";
@@ -97,9 +97,9 @@ interface AssistantProps {
 export function AssistantTurn(props: AssistantProps) {
   const { messages, results, branch, streaming, busy, dark, threadId, durationOf, onRegenerate, onBranch } = props;
   const { t, lang } = useI18n();
-  // The page draws the turn's charts, so the answer need not point at their files on the server.
+  // The page draws the turn's charts and links its reports: the answer need not name server files.
   const charts = drawnCharts(results);
-  const shown = (m: MessageLike) => hideChartPaths(textOf(m.content), charts, lang);
+  const shown = (m: MessageLike) => hideReportPaths(hideChartPaths(textOf(m.content), charts, lang), results);
   const text = messages.map(shown).join("\n\n");
   const empty = !text.trim() && messages.every((m) => !m.tool_calls?.length);
   return (

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { chartCaption, chartName, chartRefOf, hideChartPaths } from "./chartCaption";
-import { drawnCharts } from "./tools";
+import { drawnCharts, hideReportPaths } from "./tools";
 
 // A make_chart result as agent/tools.py returns it, and the offline analyst's answers about it.
 const png = "/tmp/tmps3d1/charts/iron_ore_wb_monthly-177bb0d7d1.png";
@@ -62,5 +62,16 @@ describe("chart captions", () => {
     expect(drawnCharts([drawn])).toEqual([ref]);
     expect(drawnCharts([{ ...drawn, artifact: undefined }])).toEqual([]);
     expect(drawnCharts([{ ...drawn, status: "error" }])).toEqual([]);
+  });
+});
+
+describe("report paths", () => {
+  it("are cut to the file's name in the answer", () => {
+    const path = "/tmp/tmp6l/reports/iron-ore-report-dd9b0dec.md";
+    const result = { type: "tool" as const, tool_call_id: "r", name: "export_report", content: JSON.stringify({ report: path, sections: 2 }) };
+    const text = `Report exported: ${path} (2 sections, 1 figures).`;
+    expect(hideReportPaths(text, [result])).toBe("Report exported: iron-ore-report-dd9b0dec.md (2 sections, 1 figures).");
+    expect(hideReportPaths(text, [{ ...result, status: "error" }])).toBe(text);
+    expect(hideReportPaths(text, [{ ...result, name: "latest_price" }])).toBe(text);
   });
 });

@@ -53,6 +53,15 @@ export function drawnCharts(results: ToolResultLike[]): ChartRef[] {
     .filter((r): r is ChartRef => r !== null);
 }
 
+/** `text` with the server paths of the turn's exported reports cut to their file names (the link above downloads them). */
+export function hideReportPaths(text: string, results: ToolResultLike[]): string {
+  for (const r of results) {
+    const path = r.name === "export_report" && r.status !== "error" ? reportPath(textOf(r.content)) : null;
+    if (path) text = text.split(path).join(path.split(/[\\/]/).pop() ?? path);
+  }
+  return text;
+}
+
 /**
  * The `report` path of an export_report result. An edited call's result starts with the
  * middleware's notice (which quotes the executed arguments) and ends with the tool's JSON, so
