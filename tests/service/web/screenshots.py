@@ -47,7 +47,9 @@ def main() -> None:
                     return page
 
                 page = page_for("en-US", DESKTOP)
-                ask(page, "Chart iron ore since 2020")
+                ask(page, "Chart the iron ore forecast for the next 6 months")
+                # the fan chart sits above the forecast's long answer: bring it into view
+                page.locator('[data-tool="make_chart"]').evaluate("el => el.scrollIntoView({block: 'start'})")
                 shoot(page, "web-chart")
                 ask(page, "Forecast iron ore for the next 6 months")
                 ask(page, "Export a report")

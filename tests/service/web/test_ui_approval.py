@@ -29,6 +29,10 @@ def test_approve_then_download(open_page: Any, web_server: Server) -> None:
     expect(panel).to_have_count(0)
     ready = page.get_by_test_id("report-ready")
     expect(ready).to_contain_text(".md")
+    # the answer names the file, not where the server keeps it
+    answer = messages(page, "ai").last.locator(".md")
+    expect(answer).to_contain_text("Report exported: ")
+    expect(answer).not_to_contain_text("/reports/")
     with page.expect_download() as info:
         ready.get_by_test_id("report-download").click()
     download = info.value

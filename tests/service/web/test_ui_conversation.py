@@ -25,6 +25,10 @@ def test_conversation_with_a_chart(open_page: Any, web_server: Server) -> None:
     chart = page.get_by_test_id("chart")
     expect(chart).to_be_visible()
     expect(chart.locator("svg path").first).to_be_attached()  # ECharts drew it (SVG renderer)
+    # the answer captions the chart drawn above instead of naming the server's files
+    answer = messages(page, "ai").last.locator(".md")
+    expect(answer).to_contain_text("Chart above: Iron ore")
+    expect(answer).not_to_contain_text(".png")
     card.get_by_test_id("tool-card-toggle").click()
     expect(card.get_by_test_id("tool-args")).to_contain_text("iron")
     expect(card.get_by_test_id("tool-result")).to_contain_text("png")

@@ -2,7 +2,8 @@ import { useState } from "react";
 import { textOf } from "../api";
 import { useI18n } from "../i18n";
 import type { MessageLike } from "../lib/turns";
-import { pairToolRuns, type ToolRun } from "../lib/tools";
+import { hideChartPaths } from "../lib/chartCaption";
+import { drawnCharts, hideReportPaths, pairToolRuns, type ToolRun } from "../lib/tools";
 import type { ToolResultLike } from "../lib/tools";
 import { BranchSwitcher } from "./BranchSwitcher";
 import { Markdown } from "./Markdown";
@@ -95,13 +96,16 @@ interface AssistantProps {
 /** The assistant's turn: its messages' text and tool cards in order, Regenerate, branches. */
 export function AssistantTurn(props: AssistantProps) {
   const { messages, results, branch, streaming, busy, dark, threadId, durationOf, onRegenerate, onBranch } = props;
-  const { t } = useI18n();
-  const text = messages.map((m) => textOf(m.content)).join("\n\n");
+  const { t, lang } = useI18n();
+  // The page draws the turn's charts and links its reports: the answer need not name server files.
+  const charts = drawnCharts(results);
+  const shown = (m: MessageLike) => hideReportPaths(hideChartPaths(textOf(m.content), charts, lang), results);
+  const text = messages.map(shown).join("\n\n");
   const empty = !text.trim() && messages.every((m) => !m.tool_calls?.length);
   return (
     <div className="msg ai" data-testid="message" data-role="ai" data-message-id={messages[0]?.id}>
       {messages.map((m, i) => {
-        const body = textOf(m.content);
+        const body = shown(m);
         const runs = pairToolRuns(m.tool_calls ?? [], results);
         return (
           <div key={m.id ?? i} className="ai-part">

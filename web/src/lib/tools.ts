@@ -1,5 +1,6 @@
 /** Tool calls of an assistant turn paired with their results, and what the page shows of them. */
 import { textOf } from "../api";
+import { chartRefOf, type ChartRef } from "./chartCaption";
 import { chartSpecOf, type Spec } from "./chartOption";
 
 export interface ToolCallLike {
@@ -42,6 +43,23 @@ export function pairToolRuns(calls: ToolCallLike[], results: ToolResultLike[]): 
       report: result && !failed && call.name === "export_report" ? reportPath(textOf(result.content)) : null,
     };
   });
+}
+
+/** The charts among a turn's results that the page draws inline (a successful result with its spec). */
+export function drawnCharts(results: ToolResultLike[]): ChartRef[] {
+  return results
+    .filter((r) => r.status !== "error" && chartSpecOf(r.artifact))
+    .map((r) => chartRefOf(textOf(r.content)))
+    .filter((r): r is ChartRef => r !== null);
+}
+
+/** `text` with the server paths of the turn's exported reports cut to their file names (the link above downloads them). */
+export function hideReportPaths(text: string, results: ToolResultLike[]): string {
+  for (const r of results) {
+    const path = r.name === "export_report" && r.status !== "error" ? reportPath(textOf(r.content)) : null;
+    if (path) text = text.split(path).join(path.split(/[\\/]/).pop() ?? path);
+  }
+  return text;
 }
 
 /**
