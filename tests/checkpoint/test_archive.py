@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.types import Command
 
 from orecast.checkpoint import open_checkpointer
 from orecast.checkpoint.archive import ArchiveError, export_thread, import_archive, read_archive
-from tests.checkpoint.graphs import approval_graph, delta_graph, human, subgraph_parent, tool_loop
-from tests.checkpoint.test_import import GRAPHS, cfg, history, populate, snapshot
+from tests.checkpoint.graphs import human, subgraph_parent, tool_loop
+from tests.checkpoint.test_import import GRAPHS, carry_on_alike, cfg, history, populate, snapshot
 from tests.conftest import new_mysql_database, new_schema_url
 
 # Each dialect once as a source and once as a target, never the same on both sides: a dialect's own
@@ -65,17 +64,7 @@ async def test_round_trip_gives_identical_history_and_the_thread_carries_on(
         sub_b = await subgraph_parent(target).aget_state(cfg("sub"), subgraphs=True)
         assert snapshot(sub_a.tasks[0].state) == snapshot(sub_b.tasks[0].state)
 
-        # Both carry on the same way: resume the interrupts, fork from an old checkpoint, add a turn.
-        for saver in (source, target):
-            await approval_graph(saver).ainvoke(Command(resume="yes"), cfg("approve"))
-            await subgraph_parent(saver).ainvoke(Command(resume="fine"), cfg("sub"))
-            loop = tool_loop(saver)
-            oldest_answer = [s async for s in loop.aget_state_history(cfg("loop"))][-6].config
-            await loop.ainvoke({"messages": [human(9, "from the past")]}, oldest_answer)
-            await delta_graph(saver).ainvoke({"messages": [human(5)], "log": []}, cfg("delta"))
-        for thread_id, build in GRAPHS.items():
-            a, b = await build(source).aget_state(cfg(thread_id)), await build(target).aget_state(cfg(thread_id))
-            assert (a.values, a.next) == (b.values, b.next), thread_id
+        await carry_on_alike(source, target)
         assert (await target.aget_thread("approve")).status == "idle"
 
 

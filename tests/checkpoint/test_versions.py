@@ -84,13 +84,13 @@ async def test_store_written_with_float_versions_keeps_working(
         assert (await graph.aget_state(cfg("old"))).values["messages"][-1].id == human(50).id
 
 
+@pytest.mark.parametrize("store_url", ["sqlite", "postgres"], indirect=True)
 async def test_store_written_with_padded_versions_is_migrated(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Versions are stored short; a store that holds them padded (before migration sqlite/003,
-    postgres/004) is shortened by the migration and reads, continues and prunes the same."""
-    if store_url.startswith(("mysql", "mariadb")):
-        pytest.skip("no MySQL store ever held padded versions: the dialect stored short ones from its start")
+    postgres/004) is shortened by the migration and reads, continues and prunes the same. No MySQL
+    store ever held padded versions: that dialect stored short ones from its start."""
     reference = tool_loop(InMemorySaver())
     # The store as the previous orecast wrote it: padded versions in checkpoints and values.
     monkeypatch.setattr(base, "with_short_versions", lambda checkpoint: checkpoint)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import threading
 import time
 import uuid
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
 import uvicorn
@@ -29,6 +31,22 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def wait_for_serve(proc: subprocess.Popen, url: str, seconds: float) -> None:
+    """Wait until the `orecast serve` process `proc` answers `url/ok`; fail with its stderr if it
+    dies or does not answer within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if httpx.get(f"{url}/ok").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()  # a live process's stderr never ends: read it once it is gone
+            pytest.fail(f"orecast serve did not start: {proc.communicate()[1]}")
+        time.sleep(0.2)
 
 
 @dataclass

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -14,7 +13,7 @@ from langgraph_sdk.errors import NotFoundError
 from typer.testing import CliRunner
 
 from orecast.cli.main import app as cli
-from tests.service.conftest import ECHO, Server, free_port, say, settings_for
+from tests.service.conftest import ECHO, Server, free_port, say, settings_for, wait_for_serve
 
 KEYS = "alice:key-alice,bob:key-bob,root:key-root:admin"
 
@@ -178,17 +177,7 @@ def test_serve_command_serves_an_outside_graph(tmp_path) -> None:
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/ok").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()  # a live process's stderr never ends: read it once it is gone
-                pytest.fail(f"orecast serve did not start: {proc.communicate()[1]}")
-            time.sleep(0.2)
+        wait_for_serve(proc, f"http://127.0.0.1:{port}", 120)
         out = httpx.post(
             f"http://127.0.0.1:{port}/runs/wait", json={"assistant_id": ECHO, "input": say("cli")}, timeout=30
         ).json()

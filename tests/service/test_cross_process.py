@@ -6,15 +6,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
-import httpx
 import pytest
 from langgraph_sdk import get_client
 
 from tests.checkpoint.conftest import raw_sql
-from tests.service.conftest import ECHO, Server, free_port, say
+from tests.service.conftest import ECHO, Server, free_port, say, wait_for_serve
 
 
 @pytest.fixture(scope="module")
@@ -30,17 +28,7 @@ def other_process(db_url: str, server: Server) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"{url}/ok").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()  # a live process's stderr never ends: read it once it is gone
-                pytest.fail(f"orecast serve did not start: {proc.communicate()[1]}")
-            time.sleep(0.2)
+        wait_for_serve(proc, url, 90)
         yield url
     finally:
         proc.terminate()
