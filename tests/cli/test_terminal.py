@@ -142,6 +142,9 @@ def test_repl_in_a_pty_commands_cancel_and_leave(tmp_path: Path) -> None:
         child.expect("cancelled", timeout=10)
         child.expect(PROMPT, timeout=10)
         cancelled_after = time.monotonic() - started
+        # The prompt is printed a moment before the REPL reads again; a Ctrl-C in that moment was lost
+        # once in a full CI run (known race, see the session note). A person's next key comes later.
+        time.sleep(0.5)
         child.sendintr()  # at the idle prompt: asks first
         child.expect(r"quit\? \[y/N\]")
         child.sendline("n")
