@@ -13,13 +13,12 @@ import asyncio
 import contextlib
 import json
 import os
-import signal
 import sys
 import threading
 import uuid
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import typer
@@ -48,6 +47,7 @@ from orecast.agent.events import Payload
 from orecast.checkpoint import OrecastCheckpointer, default_database_url, open_checkpointer
 from orecast.checkpoint.urls import parse_url
 from orecast.cli.failures import describe_failure, first_line
+from orecast.cli.interrupts import CtrlC, Interrupted, LineReader
 from orecast.cli.runs import begin_turn, end_turn
 from orecast.market.engine import stop_on
 
@@ -65,11 +65,14 @@ CTRL_C_HINT = "Ctrl-C 取消当前回答 / cancels the current answer"
 
 @dataclass(slots=True)
 class Terminal:
-    """Where the chat prints and reads; tokens are written raw so they stream."""
+    """Where the chat prints and reads; tokens are written raw so they stream. `ctrl_c` is the chat's
+    SIGINT handler, set while the chat runs."""
 
     console: Console
     debug: bool = False
     at_line_start: bool = True
+    reader: LineReader = field(default_factory=lambda: LineReader(sys.stdin))
+    ctrl_c: CtrlC = field(default_factory=lambda: CtrlC(None))
 
     def token(self, text: str) -> None:
         self.console.out(text, end="", highlight=False)
@@ -90,17 +93,14 @@ class Terminal:
         self.console.file.flush()
         Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]error:[/] {escape(message)}")
 
-    def ask(self, prompt: str) -> str | None:
+    async def ask(self, prompt: str) -> str | None:
         """One line from stdin; None at end of input (closed terminal, exhausted pipe)."""
         if not self.at_line_start:
             self.console.out("")
             self.at_line_start = True
         self.console.print(prompt, end="", highlight=False)
         self.console.file.flush()
-        line = sys.stdin.readline()
-        if not line:
-            return None
-        return line.rstrip("\n")
+        return await self.reader.readline()
 
 
 def _short(value: Any, limit: int = 160) -> str:
@@ -124,7 +124,7 @@ def _show(term: Terminal, event: ToolCall | ToolResult) -> None:
         term.line(f"[green]report saved / 报告已保存: {escape(event.report)}[/]")
 
 
-def _decide(term: Terminal, req: ApprovalRequest) -> Command | None:
+async def _decide(term: Terminal, req: ApprovalRequest) -> Command | None:
     """Ask the human about every pending action; None leaves the run waiting."""
     chosen: list[dict[str, Any]] = []
     for i, action in enumerate(req.actions):
@@ -135,7 +135,7 @@ def _decide(term: Terminal, req: ApprovalRequest) -> Command | None:
             term.line(f"  {escape(key)} = {escape(_short(value, 300))}")
         keys = "/".join(d[0] for d in allowed)
         while True:
-            answer = term.ask(f"{' / '.join(allowed)} [{keys}]: ")
+            answer = await term.ask(f"{' / '.join(allowed)} [{keys}]: ")
             if answer is None:
                 return None
             pick = next((d for d in allowed if d.startswith(answer.strip().lower()[:1] or "?")), None)
@@ -145,12 +145,12 @@ def _decide(term: Terminal, req: ApprovalRequest) -> Command | None:
         if pick == "approve":
             chosen.append({"type": "approve"})
         elif pick == "reject":
-            reason = term.ask("reason / 原因 (optional): ")
+            reason = await term.ask("reason / 原因 (optional): ")
             chosen.append({"type": "reject", "message": reason or "rejected at the terminal"})
         else:
             edited = dict(args)
             for key, value in args.items():
-                new = term.ask(f"{key} [{_short(value, 60)}]: ")
+                new = await term.ask(f"{key} [{_short(value, 60)}]: ")
                 if new is None:
                     return None
                 if new.strip():
@@ -181,7 +181,7 @@ async def _drive(
             if not term.at_line_start:
                 term.token("\n")
             return True
-        command = _decide(term, waiting)
+        command = await _decide(term, waiting)
         if command is None:
             term.line(
                 f"[yellow]waiting for approval; continue with: orecast chat --thread {thread_id} --resume[/]"
@@ -193,7 +193,7 @@ async def _drive(
 async def _resume(agent: CompiledStateGraph, thread_id: str, term: Terminal) -> None:
     approval = await pending_approval(agent, thread_id)
     if approval is not None:
-        command = _decide(term, approval)
+        command = await _decide(term, approval)
         if command is None:
             term.line("[yellow]still waiting for approval[/]")
             return
@@ -222,7 +222,6 @@ async def _turn(
         with stop_on(stop):  # copied into the tool threads the turn starts
             return await _drive(agent, thread_id, payload, term, checkpoint_id)
 
-    loop = asyncio.get_running_loop()
     outcome = "failed"
     try:
         if isinstance(saver, OrecastCheckpointer):
@@ -233,21 +232,15 @@ async def _turn(
             stop.set()
             task.cancel()
 
-        # Only the main thread of a Unix process can own SIGINT; elsewhere Ctrl-C keeps its default.
-        handled = threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGINT")
-        if handled:
-            loop.add_signal_handler(signal.SIGINT, cancel)
         try:
-            finished = await task
+            with term.ctrl_c.on(cancel):
+                finished = await task
             outcome = "done" if finished else "waiting"
         except asyncio.CancelledError:
             if not stop.is_set():
                 raise
             outcome = "cancelled"
             term.line("[yellow]已取消 / cancelled — /retry 重试 / to ask again[/]")
-        finally:
-            if handled:
-                loop.remove_signal_handler(signal.SIGINT)
     except Exception as exc:  # noqa: BLE001 - the REPL must outlive any failure of one turn
         if term.debug:
             term.console.print_exception()
@@ -264,9 +257,9 @@ async def _repl(agent: CompiledStateGraph, saver: Any, thread_id: str, term: Ter
     last: str | None = None
     while True:
         try:
-            text = term.ask("[bold cyan]you ›[/] ")
-        except KeyboardInterrupt:
-            if _confirm_leave(term):
+            text = await term.ctrl_c.interruptible(term.ask("[bold cyan]you ›[/] "))
+        except Interrupted:
+            if await _confirm_leave(term):
                 text = None
             else:
                 continue
@@ -306,12 +299,12 @@ async def _repl(agent: CompiledStateGraph, saver: Any, thread_id: str, term: Ter
             term.line("[dim]输入 /retry 重试 / type /retry to try again[/]")
 
 
-def _confirm_leave(term: Terminal) -> bool:
+async def _confirm_leave(term: Terminal) -> bool:
     """Ctrl-C at an idle prompt: leave only when confirmed (a second Ctrl-C also leaves)."""
     term.console.out("")  # the ^C was echoed after the prompt
     try:
-        answer = term.ask("退出? / quit? \\[y/N] ")
-    except KeyboardInterrupt:
+        answer = await term.ctrl_c.interruptible(term.ask("退出? / quit? \\[y/N] "))
+    except Interrupted:
         return True
     return answer is None or answer.strip().lower() in ("y", "yes", "是")
 
@@ -360,9 +353,15 @@ async def _chat(
     loop = asyncio.get_running_loop()
     pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix=TOOL_THREAD_PREFIX)
     loop.set_default_executor(pool)
+    term.ctrl_c = CtrlC(asyncio.current_task())
     try:
-        return await _chat_in(message, thread_id, database_url, settings, resume, term,
-                              from_checkpoint)
+        with term.ctrl_c.installed():
+            return await _chat_in(message, thread_id, database_url, settings, resume, term,
+                                  from_checkpoint)
+    except asyncio.CancelledError:
+        if term.ctrl_c.ended_chat:  # Ctrl-C outside a turn or prompt (opening the store, --resume)
+            raise Interrupted from None
+        raise
     finally:
         # asyncio.run waits for its default executor; hand it an idle one and let ours go.
         loop.set_default_executor(ThreadPoolExecutor(max_workers=1))
@@ -477,7 +476,7 @@ def chat(
             raise
         Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {escape(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}")
         raise typer.Exit(getattr(exc, "code", 2)) from None
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Interrupted):
         term.line(f"[yellow]interrupted; finish it with: orecast chat --thread {thread_id} --resume[/]")
         _leave(130)
         raise typer.Exit(130) from None
