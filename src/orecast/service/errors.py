@@ -15,7 +15,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
+
 log = logging.getLogger("orecast.service")
+# What a 503 for an unreachable or overloaded database tells clients to wait before trying again.
+RETRY_AFTER_SECONDS = 5
 
 
 class ServiceError(Exception):
@@ -102,6 +106,17 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = "not_found" if exc.status_code == 404 else "http_error"
         return JSONResponse(error_body(code, str(exc.detail)), exc.status_code)
+
+    @app.exception_handler(StoreError)
+    async def _store(_: Request, exc: StoreError) -> JSONResponse:
+        # The database's doing, not the caller's: a client may try again (`Retry-After`), and nothing
+        # half-done was kept. The message is the store's one line, which never carries a secret.
+        if isinstance(exc, StoreUnavailable | StoreTimeout):
+            code = "database_unavailable" if isinstance(exc, StoreUnavailable) else "database_timeout"
+            log.warning("%s: %s", code, exc)
+            return JSONResponse(error_body(code, str(exc)), 503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+        log.error("database error: %s", exc)
+        return JSONResponse(error_body("database_error", str(exc)), 500)
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

@@ -76,7 +76,7 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _store_error(exc: BaseException, timeouts: Timeouts) -> StoreError | None:
+def store_error(exc: BaseException, timeouts: Timeouts) -> StoreError | None:
     """Our error for a driver error that is the database's doing, or None to let it through."""
     code = _code(exc)
     if code == ER_LOCK_WAIT_TIMEOUT:
@@ -263,7 +263,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
                 yield db
             clean = True
         except (errors.Error, OSError) as exc:
-            error = _store_error(exc, self.timeouts)
+            error = store_error(exc, self.timeouts)
             if error is None:
                 raise
             raise error from exc

@@ -11,15 +11,16 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
-from psycopg import AsyncConnection, errors, pq
+from psycopg import AsyncConnection, errors
 from psycopg.types.string import TextLoader
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg_pool import AsyncConnectionPool
 
 from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.core import StaleThreadError
 from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
 from orecast.checkpoint.postgres import queries
+from orecast.checkpoint.postgres.pool import Checkout, check_connection, first_line
 from orecast.checkpoint.postgres.timeouts import Timeouts
 
 # Any stable number: serialises concurrent migrations of one database across processes.
@@ -28,15 +29,6 @@ MIGRATION_LOCK_KEY = 0x6F7265636173  # "orecas"
 PAGE_ITEMS = 32
 CONNECT_TIMEOUT_SECONDS = 10
 POOL_TIMEOUT_SECONDS = 30.0
-# A checkout that waits this long asks the server directly whether it is there at all, so an
-# outage fails in about a second instead of after the whole pool timeout.
-FIRST_WAIT_SECONDS = 1.0
-PROBE_TIMEOUT_SECONDS = 3
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _store_error(exc: psycopg.Error, broken: bool, timeouts: Timeouts) -> StoreError | None:
@@ -48,7 +40,7 @@ def _store_error(exc: psycopg.Error, broken: bool, timeouts: Timeouts) -> StoreE
     if isinstance(exc, errors.QueryCanceled) and "statement timeout" in str(exc):
         return StoreTimeout(f"database statement timeout: a statement ran over {timeouts.statement:g} s")
     if broken or isinstance(exc, errors.AdminShutdown | errors.CannotConnectNow):
-        return StoreUnavailable(f"database unavailable: {_first_line(exc)}")
+        return StoreUnavailable(f"database unavailable: {first_line(exc)}")
     return None
 
 
@@ -107,22 +99,6 @@ def _b64(blob: bytes | None) -> str | None:
     return base64.b64encode(blob).decode("ascii") if blob is not None else None
 
 
-async def _check_connection(conn: AsyncConnection) -> None:
-    """The pool's check on checkout: a connection left dead by a server restart or a killed backend is
-    replaced before a call uses it, instead of failing that call.
-
-    Without a round trip (psycopg_pool's `check_connection` sends an empty query: one more round trip
-    for every put, put_writes and read, ~10 a turn): the server's goodbye (an error message, then the
-    socket's end) is already waiting in the socket, and reading what is there tells.
-    """
-    if conn.closed or conn.broken:
-        raise psycopg.OperationalError("connection closed")
-    conn.pgconn.consume_input()  # reads its last message, if any
-    conn.pgconn.consume_input()  # then raises OperationalError if the socket was closed
-    if conn.pgconn.status != pq.ConnStatus.OK:
-        raise psycopg.OperationalError("connection lost")
-
-
 def _configurer(timeouts: Timeouts) -> Callable[[AsyncConnection], Awaitable[None]]:
     statement, lock = timeouts.settings
 
@@ -153,8 +129,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
         self.pool = pool
         self.url = url
         self.timeouts = timeouts or Timeouts()
-        # Set once the server was found unreachable: checkouts then ask it first instead of waiting.
-        self._outage = False
+        self._checkout_from_pool = Checkout(pool, url, POOL_TIMEOUT_SECONDS)
         self._vacuum: asyncio.Task[None] | None = None
 
     @classmethod
@@ -174,7 +149,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
             max_size=pool_size,
             kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_SECONDS},
             configure=_configurer(timeouts),
-            check=_check_connection,
+            check=check_connection,
             timeout=POOL_TIMEOUT_SECONDS,
             max_idle=300,
             max_lifetime=3600,
@@ -193,29 +168,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
 
     async def _checkout(self) -> AsyncConnection:
         """A checked, working connection from the pool; StoreUnavailable at once if the server is down."""
-        if not self._outage:
-            try:
-                return await self.pool.getconn(timeout=FIRST_WAIT_SECONDS)
-            except PoolTimeout:
-                pass
-        # Busy pool or no server? A direct connection tells within the probe's timeout.
-        try:
-            probe = await AsyncConnection.connect(self.url, connect_timeout=PROBE_TIMEOUT_SECONDS)
-        except psycopg.OperationalError as exc:
-            self._outage = True
-            raise StoreUnavailable(f"database unavailable: {_first_line(exc)}") from None
-        await probe.close()
-        self._outage = False
-        # The server is there: connections idle since before it went away are dead; reopen them now
-        # rather than each failing its check (and the pool backing off) in turn.
-        await self.pool.drain()
-        try:
-            return await self.pool.getconn(timeout=POOL_TIMEOUT_SECONDS - FIRST_WAIT_SECONDS)
-        except PoolTimeout:
-            raise StoreTimeout(
-                f"no free database connection after {POOL_TIMEOUT_SECONDS:g} s "
-                f"(all {self.pool.max_size} of the pool in use)"
-            ) from None
+        return await self._checkout_from_pool()
 
     async def _replace(self, conn: AsyncConnection) -> AsyncConnection:
         await self.pool.putconn(conn)  # a broken connection is closed and replaced by the pool

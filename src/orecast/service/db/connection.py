@@ -15,10 +15,13 @@ from datetime import UTC, datetime
 from importlib import resources
 from typing import Any, Protocol
 
+import psycopg
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
+from orecast.checkpoint.errors import StoreUnavailable
 from orecast.checkpoint.migrations import statements
+from orecast.checkpoint.postgres.pool import Checkout, check_connection, first_line
 from orecast.checkpoint.urls import parse_url
 from orecast.service.db.mysql_db import MysqlDb
 
@@ -32,6 +35,8 @@ PG_LOCK_MIGRATIONS = "SELECT pg_advisory_xact_lock(7245001)"
 PG_LOCK_THREAD = "SELECT pg_advisory_xact_lock(hashtextextended(?, 7245))"
 # On MySQL migrations take the named lock of a "thread" no real thread can be (ids hold no NUL).
 MYSQL_MIGRATIONS_LOCK = "\x00service-migrations"
+# How long a request waits for a free pooled PostgreSQL connection (a down server is told at once).
+PG_CHECKOUT_SECONDS = 30.0
 
 
 def now_iso() -> str:
@@ -155,12 +160,26 @@ class PostgresDb:
 
     dialect = "postgres"
 
-    def __init__(self, pool: AsyncConnectionPool) -> None:
+    def __init__(self, pool: AsyncConnectionPool, url: str) -> None:
         self.pool = pool
+        self.checkout = Checkout(pool, url, PG_CHECKOUT_SECONDS)
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AsyncConnection]:
+        """A pooled connection; an unreachable server is a StoreUnavailable (a 503 for the API)."""
+        conn = await self.checkout()
+        try:
+            yield conn
+        except psycopg.OperationalError as exc:
+            if not conn.broken:
+                raise
+            raise StoreUnavailable(f"database unavailable: {first_line(exc)}") from exc
+        finally:
+            await self.pool.putconn(conn)
 
     @contextlib.asynccontextmanager
     async def transaction(self, thread_id: str | None = None) -> AsyncIterator[Tx]:
-        async with self.pool.connection() as conn, conn.transaction():
+        async with self._connection() as conn, conn.transaction():
             tx = _PgTx(conn)
             if thread_id is not None:
                 await tx.execute(PG_LOCK_THREAD, (thread_id,))
@@ -168,7 +187,7 @@ class PostgresDb:
 
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator[Tx]:
-        async with self.pool.connection() as conn:
+        async with self._connection() as conn:
             yield _PgTx(conn)
 
     async def ping(self) -> None:
@@ -208,10 +227,11 @@ async def open_db(url: str) -> AsyncIterator[Db]:
         db = SqliteDb(parsed.target)
     elif parsed.scheme == "postgresql":
         pool = AsyncConnectionPool(
-            parsed.target, min_size=1, max_size=6, kwargs={"autocommit": True}, open=False
+            parsed.target, min_size=1, max_size=6, kwargs={"autocommit": True}, open=False,
+            check=check_connection,  # a connection left dead by a server restart is replaced, not used
         )
         await pool.open(wait=True)
-        db = PostgresDb(pool)
+        db = PostgresDb(pool, parsed.target)
     elif parsed.scheme == "mysql":
         db = await MysqlDb.open(parsed.target)
     else:

@@ -15,7 +15,12 @@ from typing import Any
 import asyncmy
 from asyncmy import errors
 
-from orecast.checkpoint.mysql.saver import connect_kwargs, conversions, session_settings
+from orecast.checkpoint.mysql.saver import (
+    connect_kwargs,
+    conversions,
+    session_settings,
+    store_error,
+)
 from orecast.checkpoint.postgres.timeouts import Timeouts
 
 # Named locks are server-wide: the name carries the database, hashed to the 64 characters allowed.
@@ -57,6 +62,18 @@ class _MysqlTx:
             return list(await cur.fetchall())
 
 
+@contextlib.asynccontextmanager
+async def _database_errors() -> AsyncIterator[None]:
+    """The server gone or a lock timed out: the store's StoreError (a 503 for the API), not a driver's."""
+    try:
+        yield
+    except (errors.Error, OSError) as exc:
+        error = store_error(exc, Timeouts())
+        if error is None:
+            raise
+        raise error from exc
+
+
 class MysqlDb:
     """A small pool; a thread's transactions wait for each other on a named lock."""
 
@@ -82,7 +99,7 @@ class MysqlDb:
 
     @contextlib.asynccontextmanager
     async def transaction(self, thread_id: str | None = None) -> AsyncIterator[_MysqlTx]:
-        async with self.pool.acquire() as conn:
+        async with _database_errors(), self.pool.acquire() as conn:
             tx = _MysqlTx(conn)
             if thread_id is not None:
                 got = await tx.fetchone(LOCK, (thread_id, LOCK_WAIT_SECONDS))
@@ -102,7 +119,7 @@ class MysqlDb:
 
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator[_MysqlTx]:
-        async with self.pool.acquire() as conn:
+        async with _database_errors(), self.pool.acquire() as conn:
             yield _MysqlTx(conn)
 
     async def ping(self) -> None:

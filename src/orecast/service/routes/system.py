@@ -9,6 +9,7 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from orecast.checkpoint.errors import StoreError
 from orecast.service.auth import User
 from orecast.service.context import Svc
 from orecast.service.errors import error_body
@@ -27,7 +28,9 @@ async def health(svc: Svc) -> dict[str, str] | JSONResponse:
         await svc.db.ping()
         await svc.saver.aget_thread("__health__")
     except Exception as exc:  # any failure of the database is exactly what this reports
-        body = error_body("unavailable", f"database unavailable: {type(exc).__name__}")
+        # The store's errors are one line without secrets; anything else is named by its type only.
+        reason = str(exc) if isinstance(exc, StoreError) else f"database unavailable: {type(exc).__name__}"
+        body = error_body("unavailable", reason)
         return JSONResponse(body, 503)
     return {"status": "ok", "database": "ok"}
 
