@@ -9,23 +9,11 @@ import { Sidebar } from "./components/Sidebar";
 import { SignIn } from "./components/SignIn";
 import { browserLang, DICTS, I18nContext, type Key, type Lang } from "./i18n";
 import { checkpointHash } from "./lib/ops";
+import { parseRoute, type Route } from "./lib/route";
 
 type Theme = "light" | "dark";
 
-/** The page's address: `#/thread/<id>`, `#/thread/<id>/checkpoint/<checkpoint id>` (the history panel
- * open at that checkpoint: the operations view links failed calls there), or `#/ops`. */
-interface Route {
-  ops: boolean;
-  threadId: string | null;
-  checkpointId: string | null;
-}
-
-function routeFromHash(): Route {
-  const hash = window.location.hash;
-  if (hash === "#/ops") return { ops: true, threadId: null, checkpointId: null };
-  const match = /^#\/thread\/([\w-]+)(?:\/checkpoint\/([^/]+))?$/.exec(hash);
-  return { ops: false, threadId: match?.[1] ?? null, checkpointId: match?.[2] ? decodeURIComponent(match[2]) : null };
-}
+const routeFromHash = (): Route => parseRoute(window.location.hash);
 
 function initialTheme(): Theme {
   const saved = localStorage.getItem("orecast:theme");
