@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 const outDir = fileURLToPath(new URL("../src/orecast/service/static", import.meta.url));
 // `npm run dev` proxies the API to a running `orecast serve` (ORECAST_URL, default :8000).
 const api = process.env.ORECAST_URL ?? "http://127.0.0.1:8000";
-const apiPaths = ["/threads", "/runs", "/assistants", "/store", "/info", "/ok", "/health", "/agent", "/reports"];
+const apiPaths = ["/threads", "/runs", "/assistants", "/store", "/info", "/ok", "/health", "/agent", "/reports", "/ops"];
 
 export default defineConfig({
   base: "./",

@@ -172,5 +172,9 @@ def test_stats(store_url: str) -> None:
     assert stats["turns"] == {"24h": 4, "7d": 4, "total": 4}
     assert stats["tools"] == [{"tool": TOOL_NAME, "calls": 4, "errors": 0, "pending": 0, "error_rate": 0.0}]
     assert stats["tables"]["items"]["rows"] == 16 and stats["tables"]["checkpoints"]["bytes"] > 0
+    today = stats["growth"][-1]
+    assert len(stats["growth"]) == 14 and today["day"] == datetime.now(UTC).date().isoformat()
+    assert today["checkpoints"] == stats["tables"]["checkpoints"]["rows"] and today["turns"] == 4
     table = run("db", "stats", "--database-url", store_url)
     assert table.exit_code == 0 and TOOL_NAME in table.stdout and "active threads" in table.stdout
+    assert "growth" in table.stdout and today["day"] in table.stdout

@@ -10,6 +10,7 @@ from langgraph_sdk import Auth
 USERS = {
     "tok-alice": {"identity": "alice", "permissions": ["write"]},
     "tok-bob": {"identity": "bob", "permissions": []},
+    "tok-carol": {"identity": "carol", "permissions": ["admin"]},  # may open the operations view
 }
 
 auth = Auth()

@@ -100,3 +100,12 @@ async def test_assistants_and_store(auth_server: Server) -> None:
     assert item["value"] == {"v": 1} and item["namespace"] == ["alice", "notes"]
     assert await bob.store.get_item(["notes"], "k") is None
     assert (await bob.store.search_items(["notes"]))["items"] == []
+
+
+def test_the_admin_permission_opens_the_operations_view(auth_server: Server) -> None:
+    def stats(token: str) -> httpx.Response:
+        return httpx.get(f"{auth_server.url}/ops/stats", headers={"Authorization": f"Bearer {token}"}, timeout=60)
+
+    assert stats("tok-bob").status_code == 403 and stats("tok-alice").status_code == 403
+    answer = stats("tok-carol")
+    assert answer.status_code == 200 and len(answer.json()["growth"]) == 14

@@ -1,16 +1,19 @@
 import { useCallback, useEffect, useMemo, useState } from "react";
 import type { Thread } from "@langchain/langgraph-sdk";
-import { errorText, makeClient, probeAccess, storedKey, storeKey, threadTitle, type Access } from "./api";
+import { errorText, isAdmin, makeClient, probeAccess, storedKey, storeKey, threadTitle, type Access } from "./api";
 import { Chat } from "./components/Chat";
 import { Icon } from "./components/Icon";
 import { LangSwitch } from "./components/LangSwitch";
+import { OpsPage } from "./components/OpsPage";
 import { Sidebar } from "./components/Sidebar";
 import { SignIn } from "./components/SignIn";
 import { browserLang, DICTS, I18nContext, type Key, type Lang } from "./i18n";
+import { checkpointHash } from "./lib/ops";
+import { parseRoute, type Route } from "./lib/route";
 
 type Theme = "light" | "dark";
 
-const threadFromHash = (): string | null => /^#\/thread\/([\w-]+)$/.exec(window.location.hash)?.[1] ?? null;
+const routeFromHash = (): Route => parseRoute(window.location.hash);
 
 function initialTheme(): Theme {
   const saved = localStorage.getItem("orecast:theme");
@@ -28,12 +31,16 @@ export function App() {
   const [theme, setTheme] = useState<Theme>(initialTheme);
   const [key, setKey] = useState<string | null>(storedKey);
   const [access, setAccess] = useState<Access | "checking">("checking");
-  const [threadId, setThreadId] = useState<string | null>(threadFromHash);
+  const [route] = useState(routeFromHash);
+  const [threadId, setThreadId] = useState<string | null>(route.threadId);
+  const [showOps, setShowOps] = useState(route.ops);
+  const [focusCheckpoint, setFocusCheckpoint] = useState<string | null>(route.checkpointId);
+  const [admin, setAdmin] = useState<boolean | null>(null);
   const [chatKey, setChatKey] = useState(0);
   const [threads, setThreads] = useState<Thread[]>([]);
   const [listError, setListError] = useState<string | null>(null);
   const [sidebarOpen, setSidebarOpen] = useState(false);
-  const [historyOpen, setHistoryOpen] = useState(false);
+  const [historyOpen, setHistoryOpen] = useState(route.checkpointId !== null);
 
   const i18n = useMemo(() => ({ lang, t: (k: Key) => DICTS[lang][k] }), [lang]);
   const { t } = i18n;
@@ -80,6 +87,13 @@ export function App() {
   useEffect(() => {
     if (access === "ok") refresh();
   }, [access, refresh]);
+  useEffect(() => {
+    let live = true;
+    if (access === "ok") isAdmin(key).then((a) => live && setAdmin(a));
+    return () => {
+      live = false;
+    };
+  }, [access, key]);
 
   // Straight to the sign-in box: no request with the old client may race it back to "checking".
   const signOut = useCallback(() => {
@@ -91,12 +105,31 @@ export function App() {
   const open = useCallback((id: string | null) => {
     window.history.pushState(null, "", id ? `#/thread/${id}` : "#/");
     setThreadId(id);
+    setShowOps(false);
+    setFocusCheckpoint(null);
     setChatKey((k) => k + 1);
+    setSidebarOpen(false);
+  }, []);
+  const openAt = useCallback((id: string, checkpointId: string | null) => {
+    window.history.pushState(null, "", checkpointHash(id, checkpointId));
+    setThreadId(id);
+    setShowOps(false);
+    setFocusCheckpoint(checkpointId);
+    setHistoryOpen(true);
+    setChatKey((k) => k + 1);
+  }, []);
+  const openOps = useCallback(() => {
+    window.history.pushState(null, "", "#/ops");
+    setShowOps(true);
     setSidebarOpen(false);
   }, []);
   useEffect(() => {
     const onPop = () => {
-      setThreadId(threadFromHash());
+      const at = routeFromHash();
+      setThreadId(at.threadId);
+      setShowOps(at.ops);
+      setFocusCheckpoint(at.checkpointId);
+      if (at.checkpointId) setHistoryOpen(true);
       setChatKey((k) => k + 1);
     };
     window.addEventListener("popstate", onPop);
@@ -132,7 +165,12 @@ export function App() {
           <button type="button" className="icon menu-btn" aria-label={t("menu")} aria-expanded={sidebarOpen} onClick={() => setSidebarOpen(!sidebarOpen)} data-testid="menu-button"><Icon name="menu" size={18} /></button>
           <span className="brand"><Icon name="logo" size={18} /> <span className="brand-text">{t("appName")}</span></span>
           <span className="spacer" />
-          {threadId && (
+          {admin && (
+            <button type="button" className="btn small" aria-pressed={showOps} onClick={showOps ? () => open(threadId) : openOps} data-testid="ops-link">
+              {t("ops")}
+            </button>
+          )}
+          {threadId && !showOps && (
             <button type="button" className="btn small" aria-pressed={historyOpen} onClick={() => setHistoryOpen(!historyOpen)} data-testid="history-toggle">
               {t("history")}
             </button>
@@ -171,6 +209,17 @@ export function App() {
             }}
           />
           {sidebarOpen && <div className="scrim" onClick={() => setSidebarOpen(false)} aria-hidden="true" />}
+          {showOps ? (
+            admin ? (
+              <OpsPage apiKey={key} dark={theme === "dark"} onOpenCheckpoint={openAt} onBack={() => open(threadId)} />
+            ) : (
+              <main className="ops">
+                <p className={admin === null ? "muted center" : "error-box"} role={admin === null ? "status" : "alert"} data-testid="ops-denied">
+                  {admin === null ? t("loading") : t("adminOnly")}
+                </p>
+              </main>
+            )
+          ) : (
           <Chat
             key={chatKey}
             client={client}
@@ -179,9 +228,11 @@ export function App() {
             dark={theme === "dark"}
             historyOpen={historyOpen}
             onCloseHistory={() => setHistoryOpen(false)}
+            focusCheckpoint={focusCheckpoint}
             onThreadId={onThreadId}
             onChanged={refresh}
           />
+          )}
         </div>
       </div>
     </I18nContext.Provider>

@@ -1,5 +1,6 @@
 import { Client } from "@langchain/langgraph-sdk";
 import type { Thread } from "@langchain/langgraph-sdk";
+import type { OpsStats } from "./lib/ops";
 
 export const ASSISTANT_ID = "orecast";
 const KEY_STORAGE = "orecast:apiKey";
@@ -40,6 +41,24 @@ export async function probeAccess(key: string | null): Promise<Access> {
   } catch {
     return "down";
   }
+}
+
+/** Whether the caller may open the operations view (admins; everyone when the service has no keys). */
+export async function isAdmin(key: string | null): Promise<boolean> {
+  try {
+    const res = await fetch(`${apiUrl()}/ops/access`, { headers: authHeaders(key) });
+    return res.ok && (await res.json()).admin === true;
+  } catch {
+    return false;
+  }
+}
+
+/** The operations figures; throws with the server's message (403 for a user who is not an admin). */
+export async function fetchOpsStats(key: string | null): Promise<OpsStats> {
+  const res = await fetch(`${apiUrl()}/ops/stats`, { headers: authHeaders(key) });
+  const body = await res.json().catch(() => null);
+  if (!res.ok) throw new Error(body?.message ?? `${res.status} ${res.statusText}`);
+  return body as OpsStats;
 }
 
 type Msg = { type?: string; content?: unknown };

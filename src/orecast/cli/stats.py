@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from orecast.checkpoint.growth import DayGrowth, store_growth
 from orecast.checkpoint.stats import StoreStats, store_stats
 from orecast.cli.common import DatabaseUrl, open_store
 from orecast.cli.terminal import stored
@@ -19,20 +20,38 @@ def _count(value: int | None) -> str:
     return "—" if value is None else f"{value:,}"
 
 
+BARS = " ▁▂▃▄▅▆▇█"
+
+
+def _bar(value: int, top: int) -> str:
+    """One block character, as tall as `value` is next to the window's largest."""
+    return BARS[round(value / top * (len(BARS) - 1))] if top else BARS[0]
+
+
+def _growth_table(growth: list[DayGrowth]) -> Table:
+    table = Table("day (UTC)", "checkpoints", "turns", "KiB written", "", title="growth")
+    top = max(day.bytes for day in growth)
+    for day in growth:
+        table.add_row(day.day.isoformat(), f"{day.checkpoints:,}", f"{day.turns:,}", f"{day.bytes / 1024:,.1f}", _bar(day.bytes, top))
+    return table
+
+
 def stats_command(
     top: int = typer.Option(10, "--top", min=1, help="How many tools to rank."),
     database_url: DatabaseUrl = None,
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Active threads (24 h / 7 days), turns, the tool ranking and the size of each table."""
+    """Active threads (24 h / 7 days), turns, the tool ranking, the size of each table and its growth
+    per day (the last 14 days)."""
 
-    async def run() -> StoreStats:
+    async def run() -> tuple[StoreStats, list[DayGrowth]]:
         async with open_store(database_url, read_only=True) as saver:
-            return await store_stats(saver, now=datetime.now(UTC), top=top)
+            now = datetime.now(UTC)
+            return await store_stats(saver, now=now, top=top), await store_growth(saver, now=now)
 
-    stats = asyncio.run(run())
+    stats, growth = asyncio.run(run())
     if as_json:
-        typer.echo(json.dumps(stats.to_dict(), ensure_ascii=False))
+        typer.echo(json.dumps({**stats.to_dict(), "growth": [day.to_dict() for day in growth]}, ensure_ascii=False))
         return
     console = Console()
     console.print(f"[bold]{stats.dialect}[/]  {stats.threads:,} threads, {stats.messages:,} messages", highlight=False)
@@ -51,6 +70,7 @@ def stats_command(
     console.print(sizes)
     if stats.bytes is not None:
         console.print(f"total on disk: {stats.bytes / 1024 / 1024:.2f} MiB")
+    console.print(_growth_table(growth))
     for note in stats.notes:
         console.print(note, style="dim")
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 
 from orecast.service.custom_auth import Access, Filter
-from orecast.service.errors import Unauthorized
+from orecast.service.errors import Forbidden, Unauthorized
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,11 @@ class Principal:
     user_id: str | None
     admin: bool = False
     access: Access | None = None
+
+    @property
+    def is_admin(self) -> bool:
+        """An admin key, the local user (no auth configured), or custom auth granting "admin"."""
+        return self.admin or (self.access is not None and "admin" in self.access.permissions)
 
     def may_see(self, owner: str | None) -> bool:
         return self.admin or self.access is not None or owner is None or owner == self.user_id
@@ -88,4 +93,13 @@ async def require_user(request: Request) -> Principal:
     return principal
 
 
+async def require_admin(request: Request) -> Principal:
+    """The caller, who must be an admin: 401 without a valid key, 403 for any other user."""
+    principal = await require_user(request)
+    if not principal.is_admin:
+        raise Forbidden("this needs an admin key")
+    return principal
+
+
 User = Annotated[Principal, Depends(require_user)]
+Admin = Annotated[Principal, Depends(require_admin)]

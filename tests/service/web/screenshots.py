@@ -21,6 +21,7 @@ from tests.service.web.conftest import CHROMIUM, CHROMIUM_ARGS, ask, web_setting
 OUT = Path(__file__).resolve().parents[3] / "docs" / "img"
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
+TALL = {"width": 1280, "height": 1240}
 
 
 def shoot(page: Any, name: str) -> None:
@@ -78,9 +79,20 @@ def main() -> None:
                 phone = page_for("zh-CN", PHONE, is_mobile=True, has_touch=True, device_scale_factor=2)
                 ask(phone, "铁矿石最近一年波动率")
                 shoot(phone, "web-phone")
+                ops_view(page_for)
                 browser.close()
         finally:
             server.stop()
+
+
+def ops_view(page_for: Any) -> None:
+    """The operations view after the conversations above, with a failed call among them."""
+    page = page_for("zh-CN", TALL)
+    ask(page, "回测铁矿石期货从2010年开始")  # the backtest tool fails: the futures start later
+    ask(page, "铁矿石现在多少钱？")
+    page.get_by_test_id("ops-link").click()
+    page.get_by_test_id("ops-growth-chart").locator("svg path").first.wait_for(state="attached")
+    shoot(page, "web-ops")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ interface Props {
   title: string;
   dark: boolean;
   historyOpen: boolean;
+  /** The checkpoint the history panel opens at (a link from the operations view). */
+  focusCheckpoint?: string | null;
   onCloseHistory: () => void;
   onThreadId: (id: string) => void;
   onChanged: () => void;
@@ -31,7 +33,7 @@ const HISTORY_LIMIT = 500;
 const rejoinKey = (threadId: string) => `lg:stream:${threadId}`;
 
 /** The conversation: one `useStream` owns the thread's messages, runs, branches and interrupts. */
-export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistory, onThreadId, onChanged }: Props) {
+export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoint, onCloseHistory, onThreadId, onChanged }: Props) {
   const { t } = useI18n();
   const stream = useStream<State>({
     client,
@@ -306,6 +308,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, onCloseHistor
           client={client}
           threadId={threadId}
           refreshKey={`${busy}-${stream.messages.length}`}
+          focus={focusCheckpoint ?? null}
           onClose={onCloseHistory}
           onBranch={(state) => setForkFrom(state as ThreadState<State>)}
         />

@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import type { Client, ThreadState } from "@langchain/langgraph-sdk";
 import { errorText, textOf } from "../api";
 import { useI18n } from "../i18n";
@@ -9,6 +9,8 @@ interface Props {
   client: Client;
   threadId: string;
   refreshKey: string;
+  /** A checkpoint to select and scroll to once the history has loaded. */
+  focus?: string | null;
   onClose: () => void;
   onBranch: (state: ThreadState) => void;
 }
@@ -24,11 +26,12 @@ function shortTime(d: Date): string {
 }
 
 /** The thread's checkpoints (all branches, newest first) and the state at the selected one. */
-export function HistoryPanel({ client, threadId, refreshKey, onClose, onBranch }: Props) {
+export function HistoryPanel({ client, threadId, refreshKey, focus = null, onClose, onBranch }: Props) {
   const { t } = useI18n();
   const [states, setStates] = useState<ThreadState[] | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [selected, setSelected] = useState<string | null>(null);
+  const [selected, setSelected] = useState<string | null>(focus);
+  const list = useRef<HTMLOListElement>(null);
 
   useEffect(() => {
     let live = true;
@@ -40,6 +43,12 @@ export function HistoryPanel({ client, threadId, refreshKey, onClose, onBranch }
       live = false;
     };
   }, [client, threadId, refreshKey]);
+
+  const loaded = states !== null;
+  useEffect(() => {
+    if (!loaded || !focus) return;
+    list.current?.querySelector(`[data-checkpoint-id="${CSS.escape(focus)}"]`)?.scrollIntoView({ block: "center" });
+  }, [loaded, focus]);
 
   const byId = useMemo(() => indexById(states ?? []), [states]);
   const chosen = selected ? byId.get(selected) : undefined;
@@ -53,7 +62,7 @@ export function HistoryPanel({ client, threadId, refreshKey, onClose, onBranch }
       </div>
       {error && <p className="error-text" role="alert">{error}</p>}
       {states && states.length === 0 && <p className="muted">{t("noHistory")}</p>}
-      <ol className="checkpoints">
+      <ol className="checkpoints" ref={list}>
         {(states ?? []).map((s) => {
           const id = s.checkpoint.checkpoint_id ?? "";
           const open = id === selected;

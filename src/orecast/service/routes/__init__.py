@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from orecast.service.routes import assistants, chat, page, reports, runs, store, system, threads
+from orecast.service.routes import (
+    assistants,
+    chat,
+    ops,
+    page,
+    reports,
+    runs,
+    store,
+    system,
+    threads,
+)
 
 # `page` last: its catch-all answers only what no API route does
 ROUTERS = [
     system.router, assistants.router, threads.router, runs.router, store.router, chat.router,
-    reports.router, page.router,
+    reports.router, ops.router, page.router,
 ]
 TAGS = [
     {"name": "system", "description": "Health and server info"},
@@ -17,4 +27,5 @@ TAGS = [
     {"name": "store", "description": "Long-term memory items across threads"},
     {"name": "chat", "description": "The original simple chat endpoints"},
     {"name": "reports", "description": "Reports the analyst exported, to download"},
+    {"name": "ops", "description": "The operations view's figures (admins)"},
 ]
