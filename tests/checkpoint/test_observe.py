@@ -26,10 +26,17 @@ async def test_operations_and_statements_reach_the_hooks(saver) -> None:
         spans.append(name)
         yield
 
+    depth = [0]
+
     @contextlib.contextmanager
     def statement(dialect: str, sql: str) -> Iterator[None]:
         statements.append((dialect, sql, spans[-1] if spans else ""))
-        yield
+        depth[0] += 1
+        assert depth[0] == 1, "a statement is observed once, not once per connection opener"
+        try:
+            yield
+        finally:
+            depth[0] -= 1
 
     observe(saver, timing=lambda name, seconds: timings.append((name, seconds)), span=span, statement=statement)
     graph = tool_loop(saver)

@@ -137,7 +137,11 @@ def _opener(
     @asynccontextmanager
     async def opened(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         async with inner(*args, **kwargs) as db:
-            yield _ObservedDb(db, dialect, statement)
+            # `_write_unit` may open its connection through `_write`: observed once, not twice
+            if isinstance(db, _ObservedDb) and db._statement is statement:
+                yield db
+            else:
+                yield _ObservedDb(db, dialect, statement)
 
     return opened
 
