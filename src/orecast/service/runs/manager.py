@@ -24,6 +24,7 @@ from orecast.service.metrics import ServiceMetrics
 from orecast.service.runs.broker import Broker, RunEvents
 from orecast.service.runs.execute import RunInput, execute_run
 from orecast.service.runs.records import TERMINAL, RunRecord, RunRepo
+from orecast.service.tracing import RUN_ATTRIBUTES as RUN_IDS
 from orecast.service.tracing import Tracing
 
 log = logging.getLogger("orecast.service.runs")
@@ -54,6 +55,19 @@ class _Local:
             self.cancel_action = action
         if not target.done() and not target.cancelling():
             target.cancel()
+
+
+def traced_config(config: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
+    """The config a run's graph gets: the callbacks, and what a tracer (LangSmith, when its variables
+    are set) files the run under — its ids as metadata, the assistant's graph as the trace's name."""
+    configurable = config.get("configurable") or {}
+    ids = {key: configurable[key] for key in RUN_IDS if configurable.get(key) is not None}
+    return {
+        **config,
+        "callbacks": callbacks,
+        "metadata": {**(config.get("metadata") or {}), **ids},
+        "run_name": config.get("run_name") or str(configurable.get("graph_id") or "run"),
+    }
 
 
 class RunManager:
@@ -189,7 +203,7 @@ class RunManager:
         if span is not None and self.tracing is not None:
             callbacks.append(self.tracing.callbacks(span))
         # a request's config is JSON, so it holds no callbacks of its own to keep
-        observed = replace(prepared, config={**prepared.config, "callbacks": callbacks})
+        observed = replace(prepared, config=traced_config(prepared.config, callbacks))
         work = local.work = asyncio.create_task(execute_run(observed, events.put))
         watcher = asyncio.create_task(self._watch(run.run_id, work))
         try:
