@@ -10,6 +10,7 @@ from typing import Any
 
 from orecast.checkpoint.observe import observe, pool_usage
 from tests.checkpoint.graphs import human, tool_loop
+from tests.checkpoint.test_saver_api import Gadget, checkpoint_with
 
 
 def cfg(thread_id: str) -> dict[str, Any]:
@@ -90,3 +91,20 @@ async def test_pool_usage_follows_connections_held(saver) -> None:
     assert held is not None and held["in_use"] == 1
     assert (await settled(saver))["in_use"] == 0
 
+
+
+async def test_a_clone_is_observed_on_its_own_state(strict_saver) -> None:
+    """LangGraph copies a saver for a graph's allowlist (`with_allowlist`): the copy reports to the same
+    hooks and works with its own serializer, not the original's."""
+    timings: list[str] = []
+    observe(strict_saver, timing=lambda name, seconds: timings.append(name))
+    allowed = strict_saver.with_allowlist([Gadget])
+    assert allowed is not strict_saver and type(allowed) is type(strict_saver)
+    cp = checkpoint_with({"gadget": Gadget(11)})
+    await allowed.aput(cfg("allowed"), cp, {"source": "loop", "step": 0}, {"gadget": "1"})
+    tup = await allowed.aget_tuple(cfg("allowed"))
+    assert tup.checkpoint["channel_values"]["gadget"] == Gadget(11)  # the clone's allowlist applied
+    assert timings == ["put", "get_tuple"]
+    strict_saver.items.clear()
+    strict = await strict_saver.aget_tuple(cfg("allowed"))
+    assert not isinstance(strict.checkpoint["channel_values"]["gadget"], Gadget)

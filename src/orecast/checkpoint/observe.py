@@ -2,8 +2,10 @@
 statement, for the service's metrics and traces (see docs/operations.md, "Metrics" and "Tracing").
 
 `checkpoint` imports neither prometheus_client nor opentelemetry: the caller hands in plain callables.
-`observe` wraps the saver *instance* it is given (its `aput`, `aput_writes`, `aget_tuple`, `alist`, and
-the connections its parts open), so a saver nobody observes runs exactly the code it always ran.
+`observe` gives the saver it is given a class of its own, derived from the saver's, whose `aput`,
+`aput_writes`, `aget_tuple`, `alist` and connection openers report to the hooks: a saver nobody observes
+runs exactly the code it always ran, and a clone (LangGraph's `with_allowlist` copies the saver) is
+observed as its original, on its own state.
 """
 
 from __future__ import annotations
@@ -43,16 +45,20 @@ def observe(
 ) -> None:
     """Report `saver`'s operations to `timing` and `span`, and its statements to `statement`.
 
-    May be called more than once (metrics, then tracing): each call wraps what the previous left.
+    May be called more than once (metrics, then tracing): each call derives from what the previous left.
     """
+    base = type(saver)
+    overrides: dict[str, Any] = {}
     if timing is not None or span is not None:
         for name, method in OPERATIONS.items():
-            inner = getattr(saver, method)
             wrap = _listing if name == "list" else _operation
-            setattr(saver, method, wrap(inner, name, timing, span))
+            overrides[method] = wrap(getattr(base, method), name, timing, span)
     if statement is not None:
         for opener in OPENERS:
-            setattr(saver, opener, _opener(getattr(saver, opener), saver.dialect, statement))
+            overrides[opener] = _opener(getattr(base, opener), saver.dialect, statement)
+    if overrides:
+        # same name: messages and reprs still say which saver it is
+        saver.__class__ = type(base.__name__, (base,), {**overrides, "__qualname__": base.__qualname__})
 
 
 def _operation(inner: Callable[..., Any], name: str, timing: Timing | None, span: Span | None) -> Any:
