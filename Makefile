@@ -29,9 +29,10 @@ postgres: $(STAMP)
 	@$(PY) -m tests.pg_server ensure
 
 # Debian packages tests use: a CJK font for Chinese chart labels and pages, chromium for the browser
-# tests of the web page. Installed when missing and allowed.
+# tests of the web page, prometheus for promtool (checks and unit-tests deploy/prometheus/alerts.yml).
+# Installed when missing and allowed.
 system-packages:
-	@bash tests/system_packages.sh chromium fonts-noto-cjk
+	@bash tests/system_packages.sh chromium fonts-noto-cjk prometheus
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench examples

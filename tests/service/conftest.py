@@ -58,9 +58,10 @@ class Server:
     thread: threading.Thread
 
     @classmethod
-    def start(cls, settings: ServiceSettings, port: int | None = None) -> Server:
+    def start(cls, settings: ServiceSettings, port: int | None = None, **app_options: object) -> Server:
         port = port or free_port()
-        config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+        app = create_app(settings, **app_options)  # type: ignore[arg-type]  # create_app's keywords
+        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
         server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()

@@ -47,6 +47,7 @@ async def test_counters_follow_requests_and_runs(server: Server, client) -> None
     tid = (await client.threads.create())["thread_id"]
     answer = await client.runs.wait(tid, "orecast", input=say("铁矿石现在多少钱？"))
     await client.runs.wait(tid, ECHO, input=say("hi"))
+    assert len(await client.threads.get_history(tid, limit=3)) == 3
     after = scrape(server.url)
 
     # the route template, not the raw path, so one label value covers every thread
@@ -72,6 +73,18 @@ async def test_counters_follow_requests_and_runs(server: Server, client) -> None
         assert moved(
             before, after, "orecast_tool_call_duration_seconds_count", tool=tool, status="success"
         ) == tools.count(tool)
+
+    # the runs' checkpoints, timed in the saver, by operation
+    assert moved(before, after, "orecast_checkpoint_operation_duration_seconds_count", operation="list") >= 1
+    for operation in ("put", "put_writes", "get_tuple"):
+        assert moved(
+            before, after, "orecast_checkpoint_operation_duration_seconds_count", operation=operation
+        ) >= 2, operation
+        assert value(after, "orecast_checkpoint_operation_duration_seconds_sum", operation=operation) > 0
+    # the pool: every connection idle between requests, within its bound
+    in_use = value(after, "orecast_database_pool_connections", state="in_use")
+    idle = value(after, "orecast_database_pool_connections", state="idle")
+    assert value(after, "orecast_database_pool_max_connections") >= in_use + idle >= 1
 
     # the database's figures are cached (30 s by default): the first scrape's stand
     assert value(after, "orecast_database_rows", table="threads") == value(
@@ -144,3 +157,5 @@ def test_workers_share_their_counts(tmp_path: Path) -> None:
         proc.wait(30)
     assert moved(before, after, "orecast_http_requests_total", method="GET", route="/ok", status="200") == 20
     assert value(after, "orecast_database_rows", table="threads") == 0
+    # each worker's SQLite writer, summed over the live workers
+    assert value(after, "orecast_database_pool_max_connections") == 2

@@ -9,6 +9,10 @@ accept the same ids: text without NUL, at most `MAX_ID_BYTES` (thread id, namesp
 
 from __future__ import annotations
 
+import os
+import time
+import uuid
+from datetime import datetime
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -42,3 +46,14 @@ def config_ids(config: RunnableConfig) -> tuple[str, str, str | None]:
     if checkpoint_id:
         checkpoint_id = check_id(checkpoint_id, "checkpoint_id", MAX_KEY_BYTES)
     return thread_id, checkpoint_ns, checkpoint_id or None
+
+
+def new_thread_id(at: datetime | None = None) -> str:
+    """A new thread id: a UUIDv7 (RFC 9562), whose first 48 bits are the creation time in milliseconds
+    and the other 74 random. Ids then sort by creation, and a PostgreSQL store partitioned by thread id
+    keeps each month's threads in one partition (deploy/postgres/partition_by_month.sql). `at` backdates
+    it (tests, imports)."""
+    ms = int(at.timestamp() * 1000) if at is not None else time.time_ns() // 1_000_000
+    random = int.from_bytes(os.urandom(10), "big")
+    value = (ms & (1 << 48) - 1) << 80 | 0x7 << 76 | (random >> 62 & 0xFFF) << 64 | 0b10 << 62 | random & (1 << 62) - 1
+    return str(uuid.UUID(int=value))

@@ -15,7 +15,6 @@ import json
 import os
 import sys
 import threading
-import uuid
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -45,6 +44,7 @@ from orecast.agent import (
 )
 from orecast.agent.events import Payload
 from orecast.checkpoint import OrecastCheckpointer, default_database_url, open_checkpointer
+from orecast.checkpoint.ids import new_thread_id
 from orecast.checkpoint.urls import parse_url
 from orecast.cli.failures import describe_failure, first_line
 from orecast.cli.interrupts import CtrlC, Interrupted, LineReader
@@ -275,7 +275,7 @@ async def _repl(agent: CompiledStateGraph, saver: Any, thread_id: str, term: Ter
             term.line(f"[dim]thread {thread_id}[/]")
             return
         if command == "/new":
-            thread_id, last = str(uuid.uuid4()), None
+            thread_id, last = new_thread_id(), None
             term.line(f"[bold]thread[/] {thread_id}")
             continue
         if command == "/thread":
@@ -466,7 +466,7 @@ def chat(
         raise typer.BadParameter("--from needs --thread ID and a MESSAGE (and no --resume)")
     if message is not None and not message.strip():
         raise typer.BadParameter("the message is empty / 问题为空", param_hint="MESSAGE")
-    thread_id = thread or str(uuid.uuid4())
+    thread_id = thread or new_thread_id()
     try:
         settings = AgentSettings.from_env(model=model)
         code = asyncio.run(_chat(message, thread_id, database_url or default_database_url(),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
@@ -34,6 +35,10 @@ from orecast.service.runs.manager import RunManager
 from orecast.service.runs.records import RunRepo
 from orecast.service.settings import ServiceSettings
 from orecast.service.threads import Threads
+from orecast.service.tracing import Tracing, provider_from_env
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
 
 
 @contextlib.asynccontextmanager
@@ -136,8 +141,12 @@ def load_custom_auth(settings: ServiceSettings) -> CustomAuth | None:
         raise ValueError(str(exc)) from exc
 
 
-def create_app(settings: ServiceSettings | None = None) -> FastAPI:
-    """The service. Nothing is opened until the lifespan starts (uvicorn, or a TestClient)."""
+def create_app(
+    settings: ServiceSettings | None = None, *, tracer_provider: TracerProvider | None = None
+) -> FastAPI:
+    """The service. Nothing is opened until the lifespan starts (uvicorn, or a TestClient).
+
+    Runs are traced with `tracer_provider`, else with the one the `OTEL_*` variables ask for, if any."""
     settings = settings or ServiceSettings()
     api_keys = ApiKeys.parse(settings.api_keys)
     custom_auth = load_custom_auth(settings)
@@ -161,9 +170,13 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
             metrics = app.state.metrics = ServiceMetrics(
                 CollectorRegistry(), saver, database_seconds=settings.metrics_database_seconds
             )
+            provider = tracer_provider or provider_from_env()
+            tracing = None if provider is None else Tracing(provider)
+            if tracing is not None:
+                tracing.instrument(saver)
             runs = RunManager(
                 repo, saver, metrics, poll_seconds=settings.cancel_poll_seconds,
-                stale_seconds=settings.stale_run_seconds,
+                stale_seconds=settings.stale_run_seconds, tracing=tracing,
             )
             app.state.services = Services(
                 settings=settings, saver=saver, store=store, db=db, graphs=graphs,
@@ -176,6 +189,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
                 await runs.close()
                 app.state.services = None
                 app.state.metrics = None
+                if tracing is not None and tracer_provider is None:
+                    tracing.shutdown()
 
     app = FastAPI(
         title="orecast",

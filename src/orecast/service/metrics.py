@@ -1,5 +1,5 @@
-"""Prometheus metrics of one service: HTTP requests, runs, time to first token, tool calls and the
-database's size, served at `GET /metrics` (see docs/service.md, "Metrics").
+"""Prometheus metrics of one service: HTTP requests, runs, time to first token, tool calls, checkpoint
+operations' latency, the connection pool's use and the database's size, served at `GET /metrics` (see docs/service.md, "Metrics").
 
 Every metric lives in the `CollectorRegistry` the lifespan makes for its app, never in prometheus_client's
 global one, so two apps in one process (tests) count apart. With `PROMETHEUS_MULTIPROC_DIR` set before
@@ -18,17 +18,20 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import ToolMessage
 from langgraph.errors import GraphInterrupt
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from orecast.checkpoint import OrecastCheckpointer
+from orecast.checkpoint.observe import observe, pool_usage
 
 # Runs and tool calls last from milliseconds (the offline analyst) to minutes (a model's long answer).
 RUN_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600)
 TOOL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+# A checkpoint put or read takes a fraction of a millisecond (SQLite) to tens of milliseconds.
+CHECKPOINT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
 DATABASE_CACHE_SECONDS = 30.0
 
 
@@ -74,6 +77,7 @@ class ServiceMetrics:
         database_seconds: float = DATABASE_CACHE_SECONDS,
     ) -> None:
         self.registry = registry
+        self.saver = saver
         self.database = DatabaseSize(saver, database_seconds)
         registry.register(self.database)
         self.requests = Counter(
@@ -102,11 +106,47 @@ class ServiceMetrics:
             "orecast_tool_call_duration_seconds", "Tool calls' duration", ["tool", "status"],
             buckets=TOOL_BUCKETS, registry=registry,
         )
+        self.checkpoint_seconds = Histogram(
+            "orecast_checkpoint_operation_duration_seconds",
+            "The checkpointer's LangGraph operations (put, put_writes, get_tuple, list), in the saver",
+            ["operation"], buckets=CHECKPOINT_BUCKETS, registry=registry,
+        )
+        # Per process; with PROMETHEUS_MULTIPROC_DIR the live workers' values are summed.
+        self.pool_connections = Gauge(
+            "orecast_database_pool_connections", "The store's connections by state (in_use, idle)",
+            ["state"], multiprocess_mode="livesum", registry=registry,
+        )
+        self.pool_max = Gauge(
+            "orecast_database_pool_max_connections", "Connections the store's pool may open",
+            multiprocess_mode="livesum", registry=registry,
+        )
+        self.pool_waiting = Gauge(
+            "orecast_database_pool_waiting", "Callers waiting for a connection of the store",
+            multiprocess_mode="livesum", registry=registry,
+        )
+        self.update_pool()
+        observe(saver, timing=self.checkpoint_operation)
+
+    def checkpoint_operation(self, operation: str, seconds: float) -> None:
+        self.checkpoint_seconds.labels(operation).observe(seconds)
+        self.update_pool()
+
+    def update_pool(self) -> None:
+        """Set the pool gauges from the saver's pool: on each scrape, and after each checkpoint
+        operation so an idle worker's files (multi-worker) still hold its last figures."""
+        usage = pool_usage(self.saver)
+        if usage is None:
+            return
+        self.pool_connections.labels("in_use").set(usage["in_use"])
+        self.pool_connections.labels("idle").set(usage["idle"])
+        self.pool_max.set(usage["max"])
+        self.pool_waiting.set(usage["waiting"])
 
     async def exposition(self) -> bytes:
         """The text a scrape gets: this process's registry, or every worker's files under
         `PROMETHEUS_MULTIPROC_DIR`, plus the database gauges."""
         await self.database.refresh()
+        self.update_pool()
         if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             return generate_latest(self.registry)
         merged = CollectorRegistry()

@@ -15,6 +15,7 @@ from langgraph.errors import InvalidUpdateError
 from langgraph.pregel import Pregel
 
 from orecast.checkpoint import OrecastCheckpointer, ThreadInfo
+from orecast.checkpoint.ids import new_thread_id
 from orecast.service.auth import Principal
 from orecast.service.custom_auth import Filter, equalities, matches
 from orecast.service.encode import checkpoint_of, jsonable, thread_state
@@ -91,7 +92,7 @@ class Threads:
     ) -> ThreadInfo:
         if thread_id is not None:
             require_uuid_id(thread_id, user)
-        thread_id = thread_id or str(uuid.uuid4())
+        thread_id = thread_id or new_thread_id()
         value = {"thread_id": thread_id, "metadata": dict(metadata or {}), "if_exists": if_exists}
         filt = await user.authorize("threads", "create", value)
         existing = await self.saver.aget_thread(thread_id)
@@ -123,7 +124,7 @@ class Threads:
 
     async def copy(self, thread_id: str, user: Principal) -> ThreadInfo:
         await self.info(thread_id, user)
-        target = str(uuid.uuid4())
+        target = new_thread_id()
         await user.authorize("threads", "create", {"thread_id": target})
         await self.saver.acopy_thread(thread_id, target)
         info = await self.saver.aget_thread(target)

@@ -390,7 +390,12 @@ class PostgresCheckpointer(OrecastCheckpointer):
             for table in queries.TABLES:
                 size = 0
                 for relation in queries.STORAGE_TABLES.get(table, (table,)):
-                    row = await db.fetchone("SELECT pg_total_relation_size(%s::regclass)", (relation,))
+                    # a table partitioned by month (docs/operations.md) is the sum of its partitions
+                    row = await db.fetchone(
+                        "SELECT coalesce((SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree("
+                        "%(t)s::regclass)), pg_total_relation_size(%(t)s::regclass))",
+                        {"t": relation},
+                    )
                     size += int(row[0]) if row else 0
                 out["tables"][table]["bytes"] = size
                 total += size

@@ -5,12 +5,12 @@ A thread id is created and returned when none is given, so a conversation's memo
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Depends, Response
 
 from orecast.agent import AGENT_NAME
+from orecast.checkpoint.ids import new_thread_id
 from orecast.service.auth import Principal, User, require_user
 from orecast.service.context import Services, Svc
 from orecast.service.errors import RunFailed
@@ -39,7 +39,7 @@ async def _start(svc: Services, user: Principal, body: ChatRequest, modes: list[
         multitask_strategy="enqueue",
         on_completion="keep",
     )
-    run, _ = await start_run(svc, user, run_body, thread_id or str(uuid.uuid4()))
+    run, _ = await start_run(svc, user, run_body, thread_id or new_thread_id())
     return run.run_id, run.thread_id
 
 

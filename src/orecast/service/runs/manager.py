@@ -24,6 +24,8 @@ from orecast.service.metrics import ServiceMetrics
 from orecast.service.runs.broker import Broker, RunEvents
 from orecast.service.runs.execute import RunInput, execute_run
 from orecast.service.runs.records import TERMINAL, RunRecord, RunRepo
+from orecast.service.tracing import RUN_ATTRIBUTES as RUN_IDS
+from orecast.service.tracing import Tracing
 
 log = logging.getLogger("orecast.service.runs")
 HEARTBEAT_SECONDS = 5.0
@@ -55,6 +57,19 @@ class _Local:
             target.cancel()
 
 
+def traced_config(config: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
+    """The config a run's graph gets: the callbacks, and what a tracer (LangSmith, when its variables
+    are set) files the run under — its ids as metadata, the assistant's graph as the trace's name."""
+    configurable = config.get("configurable") or {}
+    ids = {key: configurable[key] for key in RUN_IDS if configurable.get(key) is not None}
+    return {
+        **config,
+        "callbacks": callbacks,
+        "metadata": {**(config.get("metadata") or {}), **ids},
+        "run_name": config.get("run_name") or str(configurable.get("graph_id") or "run"),
+    }
+
+
 class RunManager:
     def __init__(
         self,
@@ -64,10 +79,12 @@ class RunManager:
         *,
         poll_seconds: float,
         stale_seconds: float,
+        tracing: Tracing | None = None,
     ) -> None:
         self.repo = repo
         self.saver = saver
         self.metrics = metrics
+        self.tracing = tracing
         self.poll_seconds = poll_seconds
         self.stale_seconds = stale_seconds
         self.broker = Broker()
@@ -156,12 +173,18 @@ class RunManager:
         local = self._local[run.run_id]
         await events.put("metadata", {"run_id": run.run_id, "attempt": 1})
         status, error = "interrupted", None
+        span = None
         try:
             if run.status != "running" and not await self._admitted(run):  # running: claimed at admission
                 return
             local.claimed = True
             local.started = time.perf_counter()
-            status, error = await self._execute(run, prepared, events, local)
+            if self.tracing is None:
+                status, error = await self._execute(run, prepared, events, local)
+            else:
+                span = self.tracing.start_run(prepared.config["configurable"])
+                with self.tracing.current(span):
+                    status, error = await self._execute(run, prepared, events, local, span)
         except asyncio.CancelledError:
             status = "interrupted"
             if local.cancel_action is None:  # shutdown, not a user's cancel
@@ -169,14 +192,18 @@ class RunManager:
         finally:
             ran = None if local.started is None else time.perf_counter() - local.started
             self.metrics.run_ended(status, ran)
+            if span is not None:
+                self.tracing.end_run(span, status, error)
             await self._finish(run, status, error, local, temporary)
 
     async def _execute(
-        self, run: RunRecord, prepared: RunInput, events: RunEvents, local: _Local
+        self, run: RunRecord, prepared: RunInput, events: RunEvents, local: _Local, span: Any = None
     ) -> tuple[str, str | None]:
-        observer = self.metrics.observer(local.started or time.perf_counter())
+        callbacks: list[Any] = [self.metrics.observer(local.started or time.perf_counter())]
+        if span is not None and self.tracing is not None:
+            callbacks.append(self.tracing.callbacks(span))
         # a request's config is JSON, so it holds no callbacks of its own to keep
-        observed = replace(prepared, config={**prepared.config, "callbacks": [observer]})
+        observed = replace(prepared, config=traced_config(prepared.config, callbacks))
         work = local.work = asyncio.create_task(execute_run(observed, events.put))
         watcher = asyncio.create_task(self._watch(run.run_id, work))
         try:

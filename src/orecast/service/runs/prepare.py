@@ -6,6 +6,7 @@ import uuid
 from typing import Any
 from uuid import UUID
 
+from orecast.checkpoint.ids import new_thread_id
 from orecast.service.auth import Principal
 from orecast.service.context import Services
 from orecast.service.errors import NotFound
@@ -30,7 +31,7 @@ async def start_run(
     served = svc.graphs.get(assistant["graph_id"])
     assert served is not None
     temporary = thread_id is None
-    thread_id = thread_id or str(uuid.uuid4())
+    thread_id = thread_id or new_thread_id()
     run_id = str(uuid.uuid4())
     requested = body.model_dump(mode="json", exclude_none=True, exclude={"assistant_id", "metadata"})
     # what langgraph-api shows the `threads` `create_run` handler; it may add to `metadata`
