@@ -75,6 +75,29 @@ class ToolCallAudit:
         out["ended_at"] = self.ended_at.isoformat() if self.ended_at else None
         return out
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], thread_id: str) -> ToolCallAudit:
+        """A row from `to_dict` (an archive's record); ValueError/KeyError/TypeError if malformed."""
+        ended = data.get("ended_at")
+        duration = data.get("duration_ms")
+        return cls(
+            audit_id="",
+            thread_id=thread_id,
+            checkpoint_ns=str(data.get("checkpoint_ns") or ""),
+            checkpoint_id=None if data.get("checkpoint_id") is None else str(data["checkpoint_id"]),
+            run_id=None if data.get("run_id") is None else str(data["run_id"]),
+            call_id=str(data["call_id"]),
+            tool=str(data["tool"]),
+            args=data.get("args", {}),
+            result=None if data.get("result") is None else str(data["result"]),
+            status=check_status(str(data["status"])),
+            error=None if data.get("error") is None else str(data["error"]),
+            started_at=_aware(str(data["started_at"])),
+            ended_at=_aware(str(ended)) if ended is not None else None,
+            duration_ms=None if duration is None else float(duration),
+            attempt=int(data.get("attempt", 1)),
+        )
+
 
 @dataclass(frozen=True)
 class ToolSummary:
@@ -302,6 +325,27 @@ class AuditMixin(SaverCore):
             )
         return audit_id
 
+    async def aimport_tool_calls(self, thread_id: str, rows: Sequence[ToolCallAudit]) -> int:
+        """Store audit rows as they are (an archive's, `threads import`) under `thread_id`, new row ids."""
+        thread_id = check_id(thread_id, "thread_id")
+        params = []
+        for row in rows:
+            params.append(
+                (
+                    secrets.token_hex(16), thread_id, check_id(row.checkpoint_ns, "checkpoint_ns"),
+                    None if row.checkpoint_id is None else check_id(row.checkpoint_id, "checkpoint_id", MAX_KEY_BYTES),
+                    None if row.run_id is None else check_id(row.run_id, "run_id", MAX_KEY_BYTES),
+                    check_id(row.call_id, "tool call id"), check_id(row.tool, "tool name"),
+                    self._json_param(args_json(row.args)), capped(row.result, RESULT_LIMIT),
+                    check_status(row.status), capped(row.error, ERROR_LIMIT), self._ts(row.started_at),
+                    self._ts(row.ended_at) if row.ended_at else None, row.duration_ms, int(row.attempt),
+                )
+            )
+        if params:
+            async with self._write() as db:
+                await db.executemany(self.q.INSERT_TOOL_CALL_AS_IS, params)
+        return len(params)
+
     # -- reading the audit -------------------------------------------------------------------------
 
     async def aaudit_tool_calls(
@@ -311,9 +355,11 @@ class AuditMixin(SaverCore):
         tool: str | None = None,
         status: str | None = None,
         since: datetime | None = None,
-        limit: int = 50,
+        limit: int | None = 50,
     ) -> list[ToolCallAudit]:
-        """Audited tool calls, newest first, filtered by thread, tool, status and start time."""
+        """Audited tool calls, newest first, filtered by thread, tool, status and start time (None: all)."""
+        if limit is None:
+            limit = 2**62
         if limit < 0:
             raise ValueError("limit must not be negative")
         wanted: dict[str, Any] = {}

@@ -294,6 +294,10 @@ END_TOOL_CALL = """
 UPDATE tool_calls SET status = %s, result = %s, error = %s, ended_at = %s, duration_ms = %s,
     args = COALESCE(%s, args)
 WHERE audit_id = %s"""
+# A row as an archive carries it (`threads import`): attempt and times as they were.
+INSERT_TOOL_CALL_AS_IS = f"""
+INSERT INTO tool_calls ({AUDIT_COLUMNS})
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"""
 DELETE_TOOL_CALL = "DELETE FROM tool_calls WHERE audit_id = %s"
 TOOL_CALL_HAS_STATUS = "SELECT 1 FROM tool_calls WHERE thread_id = %s AND call_id = %s AND status = %s LIMIT 1"
 # `{where}`: AND-ed conditions of AUDIT_WHERE.

@@ -279,6 +279,10 @@ END_TOOL_CALL = """
 UPDATE tool_calls SET status = ?, result = ?, error = ?, ended_at = ?, duration_ms = ?,
     args = COALESCE(?, args)
 WHERE audit_id = ?"""
+# A row as an archive carries it (`threads import`): attempt and times as they were.
+INSERT_TOOL_CALL_AS_IS = f"""
+INSERT INTO tool_calls ({AUDIT_COLUMNS})
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 DELETE_TOOL_CALL = "DELETE FROM tool_calls WHERE audit_id = ?"
 TOOL_CALL_HAS_STATUS = "SELECT 1 FROM tool_calls WHERE thread_id = ? AND call_id = ? AND status = ? LIMIT 1"
 # `{where}`: AND-ed conditions of AUDIT_WHERE.
