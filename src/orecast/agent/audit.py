@@ -51,6 +51,8 @@ class ToolCallAuditor:
 
     def __init__(self, saver: Any = None) -> None:
         self.saver = saver
+        # End-of-call writes that outlive a cancelled task, held until they finish.
+        self._writes: set[asyncio.Task[Any]] = set()
 
     def store_for(self, config: Mapping[str, Any] | None) -> Any:
         saver = self.saver
@@ -73,19 +75,30 @@ class ToolCallAuditor:
         except GraphBubbleUp:
             # Stopped for a human's answer (an interrupt): the call starts again on resume, as itself.
             if audit_id:
-                await _quietly(saver.adiscard_tool_call(audit_id))
+                await self._finish(saver.adiscard_tool_call(audit_id))
             raise
         except asyncio.CancelledError:
             if audit_id:
-                await _shielded(saver.aend_tool_call(audit_id, **_ended(started, "cancelled", error="cancelled")))
+                await self._finish(saver.aend_tool_call(audit_id, **_ended(started, "cancelled", error="cancelled")))
             raise
         except Exception as exc:
             if audit_id:
-                await _quietly(saver.aend_tool_call(audit_id, **_ended(started, "error", error=_error_text(exc))))
+                await self._finish(saver.aend_tool_call(audit_id, **_ended(started, "error", error=_error_text(exc))))
             raise
         if audit_id:
-            await _quietly(saver.aend_tool_call(audit_id, **_outcome(request, result, started)))
+            await self._finish(saver.aend_tool_call(audit_id, **_outcome(request, result, started)))
         return result
+
+    async def _finish(self, write: Coroutine[Any, Any, Any]) -> None:
+        """Write how a call ended even if the task is cancelled meanwhile: LangGraph cancels a call's
+        siblings when one of them fails, and a run is cancelled as a whole."""
+        task = asyncio.ensure_future(_quietly(write))
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            pass  # cancelled again: the write goes on by itself; the caller re-raises its own exception
 
     def run(self, request: ToolCallRequest, handler: Handler) -> Any:
         """The sync twin, for `graph.invoke`: the saver's async methods run on the saver's loop."""
@@ -310,15 +323,6 @@ async def _quietly(write: Coroutine[Any, Any, Any]) -> Any:
     except Exception:
         log.warning("tool-call audit: could not write a row; the call goes on", exc_info=True)
         return None
-
-
-async def _shielded(write: Coroutine[Any, Any, Any]) -> None:
-    """Finish the write even though the task awaiting it is being cancelled."""
-    task = asyncio.ensure_future(_quietly(write))
-    try:
-        await asyncio.shield(task)
-    except asyncio.CancelledError:
-        pass  # cancelled again: the write goes on by itself
 
 
 def _quietly_sync(bridge: Callable[[Any], Any], write: Coroutine[Any, Any, Any]) -> Any:
