@@ -216,7 +216,7 @@ async def test_an_audit_failure_never_breaks_the_call(
 ) -> None:
     thread = str(uuid.uuid4())
     async with open_checkpointer(sqlite_url) as saver:
-        raw_sql(sqlite_url, "DROP TABLE tool_calls")  # every audit write now fails
+        raw_sql(sqlite_url, "DROP TABLE tool_call_audit")  # every audit write now fails
         agent = build_agent(saver, model=OfflineAnalyst(), settings=settings)
         with caplog.at_level(logging.WARNING, logger="orecast.agent.audit"):
             turn = await run_turn(agent, thread, PRICE_QUESTION)

@@ -1,5 +1,5 @@
-"""The tool-call audit on every backend: the `tool_calls` table (attempts, timings, statuses, filters,
-percentiles, delete/copy/prune/archive) and the calls read from the messages (`atool_calls`)."""
+"""The tool-call audit on every backend: the `tool_call_audit` table (attempts, timings, statuses, filters,
+percentiles, delete/copy/prune/archive) and the calls read from the messages (`tool_calls` view, `atool_calls`)."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ async def test_pending_error_and_ordered_parallel_calls(saver, store_url: str) -
     assert calls[1].args["series"] == "铁矿石"
 
     # The view is plain SQL: the same audit without orecast.
-    rows = raw_sql(store_url, "SELECT tool, status FROM tool_calls_in_messages ORDER BY item_no, position")
+    rows = raw_sql(store_url, "SELECT tool, status FROM tool_calls ORDER BY item_no, position")
     assert rows == [("forecast_price", "success"), ("describe_series", "error"), ("make_chart", "pending")]
 
 
@@ -141,7 +141,7 @@ async def test_attempts_statuses_and_filters(saver, store_url: str) -> None:
         await saver.aaudit_tool_calls(status="pending")
 
     # Plain SQL sees the same rows.
-    counted = raw_sql(store_url, "SELECT status, COUNT(*) FROM tool_calls GROUP BY status ORDER BY status")
+    counted = raw_sql(store_url, "SELECT status, COUNT(*) FROM tool_call_audit GROUP BY status ORDER BY status")
     assert [(s, int(n)) for s, n in counted] == [
         ("edited", 1), ("error", 1), ("ok", 1), ("rejected", 1), ("running", 1)]
 
@@ -164,7 +164,7 @@ async def test_summary_percentiles_and_recent_failures(saver, store_url: str) ->
         ((p50, p95),) = raw_sql(store_url, """
             SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms),
                    percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms)
-            FROM tool_calls WHERE tool = 'slow_tool' AND status NOT IN ('rejected', 'running')""")
+            FROM tool_call_audit WHERE tool = 'slow_tool' AND status NOT IN ('rejected', 'running')""")
         assert (slow.p50_ms, slow.p95_ms) == (pytest.approx(p50), pytest.approx(p95))
     assert slow.error_rate == pytest.approx(2 / 12)
     assert summary["fast_tool"].to_dict() == {
@@ -180,7 +180,7 @@ async def test_summary_percentiles_and_recent_failures(saver, store_url: str) ->
     assert [f["status"] for f in failures] == ["cancelled", "error", "error"]  # newest first
     assert set(failures[0]) == {"thread_id", "checkpoint_ns", "checkpoint_id", "run_id", "tool", "status", "error", "started_at"}
     assert failures[0]["thread_id"] == "q" and datetime.fromisoformat(failures[0]["started_at"]).tzinfo is not None
-    assert stats["tables"]["tool_calls"]["rows"] == 13
+    assert stats["tables"]["tool_call_audit"]["rows"] == 13
 
 
 async def test_delete_copy_and_prune_of_a_thread(saver) -> None:

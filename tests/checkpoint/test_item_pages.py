@@ -40,7 +40,7 @@ async def test_items_packed_into_pages(fresh_postgres_url: str) -> None:
         rows = raw_sql(url, "SELECT item_no, value->'data'->>'content' FROM items ORDER BY item_no")
         assert [r[0] for r in rows] == list(range(1, 4 * TURNS + 1))
         assert [r[1] for r in rows] == [m.content for m in messages]
-        assert raw_sql(url, "SELECT count(*) FROM tool_calls_in_messages WHERE tool = %s", (TOOL_NAME,)) == [(TURNS,)]
+        assert raw_sql(url, "SELECT count(*) FROM tool_calls WHERE tool = %s", (TOOL_NAME,)) == [(TURNS,)]
 
         # Read back cold (from pages and tail), the same conversation.
         saver.items.clear()

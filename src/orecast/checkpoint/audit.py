@@ -2,12 +2,12 @@
 
 Two sources, one module:
 
-* the `tool_calls` table (migration sqlite/004, postgres/005, mysql/004): one row per *attempt* of a
+* the `tool_call_audit` table (migration sqlite/004, postgres/005, mysql/004): one row per *attempt* of a
   tool call, written as the call runs by the agent's tool-call middleware (`orecast.agent.audit`)
   through `abegin_tool_call` / `aend_tool_call` / `arecord_tool_call` — thread, namespace, the
   checkpoint the call ran from, run id, arguments, a size-capped result, status, error, start, end,
   duration and attempt number. Read with `aaudit_tool_calls` and `aaudit_summary`;
-* the `tool_calls_in_messages` view (migration 002): the calls of a thread read back from its stored
+* the `tool_calls` view (migration 002): the calls of a thread read back from its stored
   messages (`atool_calls`), for any graph, audited or not — plain SQL over the stored JSON.
 """
 

@@ -1,6 +1,6 @@
 """Usage figures of a store: active threads, turns, tool ranking, size per table (`orecast db stats`).
 
-Plain SQL over the threads table, the checkpoints' metadata and the `tool_calls` audit table (the tool
+Plain SQL over the threads table, the checkpoints' metadata and the `tool_call_audit` table (the tool
 ranking with p50/p95 durations, and the recent failed calls: see `audit.py`). Statements that need a
 dialect's JSON operators are kept per dialect; a dialect without them reports `None` there.
 """

@@ -1,6 +1,6 @@
 """`orecast audit …`: the tool calls the agent made, timed, with their outcome and who decided.
 
-Reads the `tool_calls` audit table (see `checkpoint/audit.py`); the agent writes it as each call runs.
+Reads the `tool_call_audit` table (see `checkpoint/audit.py`); the agent writes it as each call runs.
 """
 
 from __future__ import annotations

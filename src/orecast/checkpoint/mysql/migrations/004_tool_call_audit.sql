@@ -1,12 +1,11 @@
 -- Tool-call audit with timings: one row per attempt of a tool call, written as the call runs by the
 -- agent's tool-call middleware (orecast.agent.audit) through the saver (`abegin_tool_call` …).
--- The calls read back from the stored messages (migration 002) stay a view, renamed.
-RENAME TABLE tool_calls TO tool_calls_in_messages;
+-- The `tool_calls` view (migration 002) stays: the calls read back from the stored messages.
 
 -- status: running (started, not ended: still running, or its process died), ok, error, rejected and
 -- edited (a human's decision), cancelled. `attempt` counts the rows of the same call id in the thread.
 -- Ids are VARBINARY as in 001 (byte-for-byte, and a 1,024-byte id fits an index key).
-CREATE TABLE IF NOT EXISTS tool_calls (
+CREATE TABLE IF NOT EXISTS tool_call_audit (
     audit_id      CHAR(32) CHARACTER SET ascii NOT NULL,
     thread_id     VARBINARY(1024) NOT NULL,
     checkpoint_ns VARBINARY(1024) NOT NULL DEFAULT '',
@@ -23,7 +22,7 @@ CREATE TABLE IF NOT EXISTS tool_calls (
     duration_ms   DOUBLE,
     attempt       INT NOT NULL DEFAULT 1,
     PRIMARY KEY (audit_id),
-    INDEX tool_calls_thread (thread_id, call_id),
-    INDEX tool_calls_started_at (started_at),
-    INDEX tool_calls_tool (tool(255), started_at)
+    INDEX tool_call_audit_thread (thread_id, call_id),
+    INDEX tool_call_audit_started_at (started_at),
+    INDEX tool_call_audit_tool (tool(255), started_at)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;

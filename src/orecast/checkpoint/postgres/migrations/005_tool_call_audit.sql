@@ -1,11 +1,10 @@
 -- Tool-call audit with timings: one row per attempt of a tool call, written as the call runs by the
 -- agent's tool-call middleware (orecast.agent.audit) through the saver (`abegin_tool_call` …).
--- The calls read back from the stored messages (migrations 002, 003) stay a view, renamed.
-ALTER VIEW IF EXISTS tool_calls RENAME TO tool_calls_in_messages;
+-- The `tool_calls` view (migration 002) stays: the calls read back from the stored messages.
 
 -- status: running (started, not ended: still running, or its process died), ok, error, rejected and
 -- edited (a human's decision), cancelled. `attempt` counts the rows of the same call id in the thread.
-CREATE TABLE IF NOT EXISTS tool_calls (
+CREATE TABLE IF NOT EXISTS tool_call_audit (
     audit_id      TEXT PRIMARY KEY,
     thread_id     TEXT NOT NULL,
     checkpoint_ns TEXT NOT NULL DEFAULT '',
@@ -22,6 +21,6 @@ CREATE TABLE IF NOT EXISTS tool_calls (
     duration_ms   DOUBLE PRECISION,
     attempt       INTEGER NOT NULL DEFAULT 1
 );
-CREATE INDEX IF NOT EXISTS tool_calls_thread ON tool_calls (thread_id, call_id);
-CREATE INDEX IF NOT EXISTS tool_calls_started_at ON tool_calls (started_at);
-CREATE INDEX IF NOT EXISTS tool_calls_tool ON tool_calls (tool, started_at);
+CREATE INDEX IF NOT EXISTS tool_call_audit_thread ON tool_call_audit (thread_id, call_id);
+CREATE INDEX IF NOT EXISTS tool_call_audit_started_at ON tool_call_audit (started_at);
+CREATE INDEX IF NOT EXISTS tool_call_audit_tool ON tool_call_audit (tool, started_at);
