@@ -13,7 +13,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.graph import START, MessagesState, StateGraph
 
-from orecast.checkpoint import ToolCallRecord
+from orecast.checkpoint import ToolCallRecord, open_checkpointer
 from orecast.checkpoint.archive import export_thread, import_archive, read_archive
 from orecast.checkpoint.audit import RESULT_LIMIT, percentile
 from orecast.checkpoint.stats import store_stats
@@ -226,6 +226,10 @@ async def test_export_import_keeps_audit_rows(saver, tmp_path: Path) -> None:
 
     source = await saver.aaudit_tool_calls(thread_id="arch")
     assert shape(await saver.aaudit_tool_calls(thread_id="arch-2")) == shape(source)
+    # Into another dialect, times and all (SQLite from PostgreSQL and MySQL; SQLite into itself).
+    async with open_checkpointer(f"sqlite:///{tmp_path / 'other.sqlite3'}") as other:
+        await import_archive(other, read_archive(other, tmp_path / "arch.gz"))
+        assert shape(await other.aaudit_tool_calls(thread_id="arch")) == shape(source)
     assert [r.attempt for r in source if r.call_id == "call-1-1"] == [2, 1]
     # Replacing a thread by its archive keeps the archive's rows (staged, copied, then swapped in).
     await _call(saver, "arch", "extra", TOOL_NAME, "ok", 1.0)
