@@ -76,7 +76,7 @@ async def test_archive_is_linear_and_imports_under_a_new_id(saver, tmp_path: Pat
     assert summary.items == 80  # each of the 80 messages once, not once per checkpoint
     with gzip.open(tmp_path / "long.gz", "rt") as f:
         header = json.loads(f.readline())
-    assert header["format"] == "orecast-thread" and header["version"] == 1 and header["thread_id"] == "long"
+    assert header["format"] == "orecast-thread" and header["version"] == 2 and header["thread_id"] == "long"
     await import_archive(saver, read_archive(saver, tmp_path / "long.gz"), thread_id="long-copy")
     renamed = [s[0] async for s in _values(saver, "long-copy")]
     assert renamed == [s[0] async for s in _values(saver, "long")]
@@ -115,7 +115,7 @@ def _rewrite(path: Path, out: Path, change) -> None:
     ("change", "message"),
     [
         (lambda lines: lines[:-3], "cut short"),
-        (lambda lines: [{**lines[0], "version": 2}, *lines[1:]], "archive version 2"),
+        (lambda lines: [{**lines[0], "version": 3}, *lines[1:]], "archive version 3"),
         (lambda lines: [{**lines[0], "format": "other"}, *lines[1:]], "not an orecast thread archive"),
         (lambda lines: [lines[0], *[ln for ln in lines[1:] if ln.get("type") != "item"]], "corrupt|do not add up"),
         (lambda lines: [ln if ln.get("type") != "item" else {**ln, "value": {"$t": "nope"}} for ln in lines], "corrupt"),

@@ -38,6 +38,18 @@ def write(url: str, thread_id: str, turns: int) -> None:
     asyncio.run(go())
 
 
+def audit_calls(url: str, calls: list[tuple[str, str, float]], thread_id: str = "s-1") -> None:
+    """Tool calls recorded in the audit as the agent's middleware records them: (tool, status, ms)."""
+
+    async def go() -> None:
+        async with open_checkpointer(url) as saver:
+            for n, (tool, status, ms) in enumerate(calls):
+                audit_id = await saver.abegin_tool_call(thread_id=thread_id, call_id=f"c{n}", tool=tool, args={"n": n})
+                await saver.aend_tool_call(audit_id, status=status, duration_ms=ms, error="bad" if status == "error" else None)
+
+    asyncio.run(go())
+
+
 def history(url: str, thread_id: str) -> list[Any]:
     async def go() -> list[Any]:
         async with open_checkpointer(url) as saver:
@@ -87,7 +99,7 @@ def test_bad_archives_are_one_line_and_write_nothing(sqlite_url: str, tmp_path: 
     garbage.write_bytes(b"\x1f\x8b\x08\x00not really gzip")
     target = f"sqlite:///{tmp_path / 'empty.sqlite3'}"
     for path, message in (
-        (newer, "is archive version 9; this orecast reads version 1"),
+        (newer, "is archive version 9; this orecast reads version 2"),
         (cut, "is cut short"),
         (garbage, "is not a complete orecast thread archive"),
         (tmp_path / "missing.gz", "cannot read"),
@@ -170,7 +182,13 @@ def test_stats(store_url: str) -> None:
     assert stats["threads"] == 2 and stats["messages"] == 16
     assert stats["active_threads"] == {"24h": 1, "7d": 1}
     assert stats["turns"] == {"24h": 4, "7d": 4, "total": 4}
-    assert stats["tools"] == [{"tool": TOOL_NAME, "calls": 4, "errors": 0, "pending": 0, "error_rate": 0.0}]
+    assert stats["tools"] == [] and stats["recent_failures"] == []  # the graph has no audited tool calls
+    audit_calls(store_url, [(TOOL_NAME, "ok", 10.0), (TOOL_NAME, "ok", 30.0), (TOOL_NAME, "error", 20.0)])
+    stats = json.loads(run("db", "stats", "--json", "--database-url", store_url).stdout)
+    assert stats["tools"] == [{"tool": TOOL_NAME, "calls": 3, "errors": 1, "pending": 0, "p50_ms": 20.0,
+                               "p95_ms": 29.0, "error_rate": 0.3333}]
+    (failure,) = stats["recent_failures"]
+    assert (failure["tool"], failure["status"], failure["error"], failure["thread_id"]) == (TOOL_NAME, "error", "bad", "s-1")
     assert stats["tables"]["items"]["rows"] == 16 and stats["tables"]["checkpoints"]["bytes"] > 0
     today = stats["growth"][-1]
     assert len(stats["growth"]) == 14 and today["day"] == datetime.now(UTC).date().isoformat()
@@ -178,3 +196,4 @@ def test_stats(store_url: str) -> None:
     table = run("db", "stats", "--database-url", store_url)
     assert table.exit_code == 0 and TOOL_NAME in table.stdout and "active threads" in table.stdout
     assert "growth" in table.stdout and today["day"] in table.stdout
+    assert "p95 ms" in table.stdout and "recent failed tool calls" in table.stdout

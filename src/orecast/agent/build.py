@@ -11,11 +11,13 @@ from importlib import resources
 from typing import Any
 
 from deepagents import create_deep_agent
+from deepagents.middleware.subagents import GENERAL_PURPOSE_SUBAGENT
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
+from orecast.agent.audit import AuditMiddleware
 from orecast.agent.clock import today
 from orecast.agent.models import select_model
 from orecast.agent.reports import REPORT_TOOL, report_tool
@@ -77,12 +79,17 @@ def build_agent(
         "system_prompt": load_prompt("quant_zh_en.md"),
         "tools": quant_tools,
         "model": _subagent_model(chat),
+        "middleware": [AuditMiddleware()],
     }
+    # deepagents' own general-purpose subagent, as it would make it, plus the audit.
+    general = {**GENERAL_PURPOSE_SUBAGENT, "middleware": [AuditMiddleware()]}
     return create_deep_agent(
         model=chat,
         tools=list(tools.values()),
         system_prompt=load_prompt("system_zh_en.md").replace("{today}", today().isoformat()),
-        subagents=[quant],  # type: ignore[list-item]  # SubAgent is a TypedDict
+        subagents=[general, quant],  # type: ignore[list-item]  # SubAgent is a TypedDict
+        # Every tool call is audited in the checkpointer's tool_calls table (when it has one).
+        middleware=[AuditMiddleware()],
         interrupt_on=INTERRUPT_ON,
         checkpointer=checkpointer,
         name=AGENT_NAME,

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Iterator
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
-from orecast.checkpoint.audit import ToolCallRecord
+from orecast.checkpoint.audit import AUDIT_STATUSES, ToolCallAudit, ToolCallRecord, ToolSummary
 from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.core import SCHEMA_VERSION_DEFAULT
 from orecast.checkpoint.encoding import CorruptRowError
@@ -32,6 +32,7 @@ from orecast.checkpoint.threads import ThreadInfo, ThreadStatus
 from orecast.checkpoint.urls import default_database_url, parse_url
 
 __all__ = [
+    "AUDIT_STATUSES",
     "CorruptRowError",
     "open_checkpointer_sync",
     "MysqlCheckpointer",
@@ -44,7 +45,9 @@ __all__ = [
     "StoreUnavailable",
     "ThreadInfo",
     "ThreadStatus",
+    "ToolCallAudit",
     "ToolCallRecord",
+    "ToolSummary",
     "default_database_url",
     "open_checkpointer",
 ]

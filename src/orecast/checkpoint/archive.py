@@ -1,7 +1,7 @@
 """A thread as a portable file: every checkpoint, pending write, branch and its metadata, in any dialect.
 
 An archive is gzip'd JSON lines. The first line is the header
-`{"format": "orecast-thread", "version": 1, "thread_id": …}`, the last `{"type": "end", "counts": …}`
+`{"format": "orecast-thread", "version": 2, "thread_id": …}`, the last `{"type": "end", "counts": …}`
 (a file cut short has no end line and is refused). Between them, one record per line:
 
 * `thread`     — the thread's metadata (title included), status and times;
@@ -9,15 +9,21 @@ An archive is gzip'd JSON lines. The first line is the header
 * `value`      — one channel version's value, once per (namespace, channel, version);
 * `checkpoint` — a checkpoint without its values (they are the `value` records of its versions);
 * `writes`     — one task's pending writes to a checkpoint;
-* `tool_call`  — the thread's tool-call audit rows, as `atool_calls` reads them.
+* `tool_call`  — one row of the thread's tool-call audit (`ToolCallAudit.to_dict()` without the row and
+  thread ids): timings, status, attempt, as the agent recorded them; imported as they are.
+
+Version 1 archives (before the audit table) still import: their `tool_call` records are the calls read
+from the messages (`atool_calls`), which the imported messages give back by themselves, so they are
+counted and checked, not stored.
 
 Values are the store's own tagged JSON (`TaggedJson`): messages, tuples, special floats come back as
 themselves; anything else is LangGraph's serializer output, rebuilt on import under the same rules as a
 stored row (no pickle; only admitted classes are built). Lists of messages are item ranges, as in the
 store, so an archive grows linearly with the conversation, not with its square.
 
-Export reads through the saver's public reads (`alist`, `aget_thread`, `atool_calls`) plus the task paths
-of pending writes; import writes through `aput` / `aput_writes`, in checkpoint order — so the threads table
+Export reads through the saver's public reads (`alist`, `aget_thread`, `aaudit_tool_calls`) plus the task
+paths of pending writes; import writes through `aput` / `aput_writes` (and `aimport_tool_calls`), in
+checkpoint order — so the threads table
 and item numbering come out as if the graph had run on the target, whichever dialect it is.
 """
 
@@ -36,6 +42,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
 
+from orecast.checkpoint.audit import ToolCallAudit
 from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.core import PAGE_SIZE
 from orecast.checkpoint.encoding import (
@@ -50,7 +57,7 @@ from orecast.checkpoint.ids import MAX_KEY_BYTES, check_id
 from orecast.checkpoint.threads import THREAD_STATUSES
 
 FORMAT = "orecast-thread"
-VERSION = 1
+VERSION = 2  # 2: `tool_call` records are the audit table's rows (see the module docstring)
 SUFFIX = ".orecast-thread.jsonl.gz"
 Progress = Callable[[int], None]  # called with the number of checkpoints just done
 
@@ -203,8 +210,10 @@ async def export_thread(
                     await flush()
             if page:
                 await flush()
-            for call in await saver.atool_calls(thread_id):
-                emit({"type": "tool_call", **json.loads(json.dumps(call.to_dict(), default=str))})
+            # Oldest first, so attempts are stored in the order they ran.
+            for call in reversed(await saver.aaudit_tool_calls(thread_id=thread_id, limit=None)):
+                row = {k: v for k, v in call.to_dict().items() if k not in ("audit_id", "thread_id")}
+                emit({"type": "tool_call", **row})
                 summary.tool_calls += 1
             summary.namespaces = sorted(namespaces)
             emit({"type": "end", "counts": summary.counts()})
@@ -270,7 +279,7 @@ class Archive:
     thread: dict[str, Any]
     checkpoints: list[dict[str, Any]]  # sorted by (id, ns): parents before children
     writes: dict[tuple[str, str], list[dict[str, Any]]]
-    tool_calls: list[dict[str, Any]]
+    tool_calls: list[dict[str, Any]]  # version 1: calls read from the messages; 2: audit rows
     summary: ArchiveSummary
 
     @property
@@ -370,7 +379,10 @@ def _decode(saver: OrecastCheckpointer, path: Path, header: dict[str, Any], reco
             writes.setdefault(key, []).append({"task_id": task_id, "task_path": str(record["task_path"]), "writes": rows})
             summary.writes += len(rows)
         elif kind == "tool_call":
-            tool_calls.append({k: v for k, v in record.items() if k != "type"})
+            row = {k: v for k, v in record.items() if k != "type"}
+            if header["version"] >= 2:
+                ToolCallAudit.from_dict(row, thread_id)  # found malformed before anything is written
+            tool_calls.append(row)
         elif kind == "thread":
             thread = record
         elif kind == "end":
@@ -452,6 +464,10 @@ async def _store(saver: OrecastCheckpointer, archive: Archive, thread_id: str, p
                         await saver.aput_writes(config, [(ch, v) for _i, ch, v in rows], task["task_id"], task["task_path"])
             if progress:
                 progress(1)
+        if archive.header["version"] >= 2:
+            await saver.aimport_tool_calls(
+                thread_id, [ToolCallAudit.from_dict(row, thread_id) for row in archive.tool_calls]
+            )
         meta = archive.thread.get("metadata")
         status = archive.thread.get("status")
         await saver.aupdate_thread(

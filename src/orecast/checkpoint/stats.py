@@ -1,7 +1,8 @@
 """Usage figures of a store: active threads, turns, tool ranking, size per table (`orecast db stats`).
 
-Plain SQL over the threads table, the checkpoints' metadata and the `tool_calls` audit view. Statements
-that need a dialect's JSON operators are kept per dialect; a dialect without them reports `None` there.
+Plain SQL over the threads table, the checkpoints' metadata and the `tool_call_audit` table (the tool
+ranking with p50/p95 durations, and the recent failed calls: see `audit.py`). Statements that need a
+dialect's JSON operators are kept per dialect; a dialect without them reports `None` there.
 """
 
 from __future__ import annotations
@@ -10,15 +11,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from orecast.checkpoint.audit import ToolSummary
 from orecast.checkpoint.base import OrecastCheckpointer
 
 # `{p}` is the driver's placeholder.
 COUNT_THREADS = "SELECT COUNT(*), COALESCE(SUM(message_count), 0) FROM threads"
 COUNT_ACTIVE_THREADS = "SELECT COUNT(*) FROM threads WHERE updated_at >= {p}"
-TOOL_RANKING = """
-SELECT tool, COUNT(*), SUM(CASE WHEN status = 'error' THEN 1 ELSE 0 END),
-       SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END)
-FROM tool_calls GROUP BY tool ORDER BY COUNT(*) DESC, tool LIMIT {p}"""
 # A turn is a root checkpoint written from the user's input; its `ts` is ISO-8601 in UTC, so it compares
 # as text. Scans the checkpoints table: a maintenance query, not one for each request.
 COUNT_TURNS_SINCE = {
@@ -35,18 +33,7 @@ WHERE checkpoint_ns = '' AND JSON_UNQUOTE(JSON_EXTRACT(metadata, '$.source')) = 
   AND JSON_UNQUOTE(JSON_EXTRACT(checkpoint, '$.ts')) >= %s""",
 }
 WINDOWS = {"24h": timedelta(hours=24), "7d": timedelta(days=7)}
-
-
-@dataclass
-class ToolUse:
-    tool: str
-    calls: int
-    errors: int
-    pending: int
-
-    @property
-    def error_rate(self) -> float:
-        return self.errors / self.calls if self.calls else 0.0
+RECENT_FAILURES = 20
 
 
 @dataclass
@@ -59,9 +46,12 @@ class StoreStats:
     messages: int
     active_threads: dict[str, int]
     turns: dict[str, int | None]
-    tools: list[ToolUse]
+    tools: list[ToolSummary]  # all time, most called first
     tables: dict[str, dict[str, Any]]
     bytes: int | None
+    # The newest calls that failed or were cancelled: thread_id, checkpoint_ns, checkpoint_id, run_id,
+    # tool, status, error, started_at (ISO-8601).
+    recent_failures: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -90,10 +80,8 @@ async def store_stats(saver: OrecastCheckpointer, *, now: datetime, top: int = 1
                 continue
             cutoff = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00") if since else ""
             turns[name] = int((await db.fetchone(turns_sql, (cutoff,)))[0])
-        tools = [
-            ToolUse(str(tool), int(calls), int(errors or 0), int(pending or 0))
-            for tool, calls, errors, pending in await db.fetchall(TOOL_RANKING.format(p=p), (top,))
-        ]
+    tools = await saver.aaudit_summary(top=top)
+    failures = await saver.arecent_tool_failures(RECENT_FAILURES)
     notes = [] if turns_sql else [f"turns are not counted on {saver.dialect}"]
     return StoreStats(
         at=now,
@@ -105,5 +93,6 @@ async def store_stats(saver: OrecastCheckpointer, *, now: datetime, top: int = 1
         tools=tools,
         tables=sizes["tables"],
         bytes=sizes.get("bytes"),
+        recent_failures=failures,
         notes=notes,
     )

@@ -31,6 +31,7 @@ COMMAND_MODULES: dict[str, str] = {
     "data": "orecast.cli.data",
     "threads": "orecast.cli.threads",
     "db": "orecast.cli.db",
+    "audit": "orecast.cli.audit",
     "eval": "orecast.cli.eval",
     "serve": "orecast.cli.serve",
 }

@@ -36,13 +36,17 @@ def _growth_table(growth: list[DayGrowth]) -> Table:
     return table
 
 
+def _ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.1f}"
+
+
 def stats_command(
     top: int = typer.Option(10, "--top", min=1, help="How many tools to rank."),
     database_url: DatabaseUrl = None,
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Active threads (24 h / 7 days), turns, the tool ranking, the size of each table and its growth
-    per day (the last 14 days)."""
+    """Active threads (24 h / 7 days), turns, the tool ranking (p50/p95 ms), recent failed calls, table
+    sizes and growth per day (the last 14 days)."""
 
     async def run() -> tuple[StoreStats, list[DayGrowth]]:
         async with open_store(database_url, read_only=True) as saver:
@@ -59,10 +63,24 @@ def stats_command(
     usage.add_row("active threads", _count(stats.active_threads["24h"]), _count(stats.active_threads["7d"]), _count(stats.threads))
     usage.add_row("turns", _count(stats.turns["24h"]), _count(stats.turns["7d"]), _count(stats.turns["total"]))
     console.print(usage)
-    tools = Table("tool", "calls", "errors", "error rate", "pending", title="tools")
+    tools = Table("tool", "calls", "errors", "error rate", "running", "p50 ms", "p95 ms", title="tools")
     for tool in stats.tools:
-        tools.add_row(stored(tool.tool), f"{tool.calls:,}", f"{tool.errors:,}", f"{tool.error_rate:.1%}", f"{tool.pending:,}")
+        tools.add_row(
+            stored(tool.tool), f"{tool.calls:,}", f"{tool.errors:,}", f"{tool.error_rate:.1%}", f"{tool.pending:,}",
+            _ms(tool.p50_ms), _ms(tool.p95_ms),
+        )
     console.print(tools if stats.tools else "no tool calls yet")
+    if stats.recent_failures:
+        failures = Table("started (UTC)", "tool", "status", "thread", "error", title="recent failed tool calls")
+        for failure in stats.recent_failures[:10]:
+            failures.add_row(
+                failure["started_at"][:19].replace("T", " "),
+                stored(failure["tool"]),
+                stored(failure["status"]),
+                stored(failure["thread_id"]),
+                stored(" ".join((failure["error"] or "").split())[:60]),
+            )
+        console.print(failures)
     sizes = Table("table", "rows", "KiB", title="size")
     for name, info in stats.tables.items():
         size = info.get("bytes")

@@ -164,7 +164,7 @@ def thread_tools(
     database_url: DatabaseUrl = None,
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """The tool calls of a conversation, with arguments and results (the audit view)."""
+    """The tool calls in a conversation's messages, with arguments and results (timed: `audit tools --thread`)."""
 
     async def run() -> tuple[ThreadInfo | None, list[ToolCallRecord]]:
         async with open_store(database_url, read_only=True) as saver:

@@ -5,7 +5,7 @@ rows instead (`saver.py`). Lists travel as one JSON parameter expanded by `JSON_
 VARBINARY so that the joins use the binary primary keys.
 """
 
-TABLES = ("threads", "checkpoints", "channel_values", "items", "writes")
+TABLES = ("threads", "checkpoints", "channel_values", "items", "writes", "tool_call_audit")
 
 CREATE_MIGRATIONS = """
 CREATE TABLE IF NOT EXISTS orecast_migrations (
@@ -230,6 +230,7 @@ WHERE thread_id = %s
   )"""
 
 DELETE_THREAD = (
+    "DELETE FROM tool_call_audit WHERE thread_id = %s",
     "DELETE FROM writes WHERE thread_id = %s",
     "DELETE FROM channel_values WHERE thread_id = %s",
     "DELETE FROM checkpoints WHERE thread_id = %s",
@@ -249,6 +250,11 @@ SELECT %s, %s, created_at, %s, metadata, status, head_checkpoint_id, checkpoint_
        preview, next_item
 FROM threads WHERE thread_id = %s"""
 COPY_THREAD_DATA = (
+    """INSERT INTO tool_call_audit (audit_id, thread_id, checkpoint_ns, checkpoint_id, run_id, call_id, tool, args,
+                               result, status, error, started_at, ended_at, duration_ms, attempt)
+       SELECT REPLACE(UUID(), '-', ''), %s, checkpoint_ns, checkpoint_id, run_id, call_id, tool, args,
+              result, status, error, started_at, ended_at, duration_ms, attempt
+       FROM tool_call_audit WHERE thread_id = %s""",
     """INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
                                 checkpoint, metadata, run_id, schema_version)
        SELECT %s, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, run_id,
@@ -271,7 +277,52 @@ PAYLOAD_BYTES = """SELECT
   + (SELECT COALESCE(SUM(LENGTH(value)), 0) FROM items)
   + (SELECT COALESCE(SUM(LENGTH(value)), 0) + COALESCE(SUM(LENGTH(`blob`)), 0) FROM writes)"""
 
-# The tool-call audit view of migration 002, one thread, in conversation order.
+# The calls read from the stored messages (the `tool_calls` view of migration 002), one thread, in order.
 SELECT_TOOL_CALLS = """
 SELECT item_no, call_id, tool, args, result, status FROM tool_calls
 WHERE thread_id = %s ORDER BY item_no, `position`"""
+
+# The tool-call audit (migration 004): one row per attempt of a call; `attempt` counts the thread's
+# rows of the same call id, this one included.
+AUDIT_COLUMNS = """audit_id, thread_id, checkpoint_ns, checkpoint_id, run_id, call_id, tool, args, result,
+    status, error, started_at, ended_at, duration_ms, attempt"""
+INSERT_TOOL_CALL = f"""
+INSERT INTO tool_call_audit ({AUDIT_COLUMNS})
+SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, COALESCE(MAX(attempt), 0) + 1
+FROM tool_call_audit WHERE thread_id = %s AND call_id = %s"""
+END_TOOL_CALL = """
+UPDATE tool_call_audit SET status = %s, result = %s, error = %s, ended_at = %s, duration_ms = %s,
+    args = COALESCE(%s, args)
+WHERE audit_id = %s"""
+# A row as an archive carries it (`threads import`): attempt and times as they were.
+INSERT_TOOL_CALL_AS_IS = f"""
+INSERT INTO tool_call_audit ({AUDIT_COLUMNS})
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"""
+DELETE_TOOL_CALL = "DELETE FROM tool_call_audit WHERE audit_id = %s"
+TOOL_CALL_HAS_STATUS = "SELECT 1 FROM tool_call_audit WHERE thread_id = %s AND call_id = %s AND status = %s LIMIT 1"
+# `{where}`: AND-ed conditions of AUDIT_WHERE.
+SELECT_AUDIT = f"""
+SELECT {AUDIT_COLUMNS} FROM tool_call_audit {{where}}
+ORDER BY started_at DESC, audit_id DESC LIMIT %s"""
+AUDIT_WHERE = {
+    "thread_id": "thread_id = %s",
+    "tool": "tool = %s",
+    "status": "status = %s",
+    "since": "started_at >= %s",
+}
+# Per tool: calls, errors, still running; then each one's ended durations, sorted
+# (percentiles are taken in Python, the same way on every dialect).
+AUDIT_TOOL_COUNTS = """
+SELECT tool, COUNT(*), SUM(CASE WHEN status = 'error' THEN 1 ELSE 0 END),
+       SUM(CASE WHEN status = 'running' THEN 1 ELSE 0 END)
+FROM tool_call_audit WHERE started_at >= %s
+GROUP BY tool ORDER BY COUNT(*) DESC, tool LIMIT %s"""
+AUDIT_TOOL_DURATIONS = """
+SELECT tool, duration_ms FROM tool_call_audit
+WHERE started_at >= %s AND duration_ms IS NOT NULL AND status NOT IN ('rejected', 'running')
+  AND tool IN (SELECT t FROM JSON_TABLE(%s, '$[*]' COLUMNS (t VARBINARY(1024) PATH '$')) AS j)
+ORDER BY tool, duration_ms"""
+SELECT_RECENT_FAILURES = """
+SELECT thread_id, checkpoint_ns, checkpoint_id, run_id, tool, status, error, started_at FROM tool_call_audit
+WHERE status IN ('error', 'cancelled')
+ORDER BY started_at DESC, audit_id DESC LIMIT %s"""

@@ -1,6 +1,6 @@
 """SQLite statements of the checkpoint store, one per constant (`?` placeholders)."""
 
-TABLES = ("threads", "checkpoints", "channel_values", "items", "writes")
+TABLES = ("threads", "checkpoints", "channel_values", "items", "writes", "tool_call_audit")
 
 CREATE_MIGRATIONS = """
 CREATE TABLE IF NOT EXISTS orecast_migrations (
@@ -215,6 +215,7 @@ WHERE thread_id = ?
   )"""
 
 DELETE_THREAD = (
+    "DELETE FROM tool_call_audit WHERE thread_id = ?",
     "DELETE FROM writes WHERE thread_id = ?",
     "DELETE FROM channel_values WHERE thread_id = ?",
     "DELETE FROM checkpoints WHERE thread_id = ?",
@@ -234,6 +235,11 @@ SELECT ?, ?, created_at, ?, metadata, status, head_checkpoint_id, checkpoint_cou
        preview, next_item
 FROM threads WHERE thread_id = ?"""
 COPY_THREAD_DATA = (
+    """INSERT INTO tool_call_audit (audit_id, thread_id, checkpoint_ns, checkpoint_id, run_id, call_id, tool, args,
+                               result, status, error, started_at, ended_at, duration_ms, attempt)
+       SELECT lower(hex(randomblob(16))), ?, checkpoint_ns, checkpoint_id, run_id, call_id, tool, args,
+              result, status, error, started_at, ended_at, duration_ms, attempt
+       FROM tool_call_audit WHERE thread_id = ?""",
     """INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
                                 checkpoint, metadata, run_id, schema_version)
        SELECT ?, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, run_id,
@@ -256,7 +262,52 @@ PAYLOAD_BYTES = """SELECT
   + (SELECT COALESCE(SUM(length(CAST(value AS BLOB))), 0) FROM items)
   + (SELECT COALESCE(SUM(length(CAST(value AS BLOB))), 0) + COALESCE(SUM(length(blob)), 0) FROM writes)"""
 
-# The tool-call audit view of migration 002, one thread, in conversation order.
+# The calls read from the stored messages (the `tool_calls` view of migration 002), one thread, in order.
 SELECT_TOOL_CALLS = """
 SELECT item_no, call_id, tool, args, result, status FROM tool_calls
 WHERE thread_id = ? ORDER BY item_no, position"""
+
+# The tool-call audit (migration 004): one row per attempt of a call; `attempt` counts the thread's
+# rows of the same call id, this one included.
+AUDIT_COLUMNS = """audit_id, thread_id, checkpoint_ns, checkpoint_id, run_id, call_id, tool, args, result,
+    status, error, started_at, ended_at, duration_ms, attempt"""
+INSERT_TOOL_CALL = f"""
+INSERT INTO tool_call_audit ({AUDIT_COLUMNS})
+SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(MAX(attempt), 0) + 1
+FROM tool_call_audit WHERE thread_id = ? AND call_id = ?"""
+END_TOOL_CALL = """
+UPDATE tool_call_audit SET status = ?, result = ?, error = ?, ended_at = ?, duration_ms = ?,
+    args = COALESCE(?, args)
+WHERE audit_id = ?"""
+# A row as an archive carries it (`threads import`): attempt and times as they were.
+INSERT_TOOL_CALL_AS_IS = f"""
+INSERT INTO tool_call_audit ({AUDIT_COLUMNS})
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+DELETE_TOOL_CALL = "DELETE FROM tool_call_audit WHERE audit_id = ?"
+TOOL_CALL_HAS_STATUS = "SELECT 1 FROM tool_call_audit WHERE thread_id = ? AND call_id = ? AND status = ? LIMIT 1"
+# `{where}`: AND-ed conditions of AUDIT_WHERE.
+SELECT_AUDIT = f"""
+SELECT {AUDIT_COLUMNS} FROM tool_call_audit {{where}}
+ORDER BY started_at DESC, audit_id DESC LIMIT ?"""
+AUDIT_WHERE = {
+    "thread_id": "thread_id = ?",
+    "tool": "tool = ?",
+    "status": "status = ?",
+    "since": "started_at >= ?",
+}
+# Per tool: calls, errors, still running; then each one's ended durations, sorted
+# (percentiles are taken in Python, the same way on every dialect).
+AUDIT_TOOL_COUNTS = """
+SELECT tool, COUNT(*), SUM(CASE WHEN status = 'error' THEN 1 ELSE 0 END),
+       SUM(CASE WHEN status = 'running' THEN 1 ELSE 0 END)
+FROM tool_call_audit WHERE started_at >= ?
+GROUP BY tool ORDER BY COUNT(*) DESC, tool LIMIT ?"""
+AUDIT_TOOL_DURATIONS = """
+SELECT tool, duration_ms FROM tool_call_audit
+WHERE started_at >= ? AND duration_ms IS NOT NULL AND status NOT IN ('rejected', 'running')
+  AND tool IN (SELECT value FROM json_each(?))
+ORDER BY tool, duration_ms"""
+SELECT_RECENT_FAILURES = """
+SELECT thread_id, checkpoint_ns, checkpoint_id, run_id, tool, status, error, started_at FROM tool_call_audit
+WHERE status IN ('error', 'cancelled')
+ORDER BY started_at DESC, audit_id DESC LIMIT ?"""

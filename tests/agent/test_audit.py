@@ -1,0 +1,270 @@
+"""The tool-call audit from real runs of the analyst, on every backend: calls that ran (ok), failed (error),
+were rejected or edited by a human, cancelled, and run again after a crash (attempt 2)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.tools import StructuredTool
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+
+from orecast.agent import AgentSettings, build_agent, decisions
+from orecast.agent.audit import tool_call_auditing
+from orecast.agent.offline import OfflineAnalyst
+from orecast.agent.tools import dumps, latest_price
+from orecast.checkpoint import open_checkpointer
+from tests.agent.conftest import run_turn
+from tests.checkpoint.conftest import raw_sql
+
+ROOT = Path(__file__).resolve().parents[2]
+PRICE_QUESTION = "铁矿石现在多少钱？"
+
+
+def by_tool(rows: list[Any], tool: str) -> list[Any]:
+    return [r for r in rows if r.tool == tool]
+
+
+async def checkpoints(saver: Any, thread_id: str) -> set[tuple[str, str]]:
+    return {
+        (c.config["configurable"]["checkpoint_ns"], c.config["configurable"]["checkpoint_id"])
+        async for c in saver.alist({"configurable": {"thread_id": thread_id}})
+    }
+
+
+async def test_calls_errors_and_human_decisions(store_url: str, settings: AgentSettings) -> None:
+    thread = str(uuid.uuid4())
+    async with open_checkpointer(store_url) as saver:
+        agent = build_agent(saver, model=OfflineAnalyst(), settings=settings)
+        turn = await run_turn(agent, thread, PRICE_QUESTION)
+        await run_turn(agent, thread, "backtest iron ore futures from 2010")
+        asked = await run_turn(agent, thread, "导出报告")
+        await run_turn(agent, thread, decisions({"type": "reject", "message": "not now"}))
+        asked_again = await run_turn(agent, thread, "导出报告")
+        edited_args = {**asked_again.approvals[0].actions[0]["args"], "title": "Weekly ore note", "filename": "weekly"}
+        await run_turn(agent, thread, decisions({"type": "edit", "edited_action": {"name": "export_report", "args": edited_args}}))
+
+        rows = list(reversed(await saver.aaudit_tool_calls(thread_id=thread, limit=None)))
+        stored = await checkpoints(saver, thread)
+
+    prices = by_tool(rows, "latest_price")
+    assert [(r.call_id, r.args) for r in prices] == [(c.id, c.args) for c in turn.calls if c.name == "latest_price"]
+    for row in prices:
+        assert row.status == "ok" and row.attempt == 1 and row.error is None
+        assert row.result == next(r.content for r in turn.results if r.id == row.call_id)[: len(row.result)]
+        assert row.duration_ms > 0 and row.ended_at >= row.started_at
+    # Every row names the checkpoint its call ran from.
+    assert all((r.checkpoint_ns, r.checkpoint_id) in stored for r in rows)
+
+    (failed,) = [r for r in rows if r.status == "error"]
+    assert failed.tool == "backtest_forecast" and "2010" in failed.error and failed.result is None
+
+    rejected, edited = by_tool(rows, "export_report")
+    assert rejected.status == "rejected" and rejected.call_id == asked.call("export_report").id
+    assert "not now" in rejected.error and rejected.duration_ms == 0
+    assert rejected.args == asked.approvals[0].actions[0]["args"]
+    assert edited.status == "edited" and edited.call_id == asked_again.call("export_report").id
+    assert edited.args == edited_args  # the arguments the call ran with, not the model's
+    assert (settings.reports_dir / "weekly.md").exists()
+    assert [r.status for r in rows].count("ok") == len(rows) - 3
+
+
+async def test_a_raising_tool_is_an_error_and_the_run_fails(store_url: str, settings: AgentSettings) -> None:
+    def broken_latest_price(series: str) -> str:
+        raise RuntimeError(f"price feed down for {series}")
+
+    tool = StructuredTool.from_function(broken_latest_price, name="latest_price", description="latest price")
+    thread = str(uuid.uuid4())
+    async with open_checkpointer(store_url) as saver:
+        agent = build_agent(saver, model=OfflineAnalyst(), extra_tools=[tool], settings=settings)
+        with pytest.raises(RuntimeError, match="price feed down"):
+            await run_turn(agent, thread, PRICE_QUESTION)
+        rows = await saver.aaudit_tool_calls(thread_id=thread)
+    assert rows and {r.status for r in rows} == {"error"}
+    assert all(r.error.startswith("RuntimeError: price feed down for ") for r in rows)
+
+
+async def test_cancelled_call_then_attempt_two(store_url: str, settings: AgentSettings) -> None:
+    slow = {"series": "iron_ore_wb_monthly"}
+    runs: list[str] = []
+
+    async def gated_latest_price(series: str) -> str:
+        runs.append(series)
+        if slow.get("series") == series:
+            await asyncio.sleep(120)
+        return dumps(latest_price(series))
+
+    tool = StructuredTool.from_function(coroutine=gated_latest_price, name="latest_price", description="latest price")
+    thread = str(uuid.uuid4())
+    async with open_checkpointer(store_url) as saver:
+        agent = build_agent(saver, model=OfflineAnalyst(), extra_tools=[tool], settings=settings)
+        task = asyncio.create_task(run_turn(agent, thread, PRICE_QUESTION))
+        for _ in range(300):
+            # The fast call's result is stored (its task's writes) and the slow call is running.
+            rows = await saver.aaudit_tool_calls(thread_id=thread)
+            snap = await agent.aget_state({"configurable": {"thread_id": thread}})
+            if {r.status for r in rows} == {"ok", "running"} and any(t.result for t in snap.tasks):
+                break
+            await asyncio.sleep(0.05)
+        else:
+            pytest.fail(f"the slow call never got going: {rows}")
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        for _ in range(100):  # the cancelled call's row is finished by a shielded write
+            (running,) = [r for r in await saver.aaudit_tool_calls(thread_id=thread) if r.args == slow]
+            if running.status == "cancelled":
+                break
+            await asyncio.sleep(0.05)
+        assert running.status == "cancelled" and running.attempt == 1 and running.duration_ms > 0
+
+        slow.clear()
+        await run_turn(agent, thread, None)  # resume the unfinished turn
+        rows = list(reversed(await saver.aaudit_tool_calls(thread_id=thread)))
+    again = [r for r in rows if r.call_id == running.call_id]
+    assert [(r.status, r.attempt) for r in again] == [("cancelled", 1), ("ok", 2)]
+    assert runs.count("iron_ore_wb_monthly") == 2 and runs.count("dce_iron_ore_daily") == 1
+    finished = [r for r in rows if r.call_id != running.call_id]
+    assert [(r.status, r.attempt) for r in finished] == [("ok", 1)]  # the finished call did not run again
+
+
+async def test_subagent_calls_carry_their_namespace_and_run_id(tmp_path: Path, settings: AgentSettings) -> None:
+    thread, run_id = str(uuid.uuid4()), uuid.uuid4()
+    async with open_checkpointer(f"sqlite:///{tmp_path / 'a.sqlite3'}") as saver:
+        agent = build_agent(saver, model=OfflineAnalyst(), settings=settings)
+        # As the service starts a run: its id as the run's and in the metadata its subgraphs inherit.
+        config = {"configurable": {"thread_id": thread}, "run_id": run_id, "metadata": {"run_id": str(run_id)}}
+        await agent.ainvoke({"messages": [{"role": "user", "content": "哪种方法预测铁矿石最好？"}]}, config)
+        rows = await saver.aaudit_tool_calls(thread_id=thread)
+        stored = await checkpoints(saver, thread)
+    (task,) = by_tool(rows, "task")
+    assert task.checkpoint_ns == "" and task.args["subagent_type"] == "quant"
+    quant = by_tool(rows, "backtest_forecast")
+    assert len(quant) == 7 and {r.status for r in quant} == {"ok"}
+    assert {r.checkpoint_ns for r in quant} == {next(iter({r.checkpoint_ns for r in quant}))}
+    assert quant[0].checkpoint_ns.startswith("tools:")
+    assert all((r.checkpoint_ns, r.checkpoint_id) in stored for r in rows)
+    assert {r.run_id for r in rows} == {str(run_id)}
+    # The subagent ran inside the `task` call: its calls fall within it.
+    assert all(task.started_at <= r.started_at and r.ended_at <= task.ended_at for r in quant)
+
+
+def _plain_graph(saver: Any) -> Any:
+    """A hand-written LangGraph graph with a ToolNode (what `orecast serve --graph` serves)."""
+
+    def lookup(benchmark: str) -> str:
+        """The benchmark's price."""
+        if benchmark == "bad":
+            raise ValueError("no such benchmark")
+        return f"{benchmark}: 101.5 USD/dmt"
+
+    def model(state: MessagesState) -> dict[str, Any]:
+        last = state["messages"][-1]
+        if isinstance(last, HumanMessage):
+            call = {"name": "lookup", "args": {"benchmark": last.content}, "id": f"call-{len(state['messages'])}"}
+            return {"messages": [AIMessage("", tool_calls=[call])]}
+        return {"messages": [AIMessage(f"done: {last.content}")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("model", model)
+    builder.add_node("tools", ToolNode([lookup], handle_tool_errors=True, **tool_call_auditing()))
+    builder.add_edge(START, "model")
+    builder.add_conditional_edges("model", tools_condition)
+    builder.add_edge("tools", "model")
+    return builder.compile(checkpointer=saver)
+
+
+async def test_a_plain_tool_node_graph_is_audited(store_url: str) -> None:
+    async with open_checkpointer(store_url) as saver:
+        graph = _plain_graph(saver)
+        config = {"configurable": {"thread_id": "plain"}}
+        await graph.ainvoke({"messages": [HumanMessage("62% Fe")]}, config)
+        await graph.ainvoke({"messages": [HumanMessage("bad")]}, config)
+        rows = list(reversed(await saver.aaudit_tool_calls(thread_id="plain")))
+    assert [(r.tool, r.args, r.status) for r in rows] == [
+        ("lookup", {"benchmark": "62% Fe"}, "ok"), ("lookup", {"benchmark": "bad"}, "error")]
+    assert rows[0].result == "62% Fe: 101.5 USD/dmt" and "no such benchmark" in rows[1].error
+
+
+def test_the_sync_path_is_audited_too(tmp_path: Path) -> None:
+    """`graph.invoke` from a worker thread, the saver's loop elsewhere: the sync wrapper writes the rows."""
+
+    async def main() -> list[Any]:
+        async with open_checkpointer(f"sqlite:///{tmp_path / 's.sqlite3'}") as saver:
+            graph = _plain_graph(saver)
+            config = {"configurable": {"thread_id": "sync"}}
+            await asyncio.to_thread(graph.invoke, {"messages": [HumanMessage("62% Fe")]}, config)
+            return await saver.aaudit_tool_calls(thread_id="sync")
+
+    (row,) = asyncio.run(main())
+    assert (row.tool, row.status, row.result) == ("lookup", "ok", "62% Fe: 101.5 USD/dmt")
+
+
+async def test_an_audit_failure_never_breaks_the_call(
+    sqlite_url: str, settings: AgentSettings, caplog: pytest.LogCaptureFixture
+) -> None:
+    thread = str(uuid.uuid4())
+    async with open_checkpointer(sqlite_url) as saver:
+        raw_sql(sqlite_url, "DROP TABLE tool_call_audit")  # every audit write now fails
+        agent = build_agent(saver, model=OfflineAnalyst(), settings=settings)
+        with caplog.at_level(logging.WARNING, logger="orecast.agent.audit"):
+            turn = await run_turn(agent, thread, PRICE_QUESTION)
+    assert turn.results and all(r.ok for r in turn.results)
+    assert "108" in turn.text or "US$" in turn.text or turn.text
+    assert "tool-call audit: could not write a row" in caplog.text
+
+
+def _runner(*args: str) -> list[str]:
+    return [sys.executable, "-m", "tests.agent.crash_runner", *args]
+
+
+@pytest.mark.slow
+def test_a_call_run_again_after_a_crash_is_attempt_two(store_url: str, tmp_path: Path) -> None:
+    thread, log = str(uuid.uuid4()), tmp_path / "calls.log"
+    env = {**os.environ, "ORECAST_TEST_SLOW": "shfe_rebar_daily", "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}"}
+    env.pop("DEEPSEEK_API_KEY", None)
+    proc = subprocess.Popen(_runner(store_url, thread, str(log), "ask", "铁矿石和螺纹钢的最新价格"),
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            text = log.read_text() if log.exists() else ""
+            if "done iron_ore_wb_monthly" in text and "start shfe_rebar_daily" in text:
+                break
+            assert proc.poll() is None, proc.communicate()[0].decode()
+            time.sleep(0.1)
+        else:
+            pytest.fail("the two tool calls never got going")
+        time.sleep(1.0)  # let the finished call's row and result reach the store
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    env.pop("ORECAST_TEST_SLOW")
+    done = subprocess.run(_runner(store_url, thread, str(log), "resume"), cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+
+    async def rows() -> list[Any]:
+        async with open_checkpointer(store_url) as saver:
+            return list(reversed(await saver.aaudit_tool_calls(thread_id=thread)))
+
+    audited = asyncio.run(rows())
+    rebar = [r for r in audited if r.args == {"series": "shfe_rebar_daily"}]
+    # The killed attempt stays `running` (its process never came back); the re-run is attempt 2.
+    assert [(r.status, r.attempt) for r in rebar] == [("running", 1), ("ok", 2)]
+    assert rebar[0].call_id == rebar[1].call_id and rebar[0].ended_at is None
+    ore = [r for r in audited if r.args == {"series": "iron_ore_wb_monthly"}]
+    assert [(r.status, r.attempt) for r in ore] == [("ok", 1)]
