@@ -24,11 +24,13 @@ from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.core import SCHEMA_VERSION_DEFAULT
 from orecast.checkpoint.encoding import CorruptRowError
 from orecast.checkpoint.errors import ReadOnlyStoreError, StoreError, StoreTimeout, StoreUnavailable
+from orecast.checkpoint.migrate_state import StateMigration
 from orecast.checkpoint.mysql import MysqlCheckpointer
 from orecast.checkpoint.postgres import PostgresCheckpointer
 from orecast.checkpoint.postgres.timeouts import resolve_timeouts
 from orecast.checkpoint.sqlite import SqliteCheckpointer
 from orecast.checkpoint.threads import ThreadInfo, ThreadStatus
+from orecast.checkpoint.upcast import StateSchema, StateVersionError, Upcaster
 from orecast.checkpoint.urls import default_database_url, parse_url
 
 __all__ = [
@@ -39,12 +41,16 @@ __all__ = [
     "PostgresCheckpointer",
     "ReadOnlyStoreError",
     "SqliteCheckpointer",
+    "StateMigration",
+    "StateSchema",
+    "StateVersionError",
     "StoreError",
     "StoreTimeout",
     "StoreUnavailable",
     "ThreadInfo",
     "ThreadStatus",
     "ToolCallRecord",
+    "Upcaster",
     "default_database_url",
     "open_checkpointer",
 ]

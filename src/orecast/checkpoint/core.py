@@ -8,6 +8,7 @@ per-thread items, each message stored once — so a conversation's storage grows
 from __future__ import annotations
 
 import asyncio
+import copy
 import random
 import re
 import weakref
@@ -29,6 +30,7 @@ from orecast.checkpoint.encoding import (
     TaggedJson,
     strict_serializer,
 )
+from orecast.checkpoint.upcast import StateSchema
 
 SCHEMA_VERSION_DEFAULT = 1
 PAGE_SIZE = 100
@@ -125,6 +127,8 @@ class SaverCore(BaseCheckpointSaver[str]):
 
     dialect: str = ""
     keeps_key_order: bool = False  # set where the JSON column type reorders object keys (JSONB)
+    # The graph's state schema (`with_state_schema`); None: values are read as stored, never upcast.
+    state_schema: StateSchema | None = None
 
     def __init__(self, *, schema_version: int = SCHEMA_VERSION_DEFAULT, serde: Any = None) -> None:
         super().__init__(serde=serde or strict_serializer())
@@ -145,6 +149,15 @@ class SaverCore(BaseCheckpointSaver[str]):
             lock = asyncio.Lock()
             self._thread_locks[thread_id] = lock
         return lock
+
+    def with_state_schema(self, schema: StateSchema) -> SaverCore:
+        """This saver for a graph with `schema`: it records `schema.version` with every checkpoint and
+        upcasts older values on every read. The clone shares the store (connections, caches); several
+        graphs of one service each compile with their own."""
+        clone = copy.copy(self)
+        clone.state_schema = schema
+        clone.schema_version = schema.version
+        return clone
 
     def with_allowlist(self, extra_allowlist: Any) -> SaverCore:
         clone = super().with_allowlist(extra_allowlist)
