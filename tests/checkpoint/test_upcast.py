@@ -11,7 +11,12 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
-from orecast.checkpoint import StateSchema, StateVersionError, open_checkpointer, open_checkpointer_sync
+from orecast.checkpoint import (
+    StateSchema,
+    StateVersionError,
+    open_checkpointer,
+    open_checkpointer_sync,
+)
 from tests.checkpoint.conftest import raw_sql
 
 
