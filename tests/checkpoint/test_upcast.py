@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import operator
+from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 import pytest
@@ -17,6 +18,7 @@ from orecast.checkpoint import (
     open_checkpointer,
     open_checkpointer_sync,
 )
+from orecast.checkpoint.archive import export_thread, import_archive, read_archive
 from tests.checkpoint.conftest import raw_sql
 
 
@@ -201,6 +203,22 @@ async def test_migrate_state_rewrites_old_rows_once(store_url: str) -> None:
         assert again.threads == 0 and await v2_saver.acount_old_state_threads() == 0
         await ask(v2, "a", "pellets")  # and the thread runs on
         assert (await v2.aget_state(cfg("a"))).values["notes"][-1] == {"text": "pellets", "len": 7}
+
+
+async def test_archive_keeps_state_versions(store_url: str, tmp_path: Path) -> None:
+    async with open_checkpointer(store_url) as saver:
+        await write_v1_thread(saver)
+        await ask(notes_graph(saver.with_state_schema(V2), 2), "t", "rebar")
+        source = await all_values(notes_graph(saver.with_state_schema(V2), 2), "t")
+        # Exported through a graph's saver or not, values are archived as stored, with their versions.
+        await export_thread(saver.with_state_schema(V2), "t", tmp_path / "t.gz")
+    target = f"sqlite:///{tmp_path / 'target.sqlite3'}"
+    async with open_checkpointer(target) as saver:
+        await import_archive(saver, read_archive(saver, tmp_path / "t.gz"))
+        assert await all_values(notes_graph(saver.with_state_schema(V2), 2), "t") == source
+        assert (await saver.aget_tuple(cfg("t"))).checkpoint["channel_values"]["title"] == "iron ore"
+    stamps = raw_sql(target, "SELECT schema_version, COUNT(*) FROM checkpoints GROUP BY schema_version")
+    assert sorted(stamps) == [(1, 6), (2, 3)]
 
 
 def test_sync_bridge_upcasts(store_url: str) -> None:

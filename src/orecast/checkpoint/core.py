@@ -16,7 +16,7 @@ from abc import abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from langchain_core.messages import BaseMessage, RemoveMessage
 from langgraph.checkpoint.base import (
@@ -150,13 +150,14 @@ class SaverCore(BaseCheckpointSaver[str]):
             self._thread_locks[thread_id] = lock
         return lock
 
-    def with_state_schema(self, schema: StateSchema) -> SaverCore:
+    def with_state_schema(self, schema: StateSchema | None) -> Self:
         """This saver for a graph with `schema`: it records `schema.version` with every checkpoint and
         upcasts older values on every read. The clone shares the store (connections, caches); several
-        graphs of one service each compile with their own."""
+        graphs of one service each compile with their own. None: values read as stored."""
         clone = copy.copy(self)
         clone.state_schema = schema
-        clone.schema_version = schema.version
+        if schema is not None:
+            clone.schema_version = schema.version
         return clone
 
     def with_allowlist(self, extra_allowlist: Any) -> SaverCore:
