@@ -15,7 +15,6 @@ import json
 import typer
 from rich.console import Console
 
-from orecast.agent.state import ANALYST_STATE
 from orecast.checkpoint import StateMigration, StateVersionError
 from orecast.cli.archive import progress_bar
 from orecast.cli.common import DatabaseUrl, fail, open_store
@@ -28,6 +27,7 @@ def migrate_state_command(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Rewrite checkpoints older agents wrote to the analyst's current state version (resumable)."""
+    from orecast.agent.state import ANALYST_STATE  # the agent's imports only for this command
 
     async def run() -> StateMigration:
         async with open_store(database_url, read_only=True) as opened:
@@ -51,6 +51,7 @@ def migrate_state_command(
         f"{'dry run: ' if dry_run else ''}{verb} {threads} to state version {result.version}: "
         f"{result.checkpoints} checkpoints, {result.values} values, {result.writes} pending writes",
         highlight=False,
+        soft_wrap=True,
     )
     for thread_id in result.newer:
         typer.echo(f"warning: thread {thread_id!r} was written by a newer state version; left as it is", err=True)
