@@ -230,6 +230,18 @@ def test_sync_bridge_upcasts(store_url: str) -> None:
         assert [s.values.get("title") for s in v2.get_state_history(cfg("s"))][0] == {"text": "iron ore"}
 
 
+async def test_a_view_is_the_same_saver_but_its_schema(tmp_path: Path) -> None:
+    async with open_checkpointer(f"sqlite:///{tmp_path / 'v.sqlite3'}") as saver:
+        view = saver.with_state_schema(V2)
+        raw = view.with_state_schema(None)
+        assert isinstance(view, type(saver)) and view.items is saver.items
+        assert (saver.state_schema, saver.schema_version) == (None, 1)
+        assert (view.state_schema, view.schema_version) == (V2, 2)
+        assert (raw.state_schema, raw.schema_version) == (None, 1)
+        saver.some_counter = 3  # state a saver changes as it runs is the view's too
+        assert view.some_counter == 3 and raw.some_counter == 3
+
+
 def test_schema_is_checked() -> None:
     with pytest.raises(ValueError, match="outside 1..1"):
         StateSchema(version=2, upcasters={(2, "notes"): notes_1_to_2})

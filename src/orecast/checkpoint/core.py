@@ -8,7 +8,6 @@ per-thread items, each message stored once — so a conversation's storage grows
 from __future__ import annotations
 
 import asyncio
-import copy
 import random
 import re
 import weakref
@@ -152,13 +151,19 @@ class SaverCore(BaseCheckpointSaver[str]):
 
     def with_state_schema(self, schema: StateSchema | None) -> Self:
         """This saver for a graph with `schema`: it records `schema.version` with every checkpoint and
-        upcasts older values on every read. The clone shares the store (connections, caches); several
-        graphs of one service each compile with their own. None: values read as stored."""
-        clone = copy.copy(self)
-        clone.state_schema = schema
+        upcasts older values on every read. None: values are read as stored.
+
+        The view is the same saver in all but its schema: it shares the very attribute dictionary of
+        the saver it came from (connections, caches, locks, background tasks and their counters), so
+        several graphs of one service each compile with their own view of one store.
+        """
+        base = getattr(type(self), "_state_view_of", type(self))
+        attrs: dict[str, Any] = {"_state_view_of": base, "state_schema": property(lambda _view: schema)}
         if schema is not None:
-            clone.schema_version = schema.version
-        return clone
+            attrs["schema_version"] = property(lambda _view: schema.version)
+        view = object.__new__(type(base.__name__, (base,), attrs))
+        view.__dict__ = self.__dict__
+        return view
 
     def with_allowlist(self, extra_allowlist: Any) -> SaverCore:
         clone = super().with_allowlist(extra_allowlist)
