@@ -20,6 +20,7 @@ from orecast.checkpoint import (
 )
 from orecast.checkpoint.archive import export_thread, import_archive, read_archive
 from tests.checkpoint.conftest import raw_sql
+from tests.checkpoint.graphs import delta_graph
 
 
 class NotesState(TypedDict, total=False):
@@ -228,6 +229,14 @@ def test_sync_bridge_upcasts(store_url: str) -> None:
         v2 = notes_graph(saver.with_state_schema(V2), 2)
         assert v2.get_state(cfg("s")).values["notes"] == [{"text": "iron ore", "len": 8}]
         assert [s.values.get("title") for s in v2.get_state_history(cfg("s"))][0] == {"text": "iron ore"}
+
+
+async def test_delta_channels_cannot_be_upcast(tmp_path: Path) -> None:
+    async with open_checkpointer(f"sqlite:///{tmp_path / 'd.sqlite3'}") as saver:
+        await delta_graph(saver).ainvoke({"messages": [HumanMessage("hi", id="h-1")]}, cfg("d"))
+        schema = StateSchema(version=2, upcasters={(1, "messages"): list})
+        with pytest.raises(StateVersionError, match="'messages' is a DeltaChannel"):
+            await delta_graph(saver.with_state_schema(schema)).aget_state(cfg("d"))
 
 
 async def test_a_view_is_the_same_saver_but_its_schema(tmp_path: Path) -> None:
