@@ -158,6 +158,35 @@ async def test_upcaster_runs_once_per_value_on_a_copy(store_url: str) -> None:
         assert ("task-1", "notes", [{"text": "scrap", "len": 5}]) in pending
 
 
+async def test_writes_a_newer_graph_adds_to_an_old_checkpoint_keep_their_version(
+    store_url: str, tmp_path: Path
+) -> None:
+    # Not idempotent on purpose: a version-2 value upcast again would come out wrong.
+    strict = StateSchema(version=2, upcasters={(1, "notes"): lambda notes: [{"text": n, "len": len(n)} for n in notes]})
+    async with open_checkpointer(store_url) as saver:
+        await write_v1_thread(saver)
+        old = (await saver.aget_tuple(cfg("t"))).config  # stamped version 1
+        await saver.with_state_schema(V1).aput_writes(old, [("notes", ["scrap"])], "task-old")
+        # e.g. an interrupt the version-1 graph left, resumed by the version-2 graph
+        await saver.with_state_schema(strict).aput_writes(old, [("notes", [{"text": "ore", "len": 3}])], "task-new")
+        expected = [
+            ("task-new", "notes", [{"text": "ore", "len": 3}]),
+            ("task-old", "notes", [{"text": "scrap", "len": 5}]),
+        ]
+
+        def notes_writes(tup: Any) -> list[Any]:
+            return sorted(w for w in tup.pending_writes if w[0].startswith("task-"))
+
+        assert notes_writes(await saver.with_state_schema(strict).aget_tuple(old)) == expected
+        await export_thread(saver, "t", tmp_path / "w.gz")
+        await saver.with_state_schema(strict).amigrate_state()
+        assert notes_writes(await saver.aget_tuple(old)) == expected  # stored so now
+    target = f"sqlite:///{tmp_path / 'w.sqlite3'}"
+    async with open_checkpointer(target) as saver:
+        await import_archive(saver, read_archive(saver, tmp_path / "w.gz"))
+        assert notes_writes(await saver.with_state_schema(strict).aget_tuple(old)) == expected
+
+
 async def test_a_graph_older_than_the_thread_refuses_it(store_url: str) -> None:
     async with open_checkpointer(store_url) as saver:
         await write_v1_thread(saver)

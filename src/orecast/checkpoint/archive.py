@@ -50,7 +50,7 @@ from orecast.checkpoint.encoding import (
 )
 from orecast.checkpoint.ids import MAX_KEY_BYTES, check_id
 from orecast.checkpoint.threads import THREAD_STATUSES
-from orecast.checkpoint.upcast import OLDER_VALUES, StateSchema
+from orecast.checkpoint.upcast import OLDER_VALUES, WRITE_VERSIONS, StateSchema
 
 FORMAT = "orecast-thread"
 VERSION = 1
@@ -145,12 +145,15 @@ async def _write_paths(saver: OrecastCheckpointer, tuples: list[CheckpointTuple]
     return out
 
 
-async def _state_versions(saver: OrecastCheckpointer, thread_id: str) -> dict[tuple[str, str], tuple[int, dict[str, int]]]:
-    """(state version, older values) of each checkpoint of the thread, as stored."""
+_VERSION_KEYS = (OLDER_VALUES, WRITE_VERSIONS)
+
+
+async def _state_versions(saver: OrecastCheckpointer, thread_id: str) -> dict[tuple[str, str], tuple[int, dict[str, Any]]]:
+    """(state version, the document's older values and write versions) of each checkpoint, as stored."""
     async with saver._read() as db:
         rows = await db.fetchall(saver.q.SELECT_THREAD_STATE_VERSIONS, (thread_id,))
     return {
-        (ns, cid): (int(version), saver.plain_codec.loads(document).get(OLDER_VALUES) or {})
+        (ns, cid): (int(version), {k: v for k, v in saver.plain_codec.loads(document).items() if k in _VERSION_KEYS})
         for ns, cid, version, document in rows
     }
 
@@ -242,7 +245,7 @@ def _key(tup: CheckpointTuple) -> tuple[str, str]:
 async def _emit_checkpoint(
     tup: CheckpointTuple,
     paths: dict[tuple[str, str], list[Any]],
-    state: tuple[int, dict[str, int]],
+    state: tuple[int, dict[str, Any]],
     encoder: _Encoder,
     emitted: set[tuple[str, str, str]],
     emit: Callable[[dict[str, Any]], None],
@@ -258,8 +261,7 @@ async def _emit_checkpoint(
         emitted.add(key)
         emit({"type": "value", "ns": ns, "channel": channel, "version": version, "value": encoder.entry(values[channel])})
     stored = {k: v for k, v in tup.checkpoint.items() if k not in ("channel_values", "id")}
-    if state[1]:
-        stored[OLDER_VALUES] = state[1]
+    stored.update(state[1])
     parent = (tup.parent_config or {}).get("configurable", {}).get("checkpoint_id")
     emit(
         {
@@ -392,9 +394,10 @@ def _decode(saver: OrecastCheckpointer, path: Path, header: dict[str, Any], reco
             # Archives written before state versions: their source's version for every checkpoint.
             state_version = record.get("state_version", header.get("source", {}).get("schema_version", 1))
             checkpoint.pop(OLDER_VALUES, None)  # the import works them out again, as a put does
+            by_task = checkpoint.pop(WRITE_VERSIONS, None) or {}
             checkpoints.append(
                 {"ns": ns, "id": cid, "parent_id": parent, "checkpoint": checkpoint, "metadata": metadata,
-                 "state_version": int(state_version)}
+                 "state_version": int(state_version), "write_versions": by_task}
             )
         elif kind == "writes":
             key = (check_id(record["ns"], "checkpoint_ns"), record["checkpoint_id"])
@@ -468,10 +471,7 @@ async def _store(saver: OrecastCheckpointer, archive: Archive, thread_id: str, p
         stored: dict[str, set[tuple[str, str]]] = {}
         for c in archive.checkpoints:
             # Each checkpoint is stored with the state version that wrote it: reads upcast it as before.
-            version = c["state_version"]
-            if version not in writers:
-                writers[version] = saver.with_state_schema(StateSchema(version=version))
-            writer = writers[version]
+            writer = _writer(saver, writers, c["state_version"])
             ns = c["ns"]
             seen = stored.setdefault(ns, set())
             versions = c["checkpoint"]["channel_versions"]
@@ -488,7 +488,10 @@ async def _store(saver: OrecastCheckpointer, archive: Archive, thread_id: str, p
                 for special in (False, True):
                     rows = sorted((w for w in task["writes"] if (w[1] in WRITES_IDX_MAP) == special), key=lambda w: w[0])
                     if rows:
-                        await saver.aput_writes(config, [(ch, v) for _i, ch, v in rows], task["task_id"], task["task_path"])
+                        version = c["write_versions"].get(task["task_id"], c["state_version"])
+                        await _writer(saver, writers, version).aput_writes(
+                            config, [(ch, v) for _i, ch, v in rows], task["task_id"], task["task_path"]
+                        )
             if progress:
                 progress(1)
         meta = archive.thread.get("metadata")
@@ -501,3 +504,10 @@ async def _store(saver: OrecastCheckpointer, archive: Archive, thread_id: str, p
     except BaseException:
         await saver.adelete_thread(thread_id)
         raise
+
+
+def _writer(saver: OrecastCheckpointer, writers: dict[int, OrecastCheckpointer], version: int) -> OrecastCheckpointer:
+    """`saver` writing at state `version`, so the thread is stored as the versions that wrote it did."""
+    if version not in writers:
+        writers[version] = saver.with_state_schema(StateSchema(version=version))
+    return writers[version]

@@ -55,7 +55,7 @@ from orecast.checkpoint.maintenance import Maintenance
 from orecast.checkpoint.migrate_state import StateMigrator
 from orecast.checkpoint.sync import SyncBridge
 from orecast.checkpoint.threads import ThreadsMixin
-from orecast.checkpoint.upcast import OLDER_VALUES, StateVersionError
+from orecast.checkpoint.upcast import OLDER_VALUES, WRITE_VERSIONS, StateVersionError
 
 
 class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, AuditMixin, SaverCore):
@@ -191,6 +191,26 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
             and (version := int(parent_older.get(channel, parent_version))) != self.schema_version
         }
 
+    async def _note_write_version(
+        self, db: Db, thread: ThreadItems, thread_id: str, ns: str, checkpoint_id: str, task_id: str
+    ) -> None:
+        """Record in the checkpoint's document that this task's writes are this schema's version, when
+        the checkpoint is another's (so reads upcast them from the right version)."""
+        known = thread.state_versions.get((ns, checkpoint_id))
+        if known is not None and known[0] == self.schema_version:
+            return
+        row = await db.fetchone(self.q.SELECT_STATE_VERSION, (thread_id, ns, checkpoint_id))
+        if row is None or int(row[0]) == self.schema_version:
+            return  # not stored yet: the graph writing for it stores it, at its own version
+        document = self.plain_codec.loads(row[1])
+        versions = document.setdefault(WRITE_VERSIONS, {})
+        if versions.get(task_id) != self.schema_version:
+            versions[task_id] = self.schema_version
+            await db.execute(
+                self.q.UPDATE_CHECKPOINT_STATE,
+                (int(row[0]), self._json_param(self.plain_codec.dumps(document)), thread_id, ns, checkpoint_id),
+            )
+
     async def _store_checkpoint(
         self, db: Db, checkpoint_row: Sequence[Any], record: Sequence[Any]
     ) -> bool:
@@ -280,6 +300,8 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                     )
                 )
             await self._store_writes(db, thread_id, rows, special, interrupted)
+            if self.state_schema is not None:
+                await self._note_write_version(db, thread, thread_id, checkpoint_ns, checkpoint_id, task_id)
 
         await self._write_thread(thread_id, put_writes)
         if checkpoint_ns == "" and (thread := self.items.peek(thread_id)) is not None:
@@ -352,11 +374,15 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
         parsed = []
         wanted: list[dict[str, str]] = []
         next_items: dict[str, int] = {}
-        state_versions: dict[tuple[str, str, str], tuple[int, dict[str, int]]] = {}
+        state_versions: dict[tuple[str, str, str], tuple[int, dict[str, int], dict[str, int]]] = {}
         for thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation, next_item, schema_version in rows:
             next_items[thread_id] = next_item
             checkpoint = with_string_versions({"id": cid, **self.codec.loads(checkpoint)})
-            state_versions[(thread_id, ns, cid)] = (int(schema_version), checkpoint.pop(OLDER_VALUES, None) or {})
+            state_versions[(thread_id, ns, cid)] = (
+                int(schema_version),
+                checkpoint.pop(OLDER_VALUES, None) or {},
+                checkpoint.pop(WRITE_VERSIONS, None) or {},
+            )
             metadata = self.codec.loads(metadata)
             parsed.append((thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation))
             for channel, version in checkpoint["channel_versions"].items():
@@ -414,7 +440,7 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
         out = []
         for thread_id, ns, cid, parent_id, checkpoint, metadata, _inc in parsed:
             thread = caches[thread_id]
-            state_version, older = state_versions[(thread_id, ns, cid)]
+            state_version, older, write_versions = state_versions[(thread_id, ns, cid)]
             thread.remember_state_version((ns, cid), state_version, older)
             channel_values: dict[str, Any] = {}
             for channel, version in checkpoint["channel_versions"].items():
@@ -439,8 +465,10 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                 for task_id, channel, kind, value, blob in writes.get((thread_id, ns, cid), [])
             ]
             if self.state_schema is not None:
-                # Writes for a checkpoint come from the graph that continued it: taken as its version.
-                pending = [(task_id, channel, self._upcast(channel, value, state_version)) for task_id, channel, value in pending]
+                pending = [
+                    (task_id, channel, self._upcast(channel, value, write_versions.get(task_id, state_version)))
+                    for task_id, channel, value in pending
+                ]
             out.append(
                 CheckpointTuple(
                     config={

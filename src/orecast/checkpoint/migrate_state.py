@@ -19,7 +19,7 @@ from orecast.checkpoint.cache import ThreadItems
 from orecast.checkpoint.core import Db, version_key, with_string_versions
 from orecast.checkpoint.encoding import KIND_DELTA, KIND_EMPTY, from_ranges
 from orecast.checkpoint.maintenance import Maintenance
-from orecast.checkpoint.upcast import OLDER_VALUES, StateSchema, StateVersionError
+from orecast.checkpoint.upcast import OLDER_VALUES, WRITE_VERSIONS, StateSchema, StateVersionError
 
 
 @dataclass
@@ -101,25 +101,30 @@ class StateMigrator(Maintenance):
     ) -> None:
         checkpoints: list[tuple[str, str, int, dict[str, Any]]] = []
         value_versions: dict[tuple[str, str, str], int] = {}
+        write_versions: dict[tuple[str, str], tuple[int, dict[str, int]]] = {}
         for ns, cid, version, raw in await db.fetchall(self.q.SELECT_THREAD_STATE_VERSIONS, (thread_id,)):
             document = self.plain_codec.loads(raw)
             version = int(version)
             older = {c: int(v) for c, v in (document.get(OLDER_VALUES) or {}).items()}
-            if max([version, *older.values()]) > schema.version:
+            by_task = {t: int(v) for t, v in (document.get(WRITE_VERSIONS) or {}).items()}
+            if max([version, *older.values(), *by_task.values()]) > schema.version:
                 result.newer.append(thread_id)
                 return
             checkpoints.append((_text(ns), _text(cid), version, document))
+            write_versions[(_text(ns), _text(cid))] = (version, by_task)
             versions = with_string_versions(dict(document))["channel_versions"]
             for channel, channel_version in versions.items():
                 value_versions.setdefault(
                     (_text(ns), channel, version_key(channel_version)), older.get(channel, version)
                 )
-        stale = [c for c in checkpoints if c[2] != schema.version or OLDER_VALUES in c[3]]
+        stale = [c for c in checkpoints if c[2] != schema.version or OLDER_VALUES in c[3] or WRITE_VERSIONS in c[3]]
         if not stale:
             return
         # Values and writes some upcaster changes; the others only need their checkpoints re-stamped.
         old_values = {key: v for key, v in value_versions.items() if schema.needs_upcast(key[1], v)}
-        old_writes = {(ns, cid): v for ns, cid, v, _doc in checkpoints if v < schema.version}
+        old_writes = {
+            key: (v, by_task) for key, (v, by_task) in write_versions.items() if min([v, *by_task.values()]) < schema.version
+        }
         value_rows = []
         if old_values:
             pairs = [{"t": thread_id, "n": ns, "c": ch, "v": v} for ns, ch, v in old_values]
@@ -138,7 +143,7 @@ class StateMigrator(Maintenance):
                 self.q.SELECT_CHANNEL_WRITES,
                 (thread_id, ns, self._json_param(json.dumps(ids)), self._json_param(json.dumps(channels))),
             ):
-                if schema.needs_upcast(row[2], old_writes[(ns, _text(row[0]))]):
+                if schema.needs_upcast(row[2], _write_version(old_writes[(ns, _text(row[0]))], _text(row[1]))):
                     write_rows.append((ns, row))
         result.threads += 1
         result.checkpoints += len(stale)
@@ -167,7 +172,8 @@ class StateMigrator(Maintenance):
                  thread_id, ns, channel, version),
             )
         for ns, (cid, task_id, channel, idx, kind, value, blob) in write_rows:
-            new = schema.upcast(channel, self._decode(thread, kind, value, blob), old_writes[(ns, _text(cid))])
+            written_at = _write_version(old_writes[(ns, _text(cid))], _text(task_id))
+            new = schema.upcast(channel, self._decode(thread, kind, value, blob), written_at)
             stored = await self._encode(db, thread, thread_id, new, (ns, channel), remember=False)
             await db.execute(
                 self.q.UPDATE_WRITE_VALUE,
@@ -176,6 +182,7 @@ class StateMigrator(Maintenance):
             )
         for ns, cid, _version, document in stale:
             document.pop(OLDER_VALUES, None)
+            document.pop(WRITE_VERSIONS, None)
             await db.execute(
                 self.q.UPDATE_CHECKPOINT_STATE,
                 (schema.version, self._json_param(self.plain_codec.dumps(document)), thread_id, ns, cid),
@@ -185,6 +192,11 @@ class StateMigrator(Maintenance):
         # Other processes cached the old values' versions: a new incarnation makes them read again.
         await db.execute(self.q.SET_INCARNATION, (random.randbytes(8).hex(), thread_id))
         self.items.drop(thread_id)
+
+
+def _write_version(versions: tuple[int, dict[str, int]], task_id: str) -> int:
+    """The state version of a task's pending writes: its own if recorded, else its checkpoint's."""
+    return versions[1].get(task_id, versions[0])
 
 
 def _text(value: Any) -> Any:

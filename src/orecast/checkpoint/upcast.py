@@ -22,6 +22,9 @@ Upcaster = Callable[[Any], Any]
 # In a stored checkpoint document: {channel: version} of the values it refers to that were written by
 # an older state schema than the checkpoint's own (absent when there are none).
 OLDER_VALUES = "older_values"
+# In a stored checkpoint document: {task_id: version} of the tasks whose pending writes a state schema
+# other than the checkpoint's wrote (an older graph's interrupt, resumed by a newer one).
+WRITE_VERSIONS = "write_versions"
 
 
 class StateVersionError(Exception):
