@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import operator
 from pathlib import Path
@@ -249,6 +250,39 @@ async def test_archive_keeps_state_versions(store_url: str, tmp_path: Path) -> N
         assert (await saver.aget_tuple(cfg("t"))).checkpoint["channel_values"]["title"] == "iron ore"
     stamps = raw_sql(target, "SELECT schema_version, COUNT(*) FROM checkpoints GROUP BY schema_version")
     assert sorted(stamps) == [(1, 6), (2, 3)]
+
+
+async def test_migrate_state_while_the_new_graph_runs(store_url: str) -> None:
+    strict = StateSchema(
+        version=2,
+        upcasters={
+            (1, "notes"): lambda notes: [{"text": n, "len": len(n)} for n in notes],
+            (1, "title"): lambda title: {"text": title},
+        },
+    )
+    threads = [f"m{i}" for i in range(4)]
+    async with open_checkpointer(store_url) as saver:
+        for t in threads:
+            await write_v1_thread(saver, t)
+    async with open_checkpointer(store_url) as saver, open_checkpointer(store_url) as other_process:
+        v2 = notes_graph(other_process.with_state_schema(strict), 2)
+        for t in threads:
+            await v2.aget_state(cfg(t))  # the other process has the thread's versions cached
+        migration, *_ = await asyncio.gather(
+            saver.with_state_schema(strict).amigrate_state(batch=2),
+            *(ask(v2, t, "rebar") for t in threads),
+        )
+        assert migration.threads == 4
+        for t in threads:
+            await ask(v2, t, "scrap")
+            for values in await all_values(notes_graph(saver.with_state_schema(strict), 2), t):
+                # upcast once, never twice (a second pass would nest the dicts)
+                assert all(type(n["text"]) is str for n in values.get("notes", [])), values
+                assert values.get("title", {"text": "iron ore"}) == {"text": "iron ore"}
+            assert (await v2.aget_state(cfg(t))).values["notes"][-2:] == [
+                {"text": "rebar", "len": 5},
+                {"text": "scrap", "len": 5},
+            ]
 
 
 def test_sync_bridge_upcasts(store_url: str) -> None:

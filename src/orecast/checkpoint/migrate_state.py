@@ -90,6 +90,7 @@ class StateMigrator(Maintenance):
                     else:
                         async with self._write() as db:
                             await self._migrate_thread(db, thread_id, schema, result, dry_run=False)
+                        self.items.drop(thread_id)  # cached under the incarnation it had
                 if progress:
                     progress(1)
             if len(thread_ids) < batch:
@@ -99,6 +100,12 @@ class StateMigrator(Maintenance):
     async def _migrate_thread(
         self, db: Db, thread_id: str, schema: StateSchema, result: StateMigration, *, dry_run: bool
     ) -> None:
+        incarnation = random.randbytes(8).hex()
+        if not dry_run:
+            # First of all: the thread's row lock holds back puts of other processes until this commits;
+            # then their cached versions are stale (they read them again), and what they stored before
+            # is read below.
+            await db.execute(self.q.SET_INCARNATION, (incarnation, thread_id))
         checkpoints: list[tuple[str, str, int, dict[str, Any]]] = []
         value_versions: dict[tuple[str, str, str], int] = {}
         write_versions: dict[tuple[str, str], tuple[int, dict[str, int]]] = {}
@@ -152,11 +159,8 @@ class StateMigrator(Maintenance):
         if dry_run:
             return
 
-        incarnation_row = await db.fetchone(self.q.SELECT_INCARNATION, (thread_id,))
-        assert incarnation_row is not None
-        # A private cache: what is decoded and encoded here must not reach the shared one, and the
-        # thread gets a new incarnation below anyway.
-        thread = ThreadItems(_text(incarnation_row[0]))
+        # A private cache: what is decoded and encoded here must not reach the shared one.
+        thread = ThreadItems(incarnation)
         needed: set[int] = set()
         for kind, value in [r[4:6] for r in value_rows] + [r[4:6] for _ns, r in write_rows]:
             if kind == KIND_DELTA:
@@ -189,9 +193,6 @@ class StateMigrator(Maintenance):
             )
         if value_rows or write_rows:
             await self._collect_garbage(db, thread_id)  # items only the old values referred to
-        # Other processes cached the old values' versions: a new incarnation makes them read again.
-        await db.execute(self.q.SET_INCARNATION, (random.randbytes(8).hex(), thread_id))
-        self.items.drop(thread_id)
 
 
 def _write_version(versions: tuple[int, dict[str, int]], task_id: str) -> int:
