@@ -184,15 +184,21 @@ class StateMigrator(Maintenance):
                 (stored.kind, self._json_param(stored.json) if stored.json is not None else None, stored.blob,
                  thread_id, ns, cid, task_id, idx),
             )
-        for ns, cid, _version, document in stale:
-            document.pop(OLDER_VALUES, None)
-            document.pop(WRITE_VERSIONS, None)
-            await db.execute(
-                self.q.UPDATE_CHECKPOINT_STATE,
-                (schema.version, self._json_param(self.plain_codec.dumps(document)), thread_id, ns, cid),
-            )
+        # Documents that name older values or writes lose those names; the others only get the version.
+        renamed = [
+            (schema.version, self._json_param(self.plain_codec.dumps(_current(document))), thread_id, ns, cid)
+            for ns, cid, _version, document in stale
+            if OLDER_VALUES in document or WRITE_VERSIONS in document
+        ]
+        if renamed:
+            await db.executemany(self.q.UPDATE_CHECKPOINT_STATE, renamed)
+        await db.execute(self.q.RESTAMP_THREAD_STATE, (schema.version, thread_id, schema.version))
         if value_rows or write_rows:
             await self._collect_garbage(db, thread_id)  # items only the old values referred to
+
+
+def _current(document: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in document.items() if k not in (OLDER_VALUES, WRITE_VERSIONS)}
 
 
 def _write_version(versions: tuple[int, dict[str, int]], task_id: str) -> int:

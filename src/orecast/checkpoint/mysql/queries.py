@@ -298,5 +298,7 @@ WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = %s"""
 UPDATE_WRITE_VALUE = """
 UPDATE writes SET kind = %s, value = %s, `blob` = %s
 WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s AND task_id = %s AND idx = %s"""
+RESTAMP_THREAD_STATE = """
+UPDATE checkpoints SET schema_version = %s WHERE thread_id = %s AND schema_version <> %s"""
 # A new incarnation: other processes drop what they cached of the thread before their next write.
 SET_INCARNATION = "UPDATE threads SET incarnation = %s WHERE thread_id = %s"

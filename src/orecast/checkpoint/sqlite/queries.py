@@ -283,5 +283,7 @@ WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?"""
 UPDATE_WRITE_VALUE = """
 UPDATE writes SET kind = ?, value = ?, blob = ?
 WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND task_id = ? AND idx = ?"""
+RESTAMP_THREAD_STATE = """
+UPDATE checkpoints SET schema_version = ? WHERE thread_id = ? AND schema_version <> ?"""
 # A new incarnation: other processes drop what they cached of the thread before their next write.
 SET_INCARNATION = "UPDATE threads SET incarnation = ? WHERE thread_id = ?"
