@@ -67,7 +67,9 @@ async def open_checkpointer(
 ) -> AsyncIterator[BaseCheckpointSaver]:
     """Open the store at `url` (default: `default_database_url()`), migrated and ready; close it on exit.
 
-    `schema_version` is recorded with every checkpoint: bump it when the graph's state shape changes.
+    `schema_version` is recorded with every checkpoint this saver writes. A graph whose state changes
+    shape compiles with `saver.with_state_schema(StateSchema(version, upcasters))` instead: older
+    threads are then upcast on every read (docs/checkpoint.md, "State upcasting").
     `pool_size` is the most connections a PostgreSQL or MySQL store opens. `statement_timeout` and `lock_timeout`
     (seconds, 0 = none; default from the URL query, `$ORECAST_PG_STATEMENT_TIMEOUT` /
     `$ORECAST_PG_LOCK_TIMEOUT`, else 30 and 10) bound each PostgreSQL statement and lock wait: past
