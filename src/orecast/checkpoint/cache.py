@@ -43,6 +43,9 @@ class WrittenMessages:
     # (task_path, task_id, idx) -> change: a write stored again replaces itself instead of adding up
     changes: dict[tuple[str, str, int], CountChange] = field(default_factory=dict)
 
+# Checkpoints whose state versions a thread remembers: a subagent's steps (namespaces of their own)
+# come between the parent's read and its next put, and a miss costs the put a query.
+STATE_VERSIONS = 64
 MAX_LISTS = 16  # lists remembered per thread for prefix matching (see `known_prefix`)
 
 
@@ -124,7 +127,7 @@ class ThreadItems:
     def remember_state_version(self, key: tuple[str, str], version: int, older: dict[str, int]) -> None:
         self.state_versions.pop(key, None)
         self.state_versions[key] = (version, older)
-        while len(self.state_versions) > WRITTEN_CHECKPOINTS:
+        while len(self.state_versions) > STATE_VERSIONS:
             del self.state_versions[next(iter(self.state_versions))]
 
     def loaded(self, number: int, obj: Any, pristine: Any) -> None:
