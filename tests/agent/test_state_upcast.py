@@ -82,6 +82,27 @@ async def test_version_1_thread_loads_and_exports_with_the_version_2_analyst(
             assert all(isinstance(r, dict) for r in snap.values.get("reports", []))
 
 
+async def test_an_approval_the_version_1_analyst_asked_for_is_given_to_version_2(
+    store: str, settings: AgentSettings, thread_id: str
+) -> None:
+    await write_version_1_thread(store, settings, thread_id)
+    async with open_checkpointer(store) as saver:
+        old = analyst(saver, settings, StateSchema(version=1))
+        (approval,) = (await run_turn(old, thread_id, "导出报告")).approvals  # then the upgrade
+    async with open_checkpointer(store) as saver:
+        agent = analyst(saver, settings)
+        turn = await run_turn(agent, thread_id, decisions({"type": "approve"}))
+        (result,) = turn.results
+        assert result.ok
+        reports = (await agent.aget_state(cfg(thread_id))).values["reports"]
+        assert [r["revision"] for r in reports] == [1, 2, 1] and reports[2]["path"] == result.report
+        async for snap in agent.aget_state_history(cfg(thread_id)):
+            assert all(isinstance(r, dict) for r in snap.values.get("reports", []))
+    # The version-2 writes for the interrupted version-1 checkpoint say which version wrote them.
+    documents = [json.loads(d) for (d,) in raw_sql(store, "SELECT checkpoint FROM checkpoints WHERE schema_version = 1")]
+    assert [d["write_versions"] for d in documents if "write_versions" in d] != []
+
+
 async def test_without_the_upcaster_the_version_2_analyst_cannot_export(
     store: str, settings: AgentSettings, thread_id: str
 ) -> None:
