@@ -22,6 +22,7 @@ from orecast.agent.clock import today
 from orecast.agent.models import select_model
 from orecast.agent.reports import REPORT_TOOL, report_tool
 from orecast.agent.settings import AgentSettings
+from orecast.agent.state import ANALYST_STATE, ReportsMiddleware
 from orecast.agent.tools import market_tools
 
 AGENT_NAME = "orecast"
@@ -63,6 +64,9 @@ def build_agent(
     bad model spec.
     """
     settings = settings or AgentSettings.from_env()
+    if checkpointer is not None and hasattr(checkpointer, "with_state_schema"):
+        # The saver records the analyst's state version and upcasts threads older agents wrote.
+        checkpointer = checkpointer.with_state_schema(ANALYST_STATE)
     chat = model if isinstance(model, BaseChatModel) else select_model(model or settings.model)
     tools: dict[str, BaseTool] = {t.name: t for t in market_tools(settings.charts_dir)}
     tools[REPORT_TOOL] = report_tool(settings.reports_dir)
@@ -88,8 +92,9 @@ def build_agent(
         tools=list(tools.values()),
         system_prompt=load_prompt("system_zh_en.md").replace("{today}", today().isoformat()),
         subagents=[general, quant],  # type: ignore[list-item]  # SubAgent is a TypedDict
-        # Every tool call is audited in the checkpointer's tool_calls table (when it has one).
-        middleware=[AuditMiddleware()],
+        # Every tool call is audited in the checkpointer's tool_call_audit table (when it has one), the
+        # time of recording an exported report in the `reports` channel included.
+        middleware=[AuditMiddleware(), ReportsMiddleware()],
         interrupt_on=INTERRUPT_ON,
         checkpointer=checkpointer,
         name=AGENT_NAME,

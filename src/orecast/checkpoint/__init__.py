@@ -24,11 +24,13 @@ from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.core import SCHEMA_VERSION_DEFAULT
 from orecast.checkpoint.encoding import CorruptRowError
 from orecast.checkpoint.errors import ReadOnlyStoreError, StoreError, StoreTimeout, StoreUnavailable
+from orecast.checkpoint.migrate_state import StateMigration
 from orecast.checkpoint.mysql import MysqlCheckpointer
 from orecast.checkpoint.postgres import PostgresCheckpointer
 from orecast.checkpoint.postgres.timeouts import resolve_timeouts
 from orecast.checkpoint.sqlite import SqliteCheckpointer
 from orecast.checkpoint.threads import ThreadInfo, ThreadStatus
+from orecast.checkpoint.upcast import StateSchema, StateVersionError, Upcaster
 from orecast.checkpoint.urls import default_database_url, parse_url
 
 __all__ = [
@@ -40,6 +42,9 @@ __all__ = [
     "PostgresCheckpointer",
     "ReadOnlyStoreError",
     "SqliteCheckpointer",
+    "StateMigration",
+    "StateSchema",
+    "StateVersionError",
     "StoreError",
     "StoreTimeout",
     "StoreUnavailable",
@@ -48,6 +53,7 @@ __all__ = [
     "ToolCallAudit",
     "ToolCallRecord",
     "ToolSummary",
+    "Upcaster",
     "default_database_url",
     "open_checkpointer",
 ]
@@ -64,7 +70,9 @@ async def open_checkpointer(
 ) -> AsyncIterator[BaseCheckpointSaver]:
     """Open the store at `url` (default: `default_database_url()`), migrated and ready; close it on exit.
 
-    `schema_version` is recorded with every checkpoint: bump it when the graph's state shape changes.
+    `schema_version` is recorded with every checkpoint this saver writes. A graph whose state changes
+    shape compiles with `saver.with_state_schema(StateSchema(version, upcasters))` instead: older
+    threads are then upcast on every read (docs/checkpoint.md, "State upcasting").
     `pool_size` is the most connections a PostgreSQL or MySQL store opens. `statement_timeout` and `lock_timeout`
     (seconds, 0 = none; default from the URL query, `$ORECAST_PG_STATEMENT_TIMEOUT` /
     `$ORECAST_PG_LOCK_TIMEOUT`, else 30 and 10) bound each PostgreSQL statement and lock wait: past

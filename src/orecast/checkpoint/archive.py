@@ -7,7 +7,9 @@ An archive is gzip'd JSON lines. The first line is the header
 * `thread`     — the thread's metadata (title included), status and times;
 * `item`       — one element of a list value (a message), numbered, each stored once;
 * `value`      — one channel version's value, once per (namespace, channel, version);
-* `checkpoint` — a checkpoint without its values (they are the `value` records of its versions);
+* `checkpoint` — a checkpoint without its values (they are the `value` records of its versions), with
+                 the state schema version that wrote it (`state_version`; upcast.py): values are archived
+                 as stored and upcast when read, as in the store;
 * `writes`     — one task's pending writes to a checkpoint;
 * `tool_call`  — one row of the thread's tool-call audit (`ToolCallAudit.to_dict()` without the row and
   thread ids): timings, status, attempt, as the agent recorded them; imported as they are.
@@ -55,6 +57,7 @@ from orecast.checkpoint.encoding import (
 )
 from orecast.checkpoint.ids import MAX_KEY_BYTES, check_id
 from orecast.checkpoint.threads import THREAD_STATUSES
+from orecast.checkpoint.upcast import OLDER_VALUES, WRITE_VERSIONS, StateSchema
 
 FORMAT = "orecast-thread"
 VERSION = 2  # 2: `tool_call` records are the audit table's rows (see the module docstring)
@@ -149,11 +152,25 @@ async def _write_paths(saver: OrecastCheckpointer, tuples: list[CheckpointTuple]
     return out
 
 
+_VERSION_KEYS = (OLDER_VALUES, WRITE_VERSIONS)
+
+
+async def _state_versions(saver: OrecastCheckpointer, thread_id: str) -> dict[tuple[str, str], tuple[int, dict[str, Any]]]:
+    """(state version, the document's older values and write versions) of each checkpoint, as stored."""
+    async with saver._read() as db:
+        rows = await db.fetchall(saver.q.SELECT_THREAD_STATE_VERSIONS, (thread_id,))
+    return {
+        (ns, cid): (int(version), {k: v for k, v in saver.plain_codec.loads(document).items() if k in _VERSION_KEYS})
+        for ns, cid, version, document in rows
+    }
+
+
 async def export_thread(
     saver: OrecastCheckpointer, thread_id: str, path: str | Path, *, progress: Progress | None = None
 ) -> ArchiveSummary:
     """Write the thread to `path` (replaced atomically once complete). Raises ArchiveError if it has none."""
     thread_id = check_id(thread_id, "thread_id")
+    saver = saver.with_state_schema(None)  # values as stored, with the version that wrote them
     info = await saver.aget_thread(thread_id)
     if info is None:
         raise ArchiveError(f"no thread {thread_id!r}")
@@ -195,10 +212,15 @@ async def export_thread(
             emitted: set[tuple[str, str, str]] = set()
             page: list[CheckpointTuple] = []
 
+            states = await _state_versions(saver, thread_id)
+
             async def flush() -> None:
+                nonlocal states
                 paths = await _write_paths(saver, page)
+                if any(_key(tup) not in states for tup in page):
+                    states = await _state_versions(saver, thread_id)  # stored since the export began
                 for tup in page:
-                    await _emit_checkpoint(tup, paths, encoder, emitted, emit, summary)
+                    await _emit_checkpoint(tup, paths, states[_key(tup)], encoder, emitted, emit, summary)
                     namespaces.add(tup.config["configurable"]["checkpoint_ns"])
                 if progress:
                     progress(len(page))
@@ -225,9 +247,14 @@ async def export_thread(
     return summary
 
 
+def _key(tup: CheckpointTuple) -> tuple[str, str]:
+    return tup.config["configurable"]["checkpoint_ns"], tup.config["configurable"]["checkpoint_id"]
+
+
 async def _emit_checkpoint(
     tup: CheckpointTuple,
     paths: dict[tuple[str, str], list[Any]],
+    state: tuple[int, dict[str, Any]],
     encoder: _Encoder,
     emitted: set[tuple[str, str, str]],
     emit: Callable[[dict[str, Any]], None],
@@ -243,6 +270,7 @@ async def _emit_checkpoint(
         emitted.add(key)
         emit({"type": "value", "ns": ns, "channel": channel, "version": version, "value": encoder.entry(values[channel])})
     stored = {k: v for k, v in tup.checkpoint.items() if k not in ("channel_values", "id")}
+    stored.update(state[1])
     parent = (tup.parent_config or {}).get("configurable", {}).get("checkpoint_id")
     emit(
         {
@@ -252,6 +280,7 @@ async def _emit_checkpoint(
             "parent_id": parent,
             "checkpoint": encoder.codec.to_tree(stored),
             "metadata": encoder.codec.to_tree(tup.metadata),
+            "state_version": state[0],
         }
     )
     summary.checkpoints += 1
@@ -371,7 +400,14 @@ def _decode(saver: OrecastCheckpointer, path: Path, header: dict[str, Any], reco
             metadata = codec.from_tree(record["metadata"])
             if type(metadata) is not dict or type(versions) is not dict:
                 raise ArchiveError(f"{path}: checkpoint {cid!r} is malformed")
-            checkpoints.append({"ns": ns, "id": cid, "parent_id": parent, "checkpoint": checkpoint, "metadata": metadata})
+            # Archives written before state versions: their source's version for every checkpoint.
+            state_version = record.get("state_version", header.get("source", {}).get("schema_version", 1))
+            checkpoint.pop(OLDER_VALUES, None)  # the import works them out again, as a put does
+            by_task = checkpoint.pop(WRITE_VERSIONS, None) or {}
+            checkpoints.append(
+                {"ns": ns, "id": cid, "parent_id": parent, "checkpoint": checkpoint, "metadata": metadata,
+                 "state_version": int(state_version), "write_versions": by_task}
+            )
         elif kind == "writes":
             key = (check_id(record["ns"], "checkpoint_ns"), record["checkpoint_id"])
             task_id = check_id(record["task_id"], "task_id", MAX_KEY_BYTES)
@@ -442,9 +478,12 @@ async def import_archive(
 
 
 async def _store(saver: OrecastCheckpointer, archive: Archive, thread_id: str, progress: Progress | None) -> None:
+    writers: dict[int, OrecastCheckpointer] = {}
     try:
         stored: dict[str, set[tuple[str, str]]] = {}
         for c in archive.checkpoints:
+            # Each checkpoint is stored with the state version that wrote it: reads upcast it as before.
+            writer = _writer(saver, writers, c["state_version"])
             ns = c["ns"]
             seen = stored.setdefault(ns, set())
             versions = c["checkpoint"]["channel_versions"]
@@ -453,7 +492,7 @@ async def _store(saver: OrecastCheckpointer, archive: Archive, thread_id: str, p
             configurable: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": ns}
             if c["parent_id"]:
                 configurable["checkpoint_id"] = c["parent_id"]
-            await saver.aput({"configurable": configurable}, c["checkpoint"], c["metadata"], new_versions)
+            await writer.aput({"configurable": configurable}, c["checkpoint"], c["metadata"], new_versions)
             config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": c["id"]}}
             for task in archive.writes.get((ns, c["id"]), []):
                 # One put_writes per task and kind, as LangGraph made them: special channels (errors,
@@ -461,7 +500,10 @@ async def _store(saver: OrecastCheckpointer, archive: Archive, thread_id: str, p
                 for special in (False, True):
                     rows = sorted((w for w in task["writes"] if (w[1] in WRITES_IDX_MAP) == special), key=lambda w: w[0])
                     if rows:
-                        await saver.aput_writes(config, [(ch, v) for _i, ch, v in rows], task["task_id"], task["task_path"])
+                        version = c["write_versions"].get(task["task_id"], c["state_version"])
+                        await _writer(saver, writers, version).aput_writes(
+                            config, [(ch, v) for _i, ch, v in rows], task["task_id"], task["task_path"]
+                        )
             if progress:
                 progress(1)
         if archive.header["version"] >= 2:
@@ -478,3 +520,10 @@ async def _store(saver: OrecastCheckpointer, archive: Archive, thread_id: str, p
     except BaseException:
         await saver.adelete_thread(thread_id)
         raise
+
+
+def _writer(saver: OrecastCheckpointer, writers: dict[int, OrecastCheckpointer], version: int) -> OrecastCheckpointer:
+    """`saver` writing at state `version`, so the thread is stored as the versions that wrote it did."""
+    if version not in writers:
+        writers[version] = saver.with_state_schema(StateSchema(version=version))
+    return writers[version]

@@ -52,11 +52,13 @@ from orecast.checkpoint.encoding import (
 from orecast.checkpoint.filters import check_metadata_filter
 from orecast.checkpoint.ids import MAX_KEY_BYTES, check_id, config_ids
 from orecast.checkpoint.maintenance import Maintenance
+from orecast.checkpoint.migrate_state import StateMigrator
 from orecast.checkpoint.sync import SyncBridge
 from orecast.checkpoint.threads import ThreadsMixin
+from orecast.checkpoint.upcast import OLDER_VALUES, WRITE_VERSIONS, StateVersionError
 
 
-class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, SaverCore):
+class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, AuditMixin, SaverCore):
     """A LangGraph checkpoint saver with linear storage, a threads table and queryable JSON.
 
     Use `orecast.checkpoint.open_checkpointer(url)` to get one; the async methods are the primary API,
@@ -93,18 +95,21 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
             stated = (1, len(messages), message_text(messages[-1]) if messages else None)
 
         run_id = full_metadata.get("run_id")
-        checkpoint_row = (
-            thread_id,
-            checkpoint_ns,
-            checkpoint["id"],
-            parent_id,
-            self._json_param(self.plain_codec.dumps(stored_checkpoint)),
-            self._json_param(self.plain_codec.dumps(full_metadata)),
-            str(run_id) if run_id is not None else None,
-            self.schema_version,
-        )
+        stored_metadata = self._json_param(self.plain_codec.dumps(full_metadata))
 
         async def put(db: Db, thread: ThreadItems) -> None:
+            older = await self._older_values(db, thread, thread_id, checkpoint_ns, parent_id, stored_checkpoint, new_versions)
+            document = {**stored_checkpoint, OLDER_VALUES: older} if older else stored_checkpoint
+            checkpoint_row = (
+                thread_id,
+                checkpoint_ns,
+                checkpoint["id"],
+                parent_id,
+                self._json_param(self.plain_codec.dumps(document)),
+                stored_metadata,
+                str(run_id) if run_id is not None else None,
+                self.schema_version,
+            )
             rows = []
             for channel, version in new_versions.items():
                 value = values.get(channel, MISSING)
@@ -144,6 +149,7 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                 raise StaleThreadError(thread_id)
             # A checkpoint stored again may have changed: forget what history walks read of it.
             thread.ancestry.pop((checkpoint_ns, checkpoint["id"]), None)
+            thread.remember_state_version((checkpoint_ns, checkpoint["id"]), self.schema_version, older)
 
         await self._write_thread(thread_id, put)
         if root and (thread := self.items.peek(thread_id)) is not None:
@@ -155,6 +161,55 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                 "checkpoint_id": checkpoint["id"],
             }
         }
+
+    async def _older_values(
+        self,
+        db: Db,
+        thread: ThreadItems,
+        thread_id: str,
+        ns: str,
+        parent_id: str | None,
+        document: dict[str, Any],
+        new_versions: ChannelVersions,
+    ) -> dict[str, int]:
+        """{channel: state version} of the values this checkpoint shares with its parent that a state
+        schema other than this saver's wrote (a thread written by an older graph, continued by this one)."""
+        if parent_id is None:
+            return {}
+        known = thread.state_versions.get((ns, parent_id))
+        if known is None:
+            row = await db.fetchone(self.q.SELECT_STATE_VERSION, (thread_id, ns, parent_id))
+            if row is None:
+                return {}
+            parent = json.loads(row[1]) if isinstance(row[1], str | bytes) else row[1]
+            known = (int(row[0]), dict(parent.get(OLDER_VALUES) or {}))
+        parent_version, parent_older = known
+        return {
+            channel: version
+            for channel in document.get("channel_versions", {})
+            if channel not in new_versions
+            and (version := int(parent_older.get(channel, parent_version))) != self.schema_version
+        }
+
+    async def _note_write_version(
+        self, db: Db, thread: ThreadItems, thread_id: str, ns: str, checkpoint_id: str, task_id: str
+    ) -> None:
+        """Record in the checkpoint's document that this task's writes are this schema's version, when
+        the checkpoint is another's (so reads upcast them from the right version)."""
+        known = thread.state_versions.get((ns, checkpoint_id))
+        if known is not None and known[0] == self.schema_version:
+            return
+        row = await db.fetchone(self.q.SELECT_STATE_VERSION, (thread_id, ns, checkpoint_id))
+        if row is None or int(row[0]) == self.schema_version:
+            return  # not stored yet: the graph writing for it stores it, at its own version
+        document = self.plain_codec.loads(row[1])
+        versions = document.setdefault(WRITE_VERSIONS, {})
+        if versions.get(task_id) != self.schema_version:
+            versions[task_id] = self.schema_version
+            await db.execute(
+                self.q.UPDATE_CHECKPOINT_STATE,
+                (int(row[0]), self._json_param(self.plain_codec.dumps(document)), thread_id, ns, checkpoint_id),
+            )
 
     async def _store_checkpoint(
         self, db: Db, checkpoint_row: Sequence[Any], record: Sequence[Any]
@@ -245,6 +300,8 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                     )
                 )
             await self._store_writes(db, thread_id, rows, special, interrupted)
+            if self.state_schema is not None:
+                await self._note_write_version(db, thread, thread_id, checkpoint_ns, checkpoint_id, task_id)
 
         await self._write_thread(thread_id, put_writes)
         if checkpoint_ns == "" and (thread := self.items.peek(thread_id)) is not None:
@@ -308,7 +365,7 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
     ) -> list[CheckpointTuple]:
         """Checkpoint tuples for checkpoint rows, loading their channel values, items and writes in bulk.
 
-        A row is (thread_id, ns, id, parent_id, checkpoint, metadata, incarnation, next_item).
+        A row is (thread_id, ns, id, parent_id, checkpoint, metadata, incarnation, next_item, schema_version).
         `resumed`: the one checkpoint a run continues from, whose lists the next put will most likely
         extend.
         """
@@ -317,9 +374,15 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         parsed = []
         wanted: list[dict[str, str]] = []
         next_items: dict[str, int] = {}
-        for thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation, next_item in rows:
+        state_versions: dict[tuple[str, str, str], tuple[int, dict[str, int], dict[str, int]]] = {}
+        for thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation, next_item, schema_version in rows:
             next_items[thread_id] = next_item
             checkpoint = with_string_versions({"id": cid, **self.codec.loads(checkpoint)})
+            state_versions[(thread_id, ns, cid)] = (
+                int(schema_version),
+                checkpoint.pop(OLDER_VALUES, None) or {},
+                checkpoint.pop(WRITE_VERSIONS, None) or {},
+            )
             metadata = self.codec.loads(metadata)
             parsed.append((thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation))
             for channel, version in checkpoint["channel_versions"].items():
@@ -371,10 +434,14 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
             await self._load_items(db, caches[thread_id], thread_id, numbers)
 
         decoded: dict[tuple[str, str, str, str], Any] = {}
+        # A value shared by several checkpoints of the page is upcast once (`upcast.py`).
+        upcast: dict[tuple[tuple[str, str, str, str], int], Any] = {}
         checked: dict[str, dict[int, Any]] = {thread_id: {} for thread_id in caches}
         out = []
         for thread_id, ns, cid, parent_id, checkpoint, metadata, _inc in parsed:
             thread = caches[thread_id]
+            state_version, older, write_versions = state_versions[(thread_id, ns, cid)]
+            thread.remember_state_version((ns, cid), state_version, older)
             channel_values: dict[str, Any] = {}
             for channel, version in checkpoint["channel_versions"].items():
                 key = (thread_id, ns, channel, version_key(version))
@@ -384,7 +451,12 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                 if key not in decoded:
                     decoded[key] = self._decode(thread, *stored, checked[thread_id])
                 value = decoded[key]
-                if resumed and stored[0] == KIND_ITEMS:
+                written_at = older.get(channel, state_version)
+                if self._needs_upcast(channel, written_at):
+                    if (key, written_at) not in upcast:
+                        upcast[(key, written_at)] = self._upcast(channel, value, written_at)
+                    value = upcast[(key, written_at)]
+                elif resumed and stored[0] == KIND_ITEMS:
                     thread.remember_list((ns, channel), value, self._ranges_of(*stored[:2]))
                 channel_values[channel] = list(value) if type(value) is list else value
             checkpoint["channel_values"] = channel_values
@@ -392,6 +464,11 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                 (task_id, channel, self._decode(thread, kind, value, blob, checked[thread_id]))
                 for task_id, channel, kind, value, blob in writes.get((thread_id, ns, cid), [])
             ]
+            if self.state_schema is not None:
+                pending = [
+                    (task_id, channel, self._upcast(channel, value, write_versions.get(task_id, state_version)))
+                    for task_id, channel, value in pending
+                ]
             out.append(
                 CheckpointTuple(
                     config={
@@ -418,6 +495,20 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                 )
             )
         return out
+
+    def _needs_upcast(self, channel: str, written_at: int) -> bool:
+        return self.state_schema is not None and self.state_schema.needs_upcast(channel, written_at)
+
+    def _upcast(self, channel: str, value: Any, written_at: int) -> Any:
+        """`value` of `channel` as this saver's state schema has it (a new object when it changes)."""
+        if not self._needs_upcast(channel, written_at):
+            return value
+        if is_delta(value):
+            raise StateVersionError(
+                f"channel {channel!r} is a DeltaChannel: its stored values are deltas and cannot be upcast"
+            )
+        assert self.state_schema is not None
+        return self.state_schema.upcast(channel, value, written_at)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id, checkpoint_ns, checkpoint_id = config_ids(config)

@@ -43,6 +43,9 @@ class WrittenMessages:
     # (task_path, task_id, idx) -> change: a write stored again replaces itself instead of adding up
     changes: dict[tuple[str, str, int], CountChange] = field(default_factory=dict)
 
+# Checkpoints whose state versions a thread remembers: a subagent's steps (namespaces of their own)
+# come between the parent's read and its next put, and a miss costs the put a query.
+STATE_VERSIONS = 64
 MAX_LISTS = 16  # lists remembered per thread for prefix matching (see `known_prefix`)
 
 
@@ -106,6 +109,9 @@ class ThreadItems:
     ancestry: dict[tuple[str, str], tuple[str | None, dict[str, Any]]] = field(default_factory=dict)
     populated: dict[tuple[str, str, str], bool] = field(default_factory=dict)
     written: dict[str, WrittenMessages] = field(default_factory=dict)
+    # (ns, checkpoint id) -> (state schema version, older values) of checkpoints read or stored lately: a
+    # put knows which values its parent refers to that an older schema wrote (see upcast.py).
+    state_versions: dict[tuple[str, str], tuple[int, dict[str, int]]] = field(default_factory=dict)
     # The thread's next item number as this process last saw it (0: unknown). A dialect may number new
     # items with it and store them in the statement that refers to them (PostgreSQL does).
     next_item: int = 0
@@ -117,6 +123,12 @@ class ThreadItems:
             while len(self.written) > WRITTEN_CHECKPOINTS:
                 del self.written[min(self.written)]  # ids sort by time: forget the oldest
         return entry
+
+    def remember_state_version(self, key: tuple[str, str], version: int, older: dict[str, int]) -> None:
+        self.state_versions.pop(key, None)
+        self.state_versions[key] = (version, older)
+        while len(self.state_versions) > STATE_VERSIONS:
+            del self.state_versions[next(iter(self.state_versions))]
 
     def loaded(self, number: int, obj: Any, pristine: Any) -> None:
         """Item `number`, read from the database: `obj` for readers, `pristine` an equal private copy."""

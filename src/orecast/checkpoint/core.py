@@ -15,7 +15,7 @@ from abc import abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from langchain_core.messages import BaseMessage, RemoveMessage
 from langgraph.checkpoint.base import (
@@ -29,6 +29,7 @@ from orecast.checkpoint.encoding import (
     TaggedJson,
     strict_serializer,
 )
+from orecast.checkpoint.upcast import StateSchema
 
 SCHEMA_VERSION_DEFAULT = 1
 PAGE_SIZE = 100
@@ -125,6 +126,8 @@ class SaverCore(BaseCheckpointSaver[str]):
 
     dialect: str = ""
     keeps_key_order: bool = False  # set where the JSON column type reorders object keys (JSONB)
+    # The graph's state schema (`with_state_schema`); None: values are read as stored, never upcast.
+    state_schema: StateSchema | None = None
 
     def __init__(self, *, schema_version: int = SCHEMA_VERSION_DEFAULT, serde: Any = None) -> None:
         super().__init__(serde=serde or strict_serializer())
@@ -145,6 +148,22 @@ class SaverCore(BaseCheckpointSaver[str]):
             lock = asyncio.Lock()
             self._thread_locks[thread_id] = lock
         return lock
+
+    def with_state_schema(self, schema: StateSchema | None) -> Self:
+        """This saver for a graph with `schema`: it records `schema.version` with every checkpoint and
+        upcasts older values on every read. None: values are read as stored.
+
+        The view is the same saver in all but its schema: it shares the very attribute dictionary of
+        the saver it came from (connections, caches, locks, background tasks and their counters), so
+        several graphs of one service each compile with their own view of one store.
+        """
+        base = getattr(type(self), "_state_view_of", type(self))
+        attrs: dict[str, Any] = {"_state_view_of": base, "state_schema": property(lambda _view: schema)}
+        if schema is not None:
+            attrs["schema_version"] = property(lambda _view: schema.version)
+        view = object.__new__(type(base.__name__, (base,), attrs))
+        view.__dict__ = self.__dict__
+        return view
 
     def with_allowlist(self, extra_allowlist: Any) -> SaverCore:
         clone = super().with_allowlist(extra_allowlist)

@@ -20,6 +20,7 @@ from orecast.checkpoint.encoding import (
     CorruptRowError,
 )
 from orecast.checkpoint.ids import config_ids
+from orecast.checkpoint.upcast import StateVersionError
 from orecast.checkpoint.values import ValueStore
 
 
@@ -38,6 +39,10 @@ class DeltaHistory(ValueStore):
         """
         if not channels:
             return {}
+        if self.state_schema is not None and (named := self.state_schema.channels.intersection(channels)):
+            raise StateVersionError(
+                f"channel {sorted(named)[0]!r} is a DeltaChannel: its stored values are deltas and cannot be upcast"
+            )
         wanted = list(channels)
         thread_id, ns, target_id = config_ids(config)
         result: dict[str, DeltaChannelHistory] = {}

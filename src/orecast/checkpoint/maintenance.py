@@ -124,7 +124,7 @@ class Maintenance(DeltaHistory):
         )
         interrupted = {(w[2], w[3]) for w in writes if w[7] == INTERRUPT}
         nodes, sizes = [], {}
-        for _t, ns, cid, parent, checkpoint, metadata, _inc, _next_item in rows:
+        for _t, ns, cid, parent, checkpoint, metadata, _inc, _next_item, _schema in rows:
             sizes[(ns, cid)] = _size(checkpoint) + _size(metadata)
             checkpoint, metadata = self.codec.loads(checkpoint), self.codec.loads(metadata)
             ts = checkpoint.get("ts")

@@ -18,6 +18,7 @@ from orecast.checkpoint import default_database_url, migrations
 from orecast.checkpoint.importer import FORMATS, ImportReport, import_threads, open_source
 from orecast.checkpoint.urls import parse_url
 from orecast.cli import archive as archive_cli
+from orecast.cli import migrate_state as migrate_state_cli
 from orecast.cli import prune as prune_cli
 from orecast.cli import stats as stats_cli
 from orecast.cli.common import DatabaseUrl, fail, open_store
@@ -162,7 +163,7 @@ def import_(
         raise typer.Exit(1)
 
 
-for _module in (archive_cli, prune_cli, stats_cli):
+for _module in (archive_cli, migrate_state_cli, prune_cli, stats_cli):
     _module.add_db_commands(db_app)
 
 

@@ -110,7 +110,7 @@ DELETE FROM channel_values
 WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = %s"""
 
 CHECKPOINT_COLUMNS = """c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
-    c.checkpoint, c.metadata, t.incarnation, t.next_item"""
+    c.checkpoint, c.metadata, t.incarnation, t.next_item, c.schema_version"""
 # A plain insert: a duplicate key error (the checkpoint stored again) is answered by UPDATE_CHECKPOINT.
 INSERT_CHECKPOINT = """
 INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
@@ -326,3 +326,29 @@ SELECT_RECENT_FAILURES = """
 SELECT thread_id, checkpoint_ns, checkpoint_id, run_id, tool, status, error, started_at FROM tool_call_audit
 WHERE status IN ('error', 'cancelled')
 ORDER BY started_at DESC, audit_id DESC LIMIT %s"""
+# State upcasting (upcast.py): a checkpoint's state schema version and its document; `migrate-state`.
+SELECT_STATE_VERSION = """
+SELECT schema_version, checkpoint FROM checkpoints
+WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
+# Threads holding a checkpoint older than the schema, or one that refers to older values.
+OLD_STATE = "(schema_version < %s OR JSON_EXTRACT(checkpoint, '$.older_values') IS NOT NULL)"
+COUNT_OLD_STATE_THREADS = "SELECT COUNT(DISTINCT thread_id) FROM checkpoints WHERE " + OLD_STATE
+SELECT_OLD_STATE_THREADS = (
+    "SELECT DISTINCT thread_id FROM checkpoints WHERE " + OLD_STATE
+    + " AND thread_id > %s ORDER BY thread_id LIMIT %s"
+)
+SELECT_THREAD_STATE_VERSIONS = """
+SELECT checkpoint_ns, checkpoint_id, schema_version, checkpoint FROM checkpoints WHERE thread_id = %s"""
+UPDATE_CHECKPOINT_STATE = """
+UPDATE checkpoints SET schema_version = %s, checkpoint = %s
+WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
+UPDATE_CHANNEL_VALUE = """
+UPDATE channel_values SET kind = %s, value = %s, `blob` = %s
+WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = %s"""
+UPDATE_WRITE_VALUE = """
+UPDATE writes SET kind = %s, value = %s, `blob` = %s
+WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s AND task_id = %s AND idx = %s"""
+RESTAMP_THREAD_STATE = """
+UPDATE checkpoints SET schema_version = %s WHERE thread_id = %s AND schema_version <> %s"""
+# A new incarnation: other processes drop what they cached of the thread before their next write.
+SET_INCARNATION = "UPDATE threads SET incarnation = %s WHERE thread_id = %s"

@@ -95,7 +95,7 @@ DELETE FROM channel_values
 WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?"""
 
 CHECKPOINT_COLUMNS = """c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
-    c.checkpoint, c.metadata, t.incarnation, t.next_item"""
+    c.checkpoint, c.metadata, t.incarnation, t.next_item, c.schema_version"""
 INSERT_CHECKPOINT = """
 INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
                          checkpoint, metadata, run_id, schema_version)
@@ -311,3 +311,29 @@ SELECT_RECENT_FAILURES = """
 SELECT thread_id, checkpoint_ns, checkpoint_id, run_id, tool, status, error, started_at FROM tool_call_audit
 WHERE status IN ('error', 'cancelled')
 ORDER BY started_at DESC, audit_id DESC LIMIT ?"""
+# State upcasting (upcast.py): a checkpoint's state schema version and its document; `migrate-state`.
+SELECT_STATE_VERSION = """
+SELECT schema_version, checkpoint FROM checkpoints
+WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"""
+# Threads holding a checkpoint older than the schema, or one that refers to older values.
+OLD_STATE = "(schema_version < ? OR json_extract(checkpoint, '$.older_values') IS NOT NULL)"
+COUNT_OLD_STATE_THREADS = "SELECT COUNT(DISTINCT thread_id) FROM checkpoints WHERE " + OLD_STATE
+SELECT_OLD_STATE_THREADS = (
+    "SELECT DISTINCT thread_id FROM checkpoints WHERE " + OLD_STATE
+    + " AND thread_id > ? ORDER BY thread_id LIMIT ?"
+)
+SELECT_THREAD_STATE_VERSIONS = """
+SELECT checkpoint_ns, checkpoint_id, schema_version, checkpoint FROM checkpoints WHERE thread_id = ?"""
+UPDATE_CHECKPOINT_STATE = """
+UPDATE checkpoints SET schema_version = ?, checkpoint = ?
+WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"""
+UPDATE_CHANNEL_VALUE = """
+UPDATE channel_values SET kind = ?, value = ?, blob = ?
+WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?"""
+UPDATE_WRITE_VALUE = """
+UPDATE writes SET kind = ?, value = ?, blob = ?
+WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND task_id = ? AND idx = ?"""
+RESTAMP_THREAD_STATE = """
+UPDATE checkpoints SET schema_version = ? WHERE thread_id = ? AND schema_version <> ?"""
+# A new incarnation: other processes drop what they cached of the thread before their next write.
+SET_INCARNATION = "UPDATE threads SET incarnation = ? WHERE thread_id = ?"
