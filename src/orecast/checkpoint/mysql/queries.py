@@ -26,6 +26,7 @@ TABLE_BYTES = """
 SELECT table_name, data_length + index_length FROM information_schema.tables
 WHERE table_schema = DATABASE()"""
 SERVER_VERSION = "SELECT VERSION()"
+KILL_CONNECTION = "KILL CONNECTION %s"
 
 THREAD_COLUMNS = """thread_id, created_at, updated_at, metadata, status, head_checkpoint_id,
     checkpoint_count, message_count, preview"""

@@ -313,10 +313,29 @@ class MysqlCheckpointer(OrecastCheckpointer):
             raise error from exc
         finally:
             if db.unread:
-                conn.close()  # mid-answer: the server rolls back when it sees the connection go
+                await self._stop(conn)
             elif not clean and (transaction or db.began):
                 await self._abandon(conn)
             await self.pool.release(conn)
+
+    async def _stop(self, conn: Any) -> None:
+        """End a connection whose batch was cut off (a cancelled call) before all its answers came.
+
+        The server would run the rest of the batch, COMMIT included, whatever the client does; so the
+        connection is killed from another one first, which stops a statement that waits (on a lock, say)
+        and rolls back a transaction not yet committed.
+        """
+        server_id = conn.thread_id()
+        conn.close()
+
+        async def kill() -> None:
+            async with self.pool.acquire() as other, other.cursor() as cur:
+                await cur.execute(queries.KILL_CONNECTION, (server_id,))
+
+        try:
+            await asyncio.shield(asyncio.wait_for(kill(), 5))
+        except BaseException:  # gone already (unknown thread), or no connection to spare
+            pass
 
     async def _abandon(self, conn: Any) -> None:
         """Roll back a failed transaction; a connection cut off mid-statement (a cancelled call) is
