@@ -143,8 +143,20 @@ class _Db:
         """Run `statements` in one round trip (one multi-statement packet, parameters escaped by the
         driver); the rows each matched. The server stops at the first error: the statements after it
         do not run, and a transaction the batch began stays open for `_connection` to roll back."""
+        literal = self.conn.literal
+        escaped: dict[int, Any] = {}  # statements of a batch share their parameters: escaped once
+        parts = []
+        for statement, params in statements:
+            if params:
+                if id(params) not in escaped:
+                    if isinstance(params, Mapping):
+                        escaped[id(params)] = {key: literal(value) for key, value in params.items()}
+                    else:
+                        escaped[id(params)] = tuple(literal(value) for value in params)
+                statement = statement % escaped[id(params)]
+            parts.append(statement)
+        sql = ";\n".join(parts)
         cur = self.conn.cursor()
-        sql = ";\n".join(cur.mogrify(statement, params or None) for statement, params in statements)
         self.unread = True
         self.began = self.began or statements[0][0] == BEGIN
         try:
