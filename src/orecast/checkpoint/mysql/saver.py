@@ -118,6 +118,7 @@ class _Db:
         # (`_store_items`): [[hash, JSON text], …] numbered from `first_item` on.
         self.new_items: list[list[str]] = []
         self.first_item = 0
+        self.incarnation = ""  # the thread's incarnation the items were numbered for
         self.last_rows: list[tuple[Any, ...]] = []  # the rows of a batch's last statement
 
     async def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> int:
@@ -435,7 +436,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
             for number, digest in await db.fetchall(queries.SELECT_ITEMS_BY_HASH, (thread_id, json.dumps(list(new)))):
                 found[digest] = number
         if not db.new_items:
-            db.first_item = thread.next_item
+            db.first_item, db.incarnation = thread.next_item, incarnation
         for digest, text in new.items():
             if digest not in found:
                 found[digest] = thread.next_item
@@ -515,7 +516,6 @@ class MysqlCheckpointer(OrecastCheckpointer):
         interrupted: bool,
     ) -> None:
         _t, ns, checkpoint_id, task_id, _idx, _ch, task_path, *_rest = rows[0]
-        thread = self.items.peek(thread_id)
         params = {
             "thread_id": thread_id,
             "ns": ns,
@@ -529,7 +529,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
                 ]
             ),
             "interrupted": 1 if interrupted else 0,
-            "incarnation": thread.incarnation if thread is not None else "",
+            "incarnation": db.incarnation,
             **self._deferred_items(db),
         }
         store = (queries.STORE_SPECIAL_WRITES if special else queries.STORE_WRITES, params)
