@@ -26,6 +26,7 @@ TABLE_BYTES = """
 SELECT table_name, data_length + index_length FROM information_schema.tables
 WHERE table_schema = DATABASE()"""
 SERVER_VERSION = "SELECT VERSION()"
+KILL_CONNECTION = "KILL CONNECTION %s"
 
 THREAD_COLUMNS = """thread_id, created_at, updated_at, metadata, status, head_checkpoint_id,
     checkpoint_count, message_count, preview"""
@@ -36,6 +37,9 @@ INSERT INTO threads (thread_id, incarnation, created_at, updated_at, metadata)
 VALUES (%s, %s, %s, %s, '{}')
 ON DUPLICATE KEY UPDATE thread_id = thread_id"""
 SELECT_INCARNATION = "SELECT incarnation FROM threads WHERE thread_id = %s"
+# The first write of a thread in this process locks its row (INSERT_THREAD) and learns its next item
+# number: from then on the saver numbers new items itself (see `_store_items`).
+SELECT_INCARNATION_AND_NEXT_ITEM = "SELECT incarnation, next_item FROM threads WHERE thread_id = %s"
 
 SELECT_THREAD = f"SELECT {THREAD_COLUMNS} FROM threads WHERE thread_id = %s"
 SEARCH_THREADS = (
@@ -76,11 +80,6 @@ UPDATE threads SET
     )
 WHERE thread_id = %s"""
 
-# The new next_item is handed back through LAST_INSERT_ID (the connection's, not the server's).
-ALLOCATE_ITEMS = """
-UPDATE threads SET next_item = LAST_INSERT_ID(next_item + %s)
-WHERE thread_id = %s AND incarnation = %s"""
-INSERT_ITEM = "INSERT INTO items (thread_id, item_no, hash, value) VALUES (%s, %s, %s, %s)"
 SELECT_ITEMS_BY_HASH = """
 SELECT item_no, hash FROM items
 WHERE thread_id = %s
@@ -352,3 +351,92 @@ RESTAMP_THREAD_STATE = """
 UPDATE checkpoints SET schema_version = %s WHERE thread_id = %s AND schema_version <> %s"""
 # A new incarnation: other processes drop what they cached of the thread before their next write.
 SET_INCARNATION = "UPDATE threads SET incarnation = %s WHERE thread_id = %s"
+
+# -- a put or put_writes in one round trip ---------------------------------------------------------
+# The saver sends the statements below as one multi-statement packet (`_Db.batch`), inside BEGIN …
+# COMMIT unless the write already runs in a transaction. The thread's row is updated first: that locks
+# it until COMMIT and tells, by the rows it matched, whether the thread is still the incarnation the
+# write was encoded against and, when the saver numbered new items, whether no other process numbered
+# items since (`next_item <= first_item`). ROW_COUNT() keeps that answer for the statements after it,
+# which store nothing when it is 0: COMMIT then commits nothing, and the saver starts the write again.
+REMEMBER_MATCHED = "SET @orecast_ok = ROW_COUNT()"
+_MATCHED = "@orecast_ok > 0"
+# The same as RECORD_CHECKPOINT_IN_THREAD, run before the checkpoint is stored: whether it is new is
+# read from the checkpoints table (a checkpoint stored again applies nothing new).
+_NEW_CHECKPOINT = """(NOT EXISTS (
+        SELECT 1 FROM checkpoints
+        WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id = %(checkpoint_id)s
+    ))"""
+RECORD_PUT_IN_THREAD = f"""
+UPDATE threads SET
+    updated_at = %(now)s,
+    metadata = JSON_MERGE_PATCH(%(seed)s, metadata),
+    checkpoint_count = checkpoint_count + {_NEW_CHECKPOINT},
+    head_checkpoint_id = COALESCE(%(head)s, head_checkpoint_id),
+    message_count = CASE
+        WHEN %(clear)s = 1 THEN %(message_count)s
+        WHEN {_NEW_CHECKPOINT} THEN GREATEST(message_count + %(message_count)s, 0)
+        ELSE message_count
+    END,
+    preview = COALESCE(%(preview)s, preview),
+    next_item = GREATEST(next_item, %(next_item)s),
+    status = CASE
+        WHEN %(root)s = 1 AND status = 'interrupted' AND NOT EXISTS (
+            SELECT 1 FROM writes AS w
+            WHERE w.thread_id = threads.thread_id AND w.checkpoint_ns = ''
+              AND w.checkpoint_id >= %(checkpoint_id)s AND w.channel = '__interrupt__'
+        ) THEN 'idle'
+        ELSE status
+    END
+WHERE thread_id = %(thread_id)s AND incarnation = %(incarnation)s
+  AND (%(next_item)s = 0 OR next_item <= %(first_item)s)"""
+RECORD_WRITES_IN_THREAD = """
+UPDATE threads SET
+    next_item = GREATEST(next_item, %(next_item)s),
+    status = CASE WHEN %(interrupted)s THEN 'interrupted' ELSE status END
+WHERE thread_id = %(thread_id)s AND incarnation = %(incarnation)s
+  AND (%(next_item)s = 0 OR next_item <= %(first_item)s)"""
+# Rows travel as one JSON array each (one json.dumps in C), expanded by JSON_TABLE; blobs in base64.
+STORE_ITEMS = f"""
+INSERT INTO items (thread_id, item_no, hash, value)
+SELECT %(thread_id)s, %(first_item)s + x.n - 1, x.h, x.v
+FROM JSON_TABLE(%(items)s, '$[*]' COLUMNS (
+    n FOR ORDINALITY, h CHAR(32) CHARACTER SET ascii PATH '$[0]', v LONGTEXT CHARACTER SET utf8mb4 PATH '$[1]'
+)) AS x
+WHERE {_MATCHED}"""
+STORE_CHANNEL_VALUES = f"""
+INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, `blob`)
+SELECT %(thread_id)s, %(ns)s, x.c, x.v, x.k, x.j, FROM_BASE64(x.b)
+FROM JSON_TABLE(%(rows)s, '$[*]' COLUMNS (
+    c VARBINARY(768) PATH '$[0]', v VARBINARY(128) PATH '$[1]', k VARCHAR(8) CHARACTER SET ascii PATH '$[2]',
+    j LONGTEXT CHARACTER SET utf8mb4 PATH '$[3]', b LONGTEXT CHARACTER SET ascii PATH '$[4]'
+)) AS x
+WHERE {_MATCHED}
+ON DUPLICATE KEY UPDATE channel_values.thread_id = channel_values.thread_id"""
+STORE_CHECKPOINT = f"""
+INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+                         checkpoint, metadata, run_id, schema_version)
+SELECT %(thread_id)s, %(ns)s, %(checkpoint_id)s, %(parent_id)s, %(checkpoint)s, %(metadata)s, %(run_id)s,
+       %(schema_version)s
+FROM DUAL WHERE {_MATCHED}
+ON DUPLICATE KEY UPDATE
+    parent_checkpoint_id = VALUES(parent_checkpoint_id), checkpoint = VALUES(checkpoint),
+    metadata = VALUES(metadata), run_id = VALUES(run_id), schema_version = VALUES(schema_version)"""
+# Writes that number no items check nothing (as before): nothing they store depends on the incarnation.
+_STORE_WRITES = """
+INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, kind,
+                    value, `blob`)
+SELECT %(thread_id)s, %(ns)s, %(checkpoint_id)s, %(task_id)s, x.i, x.c, %(task_path)s, x.k, x.j,
+       FROM_BASE64(x.b)
+FROM JSON_TABLE(%(rows)s, '$[*]' COLUMNS (
+    i INT PATH '$[0]', c VARBINARY(768) PATH '$[1]', k VARCHAR(8) CHARACTER SET ascii PATH '$[2]',
+    j LONGTEXT CHARACTER SET utf8mb4 PATH '$[3]', b LONGTEXT CHARACTER SET ascii PATH '$[4]'
+)) AS x
+WHERE %(next_item)s = 0 OR @orecast_ok > 0
+ON DUPLICATE KEY UPDATE {on_duplicate}"""
+# Regular writes are kept as first stored; special ones (errors, interrupts…) are replaced.
+STORE_WRITES = _STORE_WRITES.format(on_duplicate="writes.thread_id = writes.thread_id")
+STORE_SPECIAL_WRITES = _STORE_WRITES.format(
+    on_duplicate="""channel = VALUES(channel), task_path = VALUES(task_path), kind = VALUES(kind),
+    value = VALUES(value), `blob` = VALUES(`blob`)"""
+)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
@@ -18,6 +20,7 @@ from orecast.checkpoint import migrations
 from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.cache import ThreadItems
 from orecast.checkpoint.core import Db, StaleThreadError, utc_now
+from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
 from orecast.checkpoint.mysql import queries
 from orecast.checkpoint.postgres.timeouts import Timeouts
@@ -41,6 +44,9 @@ ER_STATEMENT_TIMEOUT = 1969  # MariaDB max_statement_time
 ER_QUERY_TIMEOUT = 3024  # MySQL max_execution_time
 ER_NET_PACKET_TOO_LARGE = 1153
 CONNECTION_LOST = {2002, 2003, 2006, 2013, 2055, 1053, 1927}
+CLIENT_ERRORS = 2000  # the driver's own error numbers start here; below are the server's
+BEGIN = "BEGIN"
+COMMIT = "COMMIT"
 
 
 class Deadlock(StoreError):
@@ -55,6 +61,10 @@ def _text(value: Any) -> Any:
 def _utc(value: Any) -> Any:
     parsed = converters.convert_datetime(value)
     return parsed.replace(tzinfo=UTC) if isinstance(parsed, datetime) else parsed
+
+
+def _b64(blob: bytes | None) -> str | None:
+    return base64.b64encode(blob).decode("ascii") if blob is not None else None
 
 
 def conversions() -> dict[Any, Any]:
@@ -99,14 +109,21 @@ def store_error(exc: BaseException, timeouts: Timeouts) -> StoreError | None:
 class _Db:
     """One connection; `execute` tells the rows a statement matched (the connections say FOUND_ROWS)."""
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: Any, transaction: bool) -> None:
         self.conn = conn
-        self.last_insert_id = 0
+        self.in_transaction = transaction  # the connection's BEGIN was sent by `_connection`
+        self.began = False  # a batch sent BEGIN and its COMMIT has not answered yet
+        self.unread = False  # a batch whose answers were not all read (a cancelled call)
+        # Items numbered by the saver, stored by the batch of the put or put_writes that refers to them
+        # (`_store_items`): [[hash, JSON text], …] numbered from `first_item` on.
+        self.new_items: list[list[str]] = []
+        self.first_item = 0
+        self.incarnation = ""  # the thread's incarnation the items were numbered for
+        self.last_rows: list[tuple[Any, ...]] = []  # the rows of a batch's last statement
 
     async def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> int:
         async with self.conn.cursor() as cur:
             await cur.execute(sql, params or None)
-            self.last_insert_id = cur.lastrowid
             return cur.rowcount
 
     async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
@@ -122,6 +139,42 @@ class _Db:
         async with self.conn.cursor() as cur:
             await cur.execute(sql, params or None)
             return list(await cur.fetchall())
+
+    async def batch(self, statements: Sequence[tuple[str, Mapping[str, Any] | Sequence[Any] | None]]) -> list[int]:
+        """Run `statements` in one round trip (one multi-statement packet, parameters escaped by the
+        driver); the rows each matched. The server stops at the first error: the statements after it
+        do not run, and a transaction the batch began stays open for `_connection` to roll back."""
+        literal = self.conn.literal
+        escaped: dict[int, Any] = {}  # statements of a batch share their parameters: escaped once
+        parts = []
+        for statement, params in statements:
+            if params:
+                if id(params) not in escaped:
+                    if isinstance(params, Mapping):
+                        escaped[id(params)] = {key: literal(value) for key, value in params.items()}
+                    else:
+                        escaped[id(params)] = tuple(literal(value) for value in params)
+                statement = statement % escaped[id(params)]
+            parts.append(statement)
+        sql = ";\n".join(parts)
+        cur = self.conn.cursor()
+        self.unread = True
+        self.began = self.began or statements[0][0] == BEGIN
+        try:
+            counts = [await cur.execute(sql)]
+            while await cur.nextset():
+                counts.append(cur.rowcount)
+        except errors.Error as exc:
+            # An error packet from the server ends the batch cleanly; any other failure leaves answers
+            # unread on the connection, which is then closed.
+            code = _code(exc)
+            self.unread = code is None or code >= CLIENT_ERRORS
+            raise
+        self.last_rows = list(await cur.fetchall())
+        self.unread = False
+        if statements[-1][0] == COMMIT:
+            self.began = False
+        return counts
 
 
 def connect_kwargs(url: str) -> dict[str, Any]:
@@ -193,6 +246,8 @@ class MysqlCheckpointer(OrecastCheckpointer):
     def __init__(self, pool: Any, server_version: str, timeouts: Timeouts | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.pool = pool
+        # Threads whose next write looks new items up by hash first (see `_run_batch`).
+        self._hash_conflicts: set[str] = set()
         self.server_version = server_version
         self.timeouts = timeouts or Timeouts()
 
@@ -208,7 +263,9 @@ class MysqlCheckpointer(OrecastCheckpointer):
             "charset": "utf8mb4",
             "autocommit": True,
             "conv": conversions(),
-            "client_flag": CLIENT.FOUND_ROWS,
+            # MULTI_STATEMENTS: a put is one packet of statements (`_Db.batch`); parameters stay escaped by the
+            # driver, never pasted into SQL.
+            "client_flag": CLIENT.FOUND_ROWS | CLIENT.MULTI_STATEMENTS,
             "connect_timeout": CONNECT_TIMEOUT_SECONDS,
             # The server's max_allowed_packet decides how big a value may be, not the client's default.
             "max_allowed_packet": 1 << 30,
@@ -252,13 +309,13 @@ class MysqlCheckpointer(OrecastCheckpointer):
             ) from None
         except (errors.Error, OSError) as exc:
             raise StoreUnavailable(f"database unavailable: {_first_line(exc)}") from None
-        db = _Db(conn)
+        db = _Db(conn, transaction)
         clean = False
         try:
             if transaction:
-                await db.execute("BEGIN")
+                await db.execute(BEGIN)
                 yield db
-                await db.execute("COMMIT")
+                await db.execute(COMMIT)
             else:
                 yield db
             clean = True
@@ -268,9 +325,30 @@ class MysqlCheckpointer(OrecastCheckpointer):
                 raise
             raise error from exc
         finally:
-            if not clean and transaction:
+            if db.unread:
+                await self._stop(conn)
+            elif not clean and (transaction or db.began):
                 await self._abandon(conn)
             await self.pool.release(conn)
+
+    async def _stop(self, conn: Any) -> None:
+        """End a connection whose batch was cut off (a cancelled call) before all its answers came.
+
+        The server would run the rest of the batch, COMMIT included, whatever the client does; so the
+        connection is killed from another one first, which stops a statement that waits (on a lock, say)
+        and rolls back a transaction not yet committed.
+        """
+        server_id = conn.thread_id()
+        conn.close()
+
+        async def kill() -> None:
+            async with self.pool.acquire() as other, other.cursor() as cur:
+                await cur.execute(queries.KILL_CONNECTION, (server_id,))
+
+        try:
+            await asyncio.shield(asyncio.wait_for(kill(), 5))
+        except BaseException:  # gone already (unknown thread), or no connection to spare
+            pass
 
     async def _abandon(self, conn: Any) -> None:
         """Roll back a failed transaction; a connection cut off mid-statement (a cancelled call) is
@@ -313,54 +391,165 @@ class MysqlCheckpointer(OrecastCheckpointer):
             finally:
                 await db.fetchone(queries.UNLOCK_MIGRATIONS)
 
-    # -- statements without RETURNING --------------------------------------------------------------
+    # -- a write in one round trip -----------------------------------------------------------------
 
-    async def _store_checkpoint(self, db: _Db, checkpoint_row: Sequence[Any], record: Sequence[Any]) -> bool:
-        try:
-            await db.execute(queries.INSERT_CHECKPOINT, checkpoint_row)
-            inserted = True
-        except errors.IntegrityError as exc:
-            if _code(exc) != ER_DUP_ENTRY:
-                raise
-            # The same checkpoint stored again (only this statement was undone): replace it.
-            thread_id, ns, cid, *rest = checkpoint_row
-            await db.execute(queries.UPDATE_CHECKPOINT, (*rest, thread_id, ns, cid))
-            inserted = False
-        now, seed, head, clear, count, preview, root, cid, thread_id, incarnation = record
-        matched = await db.execute(
-            queries.RECORD_CHECKPOINT_IN_THREAD,
-            (
-                now,
-                seed,
-                1 if inserted else 0,
-                head,
-                clear,
-                count,
-                count if inserted else 0,  # a checkpoint stored again applies nothing new
-                preview,
-                root,
-                cid,
-                thread_id,
-                incarnation,
-            ),
+    @asynccontextmanager
+    async def _write_unit(self, thread_id: str) -> AsyncIterator[_Db]:
+        # A thread this process has seen, with its next item number: no transaction of its own, since
+        # its put (or put_writes) is one batch inside BEGIN … COMMIT (`_store_put`, `_store_writes`).
+        # Otherwise the write runs in a transaction whose first statement locks the thread's row.
+        thread = self.items.peek(thread_id)
+        plain = thread is not None and thread.next_item > 0 and thread_id not in self._hash_conflicts
+        async with self._connection(transaction=not plain) as db:
+            yield db
+        self._hash_conflicts.discard(thread_id)
+
+    async def _touch_thread(self, db: Db, thread_id: str) -> ThreadItems:
+        cached = self.items.peek(thread_id)
+        if cached is not None:
+            return cached
+        now = self._ts(utc_now())
+        assert isinstance(db, _Db)
+        await db.batch(
+            [
+                (queries.INSERT_THREAD, (thread_id, random.randbytes(8).hex(), now, now)),
+                (queries.SELECT_INCARNATION_AND_NEXT_ITEM, (thread_id,)),
+            ]
         )
-        return matched > 0
+        # The INSERT locked the row until this transaction ends: its next item number stays ours.
+        ((incarnation, next_item),) = db.last_rows
+        thread = self.items.get(thread_id, incarnation)
+        thread.next_item = max(thread.next_item, next_item)
+        return thread
 
     async def _store_items(self, db: _Db, thread_id: str, incarnation: str, new: dict[str, str]) -> dict[str, int]:
+        # Numbered here, stored by the batch of the put or put_writes that refers to them. Numbers
+        # another process took meanwhile fail that batch's first statement (`next_item <= first_item`),
+        # and the write starts again from the thread's row.
+        thread = self.items.peek(thread_id)
+        if thread is None or thread.incarnation != incarnation or not thread.next_item:
+            raise StaleThreadError(thread_id)
         found: dict[str, int] = {}
-        for number, digest in await db.fetchall(queries.SELECT_ITEMS_BY_HASH, (thread_id, json.dumps(list(new)))):
-            found[digest] = number
-        fresh = [d for d in new if d not in found]
-        if fresh:
-            if not await db.execute(queries.ALLOCATE_ITEMS, (len(fresh), thread_id, incarnation)):
-                raise StaleThreadError(thread_id)
-            first = db.last_insert_id - len(fresh)
-            rows = []
-            for offset, digest in enumerate(fresh):
-                found[digest] = first + offset
-                rows.append((thread_id, first + offset, digest, new[digest]))
-            await db.executemany(queries.INSERT_ITEM, rows)
+        if thread_id in self._hash_conflicts:
+            # An item of this thread stored before this process saw it (e.g. a message the graph brought
+            # back from an older checkpoint): look the hashes up first.
+            for number, digest in await db.fetchall(queries.SELECT_ITEMS_BY_HASH, (thread_id, json.dumps(list(new)))):
+                found[digest] = number
+        if not db.new_items:
+            db.first_item, db.incarnation = thread.next_item, incarnation
+        for digest, text in new.items():
+            if digest not in found:
+                found[digest] = thread.next_item
+                db.new_items.append([digest, text])
+                thread.next_item += 1
         return found
+
+    def _deferred_items(self, db: _Db) -> dict[str, Any]:
+        count = len(db.new_items)
+        return {
+            "items": json_text(db.new_items) if count else "[]",
+            "first_item": db.first_item,
+            "next_item": db.first_item + count if count else 0,
+        }
+
+    async def _run_batch(self, db: _Db, thread_id: str, statements: list[tuple[str, Any]]) -> list[int]:
+        """The write's statements in one round trip, inside BEGIN … COMMIT unless already in a transaction."""
+        if not db.in_transaction:
+            statements = [(BEGIN, None), *statements, (COMMIT, None)]
+        try:
+            counts = await db.batch(statements)
+        except errors.IntegrityError as exc:
+            if _code(exc) != ER_DUP_ENTRY or not db.new_items:
+                raise
+            # A new item's hash was stored before this process saw it: start again, looking hashes up.
+            self._hash_conflicts.add(thread_id)
+            raise StaleThreadError(thread_id) from None
+        finally:
+            db.new_items = []
+        return counts[1:] if not db.in_transaction else counts
+
+    async def _store_put(
+        self, db: _Db, value_rows: list[tuple[Any, ...]], checkpoint_row: Sequence[Any], record: Sequence[Any]
+    ) -> bool:
+        thread_id, ns, checkpoint_id, parent_id, checkpoint, metadata, run_id, schema_version = checkpoint_row
+        now, seed, head, clear, message_count, preview, root, _cid, _tid, incarnation = record
+        params = {
+            "thread_id": thread_id,
+            "ns": ns,
+            "incarnation": incarnation,
+            "checkpoint_id": checkpoint_id,
+            "parent_id": parent_id,
+            "checkpoint": checkpoint,
+            "metadata": metadata,
+            "run_id": run_id,
+            "schema_version": schema_version,
+            "now": now,
+            "seed": seed,
+            "head": head,
+            "clear": clear,
+            "message_count": message_count,
+            "preview": preview,
+            "root": root,
+            **self._deferred_items(db),
+        }
+        statements: list[tuple[str, Any]] = [
+            (queries.RECORD_PUT_IN_THREAD, params),
+            (queries.REMEMBER_MATCHED, None),
+        ]
+        if params["next_item"]:
+            statements.append((queries.STORE_ITEMS, params))
+        if value_rows:
+            params["rows"] = json_text(
+                [[channel, version, kind, value, _b64(blob)] for _t, _ns, channel, version, kind, value, blob in value_rows]
+            )
+            statements.append((queries.STORE_CHANNEL_VALUES, params))
+        statements.append((queries.STORE_CHECKPOINT, params))
+        counts = await self._run_batch(db, thread_id, statements)
+        return counts[0] > 0
+
+    async def _store_writes(
+        self,
+        db: _Db,
+        thread_id: str,
+        rows: list[tuple[Any, ...]],
+        special: bool,
+        interrupted: bool,
+    ) -> None:
+        _t, ns, checkpoint_id, task_id, _idx, _ch, task_path, *_rest = rows[0]
+        params = {
+            "thread_id": thread_id,
+            "ns": ns,
+            "checkpoint_id": checkpoint_id,
+            "task_id": task_id,
+            "task_path": task_path,
+            "rows": json_text(
+                [
+                    [idx, channel, kind, value, _b64(blob)]
+                    for _t, _ns, _c, _task, idx, channel, _path, kind, value, blob in rows
+                ]
+            ),
+            "interrupted": 1 if interrupted else 0,
+            "incarnation": db.incarnation,
+            **self._deferred_items(db),
+        }
+        store = (queries.STORE_SPECIAL_WRITES if special else queries.STORE_WRITES, params)
+        if params["next_item"]:
+            counts = await self._run_batch(
+                db,
+                thread_id,
+                [
+                    (queries.RECORD_WRITES_IN_THREAD, params),
+                    (queries.REMEMBER_MATCHED, None),
+                    (queries.STORE_ITEMS, params),
+                    store,
+                ],
+            )
+            if counts[0] == 0:
+                raise StaleThreadError(thread_id)
+        elif interrupted:
+            await self._run_batch(db, thread_id, [store, (queries.SET_THREAD_STATUS, ("interrupted", thread_id))])
+        else:
+            await db.execute(*store)  # one statement: atomic by itself
 
     # -- what a dialect provides -------------------------------------------------------------------
 

@@ -1,0 +1,165 @@
+"""MySQL: a put or put_writes is one batch of statements, with items numbered by the saver.
+
+What the batch must still guarantee: a write against a stale thread (deleted and re-created elsewhere,
+or with items numbered elsewhere meanwhile) stores nothing and starts again; an item stored before this
+process saw it is found by its hash; a write cancelled while its batch waits on the server is rolled
+back, not committed later by the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import asyncmy
+from langchain_core.messages import AIMessage
+
+from orecast.checkpoint import open_checkpointer
+from orecast.checkpoint.mysql import saver as mysql_saver
+from orecast.checkpoint.mysql.saver import connect_kwargs
+from tests.checkpoint.conftest import raw_sql
+from tests.checkpoint.graphs import human, tool_loop
+
+
+def cfg(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+async def _chat(saver: Any, thread_id: str, turns: int, start: int = 0) -> list[Any]:
+    graph = tool_loop(saver)
+    for turn in range(start, start + turns):
+        await graph.ainvoke({"messages": [human(turn, f"question {turn}")]}, cfg(thread_id))
+    return (await graph.aget_state(cfg(thread_id))).values["messages"]
+
+
+def _items(url: str, thread_id: str) -> list[tuple[int, str]]:
+    return raw_sql(
+        url,
+        "SELECT item_no, JSON_UNQUOTE(JSON_EXTRACT(value, '$.data.content')) FROM items "
+        "WHERE thread_id = %s ORDER BY item_no",
+        (thread_id,),
+    )
+
+
+async def test_a_turn_is_one_round_trip_per_write(fresh_mysql_url: str, monkeypatch) -> None:
+    """Once the saver knows a thread, each put and put_writes is one round trip: no statement of its
+    own for BEGIN, COMMIT, the item numbers or the thread's row."""
+    sent: list[str] = []
+    for name in ("execute", "executemany", "fetchone", "fetchall", "batch"):
+        original = getattr(mysql_saver._Db, name)
+
+        def call(self: Any, sql: Any, *args: Any, _name: str = name, _original: Any = original) -> Any:
+            words = [s.split()[0] for s, _params in sql] if _name == "batch" else [sql.split()[0]]
+            sent.append(" ".join(words))
+            return _original(self, sql, *args)
+
+        monkeypatch.setattr(mysql_saver._Db, name, call)
+    async with open_checkpointer(fresh_mysql_url) as saver:
+        await _chat(saver, "counted", 1)
+        sent.clear()
+        messages = await _chat(saver, "counted", 1, start=1)
+    assert len(messages) == 8
+    # The state read at the start (2 reads), 5 puts and 4 put_writes, and the final aget_state (2).
+    assert len(sent) == 13, sent
+    batches = [s for s in sent if s.startswith("BEGIN")]
+    assert len(batches) == 8, sent  # one put_writes without new items is a single INSERT
+    assert all(b.startswith("BEGIN UPDATE SET ") and b.endswith(" COMMIT") for b in batches), batches
+
+
+async def test_items_numbered_meanwhile_elsewhere(fresh_mysql_url: str) -> None:
+    """A write numbers new items from the thread's next number as this saver last saw it. When another
+    process numbered items since, the batch's first statement matches no row, nothing is stored, and
+    the write starts again with numbers from the database."""
+    url = fresh_mysql_url
+    async with open_checkpointer(url) as first, open_checkpointer(url) as second:
+        await _chat(first, "shared", 2)
+        await _chat(second, "shared", 2, start=2)  # items 9-16, unknown to `first`
+        tup = await first.aget_tuple(cfg("shared"))
+        assert first.items.peek("shared").next_item == 17
+        first.items.peek("shared").next_item = 9  # as if read before `second` wrote
+        late = AIMessage(content="a late write", id="late")
+        await first.aput_writes(tup.config, [("messages", [late])], task_id="task-late")
+        assert first.items.peek("shared").next_item == 18
+        for saver in (first, second):
+            pending = (await saver.aget_tuple(tup.config)).pending_writes
+            assert ("task-late", "messages", [late]) in pending
+        messages = await _chat(first, "shared", 1, start=4)
+    assert [m.id for m in messages if m.type == "human"] == [human(t).id for t in range(5)]
+    numbers = _items(url, "shared")
+    assert len(numbers) == len({n for n, _ in numbers}) == 4 * 5 + 1
+    assert (17, "a late write") in numbers
+
+
+async def test_item_stored_before_this_process_saw_it(fresh_mysql_url: str) -> None:
+    """A new saver writes a message the thread already holds (same content, unknown to its cache): the
+    insert fails on the item's hash, and the write is made again referring to the stored item."""
+    url = fresh_mysql_url
+    async with open_checkpointer(url) as first:
+        await _chat(first, "known", 2)
+    before = _items(url, "known")
+    async with open_checkpointer(url) as second:
+        tup = await second.aget_tuple(cfg("known"))
+        again = human(0, "question 0")  # item 1, which this read did not load (only the head's lists)
+        second.items.drop("known")
+        await second.aput_writes(tup.config, [("messages", [again])], task_id="task-again")
+        assert not second._hash_conflicts
+        pending = (await second.aget_tuple(tup.config)).pending_writes
+        assert ("task-again", "messages", [again]) in pending
+        ref = raw_sql(
+            url, "SELECT value FROM writes WHERE thread_id = 'known' AND task_id = 'task-again'"
+        )
+        assert [json.loads(value) for (value,) in ref] == [[[1, 1]]]
+        messages = await _chat(second, "known", 1, start=2)
+    assert len(messages) == 12
+    assert _items(url, "known")[: len(before)] == before
+    assert len(_items(url, "known")) == len(before) + 4
+
+
+async def test_thread_deleted_and_recreated_elsewhere(fresh_mysql_url: str) -> None:
+    """A batch against a thread another process deleted and re-created stores nothing under the old
+    incarnation's numbers: the write starts again on the new thread."""
+    url = fresh_mysql_url
+    async with open_checkpointer(url) as first, open_checkpointer(url) as second:
+        await _chat(first, "reborn", 3)
+        await second.adelete_thread("reborn")
+        await _chat(second, "reborn", 1, start=10)  # items 1-4 of the new incarnation
+        messages = await _chat(first, "reborn", 1, start=11)  # first's cache says next item 13
+    assert [m.id for m in messages if m.type == "human"] == [human(10).id, human(11).id]
+    numbers = _items(url, "reborn")
+    assert [n for n, _ in numbers] == list(range(1, 9))
+    assert raw_sql(url, "SELECT next_item FROM threads WHERE thread_id = 'reborn'") == [(9,)]
+
+
+async def test_cancelled_batch_is_rolled_back(fresh_mysql_url: str) -> None:
+    """A write cancelled while its batch waits on a lock is killed on the server and rolled back; the
+    server does not go on to COMMIT it once the lock is free."""
+    url = fresh_mysql_url
+    async with open_checkpointer(url) as saver:
+        await _chat(saver, "blocked", 1)
+        tup = await saver.aget_tuple(cfg("blocked"))
+        holder = await asyncmy.connect(**connect_kwargs(url), autocommit=False)
+        try:
+            async with holder.cursor() as cur:
+                await cur.execute("SELECT 1 FROM threads WHERE thread_id = 'blocked' FOR UPDATE")
+            write = asyncio.create_task(
+                saver.aput_writes(tup.config, [("messages", [AIMessage("never", id="never")])], task_id="t-x")
+            )
+            await asyncio.sleep(0.5)
+            assert not write.done()
+            write.cancel()
+            try:
+                await write
+            except asyncio.CancelledError:
+                pass
+        finally:
+            await holder.rollback()
+            holder.close()
+        await asyncio.sleep(0.5)  # a batch the server still ran would have committed by now
+        assert raw_sql(url, "SELECT count(*) FROM writes WHERE task_id = 't-x'") == [(0,)]
+        assert [c for _n, c in _items(url, "blocked") if c == "never"] == []
+        # The saver goes on, with numbers from the database.
+        messages = await _chat(saver, "blocked", 1, start=1)
+    assert len(messages) == 8
+    numbers = _items(url, "blocked")
+    assert [n for n, _ in numbers] == list(range(1, 9))
