@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from orecast.checkpoint.base import OrecastCheckpointer
+from orecast.checkpoint.sweep import sweep_status
 
 # `{p}` is the driver's placeholder.
 COUNT_THREADS = "SELECT COUNT(*), COALESCE(SUM(message_count), 0) FROM threads"
@@ -63,10 +64,13 @@ class StoreStats:
     tables: dict[str, dict[str, Any]]
     bytes: int | None
     notes: list[str] = field(default_factory=list)
+    # The last thread sweep (`sweep.sweep_status`); its values are None when none ever ran.
+    sweep: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["at"] = self.at.isoformat()
+        out["sweep"] = {k: v.isoformat() if isinstance(v, datetime) else v for k, v in self.sweep.items()}
         for tool, row in zip(self.tools, out["tools"], strict=True):
             row["error_rate"] = round(tool.error_rate, 4)
         return out
@@ -106,4 +110,5 @@ async def store_stats(saver: OrecastCheckpointer, *, now: datetime, top: int = 1
         tables=sizes["tables"],
         bytes=sizes.get("bytes"),
         notes=notes,
+        sweep=await sweep_status(saver),
     )
