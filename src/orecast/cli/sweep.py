@@ -74,7 +74,8 @@ def sweep_command(
     with console.status("sweeping expired threads…"):
         result = asyncio.run(run())
     out = Console()
-    default = "none" if policy.default is None else f"{policy.default} ({policy.strategy})"
+    shown = ttl or settings.thread_ttl
+    default = "none (only threads with their own TTL expire)" if policy.default is None else f"{shown} ({policy.strategy})"
     out.print(f"default TTL: {default}", highlight=False)
     for verb, threads in (("deleted", result.deleted), ("pruned", result.pruned)):
         for thread_id in threads[:SHOWN]:
