@@ -180,3 +180,19 @@ async def test_two_sweepers_at_once_never_process_one_thread_twice(store_url: st
         assert done_first and done_second, "both sweepers took part"
     rows = raw_sql(store_url, "SELECT SUM(threads_deleted + threads_pruned), COUNT(*) FROM sweep_runs WHERE status = 'ok'")
     assert (int(rows[0][0]), rows[0][1]) == (30, 2)
+
+
+async def test_an_archive_keeps_the_threads_own_ttl(saver, tmp_path) -> None:
+    from orecast.checkpoint.archive import export_thread, import_archive, read_archive
+
+    await talk(saver, "kept", turns=1)
+    await set_thread_ttl(saver, "kept", timedelta(hours=6), "keep_latest")
+    await talk(saver, "plain", turns=1)
+    for name in ("kept", "plain"):
+        await export_thread(saver, name, tmp_path / f"{name}.gz")
+        await import_archive(saver, read_archive(saver, tmp_path / f"{name}.gz"), thread_id=f"{name}-copy")
+        await import_archive(saver, read_archive(saver, tmp_path / f"{name}.gz"), thread_id=name, replace=True)
+    for name in ("kept-copy", "kept"):
+        info = await thread_ttl(saver, name)
+        assert info is not None and (info["strategy"], info["ttl_minutes"]) == ("keep_latest", 360), name
+    assert await thread_ttl(saver, "plain-copy") is None and await thread_ttl(saver, "plain") is None

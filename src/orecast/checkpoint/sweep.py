@@ -148,6 +148,15 @@ async def set_thread_ttl(
     return True
 
 
+async def thread_own_ttl(saver: OrecastCheckpointer, thread_id: str) -> dict[str, Any] | None:
+    """`{seconds, strategy}` of the thread's own TTL (what an archive keeps); None if it has none."""
+    async with saver._read() as db:
+        row = await db.fetchone(_sql(saver, SELECT_THREAD_TTL), (check_id(thread_id, "thread_id"),))
+    if row is None or (row[0] is None and row[1] is None):
+        return None
+    return {"seconds": None if row[0] is None else int(row[0]), "strategy": row[1]}
+
+
 async def thread_ttl(
     saver: OrecastCheckpointer, thread_id: str, policy: TtlPolicy | None = None
 ) -> dict[str, Any] | None:
