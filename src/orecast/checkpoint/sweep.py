@@ -226,34 +226,38 @@ async def _sweep_phase(
     while limit is None or result.expired < limit:
         size = BATCH if limit is None else min(BATCH, limit - result.expired)
         # Claimed and processed in one transaction: the rows stay locked until they are done.
+        done: list[tuple[str, str, int, int]] = []
         async with saver._read() if result.dry_run else saver._write() as db:
             rows = await db.fetchall(claim, (policy.strategy, saver._ts(bound), *cursor, size))
             for thread_id, _updated_at, strategy in rows:
-                await _expire(saver, db, thread_id, strategy, result)
+                done.append(await _expire(saver, db, thread_id, strategy, result.dry_run))
+        # Counted once committed: a batch that fails is not reported as done.
+        for thread_id, how, checkpoints, freed in done:
+            (result.pruned if how == "keep_latest" else result.deleted).append(thread_id)
+            result.checkpoints_deleted += checkpoints
+            result.bytes_freed += freed
+            saver.items.drop(thread_id)
         if rows:
             cursor = (saver._ts(_utc(rows[-1][1])), rows[-1][0])
-        for thread_id, *_ in rows:
-            saver.items.drop(thread_id)
         if len(rows) < size:
             return
 
 
-async def _expire(saver: OrecastCheckpointer, db: Any, thread_id: str, strategy: str, result: SweepResult) -> None:
+async def _expire(
+    saver: OrecastCheckpointer, db: Any, thread_id: str, strategy: str, dry_run: bool
+) -> tuple[str, str, int, int]:
+    """Prune or delete one claimed thread: (thread, strategy applied, checkpoints deleted, bytes freed)."""
     if strategy == "keep_latest":
-        pruned = await saver._prune_thread(db, thread_id, PrunePolicy(keep_last=1), dry_run=result.dry_run)
-        result.checkpoints_deleted += pruned.checkpoints_deleted
-        result.bytes_freed += pruned.bytes_freed
-        if not result.dry_run:
+        pruned = await saver._prune_thread(db, thread_id, PrunePolicy(keep_last=1), dry_run=dry_run)
+        if not dry_run:
             await db.execute(_sql(saver, MARK_SWEPT), (thread_id,))
-        result.pruned.append(thread_id)
-        return
+        return thread_id, "keep_latest", pruned.checkpoints_deleted, pruned.bytes_freed
     # Any other value (a strategy written by hand) deletes: the thread did ask to expire.
     row = await db.fetchone(_sql(saver, SELECT_CHECKPOINT_COUNT), (thread_id,))
-    result.checkpoints_deleted += int(row[0]) if row else 0
-    if not result.dry_run:
+    if not dry_run:
         for statement in saver.q.DELETE_THREAD:
             await db.execute(statement, (thread_id,))
-    result.deleted.append(thread_id)
+    return thread_id, "delete", int(row[0]) if row else 0, 0
 
 
 async def _finish(saver: OrecastCheckpointer, result: SweepResult, status: str, error: str | None) -> None:
