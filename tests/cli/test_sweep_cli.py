@@ -81,3 +81,11 @@ def test_db_sweep_bad_input(sqlite_url: str) -> None:
         result = run("db", "sweep", "--database-url", sqlite_url, *args, env=env)
         assert result.exit_code == 2, (args, result.output)
         assert len(result.output.strip().splitlines()) == 1, result.output
+
+
+def test_serve_refuses_bad_ttl_settings_in_one_line(sqlite_url: str) -> None:
+    for name, value in (("ORECAST_THREAD_TTL", "soon"), ("ORECAST_SWEEP_INTERVAL", "often"),
+                        ("ORECAST_THREAD_TTL_STRATEGY", "archive")):
+        result = run("serve", "--database-url", sqlite_url, env={name: value})
+        assert result.exit_code == 2, result.output
+        assert result.output.strip().splitlines() == [result.output.strip()] and name in result.output
