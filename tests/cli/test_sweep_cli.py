@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -13,7 +16,10 @@ from typer.testing import CliRunner
 from orecast.checkpoint import open_checkpointer
 from orecast.cli.main import app
 from tests.checkpoint.conftest import ph, raw_sql, stored_time
+from tests.checkpoint.graphs import human, tool_loop
 from tests.cli.test_ops_cli import write
+
+ROOT = Path(__file__).resolve().parents[2]
 
 runner = CliRunner()
 
@@ -89,3 +95,30 @@ def test_serve_refuses_bad_ttl_settings_in_one_line(sqlite_url: str) -> None:
         result = run("serve", "--database-url", sqlite_url, env={name: value})
         assert result.exit_code == 2, result.output
         assert result.output.strip().splitlines() == [result.output.strip()] and name in result.output
+
+
+def test_two_sweep_processes_at_once_share_the_threads_without_overlap(store_url: str) -> None:
+    """Two `orecast db sweep` processes on one store. Whether they overlap in time depends on the machine
+    (on PostgreSQL they do: without the claim's row locks this fails); test_sweep.py's two-connection
+    test pins the locking on every run."""
+    async def seed() -> None:
+        async with open_checkpointer(store_url) as saver:
+            graph = tool_loop(saver)
+            for n in range(40):
+                await graph.ainvoke({"messages": [human(0)]}, {"configurable": {"thread_id": f"t{n:02d}"}})
+
+    asyncio.run(seed())
+    raw_sql(store_url, f"UPDATE threads SET updated_at = {ph(store_url)}",
+            (stored_time(store_url, datetime.now(UTC) - timedelta(days=10)),))
+    command = [sys.executable, "-m", "orecast.cli.main", "db", "sweep", "--database-url", store_url,
+               "--ttl", "7d", "--json"]
+    env = {"PYTHONPATH": f"{ROOT / 'src'}:{ROOT}", "PATH": "/usr/bin:/bin", "HOME": str(ROOT)}
+    procs = [subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outputs = [proc.communicate(timeout=120) for proc in procs]
+    for proc, (_out, err) in zip(procs, outputs, strict=True):
+        assert proc.returncode == 0, err
+    first, second = (json.loads(out)["deleted"] for out, _err in outputs)
+    assert not set(first) & set(second)
+    assert sorted(first + second) == [f"t{n:02d}" for n in range(40)]
+    assert threads(store_url) == []
