@@ -24,6 +24,12 @@ from tests.service.test_runs import (  # noqa: F401
     test_stream_modes,
 )
 from tests.service.test_store_chat import test_chat_endpoints_keep_the_thread  # noqa: F401
+from tests.service.test_thread_ttl import (  # noqa: F401
+    test_a_thread_created_with_a_ttl_is_swept_with_its_runs,
+    test_bad_ttl_is_a_422_and_changes_nothing,
+    test_ttl_set_by_update_and_a_busy_thread_waits,
+    ttl_server,
+)
 
 
 @pytest.fixture(scope="module")

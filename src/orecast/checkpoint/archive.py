@@ -4,7 +4,7 @@ An archive is gzip'd JSON lines. The first line is the header
 `{"format": "orecast-thread", "version": 2, "thread_id": …}`, the last `{"type": "end", "counts": …}`
 (a file cut short has no end line and is refused). Between them, one record per line:
 
-* `thread`     — the thread's metadata (title included), status and times;
+* `thread`     — the thread's metadata (title included), status, times and its own TTL (`ttl`, if any);
 * `item`       — one element of a list value (a message), numbered, each stored once;
 * `value`      — one channel version's value, once per (namespace, channel, version);
 * `checkpoint` — a checkpoint without its values (they are the `value` records of its versions), with
@@ -38,7 +38,7 @@ import random
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,7 @@ from orecast.checkpoint.encoding import (
     wrap_delta,
 )
 from orecast.checkpoint.ids import MAX_KEY_BYTES, check_id
+from orecast.checkpoint.sweep import STRATEGIES, set_thread_ttl, thread_own_ttl
 from orecast.checkpoint.threads import THREAD_STATUSES
 from orecast.checkpoint.upcast import OLDER_VALUES, WRITE_VERSIONS, StateSchema
 
@@ -199,6 +200,7 @@ async def export_thread(
                     "source": {"dialect": saver.dialect, "schema_version": saver.schema_version},
                 }
             )
+            own_ttl = await thread_own_ttl(saver, info.thread_id)
             emit(
                 {
                     "type": "thread",
@@ -206,6 +208,8 @@ async def export_thread(
                     "status": info.status,
                     "created_at": info.created_at.isoformat(),
                     "updated_at": info.updated_at.isoformat(),
+                    # the thread's own TTL, if it has one (readers of version 1 ignore the key)
+                    **({"ttl": own_ttl} if own_ttl else {}),
                 }
             )
             encoder = _Encoder(saver, emit)
@@ -474,6 +478,13 @@ async def import_archive(
                 f"stored as {staging!r}"
             ) from exc
         await saver.adelete_thread(staging)
+    own_ttl = archive.thread.get("ttl")
+    if isinstance(own_ttl, dict):
+        seconds, strategy = own_ttl.get("seconds"), own_ttl.get("strategy")
+        ttl = timedelta(seconds=seconds) if type(seconds) is int and seconds > 0 else None
+        strategy = strategy if strategy in STRATEGIES else None
+        if ttl is not None or strategy is not None:
+            await set_thread_ttl(saver, target, ttl, strategy)
     return archive.summary
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from orecast.checkpoint.audit import ToolSummary
 from orecast.checkpoint.base import OrecastCheckpointer
+from orecast.checkpoint.sweep import sweep_status
 
 # `{p}` is the driver's placeholder.
 COUNT_THREADS = "SELECT COUNT(*), COALESCE(SUM(message_count), 0) FROM threads"
@@ -53,10 +54,13 @@ class StoreStats:
     # tool, status, error, started_at (ISO-8601).
     recent_failures: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # The last thread sweep (`sweep.sweep_status`); its values are None when none ever ran.
+    sweep: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["at"] = self.at.isoformat()
+        out["sweep"] = {k: v.isoformat() if isinstance(v, datetime) else v for k, v in self.sweep.items()}
         for tool, row in zip(self.tools, out["tools"], strict=True):
             row["error_rate"] = round(tool.error_rate, 4)
         return out
@@ -95,4 +99,5 @@ async def store_stats(saver: OrecastCheckpointer, *, now: datetime, top: int = 1
         bytes=sizes.get("bytes"),
         recent_failures=failures,
         notes=notes,
+        sweep=await sweep_status(saver),
     )

@@ -21,6 +21,7 @@ from orecast.cli import archive as archive_cli
 from orecast.cli import migrate_state as migrate_state_cli
 from orecast.cli import prune as prune_cli
 from orecast.cli import stats as stats_cli
+from orecast.cli import sweep as sweep_cli
 from orecast.cli.common import DatabaseUrl, fail, open_store
 
 db_app = typer.Typer(help="The checkpoint store / 检查点数据库", no_args_is_help=True)
@@ -163,7 +164,7 @@ def import_(
         raise typer.Exit(1)
 
 
-for _module in (archive_cli, migrate_state_cli, prune_cli, stats_cli):
+for _module in (archive_cli, migrate_state_cli, prune_cli, stats_cli, sweep_cli):
     _module.add_db_commands(db_app)
 
 

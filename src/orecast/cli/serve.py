@@ -33,6 +33,7 @@ def serve(
 ) -> None:
     """Serve the analyst (and other LangGraph graphs) over the LangGraph Agent Server API."""
     import uvicorn
+    from pydantic import ValidationError
 
     from orecast.service import ServiceSettings
     from orecast.service.app import load_custom_auth
@@ -47,6 +48,10 @@ def serve(
         )
         keys = ApiKeys.parse(settings.api_keys)
         custom_auth = load_custom_auth(settings)
+    except ValidationError as exc:  # a bad ORECAST_* setting: its name and what is wrong, on one line
+        first = exc.errors()[0]
+        name = f"ORECAST_{str(first['loc'][0]).upper()}" if first["loc"] else "settings"
+        fail(f"{name}: {first['msg'].removeprefix('Value error, ')}", 2)
     except (GraphLoadError, ValueError) as exc:
         fail(str(exc), 2)
     if host not in LOOPBACK and not keys.enabled and custom_auth is None:

@@ -89,6 +89,18 @@ def stats_command(
     if stats.bytes is not None:
         console.print(f"total on disk: {stats.bytes / 1024 / 1024:.2f} MiB")
     console.print(_growth_table(growth))
+    sweep = stats.sweep
+    if sweep.get("last_run_at") is None:
+        console.print("last sweep: never (orecast db sweep, or the service's background sweep)", highlight=False)
+    else:
+        success = sweep["last_success_at"]
+        console.print(
+            f"last sweep: {sweep['last_run_at']:%Y-%m-%d %H:%M} UTC, {sweep['last_status']}, "
+            f"{sweep['threads_deleted']} deleted, {sweep['threads_pruned']} pruned"
+            + (f"; error: {stored(sweep['last_error'])}" if sweep["last_error"] else "")
+            + (f"; last success {success:%Y-%m-%d %H:%M} UTC" if success and sweep["last_status"] != "ok" else ""),
+            highlight=False,
+        )
     for note in stats.notes:
         console.print(note, style="dim")
 

@@ -34,6 +34,7 @@ from orecast.service.routes import ROUTERS, TAGS
 from orecast.service.runs.manager import RunManager
 from orecast.service.runs.records import RunRepo
 from orecast.service.settings import ServiceSettings
+from orecast.service.sweeper import Sweeper
 from orecast.service.threads import Threads
 from orecast.service.tracing import Tracing, provider_from_env
 
@@ -178,17 +179,26 @@ def create_app(
                 repo, saver, metrics, poll_seconds=settings.cancel_poll_seconds,
                 stale_seconds=settings.stale_run_seconds, tracing=tracing,
             )
+            sweeper = app.state.sweeper = Sweeper(
+                saver, repo, metrics, settings.ttl_policy(), settings.sweep_every()
+            )
             app.state.services = Services(
                 settings=settings, saver=saver, store=store, db=db, graphs=graphs,
-                assistants=assistants, threads=Threads(saver, graphs, graphs.ids()[0], reserve_owner=custom_auth is None),
+                assistants=assistants, threads=Threads(
+                    saver, graphs, graphs.ids()[0], reserve_owner=custom_auth is None,
+                    ttl_policy=settings.ttl_policy(),
+                ),
                 repo=repo, runs=runs, metrics=metrics,
             )
+            sweeper.start()
             try:
                 yield
             finally:
+                await sweeper.close()
                 await runs.close()
                 app.state.services = None
                 app.state.metrics = None
+                app.state.sweeper = None
                 if tracing is not None and tracer_provider is None:
                     tracing.shutdown()
 
@@ -203,6 +213,7 @@ def create_app(
     app.state.custom_auth = custom_auth
     app.state.services = None
     app.state.metrics = None
+    app.state.sweeper = None
     app.state.web_dir = settings.web_dir
     install_error_handlers(app)
     for router in ROUTERS:

@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from orecast.checkpoint import OrecastCheckpointer
 from orecast.checkpoint.observe import observe, pool_usage
+from orecast.checkpoint.sweep import SweepResult, sweep_status
 
 # Runs and tool calls last from milliseconds (the offline analyst) to minutes (a model's long answer).
 RUN_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600)
@@ -69,6 +70,36 @@ class DatabaseSize(Collector):
             )
 
 
+class SweepStatus(Collector):
+    """When a thread sweep last succeeded, from the store's record of sweeps (`sweep_runs`): whichever
+    replica swept, every one reports it, so an alert sees the deployment's sweep, not one process's.
+    Read at most every `ttl` seconds; absent until a sweep has succeeded."""
+
+    def __init__(self, saver: OrecastCheckpointer, ttl: float = DATABASE_CACHE_SECONDS) -> None:
+        self.saver = saver
+        self.ttl = ttl
+        self._last_success: float | None = None
+        self._at = float("-inf")
+
+    async def refresh(self) -> None:
+        if time.monotonic() - self._at >= self.ttl:
+            success = (await sweep_status(self.saver))["last_success_at"]
+            self._last_success = None if success is None else success.timestamp()
+            self._at = time.monotonic()
+
+    def forget(self) -> None:
+        """Read the record again at the next scrape (a sweep of this process just ended)."""
+        self._at = float("-inf")
+
+    def collect(self) -> Iterator[Metric]:
+        if self._last_success is not None:
+            yield GaugeMetricFamily(
+                "orecast_sweep_last_success_timestamp_seconds",
+                "Unix time the last successful thread sweep (any replica, or `orecast db sweep`) ended",
+                value=self._last_success,
+            )
+
+
 class ServiceMetrics:
     """The metrics one app records, in its own `registry`."""
 
@@ -80,6 +111,8 @@ class ServiceMetrics:
         self.saver = saver
         self.database = DatabaseSize(saver, database_seconds)
         registry.register(self.database)
+        self.sweep = SweepStatus(saver, database_seconds)
+        registry.register(self.sweep)
         self.requests = Counter(
             "orecast_http_requests", "HTTP requests answered", ["method", "route", "status"],
             registry=registry,
@@ -124,6 +157,10 @@ class ServiceMetrics:
             "orecast_database_pool_waiting", "Callers waiting for a connection of the store",
             multiprocess_mode="livesum", registry=registry,
         )
+        self.threads_expired = Counter(
+            "orecast_sweep_threads_expired", "Threads this process's sweeps expired, by strategy",
+            ["strategy"], registry=registry,
+        )
         self.update_pool()
         observe(saver, timing=self.checkpoint_operation)
 
@@ -147,12 +184,20 @@ class ServiceMetrics:
         `PROMETHEUS_MULTIPROC_DIR`, plus the database gauges."""
         await self.database.refresh()
         self.update_pool()
+        await self.sweep.refresh()
         if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             return generate_latest(self.registry)
         merged = CollectorRegistry()
         MultiProcessCollector(merged)
         merged.register(self.database)
+        merged.register(self.sweep)
         return generate_latest(merged)
+
+    def sweep_done(self, result: SweepResult) -> None:
+        """A sweep of this process ended: count what it expired, and read the record afresh."""
+        self.threads_expired.labels("delete").inc(len(result.deleted))
+        self.threads_expired.labels("keep_latest").inc(len(result.pruned))
+        self.sweep.forget()
 
     def run_ended(self, status: str, seconds: float | None) -> None:
         """A run ended with `status`; `seconds` since its admission (None: it never ran)."""

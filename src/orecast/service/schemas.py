@@ -55,14 +55,23 @@ class AssistantSearch(_Body):
     select: list[str] | None = Field(None, description="Return only these fields")
 
 
+class ThreadTtl(_Body):
+    """The Agent Server's thread TTL: minutes from the thread's last activity, and what happens then."""
+
+    ttl: float = Field(gt=0, description="Minutes of idleness after which the thread expires")
+    strategy: Literal["delete", "keep_latest"] = "delete"
+
+
 class ThreadCreate(_Body):
     thread_id: str | None = None
     metadata: dict[str, Any] | None = None
     if_exists: Literal["raise", "do_nothing"] | None = None
+    ttl: ThreadTtl | None = None
 
 
 class ThreadUpdate(_Body):
     metadata: dict[str, Any] = Field(default_factory=dict)
+    ttl: ThreadTtl | None = None
 
 
 class ThreadSearch(_Body):

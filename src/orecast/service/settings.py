@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from datetime import timedelta
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from orecast.checkpoint.durations import parse_duration
+from orecast.checkpoint.sweep import TtlPolicy
 
 LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 
@@ -42,6 +46,41 @@ class ServiceSettings(BaseSettings):
     metrics_database_seconds: float = Field(
         30.0, ge=0, description="How long /metrics reuses the database's row counts and sizes"
     )
+
+    thread_ttl: str | None = Field(
+        None, description="Default thread TTL from the last activity (90d, 12h …); unset: threads never expire"
+    )
+    thread_ttl_strategy: Literal["delete", "keep_latest"] = Field(
+        "delete", description="What the sweep does to an expired thread without a strategy of its own"
+    )
+    sweep_interval: str = Field(
+        "10m", description="How often the service sweeps expired threads (10m, 1h …); off: never"
+    )
+
+    @field_validator("thread_ttl", mode="after")
+    @classmethod
+    def _check_ttl(cls, value: str | None) -> str | None:
+        if value is not None and value.strip():
+            parse_duration(value)
+            return value
+        return None
+
+    @field_validator("sweep_interval", mode="after")
+    @classmethod
+    def _check_interval(cls, value: str) -> str:
+        if value.strip().lower() not in ("off", "0"):
+            parse_duration(value)
+        return value
+
+    def ttl_policy(self) -> TtlPolicy:
+        """The default TTL of threads, as `orecast serve` and `orecast db sweep` apply it."""
+        return TtlPolicy(parse_duration(self.thread_ttl) if self.thread_ttl else None, self.thread_ttl_strategy)
+
+    def sweep_every(self) -> timedelta | None:
+        """The background sweep's interval; None when it is off."""
+        if self.sweep_interval.strip().lower() in ("off", "0"):
+            return None
+        return parse_duration(self.sweep_interval)
 
     @field_validator("cors_origins", mode="before")
     @classmethod

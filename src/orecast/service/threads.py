@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 from langgraph.errors import InvalidUpdateError
@@ -16,6 +17,7 @@ from langgraph.pregel import Pregel
 
 from orecast.checkpoint import OrecastCheckpointer, ThreadInfo
 from orecast.checkpoint.ids import new_thread_id
+from orecast.checkpoint.sweep import TtlPolicy, set_thread_ttl, thread_ttl
 from orecast.service.auth import Principal
 from orecast.service.custom_auth import Filter, equalities, matches
 from orecast.service.encode import checkpoint_of, jsonable, thread_state
@@ -43,9 +45,11 @@ def require_uuid_id(thread_id: str, user: Principal) -> None:
 
 class Threads:
     def __init__(
-        self, saver: OrecastCheckpointer, graphs: GraphRegistry, default_graph: str, *, reserve_owner: bool = True
+        self, saver: OrecastCheckpointer, graphs: GraphRegistry, default_graph: str, *, reserve_owner: bool = True,
+        ttl_policy: TtlPolicy | None = None,
     ) -> None:
         self.saver = saver
+        self.ttl_policy = ttl_policy or TtlPolicy()
         self.graphs = graphs
         self.default_graph = default_graph
         self.reserve_owner = reserve_owner
@@ -89,6 +93,7 @@ class Threads:
         thread_id: str | None,
         metadata: Mapping[str, Any] | None,
         if_exists: str | None,
+        ttl: Mapping[str, Any] | None = None,
     ) -> ThreadInfo:
         if thread_id is not None:
             require_uuid_id(thread_id, user)
@@ -101,7 +106,19 @@ class Threads:
                 return existing
             # the same answer whoever holds the id: it says the id is taken, nothing of the thread
             raise Conflict(f"thread {thread_id} already exists")
-        return await self._insert(user, thread_id, value["metadata"])
+        info = await self._insert(user, thread_id, value["metadata"])
+        await self._set_ttl(thread_id, ttl)
+        return info
+
+    async def _set_ttl(self, thread_id: str, ttl: Mapping[str, Any] | None) -> None:
+        """The thread's own TTL (`{ttl: minutes, strategy}`), counted from its last activity."""
+        if ttl is not None:
+            await set_thread_ttl(self.saver, thread_id, timedelta(minutes=ttl["ttl"]), ttl["strategy"])
+
+    async def ttl(self, thread_id: str) -> dict[str, Any] | None:
+        """`{strategy, ttl_minutes, expires_at}` of the TTL that applies to the thread, if one does."""
+        found = await thread_ttl(self.saver, thread_id, self.ttl_policy)
+        return None if found is None else {**found, "expires_at": found["expires_at"].isoformat()}
 
     async def create_for_run(self, user: Principal, thread_id: str, metadata: Mapping[str, Any]) -> ThreadInfo:
         """The thread a run creates (stateless, or `if_not_exists='create'`), with the run's metadata as
@@ -117,10 +134,15 @@ class Threads:
             patch[OWNER] = user.user_id
         return await self.saver.aupdate_thread(thread_id, metadata=patch, status="idle")
 
-    async def update(self, thread_id: str, user: Principal, metadata: Mapping[str, Any] | None) -> ThreadInfo:
+    async def update(
+        self, thread_id: str, user: Principal, metadata: Mapping[str, Any] | None,
+        ttl: Mapping[str, Any] | None = None,
+    ) -> ThreadInfo:
         value = {"thread_id": thread_id, "metadata": dict(metadata or {})}
         await self.info(thread_id, user, "update", value)
-        return await self.saver.aupdate_thread(thread_id, metadata=self._clean(value["metadata"]))
+        info = await self.saver.aupdate_thread(thread_id, metadata=self._clean(value["metadata"]))
+        await self._set_ttl(thread_id, ttl)
+        return info
 
     async def copy(self, thread_id: str, user: Principal) -> ThreadInfo:
         await self.info(thread_id, user)

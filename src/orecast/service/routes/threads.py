@@ -25,7 +25,8 @@ router = APIRouter(prefix="/threads", tags=["threads"], dependencies=[Depends(re
 @router.post("")
 async def create(body: ThreadCreate, svc: Svc, user: User) -> dict[str, Any]:
     info = await svc.threads.create(
-        user, thread_id=body.thread_id, metadata=body.metadata, if_exists=body.if_exists
+        user, thread_id=body.thread_id, metadata=body.metadata, if_exists=body.if_exists,
+        ttl=body.ttl.model_dump() if body.ttl else None,
     )
     return await svc.threads.public(info)
 
@@ -44,13 +45,20 @@ async def count(body: ThreadCount, svc: Svc, user: User) -> int:
 
 
 @router.get("/{thread_id}")
-async def get(thread_id: str, svc: Svc, user: User) -> dict[str, Any]:
-    return await svc.threads.public(await svc.threads.info(thread_id, user))
+async def get(thread_id: str, svc: Svc, user: User, include: str | None = None) -> dict[str, Any]:
+    """`?include=ttl` adds the thread's TTL (`{strategy, ttl_minutes, expires_at}`) when one applies."""
+    thread = await svc.threads.public(await svc.threads.info(thread_id, user))
+    if "ttl" in (include or "").split(",") and (ttl := await svc.threads.ttl(thread_id)) is not None:
+        thread["ttl"] = ttl
+    return thread
 
 
 @router.patch("/{thread_id}")
 async def update(thread_id: str, body: ThreadUpdate, svc: Svc, user: User) -> dict[str, Any]:
-    return await svc.threads.public(await svc.threads.update(thread_id, user, body.metadata))
+    info = await svc.threads.update(
+        thread_id, user, body.metadata, body.ttl.model_dump() if body.ttl else None
+    )
+    return await svc.threads.public(info)
 
 
 @router.delete("/{thread_id}", status_code=204)

@@ -1,0 +1,24 @@
+"""Durations: `90d`, `12h`, `2w`, `30m`, `45s` (and combinations such as `1d12h`), on the command line and in settings."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+_PART = re.compile(r"(\d+)([wdhms])")
+_UNITS = {"w": "weeks", "d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
+
+
+def parse_duration(text: str) -> timedelta:
+    """A positive duration; ValueError naming the accepted form otherwise."""
+    cleaned = text.strip().lower()
+    parts = _PART.findall(cleaned)
+    if not parts or "".join(n + u for n, u in parts) != cleaned:
+        raise ValueError(f"{text!r} is not a duration: use e.g. 90d, 12h, 2w, 30m or 1d12h")
+    span = timedelta(0)
+    for number, unit in parts:
+        span += timedelta(**{_UNITS[unit]: int(number)})
+    if span <= timedelta(0):
+        raise ValueError(f"{text!r} is not a positive duration")
+    return span
+
