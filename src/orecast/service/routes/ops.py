@@ -3,22 +3,15 @@ terminal). Admins only when auth is on; with no auth configured the one local us
 
 from __future__ import annotations
 
-import inspect
 from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Depends
 
-from orecast.checkpoint import OrecastCheckpointer
 from orecast.checkpoint.growth import store_growth
 from orecast.checkpoint.stats import store_stats
 from orecast.service.auth import User, require_admin
 from orecast.service.context import Svc
-
-try:  # lands with the TTL work (orecast.checkpoint.sweep); until then the page shows no sweep status
-    from orecast.checkpoint.sweep import sweep_status
-except ImportError:
-    sweep_status = None
 
 router = APIRouter(prefix="/ops", tags=["ops"])
 
@@ -31,16 +24,9 @@ async def access(user: User) -> dict[str, Any]:
 
 @router.get("/stats", dependencies=[Depends(require_admin)])
 async def stats(svc: Svc) -> dict[str, Any]:
-    """`store_stats` (threads, turns, tool ranking, table sizes) plus `growth` per day and `sweep`."""
+    """`store_stats` (threads, turns, tool ranking, recent failures, table sizes, the last sweep) plus
+    `growth` per day."""
     now = datetime.now(UTC)
     out = (await store_stats(svc.saver, now=now)).to_dict()
     out["growth"] = [day.to_dict() for day in await store_growth(svc.saver, now=now)]
-    out["sweep"] = await _sweep(svc.saver)
     return out
-
-
-async def _sweep(saver: OrecastCheckpointer) -> dict[str, Any] | None:
-    if sweep_status is None:
-        return None
-    status = sweep_status(saver)
-    return await status if inspect.isawaitable(status) else status
