@@ -165,6 +165,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
                 repo, saver, metrics, poll_seconds=settings.cancel_poll_seconds,
                 stale_seconds=settings.stale_run_seconds,
             )
+            await runs.erase_rollbacks_left()
             app.state.services = Services(
                 settings=settings, saver=saver, store=store, db=db, graphs=graphs,
                 assistants=assistants, threads=Threads(saver, graphs, graphs.ids()[0], reserve_owner=custom_auth is None),
