@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
@@ -171,6 +172,12 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
                 assistants=assistants, threads=Threads(saver, graphs, graphs.ids()[0], reserve_owner=custom_auth is None),
                 repo=repo, runs=runs, metrics=metrics,
             )
+            if settings.freeze_heap:
+                # Startup built a large heap (modules, graphs, the analyst's tools and data) that lives
+                # as long as the process; the collector's full scans walked all of it many times a
+                # second under load. Frozen, a scan walks only what requests allocate.
+                gc.collect()
+                gc.freeze()
             try:
                 yield
             finally:
