@@ -194,7 +194,7 @@ class RunManager:
         work = local.work = asyncio.create_task(execute_run(observed, events.put))
         watcher = asyncio.create_task(self._watch(run.run_id, work))
         try:
-            values = await work
+            outcome = await work
         except asyncio.CancelledError:
             if local.cancel_action is None:
                 work.cancel()
@@ -208,11 +208,11 @@ class RunManager:
             return "error", message
         finally:
             watcher.cancel()
+        values = outcome.values
         local.output = jsonable(values)
-        # The threads table knows when the run stopped for a human (an interrupt write); a stop at
-        # an interrupt_before/after breakpoint leaves no write, so only then the state is read.
-        info = await self.saver.aget_thread(run.thread_id)
-        local.paused = info is not None and info.status == "interrupted"
+        # The stream tells when the run stopped for a human (an interrupt); a stop at an
+        # interrupt_before/after breakpoint does not, so only then the state is read.
+        local.paused = outcome.interrupted
         graph = prepared.graph
         breakpoints = (
             prepared.interrupt_before or prepared.interrupt_after
