@@ -158,6 +158,14 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
             graphs = build_graphs(settings, saver, store)
             assistants = Assistants(db, graphs)
             await assistants.seed()
+            if settings.freeze_heap:
+                # Startup built a large heap (modules, graphs, the analyst's tools and data) that lives
+                # as long as the process; the collector's full scans walked all of it every ~150 turns
+                # of a busy server (~100 ms each). Frozen, a scan walks only what requests allocate.
+                # Done before the metrics exist: under PROMETHEUS_MULTIPROC_DIR their files are what
+                # says a worker is (almost) ready.
+                gc.collect()
+                gc.freeze()
             repo = RunRepo(db, saver.thread_status_statement)
             metrics = app.state.metrics = ServiceMetrics(
                 CollectorRegistry(), saver, database_seconds=settings.metrics_database_seconds
@@ -172,12 +180,6 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
                 assistants=assistants, threads=Threads(saver, graphs, graphs.ids()[0], reserve_owner=custom_auth is None),
                 repo=repo, runs=runs, metrics=metrics,
             )
-            if settings.freeze_heap:
-                # Startup built a large heap (modules, graphs, the analyst's tools and data) that lives
-                # as long as the process; the collector's full scans walked all of it many times a
-                # second under load. Frozen, a scan walks only what requests allocate.
-                gc.collect()
-                gc.freeze()
             try:
                 yield
             finally:
