@@ -1,6 +1,7 @@
 """The service benchmark of issue 7: the official SDK against `orecast serve` in its own process.
 
     python -m bench.service_bench [--database sqlite|postgres|both] [--threads 8] [--turns 10] [--stream-samples 10]
+                                  [--aegra PYTHON]
 
 Per database, on a fresh store:
 1. `orecast serve` (one worker) serving the offline analyst and `bench/service_echo.py`;
@@ -9,12 +10,16 @@ Per database, on a fresh store:
 3. first streamed token of the offline analyst: `runs.stream(stream_mode="messages-tuple")` on a new
    thread, time from the request to the first AIMessageChunk (p50 of `--stream-samples`);
 4. the floor: the same echo turns in-process on our saver (no HTTP, no run engine), CPU per turn.
+
+With `--aegra PYTHON` (a Python ≥ 3.12 with `aegra-api` installed), Aegra serves the same echo graph
+on a fresh PostgreSQL database and gets the same turns (step 2; it has no offline analyst to stream).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import socket
 import statistics
@@ -56,7 +61,7 @@ async def _wait_up(url: str, proc: subprocess.Popen[bytes]) -> None:
             if proc.poll() is not None:
                 raise RuntimeError("orecast serve exited")
             try:
-                if (await http.get(f"{url}/ok")).status_code == 200:
+                if (await http.get(f"{url}/info")).status_code == 200:
                     return
             except httpx.TransportError:
                 pass
@@ -128,6 +133,36 @@ def _database(kind: str, folder: Path) -> str:
     return with_search_path(server, schema)
 
 
+async def _serve_and_measure(
+    command: list[str], env: dict[str, str], cwd: str, base: str, args: argparse.Namespace
+) -> tuple[float, list[float], float, list[float]]:
+    """Start a server, run the turns (and the analyst's first tokens if `args.stream_samples`), stop it:
+    (elapsed, latencies, server CPU seconds per turn, first-token latencies)."""
+    proc = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL)
+    try:
+        await _wait_up(base, proc)
+        cpu = _cpu_seconds(proc.pid)
+        elapsed, latencies = await _turns(base, args.threads, args.turns)
+        server_cpu = (_cpu_seconds(proc.pid) - cpu) / (args.threads * args.turns)
+        first = await _first_tokens(base, args.stream_samples) if args.stream_samples else []
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    return elapsed, latencies, server_cpu, first
+
+
+def _summary(elapsed: float, latencies: list[float], server_cpu: float, first: list[float]) -> dict[str, float]:
+    ordered = sorted(latencies)
+    return {
+        "turns_per_s": len(latencies) / elapsed,
+        "p50_ms": statistics.median(latencies) * 1000,
+        "p95_ms": ordered[int(0.95 * (len(ordered) - 1))] * 1000,
+        "server_cpu_ms": server_cpu * 1000,
+        "floor_cpu_ms": float("nan"),
+        "first_token_p50_ms": statistics.median(first) * 1000 if first else float("nan"),
+    }
+
+
 async def bench(kind: str, args: argparse.Namespace) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         url = _database(kind, Path(tmp))
@@ -135,31 +170,44 @@ async def bench(kind: str, args: argparse.Namespace) -> dict[str, float]:
         env = {**os.environ, "ORECAST_MODEL": "offline", "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}",
                "ORECAST_CHARTS_DIR": tmp, "ORECAST_REPORTS_DIR": tmp}
         env.pop("ORECAST_API_KEYS", None)
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "orecast.cli.main", "serve", "--port", str(port), "--database-url", url,
-             "--graph", f"{ECHO}=bench.service_echo:graph"],
-            env=env, cwd=tmp,
-        )
-        base = f"http://127.0.0.1:{port}"
-        try:
-            await _wait_up(base, proc)
-            cpu = _cpu_seconds(proc.pid)
-            elapsed, latencies = await _turns(base, args.threads, args.turns)
-            server_cpu = (_cpu_seconds(proc.pid) - cpu) / (args.threads * args.turns)
-            first = await _first_tokens(base, args.stream_samples)
-        finally:
-            proc.terminate()
-            proc.wait(30)
+        command = [sys.executable, "-m", "orecast.cli.main", "serve", "--port", str(port), "--database-url", url,
+                   "--graph", f"{ECHO}=bench.service_echo:graph"]
+        measured = await _serve_and_measure(command, env, tmp, f"http://127.0.0.1:{port}", args)
         floor = await _floor(url, args.threads, args.turns)
-    ordered = sorted(latencies)
-    return {
-        "turns_per_s": len(latencies) / elapsed,
-        "p50_ms": statistics.median(latencies) * 1000,
-        "p95_ms": ordered[int(0.95 * (len(ordered) - 1))] * 1000,
-        "server_cpu_ms": server_cpu * 1000,
-        "floor_cpu_ms": floor * 1000,
-        "first_token_p50_ms": statistics.median(first) * 1000 if first else float("nan"),
-    }
+    return {**_summary(*measured), "floor_cpu_ms": floor * 1000}
+
+
+async def bench_aegra(python: str, args: argparse.Namespace) -> dict[str, float]:
+    """Aegra (its defaults, less its info-level logs) on a database of its own on the same server."""
+    import psycopg
+    from tests.pg_server import ensure
+
+    server = os.environ.get("ORECAST_TEST_PG_URL") or ensure()
+    name = f"bench_aegra_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            config = Path(tmp) / "aegra.json"
+            config.write_text(json.dumps({"graphs": {ECHO: f"{ROOT / 'bench' / 'service_echo.py'}:graph"}}))
+            port = _free_port()
+            info = psycopg.conninfo.conninfo_to_dict(server)
+            env = {
+                **os.environ, "AEGRA_CONFIG": str(config), "HOST": "127.0.0.1", "PORT": str(port),
+                "LOG_LEVEL": "WARNING", "POSTGRES_DB": name, "POSTGRES_USER": str(info.get("user", "postgres")),
+                "POSTGRES_PASSWORD": str(info.get("password", "")), "POSTGRES_HOST": str(info.get("host", "127.0.0.1")),
+                "POSTGRES_PORT": str(info.get("port", 5432)),
+            }
+            for own in ("PYTHONPATH", "DATABASE_URL", "VIRTUAL_ENV"):
+                env.pop(own, None)
+            measured = await _serve_and_measure(
+                [python, "-m", "aegra_api.main"], env, tmp, f"http://127.0.0.1:{port}",
+                argparse.Namespace(**{**vars(args), "stream_samples": 0}),
+            )
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    return _summary(*measured)
 
 
 def main() -> None:
@@ -168,14 +216,18 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--turns", type=int, default=10)
     parser.add_argument("--stream-samples", type=int, default=10)
+    parser.add_argument("--aegra", metavar="PYTHON", help="a Python with aegra-api: measure Aegra too")
     args = parser.parse_args()
     kinds = ["sqlite", "postgres"] if args.database == "both" else [args.database]
     print("| database | turns/s | p50 turn | p95 turn | server CPU / turn | in-process CPU / turn | first token p50 |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for kind in kinds:
-        r = asyncio.run(bench(kind, args))
+    rows = [(kind, lambda kind=kind: bench(kind, args)) for kind in kinds]
+    if args.aegra:
+        rows.append(("aegra (postgres)", lambda: bench_aegra(args.aegra, args)))
+    for name, run in rows:
+        r = asyncio.run(run())
         print(
-            f"| {kind} | {r['turns_per_s']:.1f} | {r['p50_ms']:.0f} ms | {r['p95_ms']:.0f} ms | "
+            f"| {name} | {r['turns_per_s']:.1f} | {r['p50_ms']:.0f} ms | {r['p95_ms']:.0f} ms | "
             f"{r['server_cpu_ms']:.1f} ms | {r['floor_cpu_ms']:.1f} ms | {r['first_token_p50_ms']:.0f} ms |",
             flush=True,
         )

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 
 import pytest
+from langgraph_sdk import get_client
 from langgraph_sdk.errors import ConflictError, NotFoundError
 
 from tests.checkpoint.conftest import raw_sql
-from tests.service.conftest import ECHO, Server, say, settings_for
+from tests.service.conftest import ECHO, Server, free_port, say, settings_for, wait_for_serve
 
 
 def contents(values: dict) -> list[str]:
@@ -117,3 +121,73 @@ async def test_a_run_left_by_a_dead_process_does_not_block_the_thread(client, db
     out = await client.runs.wait(tid, ECHO, input=say("after the crash"))
     assert [m["content"] for m in out["messages"]][-1] == "echo: after the crash"
     assert (await client.runs.get(tid, "dead-run"))["status"] == "error"
+
+
+def checkpoints_of(db_url: str, run_id: str) -> int:
+    mark = "?" if db_url.startswith("sqlite") else "%s"
+    return raw_sql(db_url, f"SELECT COUNT(*) FROM checkpoints WHERE run_id = {mark}", (run_id,))[0][0]
+
+
+async def test_a_rollback_whose_process_died_is_finished_by_the_next_run(server, db_url) -> None:
+    """The process driving a run dies after another process's admission asked for the run's rollback and
+    before it erased the run: the process that runs next erases it (its checkpoints and its row) first."""
+    # it would notice a cancel only after a minute: it is killed before it can erase its run
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "ORECAST_CANCEL_POLL_SECONDS": "60"}
+    env.pop("ORECAST_API_KEYS", None)
+    port = free_port()
+    doomed = subprocess.Popen(
+        [sys.executable, "-m", "orecast.cli.main", "serve", "--port", str(port), "--database-url", db_url,
+         "--no-analyst", "--graph", f"{ECHO}=tests.service.echo_graph:graph"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    heir = Server.start(settings_for(db_url, stale_run_seconds=1))
+    try:
+        wait_for_serve(doomed, f"http://127.0.0.1:{port}", 90)
+        a, b = get_client(url=f"http://127.0.0.1:{port}"), heir.client()
+        tid = (await a.threads.create())["thread_id"]
+        await a.runs.wait(tid, ECHO, input=say("kept"))
+        erased = await a.runs.create(tid, ECHO, input=say("erased", delay=60))
+        for _ in range(500):
+            if checkpoints_of(db_url, erased["run_id"]):
+                break
+            await asyncio.sleep(0.02)
+        assert checkpoints_of(db_url, erased["run_id"]), "the run to erase stored its input"
+
+        after = await b.runs.create(tid, ECHO, input=say("after", delay=0), multitask_strategy="rollback")
+        doomed.kill()  # the rollback is asked for in the database; its process dies before erasing
+        doomed.wait(30)
+        values = await b.runs.join(tid, after["run_id"])
+        assert contents(values) == ["kept", "echo: kept", "after", "echo: after"]
+        assert checkpoints_of(db_url, erased["run_id"]) == 0
+        with pytest.raises(NotFoundError):
+            await b.runs.get(tid, erased["run_id"])
+        assert (await b.threads.get(tid))["status"] == "idle"
+    finally:
+        doomed.kill()
+        doomed.wait(30)
+        heir.stop()
+
+
+async def test_a_rollback_left_unfinished_is_finished_at_startup(client, db_url) -> None:
+    """A process expired a dead run whose rollback was asked for, then died itself before erasing it:
+    the next process to start erases it."""
+    tid = (await client.threads.create())["thread_id"]
+    await client.runs.wait(tid, ECHO, input=say("kept"))
+    left = await client.runs.create(tid, ECHO, input=say("erase me"))
+    await client.runs.join(tid, left["run_id"])
+    mark = "?" if db_url.startswith("sqlite") else "%s"
+    raw_sql(
+        db_url,
+        f"UPDATE service_runs SET status = 'error', cancel_action = 'rollback' WHERE run_id = {mark}",
+        (left["run_id"],),
+    )
+    assert checkpoints_of(db_url, left["run_id"])
+    restarted = Server.start(settings_for(db_url))
+    try:
+        again = restarted.client()
+        assert checkpoints_of(db_url, left["run_id"]) == 0
+        assert contents((await again.threads.get_state(tid))["values"]) == ["kept", "echo: kept"]
+        with pytest.raises(NotFoundError):
+            await again.runs.get(tid, left["run_id"])
+    finally:
+        restarted.stop()

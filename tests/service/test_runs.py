@@ -202,3 +202,15 @@ async def test_interrupt_before_stops_ahead_of_the_node(client) -> None:
     assert (await client.threads.get(tid))["status"] == "interrupted"
     resumed = await client.runs.wait(tid, ECHO, input=None)
     assert contents(resumed) == ["wait", "echo: wait"]
+
+
+async def test_an_interrupt_inside_a_subgraph_pauses_the_run(client) -> None:
+    """The run's end sees the subgraph's interrupt: the thread is `interrupted` and the output carries it."""
+    tid = (await client.threads.create())["thread_id"]
+    out = await client.runs.wait(tid, NESTED, input=say("deep ask", ask=True))
+    (pending,) = out["__interrupt__"]
+    assert pending["value"] == {"question": "really echo 'deep ask'?"}
+    assert (await client.threads.get(tid))["status"] == "interrupted"
+    resumed = await client.runs.wait(tid, NESTED, command={"resume": "ok"})
+    assert contents(resumed)[-1] == "echo: deep ask (ok)" and "__interrupt__" not in resumed
+    assert (await client.threads.get(tid))["status"] == "idle"

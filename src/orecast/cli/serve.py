@@ -44,7 +44,7 @@ def serve(
         graphs = dict(parse_graph_option(g) for g in graph or [])
         settings = ServiceSettings(
             database_url=database_url, model=model, graphs=graphs, config_file=config,
-            analyst=not no_analyst,
+            analyst=not no_analyst, freeze_heap=True,
         )
         keys = ApiKeys.parse(settings.api_keys)
         custom_auth = load_custom_auth(settings)

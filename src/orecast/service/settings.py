@@ -43,6 +43,11 @@ class ServiceSettings(BaseSettings):
     stale_run_seconds: float = Field(
         30.0, gt=0, description="A running run without a heartbeat this long belongs to a dead process"
     )
+    freeze_heap: bool = Field(
+        False,
+        description="After startup, keep what startup built out of the garbage collector's scans (gc.freeze); "
+        "`orecast serve` turns it on: a server process's CPU per request, not tests that start many apps",
+    )
     metrics_database_seconds: float = Field(
         30.0, ge=0, description="How long /metrics reuses the database's row counts and sizes"
     )

@@ -31,6 +31,7 @@ CREATE_MIGRATIONS = (
 )
 SELECT_VERSION = "SELECT COALESCE(MAX(version), 0) FROM service_migrations"
 INSERT_MIGRATION = "INSERT INTO service_migrations (version, applied_at) VALUES (?, ?)"
+BUSY_TIMEOUT_MS = 30_000  # how long SQLite waits for another connection's write lock
 PG_LOCK_MIGRATIONS = "SELECT pg_advisory_xact_lock(7245001)"
 PG_LOCK_THREAD = "SELECT pg_advisory_xact_lock(hashtextextended(?, 7245))"
 # On MySQL migrations take the named lock of a "thread" no real thread can be (ids hold no NUL).
@@ -91,7 +92,7 @@ class SqliteDb:
 
     def __init__(self, path: str) -> None:
         self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
-        self.conn.execute("PRAGMA busy_timeout = 30000")
+        self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         self.conn.execute("PRAGMA journal_mode = WAL")
         # As the checkpoint store's own connections: a COMMIT on the event loop must not fsync (WAL +
         # NORMAL loses nothing when the application crashes) nor run an automatic WAL checkpoint (the
@@ -100,19 +101,35 @@ class SqliteDb:
         self.conn.execute("PRAGMA wal_autocheckpoint = 0")
         self.lock = asyncio.Lock()
 
+    def _begin_at_once(self) -> bool:
+        """`BEGIN IMMEDIATE` if the write lock is free this instant (True), on the event loop: most
+        transactions find it free, and a hop to a worker thread costs more CPU than the transaction,
+        and a wait for the CPU on a busy machine. False: another connection writes; wait in a thread."""
+        self.conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            return True
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+                return False
+            raise
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
     @contextlib.asynccontextmanager
     async def transaction(self, thread_id: str | None = None) -> AsyncIterator[Tx]:
         async with self.lock:
-            begin = asyncio.ensure_future(asyncio.to_thread(self.conn.execute, "BEGIN IMMEDIATE"))
-            try:
-                await asyncio.shield(begin)
-            except asyncio.CancelledError:
-                # The worker thread goes on and may still open the transaction: wait for it and undo
-                # it, or the connection stays inside a transaction and every later BEGIN fails.
-                with contextlib.suppress(Exception):
-                    await begin
-                self._rollback()
-                raise
+            if not self._begin_at_once():
+                begin = asyncio.ensure_future(asyncio.to_thread(self.conn.execute, "BEGIN IMMEDIATE"))
+                try:
+                    await asyncio.shield(begin)
+                except asyncio.CancelledError:
+                    # The worker thread goes on and may still open the transaction: wait for it and undo
+                    # it, or the connection stays inside a transaction and every later BEGIN fails.
+                    with contextlib.suppress(Exception):
+                        await begin
+                    self._rollback()
+                    raise
             try:
                 yield _SqliteTx(self.conn)
                 self.conn.execute("COMMIT")

@@ -12,6 +12,7 @@ from langgraph.types import Command, Send
 
 from orecast.service.encode import jsonable
 
+INTERRUPT = "__interrupt__"  # the key LangGraph streams a graph's pending interrupts under
 # Modes the graph streams natively; `messages-tuple` and `messages` both come from its `messages`.
 NATIVE_MODES = ("values", "updates", "custom", "debug", "tasks", "checkpoints", "messages")
 
@@ -98,12 +99,22 @@ async def _parts(run: RunInput, payload: Any) -> AsyncIterator[tuple[tuple[str, 
             yield (), "events", event
 
 
-async def execute_run(run: RunInput, emit: Emit) -> Any:
-    """Stream the graph, emitting each part as its SSE event; return the last `values`."""
+@dataclass
+class RunOutcome:
+    values: Any  # the last `values` of the root graph (None if it streamed none)
+    interrupted: bool  # the root graph stopped at an `interrupt()`, its own or a subgraph's
+
+
+async def execute_run(run: RunInput, emit: Emit) -> RunOutcome:
+    """Stream the graph, emitting each part as its SSE event; return its last `values` and whether it
+    stopped at an interrupt (LangGraph streams the root's `values` with `__interrupt__` then)."""
     payload = _command(run.command) if run.command else run.input
     messages = _Messages(run.stream_modes)
     last_values: Any = None
+    interrupted = False
     async for namespace, mode, chunk in _parts(run, payload):
+        if not namespace and mode in ("values", "updates") and isinstance(chunk, dict) and INTERRUPT in chunk:
+            interrupted = True
         if namespace and not run.subgraphs:
             continue
         suffix = "|" + "|".join(namespace) if namespace else ""
@@ -114,4 +125,4 @@ async def execute_run(run: RunInput, emit: Emit) -> Any:
             await messages.emit(emit, suffix, message, metadata)
         elif mode in run.stream_modes:
             await emit(mode + suffix, jsonable(chunk))
-    return last_values
+    return RunOutcome(last_values, interrupted)

@@ -127,7 +127,7 @@ class RunManager:
     async def _admitted(self, run: RunRecord) -> bool:
         """Wait until the database admits `run`; False if it was cancelled while pending."""
         last_beat = time.monotonic()
-        while not await self.repo.claim(run, self.stale_seconds):
+        while (rollbacks_left := await self.repo.claim(run, self.stale_seconds)) is None:
             action, status, _ = await self.repo.cancel_state(run.run_id)
             if status != "pending" or action is not None:
                 return False
@@ -137,7 +137,21 @@ class RunManager:
             async with self._freed:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._freed.wait(), self.poll_seconds)
+        await self.erase(rollbacks_left)  # before this run builds on the thread's state
         return True
+
+    async def erase(self, run_ids: list[str]) -> None:
+        """Finish the rollback of runs whose process died before erasing them: their checkpoints
+        first, then their rows, so that a death in between leaves the row to say it is not done."""
+        if run_ids:
+            log.warning("erasing runs %s: their rollback was left unfinished", ", ".join(run_ids))
+            await self.saver.adelete_for_runs(run_ids)
+            for run_id in run_ids:
+                await self.repo.delete(run_id)
+
+    async def erase_rollbacks_left(self) -> None:
+        """At startup: finish every rollback a dead process left unfinished after its run was expired."""
+        await self.erase([run_id for run_id, _ in await self.repo.rollbacks_left()])
 
     async def _watch(self, run_id: str, target: asyncio.Task[Any]) -> None:
         """Cancel `target` when another process asks (cancel flag); keep the run's heartbeat."""
@@ -207,7 +221,7 @@ class RunManager:
         work = local.work = asyncio.create_task(execute_run(observed, events.put))
         watcher = asyncio.create_task(self._watch(run.run_id, work))
         try:
-            values = await work
+            outcome = await work
         except asyncio.CancelledError:
             if local.cancel_action is None:
                 work.cancel()
@@ -221,11 +235,11 @@ class RunManager:
             return "error", message
         finally:
             watcher.cancel()
+        values = outcome.values
         local.output = jsonable(values)
-        # The threads table knows when the run stopped for a human (an interrupt write); a stop at
-        # an interrupt_before/after breakpoint leaves no write, so only then the state is read.
-        info = await self.saver.aget_thread(run.thread_id)
-        local.paused = info is not None and info.status == "interrupted"
+        # The stream tells when the run stopped for a human (an interrupt); a stop at an
+        # interrupt_before/after breakpoint does not, so only then the state is read.
+        local.paused = outcome.interrupted
         graph = prepared.graph
         breakpoints = (
             prepared.interrupt_before or prepared.interrupt_after

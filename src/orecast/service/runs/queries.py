@@ -33,6 +33,12 @@ WHERE run_id = ? AND status = 'pending' AND cancel_action IS NULL AND NOT EXISTS
 # A pending or running run whose process stopped beating its heart would block the thread forever.
 EXPIRE_DEAD_RUNS = """UPDATE service_runs SET status = 'error', error = 'the process driving it stopped',
     updated_at = ? WHERE thread_id = ? AND status IN ('pending', 'running') AND heartbeat_at < ?"""
+# A rollback asked for (by another run's admission) whose run is over but not yet erased: the process
+# driving it died before erasing it (its row was then expired), or the one that expired it did.
+SELECT_ROLLBACKS_LEFT = """SELECT run_id FROM service_runs
+WHERE thread_id = ? AND cancel_action = 'rollback' AND status NOT IN ('pending', 'running')"""
+SELECT_ALL_ROLLBACKS_LEFT = """SELECT run_id, thread_id FROM service_runs
+WHERE cancel_action = 'rollback' AND status NOT IN ('pending', 'running')"""
 HEARTBEAT = "UPDATE service_runs SET heartbeat_at = ? WHERE run_id = ? AND status IN ('pending', 'running')"
 SELECT_CANCEL = "SELECT cancel_action, status, shared_stream FROM service_runs WHERE run_id = ?"
 SHARE_STREAM = "UPDATE service_runs SET shared_stream = 1 WHERE run_id = ?"

@@ -136,10 +136,13 @@ class RunRepo:
         )
         return run, cancelled
 
-    async def claim(self, run: RunRecord, stale_after: float) -> bool:
+    async def claim(self, run: RunRecord, stale_after: float) -> list[str] | None:
         """Make `run` the thread's running run if it is next in line and the thread is free; the
         thread's status becomes `busy` in the same transaction (status only: `updated_at` follows the
-        state, which the run's checkpoints and its end move)."""
+        state, which the run's checkpoints and its end move).
+
+        None if refused; else the runs of the thread whose rollback is left to finish (`rollbacks_left`),
+        which the caller erases before its run starts."""
         now = datetime.now(UTC)
         stale = (now - timedelta(seconds=stale_after)).isoformat()
         claim = (
@@ -155,11 +158,18 @@ class RunRepo:
                     changed = await tx.execute(claim_sql, claim)
             except Exception as exc:  # the unique index: another process claimed the thread first
                 if "unique" in str(exc).lower():
-                    return False
+                    return None
                 raise
-            if changed == 1:
-                await tx.execute(*self.thread_status(run.thread_id, "busy", touch=False))
-        return changed == 1
+            if changed != 1:
+                return None
+            await tx.execute(*self.thread_status(run.thread_id, "busy", touch=False))
+            return [r[0] for r in await tx.fetchall(q.SELECT_ROLLBACKS_LEFT, (run.thread_id,))]
+
+    async def rollbacks_left(self) -> list[tuple[str, str]]:
+        """(run id, thread id) of every run whose rollback was asked for and is over but not erased."""
+        async with self.db.read() as tx:
+            rows = await tx.fetchall(q.SELECT_ALL_ROLLBACKS_LEFT, ())
+        return [(r[0], r[1]) for r in rows]
 
     async def get(self, run_id: str) -> RunRecord | None:
         async with self.db.read() as tx:
