@@ -80,6 +80,13 @@ UPDATE threads SET
     )
 WHERE thread_id = %s"""
 
+# Items a write outside the put's batch stores at once (migrate-state): the new next_item comes back
+# through LAST_INSERT_ID (the connection's, not the server's).
+ALLOCATE_ITEMS = """
+UPDATE threads SET next_item = LAST_INSERT_ID(next_item + %s)
+WHERE thread_id = %s AND incarnation = %s"""
+SELECT_LAST_INSERT_ID = "SELECT LAST_INSERT_ID()"
+INSERT_ITEM = "INSERT INTO items (thread_id, item_no, hash, value) VALUES (%s, %s, %s, %s)"
 SELECT_ITEMS_BY_HASH = """
 SELECT item_no, hash FROM items
 WHERE thread_id = %s

@@ -119,6 +119,9 @@ class _Db:
         self.new_items: list[list[str]] = []
         self.first_item = 0
         self.incarnation = ""  # the thread's incarnation the items were numbered for
+        # A put's or put_writes' connection (`_write_unit`), whose batch stores the items it numbered.
+        # Any other write (migrate-state's, say) stores its items at once (`_store_items`).
+        self.defers_items = False
         self.last_rows: list[tuple[Any, ...]] = []  # the rows of a batch's last statement
 
     async def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> int:
@@ -401,6 +404,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
         thread = self.items.peek(thread_id)
         plain = thread is not None and thread.next_item > 0 and thread_id not in self._hash_conflicts
         async with self._connection(transaction=not plain) as db:
+            db.defers_items = True
             yield db
         self._hash_conflicts.discard(thread_id)
 
@@ -409,15 +413,15 @@ class MysqlCheckpointer(OrecastCheckpointer):
         if cached is not None:
             return cached
         now = self._ts(utc_now())
-        assert isinstance(db, _Db)
-        await db.batch(
+        # `db` may be an observer's wrapper (observe.py) around our `_Db`: used through its methods.
+        await db.batch(  # type: ignore[attr-defined]
             [
                 (queries.INSERT_THREAD, (thread_id, random.randbytes(8).hex(), now, now)),
                 (queries.SELECT_INCARNATION_AND_NEXT_ITEM, (thread_id,)),
             ]
         )
         # The INSERT locked the row until this transaction ends: its next item number stays ours.
-        ((incarnation, next_item),) = db.last_rows
+        ((incarnation, next_item),) = db.last_rows  # type: ignore[attr-defined]
         thread = self.items.get(thread_id, incarnation)
         thread.next_item = max(thread.next_item, next_item)
         return thread
@@ -426,6 +430,10 @@ class MysqlCheckpointer(OrecastCheckpointer):
         # Numbered here, stored by the batch of the put or put_writes that refers to them. Numbers
         # another process took meanwhile fail that batch's first statement (`next_item <= first_item`),
         # and the write starts again from the thread's row.
+        if not db.defers_items:
+            # No batch follows (migrate-state rewriting a thread under the incarnation it just set, with
+            # a private item cache): numbered by the thread's row and stored now.
+            return await self._store_items_now(db, thread_id, incarnation, new)
         thread = self.items.peek(thread_id)
         if thread is None or thread.incarnation != incarnation or not thread.next_item:
             raise StaleThreadError(thread_id)
@@ -442,6 +450,27 @@ class MysqlCheckpointer(OrecastCheckpointer):
                 found[digest] = thread.next_item
                 db.new_items.append([digest, text])
                 thread.next_item += 1
+        return found
+
+    async def _store_items_now(
+        self, db: _Db, thread_id: str, incarnation: str, new: dict[str, str]
+    ) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for number, digest in await db.fetchall(queries.SELECT_ITEMS_BY_HASH, (thread_id, json.dumps(list(new)))):
+            found[digest] = number
+        fresh = [d for d in new if d not in found]
+        if fresh:
+            matched, _ = await db.batch(
+                [(queries.ALLOCATE_ITEMS, (len(fresh), thread_id, incarnation)), (queries.SELECT_LAST_INSERT_ID, None)]
+            )
+            if not matched:
+                raise StaleThreadError(thread_id)
+            first = int(db.last_rows[0][0]) - len(fresh)
+            rows = []
+            for offset, digest in enumerate(fresh):
+                found[digest] = first + offset
+                rows.append((thread_id, first + offset, digest, new[digest]))
+            await db.executemany(queries.INSERT_ITEM, rows)
         return found
 
     def _deferred_items(self, db: _Db) -> dict[str, Any]:
