@@ -121,7 +121,7 @@ class _Db:
         self.incarnation = ""  # the thread's incarnation the items were numbered for
         # A put's or put_writes' connection (`_write_unit`), whose batch stores the items it numbered.
         # Any other write (migrate-state's, say) stores its items at once (`_store_items`).
-        self.defers_items = False
+        self.defer_items = False
         self.last_rows: list[tuple[Any, ...]] = []  # the rows of a batch's last statement
 
     async def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> int:
@@ -404,7 +404,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
         thread = self.items.peek(thread_id)
         plain = thread is not None and thread.next_item > 0 and thread_id not in self._hash_conflicts
         async with self._connection(transaction=not plain) as db:
-            db.defers_items = True
+            db.defer_items = True
             yield db
         self._hash_conflicts.discard(thread_id)
 
@@ -430,7 +430,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
         # Numbered here, stored by the batch of the put or put_writes that refers to them. Numbers
         # another process took meanwhile fail that batch's first statement (`next_item <= first_item`),
         # and the write starts again from the thread's row.
-        if not db.defers_items:
+        if not db.defer_items:
             # No batch follows (migrate-state rewriting a thread under the incarnation it just set, with
             # a private item cache): numbered by the thread's row and stored now.
             return await self._store_items_now(db, thread_id, incarnation, new)
