@@ -24,6 +24,7 @@ from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
 from orecast.checkpoint.mysql import queries
 from orecast.checkpoint.postgres.timeouts import Timeouts
+from orecast.checkpoint.upcast import WRITE_VERSIONS
 
 DEFAULT_PORT = 3306
 CONNECT_TIMEOUT_SECONDS = 10
@@ -422,6 +423,10 @@ class MysqlCheckpointer(OrecastCheckpointer):
         )
         # The INSERT locked the row until this transaction ends: its next item number stays ours.
         ((incarnation, next_item),) = db.last_rows  # type: ignore[attr-defined]
+        if next_item > 1:
+            # Items stored before this process (re)learnt the thread (another process's, or migrate-state's
+            # upcast values, when a stale write starts again): this write finds its items by hash first.
+            self._hash_conflicts.add(thread_id)
         thread = self.items.get(thread_id, incarnation)
         thread.next_item = max(thread.next_item, next_item)
         return thread
@@ -561,24 +566,55 @@ class MysqlCheckpointer(OrecastCheckpointer):
             "incarnation": db.incarnation,
             **self._deferred_items(db),
         }
+        noted = await self._noted_write_version(db, thread_id, ns, checkpoint_id, task_id)
+        if noted is not None:
+            params["checkpoint_version"], params["noted_checkpoint"] = noted
+            thread = self.items.peek(thread_id)
+            params["incarnation"] = db.incarnation or (thread.incarnation if thread else "")
+        params["checked"] = 1 if params["next_item"] or noted is not None else 0
         store = (queries.STORE_SPECIAL_WRITES if special else queries.STORE_WRITES, params)
-        if params["next_item"]:
-            counts = await self._run_batch(
-                db,
-                thread_id,
-                [
-                    (queries.RECORD_WRITES_IN_THREAD, params),
-                    (queries.REMEMBER_MATCHED, None),
-                    (queries.STORE_ITEMS, params),
-                    store,
-                ],
-            )
+        if params["checked"]:
+            statements = [(queries.RECORD_WRITES_IN_THREAD, params), (queries.REMEMBER_MATCHED, None)]
+            if params["next_item"]:
+                statements.append((queries.STORE_ITEMS, params))
+            statements.append(store)
+            if noted is not None:
+                statements.append((queries.NOTE_WRITE_VERSION, params))
+            counts = await self._run_batch(db, thread_id, statements)
             if counts[0] == 0:
                 raise StaleThreadError(thread_id)
         elif interrupted:
             await self._run_batch(db, thread_id, [store, (queries.SET_THREAD_STATUS, ("interrupted", thread_id))])
         else:
             await db.execute(*store)  # one statement: atomic by itself
+
+    async def _noted_write_version(
+        self, db: _Db, thread_id: str, ns: str, checkpoint_id: str, task_id: str
+    ) -> tuple[int, str] | None:
+        """(the checkpoint's version, its document naming this task's version) when this saver's state
+        schema is not the checkpoint's: stored by the writes' batch, so both commit or neither, and
+        behind the thread's row (a migration of the thread meanwhile makes the write start again)."""
+        if self.state_schema is None:
+            return None
+        thread = self.items.peek(thread_id)
+        known = thread.state_versions.get((ns, checkpoint_id)) if thread is not None else None
+        if known is not None and known[0] == self.schema_version:
+            return None
+        row = await db.fetchone(queries.SELECT_STATE_VERSION, (thread_id, ns, checkpoint_id))
+        if row is None or int(row[0]) == self.schema_version:
+            return None  # not stored yet: the graph writing for it stores it, at its own version
+        document = self.plain_codec.loads(row[1])
+        versions = document.setdefault(WRITE_VERSIONS, {})
+        if versions.get(task_id) == self.schema_version:
+            return None
+        versions[task_id] = self.schema_version
+        return int(row[0]), self.plain_codec.dumps(document)
+
+    async def _note_write_version(
+        self, db: Db, thread: ThreadItems, thread_id: str, ns: str, checkpoint_id: str, task_id: str
+    ) -> None:
+        # Noted by the writes' own batch (`_store_writes`).
+        pass
 
     # -- what a dialect provides -------------------------------------------------------------------
 
