@@ -20,6 +20,7 @@ from orecast.checkpoint.mysql import saver as mysql_saver
 from orecast.checkpoint.mysql.saver import connect_kwargs
 from tests.checkpoint.conftest import raw_sql
 from tests.checkpoint.graphs import human, tool_loop
+from tests.checkpoint.test_upcast import V2, write_v1_thread
 
 
 def cfg(thread_id: str) -> dict[str, Any]:
@@ -163,3 +164,71 @@ async def test_cancelled_batch_is_rolled_back(fresh_mysql_url: str) -> None:
     assert len(messages) == 8
     numbers = _items(url, "blocked")
     assert [n for n, _ in numbers] == list(range(1, 9))
+
+
+async def test_a_write_version_waits_for_migrate_state(fresh_mysql_url: str) -> None:
+    """A newer graph's put_writes on an older checkpoint records its version in the checkpoint's
+    document within its own batch, behind the thread's row: while migrate-state holds that row (a new
+    incarnation, the checkpoint re-stamped), the write waits, then starts again on the migrated
+    checkpoint instead of writing back the document it read before."""
+    url = fresh_mysql_url
+    async with open_checkpointer(url) as saver:
+        await write_v1_thread(saver)
+        v2 = saver.with_state_schema(V2)
+        old = (await v2.aget_tuple(cfg("t"))).config  # stamped version 1
+        migrated = raw_sql(
+            url, "SELECT checkpoint FROM checkpoints WHERE thread_id = 't' AND checkpoint_id = %s",
+            (old["configurable"]["checkpoint_id"],),
+        )[0][0]
+        migrator = await asyncmy.connect(**connect_kwargs(url), autocommit=False)
+        try:
+            async with migrator.cursor() as cur:  # what migrate-state does first
+                await cur.execute("UPDATE threads SET incarnation = 'migrated' WHERE thread_id = 't'")
+                await cur.execute(
+                    "UPDATE checkpoints SET schema_version = 2, checkpoint = %s "
+                    "WHERE thread_id = 't' AND checkpoint_id = %s",
+                    (migrated, old["configurable"]["checkpoint_id"]),
+                )
+            write = asyncio.create_task(
+                v2.aput_writes(old, [("title", {"text": "ore"})], "task-new")  # numbers no items
+            )
+            await asyncio.sleep(0.5)
+            assert not write.done()  # held back by the thread's row
+            assert raw_sql(url, "SELECT count(*) FROM writes WHERE task_id = 'task-new'") == [(0,)]
+            await migrator.commit()
+            await write
+        finally:
+            await migrator.rollback()
+            migrator.close()
+        (version, document), = raw_sql(
+            url, "SELECT schema_version, checkpoint FROM checkpoints WHERE thread_id = 't' AND checkpoint_id = %s",
+            (old["configurable"]["checkpoint_id"],),
+        )
+        assert version == 2 and "write_versions" not in json.loads(document)  # the migration stands
+        pending = (await v2.aget_tuple(old)).pending_writes
+        assert ("task-new", "title", {"text": "ore"}) in pending
+
+
+async def test_a_write_version_is_noted_in_the_writes_batch(fresh_mysql_url: str, monkeypatch) -> None:
+    """The write's version reaches the checkpoint's document in the batch that stores the writes: both
+    commit or neither."""
+    sent: list[list[str]] = []
+    original = mysql_saver._Db.batch
+
+    def batch(self: Any, statements: Any) -> Any:
+        sent.append([s.split()[0] + (" checkpoints" if "checkpoints SET" in s else "") for s, _p in statements])
+        return original(self, statements)
+
+    monkeypatch.setattr(mysql_saver._Db, "batch", batch)
+    async with open_checkpointer(fresh_mysql_url) as saver:
+        await write_v1_thread(saver)
+        v2 = saver.with_state_schema(V2)
+        old = (await v2.aget_tuple(cfg("t"))).config
+        sent.clear()
+        await v2.aput_writes(old, [("title", {"text": "ore"})], "task-new")  # numbers no items
+        assert sent == [["BEGIN", "UPDATE", "SET", "INSERT", "UPDATE checkpoints", "COMMIT"]]
+        (document,), = raw_sql(
+            fresh_mysql_url, "SELECT checkpoint FROM checkpoints WHERE thread_id = 't' AND checkpoint_id = %s",
+            (old["configurable"]["checkpoint_id"],),
+        )
+        assert json.loads(document)["write_versions"] == {"task-new": 2}

@@ -80,6 +80,13 @@ UPDATE threads SET
     )
 WHERE thread_id = %s"""
 
+# Items a write outside the put's batch stores at once (migrate-state): the new next_item comes back
+# through LAST_INSERT_ID (the connection's, not the server's).
+ALLOCATE_ITEMS = """
+UPDATE threads SET next_item = LAST_INSERT_ID(next_item + %s)
+WHERE thread_id = %s AND incarnation = %s"""
+SELECT_LAST_INSERT_ID = "SELECT LAST_INSERT_ID()"
+INSERT_ITEM = "INSERT INTO items (thread_id, item_no, hash, value) VALUES (%s, %s, %s, %s)"
 SELECT_ITEMS_BY_HASH = """
 SELECT item_no, hash FROM items
 WHERE thread_id = %s
@@ -422,7 +429,8 @@ FROM DUAL WHERE {_MATCHED}
 ON DUPLICATE KEY UPDATE
     parent_checkpoint_id = VALUES(parent_checkpoint_id), checkpoint = VALUES(checkpoint),
     metadata = VALUES(metadata), run_id = VALUES(run_id), schema_version = VALUES(schema_version)"""
-# Writes that number no items check nothing (as before): nothing they store depends on the incarnation.
+# Writes that number no items and note no version check nothing (as before): nothing they store depends
+# on the incarnation. `checked`: the batch begins with RECORD_WRITES_IN_THREAD.
 _STORE_WRITES = """
 INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, kind,
                     value, `blob`)
@@ -432,7 +440,7 @@ FROM JSON_TABLE(%(rows)s, '$[*]' COLUMNS (
     i INT PATH '$[0]', c VARBINARY(768) PATH '$[1]', k VARCHAR(8) CHARACTER SET ascii PATH '$[2]',
     j LONGTEXT CHARACTER SET utf8mb4 PATH '$[3]', b LONGTEXT CHARACTER SET ascii PATH '$[4]'
 )) AS x
-WHERE %(next_item)s = 0 OR @orecast_ok > 0
+WHERE %(checked)s = 0 OR @orecast_ok > 0
 ON DUPLICATE KEY UPDATE {on_duplicate}"""
 # Regular writes are kept as first stored; special ones (errors, interrupts…) are replaced.
 STORE_WRITES = _STORE_WRITES.format(on_duplicate="writes.thread_id = writes.thread_id")
@@ -440,3 +448,9 @@ STORE_SPECIAL_WRITES = _STORE_WRITES.format(
     on_duplicate="""channel = VALUES(channel), task_path = VALUES(task_path), kind = VALUES(kind),
     value = VALUES(value), `blob` = VALUES(`blob`)"""
 )
+# A newer state schema's writes on an older checkpoint: their version in the checkpoint's document
+# (upcast.py, WRITE_VERSIONS), stored with them, behind the thread's row (migrate-state takes it first).
+NOTE_WRITE_VERSION = f"""
+UPDATE checkpoints SET schema_version = %(checkpoint_version)s, checkpoint = %(noted_checkpoint)s
+WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id = %(checkpoint_id)s
+  AND {_MATCHED}"""

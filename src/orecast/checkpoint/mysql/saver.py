@@ -24,6 +24,7 @@ from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
 from orecast.checkpoint.mysql import queries
 from orecast.checkpoint.postgres.timeouts import Timeouts
+from orecast.checkpoint.upcast import WRITE_VERSIONS
 
 DEFAULT_PORT = 3306
 CONNECT_TIMEOUT_SECONDS = 10
@@ -119,6 +120,9 @@ class _Db:
         self.new_items: list[list[str]] = []
         self.first_item = 0
         self.incarnation = ""  # the thread's incarnation the items were numbered for
+        # A put's or put_writes' connection (`_write_unit`), whose batch stores the items it numbered.
+        # Any other write (migrate-state's, say) stores its items at once (`_store_items`).
+        self.defer_items = False
         self.last_rows: list[tuple[Any, ...]] = []  # the rows of a batch's last statement
 
     async def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> int:
@@ -401,6 +405,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
         thread = self.items.peek(thread_id)
         plain = thread is not None and thread.next_item > 0 and thread_id not in self._hash_conflicts
         async with self._connection(transaction=not plain) as db:
+            db.defer_items = True
             yield db
         self._hash_conflicts.discard(thread_id)
 
@@ -409,15 +414,19 @@ class MysqlCheckpointer(OrecastCheckpointer):
         if cached is not None:
             return cached
         now = self._ts(utc_now())
-        assert isinstance(db, _Db)
-        await db.batch(
+        # `db` may be an observer's wrapper (observe.py) around our `_Db`: used through its methods.
+        await db.batch(  # type: ignore[attr-defined]
             [
                 (queries.INSERT_THREAD, (thread_id, random.randbytes(8).hex(), now, now)),
                 (queries.SELECT_INCARNATION_AND_NEXT_ITEM, (thread_id,)),
             ]
         )
         # The INSERT locked the row until this transaction ends: its next item number stays ours.
-        ((incarnation, next_item),) = db.last_rows
+        ((incarnation, next_item),) = db.last_rows  # type: ignore[attr-defined]
+        if next_item > 1:
+            # Items stored before this process (re)learnt the thread (another process's, or migrate-state's
+            # upcast values, when a stale write starts again): this write finds its items by hash first.
+            self._hash_conflicts.add(thread_id)
         thread = self.items.get(thread_id, incarnation)
         thread.next_item = max(thread.next_item, next_item)
         return thread
@@ -426,6 +435,10 @@ class MysqlCheckpointer(OrecastCheckpointer):
         # Numbered here, stored by the batch of the put or put_writes that refers to them. Numbers
         # another process took meanwhile fail that batch's first statement (`next_item <= first_item`),
         # and the write starts again from the thread's row.
+        if not db.defer_items:
+            # No batch follows (migrate-state rewriting a thread under the incarnation it just set, with
+            # a private item cache): numbered by the thread's row and stored now.
+            return await self._store_items_now(db, thread_id, incarnation, new)
         thread = self.items.peek(thread_id)
         if thread is None or thread.incarnation != incarnation or not thread.next_item:
             raise StaleThreadError(thread_id)
@@ -442,6 +455,27 @@ class MysqlCheckpointer(OrecastCheckpointer):
                 found[digest] = thread.next_item
                 db.new_items.append([digest, text])
                 thread.next_item += 1
+        return found
+
+    async def _store_items_now(
+        self, db: _Db, thread_id: str, incarnation: str, new: dict[str, str]
+    ) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for number, digest in await db.fetchall(queries.SELECT_ITEMS_BY_HASH, (thread_id, json.dumps(list(new)))):
+            found[digest] = number
+        fresh = [d for d in new if d not in found]
+        if fresh:
+            matched, _ = await db.batch(
+                [(queries.ALLOCATE_ITEMS, (len(fresh), thread_id, incarnation)), (queries.SELECT_LAST_INSERT_ID, None)]
+            )
+            if not matched:
+                raise StaleThreadError(thread_id)
+            first = int(db.last_rows[0][0]) - len(fresh)
+            rows = []
+            for offset, digest in enumerate(fresh):
+                found[digest] = first + offset
+                rows.append((thread_id, first + offset, digest, new[digest]))
+            await db.executemany(queries.INSERT_ITEM, rows)
         return found
 
     def _deferred_items(self, db: _Db) -> dict[str, Any]:
@@ -532,24 +566,55 @@ class MysqlCheckpointer(OrecastCheckpointer):
             "incarnation": db.incarnation,
             **self._deferred_items(db),
         }
+        noted = await self._noted_write_version(db, thread_id, ns, checkpoint_id, task_id)
+        if noted is not None:
+            params["checkpoint_version"], params["noted_checkpoint"] = noted
+            thread = self.items.peek(thread_id)
+            params["incarnation"] = db.incarnation or (thread.incarnation if thread else "")
+        params["checked"] = 1 if params["next_item"] or noted is not None else 0
         store = (queries.STORE_SPECIAL_WRITES if special else queries.STORE_WRITES, params)
-        if params["next_item"]:
-            counts = await self._run_batch(
-                db,
-                thread_id,
-                [
-                    (queries.RECORD_WRITES_IN_THREAD, params),
-                    (queries.REMEMBER_MATCHED, None),
-                    (queries.STORE_ITEMS, params),
-                    store,
-                ],
-            )
+        if params["checked"]:
+            statements = [(queries.RECORD_WRITES_IN_THREAD, params), (queries.REMEMBER_MATCHED, None)]
+            if params["next_item"]:
+                statements.append((queries.STORE_ITEMS, params))
+            statements.append(store)
+            if noted is not None:
+                statements.append((queries.NOTE_WRITE_VERSION, params))
+            counts = await self._run_batch(db, thread_id, statements)
             if counts[0] == 0:
                 raise StaleThreadError(thread_id)
         elif interrupted:
             await self._run_batch(db, thread_id, [store, (queries.SET_THREAD_STATUS, ("interrupted", thread_id))])
         else:
             await db.execute(*store)  # one statement: atomic by itself
+
+    async def _noted_write_version(
+        self, db: _Db, thread_id: str, ns: str, checkpoint_id: str, task_id: str
+    ) -> tuple[int, str] | None:
+        """(the checkpoint's version, its document naming this task's version) when this saver's state
+        schema is not the checkpoint's: stored by the writes' batch, so both commit or neither, and
+        behind the thread's row (a migration of the thread meanwhile makes the write start again)."""
+        if self.state_schema is None:
+            return None
+        thread = self.items.peek(thread_id)
+        known = thread.state_versions.get((ns, checkpoint_id)) if thread is not None else None
+        if known is not None and known[0] == self.schema_version:
+            return None
+        row = await db.fetchone(queries.SELECT_STATE_VERSION, (thread_id, ns, checkpoint_id))
+        if row is None or int(row[0]) == self.schema_version:
+            return None  # not stored yet: the graph writing for it stores it, at its own version
+        document = self.plain_codec.loads(row[1])
+        versions = document.setdefault(WRITE_VERSIONS, {})
+        if versions.get(task_id) == self.schema_version:
+            return None
+        versions[task_id] = self.schema_version
+        return int(row[0]), self.plain_codec.dumps(document)
+
+    async def _note_write_version(
+        self, db: Db, thread: ThreadItems, thread_id: str, ns: str, checkpoint_id: str, task_id: str
+    ) -> None:
+        # Noted by the writes' own batch (`_store_writes`).
+        pass
 
     # -- what a dialect provides -------------------------------------------------------------------
 
