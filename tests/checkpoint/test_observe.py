@@ -111,3 +111,17 @@ async def test_a_clone_is_observed_on_its_own_state(strict_saver) -> None:
     strict_saver.items.clear()
     strict = await strict_saver.aget_tuple(cfg("allowed"))
     assert not isinstance(strict.checkpoint["channel_values"]["gadget"], Gadget)
+
+
+async def test_a_state_schema_view_made_before_is_observed_too(saver) -> None:
+    """A service builds its graphs (each on its view of the saver for the graph's state schema) before
+    its metrics and tracing watch the saver: those views must report as the saver does."""
+    from orecast.checkpoint.upcast import StateSchema
+
+    view = saver.with_state_schema(StateSchema(1))
+    timings: list[str] = []
+    observe(saver, timing=lambda name, _seconds: timings.append(name))
+    graph = tool_loop(view)
+    await graph.ainvoke({"messages": [human(1)]}, cfg("v"))
+    assert "put" in timings and "get_tuple" in timings
+    assert view.schema_version == 1 and (await graph.aget_state(cfg("v"))).values["messages"]

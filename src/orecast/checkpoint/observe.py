@@ -58,7 +58,11 @@ def observe(
             overrides[opener] = _opener(getattr(base, opener), saver.dialect, statement)
     if overrides:
         # same name: messages and reprs still say which saver it is
-        saver.__class__ = type(base.__name__, (base,), {**overrides, "__qualname__": base.__qualname__})
+        observed = type(base.__name__, (base,), {**overrides, "__qualname__": base.__qualname__})
+        saver.__class__ = observed
+        # Views of this saver for a graph's state schema (`with_state_schema`), made before: watched too.
+        for view, attrs in saver.__dict__.get("_state_views", ()):
+            view.__class__ = type(observed.__name__, (observed,), {**attrs, "_state_view_of": observed})
 
 
 def _operation(inner: Callable[..., Any], name: str, timing: Timing | None, span: Span | None) -> Any:
