@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sqlite3
 import time
@@ -15,6 +16,7 @@ from urllib.parse import quote
 
 from orecast.checkpoint import migrations
 from orecast.checkpoint.base import OrecastCheckpointer
+from orecast.checkpoint.core import StaleThreadError
 from orecast.checkpoint.errors import ReadOnlyStoreError
 from orecast.checkpoint.sqlite import queries
 
@@ -502,6 +504,33 @@ class SqliteCheckpointer(OrecastCheckpointer):
                 yield _Db(self._reader)
         else:
             yield _Db(self._reader)
+
+    async def _store_items(
+        self, db: _Db, thread_id: str, incarnation: str, new: dict[str, str]
+    ) -> dict[str, int]:
+        """Item numbers of the items with these hashes (hash -> JSON), storing those not stored yet.
+
+        Items new to this process's cache are nearly always new to the thread: they are numbered and
+        inserted at once, without first looking their hashes up. Only when one was stored before (by
+        another process, or before this process cached the thread) are the numbers read back.
+        """
+        row = await db.fetchone(self.q.ALLOCATE_ITEMS, (len(new), thread_id, incarnation))
+        if row is None:
+            raise StaleThreadError(thread_id)
+        first = row[0] - len(new)
+        numbers = {digest: first + offset for offset, digest in enumerate(new)}
+        conn = db.conn
+        before = conn.total_changes
+        await db.executemany(
+            self.q.INSERT_ITEM_IF_NEW,
+            [(thread_id, number, digest, new[digest]) for digest, number in numbers.items()],
+        )
+        if conn.total_changes - before == len(new):
+            return numbers
+        return {
+            digest: number
+            for number, digest in await db.fetchall(self.q.SELECT_ITEMS_BY_HASH, (thread_id, json.dumps(list(new))))
+        }
 
     @staticmethod
     def _ts(value: datetime) -> str:
