@@ -409,13 +409,14 @@ class SqliteCheckpointer(OrecastCheckpointer):
                 except BaseException as exc:
                     # Also on cancellation: only this write is undone, the group's others stay.
                     try:
+                        conn.execute("ROLLBACK TO write_unit")
+                        conn.execute("RELEASE write_unit")
+                    except sqlite3.Error:
+                        # The transaction is gone (SQLite rolled it back itself after an I/O error or
+                        # a full disk) or unusable: the whole group fails with this write.
                         if conn.in_transaction:
-                            conn.execute("ROLLBACK TO write_unit")
-                            conn.execute("RELEASE write_unit")
-                    finally:
-                        if not conn.in_transaction:
-                            # SQLite rolled the whole transaction back itself (an I/O error, a full disk).
-                            groups.fail(group, exc)
+                            conn.execute("ROLLBACK")
+                        groups.fail(group, exc)
                     raise
                 conn.execute("RELEASE write_unit")
         finally:
@@ -427,7 +428,10 @@ class SqliteCheckpointer(OrecastCheckpointer):
     async def _commit_group(self, group: _Group) -> None:
         """Commit `group` once the writes ready in this pass of the event loop have joined it."""
         async with self._write_lock:
-            await self._end_group(group)
+            try:
+                await self._end_group(group)
+            except Exception:
+                pass  # rolled back: the group's writes raise it (`_GroupCommit.fail`)
 
     async def _end_group(self, group: _Group | None) -> None:
         """Commit `group` if it is still open; call with `_write_lock` held."""
