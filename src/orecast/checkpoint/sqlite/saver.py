@@ -25,9 +25,10 @@ BUSY_POLL_MAX_SECONDS = 0.05
 WAL_CHECKPOINT_BYTES = 48 * 1024
 # A WAL checkpoint holds this saver's writes back through its copy and fsyncs: while other writes are
 # waiting or were committed together (several threads at once), it waits for a quiet moment, as long
-# as the WAL stays under this size. Each checkpoint then copies a page that many commits rewrote (a
-# b-tree's inner pages, the threads table) once, and fsyncs twice per MiB instead of per 48 KiB.
-WAL_CHECKPOINT_BUSY_BYTES = 1024 * 1024
+# as the WAL stays under this size (SQLite's own automatic checkpoints wait for 1,000 pages, ≈4 MiB).
+# Each checkpoint then copies a page that many commits rewrote (a b-tree's inner pages, the threads
+# table) once, and holds the writes back a few times per 8 × 20 turns instead of twice per turn.
+WAL_CHECKPOINT_BUSY_BYTES = 4 * 1024 * 1024
 # Writes count as concurrent until this many single-write groups in a row followed a shared one.
 SHARED_GROUPS_MEMORY = 8
 
