@@ -483,18 +483,20 @@ class SqliteCheckpointer(OrecastCheckpointer):
             return
         busy = busy or self._writes_pending > 0 or self._groups.pending > 0
         if size >= (WAL_CHECKPOINT_BUSY_BYTES if busy else WAL_CHECKPOINT_BYTES):
-            self._wal_checkpoint = asyncio.ensure_future(self._checkpoint_wal())
+            self._wal_checkpoint = asyncio.ensure_future(self._checkpoint_wal(alongside=busy))
 
-    async def _checkpoint_wal(self) -> None:
-        # In a worker thread, so the event loop runs the graphs meanwhile. First alongside the writes:
-        # this copies the bulk of the WAL and pays its fsyncs. Then again between two writes of this
-        # saver, so the copy catches up with the WAL (a checkpoint that only runs alongside the writes
-        # never finds the WAL fully copied, the WAL is never restarted, and it grows without bound,
-        # 2.4 MB after 60 turns, making every page lookup slower): the writes held back then wait only
-        # for what was committed during the first copy.
+    async def _checkpoint_wal(self, *, alongside: bool) -> None:
+        # In a worker thread, so the event loop runs the graphs meanwhile. Between two writes of this
+        # saver, so the copy catches up with the WAL: a checkpoint that only runs alongside the writes
+        # never finds the WAL fully copied, the WAL is never restarted, and it grows without bound
+        # (2.4 MB after 60 turns), making every page lookup slower. While several threads write
+        # (`alongside`), a first copy runs alongside the writes and pays the bulk of the copying and
+        # fsyncs, so the writes held back then wait only for what was committed meanwhile. (A single
+        # writer does not wait for that first copy: its WAL would grow past 48 KiB meanwhile.)
         if self._writer is None:
             return
-        await asyncio.to_thread(_checkpoint_wal, self.file)
+        if alongside:
+            await asyncio.to_thread(_checkpoint_wal, self.file)
         async with self._write_lock:
             if self._writer is not None:
                 await self._end_group(self._groups.open)
