@@ -37,6 +37,16 @@ def commits_of(saver: Any) -> list[str]:
     return seen
 
 
+async def group_of(saver: Any, size: int) -> None:
+    """Until `size` writes have run their statements in the open group (and wait for its commit)."""
+    for _ in range(10_000):
+        group = saver._groups.open
+        if group is not None and group.size == size:
+            return
+        await asyncio.sleep(0)  # e.g. a WAL checkpoint after the migrations holds the write lock
+    raise AssertionError(f"no group of {size} writes formed")
+
+
 def stored_threads(path: Path) -> set[str]:
     """Thread ids with a checkpoint, as another connection sees them (only what was committed)."""
     conn = sqlite3.connect(path)
@@ -81,7 +91,7 @@ async def test_a_caller_cancelled_after_its_statements_leaves_the_saver_usable(t
     path = tmp_path / "store.sqlite3"
     async with open_checkpointer(f"sqlite:///{path}") as saver:
         tasks = [asyncio.ensure_future(put(saver, t)) for t in ("a", "b", "c")]
-        await asyncio.sleep(0)  # the three ran their statements and wait for the group's commit
+        await group_of(saver, 3)  # the three ran their statements and wait for the group's commit
         assert saver._writer.in_transaction
         tasks[1].cancel()
         results = await asyncio.gather(*tasks, return_exceptions=True)
@@ -101,7 +111,7 @@ async def test_a_thread_edit_commits_the_open_group_first(tmp_path: Path) -> Non
     path = tmp_path / "store.sqlite3"
     async with open_checkpointer(f"sqlite:///{path}") as saver:
         pending = asyncio.ensure_future(put(saver, "a"))
-        await asyncio.sleep(0)
+        await group_of(saver, 1)
         assert saver._writer.in_transaction  # the put waits for its group's commit
         await saver.aupdate_thread("a", title="edited")  # a transaction of its own, after the group's
         await pending
