@@ -67,6 +67,10 @@ UPDATE threads SET next_item = next_item + ?
 WHERE thread_id = ? AND incarnation = ?
 RETURNING next_item"""
 INSERT_ITEM = "INSERT INTO items (thread_id, item_no, hash, value) VALUES (?, ?, ?, ?)"
+# An item already stored under its hash keeps its number; the number allocated for it stays unused.
+INSERT_ITEM_IF_NEW = """
+INSERT INTO items (thread_id, item_no, hash, value) VALUES (?, ?, ?, ?)
+ON CONFLICT (thread_id, hash) DO NOTHING"""
 SELECT_ITEMS_BY_HASH = """
 SELECT item_no, hash FROM items
 WHERE thread_id = ? AND hash IN (SELECT value FROM json_each(?))"""

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,15 +16,21 @@ from urllib.parse import quote
 
 from orecast.checkpoint import migrations
 from orecast.checkpoint.base import OrecastCheckpointer
+from orecast.checkpoint.core import StaleThreadError
 from orecast.checkpoint.errors import ReadOnlyStoreError
 from orecast.checkpoint.sqlite import queries
 
 BUSY_TIMEOUT_MS = 30_000
 BUSY_POLL_MAX_SECONDS = 0.05
 WAL_CHECKPOINT_BYTES = 48 * 1024
-# A WAL checkpoint holds this saver's writes back through its copy and fsync: while other writes are
-# waiting, it waits for a quiet moment, as long as the WAL stays under this size.
-WAL_CHECKPOINT_BUSY_BYTES = 1024 * 1024
+# A WAL checkpoint holds this saver's writes back through its copy and fsyncs: while other writes are
+# waiting or were committed together (several threads at once), it waits for a quiet moment, as long
+# as the WAL stays under this size (SQLite's own automatic checkpoints wait for 1,000 pages, ≈4 MiB).
+# Each checkpoint then copies a page that many commits rewrote (a b-tree's inner pages, the threads
+# table) once, and holds the writes back a few times per 8 × 20 turns instead of twice per turn.
+WAL_CHECKPOINT_BUSY_BYTES = 4 * 1024 * 1024
+# Writes count as concurrent until this many single-write groups in a row followed a shared one.
+SHARED_GROUPS_MEMORY = 8
 
 
 class _Db:
@@ -193,6 +200,67 @@ def _checkpoint_wal(file: str) -> None:
         pass  # busy or locked by another process: it will be done after a later commit
 
 
+class _Group:
+    """Writes sharing one transaction; `committed` resolves (or fails) when it ends."""
+
+    def __init__(self) -> None:
+        self.committed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        # Its waiters may all have been cancelled: a failure must not be reported as never retrieved.
+        self.committed.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self.size = 0  # writes that joined it
+
+
+class _GroupCommit:
+    """Group commit: the puts and put_writes that are ready in the same pass of the event loop (the
+    several threads a process serves at once) share one transaction, each in a savepoint of its own.
+
+    A COMMIT costs more than the statements of a put (WAL frames for every page it dirtied, the
+    threads and index pages again and again); one per pass instead of one per write saves most of
+    it. A write that fails or is cancelled before its savepoint is released rolls back alone; the
+    others commit. The transaction commits in a task that the first write of a group starts: it runs
+    after the writes already woken in this pass, which join the group.
+    """
+
+    def __init__(self) -> None:
+        self.open: _Group | None = None
+        self.pending = 0  # writes waiting for or holding the write lock
+        self._committers: set[asyncio.Task[None]] = set()
+        self._shared_lately = 0  # groups to come that still count as concurrent (see `concurrent`)
+
+    def start(self, commit: Callable[[_Group], Awaitable[None]]) -> _Group:
+        group = self.open = _Group()
+        task = asyncio.ensure_future(commit(group))
+        self._committers.add(task)
+        task.add_done_callback(self._committers.discard)
+        return group
+
+    def committed(self, group: _Group) -> None:
+        self.open = None
+        group.committed.set_result(None)
+        if group.size > 1:
+            self._shared_lately = SHARED_GROUPS_MEMORY
+        elif self._shared_lately:
+            self._shared_lately -= 1
+
+    def concurrent(self) -> bool:
+        """Whether several threads have been writing at once lately (groups of more than one write)."""
+        return self._shared_lately > 0
+
+    def fail(self, group: _Group, exc: BaseException) -> None:
+        """The group's transaction was rolled back: its writes fail with `exc`'s reason."""
+        if self.open is group:
+            self.open = None
+        if not group.committed.done():
+            if not isinstance(exc, Exception):  # a cancellation of the commit itself, at close
+                exc = sqlite3.OperationalError(f"the write's transaction was rolled back ({exc!r})")
+            group.committed.set_exception(exc)
+
+    async def settled(self) -> None:
+        """Wait for the open group's commit (before closing the connection)."""
+        while self._committers:
+            await asyncio.gather(*self._committers, return_exceptions=True)
+
+
 class SqliteCheckpointer(OrecastCheckpointer):
     """LangGraph checkpoint saver on a SQLite file (WAL mode, busy timeout, linear storage)."""
 
@@ -213,6 +281,8 @@ class SqliteCheckpointer(OrecastCheckpointer):
         self._write_lock = asyncio.Lock()
         self._writes_pending = 0  # writes waiting for or holding `_write_lock`
         self._wal_checkpoint: asyncio.Task[None] | None = None
+        # Shared with the shallow copies LangGraph makes (`with_allowlist`): they use the same connection.
+        self._groups = _GroupCommit()
 
     @classmethod
     @asynccontextmanager
@@ -243,6 +313,7 @@ class SqliteCheckpointer(OrecastCheckpointer):
         try:
             yield saver
         finally:
+            await saver._groups.settled()
             if saver._wal_checkpoint is not None:
                 await saver._wal_checkpoint
             saver._close()
@@ -310,17 +381,84 @@ class SqliteCheckpointer(OrecastCheckpointer):
             self._writer.close()
         self._writer = self._reader = None
 
-    @asynccontextmanager
-    async def _write(self) -> AsyncIterator[_Db]:
+    def _writable(self) -> sqlite3.Connection:
         assert self._writer is not None, "saver is closed"
         if self.read_only is not None:
             raise ReadOnlyStoreError(
                 f"the SQLite store {self.path} is open read-only ({self.read_only}): writes are refused"
             )
+        return self._writer
+
+    @asynccontextmanager
+    async def _write_unit(self, thread_id: str) -> AsyncIterator[_Db]:
+        """A put or put_writes: a savepoint in the transaction of the current group (see `_GroupCommit`),
+        returning once that transaction has committed."""
+        conn = self._writable()
+        groups = self._groups
+        groups.pending += 1
+        try:
+            async with self._write_lock:
+                db = _Db(conn)
+                group = groups.open
+                if group is None:
+                    await db.execute("BEGIN IMMEDIATE")  # waits (cancellably) while another process writes
+                    group = groups.start(self._commit_group)
+                group.size += 1
+                conn.execute("SAVEPOINT write_unit")
+                try:
+                    yield db
+                except BaseException as exc:
+                    # Also on cancellation: only this write is undone, the group's others stay.
+                    try:
+                        conn.execute("ROLLBACK TO write_unit")
+                        conn.execute("RELEASE write_unit")
+                    except sqlite3.Error:
+                        # The transaction is gone (SQLite rolled it back itself after an I/O error or
+                        # a full disk) or unusable: the whole group fails with this write.
+                        if conn.in_transaction:
+                            conn.execute("ROLLBACK")
+                        groups.fail(group, exc)
+                    raise
+                conn.execute("RELEASE write_unit")
+        finally:
+            groups.pending -= 1
+        # Durable as before on return: this write's transaction has committed. A caller cancelled
+        # meanwhile stops waiting; its write commits with the others (as if cancelled just after).
+        await asyncio.shield(group.committed)
+
+    async def _commit_group(self, group: _Group) -> None:
+        """Commit `group` once the writes ready in this pass of the event loop have joined it."""
+        async with self._write_lock:
+            try:
+                await self._end_group(group)
+            except Exception:
+                pass  # rolled back: the group's writes raise it (`_GroupCommit.fail`)
+
+    async def _end_group(self, group: _Group | None) -> None:
+        """Commit `group` if it is still open; call with `_write_lock` held."""
+        groups = self._groups
+        if group is None or groups.open is not group:
+            return
         conn = self._writer
+        try:
+            assert conn is not None, "saver closed with a write group open"
+            await _Db(conn).execute("COMMIT")  # may wait for readers outside WAL mode
+        except BaseException as exc:
+            if conn is not None and conn.in_transaction:
+                conn.execute("ROLLBACK")
+            groups.fail(group, exc)
+            raise
+        groups.committed(group)
+        self._after_commit(busy=groups.concurrent())
+
+    @asynccontextmanager
+    async def _write(self) -> AsyncIterator[_Db]:
+        """A transaction of its own (maintenance, thread edits, migrations), after the open group's."""
+        conn = self._writable()
         self._writes_pending += 1
         try:
             async with self._write_lock:
+                await self._end_group(self._groups.open)
                 db = _Db(conn)
                 await db.execute("BEGIN IMMEDIATE")  # waits (cancellably) while another process writes
                 try:
@@ -335,7 +473,7 @@ class SqliteCheckpointer(OrecastCheckpointer):
             self._writes_pending -= 1
         self._after_commit()
 
-    def _after_commit(self) -> None:
+    def _after_commit(self, *, busy: bool = False) -> None:
         """Start a WAL checkpoint once the WAL has grown (one at a time), at a quiet moment if possible."""
         if not self.wal or (self._wal_checkpoint and not self._wal_checkpoint.done()):
             return
@@ -343,16 +481,25 @@ class SqliteCheckpointer(OrecastCheckpointer):
             size = os.stat(self.file + "-wal").st_size
         except FileNotFoundError:
             return
-        if size >= (WAL_CHECKPOINT_BUSY_BYTES if self._writes_pending else WAL_CHECKPOINT_BYTES):
-            self._wal_checkpoint = asyncio.ensure_future(self._checkpoint_wal())
+        busy = busy or self._writes_pending > 0 or self._groups.pending > 0
+        if size >= (WAL_CHECKPOINT_BUSY_BYTES if busy else WAL_CHECKPOINT_BYTES):
+            self._wal_checkpoint = asyncio.ensure_future(self._checkpoint_wal(alongside=busy))
 
-    async def _checkpoint_wal(self) -> None:
-        # Between two writes of this saver, so the copy catches up with the WAL: a checkpoint that
-        # runs alongside the writes never finds the WAL fully copied, the WAL is never restarted,
-        # and it grows without bound (2.4 MB after 60 turns), making every page lookup slower.
-        # In a worker thread, so the event loop runs the graphs meanwhile.
+    async def _checkpoint_wal(self, *, alongside: bool) -> None:
+        # In a worker thread, so the event loop runs the graphs meanwhile. Between two writes of this
+        # saver, so the copy catches up with the WAL: a checkpoint that only runs alongside the writes
+        # never finds the WAL fully copied, the WAL is never restarted, and it grows without bound
+        # (2.4 MB after 60 turns), making every page lookup slower. While several threads write
+        # (`alongside`), a first copy runs alongside the writes and pays the bulk of the copying and
+        # fsyncs, so the writes held back then wait only for what was committed meanwhile. (A single
+        # writer does not wait for that first copy: its WAL would grow past 48 KiB meanwhile.)
+        if self._writer is None:
+            return
+        if alongside:
+            await asyncio.to_thread(_checkpoint_wal, self.file)
         async with self._write_lock:
             if self._writer is not None:
+                await self._end_group(self._groups.open)
                 await asyncio.to_thread(_checkpoint_wal, self.file)
 
     @asynccontextmanager
@@ -360,9 +507,37 @@ class SqliteCheckpointer(OrecastCheckpointer):
         assert self._reader is not None, "saver is closed"
         if self._reader is self._writer:
             async with self._write_lock:
+                await self._end_group(self._groups.open)  # read what is committed, as a reader would
                 yield _Db(self._reader)
         else:
             yield _Db(self._reader)
+
+    async def _store_items(
+        self, db: _Db, thread_id: str, incarnation: str, new: dict[str, str]
+    ) -> dict[str, int]:
+        """Item numbers of the items with these hashes (hash -> JSON), storing those not stored yet.
+
+        Items new to this process's cache are nearly always new to the thread: they are numbered and
+        inserted at once, without first looking their hashes up. Only when one was stored before (by
+        another process, or before this process cached the thread) are the numbers read back.
+        """
+        row = await db.fetchone(self.q.ALLOCATE_ITEMS, (len(new), thread_id, incarnation))
+        if row is None:
+            raise StaleThreadError(thread_id)
+        first = row[0] - len(new)
+        numbers = {digest: first + offset for offset, digest in enumerate(new)}
+        conn = db.conn
+        before = conn.total_changes
+        await db.executemany(
+            self.q.INSERT_ITEM_IF_NEW,
+            [(thread_id, number, digest, new[digest]) for digest, number in numbers.items()],
+        )
+        if conn.total_changes - before == len(new):
+            return numbers
+        return {
+            digest: number
+            for number, digest in await db.fetchall(self.q.SELECT_ITEMS_BY_HASH, (thread_id, json.dumps(list(new))))
+        }
 
     @staticmethod
     def _ts(value: datetime) -> str:
