@@ -91,8 +91,10 @@ async def test_a_raising_tool_is_an_error_and_the_run_fails(store_url: str, sett
         with pytest.raises(RuntimeError, match="price feed down"):
             await run_turn(agent, thread, PRICE_QUESTION)
         rows = await saver.aaudit_tool_calls(thread_id=thread)
-    assert rows and {r.status for r in rows} == {"error"}
-    assert all(r.error.startswith("RuntimeError: price feed down for ") for r in rows)
+    # The analyst may ask for several prices at once: when one call raises, LangGraph cancels the
+    # others, and one that had not raised yet by then is recorded as cancelled.
+    assert "error" in {r.status for r in rows} and {r.status for r in rows} <= {"error", "cancelled"}
+    assert all(r.error.startswith("RuntimeError: price feed down for ") for r in rows if r.status == "error")
 
 
 async def test_cancelled_call_then_attempt_two(store_url: str, settings: AgentSettings) -> None:

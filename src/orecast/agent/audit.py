@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware import AgentMiddleware, ModelRequest
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
@@ -164,13 +164,17 @@ class AuditMiddleware(AgentMiddleware):
     # A rejected call never reaches the tools: the approval middleware answers it with a message right
     # after the model. The next model call is where that answer is first seen, whatever the order of
     # the middleware.
-    async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        await self.auditor.arecord_rejections(_messages(state), _current_config(), getattr(runtime, "execution_info", None))
-        return None
+    # Rejections are recorded as the next model call starts, inside it: a `before_model` hook would be
+    # a graph node of its own, one more checkpoint for every model call of every thread.
+    async def awrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[Any]]) -> Any:
+        info = getattr(request.runtime, "execution_info", None)
+        await self.auditor.arecord_rejections(_messages(request.state), _current_config(), info)
+        return await handler(request)
 
-    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        self.auditor.record_rejections(_messages(state), _current_config(), getattr(runtime, "execution_info", None))
-        return None
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        info = getattr(request.runtime, "execution_info", None)
+        self.auditor.record_rejections(_messages(request.state), _current_config(), info)
+        return handler(request)
 
 
 def tool_call_auditing(saver: Any = None) -> dict[str, Any]:
