@@ -25,6 +25,8 @@ from langgraph.checkpoint.serde.types import INTERRUPT
 from orecast.checkpoint.audit import AuditMixin
 from orecast.checkpoint.cache import ThreadItems
 from orecast.checkpoint.core import (
+    INLINE_KEY,
+    INLINE_MAX_CHARS,
     MISSING,
     PAGE_SIZE,
     Db,
@@ -45,6 +47,7 @@ from orecast.checkpoint.encoding import (
     KIND_ITEMS,
     KIND_JSON,
     CorruptRowError,
+    Stored,
     from_ranges,
     is_delta,
     json_text,
@@ -93,35 +96,72 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
             stated = (1, len(messages), message_text(messages[-1]) if messages else None)
 
         run_id = full_metadata.get("run_id")
-        checkpoint_row = (
-            thread_id,
-            checkpoint_ns,
-            checkpoint["id"],
-            parent_id,
-            self._json_param(self.plain_codec.dumps(stored_checkpoint)),
-            self._json_param(self.plain_codec.dumps(full_metadata)),
-            str(run_id) if run_id is not None else None,
-            self.schema_version,
-        )
+        stored_metadata = self._json_param(self.plain_codec.dumps(full_metadata))
+        versions = checkpoint["channel_versions"]
 
         async def put(db: Db, thread: ThreadItems) -> None:
             rows = []
+            inline: dict[str, list[str | None]] = {}
+
+            def keep(channel: str, key: str, stored: Stored) -> None:
+                # Small values go in the checkpoint's own row where the dialect does that (PostgreSQL).
+                small = (
+                    self.inline_values
+                    and stored.kind != KIND_DELTA  # a DeltaChannel's snapshot: the seed its history finds
+                    and stored.blob is None
+                    and (stored.json is None or len(stored.json) <= INLINE_MAX_CHARS)
+                    and version_key(versions.get(channel, "")) == key
+                )
+                if small:
+                    inline[channel] = [stored.kind, stored.json]
+                else:
+                    rows.append(
+                        (
+                            thread_id,
+                            checkpoint_ns,
+                            channel,
+                            key,
+                            stored.kind,
+                            self._json_param(stored.json) if stored.json is not None else None,
+                            stored.blob,
+                        )
+                    )
+                if self.inline_values:
+                    thread.encoded[(checkpoint_ns, channel)] = (key, stored.kind, stored.json, small)
+
             for channel, version in new_versions.items():
                 value = values.get(channel, MISSING)
                 if value is MISSING:
                     continue  # a channel version without a value (a DeltaChannel between snapshots)
                 stored = await self._encode(db, thread, thread_id, value, (checkpoint_ns, channel))
-                rows.append(
-                    (
-                        thread_id,
-                        checkpoint_ns,
-                        channel,
-                        version_key(version),
-                        stored.kind,
-                        self._json_param(stored.json) if stored.json is not None else None,
-                        stored.blob,
-                    )
-                )
+                keep(channel, version_key(version), stored)
+            if self.inline_values:
+                # A checkpoint holds its small values, inherited ones too, so a read needs no other row:
+                # as encoded before (by this process), else encoded again (a large one is then stored
+                # again, which its key makes a no-op).
+                for channel, version in versions.items():
+                    value = values.get(channel, MISSING)
+                    if channel in new_versions or value is MISSING or is_delta(value):
+                        continue
+                    key = version_key(version)
+                    known = thread.encoded.get((checkpoint_ns, channel))
+                    if known is not None and known[0] == key:
+                        if known[3]:
+                            inline[channel] = [known[1], known[2]]
+                        continue
+                    keep(channel, key, await self._encode(db, thread, thread_id, value, (checkpoint_ns, channel)))
+            checkpoint_row = (
+                thread_id,
+                checkpoint_ns,
+                checkpoint["id"],
+                parent_id,
+                self._json_param(
+                    self.plain_codec.dumps({**stored_checkpoint, INLINE_KEY: inline} if inline else stored_checkpoint)
+                ),
+                stored_metadata,
+                str(run_id) if run_id is not None else None,
+                self.schema_version,
+            )
             if not root:
                 clear, count, preview = 0, 0, None
             elif stated is not None:
@@ -317,15 +357,23 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         parsed = []
         wanted: list[dict[str, str]] = []
         next_items: dict[str, int] = {}
+        values: dict[tuple[str, str, str, str], tuple[str, Any, bytes | None]] = {}
+        inlined: set[tuple[str, str, str, str]] = set()
         for thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation, next_item in rows:
             next_items[thread_id] = next_item
             checkpoint = with_string_versions({"id": cid, **self.codec.loads(checkpoint)})
+            inline = checkpoint.pop(INLINE_KEY, None) or {}
             metadata = self.codec.loads(metadata)
             parsed.append((thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation))
             for channel, version in checkpoint["channel_versions"].items():
-                wanted.append({"t": thread_id, "n": ns, "c": channel, "v": version_key(version)})
+                key = (thread_id, ns, channel, version_key(version))
+                entry = inline.get(channel)
+                if entry is not None:  # kept in the checkpoint's row
+                    values[key] = (entry[0], entry[1], None)
+                    inlined.add(key)
+                elif key not in inlined:
+                    wanted.append({"t": thread_id, "n": ns, "c": channel, "v": key[3]})
         keys = [{"t": r[0], "n": r[1], "c": r[2]} for r in parsed]
-        values: dict[tuple[str, str, str, str], tuple[str, Any, bytes | None]] = {}
         writes: dict[tuple[str, str, str], list[tuple[str, str, str, Any, bytes | None]]] = {}
         for part, thread_id, ns, a, _path, b, _idx, c, kind, value, blob in await db.fetchall(
             self.q.SELECT_VALUES_AND_WRITES,
@@ -384,8 +432,11 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                 if key not in decoded:
                     decoded[key] = self._decode(thread, *stored, checked[thread_id])
                 value = decoded[key]
-                if resumed and stored[0] == KIND_ITEMS:
-                    thread.remember_list((ns, channel), value, self._ranges_of(*stored[:2]))
+                if resumed:
+                    if stored[0] == KIND_ITEMS:
+                        thread.remember_list((ns, channel), value, self._ranges_of(*stored[:2]))
+                    if self.inline_values:
+                        thread.encoded[(ns, channel)] = (key[3], stored[0], stored[1], key in inlined)
                 channel_values[channel] = list(value) if type(value) is list else value
             checkpoint["channel_values"] = channel_values
             pending = [

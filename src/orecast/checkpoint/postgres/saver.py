@@ -143,6 +143,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
 
     dialect = "postgresql"
     keeps_key_order = True
+    inline_values = True
     q = queries
     migrations_package = "postgres"
 
@@ -324,18 +325,19 @@ class PostgresCheckpointer(OrecastCheckpointer):
         interrupted: bool,
     ) -> None:
         _t, ns, checkpoint_id, task_id, _idx, _ch, task_path, *_rest = rows[0]
+        # One row per task: [idx, channel, kind, JSON text, base64 blob] per write, one per index (as
+        # a row per write had it: a special write replaces one of the same index, a regular one not).
+        packed: dict[int, list[Any]] = {}
+        for _t, _ns, _c, _task, idx, channel, _path, kind, value, blob in rows:
+            if special or idx not in packed:
+                packed[idx] = [idx, channel, kind, value, _b64(blob)]
         params = {
             "thread_id": thread_id,
             "ns": ns,
             "checkpoint_id": checkpoint_id,
             "task_id": task_id,
             "task_path": task_path,
-            "rows": json_text(
-                [
-                    {"idx": idx, "channel": channel, "kind": kind, "value": value, "blob": _b64(blob)}
-                    for _t, _ns, _c, _task, idx, channel, _path, kind, value, blob in rows
-                ]
-            ),
+            "rows": json_text(sorted(packed.values(), key=lambda write: write[0])),
             "interrupted": interrupted,
             "incarnation": db.incarnation,
             **self._deferred_items(db),
