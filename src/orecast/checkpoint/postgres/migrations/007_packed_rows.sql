@@ -62,16 +62,16 @@ CREATE TABLE IF NOT EXISTS task_writes (
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id)
 );
 
-INSERT INTO task_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes)
-SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, max(task_path),
-       json_agg(json_build_array(idx, channel, kind, value::text, translate(encode(blob, 'base64'), E'\n', ''))
-                ORDER BY idx)
-FROM writes
-GROUP BY thread_id, checkpoint_ns, checkpoint_id, task_id;
+-- Converted only while `writes` is still the table (the script may run again on a converted store).
+DO $$ BEGIN IF (SELECT relkind FROM pg_class WHERE oid = to_regclass('writes')) = 'r' THEN
+    INSERT INTO task_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes)
+    SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, max(task_path),
+           json_agg(json_build_array(idx, channel, kind, value::text, translate(encode(blob, 'base64'), E'\n', ''))
+                    ORDER BY idx)
+    FROM writes
+    GROUP BY thread_id, checkpoint_ns, checkpoint_id, task_id; DROP TABLE writes; END IF; END $$;
 
-DROP TABLE writes;
-
-CREATE VIEW writes AS
+CREATE OR REPLACE VIEW writes AS
 SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, (e.value->>0)::integer AS idx,
        e.value->>1 AS channel, w.task_path, e.value->>2 AS kind, (e.value->>3)::jsonb AS value,
        decode(e.value->>4, 'base64') AS blob
