@@ -85,7 +85,7 @@ def stored_values(url: str, channel: str) -> list[tuple[str, str, Any]]:
         rows += raw_sql(
             url,
             "SELECT DISTINCT checkpoint->'channel_versions'->>%s, checkpoint->'vals'->%s->>0,"
-            " checkpoint->'vals'->%s->>1 FROM checkpoints WHERE checkpoint->'vals'->%s IS NOT NULL",
+            " checkpoint->'vals'->%s->>1 FROM checkpoints WHERE json_typeof(checkpoint->'vals'->%s) = 'array'",
             (channel, channel, channel, channel),
         )
     return rows
@@ -105,7 +105,7 @@ def tamper_value(
                 url,
                 "UPDATE checkpoints SET checkpoint = jsonb_set(checkpoint::jsonb, ARRAY['vals', %s],"
                 " jsonb_build_array(COALESCE(%s, checkpoint->'vals'->%s->>0), %s::text))::json"
-                f" WHERE checkpoint->'vals'->%s IS NOT NULL{where}",
+                f" WHERE json_typeof(checkpoint->'vals'->%s) = 'array'{where}",
                 (channel, kind, channel, value, channel, *extra),
             )
         else:  # a blob has no place in the document: the value moves to a row of its own
@@ -114,13 +114,13 @@ def tamper_value(
                 "INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value)"
                 " SELECT DISTINCT thread_id, checkpoint_ns, %s, checkpoint->'channel_versions'->>%s,"
                 " checkpoint->'vals'->%s->>0, (checkpoint->'vals'->%s->>1)::jsonb FROM checkpoints"
-                f" WHERE checkpoint->'vals'->%s IS NOT NULL{where} ON CONFLICT DO NOTHING",
+                f" WHERE json_typeof(checkpoint->'vals'->%s) = 'array'{where} ON CONFLICT DO NOTHING",
                 (channel, channel, channel, channel, channel, *extra),
             )
             raw_sql(
                 url,
-                "UPDATE checkpoints SET checkpoint = (checkpoint::jsonb #- ARRAY['vals', %s])::json"
-                f" WHERE checkpoint->'vals'->%s IS NOT NULL{where}",
+                "UPDATE checkpoints SET checkpoint = jsonb_set(checkpoint::jsonb, ARRAY['vals', %s], 'null')::json"
+                f" WHERE json_typeof(checkpoint->'vals'->%s) = 'array'{where}",
                 (channel, channel, *extra),
             )
     sets, params = [f"value = {p}"], [value]

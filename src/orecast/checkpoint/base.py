@@ -58,6 +58,9 @@ from orecast.checkpoint.maintenance import Maintenance
 from orecast.checkpoint.sync import SyncBridge
 from orecast.checkpoint.threads import ThreadsMixin
 
+# Pending writes per (thread, namespace, checkpoint id): (task id, channel, kind, value, blob), in order.
+PendingWrites = dict[tuple[str, str, str], list[tuple[str, str, str, Any, bytes | None]]]
+
 
 class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, SaverCore):
     """A LangGraph checkpoint saver with linear storage, a threads table and queryable JSON.
@@ -101,7 +104,9 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
 
         async def put(db: Db, thread: ThreadItems) -> None:
             rows = []
-            inline: dict[str, list[str | None]] = {}
+            # Where the dialect keeps small values in the checkpoint's row: every channel with a value,
+            # as [kind, JSON text], or None when its value has a row of its own (a read looks it up).
+            inline: dict[str, list[str | None] | None] = {}
 
             def keep(channel: str, key: str, stored: Stored) -> None:
                 # Small values go in the checkpoint's own row where the dialect does that (PostgreSQL).
@@ -115,6 +120,7 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                 if small:
                     inline[channel] = [stored.kind, stored.json]
                 else:
+                    inline[channel] = None
                     rows.append(
                         (
                             thread_id,
@@ -132,22 +138,30 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
             for channel, version in new_versions.items():
                 value = values.get(channel, MISSING)
                 if value is MISSING:
-                    continue  # a channel version without a value (a DeltaChannel between snapshots)
+                    # a channel version without a value (a DeltaChannel between snapshots, a consumed input)
+                    if self.inline_values:
+                        thread.encoded[(checkpoint_ns, channel)] = (version_key(version), None, None, False)
+                    continue
                 stored = await self._encode(db, thread, thread_id, value, (checkpoint_ns, channel))
                 keep(channel, version_key(version), stored)
             if self.inline_values:
                 # A checkpoint holds its small values, inherited ones too, so a read needs no other row:
-                # as encoded before (by this process), else encoded again (a large one is then stored
-                # again, which its key makes a no-op).
+                # as this process last put or read that version (also: that it has no value), else
+                # encoded again (a large one is then stored again, which its key makes a no-op). A
+                # version whose value LangGraph leaves out (a DeltaChannel between snapshots) may still
+                # have one stored: unless known to have none, a read looks it up.
                 for channel, version in versions.items():
-                    value = values.get(channel, MISSING)
-                    if channel in new_versions or value is MISSING or is_delta(value):
+                    if channel in new_versions:
                         continue
                     key = version_key(version)
                     known = thread.encoded.get((checkpoint_ns, channel))
                     if known is not None and known[0] == key:
-                        if known[3]:
-                            inline[channel] = [known[1], known[2]]
+                        if known[1] is not None:
+                            inline[channel] = [known[1], known[2]] if known[3] else None
+                        continue
+                    value = values.get(channel, MISSING)
+                    if value is MISSING or is_delta(value):
+                        inline[channel] = None
                         continue
                     keep(channel, key, await self._encode(db, thread, thread_id, value, (checkpoint_ns, channel)))
             checkpoint_row = (
@@ -156,7 +170,9 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                 checkpoint["id"],
                 parent_id,
                 self._json_param(
-                    self.plain_codec.dumps({**stored_checkpoint, INLINE_KEY: inline} if inline else stored_checkpoint)
+                    self.plain_codec.dumps(
+                        {**stored_checkpoint, INLINE_KEY: inline} if self.inline_values else stored_checkpoint
+                    )
                 ),
                 stored_metadata,
                 str(run_id) if run_id is not None else None,
@@ -344,13 +360,18 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
     # -- reads -------------------------------------------------------------------------------------
 
     async def _tuples(
-        self, db: Db, rows: Sequence[Sequence[Any]], *, resumed: bool = False
+        self,
+        db: Db,
+        rows: Sequence[Sequence[Any]],
+        *,
+        resumed: bool = False,
+        writes: PendingWrites | None = None,
     ) -> list[CheckpointTuple]:
         """Checkpoint tuples for checkpoint rows, loading their channel values, items and writes in bulk.
 
         A row is (thread_id, ns, id, parent_id, checkpoint, metadata, incarnation, next_item).
         `resumed`: the one checkpoint a run continues from, whose lists the next put will most likely
-        extend.
+        extend. `writes`: the rows' pending writes, when already read with them.
         """
         if not rows:
             return []
@@ -362,23 +383,29 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
         for thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation, next_item in rows:
             next_items[thread_id] = next_item
             checkpoint = with_string_versions({"id": cid, **self.codec.loads(checkpoint)})
-            inline = checkpoint.pop(INLINE_KEY, None) or {}
+            # Written with its values kept in the row (INLINE_KEY): it names every channel with a value.
+            inline = checkpoint.pop(INLINE_KEY, None)
             metadata = self.codec.loads(metadata)
             parsed.append((thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation))
             for channel, version in checkpoint["channel_versions"].items():
                 key = (thread_id, ns, channel, version_key(version))
-                entry = inline.get(channel)
+                entry = inline.get(channel) if inline is not None else None
                 if entry is not None:  # kept in the checkpoint's row
                     values[key] = (entry[0], entry[1], None)
                     inlined.add(key)
-                elif key not in inlined:
+                elif (inline is None or channel in inline) and key not in inlined:
                     wanted.append({"t": thread_id, "n": ns, "c": channel, "v": key[3]})
-        keys = [{"t": r[0], "n": r[1], "c": r[2]} for r in parsed]
-        writes: dict[tuple[str, str, str], list[tuple[str, str, str, Any, bytes | None]]] = {}
-        for part, thread_id, ns, a, _path, b, _idx, c, kind, value, blob in await db.fetchall(
-            self.q.SELECT_VALUES_AND_WRITES,
-            {"values": self._json_param(json_text(wanted)), "writes": self._json_param(json_text(keys))},
-        ):
+        keys = [{"t": r[0], "n": r[1], "c": r[2]} for r in parsed] if writes is None else []
+        writes = {} if writes is None else writes
+        fetched = (
+            await db.fetchall(
+                self.q.SELECT_VALUES_AND_WRITES,
+                {"values": self._json_param(json_text(wanted)), "writes": self._json_param(json_text(keys))},
+            )
+            if wanted or keys
+            else []
+        )
+        for part, thread_id, ns, a, _path, b, _idx, c, kind, value, blob in fetched:
             if part == 0:  # a channel value: (channel, version)
                 values[(thread_id, ns, a, b)] = (kind, value, blob)
             else:  # a pending write: (checkpoint id, task id, channel)
@@ -428,6 +455,8 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                 key = (thread_id, ns, channel, version_key(version))
                 stored = values.get(key)
                 if stored is None or stored[0] == KIND_EMPTY:
+                    if resumed and self.inline_values and stored is None:
+                        thread.encoded[(ns, channel)] = (key[3], None, None, False)  # no value
                     continue
                 if key not in decoded:
                     decoded[key] = self._decode(thread, *stored, checked[thread_id])
@@ -473,16 +502,22 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id, checkpoint_ns, checkpoint_id = config_ids(config)
         async with self._read() as db:
-            if checkpoint_id:
-                row = await db.fetchone(
-                    self.q.SELECT_CHECKPOINT, (thread_id, checkpoint_ns, checkpoint_id)
-                )
-            else:
-                row = await db.fetchone(self.q.SELECT_LATEST_CHECKPOINT, (thread_id, checkpoint_ns))
+            row, writes = await self._checkpoint_row(db, thread_id, checkpoint_ns, checkpoint_id)
             if row is None:
                 return None
-            tuples = await self._tuples(db, [row], resumed=True)
+            tuples = await self._tuples(db, [row], resumed=True, writes=writes)
         return tuples[0]
+
+    async def _checkpoint_row(
+        self, db: Db, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None
+    ) -> tuple[Sequence[Any] | None, PendingWrites | None]:
+        """The row of a checkpoint (the namespace's newest without an id), and its pending writes if the
+        dialect reads them with it (else None: `_tuples` reads them)."""
+        if checkpoint_id:
+            row = await db.fetchone(self.q.SELECT_CHECKPOINT, (thread_id, checkpoint_ns, checkpoint_id))
+        else:
+            row = await db.fetchone(self.q.SELECT_LATEST_CHECKPOINT, (thread_id, checkpoint_ns))
+        return row, None
 
     async def alist(
         self,

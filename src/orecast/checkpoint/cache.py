@@ -108,8 +108,8 @@ class ThreadItems:
     written: dict[str, WrittenMessages] = field(default_factory=dict)
     # Where values live in their checkpoint's row (core.INLINE_KEY): per (namespace, channel), the
     # last value put or resumed, as (version key, kind, JSON text, kept in the row), so a put copies an
-    # unchanged value into its row without encoding it again.
-    encoded: dict[tuple[str, str], tuple[str, str, str | None, bool]] = field(default_factory=dict)
+    # unchanged value into its row without encoding it again (kind None: that version has no value).
+    encoded: dict[tuple[str, str], tuple[str, str | None, str | None, bool]] = field(default_factory=dict)
     # The thread's next item number as this process last saw it (0: unknown). A dialect may number new
     # items with it and store them in the statement that refers to them (PostgreSQL does).
     next_item: int = 0

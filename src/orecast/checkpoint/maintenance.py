@@ -148,8 +148,8 @@ class Maintenance(DeltaHistory):
         populated.update(
             (n.ns, ch, version_key(n.versions[ch]))
             for n in nodes
-            for ch, (kind, _value) in inline[n.key].items()
-            if kind != KIND_EMPTY and ch in n.versions
+            for ch, entry in inline[n.key].items()
+            if entry is not None and entry[0] != KIND_EMPTY and ch in n.versions
         )
         keep, result.protected = plan(nodes, populated, policy)
         gone = [n.key for n in nodes if n.key not in keep]
@@ -170,9 +170,9 @@ class Maintenance(DeltaHistory):
                 elif w[8] in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
                     live.update(self._items_referenced(w[8], w[9], bound))
             for key in keep:
-                for kind, value in inline[key].values():
-                    if kind in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
-                        live.update(self._items_referenced(kind, value, bound))
+                for entry in inline[key].values():
+                    if entry is not None and entry[0] in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
+                        live.update(self._items_referenced(entry[0], entry[1], bound))
             for ns, ch, v, kind, value in values:
                 if (ns, ch, v) not in referenced:
                     dead_values.append({"t": thread_id, "n": ns, "c": ch, "v": v})
@@ -214,7 +214,7 @@ class Maintenance(DeltaHistory):
             referenced.update((ns, ch, version_key(v)) for ch, v in versions.items())
             if inline and inline[0] is not None:
                 kept = json.loads(inline[0]) if isinstance(inline[0], str) else inline[0]
-                inline_values.extend(kept.values())
+                inline_values.extend(entry for entry in kept.values() if entry is not None)
         stored = [r[0] for r in await db.fetchall(self.q.SELECT_THREAD_ITEM_NUMBERS, (thread_id,))]
         # A reference beyond the stored items is a corrupt row: the prune stops (and rolls back).
         bound = max(stored, default=0) + 1

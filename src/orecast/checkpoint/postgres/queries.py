@@ -96,7 +96,7 @@ CROSS JOIN LATERAL (
     SELECT c.checkpoint->'vals'->j.c->>0, (c.checkpoint->'vals'->j.c->>1)::jsonb, NULL::bytea
     FROM checkpoints AS c
     WHERE c.thread_id = j.t AND c.checkpoint_ns = j.n AND c.checkpoint_id = j.k
-      AND c.checkpoint->'vals'->j.c IS NOT NULL
+      AND json_typeof(c.checkpoint->'vals'->j.c) = 'array'
     LIMIT 1
 ) AS x"""
 SELECT_THREAD_VALUE_KEYS = """
@@ -122,6 +122,14 @@ FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
 {{where}}
 ORDER BY c.checkpoint_id DESC, c.thread_id DESC, c.checkpoint_ns DESC
 LIMIT %s"""
+# A checkpoint and its pending writes in one round trip (its small values are in its row, migration 007).
+_AND_WRITES = """
+SELECT head.*, w.task_id, w.task_path, w.writes
+FROM head LEFT JOIN task_writes AS w
+  ON w.thread_id = head.thread_id AND w.checkpoint_ns = head.checkpoint_ns AND w.checkpoint_id = head.checkpoint_id
+ORDER BY w.task_path, w.task_id"""
+SELECT_CHECKPOINT_AND_WRITES = f"WITH head AS ({SELECT_CHECKPOINT}){_AND_WRITES}"
+SELECT_LATEST_CHECKPOINT_AND_WRITES = f"WITH head AS ({SELECT_LATEST_CHECKPOINT}){_AND_WRITES}"
 WHERE_THREAD = "c.thread_id = %s"
 WHERE_NS = "c.checkpoint_ns = %s"
 WHERE_ID = "c.checkpoint_id = %s"

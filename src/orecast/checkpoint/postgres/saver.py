@@ -15,7 +15,7 @@ from psycopg import AsyncConnection, errors, pq
 from psycopg.types.string import TextLoader
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from orecast.checkpoint.base import OrecastCheckpointer
+from orecast.checkpoint.base import OrecastCheckpointer, PendingWrites
 from orecast.checkpoint.core import StaleThreadError
 from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
@@ -399,6 +399,25 @@ class PostgresCheckpointer(OrecastCheckpointer):
                 await conn.execute(queries.VACUUM_ITEM_TAIL)
         except psycopg.Error:
             pass  # e.g. a role that may write but not vacuum: autovacuum does it later
+
+    async def _checkpoint_row(
+        self, db: _Db, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None
+    ) -> tuple[Sequence[Any] | None, PendingWrites | None]:
+        # One round trip: the checkpoint row joined with its tasks' packed writes (none: one row of NULLs).
+        if checkpoint_id:
+            rows = await db.fetchall(queries.SELECT_CHECKPOINT_AND_WRITES, (thread_id, checkpoint_ns, checkpoint_id))
+        else:
+            rows = await db.fetchall(queries.SELECT_LATEST_CHECKPOINT_AND_WRITES, (thread_id, checkpoint_ns))
+        if not rows:
+            return None, None
+        row = rows[0][:-3]
+        pending = []
+        for *_checkpoint, task_id, _path, packed in rows:
+            if task_id is None:
+                continue
+            for _idx, channel, kind, value, blob in sorted(json.loads(packed), key=lambda write: write[0]):
+                pending.append((task_id, channel, kind, value, base64.b64decode(blob) if blob is not None else None))
+        return row, {(row[0], row[1], row[2]): pending}
 
     @staticmethod
     def _ts(value: datetime) -> datetime:
