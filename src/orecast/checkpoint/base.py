@@ -133,14 +133,14 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                         )
                     )
                 if self.inline_values:
-                    thread.encoded[(checkpoint_ns, channel)] = (key, stored.kind, stored.json, small)
+                    thread.encoding((checkpoint_ns, channel), (key, stored.kind, stored.json if small else None, small))
 
             for channel, version in new_versions.items():
                 value = values.get(channel, MISSING)
                 if value is MISSING:
                     # a channel version without a value (a DeltaChannel between snapshots, a consumed input)
                     if self.inline_values:
-                        thread.encoded[(checkpoint_ns, channel)] = (version_key(version), None, None, False)
+                        thread.encoding((checkpoint_ns, channel), (version_key(version), None, None, False))
                     continue
                 stored = await self._encode(db, thread, thread_id, value, (checkpoint_ns, channel))
                 keep(channel, version_key(version), stored)
@@ -456,7 +456,7 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                 stored = values.get(key)
                 if stored is None or stored[0] == KIND_EMPTY:
                     if resumed and self.inline_values and stored is None:
-                        thread.encoded[(ns, channel)] = (key[3], None, None, False)  # no value
+                        thread.encoding((ns, channel), (key[3], None, None, False))  # no value
                     continue
                 if key not in decoded:
                     decoded[key] = self._decode(thread, *stored, checked[thread_id])
@@ -465,7 +465,8 @@ class OrecastCheckpointer(SyncBridge, Maintenance, ThreadsMixin, AuditMixin, Sav
                     if stored[0] == KIND_ITEMS:
                         thread.remember_list((ns, channel), value, self._ranges_of(*stored[:2]))
                     if self.inline_values:
-                        thread.encoded[(ns, channel)] = (key[3], stored[0], stored[1], key in inlined)
+                        small = key in inlined
+                        thread.encoding((ns, channel), (key[3], stored[0], stored[1] if small else None, small))
                 channel_values[channel] = list(value) if type(value) is list else value
             checkpoint["channel_values"] = channel_values
             pending = [

@@ -25,6 +25,9 @@ MISSING = object()
 _ATOMS = frozenset((str, int, float, bool, type(None), bytes))
 # How many checkpoints' written messages a thread remembers (a turn needs its head's; forks re-read).
 WRITTEN_CHECKPOINTS = 16
+# Channels (per namespace) whose last encoding a thread's cache keeps: a subgraph's namespace is new at
+# each turn, so the oldest go first.
+ENCODED_CHANNELS = 256
 
 # (clear, change, preview): how a write moves the message count (see core.count_messages).
 CountChange = tuple[int, int, str | None]
@@ -121,6 +124,13 @@ class ThreadItems:
             while len(self.written) > WRITTEN_CHECKPOINTS:
                 del self.written[min(self.written)]  # ids sort by time: forget the oldest
         return entry
+
+    def encoding(self, key: tuple[str, str], entry: tuple[str, str | None, str | None, bool]) -> None:
+        """Remember what (namespace, channel) holds at a version: `encoded`'s entry."""
+        self.encoded.pop(key, None)
+        self.encoded[key] = entry
+        if len(self.encoded) > ENCODED_CHANNELS:
+            del self.encoded[next(iter(self.encoded))]
 
     def loaded(self, number: int, obj: Any, pristine: Any) -> None:
         """Item `number`, read from the database: `obj` for readers, `pristine` an equal private copy."""
