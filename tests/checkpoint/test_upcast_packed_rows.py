@@ -5,12 +5,14 @@ value an older schema wrote is copied as stored, so it is upcast exactly once on
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from langgraph.checkpoint.base import copy_checkpoint, empty_checkpoint
 
 from orecast.checkpoint import StateSchema, open_checkpointer
+from orecast.checkpoint.archive import export_thread, import_archive, read_archive
 from tests.checkpoint.conftest import raw_sql
 from tests.checkpoint.test_upcast import all_values, ask, cfg, notes_graph, write_v1_thread
 
@@ -98,3 +100,38 @@ async def test_migrate_state_rewrites_values_kept_in_checkpoint_rows(store_url: 
         state = await notes_graph(saver.with_state_schema(grows), 2).aget_state(cfg("t"))
         assert state.values["title"] == {"text": "iron ore", "pad": big}
         assert [n["text"] for n in state.values["notes"]] == ["iron ore", "coking coal", "rebar", "scrap"]
+
+
+async def test_archive_and_copy_of_a_mixed_thread_upcast_once(store_url: str, tmp_path: Path) -> None:
+    """A thread written at versions 1 and 2, imported and copied within the same store (on PostgreSQL
+    its values in the checkpoints' rows): every copy reads as the original, each value upcast once."""
+    async with open_checkpointer(store_url) as saver:
+        await write_v1_thread(saver)
+        await ask(notes_graph(saver.with_state_schema(STRICT), 2), "t", "rebar")
+        source = await all_values(notes_graph(saver.with_state_schema(STRICT), 2), "t")
+        await export_thread(saver, "t", tmp_path / "t.gz")
+        await import_archive(saver, read_archive(saver, tmp_path / "t.gz"), thread_id="imported")
+        await saver.acopy_thread("t", "copied")
+        saver.items.clear()
+        for thread in ("imported", "copied"):
+            assert await all_values(notes_graph(saver.with_state_schema(STRICT), 2), thread) == source
+            await ask(notes_graph(saver.with_state_schema(STRICT), 2), thread, "scrap")
+            state = await notes_graph(saver.with_state_schema(STRICT), 2).aget_state(cfg(thread))
+            assert state.values["title"] == {"text": "iron ore"}
+            assert [n["text"] for n in state.values["notes"]] == ["iron ore", "coking coal", "rebar", "scrap"]
+    if store_url.startswith("postgres"):
+        # Every copy keeps a title in the shape of the version that wrote it, as its label says.
+        stamps = {
+            thread: {ts: version for thread_id, ts, version in raw_sql(
+                store_url, "SELECT thread_id, checkpoint->>'ts', schema_version FROM checkpoints"
+            ) if thread_id == thread}
+            for thread in ("t", "imported", "copied")
+        }
+        for thread in ("t", "imported", "copied"):
+            for document in documents(store_url, thread).values():
+                entry = document["vals"].get("title")
+                if entry is None:
+                    continue
+                new_shape = "text" in json.loads(entry[1])
+                written_at = document.get("older_values", {}).get("title", stamps[thread][document["ts"]])
+                assert new_shape == (written_at == 2), (thread, document)
