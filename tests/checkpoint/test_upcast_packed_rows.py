@@ -135,3 +135,34 @@ async def test_archive_and_copy_of_a_mixed_thread_upcast_once(store_url: str, tm
                 new_shape = "text" in json.loads(entry[1])
                 written_at = document.get("older_values", {}).get("title", stamps[thread][document["ts"]])
                 assert new_shape == (written_at == 2), (thread, document)
+
+
+@pytest.mark.parametrize("store_url", ["postgres"], indirect=True)
+async def test_a_write_version_is_not_noted_over_a_migrated_document(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL's put_writes has no transaction: a migrate-state that commits between the read of
+    the checkpoint's document and the noting of a newer task's version is not undone by it."""
+    async with open_checkpointer(store_url) as saver:
+        await write_v1_thread(saver)
+        old = (await saver.aget_tuple(cfg("t"))).config
+        v2 = saver.with_state_schema(STRICT)
+        codec, loads = saver.plain_codec, saver.plain_codec.loads
+        raced: list[bool] = []
+
+        def loads_then_migrate(text: Any) -> Any:
+            document = loads(text)
+            if not raced and isinstance(document, dict) and "channel_versions" in document:
+                raced.append(True)  # as a migrate-state committing right after the note's read
+                raw_sql(store_url, "UPDATE checkpoints SET schema_version = 2 WHERE thread_id = 't'")
+                raw_sql(store_url, "UPDATE threads SET incarnation = 'migrated' WHERE thread_id = 't'")
+            return document
+
+        monkeypatch.setattr(codec, "loads", loads_then_migrate)
+        await v2.aput_writes(old, [("notes", [{"text": "ore", "len": 3}])], "task-new")
+        monkeypatch.undo()
+        assert raced
+        # Not written back at version 1: the write started again and found the checkpoint at 2.
+        assert raw_sql(store_url, "SELECT DISTINCT schema_version FROM checkpoints WHERE thread_id = 't'") == [(2,)]
+        pending = (await v2.aget_tuple(old)).pending_writes
+        assert ("task-new", "notes", [{"text": "ore", "len": 3}]) in pending

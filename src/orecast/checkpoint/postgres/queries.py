@@ -463,6 +463,13 @@ ORDER BY started_at DESC, audit_id DESC LIMIT %s"""
 SELECT_STATE_VERSION = """
 SELECT schema_version, checkpoint FROM checkpoints
 WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
+# A task's write version into a checkpoint's document, only onto the document as read (a put_writes
+# runs without a transaction: a migrate-state that rewrote or restamped it meanwhile must not be undone).
+NOTE_WRITE_VERSION = """
+UPDATE checkpoints SET checkpoint = %s::json
+WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s AND schema_version = %s
+  AND checkpoint::text = %s
+RETURNING 1"""
 # Threads holding a checkpoint older than the schema, or one that refers to older values.
 OLD_STATE = "(schema_version < %s OR (checkpoint->'older_values') IS NOT NULL)"
 COUNT_OLD_STATE_THREADS = "SELECT COUNT(DISTINCT thread_id) FROM checkpoints WHERE " + OLD_STATE

@@ -16,12 +16,14 @@ from psycopg.types.string import TextLoader
 from psycopg_pool import AsyncConnectionPool
 
 from orecast.checkpoint.base import OrecastCheckpointer, PendingWrites
+from orecast.checkpoint.cache import ThreadItems
 from orecast.checkpoint.core import StaleThreadError
 from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
 from orecast.checkpoint.postgres import queries
 from orecast.checkpoint.postgres.pool import Checkout, check_connection, first_line
 from orecast.checkpoint.postgres.timeouts import Timeouts
+from orecast.checkpoint.upcast import WRITE_VERSIONS
 
 # Any stable number: serialises concurrent migrations of one database across processes.
 MIGRATION_LOCK_KEY = 0x6F7265636173  # "orecas"
@@ -352,6 +354,30 @@ class PostgresCheckpointer(OrecastCheckpointer):
                 await conn.execute(queries.VACUUM_ITEM_TAIL)
         except psycopg.Error:
             pass  # e.g. a role that may write but not vacuum: autovacuum does it later
+
+    async def _note_write_version(
+        self, db: _Db, thread: ThreadItems, thread_id: str, ns: str, checkpoint_id: str, task_id: str
+    ) -> None:
+        # As the base class, but the document is written back only if it is still the one read: a
+        # migrate-state in between (its new incarnation, restamp, upcast values) makes the put_writes
+        # start again, which then finds the checkpoint at this version.
+        known = thread.state_versions.get((ns, checkpoint_id))
+        if known is not None and known[0] == self.schema_version:
+            return
+        row = await db.fetchone(queries.SELECT_STATE_VERSION, (thread_id, ns, checkpoint_id))
+        if row is None or int(row[0]) == self.schema_version:
+            return
+        document = self.plain_codec.loads(row[1])
+        versions = document.setdefault(WRITE_VERSIONS, {})
+        if versions.get(task_id) == self.schema_version:
+            return
+        versions[task_id] = self.schema_version
+        noted = await db.fetchone(
+            queries.NOTE_WRITE_VERSION,
+            (self.plain_codec.dumps(document), thread_id, ns, checkpoint_id, int(row[0]), row[1]),
+        )
+        if noted is None:
+            raise StaleThreadError(thread_id)
 
     async def _checkpoint_row(
         self, db: _Db, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None
