@@ -166,3 +166,24 @@ async def test_a_write_version_is_not_noted_over_a_migrated_document(
         assert raw_sql(store_url, "SELECT DISTINCT schema_version FROM checkpoints WHERE thread_id = 't'") == [(2,)]
         pending = (await v2.aget_tuple(old)).pending_writes
         assert ("task-new", "notes", [{"text": "ore", "len": 3}]) in pending
+
+
+async def test_an_inherited_older_large_value_is_read_from_its_row(store_url: str) -> None:
+    long = "iron ore " * 40  # a title too large for a checkpoint's row (PostgreSQL keeps it in a row)
+    async with open_checkpointer(store_url) as saver:
+        v1 = notes_graph(saver.with_state_schema(StateSchema(version=1)), 1)
+        await ask(v1, "t", long)
+        v2 = saver.with_state_schema(STRICT)
+        head = await v2.aget_tuple(cfg("t"))
+        saver.items.clear()  # the put copies from the parent's row: the title is named there with null
+        config = head.config
+        for step in range(2):  # the second put copies from what the first one cached
+            child = copy_checkpoint(head.checkpoint)
+            child["id"] = empty_checkpoint()["id"]
+            config = await v2.aput(config, child, {"source": "update", "step": 9 + step, "parents": {}}, {})
+        saver.items.clear()
+        values = (await v2.aget_tuple(config)).checkpoint["channel_values"]
+        assert values["title"] == {"text": long}
+        assert values["notes"] == [{"text": long, "len": len(long)}]
+    if store_url.startswith("postgres"):
+        assert documents(store_url, "t")[config["configurable"]["checkpoint_id"]]["vals"]["title"] is None

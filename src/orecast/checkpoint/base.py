@@ -173,14 +173,15 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                         thread.encoding((checkpoint_ns, channel), (key, None, None, False))
                     elif entry is not _UNKNOWN:  # in the parent's row, or (None) in a row of its own
                         inline[channel] = entry
-                        if entry is not None:
-                            thread.encoding((checkpoint_ns, channel), (key, entry[0], entry[1], True))
+                        # (for a value in a row the cache needs no kind, only that there is a value)
+                        cached = (key, entry[0], entry[1], True) if entry is not None else (key, "", None, False)
+                        thread.encoding((checkpoint_ns, channel), cached)
                     elif channel in older:
                         inline[channel] = None  # (not reached: `older` comes from a stored parent)
                     else:
                         value = values.get(channel, MISSING)
                         if value is MISSING or is_delta(value):
-                            # a DeltaChannel between snapshots may still have one stored: a read looks
+                            # a DeltaChannel between snapshots may still have one stored: a read looks it up
                             inline[channel] = None
                             continue
                         keep(channel, key, await self._encode(db, thread, thread_id, value, (checkpoint_ns, channel)))
