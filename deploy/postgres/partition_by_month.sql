@@ -3,10 +3,10 @@
 -- See docs/operations.md, "PostgreSQL at volume". Tested by tests/checkpoint/test_partitions.py.
 --
 -- How: every table of the store whose primary key starts with thread_id (threads, channel_values,
--- writes, item_pages, item_tail, …) becomes RANGE-partitioned on thread_id, but `checkpoints`: the
+-- task_writes, item_pages, item_tail, …) becomes RANGE-partitioned on thread_id, but `checkpoints`: the
 -- saver's put reads `xmax` in its RETURNING clause (was the row inserted or updated?), which
--- PostgreSQL refuses on a partitioned table. Its rows (a checkpoint's small JSON; the values are in
--- channel_values) are deleted by thread id range when their month is dropped. orecast
+-- PostgreSQL refuses on a partitioned table. Its rows (a checkpoint's JSON with its small values;
+-- larger ones are in channel_values) are deleted by thread id range when their month is dropped. orecast
 -- mints thread ids as UUIDv7, whose first 48 bits are the creation time in milliseconds, so the ids of
 -- one month form one range: partition <table>_pYYYYMM holds every row of the threads created that
 -- month, in every table. Other ids (UUIDv4 from before, ids a client chose) live in <table>_default.

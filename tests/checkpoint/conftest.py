@@ -71,3 +71,63 @@ def stored_time(url: str, when: datetime) -> Any:
 def ph(url: str) -> str:
     """The driver's placeholder for `url`'s dialect."""
     return "?" if dialect_of(url) == "sqlite" else "%s"
+
+
+# PostgreSQL keeps a checkpoint's small channel values in its own document (`vals`, migration 007);
+# the other dialects keep every value in `channel_values`. These read and tamper with both alike.
+
+
+def stored_values(url: str, channel: str) -> list[tuple[str, str, Any]]:
+    """(version, kind, JSON value) of every stored value of `channel`, wherever the dialect keeps it."""
+    p = ph(url)
+    rows = raw_sql(url, f"SELECT version, kind, value FROM channel_values WHERE channel = {p}", (channel,))
+    if dialect_of(url) == "postgresql":
+        rows += raw_sql(
+            url,
+            "SELECT DISTINCT checkpoint->'channel_versions'->>%s, checkpoint->'vals'->%s->>0,"
+            " checkpoint->'vals'->%s->>1 FROM checkpoints WHERE json_typeof(checkpoint->'vals'->%s) = 'array'",
+            (channel, channel, channel, channel),
+        )
+    return rows
+
+
+def tamper_value(
+    url: str, channel: str, value: Any, *, kind: str | None = None, blob: bytes | None = None,
+    thread_id: str | None = None,
+) -> None:
+    """Overwrite the stored value of `channel` (every version) as someone with database access could."""
+    p = ph(url)
+    where = f" AND thread_id = {p}" if thread_id is not None else ""
+    extra = (thread_id,) if thread_id is not None else ()
+    if dialect_of(url) == "postgresql":
+        if blob is None:
+            raw_sql(
+                url,
+                "UPDATE checkpoints SET checkpoint = jsonb_set(checkpoint::jsonb, ARRAY['vals', %s],"
+                " jsonb_build_array(COALESCE(%s, checkpoint->'vals'->%s->>0), %s::text))::json"
+                f" WHERE json_typeof(checkpoint->'vals'->%s) = 'array'{where}",
+                (channel, kind, channel, value, channel, *extra),
+            )
+        else:  # a blob has no place in the document: the value moves to a row of its own
+            raw_sql(
+                url,
+                "INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value)"
+                " SELECT DISTINCT thread_id, checkpoint_ns, %s, checkpoint->'channel_versions'->>%s,"
+                " checkpoint->'vals'->%s->>0, (checkpoint->'vals'->%s->>1)::jsonb FROM checkpoints"
+                f" WHERE json_typeof(checkpoint->'vals'->%s) = 'array'{where} ON CONFLICT DO NOTHING",
+                (channel, channel, channel, channel, channel, *extra),
+            )
+            raw_sql(
+                url,
+                "UPDATE checkpoints SET checkpoint = jsonb_set(checkpoint::jsonb, ARRAY['vals', %s], 'null')::json"
+                f" WHERE json_typeof(checkpoint->'vals'->%s) = 'array'{where}",
+                (channel, channel, *extra),
+            )
+    sets, params = [f"value = {p}"], [value]
+    if kind is not None:
+        sets.append(f"kind = {p}")
+        params.append(kind)
+    if blob is not None:
+        sets.append(("`blob`" if dialect_of(url) == "mysql" else "blob") + f" = {p}")
+        params.append(blob)
+    raw_sql(url, f"UPDATE channel_values SET {', '.join(sets)} WHERE channel = {p}{where}", (*params, channel, *extra))

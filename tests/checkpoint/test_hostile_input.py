@@ -11,7 +11,7 @@ from langgraph.checkpoint.base import empty_checkpoint
 
 from orecast.checkpoint.encoding import CorruptRowError
 from orecast.checkpoint.ids import MAX_ID_BYTES, MAX_KEY_BYTES
-from tests.checkpoint.conftest import ph, raw_sql
+from tests.checkpoint.conftest import dialect_of, ph, raw_sql, tamper_value
 from tests.checkpoint.graphs import human, tool_loop
 
 
@@ -149,12 +149,7 @@ CRAFTED_RANGES = {
 @pytest.mark.parametrize("crafted", list(CRAFTED_RANGES), ids=list(CRAFTED_RANGES))
 async def test_crafted_item_ranges_fail_fast_and_clearly(saver, store_url, crafted) -> None:
     head = await stored_turn(saver)
-    craft(
-        store_url,
-        "UPDATE channel_values SET value = ? WHERE thread_id = ? AND channel = 'messages'",
-        CRAFTED_RANGES[crafted],
-        "victim",
-    )
+    tamper_value(store_url, "messages", CRAFTED_RANGES[crafted], thread_id="victim")
     saver.items.clear()  # as a fresh process reads it
     with pytest.raises(CorruptRowError, match=r"corrupt stored row \(thread 'victim', checkpoint '") as exc:
         await saver.aget_tuple(cfg("victim"))
@@ -171,14 +166,24 @@ async def test_crafted_item_ranges_fail_fast_and_clearly(saver, store_url, craft
 
 async def test_crafted_range_in_a_pending_write(saver, store_url) -> None:
     head = await stored_turn(saver)
-    craft(
-        store_url,
-        "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, kind, value)"
-        " VALUES (?, '', ?, 'task', 0, 'messages', '', 'items', ?)",
-        "victim",
-        head,
-        "[[1, 10000000]]",
-    )
+    if dialect_of(store_url) == "postgresql":  # writes packed per task (migration 007)
+        craft(
+            store_url,
+            "INSERT INTO task_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes)"
+            " VALUES (?, '', ?, 'task', '', ?)",
+            "victim",
+            head,
+            '[[0, "messages", "items", "[[1, 10000000]]", null]]',
+        )
+    else:
+        craft(
+            store_url,
+            "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, kind, value)"
+            " VALUES (?, '', ?, 'task', 0, 'messages', '', 'items', ?)",
+            "victim",
+            head,
+            "[[1, 10000000]]",
+        )
     saver.items.clear()
     with pytest.raises(CorruptRowError, match=f"checkpoint '{head}', write to 'messages'"):
         await saver.aget_tuple(cfg("victim"))

@@ -14,7 +14,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 
 from orecast.checkpoint import MysqlCheckpointer, PostgresCheckpointer, SqliteCheckpointer
-from tests.checkpoint.conftest import dialect_of, ph, raw_sql
+from tests.checkpoint.conftest import dialect_of, raw_sql, stored_values, tamper_value
 from tests.checkpoint.graphs import human, tool_loop
 
 INSTANTIATED: list[int] = []
@@ -126,15 +126,9 @@ async def test_pickle_row_in_database_is_not_loaded(saver, store_url: str) -> No
     cp = checkpoint_with({"v": "value"})
     await saver.aput(cfg("pk"), cp, {"source": "loop", "step": 0}, {"v": "1"})
     # Tamper: make the stored value a serializer row typed "pickle", as an attacker with DB access could.
-    p = ph(store_url)
-    blob = "`blob`" if dialect_of(store_url) == "mysql" else "blob"  # a reserved word in MySQL
     payload = pickle.dumps(Gadget(3))
     INSTANTIATED.clear()
-    raw_sql(
-        store_url,
-        f"UPDATE channel_values SET kind = 'serde', value = {p}, {blob} = {p} WHERE channel = 'v'",
-        ('"pickle"', payload),
-    )
+    tamper_value(store_url, "v", '"pickle"', kind="serde", blob=payload)
     assert raw_sql(store_url, "SELECT kind FROM channel_values WHERE channel = 'v'") == [("serde",)]
     with pytest.raises(Exception, match="pickle"):
         await saver.aget_tuple(cfg("pk"))
@@ -160,9 +154,9 @@ async def test_unlisted_class_is_not_instantiated_in_strict_mode(strict_saver, s
     assert not isinstance(tup.pending_writes[0][2], Gadget)
     assert INSTANTIATED == []
     # The stored form is the serializer's tagged payload, not pickle.
-    rows = raw_sql(store_url, "SELECT value FROM channel_values WHERE channel = 'gadget'")
-    assert "pickle" not in str(rows[0][0])
-    assert "serde" in str(rows[0][0])
+    rows = stored_values(store_url, "gadget")
+    assert "pickle" not in str(rows[0][2])
+    assert "serde" in str(rows[0][2])
 
 
 async def test_allowlisted_class_round_trips_in_strict_mode(strict_saver) -> None:
@@ -184,11 +178,10 @@ async def test_allowlisted_class_round_trips_in_strict_mode(strict_saver) -> Non
 async def test_unknown_tag_in_stored_json_is_an_error(saver, store_url: str) -> None:
     cp = checkpoint_with({"v": {"a": 1}})
     await saver.aput(cfg("tag"), cp, {"source": "loop", "step": 0}, {"v": "1"})
-    p = ph(store_url)
     b64 = base64.b64encode(pickle.dumps(Gadget(4))).decode()
     evil = json.dumps({"$t": "serde", "type": "pickle", "b64": b64})
     INSTANTIATED.clear()
-    raw_sql(store_url, f"UPDATE channel_values SET value = {p} WHERE channel = 'v'", (evil,))
+    tamper_value(store_url, "v", evil)
     with pytest.raises(Exception, match="pickle"):
         await saver.aget_tuple(cfg("tag"))
     assert INSTANTIATED == []

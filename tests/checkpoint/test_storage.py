@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.checkpoint.conftest import dialect_of, ph, raw_sql
+from tests.checkpoint.conftest import dialect_of, ph, raw_sql, stored_values
 from tests.checkpoint.graphs import TOOL_NAME, delta_graph, human, tool_loop
 
 TURNS = 25
@@ -56,12 +56,8 @@ async def test_items_equal_distinct_messages(saver, store_url: str) -> None:
     assert answers == {"items": 1, "channel_values": 0, "writes": 0, "checkpoints": 0}, answers
 
     # Channel values of `messages` are references, one row per version, each small.
-    rows = raw_sql(
-        store_url,
-        f"SELECT kind FROM channel_values WHERE thread_id = {p} AND channel = 'messages'",
-        ("lin",),
-    )
-    assert rows and {r[0] for r in rows} == {"items"}
+    rows = stored_values(store_url, "messages")
+    assert rows and {r[1] for r in rows} == {"items"}
     assert len(rows) == 4 * TURNS  # input applied, agent, tools, agent: 4 versions per turn
 
 

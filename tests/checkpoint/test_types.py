@@ -20,7 +20,7 @@ from langgraph.checkpoint.serde.jsonplus import (
 )
 from pydantic import BaseModel
 
-from tests.checkpoint.conftest import ph, raw_sql
+from tests.checkpoint.conftest import tamper_value
 
 CALLED: list[Any] = []
 
@@ -121,11 +121,7 @@ async def test_crafted_rows_call_and_import_nothing(saver, store_url: str, tmp_p
     }
     await put_values(saver, "evil", {name: 0 for name in rows})
     for name, value in rows.items():
-        raw_sql(
-            store_url,
-            f"UPDATE channel_values SET value = {ph(store_url)} WHERE channel = {ph(store_url)}",
-            (value, name),
-        )
+        tamper_value(store_url, name, value)
     CALLED.clear()
     saver.items.clear()
     values = (await saver.aget_tuple(cfg("evil"))).checkpoint["channel_values"]

@@ -25,6 +25,8 @@ from langgraph.checkpoint.serde.types import INTERRUPT
 from orecast.checkpoint.audit import AuditMixin
 from orecast.checkpoint.cache import ThreadItems
 from orecast.checkpoint.core import (
+    INLINE_KEY,
+    INLINE_MAX_CHARS,
     MISSING,
     PAGE_SIZE,
     Db,
@@ -45,6 +47,7 @@ from orecast.checkpoint.encoding import (
     KIND_ITEMS,
     KIND_JSON,
     CorruptRowError,
+    Stored,
     from_ranges,
     is_delta,
     json_text,
@@ -56,6 +59,9 @@ from orecast.checkpoint.migrate_state import StateMigrator
 from orecast.checkpoint.sync import SyncBridge
 from orecast.checkpoint.threads import ThreadsMixin
 from orecast.checkpoint.upcast import OLDER_VALUES, WRITE_VERSIONS, StateVersionError
+
+# Pending writes per (thread, namespace, checkpoint id): (task id, channel, kind, value, blob), in order.
+PendingWrites = dict[tuple[str, str, str], list[tuple[str, str, str, Any, bytes | None]]]
 
 
 class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, AuditMixin, SaverCore):
@@ -96,10 +102,94 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
 
         run_id = full_metadata.get("run_id")
         stored_metadata = self._json_param(self.plain_codec.dumps(full_metadata))
+        versions = checkpoint["channel_versions"]
 
         async def put(db: Db, thread: ThreadItems) -> None:
-            older = await self._older_values(db, thread, thread_id, checkpoint_ns, parent_id, stored_checkpoint, new_versions)
-            document = {**stored_checkpoint, OLDER_VALUES: older} if older else stored_checkpoint
+            older, parent = await self._older_values(
+                db, thread, thread_id, checkpoint_ns, parent_id, stored_checkpoint, new_versions
+            )
+            rows = []
+            # Where the dialect keeps small values in the checkpoint's row: every channel with a value,
+            # as [kind, JSON text], or None when its value has a row of its own (a read looks it up).
+            inline: dict[str, list[str | None] | None] = {}
+
+            def keep(channel: str, key: str, stored: Stored) -> None:
+                # Small values go in the checkpoint's own row where the dialect does that (PostgreSQL).
+                small = (
+                    self.inline_values
+                    and stored.kind != KIND_DELTA  # a DeltaChannel's snapshot: the seed its history finds
+                    and stored.blob is None
+                    and (stored.json is None or len(stored.json) <= INLINE_MAX_CHARS)
+                    and version_key(versions.get(channel, "")) == key
+                )
+                if small:
+                    inline[channel] = [stored.kind, stored.json]
+                else:
+                    inline[channel] = None
+                    rows.append(
+                        (
+                            thread_id,
+                            checkpoint_ns,
+                            channel,
+                            key,
+                            stored.kind,
+                            self._json_param(stored.json) if stored.json is not None else None,
+                            stored.blob,
+                        )
+                    )
+                if self.inline_values:
+                    thread.encoding((checkpoint_ns, channel), (key, stored.kind, stored.json if small else None, small))
+
+            for channel, version in new_versions.items():
+                value = values.get(channel, MISSING)
+                if value is MISSING:
+                    # a channel version without a value (a DeltaChannel between snapshots, a consumed input)
+                    if self.inline_values:
+                        thread.encoding((checkpoint_ns, channel), (version_key(version), None, None, False))
+                    continue
+                stored = await self._encode(db, thread, thread_id, value, (checkpoint_ns, channel))
+                keep(channel, version_key(version), stored)
+            if self.inline_values:
+                # A checkpoint holds its small values, inherited ones too, so a read needs no other row.
+                # An inherited value is copied as stored, never encoded again: as this process last put
+                # or read that version (also: that it has no value), else from the parent's row. The
+                # value in memory may differ from the stored one: a graph with a newer state schema
+                # got it upcast, while `older` makes every read upcast what is stored (once). Only
+                # without a stored parent holding that version is it encoded again (a large one is
+                # then stored again, which its key makes a no-op).
+                for channel, version in versions.items():
+                    if channel in new_versions:
+                        continue
+                    key = version_key(version)
+                    known = thread.encoded.get((checkpoint_ns, channel))
+                    if known is not None and known[0] == key:
+                        if known[1] is not None:
+                            inline[channel] = [known[1], known[2]] if known[3] else None
+                        continue
+                    if parent is None and parent_id is not None:
+                        parent = await self._stored_document(db, thread_id, checkpoint_ns, parent_id)
+                    entry = _inherited_entry(parent or {}, channel, key)
+                    if entry is MISSING:  # no value at that version
+                        thread.encoding((checkpoint_ns, channel), (key, None, None, False))
+                    elif entry is not _UNKNOWN:  # in the parent's row, or (None) in a row of its own
+                        inline[channel] = entry
+                        # (for a value in a row the cache needs no kind, only that there is a value)
+                        cached = (key, entry[0], entry[1], True) if entry is not None else (key, "", None, False)
+                        thread.encoding((checkpoint_ns, channel), cached)
+                    elif channel in older:
+                        inline[channel] = None  # (not reached: `older` comes from a stored parent)
+                    else:
+                        value = values.get(channel, MISSING)
+                        if value is MISSING or is_delta(value):
+                            # a DeltaChannel between snapshots may still have one stored: a read looks it up
+                            inline[channel] = None
+                            continue
+                        keep(channel, key, await self._encode(db, thread, thread_id, value, (checkpoint_ns, channel)))
+            document = dict(stored_checkpoint)
+            if older:
+                document[OLDER_VALUES] = older
+            if self.inline_values:
+                document[INLINE_KEY] = inline
             checkpoint_row = (
                 thread_id,
                 checkpoint_ns,
@@ -110,23 +200,6 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                 str(run_id) if run_id is not None else None,
                 self.schema_version,
             )
-            rows = []
-            for channel, version in new_versions.items():
-                value = values.get(channel, MISSING)
-                if value is MISSING:
-                    continue  # a channel version without a value (a DeltaChannel between snapshots)
-                stored = await self._encode(db, thread, thread_id, value, (checkpoint_ns, channel))
-                rows.append(
-                    (
-                        thread_id,
-                        checkpoint_ns,
-                        channel,
-                        version_key(version),
-                        stored.kind,
-                        self._json_param(stored.json) if stored.json is not None else None,
-                        stored.blob,
-                    )
-                )
             if not root:
                 clear, count, preview = 0, 0, None
             elif stated is not None:
@@ -171,25 +244,35 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
         parent_id: str | None,
         document: dict[str, Any],
         new_versions: ChannelVersions,
-    ) -> dict[str, int]:
+    ) -> tuple[dict[str, int], dict[str, Any] | None]:
         """{channel: state version} of the values this checkpoint shares with its parent that a state
-        schema other than this saver's wrote (a thread written by an older graph, continued by this one)."""
+        schema other than this saver's wrote (a thread written by an older graph, continued by this one),
+        and the parent's stored document when it was read for that (else None)."""
         if parent_id is None:
-            return {}
+            return {}, None
+        parent = None
         known = thread.state_versions.get((ns, parent_id))
         if known is None:
             row = await db.fetchone(self.q.SELECT_STATE_VERSION, (thread_id, ns, parent_id))
             if row is None:
-                return {}
+                return {}, None
             parent = json.loads(row[1]) if isinstance(row[1], str | bytes) else row[1]
             known = (int(row[0]), dict(parent.get(OLDER_VALUES) or {}))
         parent_version, parent_older = known
-        return {
+        older = {
             channel: version
             for channel in document.get("channel_versions", {})
             if channel not in new_versions
             and (version := int(parent_older.get(channel, parent_version))) != self.schema_version
         }
+        return older, parent
+
+    async def _stored_document(self, db: Db, thread_id: str, ns: str, checkpoint_id: str | None) -> dict[str, Any]:
+        """A checkpoint's document as stored ({} when there is none)."""
+        row = await db.fetchone(self.q.SELECT_STATE_VERSION, (thread_id, ns, checkpoint_id))
+        if row is None:
+            return {}
+        return json.loads(row[1]) if isinstance(row[1], str | bytes) else row[1]
 
     async def _note_write_version(
         self, db: Db, thread: ThreadItems, thread_id: str, ns: str, checkpoint_id: str, task_id: str
@@ -361,13 +444,18 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
     # -- reads -------------------------------------------------------------------------------------
 
     async def _tuples(
-        self, db: Db, rows: Sequence[Sequence[Any]], *, resumed: bool = False
+        self,
+        db: Db,
+        rows: Sequence[Sequence[Any]],
+        *,
+        resumed: bool = False,
+        writes: PendingWrites | None = None,
     ) -> list[CheckpointTuple]:
         """Checkpoint tuples for checkpoint rows, loading their channel values, items and writes in bulk.
 
         A row is (thread_id, ns, id, parent_id, checkpoint, metadata, incarnation, next_item, schema_version).
         `resumed`: the one checkpoint a run continues from, whose lists the next put will most likely
-        extend.
+        extend. `writes`: the rows' pending writes, when already read with them.
         """
         if not rows:
             return []
@@ -375,6 +463,8 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
         wanted: list[dict[str, str]] = []
         next_items: dict[str, int] = {}
         state_versions: dict[tuple[str, str, str], tuple[int, dict[str, int], dict[str, int]]] = {}
+        values: dict[tuple[str, str, str, str], tuple[str, Any, bytes | None]] = {}
+        inlined: set[tuple[str, str, str, str]] = set()
         for thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation, next_item, schema_version in rows:
             next_items[thread_id] = next_item
             checkpoint = with_string_versions({"id": cid, **self.codec.loads(checkpoint)})
@@ -383,17 +473,31 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                 checkpoint.pop(OLDER_VALUES, None) or {},
                 checkpoint.pop(WRITE_VERSIONS, None) or {},
             )
+            # Written with its values kept in the row (INLINE_KEY): it names every channel with a value.
+            # An inherited one is kept as stored (see `aput`), so a (channel, version) has one value
+            # whichever row holds it, and `older` says which state version wrote it.
+            inline = checkpoint.pop(INLINE_KEY, None)
             metadata = self.codec.loads(metadata)
             parsed.append((thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation))
             for channel, version in checkpoint["channel_versions"].items():
-                wanted.append({"t": thread_id, "n": ns, "c": channel, "v": version_key(version)})
-        keys = [{"t": r[0], "n": r[1], "c": r[2]} for r in parsed]
-        values: dict[tuple[str, str, str, str], tuple[str, Any, bytes | None]] = {}
-        writes: dict[tuple[str, str, str], list[tuple[str, str, str, Any, bytes | None]]] = {}
-        for part, thread_id, ns, a, _path, b, _idx, c, kind, value, blob in await db.fetchall(
-            self.q.SELECT_VALUES_AND_WRITES,
-            {"values": self._json_param(json_text(wanted)), "writes": self._json_param(json_text(keys))},
-        ):
+                key = (thread_id, ns, channel, version_key(version))
+                entry = inline.get(channel) if inline is not None else None
+                if entry is not None:  # kept in the checkpoint's row
+                    values[key] = (entry[0], entry[1], None)
+                    inlined.add(key)
+                elif (inline is None or channel in inline) and key not in inlined:
+                    wanted.append({"t": thread_id, "n": ns, "c": channel, "v": key[3]})
+        keys = [{"t": r[0], "n": r[1], "c": r[2]} for r in parsed] if writes is None else []
+        writes = {} if writes is None else writes
+        fetched = (
+            await db.fetchall(
+                self.q.SELECT_VALUES_AND_WRITES,
+                {"values": self._json_param(json_text(wanted)), "writes": self._json_param(json_text(keys))},
+            )
+            if wanted or keys
+            else []
+        )
+        for part, thread_id, ns, a, _path, b, _idx, c, kind, value, blob in fetched:
             if part == 0:  # a channel value: (channel, version)
                 values[(thread_id, ns, a, b)] = (kind, value, blob)
             else:  # a pending write: (checkpoint id, task id, channel)
@@ -447,6 +551,8 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                 key = (thread_id, ns, channel, version_key(version))
                 stored = values.get(key)
                 if stored is None or stored[0] == KIND_EMPTY:
+                    if resumed and self.inline_values and stored is None:
+                        thread.encoding((ns, channel), (key[3], None, None, False))  # no value
                     continue
                 if key not in decoded:
                     decoded[key] = self._decode(thread, *stored, checked[thread_id])
@@ -458,6 +564,10 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                     value = upcast[(key, written_at)]
                 elif resumed and stored[0] == KIND_ITEMS:
                     thread.remember_list((ns, channel), value, self._ranges_of(*stored[:2]))
+                if resumed and self.inline_values:
+                    # the value as stored (an upcast one too): what the next put copies into its row
+                    small = key in inlined
+                    thread.encoding((ns, channel), (key[3], stored[0], stored[1] if small else None, small))
                 channel_values[channel] = list(value) if type(value) is list else value
             checkpoint["channel_values"] = channel_values
             pending = [
@@ -513,16 +623,22 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id, checkpoint_ns, checkpoint_id = config_ids(config)
         async with self._read() as db:
-            if checkpoint_id:
-                row = await db.fetchone(
-                    self.q.SELECT_CHECKPOINT, (thread_id, checkpoint_ns, checkpoint_id)
-                )
-            else:
-                row = await db.fetchone(self.q.SELECT_LATEST_CHECKPOINT, (thread_id, checkpoint_ns))
+            row, writes = await self._checkpoint_row(db, thread_id, checkpoint_ns, checkpoint_id)
             if row is None:
                 return None
-            tuples = await self._tuples(db, [row], resumed=True)
+            tuples = await self._tuples(db, [row], resumed=True, writes=writes)
         return tuples[0]
+
+    async def _checkpoint_row(
+        self, db: Db, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None
+    ) -> tuple[Sequence[Any] | None, PendingWrites | None]:
+        """The row of a checkpoint (the namespace's newest without an id), and its pending writes if the
+        dialect reads them with it (else None: `_tuples` reads them)."""
+        if checkpoint_id:
+            row = await db.fetchone(self.q.SELECT_CHECKPOINT, (thread_id, checkpoint_ns, checkpoint_id))
+        else:
+            row = await db.fetchone(self.q.SELECT_LATEST_CHECKPOINT, (thread_id, checkpoint_ns))
+        return row, None
 
     async def alist(
         self,
@@ -574,3 +690,20 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                 remaining -= len(rows)
             last_row = rows[-1]
             last = (last_row[0], last_row[1], last_row[2])
+
+
+# `_inherited_entry`: the parent's row does not say (no parent stored, or it holds another version).
+_UNKNOWN = object()
+
+
+def _inherited_entry(parent: dict[str, Any], channel: str, key: str) -> Any:
+    """How a parent's stored document keeps `channel` at version `key`: [kind, JSON text] in the
+    document (INLINE_KEY); None in a row of its own (also when the parent keeps no values in its
+    document); MISSING when that version has no value; _UNKNOWN when the parent does not hold it."""
+    versions = parent.get("channel_versions") or {}
+    if channel not in versions or version_key(versions[channel]) != key:
+        return _UNKNOWN
+    kept = parent.get(INLINE_KEY)
+    if kept is None:
+        return None
+    return kept[channel] if channel in kept else MISSING

@@ -25,6 +25,9 @@ MISSING = object()
 _ATOMS = frozenset((str, int, float, bool, type(None), bytes))
 # How many checkpoints' written messages a thread remembers (a turn needs its head's; forks re-read).
 WRITTEN_CHECKPOINTS = 16
+# Channels (per namespace) whose last encoding a thread's cache keeps: a subgraph's namespace is new at
+# each turn, so the oldest go first.
+ENCODED_CHANNELS = 256
 
 # (clear, change, preview): how a write moves the message count (see core.count_messages).
 CountChange = tuple[int, int, str | None]
@@ -112,6 +115,10 @@ class ThreadItems:
     # (ns, checkpoint id) -> (state schema version, older values) of checkpoints read or stored lately: a
     # put knows which values its parent refers to that an older schema wrote (see upcast.py).
     state_versions: dict[tuple[str, str], tuple[int, dict[str, int]]] = field(default_factory=dict)
+    # Where values live in their checkpoint's row (core.INLINE_KEY): per (namespace, channel), the
+    # last value put or resumed, as (version key, kind, JSON text, kept in the row), so a put copies an
+    # unchanged value into its row without encoding it again (kind None: that version has no value).
+    encoded: dict[tuple[str, str], tuple[str, str | None, str | None, bool]] = field(default_factory=dict)
     # The thread's next item number as this process last saw it (0: unknown). A dialect may number new
     # items with it and store them in the statement that refers to them (PostgreSQL does).
     next_item: int = 0
@@ -129,6 +136,13 @@ class ThreadItems:
         self.state_versions[key] = (version, older)
         while len(self.state_versions) > STATE_VERSIONS:
             del self.state_versions[next(iter(self.state_versions))]
+
+    def encoding(self, key: tuple[str, str], entry: tuple[str, str | None, str | None, bool]) -> None:
+        """Remember what (namespace, channel) holds at a version: `encoded`'s entry."""
+        self.encoded.pop(key, None)
+        self.encoded[key] = entry
+        if len(self.encoded) > ENCODED_CHANNELS:
+            del self.encoded[next(iter(self.encoded))]
 
     def loaded(self, number: int, obj: Any, pristine: Any) -> None:
         """Item `number`, read from the database: `obj` for readers, `pristine` an equal private copy."""

@@ -33,6 +33,10 @@ from orecast.checkpoint.upcast import StateSchema
 
 SCHEMA_VERSION_DEFAULT = 1
 PAGE_SIZE = 100
+# Where a dialect keeps small channel values in the checkpoint's own row (PostgreSQL, migration 007):
+# the stored document's key {channel: [kind, JSON text]}, and how long that JSON text may be.
+INLINE_KEY = "vals"
+INLINE_MAX_CHARS = 200
 FILTER_KEY = re.compile(r"^[A-Za-z0-9_.-]+$")
 # Metadata LangGraph adds per checkpoint; the rest of the first checkpoint's metadata seeds the thread's.
 CHECKPOINT_ONLY_METADATA = {"source", "step", "parents", "run_id", "counters_since_delta_snapshot", "writes"}
@@ -128,6 +132,8 @@ class SaverCore(BaseCheckpointSaver[str]):
     keeps_key_order: bool = False  # set where the JSON column type reorders object keys (JSONB)
     # The graph's state schema (`with_state_schema`); None: values are read as stored, never upcast.
     state_schema: StateSchema | None = None
+    # Set where small channel values live in their checkpoint's row rather than a row each (INLINE_KEY).
+    inline_values: bool = False
 
     def __init__(self, *, schema_version: int = SCHEMA_VERSION_DEFAULT, serde: Any = None) -> None:
         super().__init__(serde=serde or strict_serializer())

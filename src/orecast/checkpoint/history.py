@@ -57,7 +57,8 @@ class DeltaHistory(ValueStore):
             thread = self.items.get(thread_id, incarnation)
             chain, seeds = await self._walk_to_seeds(db, thread_id, ns, row[0], wanted, thread)
             # Values: the seeds, and the writes of each chain.
-            seed_pairs = [{"t": thread_id, "n": ns, "c": ch, "v": v} for ch, (_cid, v) in seeds.items()]
+            # `k`: a checkpoint holding that version, where a dialect may keep a small value (INLINE_KEY)
+            seed_pairs = [{"t": thread_id, "n": ns, "c": ch, "v": v, "k": cid} for ch, (cid, v) in seeds.items()]
             seed_rows = (
                 await db.fetchall(self.q.SELECT_CHANNEL_VALUES, (self._json_param(json.dumps(seed_pairs)),))
                 if seed_pairs
@@ -141,14 +142,13 @@ class DeltaHistory(ValueStore):
                     page.append((cid, parent, versions))
                 if not page:
                     break
-            unknown = {
-                (ch, version_key(versions[ch]))
-                for _cid, _parent, versions in page
-                for ch in open_channels
-                if ch in versions and (ns, ch, version_key(versions[ch])) not in populated
-            }
+            unknown: dict[tuple[str, str], str] = {}  # (channel, version) -> a checkpoint holding it
+            for cid, _parent, versions in page:
+                for ch in open_channels:
+                    if ch in versions and (ns, ch, version_key(versions[ch])) not in populated:
+                        unknown.setdefault((ch, version_key(versions[ch])), cid)
             if unknown:
-                pairs = [{"t": thread_id, "n": ns, "c": ch, "v": v} for ch, v in sorted(unknown)]
+                pairs = [{"t": thread_id, "n": ns, "c": ch, "v": v, "k": unknown[(ch, v)]} for ch, v in sorted(unknown)]
                 found = {
                     (ch, version)
                     for _t, _n, ch, version, kind, _v, _b in await db.fetchall(

@@ -11,6 +11,7 @@ from typing import Any
 from langgraph.checkpoint.serde.types import INTERRUPT
 
 from orecast.checkpoint.core import (
+    INLINE_KEY,
     Db,
     utc_now,
     version_key,
@@ -124,9 +125,12 @@ class Maintenance(DeltaHistory):
         )
         interrupted = {(w[2], w[3]) for w in writes if w[7] == INTERRUPT}
         nodes, sizes = [], {}
+        # Values kept in a checkpoint's own row: (ns, cid) -> {channel: [kind, JSON text]}.
+        inline: dict[tuple[str, str], dict[str, list[Any]]] = {}
         for _t, ns, cid, parent, checkpoint, metadata, _inc, _next_item, _schema in rows:
             sizes[(ns, cid)] = _size(checkpoint) + _size(metadata)
             checkpoint, metadata = self.codec.loads(checkpoint), self.codec.loads(metadata)
+            inline[(ns, cid)] = checkpoint.get(INLINE_KEY) or {}
             ts = checkpoint.get("ts")
             nodes.append(
                 Node(
@@ -141,6 +145,12 @@ class Maintenance(DeltaHistory):
             )
         values = await db.fetchall(self.q.SELECT_THREAD_VALUE_KEYS, (thread_id,))
         populated = {(ns, ch, v) for ns, ch, v, kind, _value in values if kind != KIND_EMPTY}
+        populated.update(
+            (n.ns, ch, version_key(n.versions[ch]))
+            for n in nodes
+            for ch, entry in inline[n.key].items()
+            if entry is not None and entry[0] != KIND_EMPTY and ch in n.versions
+        )
         keep, result.protected = plan(nodes, populated, policy)
         gone = [n.key for n in nodes if n.key not in keep]
         result.checkpoints_kept, result.checkpoints_deleted, result.deleted = len(keep), len(gone), sorted(gone)
@@ -159,6 +169,10 @@ class Maintenance(DeltaHistory):
                     result.bytes_freed += _size(w[9]) + _size(w[10])
                 elif w[8] in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
                     live.update(self._items_referenced(w[8], w[9], bound))
+            for key in keep:
+                for entry in inline[key].values():
+                    if entry is not None and entry[0] in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
+                        live.update(self._items_referenced(entry[0], entry[1], bound))
             for ns, ch, v, kind, value in values:
                 if (ns, ch, v) not in referenced:
                     dead_values.append({"t": thread_id, "n": ns, "c": ch, "v": v})
@@ -193,9 +207,14 @@ class Maintenance(DeltaHistory):
     async def _collect_garbage(self, db: Db, thread_id: str) -> None:
         """Delete channel values no checkpoint refers to and items no value refers to; fix counters."""
         referenced: set[tuple[str, str, str]] = set()
-        for ns, versions in await db.fetchall(self.q.SELECT_THREAD_VERSIONS, (thread_id,)):
+        inline_values: list[list[Any]] = []
+        # (ns, versions) per checkpoint, and the values kept in its row where the dialect does that
+        for ns, versions, *inline in await db.fetchall(self.q.SELECT_THREAD_VERSIONS, (thread_id,)):
             versions = json.loads(versions) if isinstance(versions, str) else versions
             referenced.update((ns, ch, version_key(v)) for ch, v in versions.items())
+            if inline and inline[0] is not None:
+                kept = json.loads(inline[0]) if isinstance(inline[0], str) else inline[0]
+                inline_values.extend(entry for entry in kept.values() if entry is not None)
         stored = [r[0] for r in await db.fetchall(self.q.SELECT_THREAD_ITEM_NUMBERS, (thread_id,))]
         # A reference beyond the stored items is a corrupt row: the prune stops (and rolls back).
         bound = max(stored, default=0) + 1
@@ -209,8 +228,9 @@ class Maintenance(DeltaHistory):
                     unreferenced.append((thread_id, ns, channel, version))
                 elif kind in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
                     live_items.update(self._items_referenced(kind, value, bound))
-            for kind, value in await db.fetchall(self.q.SELECT_THREAD_WRITE_REFS, (thread_id,)):
-                live_items.update(self._items_referenced(kind, value, bound))
+            for kind, value in [*inline_values, *await db.fetchall(self.q.SELECT_THREAD_WRITE_REFS, (thread_id,))]:
+                if kind in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
+                    live_items.update(self._items_referenced(kind, value, bound))
         except CorruptRowError as exc:
             raise exc.at(f"thread {thread_id!r}") from None
         if unreferenced:

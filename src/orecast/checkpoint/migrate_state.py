@@ -16,8 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orecast.checkpoint.cache import ThreadItems
-from orecast.checkpoint.core import Db, version_key, with_string_versions
-from orecast.checkpoint.encoding import KIND_DELTA, KIND_EMPTY, from_ranges
+from orecast.checkpoint.core import (
+    INLINE_KEY,
+    INLINE_MAX_CHARS,
+    Db,
+    version_key,
+    with_string_versions,
+)
+from orecast.checkpoint.encoding import KIND_DELTA, KIND_EMPTY, Stored, from_ranges
 from orecast.checkpoint.maintenance import Maintenance
 from orecast.checkpoint.upcast import OLDER_VALUES, WRITE_VERSIONS, StateSchema, StateVersionError
 
@@ -133,6 +139,14 @@ class StateMigrator(Maintenance):
             key: (v, by_task) for key, (v, by_task) in write_versions.items() if min([v, *by_task.values()]) < schema.version
         }
         value_rows = []
+        # Values a dialect keeps in checkpoint documents (INLINE_KEY): (ns, channel, version) -> the
+        # entry as stored, and the documents holding one, which are rewritten with the new value too.
+        inline_old: dict[tuple[str, str, str], list[Any]] = {}
+        for ns, _cid, _version, document in checkpoints:
+            for channel, key in _inline_keys(document, ns).items():
+                entry = document[INLINE_KEY][channel]
+                if key in old_values and entry[0] != KIND_EMPTY:
+                    inline_old.setdefault(key, entry)
         if old_values:
             pairs = [{"t": thread_id, "n": ns, "c": ch, "v": v} for ns, ch, v in old_values]
             value_rows = [
@@ -154,7 +168,7 @@ class StateMigrator(Maintenance):
                     write_rows.append((ns, row))
         result.threads += 1
         result.checkpoints += len(stale)
-        result.values += len(value_rows)
+        result.values += len({(_text(r[1]), r[2], r[3]) for r in value_rows} | set(inline_old))
         result.writes += len(write_rows)
         if dry_run:
             return
@@ -162,19 +176,42 @@ class StateMigrator(Maintenance):
         # A private cache: what is decoded and encoded here must not reach the shared one.
         thread = ThreadItems(incarnation)
         needed: set[int] = set()
-        for kind, value in [r[4:6] for r in value_rows] + [r[4:6] for _ns, r in write_rows]:
+        inline_stored = [(entry[0], entry[1]) for entry in inline_old.values()]
+        for kind, value in [r[4:6] for r in value_rows] + [r[4:6] for _ns, r in write_rows] + inline_stored:
             if kind == KIND_DELTA:
                 raise StateVersionError(f"thread {thread_id!r}: DeltaChannel values cannot be upcast")
             needed.update(from_ranges(self._ranges_of(kind, value)))
         await self._load_items(db, thread, thread_id, needed)
+        # Each value is upcast and encoded once, wherever it is kept.
+        upcast: dict[tuple[str, str, str], Stored] = {}
+
+        async def upcast_value(key: tuple[str, str, str], kind: str, value: Any, blob: bytes | None) -> Stored:
+            if key not in upcast:
+                new = schema.upcast(key[1], self._decode(thread, kind, value, blob), old_values[key])
+                upcast[key] = await self._encode(db, thread, thread_id, new, key[:2], remember=False)
+            return upcast[key]
+
         for _t, ns, channel, version, kind, value, blob in value_rows:
-            new = schema.upcast(channel, self._decode(thread, kind, value, blob), old_values[(_text(ns), channel, version)])
-            stored = await self._encode(db, thread, thread_id, new, (_text(ns), channel), remember=False)
+            stored = await upcast_value((_text(ns), channel, version), kind, value, blob)
             await db.execute(
                 self.q.UPDATE_CHANNEL_VALUE,
                 (stored.kind, self._json_param(stored.json) if stored.json is not None else None, stored.blob,
                  thread_id, ns, channel, version),
             )
+        # Inline values: the new one replaces the old in every document; one now too large (or binary)
+        # for a document gets a row of its own, which the documents name with null as usual.
+        entries: dict[tuple[str, str, str], list[str | None] | None] = {}
+        for key, (kind, value) in inline_old.items():
+            stored = await upcast_value(key, kind, value, None)
+            if stored.blob is None and (stored.json is None or len(stored.json) <= INLINE_MAX_CHARS):
+                entries[key] = [stored.kind, stored.json]
+            else:
+                entries[key] = None
+                await db.execute(
+                    self.q.UPSERT_CHANNEL_VALUE,
+                    (thread_id, key[0], key[1], key[2], stored.kind,
+                     self._json_param(stored.json) if stored.json is not None else None, stored.blob),
+                )
         for ns, (cid, task_id, channel, idx, kind, value, blob) in write_rows:
             written_at = _write_version(old_writes[(ns, _text(cid))], _text(task_id))
             new = schema.upcast(channel, self._decode(thread, kind, value, blob), written_at)
@@ -185,20 +222,46 @@ class StateMigrator(Maintenance):
                  thread_id, ns, cid, task_id, idx),
             )
         # Documents that name older values or writes lose those names; the others only get the version.
+        # Documents holding old inline values get the new ones.
         renamed = [
-            (schema.version, self._json_param(self.plain_codec.dumps(_current(document))), thread_id, ns, cid)
-            for ns, cid, _version, document in stale
-            if OLDER_VALUES in document or WRITE_VERSIONS in document
+            (schema.version, self._json_param(self.plain_codec.dumps(_current(document, ns, entries))), thread_id, ns, cid)
+            for ns, cid, _version, document in checkpoints
+            if OLDER_VALUES in document or WRITE_VERSIONS in document or _holds(document, ns, entries)
         ]
         if renamed:
             await db.executemany(self.q.UPDATE_CHECKPOINT_STATE, renamed)
         await db.execute(self.q.RESTAMP_THREAD_STATE, (schema.version, thread_id, schema.version))
-        if value_rows or write_rows:
+        if value_rows or write_rows or inline_old:
             await self._collect_garbage(db, thread_id)  # items only the old values referred to
 
 
-def _current(document: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in document.items() if k not in (OLDER_VALUES, WRITE_VERSIONS)}
+Entries = dict[tuple[str, str, str], list[str | None] | None]
+
+
+def _inline_keys(document: dict[str, Any], ns: str) -> dict[str, tuple[str, str, str]]:
+    """{channel: (ns, channel, version)} of the values a document keeps inline (INLINE_KEY)."""
+    versions = with_string_versions(dict(document))["channel_versions"]
+    return {
+        channel: (ns, channel, version_key(versions.get(channel, "")))
+        for channel, entry in (document.get(INLINE_KEY) or {}).items()
+        if entry is not None
+    }
+
+
+def _holds(document: dict[str, Any], ns: str, entries: Entries) -> bool:
+    return any(key in entries for key in _inline_keys(document, ns).values())
+
+
+def _current(document: dict[str, Any], ns: str, entries: Entries) -> dict[str, Any]:
+    """`document` naming no older values or write versions, its inline values as `entries` has them now."""
+    current = {k: v for k, v in document.items() if k not in (OLDER_VALUES, WRITE_VERSIONS)}
+    if document.get(INLINE_KEY):
+        keys = _inline_keys(document, ns)
+        current[INLINE_KEY] = {
+            channel: entries.get(keys[channel], entry) if channel in keys else entry
+            for channel, entry in document[INLINE_KEY].items()
+        }
+    return current
 
 
 def _write_version(versions: tuple[int, dict[str, int]], task_id: str) -> int:

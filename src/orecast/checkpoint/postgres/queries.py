@@ -1,8 +1,9 @@
 """PostgreSQL statements of the checkpoint store, one per constant (`%s` placeholders)."""
 
 TABLES = ("threads", "checkpoints", "channel_values", "items", "writes", "tool_call_audit")
-# The tables behind each of TABLES (`items` is a view over the tail and the pages, migration 003).
-STORAGE_TABLES = {"items": ("item_tail", "item_pages")}
+# The tables behind each of TABLES: `items` is a view over the tail and the pages (migration 003),
+# `writes` a view over the writes packed per task (migration 007).
+STORAGE_TABLES = {"items": ("item_tail", "item_pages"), "writes": ("task_writes",)}
 
 CREATE_MIGRATIONS = """
 CREATE TABLE IF NOT EXISTS orecast_migrations (
@@ -83,11 +84,21 @@ emptied AS (
 UPDATE item_pages AS p SET item_nos = kept.item_nos, hashes = kept.hashes, items = kept.items
 FROM kept WHERE p.thread_id = kept.thread_id AND p.first_no = kept.first_no"""
 
+# Values by (thread, namespace, channel, version); `k`, a checkpoint that refers to that version, is
+# where a small value is kept (in its document's "vals", migration 007).
 SELECT_CHANNEL_VALUES = """
-SELECT cv.thread_id, cv.checkpoint_ns, cv.channel, cv.version, cv.kind, cv.value, cv.blob
-FROM jsonb_to_recordset(%s::jsonb) AS j (t text, n text, c text, v text)
-JOIN channel_values AS cv
-  ON cv.thread_id = j.t AND cv.checkpoint_ns = j.n AND cv.channel = j.c AND cv.version = j.v"""
+SELECT j.t, j.n, j.c, j.v, x.kind, x.value, x.blob
+FROM jsonb_to_recordset(%s::jsonb) AS j (t text, n text, c text, v text, k text)
+CROSS JOIN LATERAL (
+    SELECT cv.kind, cv.value, cv.blob FROM channel_values AS cv
+    WHERE cv.thread_id = j.t AND cv.checkpoint_ns = j.n AND cv.channel = j.c AND cv.version = j.v
+    UNION ALL
+    SELECT c.checkpoint->'vals'->j.c->>0, (c.checkpoint->'vals'->j.c->>1)::jsonb, NULL::bytea
+    FROM checkpoints AS c
+    WHERE c.thread_id = j.t AND c.checkpoint_ns = j.n AND c.checkpoint_id = j.k
+      AND json_typeof(c.checkpoint->'vals'->j.c) = 'array'
+    LIMIT 1
+) AS x"""
 SELECT_THREAD_VALUE_KEYS = """
 SELECT checkpoint_ns, channel, version, kind, value FROM channel_values WHERE thread_id = %s"""
 DELETE_CHANNEL_VALUE = """
@@ -111,6 +122,14 @@ FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
 {{where}}
 ORDER BY c.checkpoint_id DESC, c.thread_id DESC, c.checkpoint_ns DESC
 LIMIT %s"""
+# A checkpoint and its pending writes in one round trip (its small values are in its row, migration 007).
+_AND_WRITES = """
+SELECT head.*, w.task_id, w.task_path, w.writes
+FROM head LEFT JOIN task_writes AS w
+  ON w.thread_id = head.thread_id AND w.checkpoint_ns = head.checkpoint_ns AND w.checkpoint_id = head.checkpoint_id
+ORDER BY w.task_path, w.task_id"""
+SELECT_CHECKPOINT_AND_WRITES = f"WITH head AS ({SELECT_CHECKPOINT}){_AND_WRITES}"
+SELECT_LATEST_CHECKPOINT_AND_WRITES = f"WITH head AS ({SELECT_LATEST_CHECKPOINT}){_AND_WRITES}"
 WHERE_THREAD = "c.thread_id = %s"
 WHERE_NS = "c.checkpoint_ns = %s"
 WHERE_ID = "c.checkpoint_id = %s"
@@ -124,7 +143,7 @@ SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints
 WHERE run_id IN (SELECT jsonb_array_elements_text(%s::jsonb))"""
 SELECT_THREAD_CHECKPOINT_IDS = "SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = %s"
 SELECT_THREAD_VERSIONS = """
-SELECT checkpoint_ns, checkpoint->'channel_versions' FROM checkpoints
+SELECT checkpoint_ns, checkpoint->'channel_versions', checkpoint->'vals' FROM checkpoints
 WHERE thread_id = %s"""
 SELECT_NAMESPACE_HEADS = """
 SELECT DISTINCT ON (checkpoint_ns) checkpoint_ns, checkpoint_id, checkpoint->'channel_versions'
@@ -153,7 +172,6 @@ WITH RECURSIVE chain (thread_id, ns, cid, parent, versions, depth) AS (
 )
 SELECT cid, parent, versions FROM chain ORDER BY depth"""
 
-WRITE_COLUMNS = "(thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, kind, value, blob)"
 # The channel values (part 0: channel, version) and the pending writes (part 1: checkpoint id, task id,
 # channel) of a page of checkpoints, in one round trip; writes in the order they were made.
 SELECT_VALUES_AND_WRITES = """
@@ -177,25 +195,25 @@ ORDER BY checkpoint_id, task_path, task_id, idx"""
 SELECT_THREAD_WRITE_REFS = """
 SELECT kind, value FROM writes WHERE thread_id = %s AND kind IN ('items', 'delta', 'json')"""
 DELETE_CHECKPOINT_WRITES = """
-DELETE FROM writes WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
+DELETE FROM task_writes WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
 # Writes for a checkpoint that was never stored (its put failed, or the process died first), older than
 # the newest checkpoint of their namespace: no run will store that checkpoint any more.
 DELETE_ORPHAN_WRITES = """
-DELETE FROM writes
+DELETE FROM task_writes AS w
 WHERE thread_id = %s
   AND NOT EXISTS (
     SELECT 1 FROM checkpoints AS c
-    WHERE c.thread_id = writes.thread_id AND c.checkpoint_ns = writes.checkpoint_ns
-      AND c.checkpoint_id = writes.checkpoint_id
+    WHERE c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns
+      AND c.checkpoint_id = w.checkpoint_id
   )
   AND checkpoint_id < (
     SELECT MAX(c.checkpoint_id) FROM checkpoints AS c
-    WHERE c.thread_id = writes.thread_id AND c.checkpoint_ns = writes.checkpoint_ns
+    WHERE c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns
   )"""
 
 DELETE_THREAD = (
     "DELETE FROM tool_call_audit WHERE thread_id = %s",
-    "DELETE FROM writes WHERE thread_id = %s",
+    "DELETE FROM task_writes WHERE thread_id = %s",
     "DELETE FROM channel_values WHERE thread_id = %s",
     "DELETE FROM checkpoints WHERE thread_id = %s",
     "DELETE FROM item_tail WHERE thread_id = %s",
@@ -206,7 +224,7 @@ DELETE_THREAD = (
 THREAD_HAS_DATA = """
 SELECT 1 FROM checkpoints WHERE thread_id = %s
 UNION ALL
-SELECT 1 FROM writes WHERE thread_id = %s
+SELECT 1 FROM task_writes WHERE thread_id = %s
 LIMIT 1"""
 COPY_THREAD_ROW = """
 INSERT INTO threads (thread_id, incarnation, created_at, updated_at, metadata, status,
@@ -232,10 +250,9 @@ COPY_THREAD_DATA = (
        SELECT %s, item_no, hash, value FROM item_tail WHERE thread_id = %s""",
     """INSERT INTO item_pages (thread_id, first_no, last_no, item_nos, hashes, items)
        SELECT %s, first_no, last_no, item_nos, hashes, items FROM item_pages WHERE thread_id = %s""",
-    """INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path,
-                           kind, value, blob)
-       SELECT %s, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, kind, value, blob
-       FROM writes WHERE thread_id = %s""",
+    """INSERT INTO task_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes)
+       SELECT %s, checkpoint_ns, checkpoint_id, task_id, task_path, writes
+       FROM task_writes WHERE thread_id = %s""",
 )
 # Uncompressed bytes of every stored value (the benchmark's "payload").
 PAYLOAD_BYTES = """SELECT
@@ -345,18 +362,17 @@ UPDATE threads SET
 WHERE thread_id = %(thread_id)s AND incarnation = %(incarnation)s
 RETURNING 1"""
 
-# A put_writes in one statement: its new items, the writes, and the thread's row when they interrupt
-# it or number items (a row comes back then, unless the thread is not the incarnation cached).
+# A put_writes in one statement: its new items, the task's writes (one row, `rows` the JSON array
+# [[idx, channel, kind, JSON text, base64 blob], …]), and the thread's row when they interrupt it or
+# number items (a row comes back then, unless the thread is not the incarnation cached). The same task
+# writing again at the same checkpoint merges into its row, write by write (by `idx`).
 _STORE_WRITES = f"""
 WITH {_STORE_DEFERRED_ITEMS},
 stored AS (
-    INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path,
-                        kind, value, blob)
-    SELECT %(thread_id)s, %(ns)s, %(checkpoint_id)s, %(task_id)s, x.idx, x.channel, %(task_path)s,
-           x.kind, x.value::jsonb, decode(x.blob, 'base64')
-    FROM json_to_recordset(%(rows)s::json) AS x (idx int, channel text, kind text, value text, blob text)
+    INSERT INTO task_writes AS w (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes)
+    SELECT %(thread_id)s, %(ns)s, %(checkpoint_id)s, %(task_id)s, %(task_path)s, %(rows)s::json
     WHERE %(next_item)s = 0 OR {_SAME_THREAD}
-    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) {{on_conflict}}
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id) DO UPDATE SET {{merge}}
 )
 UPDATE threads SET
     status = CASE WHEN %(interrupted)s THEN 'interrupted' ELSE status END,
@@ -365,12 +381,33 @@ WHERE thread_id = %(thread_id)s
   AND (%(interrupted)s OR %(next_item)s > 0)
   AND (%(next_item)s = 0 OR incarnation = %(incarnation)s)
 RETURNING 1"""
-# Regular writes are kept as first stored; special ones (errors, interrupts…) are replaced.
-STORE_WRITES = _STORE_WRITES.format(on_conflict="DO NOTHING")
+# Regular writes are kept as first stored (only new indexes are added); special ones (errors,
+# interrupts…) replace those of the same index.
+STORE_WRITES = _STORE_WRITES.format(
+    merge="""writes = (
+        SELECT json_agg(e.value ORDER BY (e.value->>0)::integer) FROM (
+            SELECT value FROM json_array_elements(w.writes)
+            UNION ALL
+            SELECT n.value FROM json_array_elements(excluded.writes) AS n
+            WHERE NOT EXISTS (SELECT 1 FROM json_array_elements(w.writes) AS o WHERE o.value->>0 = n.value->>0)
+        ) AS e
+    )
+    WHERE EXISTS (
+        SELECT 1 FROM json_array_elements(excluded.writes) AS n
+        WHERE NOT EXISTS (SELECT 1 FROM json_array_elements(w.writes) AS o WHERE o.value->>0 = n.value->>0)
+    )"""
+)
 STORE_SPECIAL_WRITES = _STORE_WRITES.format(
-    on_conflict="""DO UPDATE SET
-        channel = excluded.channel, task_path = excluded.task_path, kind = excluded.kind,
-        value = excluded.value, blob = excluded.blob"""
+    merge="""task_path = excluded.task_path, writes = (
+        SELECT json_agg(e.value ORDER BY (e.value->>0)::integer) FROM (
+            SELECT value FROM json_array_elements(excluded.writes)
+            UNION ALL
+            SELECT o.value FROM json_array_elements(w.writes) AS o
+            WHERE NOT EXISTS (
+                SELECT 1 FROM json_array_elements(excluded.writes) AS n WHERE n.value->>0 = o.value->>0
+            )
+        ) AS e
+    )"""
 )
 
 # The calls read from the stored messages (the `tool_calls` view of migration 002), one thread, in order.
@@ -426,6 +463,13 @@ ORDER BY started_at DESC, audit_id DESC LIMIT %s"""
 SELECT_STATE_VERSION = """
 SELECT schema_version, checkpoint FROM checkpoints
 WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
+# A task's write version into a checkpoint's document, only onto the document as read (a put_writes
+# runs without a transaction: a migrate-state that rewrote or restamped it meanwhile must not be undone).
+NOTE_WRITE_VERSION = """
+UPDATE checkpoints SET checkpoint = %s::json
+WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s AND schema_version = %s
+  AND checkpoint::text = %s
+RETURNING 1"""
 # Threads holding a checkpoint older than the schema, or one that refers to older values.
 OLD_STATE = "(schema_version < %s OR (checkpoint->'older_values') IS NOT NULL)"
 COUNT_OLD_STATE_THREADS = "SELECT COUNT(DISTINCT thread_id) FROM checkpoints WHERE " + OLD_STATE
@@ -441,9 +485,28 @@ WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
 UPDATE_CHANNEL_VALUE = """
 UPDATE channel_values SET kind = %s, value = %s::jsonb, blob = %s
 WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = %s"""
+# A value `migrate-state` upcast that no longer fits in its checkpoints' documents (migration 007).
+UPSERT_CHANNEL_VALUE = """
+INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, blob)
+VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s)
+ON CONFLICT (thread_id, checkpoint_ns, channel, version)
+DO UPDATE SET kind = excluded.kind, value = excluded.value, blob = excluded.blob"""
+# One write of a task's packed row (`writes` is a view, migration 007): its kind, JSON text and blob.
 UPDATE_WRITE_VALUE = """
-UPDATE writes SET kind = %s, value = %s::jsonb, blob = %s
-WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s AND task_id = %s AND idx = %s"""
+WITH p (kind, value, blob, thread_id, ns, checkpoint_id, task_id, idx) AS (
+    SELECT %s::text, %s::text, %s::bytea, %s::text, %s::text, %s::text, %s::text, %s::integer
+)
+UPDATE task_writes AS w SET writes = (
+    SELECT json_agg(
+        CASE WHEN (e.value->>0)::integer = p.idx
+             THEN json_build_array(p.idx, e.value->1, p.kind, p.value, translate(encode(p.blob, 'base64'), E'\\n', ''))
+             ELSE e.value END
+        ORDER BY (e.value->>0)::integer)
+    FROM json_array_elements(w.writes) AS e
+)
+FROM p
+WHERE w.thread_id = p.thread_id AND w.checkpoint_ns = p.ns AND w.checkpoint_id = p.checkpoint_id
+  AND w.task_id = p.task_id"""
 RESTAMP_THREAD_STATE = """
 UPDATE checkpoints SET schema_version = %s WHERE thread_id = %s AND schema_version <> %s"""
 # A new incarnation: other processes drop what they cached of the thread before their next write.

@@ -15,13 +15,15 @@ from psycopg import AsyncConnection, errors
 from psycopg.types.string import TextLoader
 from psycopg_pool import AsyncConnectionPool
 
-from orecast.checkpoint.base import OrecastCheckpointer
+from orecast.checkpoint.base import OrecastCheckpointer, PendingWrites
+from orecast.checkpoint.cache import ThreadItems
 from orecast.checkpoint.core import StaleThreadError
 from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
 from orecast.checkpoint.postgres import queries
 from orecast.checkpoint.postgres.pool import Checkout, check_connection, first_line
 from orecast.checkpoint.postgres.timeouts import Timeouts
+from orecast.checkpoint.upcast import WRITE_VERSIONS
 
 # Any stable number: serialises concurrent migrations of one database across processes.
 MIGRATION_LOCK_KEY = 0x6F7265636173  # "orecas"
@@ -119,6 +121,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
 
     dialect = "postgresql"
     keeps_key_order = True
+    inline_values = True
     q = queries
     migrations_package = "postgres"
 
@@ -277,18 +280,19 @@ class PostgresCheckpointer(OrecastCheckpointer):
         interrupted: bool,
     ) -> None:
         _t, ns, checkpoint_id, task_id, _idx, _ch, task_path, *_rest = rows[0]
+        # One row per task: [idx, channel, kind, JSON text, base64 blob] per write, one per index (as
+        # a row per write had it: a special write replaces one of the same index, a regular one not).
+        packed: dict[int, list[Any]] = {}
+        for _t, _ns, _c, _task, idx, channel, _path, kind, value, blob in rows:
+            if special or idx not in packed:
+                packed[idx] = [idx, channel, kind, value, _b64(blob)]
         params = {
             "thread_id": thread_id,
             "ns": ns,
             "checkpoint_id": checkpoint_id,
             "task_id": task_id,
             "task_path": task_path,
-            "rows": json_text(
-                [
-                    {"idx": idx, "channel": channel, "kind": kind, "value": value, "blob": _b64(blob)}
-                    for _t, _ns, _c, _task, idx, channel, _path, kind, value, blob in rows
-                ]
-            ),
+            "rows": json_text(sorted(packed.values(), key=lambda write: write[0])),
             "interrupted": interrupted,
             "incarnation": db.incarnation,
             **self._deferred_items(db),
@@ -350,6 +354,49 @@ class PostgresCheckpointer(OrecastCheckpointer):
                 await conn.execute(queries.VACUUM_ITEM_TAIL)
         except psycopg.Error:
             pass  # e.g. a role that may write but not vacuum: autovacuum does it later
+
+    async def _note_write_version(
+        self, db: _Db, thread: ThreadItems, thread_id: str, ns: str, checkpoint_id: str, task_id: str
+    ) -> None:
+        # As the base class, but the document is written back only if it is still the one read: a
+        # migrate-state in between (its new incarnation, restamp, upcast values) makes the put_writes
+        # start again, which then finds the checkpoint at this version.
+        known = thread.state_versions.get((ns, checkpoint_id))
+        if known is not None and known[0] == self.schema_version:
+            return
+        row = await db.fetchone(queries.SELECT_STATE_VERSION, (thread_id, ns, checkpoint_id))
+        if row is None or int(row[0]) == self.schema_version:
+            return
+        document = self.plain_codec.loads(row[1])
+        versions = document.setdefault(WRITE_VERSIONS, {})
+        if versions.get(task_id) == self.schema_version:
+            return
+        versions[task_id] = self.schema_version
+        noted = await db.fetchone(
+            queries.NOTE_WRITE_VERSION,
+            (self.plain_codec.dumps(document), thread_id, ns, checkpoint_id, int(row[0]), row[1]),
+        )
+        if noted is None:
+            raise StaleThreadError(thread_id)
+
+    async def _checkpoint_row(
+        self, db: _Db, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None
+    ) -> tuple[Sequence[Any] | None, PendingWrites | None]:
+        # One round trip: the checkpoint row joined with its tasks' packed writes (none: one row of NULLs).
+        if checkpoint_id:
+            rows = await db.fetchall(queries.SELECT_CHECKPOINT_AND_WRITES, (thread_id, checkpoint_ns, checkpoint_id))
+        else:
+            rows = await db.fetchall(queries.SELECT_LATEST_CHECKPOINT_AND_WRITES, (thread_id, checkpoint_ns))
+        if not rows:
+            return None, None
+        row = rows[0][:-3]
+        pending = []
+        for *_checkpoint, task_id, _path, packed in rows:
+            if task_id is None:
+                continue
+            for _idx, channel, kind, value, blob in sorted(json.loads(packed), key=lambda write: write[0]):
+                pending.append((task_id, channel, kind, value, base64.b64decode(blob) if blob is not None else None))
+        return row, {(row[0], row[1], row[2]): pending}
 
     @staticmethod
     def _ts(value: datetime) -> datetime:

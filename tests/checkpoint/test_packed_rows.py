@@ -1,0 +1,115 @@
+"""PostgreSQL's packed rows (migration 007): small channel values in their checkpoint's row, writes one row
+per task; a store written before the migration is converted, and writes keep their per-index semantics."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.types import ERROR
+
+from orecast.checkpoint import open_checkpointer
+from orecast.checkpoint.postgres.saver import PostgresCheckpointer
+from tests.checkpoint.conftest import raw_sql
+from tests.checkpoint.graphs import human, tool_loop
+from tests.checkpoint.test_graphs import assert_same_as_memory
+
+
+def cfg(thread_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
+    configurable = {"thread_id": thread_id, "checkpoint_ns": ""}
+    if checkpoint_id:
+        configurable["checkpoint_id"] = checkpoint_id
+    return {"configurable": configurable}
+
+
+def count(url: str, sql: str) -> int:
+    return raw_sql(url, sql)[0][0]
+
+
+@pytest.mark.parametrize("store_url", ["postgres"], indirect=True)
+async def test_store_before_migration_007_is_converted(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    reference = tool_loop(InMemorySaver())
+    # The store as the previous orecast wrote it: every value a row, a row per write.
+    monkeypatch.setattr(PostgresCheckpointer, "inline_values", False)
+    big = "x" * 500  # a value too large for the checkpoint's row
+    async with open_checkpointer(store_url) as old:
+        graph = tool_loop(old)
+        for turn in range(3):
+            for g in (graph, reference):
+                await g.ainvoke({"messages": [human(turn)]}, {"configurable": {"thread_id": "t"}})
+        cp = empty_checkpoint()
+        cp["channel_values"] = {"big": big, "small": 7}
+        cp["channel_versions"] = {"big": "1.5", "small": "1.5"}
+        await old.aput(cfg("values"), cp, {"source": "input", "step": -1}, {"big": "1.5", "small": "1.5"})
+    monkeypatch.undo()
+    for sql in (
+        "CREATE TABLE old_writes AS SELECT * FROM writes",
+        "DROP VIEW writes",
+        "DROP TABLE task_writes",
+        "ALTER TABLE old_writes RENAME TO writes",
+        "ALTER TABLE writes ADD PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)",
+        "DELETE FROM orecast_migrations WHERE version >= 7",
+    ):
+        raw_sql(store_url, sql)
+    writes_before = raw_sql(store_url, "SELECT * FROM writes ORDER BY 1, 2, 3, 4, 5")
+    values_before = count(store_url, "SELECT count(*) FROM channel_values")
+    assert values_before > 20
+
+    async with open_checkpointer(store_url) as new:
+        # Writes: one row per task, read through the `writes` view exactly as before.
+        assert raw_sql(store_url, "SELECT * FROM writes ORDER BY 1, 2, 3, 4, 5") == writes_before
+        assert count(store_url, "SELECT count(*) FROM task_writes") < len(writes_before)
+        # Values: only the large one keeps a row; the small ones are in every checkpoint that has them.
+        assert raw_sql(store_url, "SELECT thread_id, channel FROM channel_values") == [("values", "big")]
+        docs = [
+            d if isinstance(d, dict) else json.loads(d)
+            for (d,) in raw_sql(store_url, "SELECT checkpoint FROM checkpoints WHERE thread_id = 't'")
+        ]
+        with_messages = [d for d in docs if "messages" in d["channel_versions"]]
+        assert len(with_messages) == len(docs) - 1  # all but the first input's
+        assert all(d["vals"]["messages"][0] == "items" for d in with_messages)
+        graph = tool_loop(new)
+        await assert_same_as_memory(graph, reference, "t")
+        assert (await new.aget_tuple(cfg("values"))).checkpoint["channel_values"] == {"big": big, "small": 7}
+        for turn in range(3, 5):
+            for g in (graph, reference):
+                await g.ainvoke({"messages": [human(turn)]}, {"configurable": {"thread_id": "t"}})
+        await assert_same_as_memory(graph, reference, "t")
+        before = (await graph.aget_state({"configurable": {"thread_id": "t"}})).values["messages"]
+        await new.aprune(["t"], strategy="keep_latest")
+        assert (await graph.aget_state({"configurable": {"thread_id": "t"}})).values["messages"] == before
+        await new.acopy_thread("t", "t2")
+        assert (await graph.aget_state({"configurable": {"thread_id": "t2"}})).values["messages"] == before
+
+
+async def test_writes_of_one_task_merge_by_index(saver) -> None:
+    """A task writing twice at one checkpoint: a regular write keeps the first value of its index, a
+    special one (an error) replaces it — as with a row per write."""
+    cp = empty_checkpoint()
+    cp["channel_values"] = {"v": 1}
+    cp["channel_versions"] = {"v": "1.1"}
+    config = await saver.aput(cfg("w"), cp, {"source": "input", "step": -1}, {"v": "1.1"})
+    await saver.aput_writes(config, [("a", 1)], "task-1")
+    await saver.aput_writes(config, [("a", 2), ("b", 3)], "task-1")
+    await saver.aput_writes(config, [("a", 1)], "task-1")  # the same again: nothing changes
+    await saver.aput_writes(config, [(ERROR, "first")], "task-2")
+    await saver.aput_writes(config, [(ERROR, "second")], "task-2")
+    saver.items.clear()
+    pending = (await saver.aget_tuple(config)).pending_writes
+    assert sorted(pending) == [("task-1", "a", 1), ("task-1", "b", 3), ("task-2", ERROR, "second")]
+
+
+async def test_small_values_live_in_the_checkpoint_row(saver, store_url: str) -> None:
+    graph = tool_loop(saver)
+    for turn in range(3):
+        await graph.ainvoke({"messages": [human(turn)]}, {"configurable": {"thread_id": "s"}})
+    if store_url.startswith("postgres"):
+        assert count(store_url, "SELECT count(*) FROM channel_values") == 0
+        # An unchanged value is copied into the next checkpoint's row: every checkpoint reads alone.
+        assert count(store_url, "SELECT count(*) FROM checkpoints WHERE checkpoint->'vals'->'messages' IS NULL") == 1
+    saver.items.clear()
+    history = [s async for s in graph.aget_state_history({"configurable": {"thread_id": "s"}})]
+    assert [len(s.values.get("messages", [])) for s in history[:5]] == [12, 11, 10, 9, 8]
