@@ -311,8 +311,16 @@ _STORE_DEFERRED_ITEMS = f"""stored_items AS (
     FROM json_array_elements(%(items)s::json) WITH ORDINALITY AS x (item, ord)
     WHERE {_SAME_THREAD}
 )"""
+# Whether the checkpoint was new is asked of the snapshot the statement started from (`earlier`), not
+# of the row's `xmax`, which PostgreSQL refuses on a partitioned table (deploy/postgres/
+# partition_by_month.sql partitions checkpoints too). Only the same checkpoint put twice at the very
+# same moment by two sessions would count twice; LangGraph puts a checkpoint id once.
 STORE_PUT = f"""
 WITH {_STORE_DEFERRED_ITEMS},
+earlier AS (
+    SELECT 1 FROM checkpoints
+    WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id = %(checkpoint_id)s
+),
 stored_values AS (
     INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, blob)
     SELECT %(thread_id)s, %(ns)s, x.channel, x.version, x.kind, x.value::jsonb, decode(x.blob, 'base64')
@@ -330,7 +338,7 @@ stored AS (
         parent_checkpoint_id = excluded.parent_checkpoint_id, checkpoint = excluded.checkpoint,
         metadata = excluded.metadata, run_id = excluded.run_id,
         schema_version = excluded.schema_version
-    RETURNING (xmax = 0) AS inserted
+    RETURNING NOT EXISTS (SELECT 1 FROM earlier) AS inserted
 )
 UPDATE threads SET
     -- Unchanged indexed columns let PostgreSQL update the row in place (HOT) instead of adding index
