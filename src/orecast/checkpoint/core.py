@@ -59,6 +59,31 @@ class Db(Protocol):
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
 
 
+def put_parameters(checkpoint_row: Sequence[Any], record: Sequence[Any]) -> dict[str, Any]:
+    """A put's checkpoint row and thread record (as `_store_put` gets them) as the named parameters of
+    the dialects that store a put with named-parameter statements (PostgreSQL, MySQL)."""
+    thread_id, ns, checkpoint_id, parent_id, checkpoint, metadata, run_id, schema_version = checkpoint_row
+    now, seed, head, clear, message_count, preview, root, _cid, _tid, incarnation = record
+    return {
+        "thread_id": thread_id,
+        "ns": ns,
+        "incarnation": incarnation,
+        "checkpoint_id": checkpoint_id,
+        "parent_id": parent_id,
+        "checkpoint": checkpoint,
+        "metadata": metadata,
+        "run_id": run_id,
+        "schema_version": schema_version,
+        "now": now,
+        "seed": seed,
+        "head": head,
+        "clear": clear,
+        "message_count": message_count,
+        "preview": preview,
+        "root": root,
+    }
+
+
 def utc_now() -> datetime:
     return datetime.now(UTC)
 

@@ -19,7 +19,7 @@ from asyncmy.constants import CLIENT, FIELD_TYPE
 from orecast.checkpoint import migrations
 from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.cache import ThreadItems
-from orecast.checkpoint.core import Db, StaleThreadError, utc_now
+from orecast.checkpoint.core import Db, StaleThreadError, put_parameters, utc_now
 from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
 from orecast.checkpoint.mysql import queries
@@ -505,27 +505,8 @@ class MysqlCheckpointer(OrecastCheckpointer):
     async def _store_put(
         self, db: _Db, value_rows: list[tuple[Any, ...]], checkpoint_row: Sequence[Any], record: Sequence[Any]
     ) -> bool:
-        thread_id, ns, checkpoint_id, parent_id, checkpoint, metadata, run_id, schema_version = checkpoint_row
-        now, seed, head, clear, message_count, preview, root, _cid, _tid, incarnation = record
-        params = {
-            "thread_id": thread_id,
-            "ns": ns,
-            "incarnation": incarnation,
-            "checkpoint_id": checkpoint_id,
-            "parent_id": parent_id,
-            "checkpoint": checkpoint,
-            "metadata": metadata,
-            "run_id": run_id,
-            "schema_version": schema_version,
-            "now": now,
-            "seed": seed,
-            "head": head,
-            "clear": clear,
-            "message_count": message_count,
-            "preview": preview,
-            "root": root,
-            **self._deferred_items(db),
-        }
+        params = {**put_parameters(checkpoint_row, record), **self._deferred_items(db)}
+        thread_id = params["thread_id"]
         statements: list[tuple[str, Any]] = [
             (queries.RECORD_PUT_IN_THREAD, params),
             (queries.REMEMBER_MATCHED, None),

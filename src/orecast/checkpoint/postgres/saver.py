@@ -17,7 +17,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from orecast.checkpoint.base import OrecastCheckpointer, PendingWrites
 from orecast.checkpoint.cache import ThreadItems
-from orecast.checkpoint.core import StaleThreadError
+from orecast.checkpoint.core import StaleThreadError, put_parameters
 from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
 from orecast.checkpoint.postgres import queries
@@ -237,32 +237,12 @@ class PostgresCheckpointer(OrecastCheckpointer):
         checkpoint_row: Sequence[Any],
         record: Sequence[Any],
     ) -> bool:
-        thread_id, ns, checkpoint_id, parent_id, checkpoint, metadata, run_id, schema_version = checkpoint_row
-        now, seed, head, clear, message_count, preview, root, _cid, _tid, incarnation = record
         rows = [
             {"channel": channel, "version": version, "kind": kind, "value": value, "blob": _b64(blob)}
             for _t, _ns, channel, version, kind, value, blob in value_rows
         ]
-        params = {
-            "thread_id": thread_id,
-            "ns": ns,
-            "incarnation": incarnation,
-            "rows": json_text(rows),
-            "checkpoint_id": checkpoint_id,
-            "parent_id": parent_id,
-            "checkpoint": checkpoint,
-            "metadata": metadata,
-            "run_id": run_id,
-            "schema_version": schema_version,
-            "now": now,
-            "seed": seed,
-            "head": head,
-            "clear": clear,
-            "message_count": message_count,
-            "preview": preview,
-            "root": root,
-            **self._deferred_items(db),
-        }
+        params = {**put_parameters(checkpoint_row, record), "rows": json_text(rows), **self._deferred_items(db)}
+        thread_id = params["thread_id"]
         try:
             stored = await db.fetchone(queries.STORE_PUT, params) is not None
         except errors.UniqueViolation:
