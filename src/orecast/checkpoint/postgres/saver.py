@@ -207,9 +207,12 @@ class PostgresCheckpointer(OrecastCheckpointer):
     async def _write_unit(self, thread_id: str) -> AsyncIterator[_Db]:
         # A thread this process has seen: no transaction, since a put (or put_writes) ends in one
         # atomic statement, and the item inserts before it are idempotent (an item nothing refers to
-        # is collected by prune). The first write of a thread also creates or reads its row.
-        async with self._connection(transaction=self.items.peek(thread_id) is None) as db:
-            db.defer_items = True
+        # is collected by prune). The first write of a thread also creates or reads its row, and finds
+        # its items by hash: with nothing cached, an item it takes for new may be stored already, and
+        # numbered here it would fail the put on its hash, again on the retry (which starts as empty).
+        seen = self.items.peek(thread_id) is not None
+        async with self._connection(transaction=not seen) as db:
+            db.defer_items = seen
             yield db
 
     def _deferred_items(self, db: _Db) -> dict[str, Any]:
