@@ -5,11 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import signal
-import subprocess
-import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -26,9 +21,9 @@ from orecast.agent.offline import OfflineAnalyst
 from orecast.agent.tools import dumps, latest_price
 from orecast.checkpoint import open_checkpointer
 from tests.agent.conftest import run_turn
+from tests.agent.test_crash_resume import ask_and_kill_mid_tools, resume
 from tests.checkpoint.conftest import raw_sql
 
-ROOT = Path(__file__).resolve().parents[2]
 PRICE_QUESTION = "铁矿石现在多少钱？"
 
 
@@ -227,36 +222,11 @@ async def test_an_audit_failure_never_breaks_the_call(
     assert "tool-call audit: could not write a row" in caplog.text
 
 
-def _runner(*args: str) -> list[str]:
-    return [sys.executable, "-m", "tests.agent.crash_runner", *args]
-
-
 @pytest.mark.slow
 def test_a_call_run_again_after_a_crash_is_attempt_two(store_url: str, tmp_path: Path) -> None:
     thread, log = str(uuid.uuid4()), tmp_path / "calls.log"
-    env = {**os.environ, "ORECAST_TEST_SLOW": "shfe_rebar_daily", "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}"}
-    env.pop("DEEPSEEK_API_KEY", None)
-    proc = subprocess.Popen(_runner(store_url, thread, str(log), "ask", "铁矿石和螺纹钢的最新价格"),
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            text = log.read_text() if log.exists() else ""
-            if "done iron_ore_wb_monthly" in text and "start shfe_rebar_daily" in text:
-                break
-            assert proc.poll() is None, proc.communicate()[0].decode()
-            time.sleep(0.1)
-        else:
-            pytest.fail("the two tool calls never got going")
-        time.sleep(1.0)  # let the finished call's row and result reach the store
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    env.pop("ORECAST_TEST_SLOW")
-    done = subprocess.run(_runner(store_url, thread, str(log), "resume"), cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=180)
+    ask_and_kill_mid_tools(store_url, thread, log)
+    done = resume(store_url, thread, log)
     assert done.returncode == 0, done.stderr
 
     async def rows() -> list[Any]:

@@ -21,18 +21,20 @@ def runner(*args: str) -> list[str]:
     return [sys.executable, "-m", "tests.agent.crash_runner", *args]
 
 
-@pytest.mark.slow
-def test_resume_after_kill_does_not_rerun_finished_tools(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'crash.sqlite3'}"
-    thread, log = str(uuid.uuid4()), tmp_path / "calls.log"
-    env = {**os.environ, "ORECAST_TEST_SLOW": "shfe_rebar_daily", "PYTHONPATH": str(ROOT)}
+def runner_env() -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}"}
     env.pop("DEEPSEEK_API_KEY", None)
-    proc = subprocess.Popen(
-        runner(url, thread, str(log), "ask", "铁矿石和螺纹钢的最新价格"),
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )
+    return env
+
+
+def ask_and_kill_mid_tools(url: str, thread: str, log: Path) -> None:
+    """Ask for two prices in a child process and kill it (-9) once one call finished and the other
+    (slowed down) has started."""
+    env = {**runner_env(), "ORECAST_TEST_SLOW": "shfe_rebar_daily"}
+    proc = subprocess.Popen(runner(url, thread, str(log), "ask", "铁矿石和螺纹钢的最新价格"),
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             text = log.read_text() if log.exists() else ""
             if "done iron_ore_wb_monthly" in text and "start shfe_rebar_daily" in text:
@@ -47,12 +49,23 @@ def test_resume_after_kill_does_not_rerun_finished_tools(tmp_path: Path) -> None
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def resume(url: str, thread: str, log: Path) -> subprocess.CompletedProcess[str]:
+    """Finish the killed run in a new child process (nothing slowed down)."""
+    return subprocess.run(runner(url, thread, str(log), "resume"), cwd=ROOT, env=runner_env(),
+                          capture_output=True, text=True, timeout=180)
+
+
+@pytest.mark.slow
+def test_resume_after_kill_does_not_rerun_finished_tools(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'crash.sqlite3'}"
+    thread, log = str(uuid.uuid4()), tmp_path / "calls.log"
+    ask_and_kill_mid_tools(url, thread, log)
     assert sorted(log.read_text().splitlines()) == [
         "done iron_ore_wb_monthly", "start iron_ore_wb_monthly", "start shfe_rebar_daily"]
 
-    env.pop("ORECAST_TEST_SLOW")
-    done = subprocess.run(runner(url, thread, str(log), "resume"), cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = resume(url, thread, log)
     assert done.returncode == 0, done.stderr
     calls = log.read_text().splitlines()
     assert calls.count("start iron_ore_wb_monthly") == 1, calls

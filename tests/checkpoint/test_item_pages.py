@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
@@ -109,12 +110,12 @@ async def test_migration_003_converts_existing_items(fresh_postgres_url: str) ->
 
 
 
-async def test_items_numbered_meanwhile_elsewhere(fresh_postgres_url: str) -> None:
+async def items_numbered_meanwhile_elsewhere(url: str, items: Callable[[str, str], list[tuple[int, str]]]) -> None:
     """A saver numbers new items from the thread's next number as it last saw it. When another process
     numbered items since (here: a second saver, and a stale number set by hand, as a write racing
-    between the first saver's read and its write), the statement fails as a whole, the write starts
-    again with numbers from the database, and nothing is lost or numbered twice."""
-    url = fresh_postgres_url
+    between the first saver's read and its write), the write's statement stores nothing, the write
+    starts again with numbers from the database, and nothing is lost or numbered twice. `items(url,
+    thread)`: the thread's (item number, message text) rows. Also run on MySQL (test_mysql_batches)."""
     async with open_checkpointer(url) as first, open_checkpointer(url) as second:
         await _chat(first, "shared", 2)
         await _chat(second, "shared", 2, start=2)  # items 9-16, unknown to `first`
@@ -129,6 +130,15 @@ async def test_items_numbered_meanwhile_elsewhere(fresh_postgres_url: str) -> No
             assert ("task-late", "messages", [late]) in pending
         messages = await _chat(first, "shared", 1, start=4)
     assert [m.id for m in messages if m.type == "human"] == [human(t).id for t in range(5)]
-    numbers = raw_sql(url, "SELECT item_no, value->'data'->>'content' FROM items WHERE thread_id = 'shared'")
+    numbers = items(url, "shared")
     assert len(numbers) == len({n for n, _ in numbers}) == 4 * 5 + 1
     assert (17, "a late write") in numbers
+
+
+async def test_items_numbered_meanwhile_elsewhere(fresh_postgres_url: str) -> None:
+    await items_numbered_meanwhile_elsewhere(
+        fresh_postgres_url,
+        lambda url, thread: raw_sql(
+            url, "SELECT item_no, value->'data'->>'content' FROM items WHERE thread_id = %s", (thread,)
+        ),
+    )

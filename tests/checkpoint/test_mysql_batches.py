@@ -19,19 +19,9 @@ from orecast.checkpoint import open_checkpointer
 from orecast.checkpoint.mysql import saver as mysql_saver
 from orecast.checkpoint.mysql.saver import connect_kwargs
 from tests.checkpoint.conftest import raw_sql
-from tests.checkpoint.graphs import human, tool_loop
+from tests.checkpoint.graphs import human
+from tests.checkpoint.test_item_pages import _chat, cfg, items_numbered_meanwhile_elsewhere
 from tests.checkpoint.test_upcast import V2, write_v1_thread
-
-
-def cfg(thread_id: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread_id}}
-
-
-async def _chat(saver: Any, thread_id: str, turns: int, start: int = 0) -> list[Any]:
-    graph = tool_loop(saver)
-    for turn in range(start, start + turns):
-        await graph.ainvoke({"messages": [human(turn, f"question {turn}")]}, cfg(thread_id))
-    return (await graph.aget_state(cfg(thread_id))).values["messages"]
 
 
 def _items(url: str, thread_id: str) -> list[tuple[int, str]]:
@@ -69,27 +59,8 @@ async def test_a_turn_is_one_round_trip_per_write(fresh_mysql_url: str, monkeypa
 
 
 async def test_items_numbered_meanwhile_elsewhere(fresh_mysql_url: str) -> None:
-    """A write numbers new items from the thread's next number as this saver last saw it. When another
-    process numbered items since, the batch's first statement matches no row, nothing is stored, and
-    the write starts again with numbers from the database."""
-    url = fresh_mysql_url
-    async with open_checkpointer(url) as first, open_checkpointer(url) as second:
-        await _chat(first, "shared", 2)
-        await _chat(second, "shared", 2, start=2)  # items 9-16, unknown to `first`
-        tup = await first.aget_tuple(cfg("shared"))
-        assert first.items.peek("shared").next_item == 17
-        first.items.peek("shared").next_item = 9  # as if read before `second` wrote
-        late = AIMessage(content="a late write", id="late")
-        await first.aput_writes(tup.config, [("messages", [late])], task_id="task-late")
-        assert first.items.peek("shared").next_item == 18
-        for saver in (first, second):
-            pending = (await saver.aget_tuple(tup.config)).pending_writes
-            assert ("task-late", "messages", [late]) in pending
-        messages = await _chat(first, "shared", 1, start=4)
-    assert [m.id for m in messages if m.type == "human"] == [human(t).id for t in range(5)]
-    numbers = _items(url, "shared")
-    assert len(numbers) == len({n for n, _ in numbers}) == 4 * 5 + 1
-    assert (17, "a late write") in numbers
+    # On MySQL the batch's first statement (the thread's row) matches no row: nothing is stored.
+    await items_numbered_meanwhile_elsewhere(fresh_mysql_url, _items)
 
 
 async def test_item_stored_before_this_process_saw_it(fresh_mysql_url: str) -> None:

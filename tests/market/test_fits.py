@@ -10,8 +10,6 @@ import pytest
 
 from orecast.market import fits, load_series
 
-statsmodels = pytest.importorskip("statsmodels")
-
 ORIGINS = (130, 187, 230)  # iron ore prefixes: non-seasonal and seasonal ETS, both Theta kinds
 
 
