@@ -194,8 +194,9 @@ class SaverCore(BaseCheckpointSaver[str]):
             attrs["schema_version"] = property(lambda _view: schema.version)
         view = object.__new__(type(base.__name__, (base,), attrs))
         view.__dict__ = self.__dict__
-        # Kept so that watching the saver later (`observe.observe`) watches the views graphs already use.
-        self.__dict__.setdefault("_state_views", []).append((view, attrs))
+        # Known, weakly (an export makes a view per thread), so that watching the saver later
+        # (`observe.observe`) watches the views graphs already use.
+        self.__dict__.setdefault("_state_views", weakref.WeakKeyDictionary())[view] = attrs
         return view
 
     def with_allowlist(self, extra_allowlist: Any) -> SaverCore:

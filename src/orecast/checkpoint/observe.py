@@ -61,7 +61,7 @@ def observe(
         observed = type(base.__name__, (base,), {**overrides, "__qualname__": base.__qualname__})
         saver.__class__ = observed
         # Views of this saver for a graph's state schema (`with_state_schema`), made before: watched too.
-        for view, attrs in saver.__dict__.get("_state_views", ()):
+        for view, attrs in list(saver.__dict__.get("_state_views", {}).items()):
             view.__class__ = type(observed.__name__, (observed,), {**attrs, "_state_view_of": observed})
 
 
