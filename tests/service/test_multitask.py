@@ -129,8 +129,9 @@ def checkpoints_of(db_url: str, run_id: str) -> int:
 
 
 async def test_a_rollback_whose_process_died_is_finished_by_the_next_run(server, db_url) -> None:
-    """The process driving a run dies after another process's admission asked for the run's rollback and
-    before it erased the run: the process that runs next erases it (its checkpoints and its row) first."""
+    """The process driving a run dies, another process's admission asks for the run's rollback, and
+    nobody is left to erase the run: the process that runs next erases it (its checkpoints and its row)
+    first."""
     # it would notice a cancel only after a minute: it is killed before it can erase its run
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "ORECAST_CANCEL_POLL_SECONDS": "60"}
     env.pop("ORECAST_API_KEYS", None)
@@ -153,9 +154,13 @@ async def test_a_rollback_whose_process_died_is_finished_by_the_next_run(server,
             await asyncio.sleep(0.02)
         assert checkpoints_of(db_url, erased["run_id"]), "the run to erase stored its input"
 
-        after = await b.runs.create(tid, ECHO, input=say("after", delay=0), multitask_strategy="rollback")
-        doomed.kill()  # the rollback is asked for in the database; its process dies before erasing
+        # Killed first: the heir expires runs whose heartbeat is 1 s old (`stale_run_seconds`), and the
+        # living process's own heartbeat comes every 5 s, so asked first, the heir could expire and erase
+        # the run while that process still wrote the run's last checkpoint (which then became the head).
+        # In the database it is the same: a running run, its rollback asked for, nobody to erase it.
+        doomed.kill()
         doomed.wait(30)
+        after = await b.runs.create(tid, ECHO, input=say("after", delay=0), multitask_strategy="rollback")
         values = await b.runs.join(tid, after["run_id"])
         assert contents(values) == ["kept", "echo: kept", "after", "echo: after"]
         assert checkpoints_of(db_url, erased["run_id"]) == 0
