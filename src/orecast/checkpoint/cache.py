@@ -71,6 +71,40 @@ def unchanged(obj: Any, pristine: Any) -> bool:
     return bool(obj == pristine)
 
 
+# What `unchanged` compares of a message, fetched in C for a whole list at once.
+_MESSAGE_STATE = operator.attrgetter("__dict__", "__pydantic_extra__", "__pydantic_private__")
+
+
+def compared_state(pristine: Any) -> tuple[type, Any]:
+    """What `all_unchanged` compares an object with: its pristine copy's type and, for a message, the
+    fields `unchanged` compares (fetched once: a pristine copy never changes), else the copy itself."""
+    return type(pristine), _MESSAGE_STATE(pristine) if isinstance(pristine, BaseMessage) else pristine
+
+
+def all_unchanged(objs: list[Any], states: list[tuple[type, Any]]) -> bool:
+    """`unchanged` for each object against the `compared_state` of its pristine copy, as one C-level
+    comparison of two lists where it can.
+
+    A put checks the whole message list against the pristine copies (and a read the items it hands
+    out): a Python call per message cost more than the comparison itself, and made a long thread's
+    turns dearer than a short one's.
+    """
+    kinds = set(map(type, objs))
+    if all(issubclass(t, BaseMessage) for t in kinds):
+        return list(zip(map(type, objs), map(_MESSAGE_STATE, objs), strict=True)) == states
+    if not any(issubclass(t, BaseMessage) for t in kinds):
+        return list(zip(map(type, objs), objs, strict=True)) == states
+    return all(map(_unchanged_from_state, objs, states))
+
+
+def _unchanged_from_state(obj: Any, state: tuple[type, Any]) -> bool:
+    if type(obj) is not state[0]:
+        return False
+    if isinstance(obj, BaseMessage):
+        return bool(_MESSAGE_STATE(obj) == state[1])
+    return bool(obj == state[1])
+
+
 def _clone(value: Any) -> Any:
     t = type(value)
     if t in _ATOMS:
@@ -100,6 +134,8 @@ class ThreadItems:
     incarnation: str
     by_number: dict[int, Any] = field(default_factory=dict)
     pristine: dict[int, Any] = field(default_factory=dict)
+    # `compared_state` of each pristine copy
+    states: dict[int, tuple[type, Any]] = field(default_factory=dict)
     by_hash: dict[str, int] = field(default_factory=dict)
     # id(obj) -> (obj, item_no); holding obj keeps id() unique while cached.
     by_identity: dict[int, tuple[Any, int]] = field(default_factory=dict)
@@ -149,13 +185,15 @@ class ThreadItems:
         if number not in self.pristine:
             self.by_number[number] = obj
             self.pristine[number] = pristine
+            self.states[number] = compared_state(pristine)
             self.by_identity[id(obj)] = (obj, number)
 
     def stored(self, number: int, obj: Any, digest: str) -> None:
         """Item `number` is what the graph's `obj` was when stored; readers get copies, never `obj`."""
         self.by_hash[digest] = number
         if number not in self.pristine:
-            self.pristine[number] = pristine_copy(obj)
+            self.pristine[number] = pristine = pristine_copy(obj)
+            self.states[number] = compared_state(pristine)
         self.by_identity[id(obj)] = (obj, number)
 
     def item(self, number: int) -> Any:
@@ -169,6 +207,15 @@ class ThreadItems:
         self.by_number[number] = fresh
         self.by_identity[id(fresh)] = (fresh, number)
         return fresh
+
+    def items(self, numbers: list[int]) -> list[Any]:
+        """`item` of each number: the objects readers share, checked in one go when none was edited."""
+        objs = list(map(self.by_number.get, numbers))
+        for i in [i for i, obj in enumerate(objs) if obj is None]:
+            objs[i] = self.item(numbers[i])  # stored by this process, never read: a first copy
+        if all_unchanged(objs, list(map(self.states.__getitem__, numbers))):
+            return objs
+        return list(map(self.item, numbers))
 
     def number_of(self, obj: Any) -> int | None:
         """The item number of an object stored or read before, if it is the very same, unchanged object."""
@@ -191,8 +238,8 @@ class ThreadItems:
             if last is None or len(last[0]) > len(values):
                 continue
             objs, ranges = last
-            if all(map(operator.is_, objs, values)) and all(
-                map(unchanged, objs, map(self.pristine.__getitem__, from_ranges(ranges)))
+            if all(map(operator.is_, objs, values)) and all_unchanged(
+                objs, list(map(self.states.__getitem__, from_ranges(ranges)))
             ):
                 return len(objs), ranges
         return 0, []

@@ -119,6 +119,13 @@ def count_messages(values: list[Any]) -> tuple[int, int, str | None]:
     clear, delta = 0, 0
     written: list[BaseMessage] = []
     for value in values:
+        if type(value) is list and all(
+            issubclass(t, BaseMessage) and not issubclass(t, RemoveMessage) for t in set(map(type, value))
+        ):
+            # by type, in C: a subgraph's output writes the thread's whole list back to its parent
+            delta += len(value)
+            written += value
+            continue
         for message in value if isinstance(value, list) else [value]:
             if isinstance(message, RemoveMessage):
                 if message.id == REMOVE_ALL_MESSAGES:

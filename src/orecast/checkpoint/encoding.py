@@ -267,7 +267,8 @@ def is_item_list(value: Any) -> bool:
     """Lists of messages or dicts are stored as item references (one row per element, stored once)."""
     if type(value) is not list or not value:
         return False
-    return all(isinstance(v, BaseMessage | dict) for v in value)
+    # by type, in C: a subgraph's input and output hold the thread's whole list
+    return all(issubclass(t, BaseMessage | dict) for t in set(map(type, value)))
 
 
 # PostgreSQL prints JSONB with a space after the colon, SQLite keeps our compact text.

@@ -30,7 +30,6 @@ from orecast.checkpoint.encoding import (
     is_item_list,
     item_hash,
     json_text,
-    to_ranges,
     wrap_delta,
 )
 
@@ -73,14 +72,17 @@ class ValueStore(SaverCore):
                 if key and remember:
                     thread.remember_list(key, value, ranges)
                 return Stored(KIND_ITEMS, json_text(ranges))
-        if type(value) is dict and any(is_item_list(v) for v in value.values()):
-            # e.g. the graph input {"messages": [...]}: its messages are items like the channel's
-            refs = dict(value)
-            for name, entry in value.items():
-                if is_item_list(entry):
-                    numbers = await self._item_numbers(db, thread, thread_id, entry)
-                    refs[name] = ItemRefs(to_ranges(numbers))
-            return self._json(refs)
+        if type(value) is dict:
+            lists = {name: entry for name, entry in value.items() if is_item_list(entry)}
+            if lists:
+                # e.g. the graph input {"messages": [...]}: its messages are items like the channel's.
+                # A subgraph's input holds its parent's whole list: matched like the channel of that name.
+                refs = dict(value)
+                for name, entry in lists.items():
+                    known, ranges = thread.known_prefix((key[0], name), entry) if key else (0, [])
+                    numbers = await self._item_numbers(db, thread, thread_id, entry[known:])
+                    refs[name] = ItemRefs(extend_ranges(ranges, numbers))
+                return self._json(refs)
         return self._json(value)
 
     async def _item_numbers(
@@ -174,22 +176,23 @@ class ValueStore(SaverCore):
         if checked is None:
             checked = {}
 
-        def item(number: int) -> Any:
-            obj = checked.get(number, MISSING)
-            if obj is MISSING:
-                obj = checked[number] = thread.item(number)
-            return obj
+        def items(numbers: list[int]) -> list[Any]:
+            if checked.keys() >= set(numbers):  # a history page: its lists share most items
+                return list(map(checked.__getitem__, numbers))
+            objs = thread.items(numbers)
+            checked.update(zip(numbers, objs, strict=True))
+            return objs
 
         if kind == KIND_JSON:
             decoded = self.codec.loads(value)
             if type(decoded) is dict:
                 for name, entry in decoded.items():
                     if type(entry) is ItemRefs:
-                        decoded[name] = [item(n) for n in from_ranges(entry.ranges)]
+                        decoded[name] = items(from_ranges(entry.ranges))
             return decoded
         if kind == KIND_ITEMS:
             ranges = json.loads(value) if isinstance(value, str) else value
-            return [item(n) for n in from_ranges(ranges)]
+            return items(from_ranges(ranges))
         if kind == KIND_SERDE:
             type_tag = json.loads(value) if isinstance(value, str) else value
             return self.serde.loads_typed((type_tag, bytes(blob or b"")))
