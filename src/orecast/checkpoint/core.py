@@ -92,11 +92,20 @@ def as_datetime(value: Any) -> datetime:
     return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
+PREVIEW_CHARS = 200
+PREVIEW_SCAN = 1000  # characters of a message's text read for its preview, unless they collapse to fewer
+
+
 def message_text(message: Any) -> str | None:
     if not isinstance(message, BaseMessage):
         return None
     content = message.content
     if isinstance(content, str):
+        # A preview is 200 characters of the text with its whitespace collapsed, which the start of a
+        # long message gives as well (the collapsed start is a prefix of the collapsed whole).
+        start = " ".join(content[:PREVIEW_SCAN].replace("\x00", " ").split())
+        if len(start) >= PREVIEW_CHARS:
+            return start[:PREVIEW_CHARS]
         text = content
     else:
         text = " ".join(
@@ -107,7 +116,7 @@ def message_text(message: Any) -> str | None:
     text = " ".join(text.replace("\x00", " ").split())
     if not text and getattr(message, "tool_calls", None):
         text = "→ " + ", ".join(call["name"] for call in message.tool_calls)
-    return text[:200] or None
+    return text[:PREVIEW_CHARS] or None
 
 
 def count_messages(values: list[Any]) -> tuple[int, int, str | None]:
@@ -329,12 +338,18 @@ def with_short_versions(checkpoint: dict[str, Any]) -> dict[str, Any]:
     """
     versions = checkpoint.get("channel_versions", {})
     seen = checkpoint.get("versions_seen", {})
-    if any(type(v) is str and _SHORT_VERSION.match(v) for v in versions.values()) or any(
-        type(v) is str and _SHORT_VERSION.match(v) for node in seen.values() for v in node.values()
-    ):
-        return checkpoint
-    short = {c: _short(v) for c, v in versions.items()}
-    short_seen = {n: {c: _short(v) for c, v in node.items()} for n, node in seen.items()}
+    # Each distinct string once: versions_seen repeats the channel versions.
+    shortened: dict[str, str] = {}
+    for version in (*versions.values(), *(v for node in seen.values() for v in node.values())):
+        if type(version) is str and version not in shortened:
+            short = _short(version)
+            if short is version and _SHORT_VERSION.match(version):
+                return checkpoint  # (a padded version never has the short form)
+            shortened[version] = short
+    short = {c: shortened.get(v, v) if type(v) is str else v for c, v in versions.items()}
+    short_seen = {
+        n: {c: shortened.get(v, v) if type(v) is str else v for c, v in node.items()} for n, node in seen.items()
+    }
     if short != versions or short_seen != seen:
         checkpoint["channel_versions"], checkpoint["versions_seen"] = short, short_seen
         checkpoint[SHORT_VERSIONS] = 1

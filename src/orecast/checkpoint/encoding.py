@@ -150,6 +150,18 @@ def _plain_float(value: float) -> bool:
     return "e" not in text and "E" not in text
 
 
+def _plain_keys(value: dict[Any, Any]) -> bool:
+    """Whether every key is a str without NUL (checked in C: every stored dict goes through here)."""
+    kinds = set(map(type, value))
+    return kinds <= _STR_TYPE and "\x00" not in "".join(value)
+
+
+_STR_TYPE = frozenset((str,))
+# Leaves `to_tree` returns as they are, as do str without NUL: containers check them inline, a call
+# less per leaf (most of a checkpoint's and a message's tree).
+_SAME_IN_TREE = frozenset((int, bool, type(None)))
+
+
 def _jsonb_key_order(key: str) -> tuple[int, bytes]:
     encoded = key.encode("utf-8")
     return (len(encoded), encoded)
@@ -180,11 +192,17 @@ class TaggedJson:
         if t is float:
             return value if _plain_float(value) else {TAG: "float", "v": repr(value)}
         if t is list:
-            return [self.to_tree(v) for v in value]
+            return [
+                v if (type(v) is str and "\x00" not in v) or type(v) in _SAME_IN_TREE else self.to_tree(v)
+                for v in value
+            ]
         if t is dict:
-            if TAG in value or ORDER in value or not all(type(k) is str and "\x00" not in k for k in value):
+            if TAG in value or ORDER in value or not _plain_keys(value):
                 return {TAG: "dict", "v": [[self.to_tree(k), self.to_tree(v)] for k, v in value.items()]}
-            tree = {k: self.to_tree(v) for k, v in value.items()}
+            tree = {
+                k: v if (type(v) is str and "\x00" not in v) or type(v) in _SAME_IN_TREE else self.to_tree(v)
+                for k, v in value.items()
+            }
             if self.keep_key_order and len(value) > 1:
                 keys = list(value)
                 if keys != sorted(keys, key=_jsonb_key_order):
@@ -203,7 +221,10 @@ class TaggedJson:
         # Defaults are left out (the class is stored), which halves a typical message's size.
         data = message.model_dump(exclude_defaults=True)
         # The fields go back as keyword arguments: their order does not matter, their values' does.
-        fields = {k: self.to_tree(v) for k, v in data.items()}
+        fields = {
+            k: v if (type(v) is str and "\x00" not in v) or type(v) in _SAME_IN_TREE else self.to_tree(v)
+            for k, v in data.items()
+        }
         return {TAG: "msg", "cls": type(message).__name__, "data": fields}
 
     def _serde_leaf(self, value: Any) -> dict[str, str]:

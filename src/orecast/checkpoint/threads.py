@@ -17,6 +17,7 @@ from orecast.checkpoint.core import (
     as_datetime,
     utc_now,
 )
+from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.filters import check_metadata_filter
 from orecast.checkpoint.ids import check_id
 
@@ -118,7 +119,7 @@ class ThreadsMixin(SaverCore):
             for k, v in metadata.items()
             if k not in CHECKPOINT_ONLY_METADATA and isinstance(v, str | int | float | bool)
         }
-        return json.dumps(seed, ensure_ascii=False)
+        return json_text(seed)
 
     def _thread_from_row(self, row: Sequence[Any]) -> ThreadInfo:
         metadata = row[3]

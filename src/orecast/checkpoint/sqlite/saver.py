@@ -542,7 +542,9 @@ class SqliteCheckpointer(OrecastCheckpointer):
     @staticmethod
     def _ts(value: datetime) -> str:
         # isoformat is several times cheaper than strftime, and writes the same text for UTC
-        return value.astimezone(UTC).isoformat(timespec="microseconds")
+        if value.tzinfo is not UTC:
+            value = value.astimezone(UTC)
+        return value.isoformat(timespec="microseconds")
 
     def _json_param(self, text: str) -> str:
         return text
