@@ -285,13 +285,12 @@ class SaverCore(BaseCheckpointSaver[str]):
 # `random.random()`). Stores written by earlier orecast versions hold floats, count + random / 10**6
 # (e.g. 3.139121); they are read as "<count, 32 digits>.<random, 6 digits>" and their values stay
 # stored under the float's text, which `version_key` computes back from that string.
-_FLOAT_VERSION = re.compile(r"^(\d{32})\.(\d{6})$")
 # Stored, a version drops the leading zeros of its count ("15.5719447354942698"): a checkpoint row
 # holds about ten versions, and the zeros were a third of its bytes. LangGraph always gets them back
 # padded. A checkpoint stored so says `SHORT_VERSIONS`; the `version` column of channel values holds the
 # short form (`version_key`; migrations sqlite/003, postgres/004 shortened older rows).
-_PADDED_VERSION = re.compile(r"^(\d{32})(\.\d{16})$")
-_SHORT_VERSION = re.compile(r"^(0|[1-9]\d{0,30})(\.\d{16})$")
+# The shapes are told apart by string methods rather than regular expressions: every put and read
+# checks every version of its checkpoint (`isdecimal` is what `\d` matches).
 SHORT_VERSIONS = "short_versions"
 
 
@@ -310,23 +309,42 @@ def version_string(version: str | float | int) -> str | float | int:
     return f"{count:032d}.{fraction:06d}"
 
 
+def _padded_parts(version: str) -> tuple[str, str] | None:
+    """(count, "." + random) of a version "<32 digits>.<16 digits>", else None."""
+    if len(version) == 49 and version[32] == "." and version[:32].isdecimal() and version[33:].isdecimal():
+        return version[:32], version[32:]
+    return None
+
+
+def _short_parts(version: str) -> tuple[str, str] | None:
+    """(count, "." + random) of a short version: a count without leading zeros (1–31 digits), then
+    "." and 16 digits; else None."""
+    size = len(version)
+    if not (18 <= size <= 48 and version[-17] == "." and version[-16:].isdecimal()):
+        return None
+    count = version[:-17]
+    if count != "0" and not (count[0] in "123456789" and (len(count) == 1 or count[1:].isdecimal())):
+        return None
+    return count, version[-17:]
+
+
 def _short(version: Any) -> Any:
-    padded = _PADDED_VERSION.match(version) if type(version) is str else None
-    return version if padded is None else (padded[1].lstrip("0") or "0") + padded[2]
+    padded = _padded_parts(version) if type(version) is str else None
+    return version if padded is None else (padded[0].lstrip("0") or "0") + padded[1]
 
 
 def _padded(version: Any) -> Any:
-    short = _SHORT_VERSION.match(version) if type(version) is str else None
-    return version if short is None else short[1].zfill(32) + short[2]
+    short = _short_parts(version) if type(version) is str else None
+    return version if short is None else short[0].zfill(32) + short[1]
 
 
 def version_key(version: str | float | int) -> str:
     """The `version` column of a channel value stored under `version`."""
     if not isinstance(version, str):
         return str(version)
-    old = _FLOAT_VERSION.match(version)
-    if old is not None:
-        return str(int(old[1]) + int(old[2]) / 1_000_000)
+    # an earlier orecast's float version, read as "<count, 32 digits>.<random, 6 digits>"
+    if len(version) == 39 and version[32] == "." and version[:32].isdecimal() and version[33:].isdecimal():
+        return str(int(version[:32]) + int(version[33:]) / 1_000_000)
     return _short(version)
 
 
@@ -343,7 +361,7 @@ def with_short_versions(checkpoint: dict[str, Any]) -> dict[str, Any]:
     for version in (*versions.values(), *(v for node in seen.values() for v in node.values())):
         if type(version) is str and version not in shortened:
             short = _short(version)
-            if short is version and _SHORT_VERSION.match(version):
+            if short is version and _short_parts(version) is not None:
                 return checkpoint  # (a padded version never has the short form)
             shortened[version] = short
     short = {c: shortened.get(v, v) if type(v) is str else v for c, v in versions.items()}

@@ -24,6 +24,8 @@ MAX_KEY_BYTES = 256
 
 def check_id(value: Any, what: str, limit: int = MAX_ID_BYTES) -> str:
     """`value` as the text the store keeps, or a ValueError saying why it cannot be kept."""
+    if type(value) is str and value.isascii() and len(value) <= limit and "\x00" not in value:
+        return value  # the usual id, checked for every put and read: ASCII is its own UTF-8
     text = str(value)
     shown = repr(text[:40]) + ("…" if len(text) > 40 else "")
     if "\x00" in text:
