@@ -5,6 +5,8 @@ rows instead (`saver.py`). Lists travel as one JSON parameter expanded by `JSON_
 VARBINARY so that the joins use the binary primary keys.
 """
 
+import re
+
 TABLES = ("threads", "checkpoints", "channel_values", "items", "writes", "tool_call_audit")
 
 CREATE_MIGRATIONS = """
@@ -454,3 +456,20 @@ NOTE_WRITE_VERSION = f"""
 UPDATE checkpoints SET schema_version = %(checkpoint_version)s, checkpoint = %(noted_checkpoint)s
 WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id = %(checkpoint_id)s
   AND {_MATCHED}"""
+
+# -- the statements above, prepared once per connection -------------------------------------------
+# A batch sends each of them as `EXECUTE name USING <its parameters>` after the connection prepared it
+# (`saver._Db.batch`): the server parses a short statement instead of the long one every time.
+_NAMED = re.compile(r"%\((\w+)\)s")
+PREPARED = {
+    sql: (name, _NAMED.sub("?", sql), tuple(_NAMED.findall(sql)))
+    for name, sql in (
+        ("orecast_record_put", RECORD_PUT_IN_THREAD),
+        ("orecast_record_writes", RECORD_WRITES_IN_THREAD),
+        ("orecast_store_items", STORE_ITEMS),
+        ("orecast_store_values", STORE_CHANNEL_VALUES),
+        ("orecast_store_checkpoint", STORE_CHECKPOINT),
+        ("orecast_store_writes", STORE_WRITES),
+        ("orecast_store_special_writes", STORE_SPECIAL_WRITES),
+    )
+}

@@ -23,6 +23,7 @@ from orecast.checkpoint.core import Db, StaleThreadError, put_parameters, utc_no
 from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
 from orecast.checkpoint.mysql import queries
+from orecast.checkpoint.mysql.groups import BEGIN, COMMIT, GroupWriter
 from orecast.checkpoint.postgres.timeouts import Timeouts
 from orecast.checkpoint.upcast import WRITE_VERSIONS
 
@@ -46,8 +47,6 @@ ER_QUERY_TIMEOUT = 3024  # MySQL max_execution_time
 ER_NET_PACKET_TOO_LARGE = 1153
 CONNECTION_LOST = {2002, 2003, 2006, 2013, 2055, 1053, 1927}
 CLIENT_ERRORS = 2000  # the driver's own error numbers start here; below are the server's
-BEGIN = "BEGIN"
-COMMIT = "COMMIT"
 
 
 class Deadlock(StoreError):
@@ -110,6 +109,8 @@ def store_error(exc: BaseException, timeouts: Timeouts) -> StoreError | None:
 class _Db:
     """One connection; `execute` tells the rows a statement matched (the connections say FOUND_ROWS)."""
 
+    grouped = False  # see `_GroupedDb`
+
     def __init__(self, conn: Any, transaction: bool) -> None:
         self.conn = conn
         self.in_transaction = transaction  # the connection's BEGIN was sent by `_connection`
@@ -124,6 +125,8 @@ class _Db:
         # Any other write (migrate-state's, say) stores its items at once (`_store_items`).
         self.defer_items = False
         self.last_rows: list[tuple[Any, ...]] = []  # the rows of a batch's last statement
+        self.completed: list[int] = []  # the answers of a batch read so far (those before an error)
+        self.prepared: set[str] | None = None
 
     async def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> int:
         async with self.conn.cursor() as cur:
@@ -151,7 +154,24 @@ class _Db:
         literal = self.conn.literal
         escaped: dict[int, Any] = {}  # statements of a batch share their parameters: escaped once
         parts = []
+        own = []  # per part: whether it is one of `statements` (not a PREPARE the batch added)
+        prepared = self.prepared
+        new_names = []
         for statement, params in statements:
+            prep = queries.PREPARED.get(statement) if prepared is not None else None
+            if prep is not None:
+                name, text, names = prep
+                if name not in prepared:
+                    parts.append(f"PREPARE {name} FROM {literal(text)}")
+                    own.append(False)
+                    prepared.add(name)
+                    new_names.append(name)
+                if id(params) not in escaped:
+                    escaped[id(params)] = {key: literal(value) for key, value in params.items()}
+                values = escaped[id(params)]
+                parts.append(f"EXECUTE {name} USING {', '.join([values[n] for n in names])}")
+                own.append(True)
+                continue
             if params:
                 if id(params) not in escaped:
                     if isinstance(params, Mapping):
@@ -160,15 +180,28 @@ class _Db:
                         escaped[id(params)] = tuple(literal(value) for value in params)
                 statement = statement % escaped[id(params)]
             parts.append(statement)
+            own.append(True)
         sql = ";\n".join(parts)
         cur = self.conn.cursor()
         self.unread = True
         self.began = self.began or statements[0][0] == BEGIN
+        self.completed = counts = []
+        answered = 0
         try:
-            counts = [await cur.execute(sql)]
-            while await cur.nextset():
-                counts.append(cur.rowcount)
-        except errors.Error as exc:
+            rows = await cur.execute(sql)
+            while True:
+                if own[answered]:
+                    counts.append(rows)
+                answered += 1
+                if not await cur.nextset():
+                    break
+                rows = cur.rowcount
+        except BaseException as exc:
+            if prepared is not None:
+                prepared.difference_update(new_names)
+            if not isinstance(exc, errors.Error):
+                raise
+
             # An error packet from the server ends the batch cleanly; any other failure leaves answers
             # unread on the connection, which is then closed.
             code = _code(exc)
@@ -179,6 +212,39 @@ class _Db:
         if statements[-1][0] == COMMIT:
             self.began = False
         return counts
+
+
+class _GroupedDb(_Db):
+    """A put or put_writes of a thread the process knows: its batch joins the next group of writes
+    (`groups.py`), which runs it in a transaction shared with other threads' writes. A statement it
+    runs on its own (a read before the batch) takes a pooled connection for that statement."""
+
+    grouped = True
+
+    def __init__(self, groups: GroupWriter, connection: Callable[[], Any], thread_id: str) -> None:
+        super().__init__(None, transaction=False)
+        self.groups = groups
+        self.connection = connection
+        self.thread_id = thread_id
+
+    async def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> int:
+        async with self.connection() as db:
+            return await db.execute(sql, params)
+
+    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        async with self.connection() as db:
+            await db.executemany(sql, rows)
+
+    async def fetchone(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> tuple[Any, ...] | None:
+        async with self.connection() as db:
+            return await db.fetchone(sql, params)
+
+    async def fetchall(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[tuple[Any, ...]]:
+        async with self.connection() as db:
+            return await db.fetchall(sql, params)
+
+    async def batch(self, statements: Sequence[tuple[str, Mapping[str, Any] | Sequence[Any] | None]]) -> list[int]:
+        return await self.groups.write(self.thread_id, list(statements))
 
 
 def connect_kwargs(url: str) -> dict[str, Any]:
@@ -254,6 +320,10 @@ class MysqlCheckpointer(OrecastCheckpointer):
         self._hash_conflicts: set[str] = set()
         self.server_version = server_version
         self.timeouts = timeouts or Timeouts()
+        self._groups = GroupWriter(self._read)
+        # MariaDB takes EXECUTE's parameters as literals; MySQL 8 only as user variables.
+        self._prepares = "mariadb" in server_version.lower()
+        self._prepared: dict[int, tuple[int, set[str]]] = {}
 
     @classmethod
     @asynccontextmanager
@@ -314,6 +384,8 @@ class MysqlCheckpointer(OrecastCheckpointer):
         except (errors.Error, OSError) as exc:
             raise StoreUnavailable(f"database unavailable: {_first_line(exc)}") from None
         db = _Db(conn, transaction)
+        if self._prepares:
+            db.prepared = self._prepared_on(conn)
         clean = False
         try:
             if transaction:
@@ -334,6 +406,16 @@ class MysqlCheckpointer(OrecastCheckpointer):
             elif not clean and (transaction or db.began):
                 await self._abandon(conn)
             await self.pool.release(conn)
+
+    def _prepared_on(self, conn: Any) -> set[str]:
+        """The statements prepared on `conn`'s session (a reconnected connection has a new session)."""
+        session = conn.thread_id()
+        known = self._prepared.get(id(conn))
+        if known is None or known[0] != session:
+            if len(self._prepared) > 4 * self.pool.maxsize:
+                self._prepared.clear()
+            known = self._prepared[id(conn)] = (session, set())
+        return known[1]
 
     async def _stop(self, conn: Any) -> None:
         """End a connection whose batch was cut off (a cancelled call) before all its answers came.
@@ -400,11 +482,16 @@ class MysqlCheckpointer(OrecastCheckpointer):
     @asynccontextmanager
     async def _write_unit(self, thread_id: str) -> AsyncIterator[_Db]:
         # A thread this process has seen, with its next item number: no transaction of its own, since
-        # its put (or put_writes) is one batch inside BEGIN … COMMIT (`_store_put`, `_store_writes`).
-        # Otherwise the write runs in a transaction whose first statement locks the thread's row.
+        # its put (or put_writes) is one batch (`_store_put`, `_store_writes`) that joins a group of
+        # writes sent in one transaction (`groups.py`). Otherwise the write runs in a transaction of its
+        # own whose first statement locks the thread's row.
         thread = self.items.peek(thread_id)
-        plain = thread is not None and thread.next_item > 0 and thread_id not in self._hash_conflicts
-        async with self._connection(transaction=not plain) as db:
+        if thread is not None and thread.next_item > 0 and thread_id not in self._hash_conflicts:
+            db: _Db = _GroupedDb(self._groups, self._read, thread_id)
+            db.defer_items = True
+            yield db
+            return
+        async with self._connection(transaction=True) as db:
             db.defer_items = True
             yield db
         self._hash_conflicts.discard(thread_id)
@@ -487,9 +574,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
         }
 
     async def _run_batch(self, db: _Db, thread_id: str, statements: list[tuple[str, Any]]) -> list[int]:
-        """The write's statements in one round trip, inside BEGIN … COMMIT unless already in a transaction."""
-        if not db.in_transaction:
-            statements = [(BEGIN, None), *statements, (COMMIT, None)]
+        """The write's statements in one round trip: in its own transaction, or in its group's."""
         try:
             counts = await db.batch(statements)
         except errors.IntegrityError as exc:
@@ -500,7 +585,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
             raise StaleThreadError(thread_id) from None
         finally:
             db.new_items = []
-        return counts[1:] if not db.in_transaction else counts
+        return counts
 
     async def _store_put(
         self, db: _Db, value_rows: list[tuple[Any, ...]], checkpoint_row: Sequence[Any], record: Sequence[Any]
@@ -567,7 +652,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
         elif interrupted:
             await self._run_batch(db, thread_id, [store, (queries.SET_THREAD_STATUS, ("interrupted", thread_id))])
         else:
-            await db.execute(*store)  # one statement: atomic by itself
+            await self._run_batch(db, thread_id, [store])  # one statement: atomic by itself
 
     async def _noted_write_version(
         self, db: _Db, thread_id: str, ns: str, checkpoint_id: str, task_id: str
