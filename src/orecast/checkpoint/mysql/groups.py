@@ -94,8 +94,8 @@ class GroupWriter:
     """Sends the writes it is given in groups, one group at a time (but see STALL_SECONDS).
 
     `connection` opens one of the saver's pooled connections (autocommit, errors turned into
-    StoreErrors); its `batch` runs statements in one round trip and keeps the answers it read in
-    `completed`.
+    StoreErrors); its `group` runs the writes' statements in one transaction and one round trip, and
+    says in `failed_write` which write's statement failed.
     """
 
     def __init__(self, connection: Callable[[], AbstractAsyncContextManager[Any]]) -> None:
@@ -158,60 +158,35 @@ class GroupWriter:
     async def _send(self, group: _Group) -> None:
         # Thread rows are locked in id order: no deadlock with another process's group on them.
         members = sorted(group.members, key=lambda m: m.thread_id)
-        statements: Statements = []
-        bounds = []
-        for member in members:
-            start = len(statements)
-            statements.extend(member.statements)
-            bounds.append((start, len(statements)))
-        # One statement alone is atomic by itself (a put_writes that numbers no items).
-        wrapped = len(statements) > 1
-        if wrapped:
-            statements = [(BEGIN, None), *statements, (COMMIT, None)]
-            bounds = [(start + 1, end + 1) for start, end in bounds]
         db = None
         try:
             async with self._connection() as db:
-                counts = await db.batch(statements)
+                answers = await db.group([member.statements for member in members])
                 group.answered = True
         except BaseException as exc:
-            self._failed(group, members, bounds, db, exc)
+            self._failed(group, members, db, exc)
             if not isinstance(exc, Exception) and not group.killed:
                 raise
         else:
-            for member, (start, end) in zip(members, bounds, strict=True):
+            for member, answer in zip(members, answers, strict=True):
                 if not member.abandoned and not member.future.done():
-                    member.future.set_result(counts[start:end])
+                    member.future.set_result([answer])
         finally:
             if group.timer is not None:
                 group.timer.cancel()
             self._release(group)
 
-    def _failed(
-        self,
-        group: _Group,
-        members: Sequence[_Member],
-        bounds: Sequence[tuple[int, int]],
-        db: Any,
-        exc: BaseException,
-    ) -> None:
+    def _failed(self, group: _Group, members: Sequence[_Member], db: Any, exc: BaseException) -> None:
         """Give a failed group's error to the write whose statement failed; send the others again."""
         culprit: _Member | None = None
-        if group.killed:
-            pass  # a cancelled write's group: nothing of it stays, the others are sent again
-        elif db is not None and _server_error(exc) is not None:
-            failed_at = len(db.completed)
-            for member, (start, end) in zip(members, bounds, strict=True):
-                if start <= failed_at < end:
-                    culprit = member
-            if culprit is None:  # BEGIN or COMMIT: no single write to blame
+        if not group.killed:  # (a cancelled write's group: nothing of it stays, the others go again)
+            failed = db.failed_write if db is not None and _server_error(exc) is not None else None
+            if failed is None:  # no connection, it broke, or BEGIN or COMMIT failed: all get the error
                 self._fail_all(members, exc)
                 return
-        else:  # no connection, or it broke: every write gets the error
-            self._fail_all(members, exc)
-            return
-        if culprit is not None and not culprit.abandoned:
-            culprit.future.set_exception(exc)
+            culprit = members[failed]
+            if not culprit.abandoned:
+                culprit.future.set_exception(exc)
         again = [m for m in members if m is not culprit and not m.abandoned and not m.future.done()]
         for member in again:
             member.group = None

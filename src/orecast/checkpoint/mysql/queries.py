@@ -369,6 +369,9 @@ SET_INCARNATION = "UPDATE threads SET incarnation = %s WHERE thread_id = %s"
 # items since (`next_item <= first_item`). ROW_COUNT() keeps that answer for the statements after it,
 # which store nothing when it is 0: COMMIT then commits nothing, and the saver starts the write again.
 REMEMBER_MATCHED = "SET @orecast_ok = ROW_COUNT()"
+# A group of writes in one compound statement (MariaDB) numbers its writes in @orecast_write: after an
+# error, the write whose statement failed.
+SELECT_FAILED_WRITE = "SELECT @orecast_write"
 _MATCHED = "@orecast_ok > 0"
 # The same as RECORD_CHECKPOINT_IN_THREAD, run before the checkpoint is stored: whether it is new is
 # read from the checkpoints table (a checkpoint stored again applies nothing new).
