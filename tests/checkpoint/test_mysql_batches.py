@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 import asyncmy
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from orecast.checkpoint import open_checkpointer
@@ -256,7 +257,14 @@ async def test_quoted_values_come_back_byte_for_byte(fresh_mysql_url: str) -> No
     assert notes and {note for (note,) in notes} == {plain}
 
 
-async def test_concurrent_threads_share_groups(fresh_mysql_url: str, monkeypatch) -> None:
+# MariaDB sends a group as one compound statement of prepared statements; MySQL 8, which has neither
+# compound statements outside stored programs nor EXECUTE with literal parameters, as a batch of plain
+# statements. Both are run here (on MariaDB, the MySQL way by saying the server is not MariaDB).
+SERVER_KINDS = pytest.mark.parametrize("mariadb", [True, False], ids=["mariadb", "mysql-way"])
+
+
+@SERVER_KINDS
+async def test_concurrent_threads_share_groups(fresh_mysql_url: str, monkeypatch, mariadb: bool) -> None:
     """Writes of several threads that are ready together go to the server as one group (one round
     trip, one transaction), and every thread's state comes back whole."""
     sizes: list[int] = []
@@ -268,6 +276,7 @@ async def test_concurrent_threads_share_groups(fresh_mysql_url: str, monkeypatch
 
     monkeypatch.setattr(mysql_saver._Db, "group", group)
     async with open_checkpointer(fresh_mysql_url) as saver:
+        saver._mariadb = mariadb
         threads = [f"together-{i}" for i in range(6)]
         await asyncio.gather(*(_chat(saver, t, 1) for t in threads))  # each thread's first write: alone
         sizes.clear()
@@ -277,7 +286,8 @@ async def test_concurrent_threads_share_groups(fresh_mysql_url: str, monkeypatch
     assert sum(sizes) == 6 * 2 * 9, sizes  # 5 puts and 4 put_writes a turn, each in one group
 
 
-async def test_a_failing_write_does_not_fail_its_group(fresh_mysql_url: str, monkeypatch) -> None:
+@SERVER_KINDS
+async def test_a_failing_write_does_not_fail_its_group(fresh_mysql_url: str, monkeypatch, mariadb: bool) -> None:
     """A write whose statement fails in a group (here: an item whose hash is stored already, which this
     process took for new) gets that error alone, and starts again looking hashes up; the other write
     of its group is sent again and committed."""
@@ -296,6 +306,7 @@ async def test_a_failing_write_does_not_fail_its_group(fresh_mysql_url: str, mon
     monkeypatch.setattr(mysql_saver._Db, "group", group)
     url = fresh_mysql_url
     async with open_checkpointer(url) as saver:
+        saver._mariadb = mariadb
         await _chat(saver, "known", 1)
         await _chat(saver, "other", 1)
         known = await saver.aget_tuple(cfg("known"))
