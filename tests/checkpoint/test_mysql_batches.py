@@ -325,3 +325,44 @@ async def test_a_failing_write_does_not_fail_its_group(fresh_mysql_url: str, mon
         assert ("task-fresh", "messages", [fresh]) in (await saver.aget_tuple(other.config)).pending_writes
     assert [c for _n, c in _items(url, "known")].count("question 0") == 1
     assert [c for _n, c in _items(url, "other")].count("new in other") == 1
+
+
+@SERVER_KINDS
+async def test_cancelled_write_leaves_its_group(fresh_mysql_url: str, mariadb: bool) -> None:
+    """A write cancelled while its group waits on the server (its thread's row locked by another
+    session) rolls the group back; the group's other write is sent again and commits."""
+    url = fresh_mysql_url
+    async with open_checkpointer(url) as saver:
+        saver._mariadb = mariadb
+        await _chat(saver, "a-blocked", 1)
+        await _chat(saver, "b-free", 1)
+        blocked = await saver.aget_tuple(cfg("a-blocked"))
+        free = await saver.aget_tuple(cfg("b-free"))
+        holder = await asyncmy.connect(**connect_kwargs(url), autocommit=False)
+        try:
+            async with holder.cursor() as cur:
+                await cur.execute("SELECT 1 FROM threads WHERE thread_id = 'a-blocked' FOR UPDATE")
+            # Ready in the same pass: one group, in which "a-blocked" (the lower id) goes first and waits.
+            stuck = asyncio.create_task(
+                saver.aput_writes(blocked.config, [("messages", [AIMessage("never", id="never")])], task_id="t-a")
+            )
+            other = asyncio.create_task(
+                saver.aput_writes(free.config, [("messages", [AIMessage("kept", id="kept")])], task_id="t-b")
+            )
+            await asyncio.sleep(0.5)
+            assert not stuck.done() and not other.done()
+            stuck.cancel()
+            try:
+                await stuck
+            except asyncio.CancelledError:
+                pass
+            await asyncio.wait_for(other, 10)  # sent again without the cancelled write
+        finally:
+            await holder.rollback()
+            holder.close()
+        await asyncio.sleep(0.5)
+        assert raw_sql(url, "SELECT count(*) FROM writes WHERE task_id = 't-a'") == [(0,)]
+        assert raw_sql(url, "SELECT count(*) FROM writes WHERE task_id = 't-b'") == [(1,)]
+        messages = await _chat(saver, "a-blocked", 1, start=1)
+    assert len(messages) == 8
+    assert [c for _n, c in _items(url, "b-free")].count("kept") == 1

@@ -106,19 +106,21 @@ class GroupWriter:
         self._scheduled = False
 
     async def write(self, thread_id: str, statements: Statements) -> list[int]:
-        """Run `statements` in the next group; the rows each matched."""
+        """Run `statements` in the next group; the rows its first statement matched, as a list of one."""
         loop = asyncio.get_running_loop()
         member = _Member(thread_id, statements, loop.create_future())
         self._waiting.append(member)
         self._schedule()
         try:
-            return await asyncio.shield(member.future)
+            return await member.future
         except asyncio.CancelledError:
-            if member.future.done():
-                raise
+            # (the caller's cancellation cancels the future it waits on: the group sees it done)
+            if member.future.done() and not member.future.cancelled():
+                raise  # answered, cancelled meanwhile
             member.abandoned = True
             if member.group is None:
-                self._waiting.remove(member)
+                if member in self._waiting:
+                    self._waiting.remove(member)
             elif member.group.task is not None and not (member.group.killed or member.group.answered):
                 member.group.killed = True
                 member.group.task.cancel()
@@ -140,8 +142,12 @@ class GroupWriter:
         members, chars = [], 0
         while self._waiting and (not members or chars + self._waiting[0].chars <= MAX_GROUP_CHARS):
             member = self._waiting.pop(0)
+            if member.future.done():  # its caller was cancelled: left out
+                continue
             members.append(member)
             chars += member.chars
+        if not members:
+            return
         group = _Group(members)
         for member in members:
             member.group = group
@@ -176,6 +182,7 @@ class GroupWriter:
             if group.timer is not None:
                 group.timer.cancel()
             self._release(group)
+            self._schedule()  # writes sent again (see `_failed`), also when the group had stalled
 
     def _failed(self, group: _Group, members: Sequence[_Member], db: Any, exc: BaseException) -> None:
         """Give a failed group's error to the write whose statement failed; send the others again."""
@@ -186,7 +193,7 @@ class GroupWriter:
                 self._fail_all(members, exc)
                 return
             culprit = members[failed]
-            if not culprit.abandoned:
+            if not culprit.abandoned and not culprit.future.done():
                 culprit.future.set_exception(exc)
         again = [m for m in members if m is not culprit and not m.abandoned and not m.future.done()]
         for member in again:
