@@ -31,8 +31,6 @@ from typing import Any
 
 from orecast.checkpoint.errors import StoreError
 
-BEGIN = "BEGIN"
-COMMIT = "COMMIT"
 # A group on the server for longer than this (waiting on a lock, or a large write) stops holding new
 # writes back: they form the next group at once.
 STALL_SECONDS = 0.05

@@ -23,7 +23,7 @@ from orecast.checkpoint.core import Db, StaleThreadError, put_parameters, utc_no
 from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
 from orecast.checkpoint.mysql import queries
-from orecast.checkpoint.mysql.groups import BEGIN, COMMIT, GroupWriter
+from orecast.checkpoint.mysql.groups import CLIENT_ERRORS, GroupWriter
 from orecast.checkpoint.postgres.timeouts import Timeouts
 from orecast.checkpoint.upcast import WRITE_VERSIONS
 
@@ -46,7 +46,8 @@ ER_STATEMENT_TIMEOUT = 1969  # MariaDB max_statement_time
 ER_QUERY_TIMEOUT = 3024  # MySQL max_execution_time
 ER_NET_PACKET_TOO_LARGE = 1153
 CONNECTION_LOST = {2002, 2003, 2006, 2013, 2055, 1053, 1927}
-CLIENT_ERRORS = 2000  # the driver's own error numbers start here; below are the server's
+BEGIN = "BEGIN"
+COMMIT = "COMMIT"
 
 
 class Deadlock(StoreError):
