@@ -475,7 +475,12 @@ class MysqlCheckpointer(OrecastCheckpointer):
     async def _connection(self, *, transaction: bool) -> AsyncIterator[_Db]:
         """A connection for one operation, with the database's failures turned into StoreErrors."""
         try:
-            conn = await asyncio.wait_for(self.pool.acquire(), POOL_TIMEOUT_SECONDS)
+            if self.pool.freesize:
+                # A free connection is taken without waiting: no wait_for (in Python 3.11 it wraps the
+                # acquisition in a task of its own, an extra pass of the event loop per operation).
+                conn = await self.pool.acquire()
+            else:
+                conn = await asyncio.wait_for(self.pool.acquire(), POOL_TIMEOUT_SECONDS)
         except TimeoutError:
             raise StoreTimeout(
                 f"no free database connection after {POOL_TIMEOUT_SECONDS:g} s "
