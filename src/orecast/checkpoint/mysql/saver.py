@@ -119,8 +119,6 @@ def store_error(exc: BaseException, timeouts: Timeouts) -> StoreError | None:
 class _Db:
     """One connection; `execute` tells the rows a statement matched (the connections say FOUND_ROWS)."""
 
-    grouped = False  # see `_GroupedDb`
-
     def __init__(self, conn: Any, transaction: bool) -> None:
         self.conn = conn
         self.in_transaction = transaction  # the connection's BEGIN was sent by `_connection`
@@ -160,8 +158,8 @@ class _Db:
             return list(await cur.fetchall())
 
     async def batch(self, statements: Sequence[tuple[str, Mapping[str, Any] | Sequence[Any] | None]]) -> list[int]:
-        """Run `statements` in one round trip (one multi-statement packet, parameters escaped by the
-        driver); the rows each matched. The server stops at the first error: the statements after it
+        """Run `statements` in one round trip (one multi-statement packet, parameters escaped, see
+        `_render`); the rows each matched. The server stops at the first error: the statements after it
         do not run, and a transaction the batch began stays open for `_connection` to roll back."""
         parts: list[str] = []
         own: list[bool] = []  # per part: whether it is one of `statements` (not a PREPARE it added)
@@ -236,7 +234,10 @@ class _Db:
             code = _code(exc)
             if isinstance(exc, errors.Error) and code is not None and code < CLIENT_ERRORS:
                 # Which write failed: the transaction is still open (`_connection` rolls it back).
-                failed = await self.fetchone(queries.SELECT_FAILED_WRITE)
+                try:
+                    failed = await self.fetchone(queries.SELECT_FAILED_WRITE)
+                except errors.Error:
+                    failed = None  # (then no single write is blamed: all get the error)
                 self.failed_write = int(failed[0]) if failed and failed[0] is not None else None
             raise
         self.unread = False
@@ -317,8 +318,6 @@ class _GroupedDb(_Db):
     """A put or put_writes of a thread the process knows: its batch joins the next group of writes
     (`groups.py`), which runs it in a transaction shared with other threads' writes. A statement it
     runs on its own (a read before the batch) takes a pooled connection for that statement."""
-
-    grouped = True
 
     def __init__(self, groups: GroupWriter, connection: Callable[[], Any], thread_id: str) -> None:
         super().__init__(None, transaction=False)
