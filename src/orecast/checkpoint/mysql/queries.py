@@ -362,12 +362,14 @@ UPDATE checkpoints SET schema_version = %s WHERE thread_id = %s AND schema_versi
 SET_INCARNATION = "UPDATE threads SET incarnation = %s WHERE thread_id = %s"
 
 # -- a put or put_writes in one round trip ---------------------------------------------------------
-# The saver sends the statements below as one multi-statement packet (`_Db.batch`), inside BEGIN …
-# COMMIT unless the write already runs in a transaction. The thread's row is updated first: that locks
-# it until COMMIT and tells, by the rows it matched, whether the thread is still the incarnation the
-# write was encoded against and, when the saver numbered new items, whether no other process numbered
-# items since (`next_item <= first_item`). ROW_COUNT() keeps that answer for the statements after it,
-# which store nothing when it is 0: COMMIT then commits nothing, and the saver starts the write again.
+# The saver sends a write's statements below with other threads' writes in one transaction and one
+# round trip (`groups.py`, `saver._Db.group`: a compound statement on MariaDB, a multi-statement packet
+# inside BEGIN … COMMIT on MySQL), or, when the write runs in a transaction of its own (a thread's
+# first in the process), as one packet in it. The thread's row is updated first: that locks it until
+# COMMIT and tells, by the rows it matched, whether the thread is still the incarnation the write was
+# encoded against and, when the saver numbered new items, whether no other process numbered items
+# since (`next_item <= first_item`). ROW_COUNT() keeps that answer for the statements after it, which
+# store nothing when it is 0: nothing of that write is committed, and the saver starts it again.
 REMEMBER_MATCHED = "SET @orecast_ok = ROW_COUNT()"
 # A group of writes in one compound statement (MariaDB) numbers its writes in @orecast_write: after an
 # error, the write whose statement failed.
