@@ -13,13 +13,14 @@ import json
 from typing import Any
 
 import asyncmy
-from langchain_core.messages import AIMessage
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
 
 from orecast.checkpoint import open_checkpointer
 from orecast.checkpoint.mysql import saver as mysql_saver
 from orecast.checkpoint.mysql.saver import connect_kwargs
 from tests.checkpoint.conftest import raw_sql
-from tests.checkpoint.graphs import human
+from tests.checkpoint.graphs import human, tool_loop
 from tests.checkpoint.test_item_pages import _chat, cfg, items_numbered_meanwhile_elsewhere
 from tests.checkpoint.test_upcast import V2, write_v1_thread
 
@@ -37,13 +38,24 @@ async def test_a_turn_is_one_round_trip_per_write(fresh_mysql_url: str, monkeypa
     """Once the saver knows a thread, each put and put_writes is one round trip: no statement of its
     own for BEGIN, COMMIT, the item numbers or the thread's row."""
     sent: list[str] = []
-    for name in ("execute", "executemany", "fetchone", "fetchall", "batch"):
+    inside: list[bool] = []  # a group of one statement runs it through `batch`: counted once
+    for name in ("execute", "executemany", "fetchone", "fetchall", "batch", "group"):
         original = getattr(mysql_saver._Db, name)
 
-        def call(self: Any, sql: Any, *args: Any, _name: str = name, _original: Any = original) -> Any:
-            words = [s.split()[0] for s, _params in sql] if _name == "batch" else [sql.split()[0]]
-            sent.append(" ".join(words))
-            return _original(self, sql, *args)
+        async def call(self: Any, sql: Any, *args: Any, _name: str = name, _original: Any = original) -> Any:
+            if not inside:
+                if _name == "group":
+                    words = ["group:"] + [s.split()[0] for write in sql for s, _params in write]
+                elif _name == "batch":
+                    words = [s.split()[0] for s, _params in sql]
+                else:
+                    words = [sql.split()[0]]
+                sent.append(" ".join(words))
+            inside.append(True)
+            try:
+                return await _original(self, sql, *args)
+            finally:
+                inside.pop()
 
         monkeypatch.setattr(mysql_saver._Db, name, call)
     async with open_checkpointer(fresh_mysql_url) as saver:
@@ -53,9 +65,12 @@ async def test_a_turn_is_one_round_trip_per_write(fresh_mysql_url: str, monkeypa
     assert len(messages) == 8
     # The state read at the start (2 reads), 5 puts and 4 put_writes, and the final aget_state (2).
     assert len(sent) == 13, sent
-    batches = [s for s in sent if s.startswith("BEGIN")]
-    assert len(batches) == 8, sent  # one put_writes without new items is a single INSERT
-    assert all(b.startswith("BEGIN UPDATE SET ") and b.endswith(" COMMIT") for b in batches), batches
+    # One thread: each group holds one write, which begins with the thread's row (a put_writes that
+    # numbers no items is a single INSERT).
+    groups = [s for s in sent if s.startswith("group: UPDATE")]
+    assert len(groups) == 8, sent
+    assert all(g.startswith("group: UPDATE SET ") for g in groups), groups
+    assert sent.count("group: INSERT") == 1, sent
 
 
 async def test_items_numbered_meanwhile_elsewhere(fresh_mysql_url: str) -> None:
@@ -184,22 +199,170 @@ async def test_a_write_version_is_noted_in_the_writes_batch(fresh_mysql_url: str
     """The write's version reaches the checkpoint's document in the batch that stores the writes: both
     commit or neither."""
     sent: list[list[str]] = []
-    original = mysql_saver._Db.batch
+    original = mysql_saver._Db.group
 
-    def batch(self: Any, statements: Any) -> Any:
-        sent.append([s.split()[0] + (" checkpoints" if "checkpoints SET" in s else "") for s, _p in statements])
-        return original(self, statements)
+    def group(self: Any, writes: Any) -> Any:
+        for statements in writes:
+            sent.append([s.split()[0] + (" checkpoints" if "checkpoints SET" in s else "") for s, _p in statements])
+        return original(self, writes)
 
-    monkeypatch.setattr(mysql_saver._Db, "batch", batch)
+    monkeypatch.setattr(mysql_saver._Db, "group", group)
     async with open_checkpointer(fresh_mysql_url) as saver:
         await write_v1_thread(saver)
         v2 = saver.with_state_schema(V2)
         old = (await v2.aget_tuple(cfg("t"))).config
         sent.clear()
         await v2.aput_writes(old, [("title", {"text": "ore"})], "task-new")  # numbers no items
-        assert sent == [["BEGIN", "UPDATE", "SET", "INSERT", "UPDATE checkpoints", "COMMIT"]]
+        assert sent == [["UPDATE", "SET", "INSERT", "UPDATE checkpoints"]]  # one write, one transaction
         (document,), = raw_sql(
             fresh_mysql_url, "SELECT checkpoint FROM checkpoints WHERE thread_id = 't' AND checkpoint_id = %s",
             (old["configurable"]["checkpoint_id"],),
         )
         assert json.loads(document)["write_versions"] == {"task-new": 2}
+
+
+HOSTILE = "it's \\ \\' \\\\' '' \" \0 \x1a \n\r\t ünïcødé 𝄞 中文 %s %(x)s ?; END; -- /*"
+
+
+async def test_quoted_values_come_back_byte_for_byte(fresh_mysql_url: str) -> None:
+    """The saver quotes string parameters itself (`_quoted`): quotes, backslashes, NUL, control
+    characters, non-BMP characters and placeholder-like text are stored and read back unchanged, in
+    ids as in values and metadata, and the stored JSON stays valid for MySQL's JSON functions."""
+    url = fresh_mysql_url
+    plain = HOSTILE.replace("\0", "")  # ids.py refuses NUL in ids; stored JSON keeps it as \u0000
+    thread_id = "thread " + plain
+    async with open_checkpointer(url) as saver:
+        graph = tool_loop(saver)
+        config = {"configurable": {"thread_id": thread_id}, "metadata": {"note": plain}}
+        for turn in range(2):
+            await graph.ainvoke({"messages": [HumanMessage(HOSTILE + str(turn), id=f"h{turn}")]}, config)
+        messages = (await graph.aget_state(config)).values["messages"]
+    assert [m.content for m in messages if m.type == "human"] == [HOSTILE + "0", HOSTILE + "1"]
+    assert raw_sql(url, "SELECT COUNT(*) FROM items WHERE NOT JSON_VALID(value)") == [(0,)]
+    # (a string holding NUL is stored tagged, see encoding.py: compared without it)
+    async with open_checkpointer(url) as saver:
+        graph = tool_loop(saver)
+        await graph.ainvoke({"messages": [HumanMessage(plain, id="plain")]}, config)
+    stored = raw_sql(
+        url,
+        "SELECT JSON_UNQUOTE(JSON_EXTRACT(value, '$.data.content')) FROM items "
+        "WHERE thread_id = %s AND JSON_EXTRACT(value, '$.data.id') = 'plain'",
+        (thread_id,),
+    )
+    assert stored == [(plain,)]
+    notes = raw_sql(
+        url, "SELECT JSON_UNQUOTE(JSON_EXTRACT(metadata, '$.note')) FROM checkpoints WHERE thread_id = %s",
+        (thread_id,),
+    )
+    assert notes and {note for (note,) in notes} == {plain}
+
+
+# MariaDB sends a group as one compound statement of prepared statements; MySQL 8, which has neither
+# compound statements outside stored programs nor EXECUTE with literal parameters, as a batch of plain
+# statements. Both are run here (on MariaDB, the MySQL way by saying the server is not MariaDB).
+SERVER_KINDS = pytest.mark.parametrize("mariadb", [True, False], ids=["mariadb", "mysql-way"])
+
+
+@SERVER_KINDS
+async def test_concurrent_threads_share_groups(fresh_mysql_url: str, monkeypatch, mariadb: bool) -> None:
+    """Writes of several threads that are ready together go to the server as one group (one round
+    trip, one transaction), and every thread's state comes back whole."""
+    sizes: list[int] = []
+    original = mysql_saver._Db.group
+
+    def group(self: Any, writes: Any) -> Any:
+        sizes.append(len(writes))
+        return original(self, writes)
+
+    monkeypatch.setattr(mysql_saver._Db, "group", group)
+    async with open_checkpointer(fresh_mysql_url) as saver:
+        saver._mariadb = mariadb
+        threads = [f"together-{i}" for i in range(6)]
+        await asyncio.gather(*(_chat(saver, t, 1) for t in threads))  # each thread's first write: alone
+        sizes.clear()
+        results = await asyncio.gather(*(_chat(saver, t, 2, start=1) for t in threads))
+    assert all(len(messages) == 12 for messages in results)
+    assert max(sizes) > 1, sizes
+    assert sum(sizes) == 6 * 2 * 9, sizes  # 5 puts and 4 put_writes a turn, each in one group
+
+
+@SERVER_KINDS
+async def test_a_failing_write_does_not_fail_its_group(fresh_mysql_url: str, monkeypatch, mariadb: bool) -> None:
+    """A write whose statement fails in a group (here: an item whose hash is stored already, which this
+    process took for new) gets that error alone, and starts again looking hashes up; the other write
+    of its group is sent again and committed."""
+    groups: list[tuple[int, bool]] = []
+    original = mysql_saver._Db.group
+
+    async def group(self: Any, writes: Any) -> Any:
+        try:
+            result = await original(self, writes)
+        except Exception:
+            groups.append((len(writes), True))
+            raise
+        groups.append((len(writes), False))
+        return result
+
+    monkeypatch.setattr(mysql_saver._Db, "group", group)
+    url = fresh_mysql_url
+    async with open_checkpointer(url) as saver:
+        saver._mariadb = mariadb
+        await _chat(saver, "known", 1)
+        await _chat(saver, "other", 1)
+        known = await saver.aget_tuple(cfg("known"))
+        other = await saver.aget_tuple(cfg("other"))
+        thread = saver.items.peek("known")
+        thread.by_hash.clear()  # as if its items were stored before this process saw the thread
+        again = human(0, "question 0")
+        fresh = AIMessage("new in other", id="fresh")
+        groups.clear()
+        await asyncio.gather(
+            saver.aput_writes(known.config, [("messages", [again])], task_id="task-again"),
+            saver.aput_writes(other.config, [("messages", [fresh])], task_id="task-fresh"),
+        )
+        assert (2, True) in groups, groups  # both in one group, which failed on the known item
+        assert ("task-again", "messages", [again]) in (await saver.aget_tuple(known.config)).pending_writes
+        assert ("task-fresh", "messages", [fresh]) in (await saver.aget_tuple(other.config)).pending_writes
+    assert [c for _n, c in _items(url, "known")].count("question 0") == 1
+    assert [c for _n, c in _items(url, "other")].count("new in other") == 1
+
+
+@SERVER_KINDS
+async def test_cancelled_write_leaves_its_group(fresh_mysql_url: str, mariadb: bool) -> None:
+    """A write cancelled while its group waits on the server (its thread's row locked by another
+    session) rolls the group back; the group's other write is sent again and commits."""
+    url = fresh_mysql_url
+    async with open_checkpointer(url) as saver:
+        saver._mariadb = mariadb
+        await _chat(saver, "a-blocked", 1)
+        await _chat(saver, "b-free", 1)
+        blocked = await saver.aget_tuple(cfg("a-blocked"))
+        free = await saver.aget_tuple(cfg("b-free"))
+        holder = await asyncmy.connect(**connect_kwargs(url), autocommit=False)
+        try:
+            async with holder.cursor() as cur:
+                await cur.execute("SELECT 1 FROM threads WHERE thread_id = 'a-blocked' FOR UPDATE")
+            # Ready in the same pass: one group, in which "a-blocked" (the lower id) goes first and waits.
+            stuck = asyncio.create_task(
+                saver.aput_writes(blocked.config, [("messages", [AIMessage("never", id="never")])], task_id="t-a")
+            )
+            other = asyncio.create_task(
+                saver.aput_writes(free.config, [("messages", [AIMessage("kept", id="kept")])], task_id="t-b")
+            )
+            await asyncio.sleep(0.5)
+            assert not stuck.done() and not other.done()
+            stuck.cancel()
+            try:
+                await stuck
+            except asyncio.CancelledError:
+                pass
+            await asyncio.wait_for(other, 10)  # sent again without the cancelled write
+        finally:
+            await holder.rollback()
+            holder.close()
+        await asyncio.sleep(0.5)
+        assert raw_sql(url, "SELECT count(*) FROM writes WHERE task_id = 't-a'") == [(0,)]
+        assert raw_sql(url, "SELECT count(*) FROM writes WHERE task_id = 't-b'") == [(1,)]
+        messages = await _chat(saver, "a-blocked", 1, start=1)
+    assert len(messages) == 8
+    assert [c for _n, c in _items(url, "b-free")].count("kept") == 1

@@ -5,6 +5,8 @@ rows instead (`saver.py`). Lists travel as one JSON parameter expanded by `JSON_
 VARBINARY so that the joins use the binary primary keys.
 """
 
+import re
+
 TABLES = ("threads", "checkpoints", "channel_values", "items", "writes", "tool_call_audit")
 
 CREATE_MIGRATIONS = """
@@ -360,13 +362,18 @@ UPDATE checkpoints SET schema_version = %s WHERE thread_id = %s AND schema_versi
 SET_INCARNATION = "UPDATE threads SET incarnation = %s WHERE thread_id = %s"
 
 # -- a put or put_writes in one round trip ---------------------------------------------------------
-# The saver sends the statements below as one multi-statement packet (`_Db.batch`), inside BEGIN …
-# COMMIT unless the write already runs in a transaction. The thread's row is updated first: that locks
-# it until COMMIT and tells, by the rows it matched, whether the thread is still the incarnation the
-# write was encoded against and, when the saver numbered new items, whether no other process numbered
-# items since (`next_item <= first_item`). ROW_COUNT() keeps that answer for the statements after it,
-# which store nothing when it is 0: COMMIT then commits nothing, and the saver starts the write again.
+# The saver sends a write's statements below with other threads' writes in one transaction and one
+# round trip (`groups.py`, `saver._Db.group`: a compound statement on MariaDB, a multi-statement packet
+# inside BEGIN … COMMIT on MySQL), or, when the write runs in a transaction of its own (a thread's
+# first in the process), as one packet in it. The thread's row is updated first: that locks it until
+# COMMIT and tells, by the rows it matched, whether the thread is still the incarnation the write was
+# encoded against and, when the saver numbered new items, whether no other process numbered items
+# since (`next_item <= first_item`). ROW_COUNT() keeps that answer for the statements after it, which
+# store nothing when it is 0: nothing of that write is committed, and the saver starts it again.
 REMEMBER_MATCHED = "SET @orecast_ok = ROW_COUNT()"
+# A group of writes in one compound statement (MariaDB) numbers its writes in @orecast_write: after an
+# error, the write whose statement failed.
+SELECT_FAILED_WRITE = "SELECT @orecast_write"
 _MATCHED = "@orecast_ok > 0"
 # The same as RECORD_CHECKPOINT_IN_THREAD, run before the checkpoint is stored: whether it is new is
 # read from the checkpoints table (a checkpoint stored again applies nothing new).
@@ -454,3 +461,20 @@ NOTE_WRITE_VERSION = f"""
 UPDATE checkpoints SET schema_version = %(checkpoint_version)s, checkpoint = %(noted_checkpoint)s
 WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id = %(checkpoint_id)s
   AND {_MATCHED}"""
+
+# -- the statements above, prepared once per connection -------------------------------------------
+# A batch sends each of them as `EXECUTE name USING <its parameters>` after the connection prepared it
+# (`saver._Db.batch`): the server parses a short statement instead of the long one every time.
+_NAMED = re.compile(r"%\((\w+)\)s")
+PREPARED = {
+    sql: (name, _NAMED.sub("?", sql), tuple(_NAMED.findall(sql)))
+    for name, sql in (
+        ("orecast_record_put", RECORD_PUT_IN_THREAD),
+        ("orecast_record_writes", RECORD_WRITES_IN_THREAD),
+        ("orecast_store_items", STORE_ITEMS),
+        ("orecast_store_values", STORE_CHANNEL_VALUES),
+        ("orecast_store_checkpoint", STORE_CHECKPOINT),
+        ("orecast_store_writes", STORE_WRITES),
+        ("orecast_store_special_writes", STORE_SPECIAL_WRITES),
+    )
+}

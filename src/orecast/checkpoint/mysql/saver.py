@@ -23,6 +23,7 @@ from orecast.checkpoint.core import Db, StaleThreadError, put_parameters, utc_no
 from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
 from orecast.checkpoint.mysql import queries
+from orecast.checkpoint.mysql.groups import CLIENT_ERRORS, GroupWriter
 from orecast.checkpoint.postgres.timeouts import Timeouts
 from orecast.checkpoint.upcast import WRITE_VERSIONS
 
@@ -45,13 +46,21 @@ ER_STATEMENT_TIMEOUT = 1969  # MariaDB max_statement_time
 ER_QUERY_TIMEOUT = 3024  # MySQL max_execution_time
 ER_NET_PACKET_TOO_LARGE = 1153
 CONNECTION_LOST = {2002, 2003, 2006, 2013, 2055, 1053, 1927}
-CLIENT_ERRORS = 2000  # the driver's own error numbers start here; below are the server's
 BEGIN = "BEGIN"
 COMMIT = "COMMIT"
 
 
 class Deadlock(StoreError):
     """InnoDB chose this transaction as a deadlock's victim and rolled it back."""
+
+
+def _quoted(value: str) -> str:
+    """`value` as a MySQL string literal, for a connection in utf8mb4 without NO_BACKSLASH_ESCAPES
+    (`SQL_MODE`): inside single quotes only the backslash and the quote need escaping (no utf8mb4
+    character contains either byte), and NUL is escaped as well. The driver's own escaping (a
+    `str.translate` that also escapes `"`, newlines and Ctrl-Z) took ~15 times as long on the JSON texts
+    a write sends, which made it a good part of the client's CPU per turn."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'").replace("\0", "\\0") + "'"
 
 
 def _text(value: Any) -> Any:
@@ -124,6 +133,10 @@ class _Db:
         # Any other write (migrate-state's, say) stores its items at once (`_store_items`).
         self.defer_items = False
         self.last_rows: list[tuple[Any, ...]] = []  # the rows of a batch's last statement
+        self.completed: list[int] = []  # the answers of a batch read so far (those before an error)
+        self.prepared: set[str] | None = None  # the statements prepared on this connection (MariaDB)
+        self.compound = False  # a group of writes is one compound statement (MariaDB)
+        self.failed_write: int | None = None  # see `group`
 
     async def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> int:
         async with self.conn.cursor() as cur:
@@ -145,13 +158,141 @@ class _Db:
             return list(await cur.fetchall())
 
     async def batch(self, statements: Sequence[tuple[str, Mapping[str, Any] | Sequence[Any] | None]]) -> list[int]:
-        """Run `statements` in one round trip (one multi-statement packet, parameters escaped by the
-        driver); the rows each matched. The server stops at the first error: the statements after it
+        """Run `statements` in one round trip (one multi-statement packet, parameters escaped, see
+        `_render`); the rows each matched. The server stops at the first error: the statements after it
         do not run, and a transaction the batch began stays open for `_connection` to roll back."""
-        literal = self.conn.literal
-        escaped: dict[int, Any] = {}  # statements of a batch share their parameters: escaped once
-        parts = []
+        parts: list[str] = []
+        own: list[bool] = []  # per part: whether it is one of `statements` (not a PREPARE it added)
+        new_names: list[str] = []
+        self._render(statements, parts, own, new_names, {})
+        self.began = self.began or statements[0][0] == BEGIN
+        self.completed = counts = []
+        cur = self.conn.cursor()
+        self.unread = True
+        answered = 0
+        try:
+            rows = await cur.execute(";\n".join(parts))
+            while True:
+                if own[answered]:
+                    counts.append(rows)
+                answered += 1
+                if not await cur.nextset():
+                    break
+                rows = cur.rowcount
+        except BaseException as exc:
+            self._failed(exc, new_names)
+            raise
+        self.last_rows = list(await cur.fetchall())
+        self.unread = False
+        if statements[-1][0] == COMMIT:
+            self.began = False
+        return counts
+
+    async def group(self, writes: Sequence[list[tuple[str, Any]]]) -> list[int]:
+        """Run several writes' statements in one transaction and one round trip (`groups.py`); for each
+        write, the rows its first statement matched. On a server error, `failed_write` is the index of
+        the write whose statement failed (None: no single one), and the transaction is left open for
+        `_connection` to roll back."""
+        self.failed_write = None
+        if len(writes) == 1 and len(writes[0]) == 1:
+            return (await self.batch(writes[0]))[:1]  # one statement: atomic by itself
+        if not self.compound:
+            return await self._group_statements(writes)
+        # MariaDB: one compound statement. Its statements send no answers of their own (a batch of
+        # statements sends one per statement, each waking the client), only the SELECT at its end.
+        parts = ["START TRANSACTION"]
+        own: list[bool] = []
+        new_names: list[str] = []
+        answers = []
+        for index, statements in enumerate(writes):
+            parts.append(f"SET @orecast_write = {index}")
+            answer = f"@orecast_matched_{index}"
+            answers.append(answer)
+            escaped: dict[int, Any] = {}  # a write's statements share their parameters: escaped once
+            self._render(statements[:1], parts, own, new_names, escaped)
+            if len(statements) > 1 and statements[1][0] == queries.REMEMBER_MATCHED:
+                parts.append(queries.REMEMBER_MATCHED)
+                parts.append(f"SET {answer} = @orecast_ok")
+                rest = statements[2:]
+            else:
+                parts.append(f"SET {answer} = ROW_COUNT()")
+                rest = statements[1:]
+            self._render(rest, parts, own, new_names, escaped)
+        parts.append(COMMIT)
+        parts.append(f"SELECT {', '.join(answers)}")
+        sql = "BEGIN NOT ATOMIC\n" + ";\n".join(parts) + ";\nEND"
+        self.began = True
+        cur = self.conn.cursor()
+        self.unread = True
+        try:
+            await cur.execute(sql)
+            row = await cur.fetchone()
+            while await cur.nextset():
+                pass
+        except BaseException as exc:
+            self._failed(exc, new_names)
+            code = _code(exc)
+            if isinstance(exc, errors.Error) and code is not None and code < CLIENT_ERRORS:
+                # Which write failed: the transaction is still open (`_connection` rolls it back).
+                try:
+                    failed = await self.fetchone(queries.SELECT_FAILED_WRITE)
+                except errors.Error:
+                    failed = None  # (then no single write is blamed: all get the error)
+                self.failed_write = int(failed[0]) if failed and failed[0] is not None else None
+            raise
+        self.unread = False
+        self.began = False
+        return [int(n) for n in row]
+
+    async def _group_statements(self, writes: Sequence[list[tuple[str, Any]]]) -> list[int]:
+        # MySQL: the writes' statements in one multi-statement batch, inside BEGIN … COMMIT.
+        statements: list[tuple[str, Any]] = [(BEGIN, None)]
+        starts = []
+        for write in writes:
+            starts.append(len(statements))
+            statements.extend(write)
+        statements.append((COMMIT, None))
+        try:
+            counts = await self.batch(statements)
+        except errors.Error as exc:
+            code = _code(exc)
+            failed_at = len(self.completed)
+            if code is not None and code < CLIENT_ERRORS and failed_at < len(statements) - 1:
+                self.failed_write = max((i for i, start in enumerate(starts) if start <= failed_at), default=None)
+            raise
+        return [counts[start] for start in starts]
+
+    def _render(
+        self,
+        statements: Sequence[tuple[str, Any]],
+        parts: list[str],
+        own: list[bool],
+        new_names: list[str],
+        escaped: dict[int, Any],
+    ) -> None:
+        """Append the SQL text of `statements` to `parts`, parameters escaped; the batch statements of
+        `queries.PREPARED` as EXECUTE of the connection's prepared statement (prepared first if new)."""
+        driver_literal = self.conn.literal
+
+        def literal(value: Any) -> str:
+            return _quoted(value) if type(value) is str else driver_literal(value)
+
+        prepared = self.prepared
         for statement, params in statements:
+            prep = queries.PREPARED.get(statement) if prepared is not None else None
+            if prep is not None:
+                name, text, names = prep
+                if name not in prepared:
+                    parts.append(f"PREPARE {name} FROM {literal(text)}")
+                    own.append(False)
+                    prepared.add(name)
+                    new_names.append(name)
+                if id(params) not in escaped:
+                    escaped[id(params)] = {key: literal(value) for key, value in params.items()}
+                values = escaped[id(params)]
+                parts.append(f"EXECUTE {name} USING {', '.join([values[n] for n in names])}")
+                own.append(True)
+                continue
             if params:
                 if id(params) not in escaped:
                     if isinstance(params, Mapping):
@@ -160,25 +301,48 @@ class _Db:
                         escaped[id(params)] = tuple(literal(value) for value in params)
                 statement = statement % escaped[id(params)]
             parts.append(statement)
-        sql = ";\n".join(parts)
-        cur = self.conn.cursor()
-        self.unread = True
-        self.began = self.began or statements[0][0] == BEGIN
-        try:
-            counts = [await cur.execute(sql)]
-            while await cur.nextset():
-                counts.append(cur.rowcount)
-        except errors.Error as exc:
+            own.append(True)
+
+    def _failed(self, exc: BaseException, new_names: list[str]) -> None:
+        if self.prepared is not None:
+            # Some may not have been prepared (a PREPARE after the error): prepared again next time.
+            self.prepared.difference_update(new_names)
+        if isinstance(exc, errors.Error):
             # An error packet from the server ends the batch cleanly; any other failure leaves answers
             # unread on the connection, which is then closed.
             code = _code(exc)
             self.unread = code is None or code >= CLIENT_ERRORS
-            raise
-        self.last_rows = list(await cur.fetchall())
-        self.unread = False
-        if statements[-1][0] == COMMIT:
-            self.began = False
-        return counts
+
+
+class _GroupedDb(_Db):
+    """A put or put_writes of a thread the process knows: its batch joins the next group of writes
+    (`groups.py`), which runs it in a transaction shared with other threads' writes. A statement it
+    runs on its own (a read before the batch) takes a pooled connection for that statement."""
+
+    def __init__(self, groups: GroupWriter, connection: Callable[[], Any], thread_id: str) -> None:
+        super().__init__(None, transaction=False)
+        self.groups = groups
+        self.connection = connection
+        self.thread_id = thread_id
+
+    async def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> int:
+        async with self.connection() as db:
+            return await db.execute(sql, params)
+
+    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        async with self.connection() as db:
+            await db.executemany(sql, rows)
+
+    async def fetchone(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> tuple[Any, ...] | None:
+        async with self.connection() as db:
+            return await db.fetchone(sql, params)
+
+    async def fetchall(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[tuple[Any, ...]]:
+        async with self.connection() as db:
+            return await db.fetchall(sql, params)
+
+    async def batch(self, statements: Sequence[tuple[str, Mapping[str, Any] | Sequence[Any] | None]]) -> list[int]:
+        return await self.groups.write(self.thread_id, list(statements))
 
 
 def connect_kwargs(url: str) -> dict[str, Any]:
@@ -254,6 +418,11 @@ class MysqlCheckpointer(OrecastCheckpointer):
         self._hash_conflicts: set[str] = set()
         self.server_version = server_version
         self.timeouts = timeouts or Timeouts()
+        self._groups = GroupWriter(self._read)
+        # MariaDB takes EXECUTE's parameters as literals (MySQL 8 only as user variables) and runs
+        # compound statements outside stored programs (BEGIN NOT ATOMIC … END; MySQL 8 does not).
+        self._mariadb = "mariadb" in server_version.lower()
+        self._prepared: dict[int, tuple[int, set[str]]] = {}
 
     @classmethod
     @asynccontextmanager
@@ -305,7 +474,12 @@ class MysqlCheckpointer(OrecastCheckpointer):
     async def _connection(self, *, transaction: bool) -> AsyncIterator[_Db]:
         """A connection for one operation, with the database's failures turned into StoreErrors."""
         try:
-            conn = await asyncio.wait_for(self.pool.acquire(), POOL_TIMEOUT_SECONDS)
+            if self.pool.freesize:
+                # A free connection is taken without waiting: no wait_for (in Python 3.11 it wraps the
+                # acquisition in a task of its own, an extra pass of the event loop per operation).
+                conn = await self.pool.acquire()
+            else:
+                conn = await asyncio.wait_for(self.pool.acquire(), POOL_TIMEOUT_SECONDS)
         except TimeoutError:
             raise StoreTimeout(
                 f"no free database connection after {POOL_TIMEOUT_SECONDS:g} s "
@@ -314,6 +488,9 @@ class MysqlCheckpointer(OrecastCheckpointer):
         except (errors.Error, OSError) as exc:
             raise StoreUnavailable(f"database unavailable: {_first_line(exc)}") from None
         db = _Db(conn, transaction)
+        if self._mariadb:
+            db.prepared = self._prepared_on(conn)
+            db.compound = True
         clean = False
         try:
             if transaction:
@@ -334,6 +511,16 @@ class MysqlCheckpointer(OrecastCheckpointer):
             elif not clean and (transaction or db.began):
                 await self._abandon(conn)
             await self.pool.release(conn)
+
+    def _prepared_on(self, conn: Any) -> set[str]:
+        """The statements prepared on `conn`'s session (a reconnected connection has a new session)."""
+        session = conn.thread_id()
+        known = self._prepared.get(id(conn))
+        if known is None or known[0] != session:
+            if len(self._prepared) > 4 * self.pool.maxsize:
+                self._prepared.clear()
+            known = self._prepared[id(conn)] = (session, set())
+        return known[1]
 
     async def _stop(self, conn: Any) -> None:
         """End a connection whose batch was cut off (a cancelled call) before all its answers came.
@@ -400,11 +587,16 @@ class MysqlCheckpointer(OrecastCheckpointer):
     @asynccontextmanager
     async def _write_unit(self, thread_id: str) -> AsyncIterator[_Db]:
         # A thread this process has seen, with its next item number: no transaction of its own, since
-        # its put (or put_writes) is one batch inside BEGIN … COMMIT (`_store_put`, `_store_writes`).
-        # Otherwise the write runs in a transaction whose first statement locks the thread's row.
+        # its put (or put_writes) is one batch (`_store_put`, `_store_writes`) that joins a group of
+        # writes sent in one transaction (`groups.py`). Otherwise the write runs in a transaction of its
+        # own whose first statement locks the thread's row.
         thread = self.items.peek(thread_id)
-        plain = thread is not None and thread.next_item > 0 and thread_id not in self._hash_conflicts
-        async with self._connection(transaction=not plain) as db:
+        if thread is not None and thread.next_item > 0 and thread_id not in self._hash_conflicts:
+            db: _Db = _GroupedDb(self._groups, self._read, thread_id)
+            db.defer_items = True
+            yield db
+            return
+        async with self._connection(transaction=True) as db:
             db.defer_items = True
             yield db
         self._hash_conflicts.discard(thread_id)
@@ -487,9 +679,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
         }
 
     async def _run_batch(self, db: _Db, thread_id: str, statements: list[tuple[str, Any]]) -> list[int]:
-        """The write's statements in one round trip, inside BEGIN … COMMIT unless already in a transaction."""
-        if not db.in_transaction:
-            statements = [(BEGIN, None), *statements, (COMMIT, None)]
+        """The write's statements in one round trip: in its own transaction, or in its group's."""
         try:
             counts = await db.batch(statements)
         except errors.IntegrityError as exc:
@@ -500,7 +690,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
             raise StaleThreadError(thread_id) from None
         finally:
             db.new_items = []
-        return counts[1:] if not db.in_transaction else counts
+        return counts
 
     async def _store_put(
         self, db: _Db, value_rows: list[tuple[Any, ...]], checkpoint_row: Sequence[Any], record: Sequence[Any]
@@ -567,7 +757,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
         elif interrupted:
             await self._run_batch(db, thread_id, [store, (queries.SET_THREAD_STATUS, ("interrupted", thread_id))])
         else:
-            await db.execute(*store)  # one statement: atomic by itself
+            await self._run_batch(db, thread_id, [store])  # one statement: atomic by itself
 
     async def _noted_write_version(
         self, db: _Db, thread_id: str, ns: str, checkpoint_id: str, task_id: str

@@ -1,0 +1,209 @@
+"""Group commit on MySQL: the puts and put_writes that are ready together share one batch.
+
+Each put or put_writes of a thread the process knows is a list of statements that checks the thread's
+row first and stores nothing when it matched no row (`queries.py`, "a put or put_writes in one round
+trip"). Such lists need no transaction of their own: the writes that are ready in the same pass of the
+event loop, and those that come while a group is on the server, are sent as one packet inside one
+`BEGIN … COMMIT`. One round trip, one commit (one redo-log flush) and one wake-up of the server's thread
+serve up to one write per thread, where each write used to pay for its own.
+
+What a write sees does not change:
+- it returns after its group committed, with the rows its own statements matched;
+- a write whose statement fails (a duplicate item hash, a lock timeout, a deadlock) gets that error,
+  and the others of its group, rolled back with it, are sent again without it;
+- a write whose caller is cancelled before its group is sent is left out; once sent, the group's
+  connection is killed, so the server rolls it back rather than committing it later, and the others
+  are sent again (a group that had committed already stays committed: the statements are idempotent,
+  and the write's `_write_thread` forgets the thread, see there);
+- the threads' rows are locked in the order of their ids, so two processes' groups cannot deadlock
+  on them.
+What does change: a write waits for the other writes of its group. A group whose thread row is locked
+by another session (a long maintenance transaction) holds the group's other writes until the lock is
+free or times out; after `STALL_SECONDS` it no longer holds back new writes, which go in a new group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from orecast.checkpoint.errors import StoreError
+
+# A group on the server for longer than this (waiting on a lock, or a large write) stops holding new
+# writes back: they form the next group at once.
+STALL_SECONDS = 0.05
+IN_FLIGHT = 1  # one group on the server at a time (2 or 3 cost more CPU per turn, measured)
+# The text of a group stays well under the servers' default max_allowed_packet (MariaDB 16 MiB, MySQL
+# 64 MiB); a single write larger than this is a group of its own, as it was a batch of its own.
+MAX_GROUP_CHARS = 4 << 20
+CLIENT_ERRORS = 2000  # the driver's own error numbers start here; below are the server's
+
+Statements = list[tuple[str, Any]]
+
+
+def _chars(statements: Statements) -> int:
+    """About the length of the statements' text (a write's statements share one dict of parameters)."""
+    size = 0
+    seen: set[int] = set()
+    for sql, params in statements:
+        size += len(sql)
+        if params and id(params) not in seen:
+            seen.add(id(params))
+            for value in params.values() if type(params) is dict else params:
+                if type(value) is str or type(value) is bytes:
+                    size += len(value)
+    return size
+
+
+def _server_error(exc: BaseException) -> int | None:
+    """The server's error number of `exc` (or of the driver error it was translated from)."""
+    cause = exc.__cause__ if isinstance(exc, StoreError) and exc.__cause__ is not None else exc
+    args = getattr(cause, "args", ())
+    code = args[0] if args and isinstance(args[0], int) else None
+    return code if code is not None and 0 < code < CLIENT_ERRORS else None
+
+
+class _Member:
+    __slots__ = ("thread_id", "statements", "future", "chars", "group", "abandoned")
+
+    def __init__(self, thread_id: str, statements: Statements, future: asyncio.Future[list[int]]) -> None:
+        self.thread_id = thread_id
+        self.statements = statements
+        self.future = future
+        self.chars = _chars(statements)
+        self.group: _Group | None = None
+        self.abandoned = False  # its caller was cancelled: nobody waits for its answer
+
+
+class _Group:
+    __slots__ = ("members", "task", "answered", "killed", "holding", "timer")
+
+    def __init__(self, members: list[_Member]) -> None:
+        self.members = members
+        self.task: asyncio.Task[None] | None = None
+        self.answered = False  # the server answered all of it: too late to take a write back
+        self.killed = False  # cancelled for a member whose caller was cancelled
+        self.holding = True  # still holds new writes back (see STALL_SECONDS)
+        self.timer: asyncio.TimerHandle | None = None
+
+
+class GroupWriter:
+    """Sends the writes it is given in groups, one group at a time (but see STALL_SECONDS).
+
+    `connection` opens one of the saver's pooled connections (autocommit, errors turned into
+    StoreErrors); its `group` runs the writes' statements in one transaction and one round trip, and
+    says in `failed_write` which write's statement failed.
+    """
+
+    def __init__(self, connection: Callable[[], AbstractAsyncContextManager[Any]]) -> None:
+        self._connection = connection
+        self._waiting: list[_Member] = []
+        self._holding = 0  # groups on the server that new writes wait for
+        self._scheduled = False
+
+    async def write(self, thread_id: str, statements: Statements) -> list[int]:
+        """Run `statements` in the next group; the rows its first statement matched, as a list of one."""
+        loop = asyncio.get_running_loop()
+        member = _Member(thread_id, statements, loop.create_future())
+        self._waiting.append(member)
+        self._schedule()
+        try:
+            return await member.future
+        except asyncio.CancelledError:
+            # (the caller's cancellation cancels the future it waits on: the group sees it done)
+            if member.future.done() and not member.future.cancelled():
+                raise  # answered, cancelled meanwhile
+            member.abandoned = True
+            if member.group is None:
+                if member in self._waiting:
+                    self._waiting.remove(member)
+            elif member.group.task is not None and not (member.group.killed or member.group.answered):
+                member.group.killed = True
+                member.group.task.cancel()
+                # Returns once the server has rolled the group back (its connection killed), as a
+                # write of its own did.
+                await asyncio.wait([member.group.task])
+            raise
+
+    def _schedule(self) -> None:
+        # call_soon: the group is formed in the next pass, after the writes woken in this one joined.
+        if self._waiting and not self._scheduled and self._holding < IN_FLIGHT:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._start)
+
+    def _start(self) -> None:
+        self._scheduled = False
+        if not self._waiting or self._holding >= IN_FLIGHT:
+            return
+        members, chars = [], 0
+        while self._waiting and (not members or chars + self._waiting[0].chars <= MAX_GROUP_CHARS):
+            member = self._waiting.pop(0)
+            if member.future.done():  # its caller was cancelled: left out
+                continue
+            members.append(member)
+            chars += member.chars
+        if not members:
+            return
+        group = _Group(members)
+        for member in members:
+            member.group = group
+        self._holding += 1
+        loop = asyncio.get_running_loop()
+        group.timer = loop.call_later(STALL_SECONDS, self._release, group)
+        group.task = loop.create_task(self._send(group))
+
+    def _release(self, group: _Group) -> None:
+        if group.holding:
+            group.holding = False
+            self._holding -= 1
+            self._schedule()
+
+    async def _send(self, group: _Group) -> None:
+        # Thread rows are locked in id order: no deadlock with another process's group on them.
+        members = sorted(group.members, key=lambda m: m.thread_id)
+        db = None
+        try:
+            async with self._connection() as db:
+                answers = await db.group([member.statements for member in members])
+                group.answered = True
+        except BaseException as exc:
+            self._failed(group, members, db, exc)
+            if not isinstance(exc, Exception) and not group.killed:
+                raise
+        else:
+            for member, answer in zip(members, answers, strict=True):
+                if not member.abandoned and not member.future.done():
+                    member.future.set_result([answer])
+        finally:
+            if group.timer is not None:
+                group.timer.cancel()
+            self._release(group)
+            self._schedule()  # writes sent again (see `_failed`), also when the group had stalled
+
+    def _failed(self, group: _Group, members: Sequence[_Member], db: Any, exc: BaseException) -> None:
+        """Give a failed group's error to the write whose statement failed; send the others again."""
+        culprit: _Member | None = None
+        if not group.killed:  # (a cancelled write's group: nothing of it stays, the others go again)
+            failed = db.failed_write if db is not None and _server_error(exc) is not None else None
+            if failed is None:  # no connection, it broke, or BEGIN or COMMIT failed: all get the error
+                self._fail_all(members, exc)
+                return
+            culprit = members[failed]
+            if not culprit.abandoned and not culprit.future.done():
+                culprit.future.set_exception(exc)
+        again = [m for m in members if m is not culprit and not m.abandoned and not m.future.done()]
+        for member in again:
+            member.group = None
+        self._waiting[:0] = again
+
+    @staticmethod
+    def _fail_all(members: Sequence[_Member], exc: BaseException) -> None:
+        for member in members:
+            if member.abandoned or member.future.done():
+                continue
+            if isinstance(exc, Exception):
+                member.future.set_exception(exc)
+            else:
+                member.future.cancel()
