@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -201,21 +202,23 @@ class RunRepo:
         async with self.db.transaction() as tx:
             await tx.execute(q.SHARE_STREAM, (run_id,))
 
-    async def add_events(self, run_id: str, first_seq: int, events: list[tuple[str, Any]]) -> None:
+    async def add_events(self, run_id: str, first_seq: int, events: list[tuple[str, bytes]]) -> None:
+        """Write events (name, JSON of its data) numbered from `first_seq`."""
         async with self.db.transaction() as tx:
             await self._add_events(tx, run_id, first_seq, events)
 
-    async def _add_events(self, tx: Tx, run_id: str, first_seq: int, events: list[tuple[str, Any]]) -> None:
+    async def _add_events(self, tx: Tx, run_id: str, first_seq: int, events: list[tuple[str, bytes]]) -> None:
         for n, (event, data) in enumerate(events):
             await tx.execute(
                 q.INSERT_EVENT_MYSQL if self.db.dialect == "mysql" else q.INSERT_EVENT,
-                (run_id, first_seq + n, event, json.dumps(data, ensure_ascii=False)),
+                (run_id, first_seq + n, event, data.decode()),
             )
 
-    async def events_after(self, run_id: str, seq: int) -> list[tuple[int, str, Any]]:
+    async def events_after(self, run_id: str, seq: int) -> list[tuple[int, str, bytes]]:
+        """(sequence number, event, JSON of its data) after `seq`."""
         async with self.db.read() as tx:
             rows = await tx.fetchall(q.SELECT_EVENTS, (run_id, seq))
-        return [(int(r[0]), r[1], json.loads(r[2])) for r in rows]
+        return [(int(r[0]), r[1], r[2].encode() if isinstance(r[2], str) else bytes(r[2])) for r in rows]
 
     async def request_cancel(self, run: RunRecord, action: str, reason: str) -> None:
         now = now_iso()
@@ -234,13 +237,14 @@ class RunRepo:
         error: str | None = None,
         *,
         thread: tuple[str, str] | None = None,
-        unshared: tuple[int, list[tuple[str, Any]]] = (1, []),
+        unshared: Callable[[], tuple[int, list[tuple[str, bytes]]]] = lambda: (1, []),
         share: bool = False,
     ) -> bool:
         """Record the end of a run not already over (False if it was, or is gone). In the same
         transaction: with `thread` = (thread id, status) set that thread's status, and if a client of
         another process follows the run (or `share`: its events are kept), write its `unshared` events
-        (first sequence number, events), so they are all there when the row says the run is over."""
+        (first sequence number, events; asked for only then), so they are all there when the row says
+        the run is over."""
         async with self.db.transaction() as tx:
             if self.db.dialect == "mysql":
                 rows = await tx.fetchall(q.LOCK_UNFINISHED_RUN, (run_id,))
@@ -251,7 +255,7 @@ class RunRepo:
             if not rows:
                 return False
             if rows[0][0] or share:
-                await self._add_events(tx, run_id, *unshared)
+                await self._add_events(tx, run_id, *unshared())
             if thread is not None:
                 await self._thread_status(tx, *thread)
         return True
