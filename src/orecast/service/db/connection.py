@@ -16,7 +16,7 @@ from importlib import resources
 from typing import Any, Protocol
 
 import psycopg
-from psycopg import AsyncConnection
+from psycopg import AsyncConnection, AsyncPipeline
 from psycopg_pool import AsyncConnectionPool
 
 from orecast.checkpoint.errors import StoreUnavailable
@@ -34,6 +34,7 @@ INSERT_MIGRATION = "INSERT INTO service_migrations (version, applied_at) VALUES 
 BUSY_TIMEOUT_MS = 30_000  # how long SQLite waits for another connection's write lock
 PG_LOCK_MIGRATIONS = "SELECT pg_advisory_xact_lock(7245001)"
 PG_LOCK_THREAD = "SELECT pg_advisory_xact_lock(hashtextextended(?, 7245))"
+INTRANS, INERROR = psycopg.pq.TransactionStatus.INTRANS, psycopg.pq.TransactionStatus.INERROR
 # On MySQL migrations take the named lock of a "thread" no real thread can be (ids hold no NUL).
 MYSQL_MIGRATIONS_LOCK = "\x00service-migrations"
 # How long a request waits for a free pooled PostgreSQL connection (a down server is told at once).
@@ -46,6 +47,11 @@ def now_iso() -> str:
 
 class Tx(Protocol):
     """Statements inside one transaction."""
+
+    async def send(self, sql: str, params: Sequence[Any] = ()) -> None:
+        """A statement whose result is not needed: on PostgreSQL it goes to the server with the
+        transaction's next statement that needs one, or with its COMMIT (no round trip of its own)."""
+        ...
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int: ...
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None: ...
@@ -73,6 +79,9 @@ class _SqliteTx:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
+
+    async def send(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self.conn.execute(sql, params)
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         return self.conn.execute(sql, params).rowcount
@@ -156,11 +165,20 @@ class SqliteDb:
 
 
 class _PgTx:
-    def __init__(self, conn: AsyncConnection) -> None:
+    """Statements on one connection; in a transaction, in pipeline mode: a statement is sent with the
+    ones queued before it, and the connection waits only for a result it needs (a row count, rows)."""
+
+    def __init__(self, conn: AsyncConnection, pipeline: AsyncPipeline | None = None) -> None:
         self.conn = conn
+        self.pipeline = pipeline
+
+    async def send(self, sql: str, params: Sequence[Any] = ()) -> None:
+        await self.conn.execute(sql.replace("?", "%s"), params)
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         cur = await self.conn.execute(sql.replace("?", "%s"), params)
+        if self.pipeline is not None:
+            await self.pipeline.sync()  # the row count arrives with the results
         return cur.rowcount
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
@@ -196,11 +214,23 @@ class PostgresDb:
 
     @contextlib.asynccontextmanager
     async def transaction(self, thread_id: str | None = None) -> AsyncIterator[Tx]:
-        async with self._connection() as conn, conn.transaction():
-            tx = _PgTx(conn)
-            if thread_id is not None:
-                await tx.execute(PG_LOCK_THREAD, (thread_id,))
-            yield tx
+        """`BEGIN`, the thread's lock and the first statement go to the server together, and `COMMIT`
+        with the statements sent after the last result read: a run's admission and its end are two
+        round trips each (psycopg's `transaction()` would wait for `BEGIN` and `COMMIT` on their own)."""
+        async with self._connection() as conn:
+            try:
+                async with conn.pipeline() as pipeline:
+                    tx = _PgTx(conn, pipeline)
+                    await tx.send("BEGIN")
+                    if thread_id is not None:
+                        await tx.send(PG_LOCK_THREAD, (thread_id,))
+                    yield tx
+                    await tx.send("COMMIT")
+            except BaseException:
+                if not conn.broken and conn.info.transaction_status in (INTRANS, INERROR):
+                    with contextlib.suppress(psycopg.Error):
+                        await conn.execute("ROLLBACK")
+                raise
 
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator[Tx]:

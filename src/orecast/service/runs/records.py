@@ -107,13 +107,13 @@ class RunRepo:
                 for other_id, status in active:
                     reason = f"{strategy} by run {run_id}"
                     if status == "pending":
-                        await tx.execute(q.CANCEL_PENDING, (strategy, reason, now, other_id))
+                        await tx.send(q.CANCEL_PENDING, (strategy, reason, now, other_id))
                     else:
-                        await tx.execute(q.REQUEST_CANCEL, (strategy, reason, now, other_id))
+                        await tx.send(q.REQUEST_CANCEL, (strategy, reason, now, other_id))
                     cancelled.append(other_id)
             kwargs_json = json.dumps(kwargs, ensure_ascii=False, default=str)
             status = "pending" if active else "running"
-            await tx.execute(
+            await tx.send(
                 q.INSERT_RUN,
                 (
                     run_id,
@@ -130,7 +130,7 @@ class RunRepo:
                 ),
             )
             if not active:
-                await tx.execute(*self.thread_status(thread_id, "busy", touch=False))
+                await tx.send(*self.thread_status(thread_id, "busy", touch=False))
         run = RunRecord(
             run_id, thread_id, assistant_id, status, metadata, json.loads(kwargs_json), strategy, owner,
             None, None, None, now, now,
@@ -163,7 +163,7 @@ class RunRepo:
                 raise
             if changed != 1:
                 return None
-            await tx.execute(*self.thread_status(run.thread_id, "busy", touch=False))
+            await tx.send(*self.thread_status(run.thread_id, "busy", touch=False))
             return [r[0] for r in await tx.fetchall(q.SELECT_ROLLBACKS_LEFT, (run.thread_id,))]
 
     async def rollbacks_left(self) -> list[tuple[str, str]]:
@@ -200,7 +200,7 @@ class RunRepo:
     async def share_stream(self, run_id: str) -> None:
         """Ask the process driving the run to write its events here (it notices at its next poll)."""
         async with self.db.transaction() as tx:
-            await tx.execute(q.SHARE_STREAM, (run_id,))
+            await tx.send(q.SHARE_STREAM, (run_id,))
 
     async def add_events(self, run_id: str, first_seq: int, events: list[tuple[str, bytes]]) -> None:
         """Write events (name, JSON of its data) numbered from `first_seq`."""
@@ -209,7 +209,7 @@ class RunRepo:
 
     async def _add_events(self, tx: Tx, run_id: str, first_seq: int, events: list[tuple[str, bytes]]) -> None:
         for n, (event, data) in enumerate(events):
-            await tx.execute(
+            await tx.send(
                 q.INSERT_EVENT_MYSQL if self.db.dialect == "mysql" else q.INSERT_EVENT,
                 (run_id, first_seq + n, event, data.decode()),
             )
@@ -228,7 +228,7 @@ class RunRepo:
 
     async def heartbeat(self, run_id: str) -> None:
         async with self.db.transaction() as tx:
-            await tx.execute(q.HEARTBEAT, (now_iso(), run_id))
+            await tx.send(q.HEARTBEAT, (now_iso(), run_id))
 
     async def finish(
         self,
@@ -249,7 +249,7 @@ class RunRepo:
             if self.db.dialect == "mysql":
                 rows = await tx.fetchall(q.LOCK_UNFINISHED_RUN, (run_id,))
                 if rows:
-                    await tx.execute(q.FINISH_RUN_MYSQL, (status, error, now_iso(), run_id))
+                    await tx.send(q.FINISH_RUN_MYSQL, (status, error, now_iso(), run_id))
             else:
                 rows = await tx.fetchall(q.FINISH_RUN, (status, error, now_iso(), run_id))
             if not rows:
@@ -265,17 +265,17 @@ class RunRepo:
             await self._thread_status(tx, thread_id, status)
 
     async def _thread_status(self, tx: Tx, thread_id: str, status: ThreadStatus) -> None:
-        await tx.execute(*self.thread_status(thread_id, status))
+        await tx.send(*self.thread_status(thread_id, status))
 
     async def delete(self, run_id: str) -> None:
         async with self.db.transaction() as tx:
-            await tx.execute(q.DELETE_RUN_EVENTS, (run_id,))
-            await tx.execute(q.DELETE_RUN, (run_id,))
+            await tx.send(q.DELETE_RUN_EVENTS, (run_id,))
+            await tx.send(q.DELETE_RUN, (run_id,))
 
     async def delete_thread_runs(self, thread_id: str) -> None:
         async with self.db.transaction(thread_id) as tx:
-            await tx.execute(q.DELETE_THREAD_RUN_EVENTS, (thread_id,))
-            await tx.execute(q.DELETE_THREAD_RUNS, (thread_id,))
+            await tx.send(q.DELETE_THREAD_RUN_EVENTS, (thread_id,))
+            await tx.send(q.DELETE_THREAD_RUNS, (thread_id,))
 
     async def select_ids(
         self, *, thread_id: str | None, run_ids: list[str] | None, statuses: tuple[str, ...]
