@@ -237,6 +237,12 @@ class RunObserver(BaseCallbackHandler):
     config, it is inherited by every model and tool the graph calls, subagents included."""
 
     run_inline = True  # called in the event loop, not a thread: it only records numbers
+    # Every node of a graph is a chain: told nothing of them (LangChain calls tools' events "agent"
+    # events, so those stay on), a run's nodes cost no callback of this handler.
+    ignore_chain = True
+    ignore_retriever = True
+    ignore_custom_event = True
+    ignore_retry = True
 
     def __init__(self, metrics: ServiceMetrics, started: float) -> None:
         self.metrics = metrics
