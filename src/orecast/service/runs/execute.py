@@ -81,14 +81,19 @@ async def _parts(run: RunInput, payload: Any) -> AsyncIterator[tuple[tuple[str, 
     as langgraph-api does: the root's `on_chain_stream` events carry the parts, every other event is
     itself an `events` part."""
     kwargs: dict[str, Any] = {
-        "context": run.context, "stream_mode": _native(run.stream_modes), "subgraphs": True,
+        "context": run.context, "stream_mode": _native(run.stream_modes),
         "interrupt_before": run.interrupt_before, "interrupt_after": run.interrupt_after,
         "durability": run.durability,
     }
     if "events" not in run.stream_modes:
-        async for namespace, mode, chunk in run.graph.astream(payload, run.config, **kwargs):
+        if not run.subgraphs:  # the root's parts only: subgraphs' are not even streamed
+            async for mode, chunk in run.graph.astream(payload, run.config, subgraphs=False, **kwargs):
+                yield (), mode, chunk
+            return
+        async for namespace, mode, chunk in run.graph.astream(payload, run.config, subgraphs=True, **kwargs):
             yield namespace, mode, chunk
         return
+    kwargs["subgraphs"] = True
     async for event in run.graph.astream_events(payload, run.config, version="v2", **kwargs):
         if "langsmith:hidden" in (event.get("tags") or ()):
             continue
