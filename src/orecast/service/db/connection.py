@@ -16,7 +16,7 @@ from importlib import resources
 from typing import Any, Protocol
 
 import psycopg
-from psycopg import AsyncConnection, AsyncPipeline
+from psycopg import AsyncClientCursor, AsyncConnection, AsyncCursor
 from psycopg_pool import AsyncConnectionPool
 
 from orecast.checkpoint.errors import StoreUnavailable
@@ -165,29 +165,49 @@ class SqliteDb:
 
 
 class _PgTx:
-    """Statements on one connection; in a transaction, in pipeline mode: a statement is sent with the
-    ones queued before it, and the connection waits only for a result it needs (a row count, rows)."""
+    """Statements on one connection. In a transaction, a statement whose result is not needed (`send`)
+    waits, and goes to the server in one message with the next statement that has a result, or with
+    `COMMIT`: psycopg costs a socket write and an event-loop wait per statement (pipelined or not),
+    and that write, with the kernel's loopback delivery charged to it, is most of a short statement's
+    CPU. Such a batch is one simple query, its values bound by psycopg on the client (`ClientCursor`)."""
 
-    def __init__(self, conn: AsyncConnection, pipeline: AsyncPipeline | None = None) -> None:
+    def __init__(self, conn: AsyncConnection, *, batched: bool = False) -> None:
         self.conn = conn
-        self.pipeline = pipeline
+        self.pending: list[tuple[str, Sequence[Any]]] | None = [] if batched else None
 
     async def send(self, sql: str, params: Sequence[Any] = ()) -> None:
-        await self.conn.execute(sql.replace("?", "%s"), params)
+        if self.pending is None:
+            await self.conn.execute(sql.replace("?", "%s"), params)
+        else:
+            self.pending.append((sql, params))
+
+    async def flush(self) -> None:
+        """Send the statements waiting, if any."""
+        if self.pending:
+            await self._run(*self.pending.pop())
+
+    async def _run(self, sql: str, params: Sequence[Any]) -> AsyncCursor[Any]:
+        if not self.pending:
+            return await self.conn.execute(sql.replace("?", "%s"), params)
+        batch = [*self.pending, (sql, params)]
+        self.pending.clear()
+        cur = AsyncClientCursor(self.conn)
+        await cur.execute(
+            "; ".join(statement.replace("?", "%s") for statement, _ in batch),
+            [value for _, values in batch for value in values],
+        )
+        while cur.nextset():  # the last statement's result is the one asked for
+            pass
+        return cur
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        cur = await self.conn.execute(sql.replace("?", "%s"), params)
-        if self.pipeline is not None:
-            await self.pipeline.sync()  # the row count arrives with the results
-        return cur.rowcount
+        return (await self._run(sql, params)).rowcount
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        cur = await self.conn.execute(sql.replace("?", "%s"), params)
-        return await cur.fetchone()
+        return await (await self._run(sql, params)).fetchone()
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        cur = await self.conn.execute(sql.replace("?", "%s"), params)
-        return await cur.fetchall()
+        return await (await self._run(sql, params)).fetchall()
 
 
 class PostgresDb:
@@ -214,19 +234,21 @@ class PostgresDb:
 
     @contextlib.asynccontextmanager
     async def transaction(self, thread_id: str | None = None) -> AsyncIterator[Tx]:
-        """`BEGIN`, the thread's lock and the first statement go to the server together, and `COMMIT`
-        with the statements sent after the last result read: a run's admission and its end are two
-        round trips each (psycopg's `transaction()` would wait for `BEGIN` and `COMMIT` on their own)."""
+        """`BEGIN`, the thread's lock and the first statement go to the server in one message, and
+        `COMMIT` with the statements sent after the last result read: a run's admission is two
+        messages (was six: `BEGIN`, lock, active runs, insert, thread status, `COMMIT`), its end two."""
         async with self._connection() as conn:
+            tx = _PgTx(conn, batched=True)
+            await tx.send("BEGIN")
+            if thread_id is not None:
+                await tx.send(PG_LOCK_THREAD, (thread_id,))
             try:
-                async with conn.pipeline() as pipeline:
-                    tx = _PgTx(conn, pipeline)
-                    await tx.send("BEGIN")
-                    if thread_id is not None:
-                        await tx.send(PG_LOCK_THREAD, (thread_id,))
-                    yield tx
-                    await tx.send("COMMIT")
+                yield tx
+                await tx.send("COMMIT")
+                await tx.flush()
             except BaseException:
+                if tx.pending is not None:
+                    tx.pending.clear()
                 if not conn.broken and conn.info.transaction_status in (INTRANS, INERROR):
                     with contextlib.suppress(psycopg.Error):
                         await conn.execute("ROLLBACK")
