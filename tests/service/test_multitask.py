@@ -27,6 +27,17 @@ async def wait_running(client, tid: str, run_id: str) -> None:
     raise AssertionError("the run never started")
 
 
+async def wait_stored(client, tid: str, text: str) -> None:
+    """Until the thread's state holds `text`: a run is `running` from its admission, before its
+    graph has stored its input (a background checkpoint write)."""
+    for _ in range(200):
+        values = (await client.threads.get(tid))["values"]
+        if values and text in contents(values):
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{text!r} was never stored")
+
+
 async def test_reject_answers_409_and_changes_nothing(client) -> None:
     tid = (await client.threads.create())["thread_id"]
     first = await client.runs.create(tid, ECHO, input=say("busy", delay=2))
@@ -58,6 +69,7 @@ async def test_interrupt_strategy_stops_the_current_run(client) -> None:
     tid = (await client.threads.create())["thread_id"]
     first = await client.runs.create(tid, ECHO, input=say("old", delay=30))
     await wait_running(client, tid, first["run_id"])
+    await wait_stored(client, tid, "old")
     second = await client.runs.wait(tid, ECHO, input=say("new", delay=0), multitask_strategy="interrupt")
     assert contents(second)[-1] == "echo: new" and "echo: old" not in contents(second)
     assert "old" in contents(second), "interrupt keeps what the first run stored"
@@ -69,6 +81,7 @@ async def test_rollback_strategy_erases_the_current_run(client) -> None:
     await client.runs.wait(tid, ECHO, input=say("kept"))
     first = await client.runs.create(tid, ECHO, input=say("erased", delay=30))
     await wait_running(client, tid, first["run_id"])
+    await wait_stored(client, tid, "erased")  # or the rollback would have nothing to erase
     second = await client.runs.wait(tid, ECHO, input=say("after", delay=0), multitask_strategy="rollback")
     assert contents(second) == ["kept", "echo: kept", "after", "echo: after"]
     with pytest.raises(NotFoundError):

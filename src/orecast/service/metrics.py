@@ -161,21 +161,44 @@ class ServiceMetrics:
             "orecast_sweep_threads_expired", "Threads this process's sweeps expired, by strategy",
             ["strategy"], registry=registry,
         )
+        # A metric's child per label values, looked up once: `labels()` takes a lock and checks its
+        # arguments, several microseconds a call, and a turn records a dozen figures.
+        self._checkpoint_children: dict[str, Any] = {}
+        self._request_children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+        self._pool_in_use = self.pool_connections.labels("in_use")
+        self._pool_idle = self.pool_connections.labels("idle")
+        self._pool_last: dict[str, int] | None = None
         self.update_pool()
         observe(saver, timing=self.checkpoint_operation)
 
     def checkpoint_operation(self, operation: str, seconds: float) -> None:
-        self.checkpoint_seconds.labels(operation).observe(seconds)
+        child = self._checkpoint_children.get(operation)
+        if child is None:
+            child = self._checkpoint_children[operation] = self.checkpoint_seconds.labels(operation)
+        child.observe(seconds)
         self.update_pool()
+
+    def request_answered(self, method: str, route: str, status: str, seconds: float) -> None:
+        """An HTTP request answered (`route` is its template: a bounded set of label values)."""
+        key = (method, route, status)
+        children = self._request_children.get(key)
+        if children is None:
+            children = self._request_children[key] = (
+                self.requests.labels(method, route, status), self.request_seconds.labels(method, route)
+            )
+        children[0].inc()
+        children[1].observe(seconds)
 
     def update_pool(self) -> None:
         """Set the pool gauges from the saver's pool: on each scrape, and after each checkpoint
-        operation so an idle worker's files (multi-worker) still hold its last figures."""
+        operation so an idle worker's files (multi-worker) still hold its last figures. Unchanged
+        figures are not set again."""
         usage = pool_usage(self.saver)
-        if usage is None:
+        if usage is None or usage == self._pool_last:
             return
-        self.pool_connections.labels("in_use").set(usage["in_use"])
-        self.pool_connections.labels("idle").set(usage["idle"])
+        self._pool_last = usage
+        self._pool_in_use.set(usage["in_use"])
+        self._pool_idle.set(usage["idle"])
         self.pool_max.set(usage["max"])
         self.pool_waiting.set(usage["waiting"])
 
@@ -214,6 +237,12 @@ class RunObserver(BaseCallbackHandler):
     config, it is inherited by every model and tool the graph calls, subagents included."""
 
     run_inline = True  # called in the event loop, not a thread: it only records numbers
+    # Every node of a graph is a chain: told nothing of them (LangChain calls tools' events "agent"
+    # events, so those stay on), a run's nodes cost no callback of this handler.
+    ignore_chain = True
+    ignore_retriever = True
+    ignore_custom_event = True
+    ignore_retry = True
 
     def __init__(self, metrics: ServiceMetrics, started: float) -> None:
         self.metrics = metrics
@@ -284,6 +313,4 @@ class HttpMetrics:
             if metrics is not None:
                 # FastAPI's router puts the matched route in the (shared) scope
                 route = getattr(scope.get("route"), "path", None) or "unmatched"
-                method = scope["method"]
-                metrics.requests.labels(method, route, str(status)).inc()
-                metrics.request_seconds.labels(method, route).observe(time.perf_counter() - started)
+                metrics.request_answered(scope["method"], route, str(status), time.perf_counter() - started)

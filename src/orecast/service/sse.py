@@ -13,10 +13,13 @@ HEARTBEAT = b": heartbeat\n\n"
 
 
 def format_event(event: str, data: Any, event_id: str | None = None) -> bytes:
-    head = f"event: {event}\n".encode()
-    body = b"data: " + dumps(data) + b"\n"
+    return format_encoded(event, dumps(data), event_id)
+
+
+def format_encoded(event: str, data: bytes, event_id: str | None = None) -> bytes:
+    """An event whose data is JSON already."""
     tail = f"id: {event_id}\n\n".encode() if event_id is not None else b"\n"
-    return head + body + tail
+    return f"event: {event}\ndata: ".encode() + data + b"\n" + tail
 
 
 def sse_response(

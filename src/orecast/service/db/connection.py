@@ -16,7 +16,7 @@ from importlib import resources
 from typing import Any, Protocol
 
 import psycopg
-from psycopg import AsyncConnection
+from psycopg import AsyncClientCursor, AsyncConnection, AsyncCursor
 from psycopg_pool import AsyncConnectionPool
 
 from orecast.checkpoint.errors import StoreUnavailable
@@ -34,6 +34,7 @@ INSERT_MIGRATION = "INSERT INTO service_migrations (version, applied_at) VALUES 
 BUSY_TIMEOUT_MS = 30_000  # how long SQLite waits for another connection's write lock
 PG_LOCK_MIGRATIONS = "SELECT pg_advisory_xact_lock(7245001)"
 PG_LOCK_THREAD = "SELECT pg_advisory_xact_lock(hashtextextended(?, 7245))"
+INTRANS, INERROR = psycopg.pq.TransactionStatus.INTRANS, psycopg.pq.TransactionStatus.INERROR
 # On MySQL migrations take the named lock of a "thread" no real thread can be (ids hold no NUL).
 MYSQL_MIGRATIONS_LOCK = "\x00service-migrations"
 # How long a request waits for a free pooled PostgreSQL connection (a down server is told at once).
@@ -46,6 +47,11 @@ def now_iso() -> str:
 
 class Tx(Protocol):
     """Statements inside one transaction."""
+
+    async def send(self, sql: str, params: Sequence[Any] = ()) -> None:
+        """A statement whose result is not needed: on PostgreSQL it goes to the server with the
+        transaction's next statement that needs one, or with its COMMIT (no round trip of its own)."""
+        ...
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int: ...
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None: ...
@@ -73,6 +79,9 @@ class _SqliteTx:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
+
+    async def send(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self.conn.execute(sql, params)
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         return self.conn.execute(sql, params).rowcount
@@ -156,20 +165,49 @@ class SqliteDb:
 
 
 class _PgTx:
-    def __init__(self, conn: AsyncConnection) -> None:
+    """Statements on one connection. In a transaction, a statement whose result is not needed (`send`)
+    waits, and goes to the server in one message with the next statement that has a result, or with
+    `COMMIT`: psycopg costs a socket write and an event-loop wait per statement (pipelined or not),
+    and that write, with the kernel's loopback delivery charged to it, is most of a short statement's
+    CPU. Such a batch is one simple query, its values bound by psycopg on the client (`ClientCursor`)."""
+
+    def __init__(self, conn: AsyncConnection, *, batched: bool = False) -> None:
         self.conn = conn
+        self.pending: list[tuple[str, Sequence[Any]]] | None = [] if batched else None
+
+    async def send(self, sql: str, params: Sequence[Any] = ()) -> None:
+        if self.pending is None:
+            await self.conn.execute(sql.replace("?", "%s"), params)
+        else:
+            self.pending.append((sql, params))
+
+    async def flush(self) -> None:
+        """Send the statements waiting, if any."""
+        if self.pending:
+            await self._run(*self.pending.pop())
+
+    async def _run(self, sql: str, params: Sequence[Any]) -> AsyncCursor[Any]:
+        if not self.pending:
+            return await self.conn.execute(sql.replace("?", "%s"), params)
+        batch = [*self.pending, (sql, params)]
+        self.pending.clear()
+        cur = AsyncClientCursor(self.conn)
+        await cur.execute(
+            "; ".join(statement.replace("?", "%s") for statement, _ in batch),
+            [value for _, values in batch for value in values],
+        )
+        while cur.nextset():  # the last statement's result is the one asked for
+            pass
+        return cur
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        cur = await self.conn.execute(sql.replace("?", "%s"), params)
-        return cur.rowcount
+        return (await self._run(sql, params)).rowcount
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        cur = await self.conn.execute(sql.replace("?", "%s"), params)
-        return await cur.fetchone()
+        return await (await self._run(sql, params)).fetchone()
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        cur = await self.conn.execute(sql.replace("?", "%s"), params)
-        return await cur.fetchall()
+        return await (await self._run(sql, params)).fetchall()
 
 
 class PostgresDb:
@@ -196,11 +234,25 @@ class PostgresDb:
 
     @contextlib.asynccontextmanager
     async def transaction(self, thread_id: str | None = None) -> AsyncIterator[Tx]:
-        async with self._connection() as conn, conn.transaction():
-            tx = _PgTx(conn)
+        """`BEGIN`, the thread's lock and the first statement go to the server in one message, and
+        `COMMIT` with the statements sent after the last result read: a run's admission is two
+        messages (was six: `BEGIN`, lock, active runs, insert, thread status, `COMMIT`), its end two."""
+        async with self._connection() as conn:
+            tx = _PgTx(conn, batched=True)
+            await tx.send("BEGIN")
             if thread_id is not None:
-                await tx.execute(PG_LOCK_THREAD, (thread_id,))
-            yield tx
+                await tx.send(PG_LOCK_THREAD, (thread_id,))
+            try:
+                yield tx
+                await tx.send("COMMIT")
+                await tx.flush()
+            except BaseException:
+                if tx.pending is not None:
+                    tx.pending.clear()
+                if not conn.broken and conn.info.transaction_status in (INTRANS, INERROR):
+                    with contextlib.suppress(psycopg.Error):
+                        await conn.execute("ROLLBACK")
+                raise
 
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator[Tx]:

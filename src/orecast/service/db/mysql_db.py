@@ -46,6 +46,9 @@ class _MysqlTx:
                 raise UniqueViolation(f"unique constraint violated: {exc.args[1]}") from exc
             raise
 
+    async def send(self, sql: str, params: Sequence[Any] = ()) -> None:
+        await self.execute(sql, params)
+
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         async with self.conn.cursor() as cur:
             await self._cursor_run(cur, sql, params)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+import orjson
 from fastapi import APIRouter, Depends, Response
 
 from orecast.agent import AGENT_NAME
@@ -67,7 +68,8 @@ async def chat(body: ChatRequest, svc: Svc, user: User) -> ChatReply:
 async def _tokens(svc: Services, run_id: str, thread_id: str) -> AsyncIterator[bytes]:
     events = svc.runs.events(run_id)
     assert events is not None
-    async for _, event, data in events.follow():
+    async for _, event, encoded in events.follow():
+        data = orjson.loads(encoded)
         if event == "messages":
             chunk, metadata = data
             if chunk.get("type") in ("AIMessageChunk", "ai") and isinstance(chunk.get("content"), str):

@@ -16,7 +16,7 @@ from orecast.service.errors import Invalid, NotFound
 from orecast.service.runs.prepare import may_use_run, start_run, visible_run
 from orecast.service.runs.records import ACTIVE, TERMINAL, RunRecord
 from orecast.service.schemas import CancelMany, RunCreate
-from orecast.service.sse import HEARTBEAT, format_event, sse_response
+from orecast.service.sse import HEARTBEAT, format_encoded, format_event, sse_response
 
 router = APIRouter(tags=["runs"], dependencies=[Depends(require_user)])
 HEARTBEAT_SECONDS = 10.0
@@ -27,8 +27,9 @@ def _location(run: RunRecord, temporary: bool) -> str:
     return f"/runs/{run.run_id}" if temporary else f"/threads/{run.thread_id}/runs/{run.run_id}"
 
 
-async def _follow(svc: Services, run_id: str, after: int) -> AsyncIterator[tuple[int, str, Any] | None]:
-    """The run's (id, event, data) after event `after` until it ends; None when a heartbeat is due."""
+async def _follow(svc: Services, run_id: str, after: int) -> AsyncIterator[tuple[int, str, bytes] | None]:
+    """The run's (id, event, JSON of its data) after event `after` until it ends; None when a heartbeat
+    is due."""
     events = svc.runs.events(run_id)
     # a run driven by another process (or long finished) is read from the database
     follower = (events.follow(after) if events else svc.runs.follow_remote(run_id, after)).__aiter__()
@@ -68,7 +69,7 @@ async def _stream(
             if item is None:
                 yield HEARTBEAT
             elif wanted(item[1]):
-                yield format_event(item[1], item[2], str(item[0]))
+                yield format_encoded(item[1], item[2], str(item[0]))
         finished = True
     finally:
         if not finished and cancel_on_disconnect:
@@ -92,7 +93,7 @@ async def _thread_stream(svc: Services, thread_id: str, modes: set[str]) -> Asyn
                 if item is None:
                     yield HEARTBEAT
                 elif everything or (lifecycle and item[1] == "metadata"):
-                    yield format_event(item[1], item[2])
+                    yield format_encoded(item[1], item[2])
             if lifecycle:
                 yield format_event("metadata", {"status": "run_done", "run_id": run_id})
         idle = 0.0 if fresh else idle + svc.runs.poll_seconds
@@ -122,8 +123,8 @@ def _join_headers(run: RunRecord) -> dict[str, str]:
 async def _wait_response(svc: Services, user: User, body: RunCreate, thread_id: str | None) -> Response:
     run, _ = await start_run(svc, user, body, thread_id)
     await svc.runs.finished(run.run_id)
-    output = svc.runs.output(run.run_id)
-    return JSONResponse(output, headers=_join_headers(run))
+    output = svc.runs.output_json(run.run_id)
+    return Response(output or b"null", media_type="application/json", headers=_join_headers(run))
 
 
 @router.post("/threads/{thread_id}/runs/stream")

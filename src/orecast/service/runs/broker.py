@@ -8,13 +8,23 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 
+from orecast.service.encode import dumps
+
 
 class RunEvents:
-    """Events numbered from 1; a reader resumes after any `Last-Event-ID` it has seen."""
+    """Events numbered from 1; a reader resumes after any `Last-Event-ID` it has seen.
+
+    An event's data is kept as the graph streamed it and encoded to JSON once, when first read, or
+    at once while a reader follows the log: a run nobody streams (`runs.wait`, most background runs)
+    pays for no encoding of its events. The graph's values are not copied, as LangGraph does not copy
+    them for its own background checkpoint writes: a reducer that changes its state in place would
+    change an event not yet encoded too."""
 
     def __init__(self, run_id: str = "", ended: deque[tuple[float, str]] | None = None) -> None:
         self.run_id = run_id
         self.events: list[tuple[str, Any]] = []
+        self._encoded: list[bytes] = []  # the JSON of the first len(_encoded) events' data
+        self._readers = 0
         self.done = False
         self.finished_at: float | None = None
         self._changed = asyncio.Condition()
@@ -23,6 +33,8 @@ class RunEvents:
     async def put(self, event: str, data: Any) -> None:
         async with self._changed:
             self.events.append((event, data))
+            if self._readers:
+                self._encode(len(self.events))
             self._changed.notify_all()
 
     async def close(self) -> None:
@@ -33,20 +45,33 @@ class RunEvents:
                 self._ended.append((self.finished_at, self.run_id))
             self._changed.notify_all()
 
-    async def follow(self, after: int = 0) -> AsyncIterator[tuple[int, str, Any]]:
-        """(id, event, data) after event number `after`, until the run ends."""
+    def _encode(self, stop: int) -> None:
+        for _, data in self.events[len(self._encoded):stop]:
+            self._encoded.append(dumps(data))
+
+    def encoded(self, start: int = 0) -> list[tuple[str, bytes]]:
+        """(event, JSON of its data) of the events from index `start` on."""
+        self._encode(len(self.events))
+        return [(self.events[n][0], self._encoded[n]) for n in range(start, len(self.events))]
+
+    async def follow(self, after: int = 0) -> AsyncIterator[tuple[int, str, bytes]]:
+        """(id, event, JSON of its data) after event number `after`, until the run ends."""
         seen = after
-        while True:
-            async with self._changed:
-                while seen >= len(self.events) and not self.done:
-                    await self._changed.wait()
-                batch = self.events[seen:]
-                finished = self.done
-            for event, data in batch:
-                seen += 1
-                yield seen, event, data
-            if finished and seen >= len(self.events):
-                return
+        self._readers += 1
+        try:
+            while True:
+                async with self._changed:
+                    while seen >= len(self.events) and not self.done:
+                        await self._changed.wait()
+                    batch = self.encoded(seen)
+                    finished = self.done
+                for event, data in batch:
+                    seen += 1
+                    yield seen, event, data
+                if finished and seen >= len(self.events):
+                    return
+        finally:
+            self._readers -= 1
 
 
 class Broker:

@@ -10,12 +10,11 @@ from langchain_core.messages import BaseMessageChunk
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Send
 
-from orecast.service.encode import jsonable
-
 INTERRUPT = "__interrupt__"  # the key LangGraph streams a graph's pending interrupts under
 # Modes the graph streams natively; `messages-tuple` and `messages` both come from its `messages`.
 NATIVE_MODES = ("values", "updates", "custom", "debug", "tasks", "checkpoints", "messages")
 
+# An event's data as the graph streamed it: the event log encodes it to JSON when it is read.
 Emit = Callable[[str, Any], Awaitable[None]]
 
 
@@ -58,9 +57,9 @@ class _Messages:
         self.seen: dict[str, Any] = {}
 
     async def emit(self, emit: Emit, suffix: str, chunk: Any, metadata: dict[str, Any]) -> None:
-        message, meta = chunk, jsonable(metadata)
+        message, meta = chunk, metadata
         if self.tuples:
-            await emit("messages" + suffix, [jsonable(message), meta])
+            await emit("messages" + suffix, [message, meta])
         # as langgraph-api: the legacy mode accumulates a model's streamed chunks per message
         # (`messages/partial`) and sends a whole message once (`messages/complete`)
         if not self.partial:
@@ -71,10 +70,10 @@ class _Messages:
             await emit("messages/metadata" + suffix, {key: {"metadata": meta}})
         if not isinstance(message, BaseMessageChunk):
             self.seen[key] = message
-            await emit("messages/complete" + suffix, [jsonable(message)])
+            await emit("messages/complete" + suffix, [message])
             return
         self.seen[key] = message if previous is None else previous + message
-        await emit("messages/partial" + suffix, [jsonable(self.seen[key])])
+        await emit("messages/partial" + suffix, [self.seen[key]])
 
 
 async def _parts(run: RunInput, payload: Any) -> AsyncIterator[tuple[tuple[str, ...], str, Any]]:
@@ -82,14 +81,19 @@ async def _parts(run: RunInput, payload: Any) -> AsyncIterator[tuple[tuple[str, 
     as langgraph-api does: the root's `on_chain_stream` events carry the parts, every other event is
     itself an `events` part."""
     kwargs: dict[str, Any] = {
-        "context": run.context, "stream_mode": _native(run.stream_modes), "subgraphs": True,
+        "context": run.context, "stream_mode": _native(run.stream_modes),
         "interrupt_before": run.interrupt_before, "interrupt_after": run.interrupt_after,
         "durability": run.durability,
     }
     if "events" not in run.stream_modes:
-        async for namespace, mode, chunk in run.graph.astream(payload, run.config, **kwargs):
+        if not run.subgraphs:  # the root's parts only: subgraphs' are not even streamed
+            async for mode, chunk in run.graph.astream(payload, run.config, subgraphs=False, **kwargs):
+                yield (), mode, chunk
+            return
+        async for namespace, mode, chunk in run.graph.astream(payload, run.config, subgraphs=True, **kwargs):
             yield namespace, mode, chunk
         return
+    kwargs["subgraphs"] = True
     async for event in run.graph.astream_events(payload, run.config, version="v2", **kwargs):
         if "langsmith:hidden" in (event.get("tags") or ()):
             continue
@@ -124,5 +128,5 @@ async def execute_run(run: RunInput, emit: Emit) -> RunOutcome:
             message, metadata = chunk
             await messages.emit(emit, suffix, message, metadata)
         elif mode in run.stream_modes:
-            await emit(mode + suffix, jsonable(chunk))
+            await emit(mode + suffix, chunk)
     return RunOutcome(last_values, interrupted)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from orecast.checkpoint import OrecastCheckpointer
-from orecast.service.encode import interrupts_of, jsonable
+from orecast.service.encode import dumps, interrupts_of, jsonable
 from orecast.service.metrics import ServiceMetrics
 from orecast.service.runs.broker import Broker, RunEvents
 from orecast.service.runs.execute import RunInput, execute_run
@@ -176,7 +176,7 @@ class RunManager:
     async def _share(self, run_id: str, local: _Local) -> None:
         """Copy the events not yet in the database there."""
         done = local.shared or 0
-        fresh = local.events.events[done:]
+        fresh = local.events.encoded(done)
         if fresh:
             await self.repo.add_events(run_id, done + 1, fresh)
         local.shared = done + len(fresh)
@@ -236,7 +236,7 @@ class RunManager:
         finally:
             watcher.cancel()
         values = outcome.values
-        local.output = jsonable(values)
+        local.output = values  # encoded when answered: `runs.wait` encodes it once, to its response
         # The stream tells when the run stopped for a human (an interrupt); a stop at an
         # interrupt_before/after breakpoint does not, so only then the state is read.
         local.paused = outcome.interrupted
@@ -278,8 +278,8 @@ class RunManager:
         else:
             done = local.shared or 0
             await self.repo.finish(
-                run.run_id, status, error, thread=thread, unshared=(done + 1, local.events.events[done:]),
-                share=local.shared is not None,
+                run.run_id, status, error, thread=thread,
+                unshared=lambda: (done + 1, local.events.encoded(done)), share=local.shared is not None,
             )
         if temporary:
             await self.saver.adelete_thread(run.thread_id)
@@ -291,11 +291,17 @@ class RunManager:
         return self.broker.get(run_id)
 
     def output(self, run_id: str) -> Any:
+        """What the run returned here, as plain JSON values (None: not run here, or forgotten)."""
         local = self._local.get(run_id)
-        return local.output if local else None
+        return None if local is None or local.output is None else jsonable(local.output)
 
-    async def follow_remote(self, run_id: str, after: int) -> AsyncIterator[tuple[int, str, Any]]:
-        """(id, event, data) after `after` of a run driven by another process, read from the database
+    def output_json(self, run_id: str) -> bytes | None:
+        """`output` encoded as JSON (None: not run here, or forgotten)."""
+        local = self._local.get(run_id)
+        return None if local is None or local.output is None else dumps(local.output)
+
+    async def follow_remote(self, run_id: str, after: int) -> AsyncIterator[tuple[int, str, bytes]]:
+        """(id, event, JSON of its data) after `after` of a run driven by another process, read from the database
         once that process copies them there; until the run is over."""
         await self.repo.share_stream(run_id)
         seen = after

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -106,13 +107,13 @@ class RunRepo:
                 for other_id, status in active:
                     reason = f"{strategy} by run {run_id}"
                     if status == "pending":
-                        await tx.execute(q.CANCEL_PENDING, (strategy, reason, now, other_id))
+                        await tx.send(q.CANCEL_PENDING, (strategy, reason, now, other_id))
                     else:
-                        await tx.execute(q.REQUEST_CANCEL, (strategy, reason, now, other_id))
+                        await tx.send(q.REQUEST_CANCEL, (strategy, reason, now, other_id))
                     cancelled.append(other_id)
             kwargs_json = json.dumps(kwargs, ensure_ascii=False, default=str)
             status = "pending" if active else "running"
-            await tx.execute(
+            await tx.send(
                 q.INSERT_RUN,
                 (
                     run_id,
@@ -129,7 +130,7 @@ class RunRepo:
                 ),
             )
             if not active:
-                await tx.execute(*self.thread_status(thread_id, "busy", touch=False))
+                await tx.send(*self.thread_status(thread_id, "busy", touch=False))
         run = RunRecord(
             run_id, thread_id, assistant_id, status, metadata, json.loads(kwargs_json), strategy, owner,
             None, None, None, now, now,
@@ -162,7 +163,7 @@ class RunRepo:
                 raise
             if changed != 1:
                 return None
-            await tx.execute(*self.thread_status(run.thread_id, "busy", touch=False))
+            await tx.send(*self.thread_status(run.thread_id, "busy", touch=False))
             return [r[0] for r in await tx.fetchall(q.SELECT_ROLLBACKS_LEFT, (run.thread_id,))]
 
     async def rollbacks_left(self) -> list[tuple[str, str]]:
@@ -199,23 +200,25 @@ class RunRepo:
     async def share_stream(self, run_id: str) -> None:
         """Ask the process driving the run to write its events here (it notices at its next poll)."""
         async with self.db.transaction() as tx:
-            await tx.execute(q.SHARE_STREAM, (run_id,))
+            await tx.send(q.SHARE_STREAM, (run_id,))
 
-    async def add_events(self, run_id: str, first_seq: int, events: list[tuple[str, Any]]) -> None:
+    async def add_events(self, run_id: str, first_seq: int, events: list[tuple[str, bytes]]) -> None:
+        """Write events (name, JSON of its data) numbered from `first_seq`."""
         async with self.db.transaction() as tx:
             await self._add_events(tx, run_id, first_seq, events)
 
-    async def _add_events(self, tx: Tx, run_id: str, first_seq: int, events: list[tuple[str, Any]]) -> None:
+    async def _add_events(self, tx: Tx, run_id: str, first_seq: int, events: list[tuple[str, bytes]]) -> None:
         for n, (event, data) in enumerate(events):
-            await tx.execute(
+            await tx.send(
                 q.INSERT_EVENT_MYSQL if self.db.dialect == "mysql" else q.INSERT_EVENT,
-                (run_id, first_seq + n, event, json.dumps(data, ensure_ascii=False)),
+                (run_id, first_seq + n, event, data.decode()),
             )
 
-    async def events_after(self, run_id: str, seq: int) -> list[tuple[int, str, Any]]:
+    async def events_after(self, run_id: str, seq: int) -> list[tuple[int, str, bytes]]:
+        """(sequence number, event, JSON of its data) after `seq`."""
         async with self.db.read() as tx:
             rows = await tx.fetchall(q.SELECT_EVENTS, (run_id, seq))
-        return [(int(r[0]), r[1], json.loads(r[2])) for r in rows]
+        return [(int(r[0]), r[1], r[2].encode() if isinstance(r[2], str) else bytes(r[2])) for r in rows]
 
     async def request_cancel(self, run: RunRecord, action: str, reason: str) -> None:
         now = now_iso()
@@ -225,7 +228,7 @@ class RunRepo:
 
     async def heartbeat(self, run_id: str) -> None:
         async with self.db.transaction() as tx:
-            await tx.execute(q.HEARTBEAT, (now_iso(), run_id))
+            await tx.send(q.HEARTBEAT, (now_iso(), run_id))
 
     async def finish(
         self,
@@ -234,24 +237,25 @@ class RunRepo:
         error: str | None = None,
         *,
         thread: tuple[str, str] | None = None,
-        unshared: tuple[int, list[tuple[str, Any]]] = (1, []),
+        unshared: Callable[[], tuple[int, list[tuple[str, bytes]]]] = lambda: (1, []),
         share: bool = False,
     ) -> bool:
         """Record the end of a run not already over (False if it was, or is gone). In the same
         transaction: with `thread` = (thread id, status) set that thread's status, and if a client of
         another process follows the run (or `share`: its events are kept), write its `unshared` events
-        (first sequence number, events), so they are all there when the row says the run is over."""
+        (first sequence number, events; asked for only then), so they are all there when the row says
+        the run is over."""
         async with self.db.transaction() as tx:
             if self.db.dialect == "mysql":
                 rows = await tx.fetchall(q.LOCK_UNFINISHED_RUN, (run_id,))
                 if rows:
-                    await tx.execute(q.FINISH_RUN_MYSQL, (status, error, now_iso(), run_id))
+                    await tx.send(q.FINISH_RUN_MYSQL, (status, error, now_iso(), run_id))
             else:
                 rows = await tx.fetchall(q.FINISH_RUN, (status, error, now_iso(), run_id))
             if not rows:
                 return False
             if rows[0][0] or share:
-                await self._add_events(tx, run_id, *unshared)
+                await self._add_events(tx, run_id, *unshared())
             if thread is not None:
                 await self._thread_status(tx, *thread)
         return True
@@ -261,17 +265,17 @@ class RunRepo:
             await self._thread_status(tx, thread_id, status)
 
     async def _thread_status(self, tx: Tx, thread_id: str, status: ThreadStatus) -> None:
-        await tx.execute(*self.thread_status(thread_id, status))
+        await tx.send(*self.thread_status(thread_id, status))
 
     async def delete(self, run_id: str) -> None:
         async with self.db.transaction() as tx:
-            await tx.execute(q.DELETE_RUN_EVENTS, (run_id,))
-            await tx.execute(q.DELETE_RUN, (run_id,))
+            await tx.send(q.DELETE_RUN_EVENTS, (run_id,))
+            await tx.send(q.DELETE_RUN, (run_id,))
 
     async def delete_thread_runs(self, thread_id: str) -> None:
         async with self.db.transaction(thread_id) as tx:
-            await tx.execute(q.DELETE_THREAD_RUN_EVENTS, (thread_id,))
-            await tx.execute(q.DELETE_THREAD_RUNS, (thread_id,))
+            await tx.send(q.DELETE_THREAD_RUN_EVENTS, (thread_id,))
+            await tx.send(q.DELETE_THREAD_RUNS, (thread_id,))
 
     async def select_ids(
         self, *, thread_id: str | None, run_ids: list[str] | None, statuses: tuple[str, ...]
