@@ -91,10 +91,11 @@ class Prepared(str):
         return statement
 
     def values(self, params: Mapping[str, Any] | Sequence[Any]) -> list[bytes | None]:
-        if self.params is None:
-            return [_text(value) for value in params]
-        assert isinstance(params, Mapping)
-        return [_text(params[name]) for name in self.params]
+        if self.params is not None:
+            assert isinstance(params, Mapping)
+            params = [params[name] for name in self.params]
+        # (most are text without a NUL: encoded inline)
+        return [v.encode() if type(v) is str and "\x00" not in v else _text(v) for v in params]
 
 
 def _text(value: Any) -> bytes | None:
@@ -259,6 +260,8 @@ class GroupCommit:
             raise
 
     async def _run_groups(self) -> None:
+        # One connection for the groups that follow each other without a pause.
+        conn: AsyncConnection | None = None
         try:
             while True:
                 self._collecting = False
@@ -266,11 +269,14 @@ class GroupCommit:
                 self._waiting = []
                 if not group:
                     return
-                await self._run_group(group)
+                conn = await self._run_group(group, conn)
         finally:
             self._groups -= 1
+            if conn is not None:
+                await self.give_back(conn)
 
-    async def _run_group(self, group: list[_Write]) -> None:
+    async def _run_group(self, group: list[_Write], conn: AsyncConnection | None) -> AsyncConnection | None:
+        """Run one group; the connection to run the next one on, if it is still good."""
         # One order for every process's groups: the threads' rows are locked in the same order.
         group.sort(key=lambda write: write.statement.values[0] or b"")
         settled = asyncio.get_running_loop().create_future()
@@ -279,7 +285,7 @@ class GroupCommit:
             write.attempts += 1
             write.statement.rows = write.statement.error = None
         try:
-            failure = await self._send(group)
+            conn, failure = await self._send(group, conn)
         except BaseException as exc:
             for write in group:
                 if not write.done.done():
@@ -307,26 +313,31 @@ class GroupCommit:
             else:
                 again.append(write)
         self._waiting[:0] = again
+        return conn
 
-    async def _send(self, group: list[_Write]) -> StoreError | None:
-        """Run the group's statements; a StoreError for all of them if there was no connection for it."""
+    async def _send(
+        self, group: list[_Write], conn: AsyncConnection | None
+    ) -> tuple[AsyncConnection | None, StoreError | None]:
+        """Run the group's statements (on `conn`, else on one from the pool); the connection afterwards,
+        and a StoreError for all of them if there was no working connection for it."""
         statements = [write.statement for write in group]
         for attempt in (1, 2):
-            try:
-                conn = await self.checkout()
-            except StoreError as exc:
-                return exc
+            if conn is None:
+                try:
+                    conn = await self.checkout()
+                except StoreError as exc:
+                    return None, exc
             try:
                 await run_statements(conn, self.prepared, statements)
-                return None
+                return conn, None
             except psycopg.OperationalError as exc:
-                if not conn.broken or attempt == 2:
-                    return StoreUnavailable(f"database unavailable: {first_line(exc)}")
-                # A connection that died since its checkout (a killed backend): the group once more on
+                broken, conn = conn, None
+                await self.give_back(broken)  # the pool closes it
+                if not broken.broken or attempt == 2:
+                    return None, StoreUnavailable(f"database unavailable: {first_line(exc)}")
+                # A connection that died since it was taken (a killed backend): the group once more on
                 # a fresh one. A group whose commit was lost with it runs again: a put of a checkpoint
                 # replaces it, and items it numbered meet their own rows (the retry of a stale thread).
-            finally:
-                await self.give_back(conn)
         raise AssertionError("unreachable")
 
 
