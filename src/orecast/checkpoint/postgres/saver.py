@@ -280,8 +280,9 @@ class PostgresCheckpointer(OrecastCheckpointer):
                 await self.pool.putconn(db.conn)
 
     def _write(self) -> AbstractAsyncContextManager[_Db]:
-        # No pipeline mode: a put is a handful of statements (the thread's row, items and the checkpoint
-        # are one statement each), and psycopg's pipeline costs more client CPU than it saves here.
+        # Through psycopg, not psycopg's pipeline mode: a thread's first write is a handful of statements
+        # (the thread's row, its items, then the put's one statement, prepared: pipeline.py), and
+        # psycopg's pipeline costs more client CPU than it saves here.
         return self._connection(transaction=True)
 
     def _read(self) -> AbstractAsyncContextManager[_Db]:
