@@ -1,4 +1,5 @@
-"""The hot statements of a put and a put_writes, sent with libpq directly, and group commit.
+"""The hot statements (a put's, a put_writes', a checkpoint read's), sent with libpq directly, and group
+commit.
 
 A turn of the benchmark's agent is ten statements (five puts, four put_writes, one read). Through
 psycopg's cursor each cost the client about as much as the saver's own work for it: adapting the named
@@ -6,7 +7,7 @@ parameters, converting the query, the prepared-statement bookkeeping, registerin
 event loop for every wait, a pool checkout and return. Here a statement is prepared once per
 connection, its parameters are text the saver already has, and its results are read as text.
 
-Group commit: the puts and put_writes that are ready in the same pass of the event loop (with eight
+Group commit: the puts, put_writes and checkpoint reads that are ready in the same pass of the event loop (with eight
 threads at once, several threads' writes) go to the server as one pipeline on one connection, in one
 implicit transaction (one Sync, so one commit and one WAL flush), and each caller gets its own
 statement's result once that transaction has committed. A statement that fails (another process

@@ -24,6 +24,7 @@ from orecast.checkpoint.postgres import queries
 from orecast.checkpoint.postgres.pipeline import (
     BOOL_OID,
     INT8_OID,
+    NO_SUCH_PREPARED_STATEMENT,
     TIMESTAMPTZ_OID,
     UNKNOWN_OID,
     GroupCommit,
@@ -127,6 +128,9 @@ class _Db:
             return await self._groups.run(prepared, values)
         statement = Statement(prepared, values)
         await self._run(lambda conn: run_statements(conn, self._prepared, [statement]))
+        if statement.error is not None and statement.error.sqlstate == NO_SUCH_PREPARED_STATEMENT and not self.in_transaction:
+            # deallocated behind the saver's back (a manual DEALLOCATE ALL): prepared again
+            await self._run(lambda conn: run_statements(conn, self._prepared, [statement]))
         if statement.error is not None:
             raise statement.error
         assert statement.rows is not None
