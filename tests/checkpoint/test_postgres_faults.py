@@ -84,7 +84,7 @@ async def test_a_read_retries_once_on_a_dropped_connection(fresh_postgres_url: s
     async with open_checkpointer(fresh_postgres_url) as saver:
         await put(saver, "kept", "hello")
         async with saver._read() as db:
-            pid = db.conn.info.backend_pid
+            pid = (await db.connection()).info.backend_pid
             with psycopg.connect(fresh_postgres_url, autocommit=True) as admin:
                 admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
             await asyncio.sleep(0.2)

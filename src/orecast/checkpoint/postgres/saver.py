@@ -21,6 +21,18 @@ from orecast.checkpoint.core import StaleThreadError, put_parameters
 from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
 from orecast.checkpoint.postgres import queries
+from orecast.checkpoint.postgres.pipeline import (
+    BOOL_OID,
+    INT8_OID,
+    NO_SUCH_PREPARED_STATEMENT,
+    TIMESTAMPTZ_OID,
+    UNKNOWN_OID,
+    GroupCommit,
+    Prepared,
+    PreparedStatements,
+    Statement,
+    run_statements,
+)
 from orecast.checkpoint.postgres.pool import Checkout, check_connection, first_line
 from orecast.checkpoint.postgres.timeouts import Timeouts
 from orecast.checkpoint.upcast import WRITE_VERSIONS
@@ -30,6 +42,26 @@ MIGRATION_LOCK_KEY = 0x6F7265636173  # "orecas"
 # Items per page (migration 003 packs existing items with the same number).
 PAGE_ITEMS = 32
 CONNECT_TIMEOUT_SECONDS = 10
+# The statements of a put and a put_writes, prepared on each connection (pipeline.py).
+_WRITE_TYPES = {
+    "schema_version": INT8_OID,
+    "clear": INT8_OID,
+    "message_count": INT8_OID,
+    "root": INT8_OID,
+    "first_item": INT8_OID,
+    "next_item": INT8_OID,
+    "interrupted": BOOL_OID,
+    "now": TIMESTAMPTZ_OID,
+}
+STORE_PUT = Prepared.of("orecast_store_put", queries.STORE_PUT, _WRITE_TYPES)
+STORE_WRITES = Prepared.of("orecast_store_writes", queries.STORE_WRITES, _WRITE_TYPES)
+STORE_SPECIAL_WRITES = Prepared.of("orecast_store_special_writes", queries.STORE_SPECIAL_WRITES, _WRITE_TYPES)
+SELECT_CHECKPOINT_AND_WRITES = Prepared.positional(
+    "orecast_checkpoint_and_writes", queries.SELECT_CHECKPOINT_AND_WRITES, (UNKNOWN_OID,) * 3
+)
+SELECT_LATEST_CHECKPOINT_AND_WRITES = Prepared.positional(
+    "orecast_latest_checkpoint_and_writes", queries.SELECT_LATEST_CHECKPOINT_AND_WRITES, (UNKNOWN_OID,) * 2
+)
 POOL_TIMEOUT_SECONDS = 30.0
 
 
@@ -49,10 +81,19 @@ def _store_error(exc: psycopg.Error, broken: bool, timeouts: Timeouts) -> StoreE
 class _Db:
     def __init__(
         self,
-        conn: AsyncConnection,
+        conn: AsyncConnection | None,
+        prepared: PreparedStatements,
+        groups: GroupCommit,
         replace: Callable[[AsyncConnection], Awaitable[AsyncConnection]] | None = None,
+        checkout: Callable[[], Awaitable[AsyncConnection]] | None = None,
     ) -> None:
+        # None until a statement needs it (`checkout`): a put, a put_writes or a checkpoint read whose
+        # one statement goes with a group (`GroupCommit`) takes no connection of its own.
         self.conn = conn
+        self._checkout = checkout
+        self._prepared = prepared
+        self._groups = groups
+        self.in_transaction = False
         # Items numbered by this process and stored by the put or put_writes statement that refers to
         # them (`_store_items`): [[hash, JSON text], …] numbered from `first_item` on.
         self.defer_items = False
@@ -63,14 +104,37 @@ class _Db:
         # died (a server restart, a killed backend) is run once more on a fresh connection.
         self._replace = replace
 
+    async def connection(self) -> AsyncConnection:
+        if self.conn is None:
+            assert self._checkout is not None
+            self.conn = await self._checkout()
+        return self.conn
+
     async def _run(self, statement: Callable[[AsyncConnection], Awaitable[Any]]) -> Any:
+        conn = await self.connection()
         try:
-            return await statement(self.conn)
+            return await statement(conn)
         except psycopg.OperationalError:
-            if self._replace is None or not self.conn.broken:
+            if self._replace is None or not conn.broken:
                 raise
-        self.conn = await self._replace(self.conn)
+        self.conn = await self._replace(conn)
         return await statement(self.conn)
+
+    async def _run_prepared(self, prepared: Prepared, params: Any) -> list[tuple[str | None, ...]]:
+        """The rows (as text) of a prepared statement: run with the statements of other operations
+        (`GroupCommit`), unless this operation has a connection already (a transaction, say)."""
+        values = prepared.values(params)
+        if self.conn is None and not self.in_transaction:
+            return await self._groups.run(prepared, values)
+        statement = Statement(prepared, values)
+        await self._run(lambda conn: run_statements(conn, self._prepared, [statement]))
+        if statement.error is not None and statement.error.sqlstate == NO_SUCH_PREPARED_STATEMENT and not self.in_transaction:
+            # deallocated behind the saver's back (a manual DEALLOCATE ALL): prepared again
+            await self._run(lambda conn: run_statements(conn, self._prepared, [statement]))
+        if statement.error is not None:
+            raise statement.error
+        assert statement.rows is not None
+        return statement.rows
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         await self._run(lambda conn: conn.execute(sql, params))
@@ -83,6 +147,10 @@ class _Db:
         await self._run(many)
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        if isinstance(sql, Prepared):
+            rows = await self._run_prepared(sql, params)
+            return rows[0] if rows else None
+
         async def one(conn: AsyncConnection) -> tuple[Any, ...] | None:
             cur = await conn.execute(sql, params)
             return await cur.fetchone()
@@ -90,6 +158,9 @@ class _Db:
         return await self._run(one)
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        if isinstance(sql, Prepared):
+            return await self._run_prepared(sql, params)
+
         async def every(conn: AsyncConnection) -> list[tuple[Any, ...]]:
             cur = await conn.execute(sql, params)
             return await cur.fetchall()
@@ -133,6 +204,8 @@ class PostgresCheckpointer(OrecastCheckpointer):
         self.url = url
         self.timeouts = timeouts or Timeouts()
         self._checkout_from_pool = Checkout(pool, url, POOL_TIMEOUT_SECONDS)
+        self._prepared = PreparedStatements()
+        self._groups = GroupCommit(self._checkout, pool.putconn, self._prepared)
         self._vacuum: asyncio.Task[None] | None = None
 
     @classmethod
@@ -150,7 +223,15 @@ class PostgresCheckpointer(OrecastCheckpointer):
             url,
             min_size=1,
             max_size=pool_size,
-            kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_SECONDS},
+            kwargs={
+                "autocommit": True,
+                "connect_timeout": CONNECT_TIMEOUT_SECONDS,
+                # The statements of pipeline.py send and read their text as UTF-8 themselves.
+                "client_encoding": "utf8",
+                # psycopg prepares nothing itself: after a rolled-back transaction it would deallocate
+                # every prepared statement of the connection, pipeline.py's too (DEALLOCATE ALL).
+                "prepare_threshold": None,
+            },
             configure=_configurer(timeouts),
             check=check_connection,
             timeout=POOL_TIMEOUT_SECONDS,
@@ -178,30 +259,39 @@ class PostgresCheckpointer(OrecastCheckpointer):
         return await self._checkout()
 
     @asynccontextmanager
-    async def _connection(self, *, transaction: bool) -> AsyncIterator[_Db]:
-        """A connection for one operation, with the database's failures turned into StoreErrors."""
-        db = _Db(await self._checkout(), None if transaction else self._replace)
+    async def _connection(self, *, transaction: bool, lazy: bool = False) -> AsyncIterator[_Db]:
+        """A connection for one operation, with the database's failures turned into StoreErrors.
+
+        `lazy`: taken from the pool only when a statement needs it (see `_Db.conn`)."""
+        replace = None if transaction else self._replace
+        conn = None if lazy else await self._checkout()
+        db = _Db(conn, self._prepared, self._groups, replace, self._checkout)
         try:
             if transaction:
+                assert db.conn is not None
                 async with db.conn.transaction():
+                    db.in_transaction = True
                     yield db
             else:
                 yield db
         except psycopg.Error as exc:
-            error = _store_error(exc, db.conn.broken, self.timeouts)
+            error = _store_error(exc, db.conn is not None and db.conn.broken, self.timeouts)
             if error is None:
                 raise
             raise error from exc
         finally:
-            await self.pool.putconn(db.conn)
+            if db.conn is not None:
+                await self.pool.putconn(db.conn)
 
     def _write(self) -> AbstractAsyncContextManager[_Db]:
-        # No pipeline mode: a put is a handful of statements (the thread's row, items and the checkpoint
-        # are one statement each), and psycopg's pipeline costs more client CPU than it saves here.
+        # Through psycopg, not psycopg's pipeline mode: a thread's first write is a handful of statements
+        # (the thread's row, its items, then the put's one statement, prepared: pipeline.py), and
+        # psycopg's pipeline costs more client CPU than it saves here.
         return self._connection(transaction=True)
 
     def _read(self) -> AbstractAsyncContextManager[_Db]:
-        return self._connection(transaction=False)
+        # Lazy: reading a checkpoint (`_checkpoint_row`) goes with a group and takes no connection.
+        return self._connection(transaction=False, lazy=True)
 
     @asynccontextmanager
     async def _write_unit(self, thread_id: str) -> AsyncIterator[_Db]:
@@ -211,7 +301,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
         # its items by hash: with nothing cached, an item it takes for new may be stored already, and
         # numbered here it would fail the put on its hash, again on the retry (which starts as empty).
         seen = self.items.peek(thread_id) is not None
-        async with self._connection(transaction=not seen) as db:
+        async with self._connection(transaction=not seen, lazy=seen) as db:
             db.defer_items = seen
             yield db
 
@@ -247,7 +337,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
         params = {**put_parameters(checkpoint_row, record), "rows": json_text(rows), **self._deferred_items(db)}
         thread_id = params["thread_id"]
         try:
-            stored = await db.fetchone(queries.STORE_PUT, params) is not None
+            stored = await db.fetchone(STORE_PUT, params) is not None
         except errors.UniqueViolation:
             # Items numbered here that another process numbered or stored meanwhile: start again.
             raise StaleThreadError(thread_id) from None
@@ -281,7 +371,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
             **self._deferred_items(db),
         }
         try:
-            row = await db.fetchone(queries.STORE_SPECIAL_WRITES if special else queries.STORE_WRITES, params)
+            row = await db.fetchone(STORE_SPECIAL_WRITES if special else STORE_WRITES, params)
         except errors.UniqueViolation:
             raise StaleThreadError(thread_id) from None
         await self._after_deferred_items(db, thread_id, row is not None)
@@ -367,12 +457,14 @@ class PostgresCheckpointer(OrecastCheckpointer):
     ) -> tuple[Sequence[Any] | None, PendingWrites | None]:
         # One round trip: the checkpoint row joined with its tasks' packed writes (none: one row of NULLs).
         if checkpoint_id:
-            rows = await db.fetchall(queries.SELECT_CHECKPOINT_AND_WRITES, (thread_id, checkpoint_ns, checkpoint_id))
+            rows = await db.fetchall(SELECT_CHECKPOINT_AND_WRITES, (thread_id, checkpoint_ns, checkpoint_id))
         else:
-            rows = await db.fetchall(queries.SELECT_LATEST_CHECKPOINT_AND_WRITES, (thread_id, checkpoint_ns))
+            rows = await db.fetchall(SELECT_LATEST_CHECKPOINT_AND_WRITES, (thread_id, checkpoint_ns))
         if not rows:
             return None, None
-        row = rows[0][:-3]
+        # (as text: next_item and schema_version are numbers)
+        *head, next_item, schema_version = rows[0][:-3]
+        row = (*head, int(next_item or 0), int(schema_version or 0))
         pending = []
         for *_checkpoint, task_id, _path, packed in rows:
             if task_id is None:
