@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from typing import Any
@@ -30,6 +31,7 @@ UPDATE = """UPDATE service_assistants SET graph_id = ?, name = ?, description = 
 DELETE = "DELETE FROM service_assistants WHERE assistant_id = ?"
 
 
+@functools.lru_cache(maxsize=256)  # a uuid5 (a SHA-1) per call; a run asks two or three times
 def graph_assistant_id(graph_id: str) -> str:
     return str(uuid.uuid5(NAMESPACE_GRAPH, graph_id))
 

@@ -14,9 +14,10 @@ from orecast.service.routes import (
     threads,
 )
 
-# `page` last: its catch-all answers only what no API route does
+# `runs` first: Starlette tries routes in order, and a run is the request the service answers most
+# (its paths are no other router's); `page` last: its catch-all answers only what no API route does
 ROUTERS = [
-    system.router, assistants.router, threads.router, runs.router, store.router, chat.router,
+    runs.router, system.router, assistants.router, threads.router, store.router, chat.router,
     reports.router, ops.router, page.router,
 ]
 TAGS = [
