@@ -48,6 +48,10 @@ class _Db:
         except sqlite3.OperationalError as exc:
             if not _busy(exc):
                 raise
+        return await self._retry(statement)
+
+    async def _retry(self, statement: Callable[[], Any]) -> Any:
+        """Run `statement` again until the database is no longer locked (it just found it locked)."""
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
         delay = 0.001
         while True:
@@ -62,24 +66,37 @@ class _Db:
             delay = min(delay * 2, BUSY_POLL_MAX_SECONDS)
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        await self._run(lambda: self.conn.execute(sql, params))
+        # The first attempt inline (no closure, no coroutine): a put runs a dozen statements.
+        try:
+            self.conn.execute(sql, params)
+            return
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc):
+                raise
+        await self._retry(lambda: self.conn.execute(sql, params))
 
     async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         await self._run(lambda: self.conn.executemany(sql, rows))
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        def one() -> tuple[Any, ...] | None:
-            # Closing the cursor ends the statement's read snapshot, which would block WAL checkpoints.
-            cur = self.conn.execute(sql, params)
-            try:
-                return cur.fetchone()
-            finally:
-                cur.close()
-
-        return await self._run(one)
+        try:
+            return _fetch_one(self.conn, sql, params)
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc):
+                raise
+        return await self._retry(lambda: _fetch_one(self.conn, sql, params))
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return await self._run(lambda: self.conn.execute(sql, params).fetchall())
+
+
+def _fetch_one(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> tuple[Any, ...] | None:
+    # Closing the cursor ends the statement's read snapshot, which would block WAL checkpoints.
+    cur = conn.execute(sql, params)
+    try:
+        return cur.fetchone()
+    finally:
+        cur.close()
 
 
 def _busy(exc: sqlite3.OperationalError) -> bool:
@@ -284,6 +301,97 @@ class _GroupCommit:
             await asyncio.gather(*self._committers, return_exceptions=True)
 
 
+class _WriteUnit:
+    """`SqliteCheckpointer._write_unit`: a class rather than an `asynccontextmanager`, whose generator
+    machinery cost more than the savepoint's statements on every put and put_writes."""
+
+    __slots__ = ("saver", "conn", "group")
+
+    def __init__(self, saver: SqliteCheckpointer) -> None:
+        self.saver = saver
+        self.conn = saver._writable()
+        self.group: _Group | None = None
+
+    async def __aenter__(self) -> _Db:
+        saver, conn = self.saver, self.conn
+        groups = saver._groups
+        groups.pending += 1
+        try:
+            await saver._write_lock.acquire()
+        except BaseException:
+            groups.pending -= 1
+            raise
+        try:
+            db = _Db(conn)
+            group = groups.open
+            if group is None:
+                await db.execute("BEGIN IMMEDIATE")  # waits (cancellably) while another process writes
+                group = groups.start(saver._commit_group)
+            self.group = group
+            group.size += 1
+            conn.execute("SAVEPOINT write_unit")
+        except BaseException:
+            saver._write_lock.release()
+            groups.pending -= 1
+            raise
+        return db
+
+    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        saver, conn, group = self.saver, self.conn, self.group
+        assert group is not None
+        groups = saver._groups
+        try:
+            if exc_type is not None:
+                # Also on cancellation: only this write is undone, the group's others stay.
+                try:
+                    conn.execute("ROLLBACK TO write_unit")
+                    conn.execute("RELEASE write_unit")
+                except sqlite3.Error:
+                    # The transaction is gone (SQLite rolled it back itself after an I/O error or
+                    # a full disk) or unusable: the whole group fails with this write.
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    groups.fail(group, exc if exc is not None else exc_type())
+                return  # the caller's exception propagates
+            conn.execute("RELEASE write_unit")
+        finally:
+            saver._write_lock.release()
+            groups.pending -= 1
+        # Durable as before on return: this write's transaction has committed. A caller cancelled
+        # meanwhile stops waiting; its write commits with the others (as if cancelled just after).
+        await group.ended()
+
+
+class _Reading:
+    """`SqliteCheckpointer._read`: a class rather than an `asynccontextmanager` (see `_WriteUnit`)."""
+
+    __slots__ = ("saver", "locked")
+
+    def __init__(self, saver: SqliteCheckpointer) -> None:
+        self.saver = saver
+        self.locked = False
+
+    async def __aenter__(self) -> _Db:
+        saver = self.saver
+        reader = saver._reader
+        assert reader is not None, "saver is closed"
+        if reader is saver._writer:
+            await saver._write_lock.acquire()
+            self.locked = True
+            try:
+                await saver._end_group(saver._groups.open)  # read what is committed, as a reader would
+            except BaseException:
+                self.locked = False
+                saver._write_lock.release()
+                raise
+        return _Db(reader)
+
+    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        if self.locked:
+            self.locked = False
+            self.saver._write_lock.release()
+
+
 class SqliteCheckpointer(OrecastCheckpointer):
     """LangGraph checkpoint saver on a SQLite file (WAL mode, busy timeout, linear storage)."""
 
@@ -412,42 +520,10 @@ class SqliteCheckpointer(OrecastCheckpointer):
             )
         return self._writer
 
-    @asynccontextmanager
-    async def _write_unit(self, thread_id: str) -> AsyncIterator[_Db]:
+    def _write_unit(self, thread_id: str) -> _WriteUnit:
         """A put or put_writes: a savepoint in the transaction of the current group (see `_GroupCommit`),
         returning once that transaction has committed."""
-        conn = self._writable()
-        groups = self._groups
-        groups.pending += 1
-        try:
-            async with self._write_lock:
-                db = _Db(conn)
-                group = groups.open
-                if group is None:
-                    await db.execute("BEGIN IMMEDIATE")  # waits (cancellably) while another process writes
-                    group = groups.start(self._commit_group)
-                group.size += 1
-                conn.execute("SAVEPOINT write_unit")
-                try:
-                    yield db
-                except BaseException as exc:
-                    # Also on cancellation: only this write is undone, the group's others stay.
-                    try:
-                        conn.execute("ROLLBACK TO write_unit")
-                        conn.execute("RELEASE write_unit")
-                    except sqlite3.Error:
-                        # The transaction is gone (SQLite rolled it back itself after an I/O error or
-                        # a full disk) or unusable: the whole group fails with this write.
-                        if conn.in_transaction:
-                            conn.execute("ROLLBACK")
-                        groups.fail(group, exc)
-                    raise
-                conn.execute("RELEASE write_unit")
-        finally:
-            groups.pending -= 1
-        # Durable as before on return: this write's transaction has committed. A caller cancelled
-        # meanwhile stops waiting; its write commits with the others (as if cancelled just after).
-        await group.ended()
+        return _WriteUnit(self)
 
     async def _commit_group(self, group: _Group) -> None:
         """Commit `group` once the writes ready in this pass of the event loop have joined it."""
@@ -525,15 +601,9 @@ class SqliteCheckpointer(OrecastCheckpointer):
                 await self._end_group(self._groups.open)
                 await asyncio.to_thread(_checkpoint_wal, self.file)
 
-    @asynccontextmanager
-    async def _read(self) -> AsyncIterator[_Db]:
+    def _read(self) -> _Reading:
         assert self._reader is not None, "saver is closed"
-        if self._reader is self._writer:
-            async with self._write_lock:
-                await self._end_group(self._groups.open)  # read what is committed, as a reader would
-                yield _Db(self._reader)
-        else:
-            yield _Db(self._reader)
+        return _Reading(self)
 
     async def _store_items(
         self, db: _Db, thread_id: str, incarnation: str, new: dict[str, str]
