@@ -9,27 +9,15 @@ from typing import Any
 
 import psycopg
 import pytest
-from langchain_core.messages import HumanMessage
-from langgraph.checkpoint.base import empty_checkpoint
 
 from orecast.checkpoint import StoreTimeout, StoreUnavailable, open_checkpointer
+from tests.checkpoint.checkpoints import put
 from tests.checkpoint.graphs import human, tool_loop
 from tests.checkpoint.throwaway_pg import ThrowawayServer
 
 
 def cfg(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id}}
-
-
-def a_checkpoint(text: str) -> dict[str, Any]:
-    cp = empty_checkpoint()
-    cp["channel_values"] = {"messages": [HumanMessage(text, id=text)]}
-    cp["channel_versions"] = {"messages": "1"}
-    return cp
-
-
-async def put(saver: Any, thread_id: str, text: str) -> None:
-    await saver.aput(cfg(thread_id), a_checkpoint(text), {"source": "input", "step": -1}, {"messages": "1"})
 
 
 async def test_timeouts_are_set_on_every_connection(fresh_postgres_url: str) -> None:
