@@ -16,26 +16,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import statistics
-import time
 from typing import Any
 
-from bench.run_bench import throughput
-from bench.stores import SAVERS, open_store
-from bench.workload import build_graph, run_turn
+from bench.run_bench import measured_throughput
+from bench.stores import SAVERS
 
 
 async def one_run(name: str, threads: int, turns: int) -> dict[str, float]:
-    async with open_store(name) as store:
-        graph = build_graph().compile(checkpointer=store.saver)
-        for turn in range(1, 3):
-            await run_turn(graph, "warmup", turn)
-        gc.collect()
-        cpu = time.process_time()
-        tp = await throughput(graph, threads, turns, stateless=False)
-        cpu_ms = (time.process_time() - cpu) * 1000 / (threads * turns)
-    return {"cpu_ms": cpu_ms, "turns_per_s": tp["turns_per_s"]}
+    tp = await measured_throughput(name, threads, turns)
+    return {"cpu_ms": tp["cpu_ms_per_turn"], "turns_per_s": tp["turns_per_s"]}
 
 
 async def measure(savers: list[str], reps: int, threads: int, turns: int) -> dict[str, list[dict[str, float]]]:

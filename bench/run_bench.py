@@ -213,19 +213,26 @@ async def bench_saver(name: str, args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+async def measured_throughput(name: str, threads: int, turns: int) -> dict[str, Any]:
+    """The throughput phase on a fresh store of saver `name`, after a warm-up: `throughput`'s figures
+    plus `cpu_ms_per_turn`, the process's CPU per turn (the event loop's and the saver's threads')."""
+    async with open_store(name) as store:
+        graph = build_graph().compile(checkpointer=store.saver)
+        for turn in range(1, 3):
+            await run_turn(graph, "warmup", turn)
+        gc.collect()
+        cpu = time.process_time()
+        tp = await throughput(graph, threads, turns, stateless=False)
+        tp["cpu_ms_per_turn"] = (time.process_time() - cpu) * 1000 / (threads * turns)
+    return tp
+
+
 async def bench_throughput_only(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
     """Only the throughput phase, `args.rounds` rounds of every saver in turn, so load hits all alike."""
     rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in args.saver_list}
     for round_no in range(1, args.rounds + 1):
         for name in args.saver_list:
-            async with open_store(name) as store:
-                graph = build_graph().compile(checkpointer=store.saver)
-                for turn in range(1, 3):
-                    await run_turn(graph, "warmup", turn)
-                gc.collect()
-                cpu = time.process_time()
-                tp = await throughput(graph, args.threads, args.tp_turns, stateless=False)
-                tp["cpu_ms_per_turn"] = (time.process_time() - cpu) * 1000 / (args.threads * args.tp_turns)
+            tp = await measured_throughput(name, args.threads, args.tp_turns)
             rounds[name].append(tp)
             log(name, f"round {round_no}: {tp['turns_per_s']:.1f} turns/s, "
                 f"client CPU {tp['cpu_ms_per_turn']:.1f} ms/turn")
