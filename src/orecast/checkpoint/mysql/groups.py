@@ -130,15 +130,22 @@ class GroupWriter:
             raise
 
     def _schedule(self) -> None:
-        # call_soon: the group is formed in the next pass, after the writes woken in this one joined.
+        # The task's first step comes in the next pass of the event loop, after the writes woken in this
+        # one joined: it forms the group and sends it in that step (not a callback that starts a task,
+        # which cost one more pass of the loop per group).
         if self._waiting and not self._scheduled and self._holding < IN_FLIGHT:
             self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._start)
+            asyncio.get_running_loop().create_task(self._next_group())
 
-    def _start(self) -> None:
+    async def _next_group(self) -> None:
         self._scheduled = False
+        group = self._start()
+        if group is not None:
+            await self._send(group)
+
+    def _start(self) -> _Group | None:
         if not self._waiting or self._holding >= IN_FLIGHT:
-            return
+            return None
         members, chars = [], 0
         while self._waiting and (not members or chars + self._waiting[0].chars <= MAX_GROUP_CHARS):
             member = self._waiting.pop(0)
@@ -147,14 +154,14 @@ class GroupWriter:
             members.append(member)
             chars += member.chars
         if not members:
-            return
+            return None
         group = _Group(members)
         for member in members:
             member.group = group
         self._holding += 1
-        loop = asyncio.get_running_loop()
-        group.timer = loop.call_later(STALL_SECONDS, self._release, group)
-        group.task = loop.create_task(self._send(group))
+        group.timer = asyncio.get_running_loop().call_later(STALL_SECONDS, self._release, group)
+        group.task = asyncio.current_task()
+        return group
 
     def _release(self, group: _Group) -> None:
         if group.holding:
