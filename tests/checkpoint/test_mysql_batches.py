@@ -15,12 +15,14 @@ from typing import Any
 import asyncmy
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
 
-from orecast.checkpoint import open_checkpointer
+from orecast.checkpoint import base, open_checkpointer
 from orecast.checkpoint.mysql import saver as mysql_saver
 from orecast.checkpoint.mysql.saver import connect_kwargs
 from tests.checkpoint.conftest import raw_sql
 from tests.checkpoint.graphs import human, tool_loop
+from tests.checkpoint.test_graphs import assert_same_as_memory
 from tests.checkpoint.test_item_pages import _chat, cfg, items_numbered_meanwhile_elsewhere
 from tests.checkpoint.test_upcast import V2, write_v1_thread
 
@@ -63,8 +65,10 @@ async def test_a_turn_is_one_round_trip_per_write(fresh_mysql_url: str, monkeypa
         sent.clear()
         messages = await _chat(saver, "counted", 1, start=1)
     assert len(messages) == 8
-    # The state read at the start (2 reads), 5 puts and 4 put_writes, and the final aget_state (2).
-    assert len(sent) == 13, sent
+    # The state read at the start (one statement: the checkpoint with its values and pending writes),
+    # 5 puts and 4 put_writes, and the final aget_state (one).
+    assert len(sent) == 11, sent
+    assert sent.count("WITH") == 2, sent
     # One thread: each group holds one write, which begins with the thread's row (a put_writes that
     # numbers no items is a single INSERT).
     groups = [s for s in sent if s.startswith("group: UPDATE")]
@@ -366,3 +370,30 @@ async def test_cancelled_write_leaves_its_group(fresh_mysql_url: str, mariadb: b
         messages = await _chat(saver, "a-blocked", 1, start=1)
     assert len(messages) == 8
     assert [c for _n, c in _items(url, "b-free")].count("kept") == 1
+
+
+async def test_a_read_looks_up_the_versions_its_statement_did_not_match(
+    fresh_mysql_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """aget_tuple finds the values through the versions the checkpoint's document names, in the same
+    statement as the checkpoint; a value stored under another form of its version (here: the document's
+    versions left padded, the values' short) is looked up after it, and the state is the same."""
+    reference = tool_loop(InMemorySaver())
+    monkeypatch.setattr(base, "with_short_versions", lambda checkpoint: checkpoint)
+    async with open_checkpointer(fresh_mysql_url) as saver:
+        graph = tool_loop(saver)
+        for turn in range(2):
+            for g in (graph, reference):
+                await g.ainvoke({"messages": [human(turn)]}, cfg("padded"))
+        reads: list[str] = []
+        original = mysql_saver._Db.fetchall
+
+        async def fetchall(self: Any, sql: str, *args: Any) -> Any:
+            reads.append(sql.split()[0])
+            return await original(self, sql, *args)
+
+        monkeypatch.setattr(mysql_saver._Db, "fetchall", fetchall)
+        tup = await saver.aget_tuple(cfg("padded"))
+        assert all(len(v) == 49 for v in tup.checkpoint["channel_versions"].values())
+        assert reads == ["WITH", "SELECT"], reads  # the checkpoint, then the values it did not match
+        await assert_same_as_memory(graph, reference, "padded")

@@ -137,6 +137,42 @@ SELECT {CHECKPOINT_COLUMNS}
 FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
 WHERE c.thread_id = %s AND c.checkpoint_ns = %s
 ORDER BY c.checkpoint_id DESC LIMIT 1"""
+# A run's read of its checkpoint in one round trip (`saver.aget_tuple`): the checkpoint's row (part 2), the
+# stored value of each channel version it names, found through its document's channel_versions (part
+# 0: channel, version, and the value's kind, value and blob, all NULL when that version has no value;
+# the saver looks up by itself any version this did not match, e.g. one not stored in short form), and
+# its pending writes (part 1, in no order). Ids are VARBINARY and the version text: apart, so that no
+# column mixes the two (it would come back as bytes).
+_HEAD_VALUES_AND_WRITES = """
+WITH head AS (
+    SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, c.metadata,
+           t.incarnation, t.next_item, c.schema_version
+    FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
+    WHERE {head}
+)
+SELECT 2 AS part, h.checkpoint_id AS a, h.parent_checkpoint_id AS b, NULL AS version, NULL AS task_path,
+       NULL AS idx, NULL AS channel, NULL AS kind, h.checkpoint AS value, NULL AS `blob`, h.metadata,
+       h.incarnation, h.next_item, h.schema_version
+FROM head AS h
+UNION ALL
+SELECT 0, k.c, NULL, JSON_UNQUOTE(JSON_EXTRACT(h.checkpoint, CONCAT('$.channel_versions.', JSON_QUOTE(k.c)))),
+       NULL, NULL, NULL, cv.kind, cv.value, cv.`blob`, NULL, NULL, NULL, NULL
+FROM head AS h
+  JOIN JSON_TABLE(JSON_KEYS(h.checkpoint, '$.channel_versions'), '$[*]' COLUMNS (c VARBINARY(768) PATH '$')) AS k
+  LEFT JOIN channel_values AS cv
+    ON cv.thread_id = h.thread_id AND cv.checkpoint_ns = h.checkpoint_ns AND cv.channel = k.c
+   AND cv.version = JSON_UNQUOTE(JSON_EXTRACT(h.checkpoint, CONCAT('$.channel_versions.', JSON_QUOTE(k.c))))
+UNION ALL
+SELECT 1, w.checkpoint_id, w.task_id, NULL, w.task_path, w.idx, w.channel, w.kind, w.value, w.`blob`,
+       NULL, NULL, NULL, NULL
+FROM head AS h JOIN writes AS w
+  ON w.thread_id = h.thread_id AND w.checkpoint_ns = h.checkpoint_ns AND w.checkpoint_id = h.checkpoint_id"""
+READ_CHECKPOINT = _HEAD_VALUES_AND_WRITES.format(
+    head="c.thread_id = %s AND c.checkpoint_ns = %s AND c.checkpoint_id = %s"
+)
+READ_LATEST_CHECKPOINT = _HEAD_VALUES_AND_WRITES.format(
+    head="c.thread_id = %s AND c.checkpoint_ns = %s ORDER BY c.checkpoint_id DESC LIMIT 1"
+)
 LIST_CHECKPOINTS = f"""
 SELECT {CHECKPOINT_COLUMNS}
 FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id

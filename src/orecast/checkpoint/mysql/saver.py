@@ -15,6 +15,8 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import asyncmy
 from asyncmy import converters, errors
 from asyncmy.constants import CLIENT, FIELD_TYPE
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import CheckpointTuple
 
 from orecast.checkpoint import migrations
 from orecast.checkpoint.base import OrecastCheckpointer
@@ -22,6 +24,7 @@ from orecast.checkpoint.cache import ThreadItems
 from orecast.checkpoint.core import Db, StaleThreadError, put_parameters, utc_now
 from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
+from orecast.checkpoint.ids import config_ids
 from orecast.checkpoint.mysql import queries
 from orecast.checkpoint.mysql.groups import CLIENT_ERRORS, GroupWriter
 from orecast.checkpoint.postgres.timeouts import Timeouts
@@ -786,6 +789,35 @@ class MysqlCheckpointer(OrecastCheckpointer):
     ) -> None:
         # Noted by the writes' own batch (`_store_writes`).
         pass
+
+    # -- a run's read in one round trip ----------------------------------------------------------------
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        # The checkpoint, its channel values and its pending writes in one statement (`READ_CHECKPOINT`),
+        # where other dialects read the row first and then what it names.
+        thread_id, checkpoint_ns, checkpoint_id = config_ids(config)
+        async with self._read() as db:
+            if checkpoint_id:
+                rows = await db.fetchall(queries.READ_CHECKPOINT, (thread_id, checkpoint_ns, checkpoint_id))
+            else:
+                rows = await db.fetchall(queries.READ_LATEST_CHECKPOINT, (thread_id, checkpoint_ns))
+            row = None
+            values: dict[tuple[str, str], tuple[str, Any, bytes | None] | None] = {}
+            writes = []
+            for part, a, b, version, path, idx, channel, kind, value, blob, *head in rows:
+                if part == 2:
+                    row = (thread_id, checkpoint_ns, a, b, value, *head)
+                elif part == 0:
+                    if version is not None:  # (NULL: the path to the channel's version did not match)
+                        values[(a, version)] = (kind, value, blob) if kind is not None else None
+                else:
+                    writes.append((path, b, idx, channel, kind, value, blob))
+            if row is None:
+                return None
+            writes.sort(key=lambda w: w[:3])  # in the order they were made: task path, task id, index
+            pending = {(thread_id, checkpoint_ns, row[2]): [w[1:2] + w[3:] for w in writes]}
+            tuples = await self._tuples(db, [row], resumed=True, writes=pending, read_values=values)
+        return tuples[0]
 
     # -- what a dialect provides -------------------------------------------------------------------
 
