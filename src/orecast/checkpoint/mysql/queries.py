@@ -128,50 +128,38 @@ UPDATE_CHECKPOINT = """
 UPDATE checkpoints SET parent_checkpoint_id = %s, checkpoint = %s, metadata = %s, run_id = %s,
     schema_version = %s
 WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
-SELECT_CHECKPOINT = f"""
-SELECT {CHECKPOINT_COLUMNS}
+# A run's read of its checkpoint in one round trip (`saver.aget_tuple`): part 2, the checkpoint's row
+# joined with its pending writes (one row of them each; NULLs when it has none); part 0, the stored
+# value of each channel version its document names, found through the document's channel_versions
+# (the channel, the version as the document has it, and the value's kind, value and blob: NULL when
+# that version has no value). The saver looks up by itself any version this did not match (one not in
+# the short form the values are stored under). Ids are VARBINARY and the version text: apart, so that
+# no column mixes the two (it would come back as bytes). `{head}` picks the checkpoint; the newest by
+# MAX(): with ORDER BY … LIMIT 1 the server spent as long again choosing how to read the one row, and
+# a CTE holding it, read by both parts, cost three times what this does.
+_CHECKPOINT_VALUES_AND_WRITES = """
+SELECT 2 AS part, c.checkpoint_id AS a, c.parent_checkpoint_id AS b, NULL AS version, w.task_id, w.task_path,
+       w.idx, w.channel, w.kind, w.value, w.`blob`, c.checkpoint, c.metadata, t.incarnation, t.next_item,
+       c.schema_version
 FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
-WHERE c.thread_id = %s AND c.checkpoint_ns = %s AND c.checkpoint_id = %s"""
-SELECT_LATEST_CHECKPOINT = f"""
-SELECT {CHECKPOINT_COLUMNS}
-FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
-WHERE c.thread_id = %s AND c.checkpoint_ns = %s
-ORDER BY c.checkpoint_id DESC LIMIT 1"""
-# A run's read of its checkpoint in one round trip (`saver.aget_tuple`): the checkpoint's row (part 2), the
-# stored value of each channel version it names, found through its document's channel_versions (part
-# 0: channel, version, and the value's kind, value and blob, all NULL when that version has no value;
-# the saver looks up by itself any version this did not match, e.g. one not stored in short form), and
-# its pending writes (part 1, in no order). Ids are VARBINARY and the version text: apart, so that no
-# column mixes the two (it would come back as bytes).
-_HEAD_VALUES_AND_WRITES = """
-WITH head AS (
-    SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, c.metadata,
-           t.incarnation, t.next_item, c.schema_version
-    FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
-    WHERE {head}
-)
-SELECT 2 AS part, h.checkpoint_id AS a, h.parent_checkpoint_id AS b, NULL AS version, NULL AS task_path,
-       NULL AS idx, NULL AS channel, NULL AS kind, h.checkpoint AS value, NULL AS `blob`, h.metadata,
-       h.incarnation, h.next_item, h.schema_version
-FROM head AS h
+  LEFT JOIN writes AS w
+    ON w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id
+WHERE {head}
 UNION ALL
-SELECT 0, k.c, NULL, JSON_UNQUOTE(JSON_EXTRACT(h.checkpoint, CONCAT('$.channel_versions.', JSON_QUOTE(k.c)))),
-       NULL, NULL, NULL, cv.kind, cv.value, cv.`blob`, NULL, NULL, NULL, NULL
-FROM head AS h
-  JOIN JSON_TABLE(JSON_KEYS(h.checkpoint, '$.channel_versions'), '$[*]' COLUMNS (c VARBINARY(768) PATH '$')) AS k
+SELECT 0, k.c, NULL, JSON_UNQUOTE(JSON_EXTRACT(c.checkpoint, CONCAT('$.channel_versions.', JSON_QUOTE(k.c)))),
+       NULL, NULL, NULL, NULL, cv.kind, cv.value, cv.`blob`, NULL, NULL, NULL, NULL, NULL
+FROM checkpoints AS c
+  JOIN JSON_TABLE(JSON_KEYS(c.checkpoint, '$.channel_versions'), '$[*]' COLUMNS (c VARBINARY(768) PATH '$')) AS k
   LEFT JOIN channel_values AS cv
-    ON cv.thread_id = h.thread_id AND cv.checkpoint_ns = h.checkpoint_ns AND cv.channel = k.c
-   AND cv.version = JSON_UNQUOTE(JSON_EXTRACT(h.checkpoint, CONCAT('$.channel_versions.', JSON_QUOTE(k.c))))
-UNION ALL
-SELECT 1, w.checkpoint_id, w.task_id, NULL, w.task_path, w.idx, w.channel, w.kind, w.value, w.`blob`,
-       NULL, NULL, NULL, NULL
-FROM head AS h JOIN writes AS w
-  ON w.thread_id = h.thread_id AND w.checkpoint_ns = h.checkpoint_ns AND w.checkpoint_id = h.checkpoint_id"""
-READ_CHECKPOINT = _HEAD_VALUES_AND_WRITES.format(
+    ON cv.thread_id = c.thread_id AND cv.checkpoint_ns = c.checkpoint_ns AND cv.channel = k.c
+   AND cv.version = JSON_UNQUOTE(JSON_EXTRACT(c.checkpoint, CONCAT('$.channel_versions.', JSON_QUOTE(k.c))))
+WHERE {head}"""
+READ_CHECKPOINT = _CHECKPOINT_VALUES_AND_WRITES.format(
     head="c.thread_id = %s AND c.checkpoint_ns = %s AND c.checkpoint_id = %s"
 )
-READ_LATEST_CHECKPOINT = _HEAD_VALUES_AND_WRITES.format(
-    head="c.thread_id = %s AND c.checkpoint_ns = %s ORDER BY c.checkpoint_id DESC LIMIT 1"
+READ_LATEST_CHECKPOINT = _CHECKPOINT_VALUES_AND_WRITES.format(
+    head="c.thread_id = %s AND c.checkpoint_ns = %s AND c.checkpoint_id = "
+    "(SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s)"
 )
 LIST_CHECKPOINTS = f"""
 SELECT {CHECKPOINT_COLUMNS}

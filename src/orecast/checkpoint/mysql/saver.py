@@ -793,25 +793,24 @@ class MysqlCheckpointer(OrecastCheckpointer):
     # -- a run's read in one round trip ----------------------------------------------------------------
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        # The checkpoint, its channel values and its pending writes in one statement (`READ_CHECKPOINT`),
+        # The checkpoint, its pending writes and its channel values in one statement (`READ_CHECKPOINT`),
         # where other dialects read the row first and then what it names.
         thread_id, checkpoint_ns, checkpoint_id = config_ids(config)
         async with self._read() as db:
             if checkpoint_id:
-                rows = await db.fetchall(queries.READ_CHECKPOINT, (thread_id, checkpoint_ns, checkpoint_id))
+                rows = await db.fetchall(queries.READ_CHECKPOINT, (thread_id, checkpoint_ns, checkpoint_id) * 2)
             else:
-                rows = await db.fetchall(queries.READ_LATEST_CHECKPOINT, (thread_id, checkpoint_ns))
+                rows = await db.fetchall(queries.READ_LATEST_CHECKPOINT, (thread_id, checkpoint_ns) * 4)
             row = None
             values: dict[tuple[str, str], tuple[str, Any, bytes | None] | None] = {}
             writes = []
-            for part, a, b, version, path, idx, channel, kind, value, blob, *head in rows:
+            for part, a, b, version, task_id, path, idx, channel, kind, value, blob, *head in rows:
                 if part == 2:
-                    row = (thread_id, checkpoint_ns, a, b, value, *head)
-                elif part == 0:
-                    if version is not None:  # (NULL: the path to the channel's version did not match)
-                        values[(a, version)] = (kind, value, blob) if kind is not None else None
-                else:
-                    writes.append((path, b, idx, channel, kind, value, blob))
+                    row = (thread_id, checkpoint_ns, a, b, *head)
+                    if task_id is not None:
+                        writes.append((path, task_id, idx, channel, kind, value, blob))
+                elif version is not None:  # (NULL: the path to the channel's version matched nothing)
+                    values[(a, version)] = (kind, value, blob) if kind is not None else None
             if row is None:
                 return None
             writes.sort(key=lambda w: w[:3])  # in the order they were made: task path, task id, index
