@@ -212,10 +212,14 @@ class _Db:
             answer = f"@orecast_matched_{index}"
             answers.append(answer)
             escaped: dict[int, Any] = {}  # a write's statements share their parameters: escaped once
-            self._render(statements[:1], parts, own, new_names, escaped)
+            first, params = statements[0]
+            put = first == queries.RECORD_PUT_IN_THREAD
+            self._render([(queries.RECORD_PUT_IN_GROUP, params)] if put else statements[:1], parts, own, new_names, escaped)
             if len(statements) > 1 and statements[1][0] == queries.REMEMBER_MATCHED:
                 parts.append(queries.REMEMBER_MATCHED)
                 parts.append(f"SET {answer} = @orecast_ok")
+                if put and params["root"]:
+                    self._render([(queries.END_INTERRUPTION, params)], parts, own, new_names, escaped)
                 rest = statements[2:]
             else:
                 parts.append(f"SET {answer} = ROW_COUNT()")
