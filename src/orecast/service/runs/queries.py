@@ -7,8 +7,13 @@ RUN_COLUMNS = """run_id, thread_id, assistant_id, status, metadata, kwargs, mult
 INSERT_RUN = f"""INSERT INTO service_runs ({RUN_COLUMNS}, heartbeat_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?)"""
 SELECT_RUN = f"SELECT {RUN_COLUMNS}, shared_stream FROM service_runs WHERE run_id = ?"
-SELECT_ACTIVE_RUNS = """SELECT run_id, status FROM service_runs
-WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY created_at, run_id"""
+# The thread's pending and running runs (none: one row of NULLs), and the state of the run's assistant:
+# a run may use a row read earlier, and this first statement of its admission tells if it changed.
+SELECT_ACTIVE_RUNS = """SELECT a.version, a.updated_at, r.run_id, r.status
+FROM (SELECT 1 AS one) AS one
+LEFT JOIN service_assistants AS a ON a.assistant_id = ?
+LEFT JOIN service_runs AS r ON r.thread_id = ? AND r.status IN ('pending', 'running')
+ORDER BY r.created_at, r.run_id"""
 LIST_RUNS = f"""SELECT {RUN_COLUMNS}, shared_stream FROM service_runs WHERE thread_id = ? {{status}}
 ORDER BY created_at DESC, run_id DESC LIMIT ? OFFSET ?"""
 # Claim: this run is the thread's oldest pending one; the unique index on running runs per thread

@@ -26,6 +26,11 @@ class ThreadStatusStatement(Protocol):
 TERMINAL = ("success", "error", "interrupted", "timeout")
 
 
+class StaleAssistant(Exception):
+    """The assistant a run was prepared with is no longer the row in the database (changed or
+    deleted by another process): prepare the run again from a fresh read."""
+
+
 @dataclass(frozen=True)
 class RunRecord:
     run_id: str
@@ -85,8 +90,12 @@ class RunRepo:
         kwargs: dict[str, Any],
         strategy: str,
         owner: str | None,
+        assistant_version: tuple[Any, Any] | None = None,
     ) -> tuple[RunRecord, list[str]]:
         """Insert a run under `strategy`; return it and the runs it asks to cancel.
+
+        With `assistant_version` (the assistant's `version_of` the run was prepared with), nothing is
+        written and StaleAssistant is raised if the assistant's row is no longer in that state.
 
         `reject` raises Conflict while the thread has a pending or running run; `interrupt` and
         `rollback` mark those runs for cancellation (their executors see it); `enqueue` just queues.
@@ -95,7 +104,10 @@ class RunRepo:
         """
         now = now_iso()
         async with self.db.transaction(thread_id) as tx:
-            active = await tx.fetchall(q.SELECT_ACTIVE_RUNS, (thread_id,))
+            rows = await tx.fetchall(q.SELECT_ACTIVE_RUNS, (assistant_id, thread_id))
+            if assistant_version is not None and tuple(rows[0][:2]) != assistant_version:
+                raise StaleAssistant(assistant_id)
+            active = [(r[2], r[3]) for r in rows if r[2] is not None]
             if active and strategy == "reject":
                 raise Conflict(
                     f"thread {thread_id} is busy with run {active[0][0]}; "
