@@ -22,3 +22,12 @@ async def test_the_statement_sets_the_status_the_store_reports(saver, store_url:
         before = after
     with pytest.raises(ValueError):
         saver.thread_status_statement("t-status", "sleepy")
+
+
+async def test_the_statement_under_a_condition_of_the_caller(saver, store_url: str) -> None:
+    await saver.aupdate_thread("t-when", metadata={}, status="idle")
+    mark = "?" if dialect_of(store_url) == "sqlite" else "%s"
+    for allowed, expected in ((False, "idle"), (True, "busy")):
+        sql, params = saver.thread_status_statement("t-when", "busy", when="1 = 1" if allowed else "1 = 0")
+        raw_sql(store_url, sql.replace("?", mark), params)
+        assert (await saver.aget_thread("t-when")).status == expected

@@ -83,18 +83,22 @@ class ThreadsMixin(SaverCore):
     # -- threads -----------------------------------------------------------------------------------
 
     def thread_status_statement(
-        self, thread_id: str, status: ThreadStatus, *, touch: bool = True
+        self, thread_id: str, status: ThreadStatus, *, touch: bool = True, when: str | None = None
     ) -> tuple[str, tuple[Any, ...]]:
         """(SQL with `?` placeholders, its parameters) setting a thread's status, and with `touch` its
         `updated_at`, for a caller that must change it inside its own transaction on this store's
         database: a run server admits a run and marks its thread busy in one transaction. The table
-        and the timestamp's form stay the store's business; the caller only runs the statement."""
+        and the timestamp's form stay the store's business; the caller only runs the statement.
+        `when`: a condition of the caller's (SQL without parameters) the update also needs — e.g. that
+        a CTE of the statement this one becomes part of changed a row of its own."""
         if status not in THREAD_STATUSES:
             raise ValueError(f"status must be one of {', '.join(THREAD_STATUSES)}, not {status!r}")
         thread_id = check_id(thread_id, "thread_id")
-        if touch:
-            return SET_STATUS_AND_TOUCH, (status, self._ts(utc_now()), thread_id)
-        return SET_STATUS, (status, thread_id)
+        sql, params = (
+            (SET_STATUS_AND_TOUCH, (status, self._ts(utc_now()), thread_id)) if touch
+            else (SET_STATUS, (status, thread_id))
+        )
+        return (sql if when is None else f"{sql} AND ({when})"), params
 
     async def _touch_thread(self, db: Db, thread_id: str) -> ThreadItems:
         """Create the thread row if needed; return its item cache (keyed by the row's incarnation).

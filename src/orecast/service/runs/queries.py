@@ -65,6 +65,14 @@ CANCEL_PENDING = """UPDATE service_runs SET status = 'interrupted', cancel_actio
 # are written in the same transaction.
 FINISH_RUN = """UPDATE service_runs SET status = ?, error = ?, updated_at = ?, heartbeat_at = NULL
 WHERE run_id = ? AND status IN ('pending', 'running') RETURNING shared_stream"""
+# PostgreSQL: the end of a run no client of another process follows, and (`{thread}`: `, thread AS (the
+# store's status statement, on the condition that `finished` has a row)`) its thread's status, in one
+# statement — its own transaction, one round trip. Nothing changes if the run is over, or followed
+# from elsewhere since its last poll (its events are then written in the end's transaction, above).
+FINISH_RUN_AT_ONCE = """WITH finished AS (
+    UPDATE service_runs SET status = ?, error = ?, updated_at = ?, heartbeat_at = NULL
+    WHERE run_id = ? AND status IN ('pending', 'running') AND shared_stream = 0 RETURNING run_id
+){thread} SELECT COUNT(*) FROM finished"""
 # MySQL has no UPDATE … RETURNING: the row is locked and read, then updated, in one transaction.
 LOCK_UNFINISHED_RUN = """SELECT shared_stream FROM service_runs
 WHERE run_id = ? AND status IN ('pending', 'running') FOR UPDATE"""

@@ -19,7 +19,7 @@ ACTIVE = ("pending", "running")
 
 class ThreadStatusStatement(Protocol):
     def __call__(
-        self, thread_id: str, status: ThreadStatus, *, touch: bool = True
+        self, thread_id: str, status: ThreadStatus, *, touch: bool = True, when: str | None = None
     ) -> tuple[str, tuple[Any, ...]]: ...
 
 
@@ -257,6 +257,8 @@ class RunRepo:
         another process follows the run (or `share`: its events are kept), write its `unshared` events
         (first sequence number, events; asked for only then), so they are all there when the row says
         the run is over."""
+        if self.db.dialect == "postgres" and not share and await self._finish_at_once(run_id, status, error, thread):
+            return True
         async with self.db.transaction() as tx:
             if self.db.dialect == "mysql":
                 rows = await tx.fetchall(q.LOCK_UNFINISHED_RUN, (run_id,))
@@ -271,6 +273,21 @@ class RunRepo:
             if thread is not None:
                 await self._thread_status(tx, *thread)
         return True
+
+    async def _finish_at_once(
+        self, run_id: str, status: str, error: str | None, thread: tuple[str, str] | None
+    ) -> bool:
+        """PostgreSQL: `finish` in one statement (`FINISH_RUN_AT_ONCE`), without BEGIN and COMMIT of
+        its own (one round trip, was two); False if that changed nothing (the run is over, or a client of
+        another process follows it: `finish`'s transaction tells which)."""
+        params: tuple[Any, ...] = (status, error, now_iso(), run_id)
+        extra = ""
+        if thread is not None:
+            sql, more = self.thread_status(*thread, when="EXISTS (SELECT 1 FROM finished)")
+            extra, params = f", thread AS ({sql})", (*params, *more)
+        async with self.db.read() as tx:
+            row = await tx.fetchone(q.FINISH_RUN_AT_ONCE.format(thread=extra), params)
+        return bool(row and row[0])
 
     async def set_thread_status(self, thread_id: str, status: ThreadStatus) -> None:
         async with self.db.transaction() as tx:
