@@ -14,6 +14,24 @@ FROM (SELECT 1 AS one) AS one
 LEFT JOIN service_assistants AS a ON a.assistant_id = ?
 LEFT JOIN service_runs AS r ON r.thread_id = ? AND r.status IN ('pending', 'running')
 ORDER BY r.created_at, r.run_id"""
+# PostgreSQL, `enqueue` and `reject`: the admission in one statement (sent after the thread's lock, in one
+# message: one implicit transaction). The run is inserted only if its assistant still has the version it
+# was prepared with, and for `reject` only on a free thread: `running` on a free thread, whose status
+# becomes `busy` (`{thread}`: the store's statement on that condition), else `pending`. Answers the run's
+# status (NULL: not inserted), whether the assistant matched, and the thread's active runs.
+ADMIT_RUN_AT_ONCE = f"""WITH active AS (
+    SELECT run_id, created_at FROM service_runs WHERE thread_id = ? AND status IN ('pending', 'running')
+), assistant AS (
+    SELECT 1 FROM service_assistants WHERE assistant_id = ? AND version = ? AND updated_at = ?
+), inserted AS (
+    INSERT INTO service_runs ({RUN_COLUMNS}, heartbeat_at)
+    SELECT ?, ?, ?, CASE WHEN EXISTS (SELECT 1 FROM active) THEN 'pending' ELSE 'running' END,
+        ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?
+    WHERE EXISTS (SELECT 1 FROM assistant) AND NOT (? AND EXISTS (SELECT 1 FROM active))
+    RETURNING status
+), thread AS ({{thread}})
+SELECT (SELECT status FROM inserted), EXISTS (SELECT 1 FROM assistant),
+    ARRAY(SELECT run_id FROM active ORDER BY created_at, run_id)"""
 LIST_RUNS = f"""SELECT {RUN_COLUMNS}, shared_stream FROM service_runs WHERE thread_id = ? {{status}}
 ORDER BY created_at DESC, run_id DESC LIMIT ? OFFSET ?"""
 # Claim: this run is the thread's oldest pending one; the unique index on running runs per thread

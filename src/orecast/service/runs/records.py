@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from orecast.checkpoint import ThreadStatus
 from orecast.service.db import Db
-from orecast.service.db.connection import Tx, now_iso
+from orecast.service.db.connection import PostgresDb, Tx, now_iso
 from orecast.service.errors import Conflict, NotFound
 from orecast.service.runs import queries as q
 
@@ -103,18 +103,42 @@ class RunRepo:
         thread `busy`): the claim costs no transaction of its own. Otherwise it is `pending`.
         """
         now = now_iso()
+        kwargs_json = json.dumps(kwargs, ensure_ascii=False, default=str)
+        inserted = (
+            run_id, thread_id, assistant_id, json.dumps(metadata, ensure_ascii=False), kwargs_json, strategy,
+            owner, now, now, now,
+        )
+        cancelled: list[str] = []
+        if isinstance(self.db, PostgresDb) and assistant_version is not None and strategy in ("enqueue", "reject"):
+            status, active_ids = await self._admit_at_once(inserted, assistant_version)
+            active = [(other, "") for other in active_ids]
+        else:
+            status, active = await self._admit(inserted, assistant_version, cancelled)
+        if status is None:
+            raise Conflict(
+                f"thread {thread_id} is busy with run {active[0][0]}; "
+                "retry later or pass multitask_strategy=enqueue|interrupt|rollback",
+                {"thread_id": thread_id, "active_runs": [r[0] for r in active]},
+            )
+        run = RunRecord(
+            run_id, thread_id, assistant_id, status, metadata, json.loads(kwargs_json), strategy, owner,
+            None, None, None, now, now,
+        )
+        return run, cancelled
+
+    async def _admit(
+        self, inserted: tuple[Any, ...], assistant_version: tuple[Any, Any] | None, cancelled: list[str]
+    ) -> tuple[str | None, list[tuple[str, str]]]:
+        """`admit` in a transaction: (the run's status, None if refused; the active runs (id, status)),
+        and the runs it cancels added to `cancelled`."""
+        run_id, thread_id, assistant_id, _, _, strategy, _, now, _, _ = inserted
         async with self.db.transaction(thread_id) as tx:
             rows = await tx.fetchall(q.SELECT_ACTIVE_RUNS, (assistant_id, thread_id))
             if assistant_version is not None and tuple(rows[0][:2]) != assistant_version:
                 raise StaleAssistant(assistant_id)
             active = [(r[2], r[3]) for r in rows if r[2] is not None]
             if active and strategy == "reject":
-                raise Conflict(
-                    f"thread {thread_id} is busy with run {active[0][0]}; "
-                    "retry later or pass multitask_strategy=enqueue|interrupt|rollback",
-                    {"thread_id": thread_id, "active_runs": [r[0] for r in active]},
-                )
-            cancelled = []
+                return None, active
             if strategy in ("interrupt", "rollback"):
                 for other_id, status in active:
                     reason = f"{strategy} by run {run_id}"
@@ -123,31 +147,32 @@ class RunRepo:
                     else:
                         await tx.send(q.REQUEST_CANCEL, (strategy, reason, now, other_id))
                     cancelled.append(other_id)
-            kwargs_json = json.dumps(kwargs, ensure_ascii=False, default=str)
             status = "pending" if active else "running"
-            await tx.send(
-                q.INSERT_RUN,
-                (
-                    run_id,
-                    thread_id,
-                    assistant_id,
-                    status,
-                    json.dumps(metadata, ensure_ascii=False),
-                    kwargs_json,
-                    strategy,
-                    owner,
-                    now,
-                    now,
-                    now,
-                ),
-            )
+            await tx.send(q.INSERT_RUN, (*inserted[:3], status, *inserted[3:]))
             if not active:
                 await tx.send(*self.thread_status(thread_id, "busy", touch=False))
-        run = RunRecord(
-            run_id, thread_id, assistant_id, status, metadata, json.loads(kwargs_json), strategy, owner,
-            None, None, None, now, now,
+        return status, active
+
+    async def _admit_at_once(
+        self, inserted: tuple[Any, ...], assistant_version: tuple[Any, Any]
+    ) -> tuple[str | None, list[str]]:
+        """PostgreSQL, `enqueue` or `reject`: `admit` in one statement after the thread's lock, one
+        message (`ADMIT_RUN_AT_ONCE`): (the run's status, None if refused; the active runs' ids)."""
+        thread_id, assistant_id, strategy = inserted[1], inserted[2], inserted[5]
+        busy, busy_params = self.thread_status(
+            thread_id, "busy", touch=False, when="EXISTS (SELECT 1 FROM inserted WHERE status = 'running')"
         )
-        return run, cancelled
+        assert isinstance(self.db, PostgresDb)
+        row = await self.db.fetchone_locked(
+            thread_id,
+            q.ADMIT_RUN_AT_ONCE.format(thread=busy),
+            (thread_id, assistant_id, *assistant_version, *inserted, strategy == "reject", *busy_params),
+        )
+        assert row is not None
+        status, same_assistant, active_ids = row
+        if not same_assistant:
+            raise StaleAssistant(assistant_id)
+        return status, list(active_ids)
 
     async def claim(self, run: RunRecord, stale_after: float) -> list[str] | None:
         """Make `run` the thread's running run if it is next in line and the thread is free; the
