@@ -6,6 +6,7 @@ import httpx
 import pytest
 from langgraph_sdk.errors import ConflictError, NotFoundError
 
+from orecast.checkpoint import open_checkpointer
 from tests.checkpoint.conftest import raw_sql
 from tests.service.conftest import ECHO, say
 
@@ -66,6 +67,21 @@ async def test_a_run_uses_its_assistant_as_the_database_has_it(client, db_url) -
     with pytest.raises(NotFoundError):
         await client.runs.create(tid, aid, input=say("four"))
     assert [m["content"] for m in (await client.threads.get(tid))["values"]["messages"]][-1] == "echo: three"
+
+
+async def test_a_run_on_a_thread_deleted_elsewhere_is_a_404(client, db_url) -> None:
+    """A run on a thread the process has seen takes the thread's row from memory; its admission checks
+    that the row is still there, as read: a thread deleted by another process (here, another saver on
+    the same database) is a 404, not a run that brings it back."""
+    tid = (await client.threads.create())["thread_id"]
+    for text in ("one", "two"):  # after its first run the thread is remembered
+        await client.runs.wait(tid, ECHO, input=say(text))
+    async with open_checkpointer(db_url) as elsewhere:
+        await elsewhere.adelete_thread(tid)
+    with pytest.raises(NotFoundError):
+        await client.runs.create(tid, ECHO, input=say("three"))
+    with pytest.raises(NotFoundError):
+        await client.threads.get(tid)
 
 
 async def test_thread_lifecycle_search_count_copy(client) -> None:

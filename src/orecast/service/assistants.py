@@ -82,7 +82,7 @@ class Assistants:
         # Rows read for runs, by the id a run named (a graph's name or an assistant id). A run on an
         # existing thread uses the row from here without a read; its admission checks, in the
         # statement it runs anyway, that the row still has this `version_of` (another process may
-        # have changed it), and the run starts again with a fresh read if not (`StaleAssistant`).
+        # have changed it), and the run starts again with a fresh read if not (`Stale`).
         self._known: dict[str, tuple[Any, ...]] = {}
 
     async def seed(self) -> None:

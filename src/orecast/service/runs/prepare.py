@@ -12,7 +12,7 @@ from orecast.service.auth import Principal
 from orecast.service.context import Services
 from orecast.service.errors import NotFound
 from orecast.service.runs.execute import RunInput
-from orecast.service.runs.records import RunRecord, StaleAssistant
+from orecast.service.runs.records import RunRecord, Stale
 from orecast.service.schemas import RunCreate
 from orecast.service.threads import require_uuid_id
 
@@ -30,19 +30,31 @@ async def start_run(
     """Admit and start a run; (its record, whether its thread is temporary). 404/409 as the SDK expects."""
     try:
         return await _start_run(svc, user, body, thread_id, remembered=True)
-    except StaleAssistant:  # another process changed the assistant since this one read it
+    except Stale:  # another process changed the assistant or the thread since this one read them
         svc.assistants.forget(body.assistant_id)
+        if thread_id is not None:
+            svc.threads.forget(thread_id)
         return await _start_run(svc, user, body, thread_id, remembered=False)
 
 
 async def _start_run(
     svc: Services, user: Principal, body: RunCreate, thread_id: str | None, *, remembered: bool
 ) -> tuple[RunRecord, bool]:
-    """`start_run`; with `remembered`, a run on an existing thread takes its assistant from memory and
-    its admission checks that the assistant did not change (StaleAssistant if it did: nothing of the
-    run is written then)."""
+    """`start_run`; with `remembered`, a run on an existing thread takes its thread's row and its
+    assistant from memory and its admission checks that they did not change (Stale if they did:
+    nothing of the run is written then)."""
     temporary = thread_id is None
-    existing = None if temporary else await svc.saver.aget_thread(thread_id)
+    existing, same_thread = None, None
+    if not temporary:
+        existing = svc.threads.known(thread_id) if remembered else None
+        if existing is not None:
+            same_thread = svc.saver.same_thread_condition(thread_id, existing.metadata)
+        if same_thread is None:
+            existing = await svc.saver.aget_thread(thread_id)
+            # not before its first run's checkpoint seeds graph_id and assistant_id into its metadata
+            # (below): the next run's check would fail on them
+            if existing is not None and "graph_id" in existing.metadata:
+                svc.threads.remember(existing)
     # a new thread is written before the admission: its assistant is read first, as always
     remembered = remembered and existing is not None
     assistant = await svc.assistants.for_run(body.assistant_id, user, remembered=remembered)
@@ -74,8 +86,8 @@ async def _start_run(
     # a thread's metadata from the `configurable` values LangGraph copies into checkpoint metadata);
     # only a thread moving to another graph or assistant needs a write of its own, before the run.
     if any(k in info.metadata and info.metadata[k] != v for k, v in graph_meta.items()):
-        if remembered:  # a write before the admission: only with the assistant as it is now
-            raise StaleAssistant(assistant["assistant_id"])
+        if remembered:  # a write before the admission: only with the assistant and thread as they are now
+            raise Stale(assistant["assistant_id"])
         await svc.saver.aupdate_thread(thread_id, metadata=graph_meta)
     if temporary and body.on_completion == "keep":
         temporary = False
@@ -122,6 +134,7 @@ async def _start_run(
         strategy=body.multitask_strategy,
         owner=user.user_id,
         assistant_version=version_of(assistant) if remembered else None,
+        same_thread=same_thread,
     )
     for other in _cancelled:
         await svc.runs.cancel_local(other, body.multitask_strategy)

@@ -26,9 +26,9 @@ class ThreadStatusStatement(Protocol):
 TERMINAL = ("success", "error", "interrupted", "timeout")
 
 
-class StaleAssistant(Exception):
-    """The assistant a run was prepared with is no longer the row in the database (changed or
-    deleted by another process): prepare the run again from a fresh read."""
+class Stale(Exception):
+    """The assistant or the thread a run was prepared with is no longer as the database has it
+    (changed or deleted by another process): prepare the run again from fresh reads."""
 
 
 @dataclass(frozen=True)
@@ -91,11 +91,13 @@ class RunRepo:
         strategy: str,
         owner: str | None,
         assistant_version: tuple[Any, Any] | None = None,
+        same_thread: tuple[str, tuple[Any, ...]] | None = None,
     ) -> tuple[RunRecord, list[str]]:
         """Insert a run under `strategy`; return it and the runs it asks to cancel.
 
-        With `assistant_version` (the assistant's `version_of` the run was prepared with), nothing is
-        written and StaleAssistant is raised if the assistant's row is no longer in that state.
+        With `assistant_version` (the assistant's `version_of` the run was prepared with) or
+        `same_thread` (the store's `same_thread_condition` for the thread's row it was prepared with),
+        nothing is written and Stale is raised if the assistant's row or the thread's is no longer so.
 
         `reject` raises Conflict while the thread has a pending or running run; `interrupt` and
         `rollback` mark those runs for cancellation (their executors see it); `enqueue` just queues.
@@ -110,10 +112,10 @@ class RunRepo:
         )
         cancelled: list[str] = []
         if isinstance(self.db, PostgresDb) and assistant_version is not None and strategy in ("enqueue", "reject"):
-            status, active_ids = await self._admit_at_once(inserted, assistant_version)
+            status, active_ids = await self._admit_at_once(inserted, assistant_version, same_thread)
             active = [(other, "") for other in active_ids]
         else:
-            status, active = await self._admit(inserted, assistant_version, cancelled)
+            status, active = await self._admit(inserted, assistant_version, same_thread, cancelled)
         if status is None:
             raise Conflict(
                 f"thread {thread_id} is busy with run {active[0][0]}; "
@@ -127,16 +129,20 @@ class RunRepo:
         return run, cancelled
 
     async def _admit(
-        self, inserted: tuple[Any, ...], assistant_version: tuple[Any, Any] | None, cancelled: list[str]
+        self, inserted: tuple[Any, ...], assistant_version: tuple[Any, Any] | None,
+        same_thread: tuple[str, tuple[Any, ...]] | None, cancelled: list[str],
     ) -> tuple[str | None, list[tuple[str, str]]]:
         """`admit` in a transaction: (the run's status, None if refused; the active runs (id, status)),
         and the runs it cancels added to `cancelled`."""
         run_id, thread_id, assistant_id, _, _, strategy, _, now, _, _ = inserted
         async with self.db.transaction(thread_id) as tx:
-            rows = await tx.fetchall(q.SELECT_ACTIVE_RUNS, (assistant_id, thread_id))
-            if assistant_version is not None and tuple(rows[0][:2]) != assistant_version:
-                raise StaleAssistant(assistant_id)
-            active = [(r[2], r[3]) for r in rows if r[2] is not None]
+            condition, condition_params = same_thread or ("1 = 1", ())
+            rows = await tx.fetchall(
+                q.SELECT_ACTIVE_RUNS.format(same_thread=condition), (*condition_params, assistant_id, thread_id)
+            )
+            if (assistant_version is not None and tuple(rows[0][:2]) != assistant_version) or not rows[0][2]:
+                raise Stale(assistant_id)
+            active = [(r[3], r[4]) for r in rows if r[3] is not None]
             if active and strategy == "reject":
                 return None, active
             if strategy in ("interrupt", "rollback"):
@@ -154,7 +160,8 @@ class RunRepo:
         return status, active
 
     async def _admit_at_once(
-        self, inserted: tuple[Any, ...], assistant_version: tuple[Any, Any]
+        self, inserted: tuple[Any, ...], assistant_version: tuple[Any, Any],
+        same_thread: tuple[str, tuple[Any, ...]] | None,
     ) -> tuple[str | None, list[str]]:
         """PostgreSQL, `enqueue` or `reject`: `admit` in one statement after the thread's lock, one
         message (`ADMIT_RUN_AT_ONCE`): (the run's status, None if refused; the active runs' ids)."""
@@ -162,16 +169,18 @@ class RunRepo:
         busy, busy_params = self.thread_status(
             thread_id, "busy", touch=False, when="EXISTS (SELECT 1 FROM inserted WHERE status = 'running')"
         )
+        condition, condition_params = same_thread or ("1 = 1", ())
         assert isinstance(self.db, PostgresDb)
         row = await self.db.fetchone_locked(
             thread_id,
-            q.ADMIT_RUN_AT_ONCE.format(thread=busy),
-            (thread_id, assistant_id, *assistant_version, *inserted, strategy == "reject", *busy_params),
+            q.ADMIT_RUN_AT_ONCE.format(same_thread=condition, thread=busy),
+            (thread_id, assistant_id, *assistant_version, *condition_params, *inserted, strategy == "reject",
+             *busy_params),
         )
         assert row is not None
-        status, same_assistant, active_ids = row
-        if not same_assistant:
-            raise StaleAssistant(assistant_id)
+        status, unchanged, active_ids = row
+        if not unchanged:
+            raise Stale(assistant_id)
         return status, list(active_ids)
 
     async def claim(self, run: RunRecord, stale_after: float) -> list[str] | None:
