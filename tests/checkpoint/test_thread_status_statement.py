@@ -22,3 +22,31 @@ async def test_the_statement_sets_the_status_the_store_reports(saver, store_url:
         before = after
     with pytest.raises(ValueError):
         saver.thread_status_statement("t-status", "sleepy")
+
+
+async def test_the_statement_under_a_condition_of_the_caller(saver, store_url: str) -> None:
+    await saver.aupdate_thread("t-when", metadata={}, status="idle")
+    mark = "?" if dialect_of(store_url) == "sqlite" else "%s"
+    for allowed, expected in ((False, "idle"), (True, "busy")):
+        sql, params = saver.thread_status_statement("t-when", "busy", when="1 = 1" if allowed else "1 = 0")
+        raw_sql(store_url, sql.replace("?", mark), params)
+        assert (await saver.aget_thread("t-when")).status == expected
+
+
+async def test_the_condition_that_a_thread_is_as_read(saver, store_url: str) -> None:
+    await saver.aupdate_thread("t-same", metadata={"b": 1, "a": [1, "x"]}, status="idle")
+    info = await saver.aget_thread("t-same")
+    if saver.same_thread_condition("t-same", info.metadata) is None:
+        pytest.skip("this dialect offers no such condition")
+    mark = "?" if dialect_of(store_url) == "sqlite" else "%s"
+
+    def holds(metadata: dict) -> bool:
+        sql, params = saver.same_thread_condition("t-same", metadata)
+        return bool(raw_sql(store_url, f"SELECT {sql}".replace("?", mark), params)[0][0])
+
+    assert holds(info.metadata)
+    await saver.aupdate_thread("t-same", metadata={"c": True})
+    assert not holds(info.metadata), "changed metadata"
+    assert holds((await saver.aget_thread("t-same")).metadata)
+    await saver.adelete_thread("t-same")
+    assert not holds(info.metadata), "a deleted thread"

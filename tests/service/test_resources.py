@@ -6,6 +6,8 @@ import httpx
 import pytest
 from langgraph_sdk.errors import ConflictError, NotFoundError
 
+from orecast.checkpoint import open_checkpointer
+from tests.checkpoint.conftest import raw_sql
 from tests.service.conftest import ECHO, say
 
 
@@ -38,6 +40,48 @@ async def test_assistants_one_per_graph_and_configurations(client) -> None:
         await client.assistants.get(mine["assistant_id"])
     with pytest.raises(NotFoundError):
         await client.assistants.create("no-such-graph")
+
+
+async def test_a_run_uses_its_assistant_as_the_database_has_it(client, db_url) -> None:
+    """A run on an existing thread takes its assistant from the process's memory, and its admission
+    checks that the row did not change: a change made elsewhere (another process; here plain SQL) is
+    used from the next run on, and an assistant deleted elsewhere is a 404."""
+    aid = (await client.assistants.create(ECHO, config={"configurable": {"tone": "a"}}))["assistant_id"]
+    tid = (await client.threads.create())["thread_id"]
+
+    async def tone(text: str) -> str:
+        run = await client.runs.create(tid, aid, input=say(text))
+        await client.runs.join(tid, run["run_id"])
+        return run["kwargs"]["config"]["configurable"]["tone"]
+
+    assert [await tone("one"), await tone("two")] == ["a", "a"]
+    mark = "?" if db_url.startswith("sqlite") else "%s"
+    raw_sql(
+        db_url,
+        f"UPDATE service_assistants SET config = {mark}, version = version + 1, updated_at = {mark} "
+        f"WHERE assistant_id = {mark}",
+        ('{"configurable": {"tone": "b"}}', "2099-01-01T00:00:00+00:00", aid),
+    )
+    assert await tone("three") == "b"
+    raw_sql(db_url, f"DELETE FROM service_assistants WHERE assistant_id = {mark}", (aid,))
+    with pytest.raises(NotFoundError):
+        await client.runs.create(tid, aid, input=say("four"))
+    assert [m["content"] for m in (await client.threads.get(tid))["values"]["messages"]][-1] == "echo: three"
+
+
+async def test_a_run_on_a_thread_deleted_elsewhere_is_a_404(client, db_url) -> None:
+    """A run on a thread the process has seen takes the thread's row from memory; its admission checks
+    that the row is still there, as read: a thread deleted by another process (here, another saver on
+    the same database) is a 404, not a run that brings it back."""
+    tid = (await client.threads.create())["thread_id"]
+    for text in ("one", "two"):  # after its first run the thread is remembered
+        await client.runs.wait(tid, ECHO, input=say(text))
+    async with open_checkpointer(db_url) as elsewhere:
+        await elsewhere.adelete_thread(tid)
+    with pytest.raises(NotFoundError):
+        await client.runs.create(tid, ECHO, input=say("three"))
+    with pytest.raises(NotFoundError):
+        await client.threads.get(tid)
 
 
 async def test_thread_lifecycle_search_count_copy(client) -> None:

@@ -28,6 +28,12 @@ SortBy = Literal["updated_at", "created_at", "thread_id"]
 # For `thread_status_statement`: `?` placeholders, whatever the dialect (its caller's convention).
 SET_STATUS_AND_TOUCH = "UPDATE threads SET status = ?, updated_at = ? WHERE thread_id = ?"
 SET_STATUS = "UPDATE threads SET status = ? WHERE thread_id = ?"
+# For `same_thread_condition`: the thread's row exists with metadata equal (as JSON values) to the
+# parameter; MySQL and MariaDB differ in how JSON compares, so they have none.
+SAME_THREAD = {
+    "sqlite": "EXISTS (SELECT 1 FROM threads WHERE thread_id = ? AND json(metadata) = json(?))",
+    "postgresql": "EXISTS (SELECT 1 FROM threads WHERE thread_id = ? AND metadata = CAST(? AS jsonb))",
+}
 
 
 @dataclass(frozen=True)
@@ -83,18 +89,33 @@ class ThreadsMixin(SaverCore):
     # -- threads -----------------------------------------------------------------------------------
 
     def thread_status_statement(
-        self, thread_id: str, status: ThreadStatus, *, touch: bool = True
+        self, thread_id: str, status: ThreadStatus, *, touch: bool = True, when: str | None = None
     ) -> tuple[str, tuple[Any, ...]]:
         """(SQL with `?` placeholders, its parameters) setting a thread's status, and with `touch` its
         `updated_at`, for a caller that must change it inside its own transaction on this store's
         database: a run server admits a run and marks its thread busy in one transaction. The table
-        and the timestamp's form stay the store's business; the caller only runs the statement."""
+        and the timestamp's form stay the store's business; the caller only runs the statement.
+        `when`: a condition of the caller's (SQL without parameters) the update also needs — e.g. that
+        a CTE of the statement this one becomes part of changed a row of its own."""
         if status not in THREAD_STATUSES:
             raise ValueError(f"status must be one of {', '.join(THREAD_STATUSES)}, not {status!r}")
         thread_id = check_id(thread_id, "thread_id")
-        if touch:
-            return SET_STATUS_AND_TOUCH, (status, self._ts(utc_now()), thread_id)
-        return SET_STATUS, (status, thread_id)
+        sql, params = (
+            (SET_STATUS_AND_TOUCH, (status, self._ts(utc_now()), thread_id)) if touch
+            else (SET_STATUS, (status, thread_id))
+        )
+        return (sql if when is None else f"{sql} AND ({when})"), params
+
+    def same_thread_condition(
+        self, thread_id: str, metadata: Mapping[str, Any]
+    ) -> tuple[str, tuple[Any, ...]] | None:
+        """(SQL condition with `?` placeholders, its parameters) that holds while the thread exists with
+        this metadata, for a caller acting on a row it read earlier that checks it in a statement of its
+        own (a run server admitting a run); None where this dialect offers none."""
+        sql = SAME_THREAD.get(self.dialect)
+        if sql is None:
+            return None
+        return sql, (check_id(thread_id, "thread_id"), json.dumps(metadata, ensure_ascii=False))
 
     async def _touch_thread(self, db: Db, thread_id: str) -> ThreadItems:
         """Create the thread row if needed; return its item cache (keyed by the row's incarnation).

@@ -66,10 +66,24 @@ def _context(body: dict[str, Any]) -> dict[str, Any]:
     return dict(configurable) if isinstance(configurable, dict) else {}
 
 
+KNOWN_MAX = 1024  # assistants remembered for runs; past that the memory starts afresh
+
+
+def version_of(assistant: dict[str, Any]) -> tuple[Any, Any]:
+    """What tells one state of an assistant's row from another: `version` counts updates, and
+    `updated_at` tells a row deleted and created again (its version starts at 1 again)."""
+    return assistant["version"], assistant["updated_at"]
+
+
 class Assistants:
     def __init__(self, db: Db, graphs: GraphRegistry) -> None:
         self.db = db
         self.graphs = graphs
+        # Rows read for runs, by the id a run named (a graph's name or an assistant id). A run on an
+        # existing thread uses the row from here without a read; its admission checks, in the
+        # statement it runs anyway, that the row still has this `version_of` (another process may
+        # have changed it), and the run starts again with a fresh read if not (`Stale`).
+        self._known: dict[str, tuple[Any, ...]] = {}
 
     async def seed(self) -> None:
         """One system assistant per served graph, named after it."""
@@ -107,24 +121,47 @@ class Assistants:
             raise NotFound(f"assistant {assistant_id} not found")
         return found
 
-    async def for_run(self, assistant_id: str, user: Principal) -> dict[str, Any]:
+    async def for_run(self, assistant_id: str, user: Principal, *, remembered: bool = False) -> dict[str, Any]:
         """The assistant a run uses: a served graph's own is open to all, as in langgraph-api; another
-        one needs its `read` handler's consent."""
-        found = await self._find(assistant_id, user)
+        one needs its `read` handler's consent. `remembered`: the row may come from memory — only
+        for a caller whose admission checks its `version_of` (see `_known`)."""
+        row = self._known.get(assistant_id) if remembered else None
+        if row is None:
+            row = await self._read(assistant_id)
+            if row is not None:
+                if len(self._known) >= KNOWN_MAX:
+                    self._known.clear()
+                self._known[assistant_id] = row
+        found = self._visible(row, assistant_id, user)
         if found["assistant_id"] == graph_assistant_id(found["graph_id"]):
             return found
-        return await self.get(found["assistant_id"], user)
+        filt = await user.authorize("assistants", "read", {"assistant_id": found["assistant_id"]})
+        if not matches(found["metadata"], filt):
+            raise NotFound(f"assistant {found['assistant_id']} not found")
+        return found
+
+    def forget(self, assistant_id: str) -> None:
+        """Read the assistant `assistant_id` names again for its next run (it changed)."""
+        self._known.pop(assistant_id, None)
 
     async def _find(self, assistant_id: str, user: Principal) -> dict[str, Any]:
+        return self._visible(await self._read(assistant_id), assistant_id, user)
+
+    def _visible(self, row: tuple[Any, ...] | None, assistant_id: str, user: Principal) -> dict[str, Any]:
+        """The row as an assistant (its JSON parsed afresh: the caller may change what it gets), if
+        `user` may see it and its graph is served here."""
+        if row is None or not user.may_see(row[8]) or row[1] not in self.graphs:
+            raise NotFound(f"assistant {assistant_id} not found")
+        return _row(row)
+
+    async def _read(self, assistant_id: str) -> tuple[Any, ...] | None:
         # a served graph's name (what most clients send) names its system assistant: one lookup
         key = graph_assistant_id(assistant_id) if assistant_id in self.graphs else assistant_id
         async with self.db.read() as tx:
             row = await tx.fetchone(SELECT_ONE, (key,))
             if row is None and key != assistant_id:
                 row = await tx.fetchone(SELECT_ONE, (assistant_id,))
-        if row is None or not user.may_see(row[8]) or row[1] not in self.graphs:
-            raise NotFound(f"assistant {assistant_id} not found")
-        return _row(row)
+        return row
 
     async def create(self, body: dict[str, Any], user: Principal) -> dict[str, Any]:
         graph_id = body["graph_id"]

@@ -25,6 +25,7 @@ from orecast.service.errors import Conflict, Invalid, NotFound, ServiceError
 from orecast.service.graphs import GraphRegistry
 
 OWNER = "owner"
+KNOWN_MAX = 10_000  # threads remembered for runs; past that the memory starts afresh
 _SCAN_PAGE = 100  # rows read per query while a search filters on more than SQL can
 
 
@@ -53,6 +54,22 @@ class Threads:
         self.graphs = graphs
         self.default_graph = default_graph
         self.reserve_owner = reserve_owner
+        # Rows read for runs, by thread id. A run on a thread found here is prepared without a read;
+        # its admission checks the store's `same_thread_condition` (the row still exists with this
+        # metadata, which is all the run's checks look at), and the run starts again with a fresh
+        # read if not (`Stale`).
+        self._known: dict[str, ThreadInfo] = {}
+
+    def known(self, thread_id: str) -> ThreadInfo | None:
+        return self._known.get(thread_id)
+
+    def remember(self, info: ThreadInfo) -> None:
+        if len(self._known) >= KNOWN_MAX:
+            self._known.clear()
+        self._known[info.thread_id] = info
+
+    def forget(self, thread_id: str) -> None:
+        self._known.pop(thread_id, None)
 
     def _clean(self, metadata: Mapping[str, Any] | None) -> dict[str, Any]:
         if not self.reserve_owner:

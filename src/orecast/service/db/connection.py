@@ -254,6 +254,15 @@ class PostgresDb:
                         await conn.execute("ROLLBACK")
                 raise
 
+    async def fetchone_locked(self, thread_id: str, sql: str, params: Sequence[Any]) -> tuple[Any, ...] | None:
+        """One statement under the thread's lock (the one `transaction(thread_id)` takes), sent with the
+        lock in one message: PostgreSQL runs a message's statements as one transaction, so this is a
+        whole transaction in one round trip."""
+        async with self._connection() as conn:
+            tx = _PgTx(conn, batched=True)
+            await tx.send(PG_LOCK_THREAD, (thread_id,))
+            return await tx.fetchone(sql, params)
+
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator[Tx]:
         async with self._connection() as conn:

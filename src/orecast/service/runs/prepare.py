@@ -7,11 +7,12 @@ from typing import Any
 from uuid import UUID
 
 from orecast.checkpoint.ids import new_thread_id
+from orecast.service.assistants import version_of
 from orecast.service.auth import Principal
 from orecast.service.context import Services
 from orecast.service.errors import NotFound
 from orecast.service.runs.execute import RunInput
-from orecast.service.runs.records import RunRecord
+from orecast.service.runs.records import RunRecord, Stale
 from orecast.service.schemas import RunCreate
 from orecast.service.threads import require_uuid_id
 
@@ -27,10 +28,38 @@ async def start_run(
     svc: Services, user: Principal, body: RunCreate, thread_id: str | None
 ) -> tuple[RunRecord, bool]:
     """Admit and start a run; (its record, whether its thread is temporary). 404/409 as the SDK expects."""
-    assistant = await svc.assistants.for_run(body.assistant_id, user)
+    try:
+        return await _start_run(svc, user, body, thread_id, remembered=True)
+    except Stale:  # another process changed the assistant or the thread since this one read them
+        svc.assistants.forget(body.assistant_id)
+        if thread_id is not None:
+            svc.threads.forget(thread_id)
+        return await _start_run(svc, user, body, thread_id, remembered=False)
+
+
+async def _start_run(
+    svc: Services, user: Principal, body: RunCreate, thread_id: str | None, *, remembered: bool
+) -> tuple[RunRecord, bool]:
+    """`start_run`; with `remembered`, a run on an existing thread takes its thread's row and its
+    assistant from memory and its admission checks that they did not change (Stale if they did:
+    nothing of the run is written then)."""
+    temporary = thread_id is None
+    existing, same_thread = None, None
+    if not temporary:
+        existing = svc.threads.known(thread_id) if remembered else None
+        if existing is not None:
+            same_thread = svc.saver.same_thread_condition(thread_id, existing.metadata)
+        if same_thread is None:
+            existing = await svc.saver.aget_thread(thread_id)
+            # not before its first run's checkpoint seeds graph_id and assistant_id into its metadata
+            # (below): the next run's check would fail on them
+            if existing is not None and "graph_id" in existing.metadata:
+                svc.threads.remember(existing)
+    # a new thread is written before the admission: its assistant is read first, as always
+    remembered = remembered and existing is not None
+    assistant = await svc.assistants.for_run(body.assistant_id, user, remembered=remembered)
     served = svc.graphs.get(assistant["graph_id"])
     assert served is not None
-    temporary = thread_id is None
     thread_id = thread_id or new_thread_id()
     run_id = str(uuid.uuid4())
     requested = body.model_dump(mode="json", exclude_none=True, exclude={"assistant_id", "metadata"})
@@ -42,7 +71,6 @@ async def start_run(
         "multitask_strategy": body.multitask_strategy, "if_not_exists": body.if_not_exists,
         "after_seconds": body.after_seconds, "kwargs": requested,
     }
-    existing = None if temporary else await svc.saver.aget_thread(thread_id)
     if existing is None:
         if not temporary and body.if_not_exists != "create":
             raise NotFound(f"thread {thread_id} not found (pass if_not_exists='create' to create it)")
@@ -58,6 +86,8 @@ async def start_run(
     # a thread's metadata from the `configurable` values LangGraph copies into checkpoint metadata);
     # only a thread moving to another graph or assistant needs a write of its own, before the run.
     if any(k in info.metadata and info.metadata[k] != v for k, v in graph_meta.items()):
+        if remembered:  # a write before the admission: only with the assistant and thread as they are now
+            raise Stale(assistant["assistant_id"])
         await svc.saver.aupdate_thread(thread_id, metadata=graph_meta)
     if temporary and body.on_completion == "keep":
         temporary = False
@@ -103,6 +133,8 @@ async def start_run(
         kwargs=kwargs,
         strategy=body.multitask_strategy,
         owner=user.user_id,
+        assistant_version=version_of(assistant) if remembered else None,
+        same_thread=same_thread,
     )
     for other in _cancelled:
         await svc.runs.cancel_local(other, body.multitask_strategy)

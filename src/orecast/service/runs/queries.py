@@ -7,8 +7,35 @@ RUN_COLUMNS = """run_id, thread_id, assistant_id, status, metadata, kwargs, mult
 INSERT_RUN = f"""INSERT INTO service_runs ({RUN_COLUMNS}, heartbeat_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?)"""
 SELECT_RUN = f"SELECT {RUN_COLUMNS}, shared_stream FROM service_runs WHERE run_id = ?"
-SELECT_ACTIVE_RUNS = """SELECT run_id, status FROM service_runs
-WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY created_at, run_id"""
+# The thread's pending and running runs (none: one row of NULLs), the state of the run's assistant and
+# whether the thread is as the run read it (`{same_thread}`: the store's condition, or `1 = 1`): a run
+# may use rows read earlier, and this first statement of its admission tells if they changed.
+SELECT_ACTIVE_RUNS = """SELECT a.version, a.updated_at, {same_thread}, r.run_id, r.status
+FROM (SELECT 1 AS one) AS one
+LEFT JOIN service_assistants AS a ON a.assistant_id = ?
+LEFT JOIN service_runs AS r ON r.thread_id = ? AND r.status IN ('pending', 'running')
+ORDER BY r.created_at, r.run_id"""
+# PostgreSQL, `enqueue` and `reject`: the admission in one statement (sent after the thread's lock, in one
+# message: one implicit transaction). The run is inserted only if its assistant still has the version it
+# was prepared with and its thread is as it read it (`{same_thread}`: the store's condition, or `1 = 1`),
+# and for `reject` only on a free thread: `running` on a free thread, whose status becomes `busy`
+# (`{thread}`: the store's statement on that condition), else `pending`. Answers the run's status (NULL:
+# not inserted), whether the assistant and the thread were unchanged, and the thread's active runs.
+ADMIT_RUN_AT_ONCE = f"""WITH active AS (
+    SELECT run_id, created_at FROM service_runs WHERE thread_id = ? AND status IN ('pending', 'running')
+), unchanged AS (
+    SELECT EXISTS (
+        SELECT 1 FROM service_assistants WHERE assistant_id = ? AND version = ? AND updated_at = ?
+    ) AND {{same_thread}} AS yes
+), inserted AS (
+    INSERT INTO service_runs ({RUN_COLUMNS}, heartbeat_at)
+    SELECT ?, ?, ?, CASE WHEN EXISTS (SELECT 1 FROM active) THEN 'pending' ELSE 'running' END,
+        ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?
+    WHERE (SELECT yes FROM unchanged) AND NOT (? AND EXISTS (SELECT 1 FROM active))
+    RETURNING status
+), thread AS ({{thread}})
+SELECT (SELECT status FROM inserted), (SELECT yes FROM unchanged),
+    ARRAY(SELECT run_id FROM active ORDER BY created_at, run_id)"""
 LIST_RUNS = f"""SELECT {RUN_COLUMNS}, shared_stream FROM service_runs WHERE thread_id = ? {{status}}
 ORDER BY created_at DESC, run_id DESC LIMIT ? OFFSET ?"""
 # Claim: this run is the thread's oldest pending one; the unique index on running runs per thread
@@ -60,6 +87,14 @@ CANCEL_PENDING = """UPDATE service_runs SET status = 'interrupted', cancel_actio
 # are written in the same transaction.
 FINISH_RUN = """UPDATE service_runs SET status = ?, error = ?, updated_at = ?, heartbeat_at = NULL
 WHERE run_id = ? AND status IN ('pending', 'running') RETURNING shared_stream"""
+# PostgreSQL: the end of a run no client of another process follows, and (`{thread}`: `, thread AS (the
+# store's status statement, on the condition that `finished` has a row)`) its thread's status, in one
+# statement — its own transaction, one round trip. Nothing changes if the run is over, or followed
+# from elsewhere since its last poll (its events are then written in the end's transaction, above).
+FINISH_RUN_AT_ONCE = """WITH finished AS (
+    UPDATE service_runs SET status = ?, error = ?, updated_at = ?, heartbeat_at = NULL
+    WHERE run_id = ? AND status IN ('pending', 'running') AND shared_stream = 0 RETURNING run_id
+){thread} SELECT COUNT(*) FROM finished"""
 # MySQL has no UPDATE … RETURNING: the row is locked and read, then updated, in one transaction.
 LOCK_UNFINISHED_RUN = """SELECT shared_stream FROM service_runs
 WHERE run_id = ? AND status IN ('pending', 'running') FOR UPDATE"""

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from orecast.checkpoint import ThreadStatus
 from orecast.service.db import Db
-from orecast.service.db.connection import Tx, now_iso
+from orecast.service.db.connection import PostgresDb, Tx, now_iso
 from orecast.service.errors import Conflict, NotFound
 from orecast.service.runs import queries as q
 
@@ -19,11 +19,16 @@ ACTIVE = ("pending", "running")
 
 class ThreadStatusStatement(Protocol):
     def __call__(
-        self, thread_id: str, status: ThreadStatus, *, touch: bool = True
+        self, thread_id: str, status: ThreadStatus, *, touch: bool = True, when: str | None = None
     ) -> tuple[str, tuple[Any, ...]]: ...
 
 
 TERMINAL = ("success", "error", "interrupted", "timeout")
+
+
+class Stale(Exception):
+    """The assistant or the thread a run was prepared with is no longer as the database has it
+    (changed or deleted by another process): prepare the run again from fresh reads."""
 
 
 @dataclass(frozen=True)
@@ -85,8 +90,14 @@ class RunRepo:
         kwargs: dict[str, Any],
         strategy: str,
         owner: str | None,
+        assistant_version: tuple[Any, Any] | None = None,
+        same_thread: tuple[str, tuple[Any, ...]] | None = None,
     ) -> tuple[RunRecord, list[str]]:
         """Insert a run under `strategy`; return it and the runs it asks to cancel.
+
+        With `assistant_version` (the assistant's `version_of` the run was prepared with) or
+        `same_thread` (the store's `same_thread_condition` for the thread's row it was prepared with),
+        nothing is written and Stale is raised if the assistant's row or the thread's is no longer so.
 
         `reject` raises Conflict while the thread has a pending or running run; `interrupt` and
         `rollback` mark those runs for cancellation (their executors see it); `enqueue` just queues.
@@ -94,15 +105,46 @@ class RunRepo:
         thread `busy`): the claim costs no transaction of its own. Otherwise it is `pending`.
         """
         now = now_iso()
+        kwargs_json = json.dumps(kwargs, ensure_ascii=False, default=str)
+        inserted = (
+            run_id, thread_id, assistant_id, json.dumps(metadata, ensure_ascii=False), kwargs_json, strategy,
+            owner, now, now, now,
+        )
+        cancelled: list[str] = []
+        if isinstance(self.db, PostgresDb) and assistant_version is not None and strategy in ("enqueue", "reject"):
+            status, active_ids = await self._admit_at_once(inserted, assistant_version, same_thread)
+            active = [(other, "") for other in active_ids]
+        else:
+            status, active = await self._admit(inserted, assistant_version, same_thread, cancelled)
+        if status is None:
+            raise Conflict(
+                f"thread {thread_id} is busy with run {active[0][0]}; "
+                "retry later or pass multitask_strategy=enqueue|interrupt|rollback",
+                {"thread_id": thread_id, "active_runs": [r[0] for r in active]},
+            )
+        run = RunRecord(
+            run_id, thread_id, assistant_id, status, metadata, json.loads(kwargs_json), strategy, owner,
+            None, None, None, now, now,
+        )
+        return run, cancelled
+
+    async def _admit(
+        self, inserted: tuple[Any, ...], assistant_version: tuple[Any, Any] | None,
+        same_thread: tuple[str, tuple[Any, ...]] | None, cancelled: list[str],
+    ) -> tuple[str | None, list[tuple[str, str]]]:
+        """`admit` in a transaction: (the run's status, None if refused; the active runs (id, status)),
+        and the runs it cancels added to `cancelled`."""
+        run_id, thread_id, assistant_id, _, _, strategy, _, now, _, _ = inserted
         async with self.db.transaction(thread_id) as tx:
-            active = await tx.fetchall(q.SELECT_ACTIVE_RUNS, (thread_id,))
+            condition, condition_params = same_thread or ("1 = 1", ())
+            rows = await tx.fetchall(
+                q.SELECT_ACTIVE_RUNS.format(same_thread=condition), (*condition_params, assistant_id, thread_id)
+            )
+            if (assistant_version is not None and tuple(rows[0][:2]) != assistant_version) or not rows[0][2]:
+                raise Stale(assistant_id)
+            active = [(r[3], r[4]) for r in rows if r[3] is not None]
             if active and strategy == "reject":
-                raise Conflict(
-                    f"thread {thread_id} is busy with run {active[0][0]}; "
-                    "retry later or pass multitask_strategy=enqueue|interrupt|rollback",
-                    {"thread_id": thread_id, "active_runs": [r[0] for r in active]},
-                )
-            cancelled = []
+                return None, active
             if strategy in ("interrupt", "rollback"):
                 for other_id, status in active:
                     reason = f"{strategy} by run {run_id}"
@@ -111,31 +153,35 @@ class RunRepo:
                     else:
                         await tx.send(q.REQUEST_CANCEL, (strategy, reason, now, other_id))
                     cancelled.append(other_id)
-            kwargs_json = json.dumps(kwargs, ensure_ascii=False, default=str)
             status = "pending" if active else "running"
-            await tx.send(
-                q.INSERT_RUN,
-                (
-                    run_id,
-                    thread_id,
-                    assistant_id,
-                    status,
-                    json.dumps(metadata, ensure_ascii=False),
-                    kwargs_json,
-                    strategy,
-                    owner,
-                    now,
-                    now,
-                    now,
-                ),
-            )
+            await tx.send(q.INSERT_RUN, (*inserted[:3], status, *inserted[3:]))
             if not active:
                 await tx.send(*self.thread_status(thread_id, "busy", touch=False))
-        run = RunRecord(
-            run_id, thread_id, assistant_id, status, metadata, json.loads(kwargs_json), strategy, owner,
-            None, None, None, now, now,
+        return status, active
+
+    async def _admit_at_once(
+        self, inserted: tuple[Any, ...], assistant_version: tuple[Any, Any],
+        same_thread: tuple[str, tuple[Any, ...]] | None,
+    ) -> tuple[str | None, list[str]]:
+        """PostgreSQL, `enqueue` or `reject`: `admit` in one statement after the thread's lock, one
+        message (`ADMIT_RUN_AT_ONCE`): (the run's status, None if refused; the active runs' ids)."""
+        thread_id, assistant_id, strategy = inserted[1], inserted[2], inserted[5]
+        busy, busy_params = self.thread_status(
+            thread_id, "busy", touch=False, when="EXISTS (SELECT 1 FROM inserted WHERE status = 'running')"
         )
-        return run, cancelled
+        condition, condition_params = same_thread or ("1 = 1", ())
+        assert isinstance(self.db, PostgresDb)
+        row = await self.db.fetchone_locked(
+            thread_id,
+            q.ADMIT_RUN_AT_ONCE.format(same_thread=condition, thread=busy),
+            (thread_id, assistant_id, *assistant_version, *condition_params, *inserted, strategy == "reject",
+             *busy_params),
+        )
+        assert row is not None
+        status, unchanged, active_ids = row
+        if not unchanged:
+            raise Stale(assistant_id)
+        return status, list(active_ids)
 
     async def claim(self, run: RunRecord, stale_after: float) -> list[str] | None:
         """Make `run` the thread's running run if it is next in line and the thread is free; the
@@ -245,6 +291,8 @@ class RunRepo:
         another process follows the run (or `share`: its events are kept), write its `unshared` events
         (first sequence number, events; asked for only then), so they are all there when the row says
         the run is over."""
+        if self.db.dialect == "postgres" and not share and await self._finish_at_once(run_id, status, error, thread):
+            return True
         async with self.db.transaction() as tx:
             if self.db.dialect == "mysql":
                 rows = await tx.fetchall(q.LOCK_UNFINISHED_RUN, (run_id,))
@@ -259,6 +307,21 @@ class RunRepo:
             if thread is not None:
                 await self._thread_status(tx, *thread)
         return True
+
+    async def _finish_at_once(
+        self, run_id: str, status: str, error: str | None, thread: tuple[str, str] | None
+    ) -> bool:
+        """PostgreSQL: `finish` in one statement (`FINISH_RUN_AT_ONCE`), without BEGIN and COMMIT of
+        its own (one round trip, was two); False if that changed nothing (the run is over, or a client of
+        another process follows it: `finish`'s transaction tells which)."""
+        params: tuple[Any, ...] = (status, error, now_iso(), run_id)
+        extra = ""
+        if thread is not None:
+            sql, more = self.thread_status(*thread, when="EXISTS (SELECT 1 FROM finished)")
+            extra, params = f", thread AS ({sql})", (*params, *more)
+        async with self.db.read() as tx:
+            row = await tx.fetchone(q.FINISH_RUN_AT_ONCE.format(thread=extra), params)
+        return bool(row and row[0])
 
     async def set_thread_status(self, thread_id: str, status: ThreadStatus) -> None:
         async with self.db.transaction() as tx:
