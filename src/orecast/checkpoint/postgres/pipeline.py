@@ -18,6 +18,7 @@ rolled back with it and run again in the next group.
 from __future__ import annotations
 
 import asyncio
+import operator
 import re
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -64,6 +65,7 @@ class Prepared(str):
     sql: bytes
     params: tuple[str, ...] | None  # the names, in the order of $1, $2, …; None: positional
     types: tuple[int, ...]
+    _pick: Callable[[Mapping[str, Any]], tuple[Any, ...]]
 
     @classmethod
     def of(cls, name: str, sql: str, types: Mapping[str, int]) -> Prepared:
@@ -89,14 +91,28 @@ class Prepared(str):
     def _make(cls, sql: str, name: str, text: str, params: tuple[str, ...] | None, types: tuple[int, ...]) -> Prepared:
         statement = cls(sql)
         statement.name, statement.sql, statement.params, statement.types = name.encode(), text.encode(), params, types
+        if params is not None:
+            # the named parameters in the order of $1, $2, … (a tuple), in one C call
+            statement._pick = operator.itemgetter(*params) if len(params) > 1 else lambda p: (p[params[0]],)
         return statement
 
     def values(self, params: Mapping[str, Any] | Sequence[Any]) -> list[bytes | None]:
         if self.params is not None:
             assert isinstance(params, Mapping)
-            params = [params[name] for name in self.params]
-        # (most are text without a NUL: encoded inline)
-        return [v.encode() if type(v) is str and "\x00" not in v else _text(v) for v in params]
+            params = self._pick(params)
+        out: list[bytes | None] = []
+        # (most are text without a NUL, a number or None: encoded inline)
+        for value in params:
+            kind = type(value)
+            if kind is str and "\x00" not in value:
+                out.append(value.encode())
+            elif value is None:
+                out.append(None)
+            elif kind is int:
+                out.append(str(value).encode())
+            else:
+                out.append(_text(value))
+        return out
 
 
 def _text(value: Any) -> bytes | None:
