@@ -154,6 +154,11 @@ def _exchange(pgconn: Any, commands: int) -> PQGen[list[list[Any]]]:
         ready = yield Wait.RW
         if ready & Ready.R:
             pgconn.consume_input()
+    return (yield from _results(pgconn, commands))
+
+
+def _results(pgconn: Any, commands: int) -> PQGen[list[list[Any]]]:
+    """Read the results of `commands` commands and a Sync, once sent."""
     results: list[list[Any]] = []
     current: list[Any] = []
     while True:
@@ -176,9 +181,9 @@ async def _exchange_on_loop(pgconn: Any, commands: int) -> list[list[Any]]:
     """`_exchange` waiting on the event loop itself, the socket registered once for the whole exchange.
 
     psycopg's `conn.wait` registers and unregisters the socket, arms a timer and makes a future at every
-    wait (a group waits once or twice): ≈ a quarter of a small group's client CPU. For the group runner
-    only, which nothing cancels but the loop's shutdown: psycopg's wait would then cancel the statements
-    at the server; here the connection is left busy, and the pool closes it when it comes back.
+    wait (a group waits once or twice): ≈ a sixth of a small group's client instructions. For the group
+    runner only, which nothing cancels but the loop's shutdown: psycopg's wait would then cancel the
+    statements at the server; here the connection is left busy, and the pool closes it when it comes back.
     """
     loop = asyncio.get_running_loop()
     waiter: asyncio.Future[None] | None = None
@@ -197,24 +202,17 @@ async def _exchange_on_loop(pgconn: Any, commands: int) -> list[list[Any]]:
             finally:
                 loop.remove_writer(fd)
             pgconn.consume_input()  # the server may be waiting for its results to be read
-        results: list[list[Any]] = []
-        current: list[Any] = []
+        reading = _results(pgconn, commands)
         loop.add_reader(fd, wake)
         try:
-            while True:
-                while pgconn.is_busy():
-                    waiter = loop.create_future()
-                    await waiter
-                    pgconn.consume_input()
-                result = pgconn.get_result()
-                if result is None:  # the end of one command's results
-                    results.append(current)
-                    current = []
-                elif result.status == PIPELINE_SYNC:
-                    assert len(results) == commands, (len(results), commands)
-                    return results
-                else:
-                    current.append(result)
+            next(reading)
+            while True:  # it waits for the socket to be readable
+                waiter = loop.create_future()
+                await waiter
+                reading.send(Ready.R)
+        except StopIteration as done:
+            results: list[list[Any]] = done.value
+            return results
         finally:
             loop.remove_reader(fd)
     except OSError as exc:
