@@ -133,15 +133,19 @@ class Pristine:
 NO_ITEMS = Pristine([], [], [], [], False)
 
 
-def all_unchanged(objs: list[Any], pristine: Pristine) -> bool:
-    """`unchanged` for each object against the pristine copy of the same position."""
+def all_unchanged(objs: list[Any], pristine: Pristine, *, private: bool = True) -> bool:
+    """`unchanged` for each object against the pristine copy of the same position.
+
+    `private=False` leaves out the messages' private attributes: what a put stores of a message is its
+    fields and extra attributes (`model_dump`), so they cannot make a stored item differ.
+    """
     if list(map(type, objs)) != pristine.types:
         return False
     if pristine.messages:
         return (
             list(map(_FIELDS, objs)) == pristine.fields
             and list(map(_EXTRA, objs)) == pristine.extras
-            and list(map(_PRIVATE, objs)) == pristine.privates
+            and (not private or list(map(_PRIVATE, objs)) == pristine.privates)
         )
     if pristine.messages is False:
         return list(objs) == pristine.fields
@@ -301,7 +305,7 @@ class ThreadItems:
             if pristine is None:  # a list read back: its states are gathered once, when first needed
                 pristine = self.pristine_of(from_ranges(ranges))
                 self.last_lists[candidate] = (objs, ranges, pristine)
-            if all_unchanged(objs, pristine):
+            if all_unchanged(objs, pristine, private=False):  # what is stored of them
                 return len(objs), ranges, pristine
         return 0, [], NO_ITEMS
 
