@@ -19,7 +19,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from orecast.checkpoint.encoding import from_ranges
+from orecast.checkpoint.encoding import MESSAGE_CLASSES, from_ranges
 
 MISSING = object()
 _ATOMS = frozenset((str, int, float, bool, type(None), bytes))
@@ -106,14 +106,18 @@ class Pristine:
     privates: list[Any]
     # every item a message (True), none (False) or some (None)
     messages: bool | None
+    # every item a message the codec stores as its fields and extra attributes (`model_dump`)
+    dumped: bool
 
     @classmethod
     def of(cls, states: list[State]) -> Pristine:
         if not states:
-            return cls([], [], [], [], False)
+            return NO_ITEMS
         types, fields, extras, privates = map(list, zip(*states, strict=True))
         whole = extras.count(_WHOLE)  # (only messages' extras and the marker: no user `__eq__` runs)
-        return cls(types, fields, extras, privates, True if not whole else False if whole == len(extras) else None)
+        messages = True if not whole else False if whole == len(extras) else None
+        dumped = messages is True and all(MESSAGE_CLASSES.get(t.__name__) is t for t in set(types))
+        return cls(types, fields, extras, privates, messages, dumped)
 
     def extended(self, more: Pristine) -> Pristine:
         if not more.types:
@@ -127,17 +131,18 @@ class Pristine:
             self.extras + more.extras,
             self.privates + more.privates,
             messages,
+            self.dumped and more.dumped,
         )
 
 
-NO_ITEMS = Pristine([], [], [], [], False)
+NO_ITEMS = Pristine([], [], [], [], False, False)
 
 
 def all_unchanged(objs: list[Any], pristine: Pristine, *, private: bool = True) -> bool:
     """`unchanged` for each object against the pristine copy of the same position.
 
-    `private=False` leaves out the messages' private attributes: what a put stores of a message is its
-    fields and extra attributes (`model_dump`), so they cannot make a stored item differ.
+    `private=False` leaves out the messages' private attributes where the codec stores each message as
+    its fields and extra attributes (`model_dump`): they cannot make a stored item differ then.
     """
     if list(map(type, objs)) != pristine.types:
         return False
@@ -145,7 +150,7 @@ def all_unchanged(objs: list[Any], pristine: Pristine, *, private: bool = True) 
         return (
             list(map(_FIELDS, objs)) == pristine.fields
             and list(map(_EXTRA, objs)) == pristine.extras
-            and (not private or list(map(_PRIVATE, objs)) == pristine.privates)
+            and ((not private and pristine.dumped) or list(map(_PRIVATE, objs)) == pristine.privates)
         )
     if pristine.messages is False:
         return list(objs) == pristine.fields
