@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+import operator
+from typing import Annotated, Any
 
 from langchain_core.messages import AIMessage
+from langgraph.graph import END, START, StateGraph
+from typing_extensions import TypedDict
 
 from orecast.checkpoint import open_checkpointer
 from tests.checkpoint.graphs import human, tool_loop
@@ -59,3 +62,49 @@ async def test_object_edited_after_a_put_is_stored_again(saver) -> None:
     saver.items.clear()
     messages = (await graph.aget_state(cfg("put"))).values["messages"]
     assert messages[0].content == "changed after the put"
+
+
+async def test_extra_attribute_set_in_place_is_stored(store_url: str) -> None:
+    # A message's extra attributes live beside its fields: the check compares them too.
+    async with open_checkpointer(store_url) as saver:
+        graph = tool_loop(saver)
+        await graph.ainvoke({"messages": [human(0)]}, cfg("extra"))
+        last = (await graph.aget_state(cfg("extra"))).values["messages"][-1]
+        last.reviewed_by = "analyst"
+        await graph.aupdate_state(cfg("extra"), {"messages": last})
+    async with open_checkpointer(store_url) as fresh:
+        there = (await tool_loop(fresh).aget_state(cfg("extra"))).values["messages"]
+    assert there[-1].reviewed_by == "analyst"
+
+
+class Mixed(TypedDict):
+    entries: Annotated[list[Any], operator.add]
+
+
+def note(state: Mixed) -> dict[str, Any]:
+    entries = state["entries"]
+    if len(entries) > 2:
+        entries[1]["note"] = "edited in place"  # the channel's own object, as a node may do
+    return {"entries": [{"note": len(entries)}]}
+
+
+def mixed_graph(saver: Any) -> Any:
+    graph = StateGraph(Mixed)
+    graph.add_node("note", note)
+    graph.add_edge(START, "note")
+    graph.add_edge("note", END)
+    return graph.compile(checkpointer=saver)
+
+
+async def test_dict_edited_in_place_in_a_list_with_messages_is_stored(store_url: str) -> None:
+    # A list of dicts and messages is checked item by item against its pristine copies.
+    async with open_checkpointer(store_url) as saver:
+        graph = mixed_graph(saver)
+        await graph.ainvoke({"entries": [human(0)]}, cfg("mixed"))
+        await graph.ainvoke({"entries": [human(1)]}, cfg("mixed"))
+        here = (await graph.aget_state(cfg("mixed"))).values["entries"]
+    async with open_checkpointer(store_url) as fresh:
+        there = (await mixed_graph(fresh).aget_state(cfg("mixed"))).values["entries"]
+    assert [type(e).__name__ for e in there] == ["HumanMessage", "dict", "HumanMessage", "dict"]
+    assert there[1] == {"note": "edited in place"}
+    assert there == here

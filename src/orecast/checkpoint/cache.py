@@ -19,7 +19,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from orecast.checkpoint.encoding import from_ranges
+from orecast.checkpoint.encoding import MESSAGE_CLASSES, from_ranges
 
 MISSING = object()
 _ATOMS = frozenset((str, int, float, bool, type(None), bytes))
@@ -71,38 +71,97 @@ def unchanged(obj: Any, pristine: Any) -> bool:
     return bool(obj == pristine)
 
 
-# What `unchanged` compares of a message, fetched in C for a whole list at once.
-_MESSAGE_STATE = operator.attrgetter("__dict__", "__pydantic_extra__", "__pydantic_private__")
+# What `unchanged` compares of a message, each fetched in C for a whole list at once.
+_FIELDS = operator.attrgetter("__dict__")
+_EXTRA = operator.attrgetter("__pydantic_extra__")
+_PRIVATE = operator.attrgetter("__pydantic_private__")
+# A compared state's marker for an object that is not a message (compared as a whole).
+_WHOLE = object()
+
+# (type, fields, extra, private) of a message's pristine copy; (type, copy, _WHOLE, None) otherwise.
+State = tuple[type, Any, Any, Any]
 
 
-def compared_state(pristine: Any) -> tuple[type, Any]:
-    """What `all_unchanged` compares an object with: its pristine copy's type and, for a message, the
-    fields `unchanged` compares (fetched once: a pristine copy never changes), else the copy itself."""
-    return type(pristine), _MESSAGE_STATE(pristine) if isinstance(pristine, BaseMessage) else pristine
+def compared_state(pristine: Any) -> State:
+    """What a check compares an object with: its pristine copy's type and, for a message, the fields
+    `unchanged` compares (fetched once: a pristine copy never changes), else the copy itself."""
+    if isinstance(pristine, BaseMessage):
+        return type(pristine), pristine.__dict__, pristine.__pydantic_extra__, pristine.__pydantic_private__
+    return type(pristine), pristine, _WHOLE, None
 
 
-def all_unchanged(objs: list[Any], states: list[tuple[type, Any]]) -> bool:
-    """`unchanged` for each object against the `compared_state` of its pristine copy, as one C-level
-    comparison of two lists where it can.
+@dataclass(frozen=True, slots=True)
+class Pristine:
+    """The compared states of a list's items, column by column.
 
     A put checks the whole message list against the pristine copies (and a read the items it hands
-    out): a Python call per message cost more than the comparison itself, and made a long thread's
-    turns dearer than a short one's.
+    out), about ten times a turn. Comparing column against column (every type, then every message's
+    fields, extra and private attributes) is one C-level list comparison each, with no tuple built per
+    item, and a remembered list keeps its columns, so a check does not gather them item by item again.
     """
-    kinds = set(map(type, objs))
-    if all(issubclass(t, BaseMessage) for t in kinds):
-        return list(zip(map(type, objs), map(_MESSAGE_STATE, objs), strict=True)) == states
-    if not any(issubclass(t, BaseMessage) for t in kinds):
-        return list(zip(map(type, objs), objs, strict=True)) == states
-    return all(map(_unchanged_from_state, objs, states))
+
+    types: list[type]
+    fields: list[Any]
+    extras: list[Any]
+    privates: list[Any]
+    # every item a message (True), none (False) or some (None)
+    messages: bool | None
+    # every item a message the codec stores as its fields and extra attributes (`model_dump`)
+    dumped: bool
+
+    @classmethod
+    def of(cls, states: list[State]) -> Pristine:
+        if not states:
+            return NO_ITEMS
+        types, fields, extras, privates = map(list, zip(*states, strict=True))
+        whole = extras.count(_WHOLE)  # (only messages' extras and the marker: no user `__eq__` runs)
+        messages = True if not whole else False if whole == len(extras) else None
+        dumped = messages is True and all(MESSAGE_CLASSES.get(t.__name__) is t for t in set(types))
+        return cls(types, fields, extras, privates, messages, dumped)
+
+    def extended(self, more: Pristine) -> Pristine:
+        if not more.types:
+            return self
+        if not self.types:
+            return more
+        messages = self.messages if self.messages == more.messages else None
+        return Pristine(
+            self.types + more.types,
+            self.fields + more.fields,
+            self.extras + more.extras,
+            self.privates + more.privates,
+            messages,
+            self.dumped and more.dumped,
+        )
 
 
-def _unchanged_from_state(obj: Any, state: tuple[type, Any]) -> bool:
-    if type(obj) is not state[0]:
+NO_ITEMS = Pristine([], [], [], [], False, False)
+
+
+def all_unchanged(objs: list[Any], pristine: Pristine, *, private: bool = True) -> bool:
+    """`unchanged` for each object against the pristine copy of the same position.
+
+    `private=False` leaves out the messages' private attributes where the codec stores each message as
+    its fields and extra attributes (`model_dump`): they cannot make a stored item differ then.
+    """
+    if list(map(type, objs)) != pristine.types:
         return False
-    if isinstance(obj, BaseMessage):
-        return bool(_MESSAGE_STATE(obj) == state[1])
-    return bool(obj == state[1])
+    if pristine.messages:
+        return (
+            list(map(_FIELDS, objs)) == pristine.fields
+            and list(map(_EXTRA, objs)) == pristine.extras
+            and ((not private and pristine.dumped) or list(map(_PRIVATE, objs)) == pristine.privates)
+        )
+    if pristine.messages is False:
+        return list(objs) == pristine.fields
+    return all(map(_unchanged_from_state, objs, pristine.fields, pristine.extras, pristine.privates))
+
+
+def _unchanged_from_state(obj: Any, fields: Any, extra: Any, private: Any) -> bool:
+    # (the types are equal: `all_unchanged` compared them first)
+    if extra is _WHOLE:
+        return bool(obj == fields)
+    return bool(_FIELDS(obj) == fields and _EXTRA(obj) == extra and _PRIVATE(obj) == private)
 
 
 def _clone(value: Any) -> Any:
@@ -135,13 +194,16 @@ class ThreadItems:
     by_number: dict[int, Any] = field(default_factory=dict)
     pristine: dict[int, Any] = field(default_factory=dict)
     # `compared_state` of each pristine copy
-    states: dict[int, tuple[type, Any]] = field(default_factory=dict)
+    states: dict[int, State] = field(default_factory=dict)
     by_hash: dict[str, int] = field(default_factory=dict)
     # id(obj) -> (obj, item_no); holding obj keeps id() unique while cached.
     by_identity: dict[int, tuple[Any, int]] = field(default_factory=dict)
-    # The last list stored or read per (namespace, channel) and its ranges: an appended list is matched
-    # by one C-level prefix scan, and only its new suffix is encoded.
-    last_lists: dict[tuple[str, str], tuple[list[Any], list[list[int]]]] = field(default_factory=dict)
+    # The last list stored or read per (namespace, channel), its ranges and its items' compared states
+    # (None until a check needs them): an appended list is matched by one C-level prefix scan, and only
+    # its new suffix is encoded.
+    last_lists: dict[tuple[str, str], tuple[list[Any], list[list[int]], Pristine | None]] = field(
+        default_factory=dict
+    )
     # For DeltaChannel history walks: each checkpoint's parent and channel versions, and whether a
     # channel version holds a stored value. Both are fixed once the checkpoint is stored (a re-put of
     # the same checkpoint drops its entry), so history reads walk shared chains in memory.
@@ -213,7 +275,7 @@ class ThreadItems:
         objs = list(map(self.by_number.get, numbers))
         for i in [i for i, obj in enumerate(objs) if obj is None]:
             objs[i] = self.item(numbers[i])  # stored by this process, never read: a first copy
-        if all_unchanged(objs, list(map(self.states.__getitem__, numbers))):
+        if all_unchanged(objs, self.pristine_of(numbers)):
             return objs
         return list(map(self.item, numbers))
 
@@ -226,8 +288,13 @@ class ThreadItems:
         # e.g. add_messages assigns ids in place to messages that had none: such an object changed.
         return hit[1] if unchanged(obj, pristine) else None
 
-    def known_prefix(self, key: tuple[str, str], values: list[Any]) -> tuple[int, list[list[int]]]:
-        """(length, ranges) of the last list stored under `key` if `values` starts with it, unchanged.
+    def pristine_of(self, numbers: list[int]) -> Pristine:
+        """The compared states of these items, as columns."""
+        return Pristine.of(list(map(self.states.__getitem__, numbers)))
+
+    def known_prefix(self, key: tuple[str, str], values: list[Any]) -> tuple[int, list[list[int]], Pristine]:
+        """(length, ranges, compared states) of the last list stored under `key` if `values` starts
+        with it, unchanged.
 
         A namespace seen for the first time (a subgraph runs in a new one every turn) is matched
         against the root namespace's list of the same channel, which its input usually starts with:
@@ -237,17 +304,30 @@ class ThreadItems:
             last = self.last_lists.get(candidate)
             if last is None or len(last[0]) > len(values):
                 continue
-            objs, ranges = last
-            if all(map(operator.is_, objs, values)) and all_unchanged(
-                objs, list(map(self.states.__getitem__, from_ranges(ranges)))
-            ):
-                return len(objs), ranges
-        return 0, []
+            objs, ranges, pristine = last
+            if not all(map(operator.is_, objs, values)):
+                continue
+            if pristine is None:  # a list read back: its states are gathered once, when first needed
+                pristine = self.pristine_of(from_ranges(ranges))
+                self.last_lists[candidate] = (objs, ranges, pristine)
+            if all_unchanged(objs, pristine, private=False):  # what is stored of them
+                return len(objs), ranges, pristine
+        return 0, [], NO_ITEMS
 
-    def remember_list(self, key: tuple[str, str], values: list[Any], ranges: list[list[int]]) -> None:
+    def remember_list(
+        self,
+        key: tuple[str, str],
+        values: list[Any],
+        ranges: list[list[int]],
+        prefix: Pristine | None = None,
+        numbers: list[int] | None = None,
+    ) -> None:
+        """Remember `values` (stored or read as `ranges`) as the list under `key`; a put passes the
+        compared states of the prefix `known_prefix` matched and the item numbers that follow it."""
+        pristine = prefix.extended(self.pristine_of(numbers)) if prefix is not None and numbers is not None else None
         # Bounded: each subgraph run adds a namespace, and each entry holds a whole list.
         self.last_lists.pop(key, None)
-        self.last_lists[key] = (list(values), ranges)
+        self.last_lists[key] = (list(values), ranges, pristine)
         while len(self.last_lists) > MAX_LISTS:
             del self.last_lists[next(iter(self.last_lists))]
 

@@ -65,12 +65,13 @@ class ValueStore(SaverCore):
             return Stored(KIND_DELTA, json.dumps(payload, ensure_ascii=False), inner.blob)
         if type(value) is list and value:
             # Usually the list stored last for this channel plus a few new elements.
-            known, ranges = thread.known_prefix(key, value) if key else (0, [])
+            known, ranges, prefix = thread.known_prefix(key, value) if key else (0, [], None)
             suffix = value[known:]
             if not suffix or is_item_list(suffix):
-                ranges = extend_ranges(ranges, await self._item_numbers(db, thread, thread_id, suffix))
+                numbers = await self._item_numbers(db, thread, thread_id, suffix)
+                ranges = extend_ranges(ranges, numbers)
                 if key and remember:
-                    thread.remember_list(key, value, ranges)
+                    thread.remember_list(key, value, ranges, prefix, numbers)
                 return Stored(KIND_ITEMS, json_text(ranges))
         if type(value) is dict:
             lists = {name: entry for name, entry in value.items() if is_item_list(entry)}
@@ -79,7 +80,7 @@ class ValueStore(SaverCore):
                 # A subgraph's input holds its parent's whole list: matched like the channel of that name.
                 refs = dict(value)
                 for name, entry in lists.items():
-                    known, ranges = thread.known_prefix((key[0], name), entry) if key else (0, [])
+                    known, ranges, _ = thread.known_prefix((key[0], name), entry) if key else (0, [], None)
                     numbers = await self._item_numbers(db, thread, thread_id, entry[known:])
                     refs[name] = ItemRefs(extend_ranges(ranges, numbers))
                 return self._json(refs)
