@@ -8,6 +8,7 @@ per-thread items, each message stored once — so a conversation's storage grows
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import re
 import weakref
@@ -47,7 +48,13 @@ SECRET_KEY = re.compile(r"api[_-]?key|token|secret|passw|authori[sz]ation|creden
 
 
 def without_secrets(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in metadata.items() if not SECRET_KEY.search(k)}
+    return {k: v for k, v in metadata.items() if not _secret_key(k)}
+
+
+@functools.lru_cache(maxsize=1024)
+def _secret_key(key: str) -> bool:
+    # every put checks its metadata's keys, nearly always the same few
+    return SECRET_KEY.search(key) is not None
 
 
 class Db(Protocol):
@@ -94,6 +101,7 @@ def as_datetime(value: Any) -> datetime:
 
 PREVIEW_CHARS = 200
 PREVIEW_SCAN = 1000  # characters of a message's text read for its preview, unless they collapse to fewer
+PREVIEW_FIRST_SCAN = 256  # read first (a preview of text without runs of whitespace needs 200)
 
 
 def message_text(message: Any) -> str | None:
@@ -102,10 +110,14 @@ def message_text(message: Any) -> str | None:
     content = message.content
     if isinstance(content, str):
         # A preview is 200 characters of the text with its whitespace collapsed, which the start of a
-        # long message gives as well (the collapsed start is a prefix of the collapsed whole).
-        start = " ".join(content[:PREVIEW_SCAN].replace("\x00", " ").split())
-        if len(start) >= PREVIEW_CHARS:
-            return start[:PREVIEW_CHARS]
+        # long message gives as well (the collapsed start is a prefix of the collapsed whole): a
+        # little more than 200 characters nearly always, else up to PREVIEW_SCAN, else all of it.
+        for scan in (PREVIEW_FIRST_SCAN, PREVIEW_SCAN):
+            start = " ".join(content[:scan].replace("\x00", " ").split())
+            if len(start) >= PREVIEW_CHARS:
+                return start[:PREVIEW_CHARS]
+            if len(content) <= scan:
+                break
         text = content
     else:
         text = " ".join(
@@ -328,24 +340,47 @@ def _short_parts(version: str) -> tuple[str, str] | None:
     return count, version[-17:]
 
 
-def _short(version: Any) -> Any:
-    padded = _padded_parts(version) if type(version) is str else None
-    return version if padded is None else (padded[0].lstrip("0") or "0") + padded[1]
+# Each version string is converted a handful of times (a channel's version sits in several checkpoints
+# and in `versions_seen`; every put and read converts all of a checkpoint's): the conversions of
+# strings are pure, so they are memoised, bounded. Only strings go through them (1 and 1.0 would share
+# an entry).
+_MEMO_SIZE = 4096
+# `_shortened`'s answer for a string that already has the short form.
+_SHORT_ALREADY = object()
+
+
+@functools.lru_cache(maxsize=_MEMO_SIZE)
+def _shortened(version: str) -> Any:
+    """The short form of a padded version; any other string as it is, or _SHORT_ALREADY when it has
+    the short form (a padded version never has it)."""
+    padded = _padded_parts(version)
+    if padded is not None:
+        return (padded[0].lstrip("0") or "0") + padded[1]
+    return _SHORT_ALREADY if _short_parts(version) is not None else version
+
+
+@functools.lru_cache(maxsize=_MEMO_SIZE)
+def _padded_string(version: str) -> str:
+    short = _short_parts(version)
+    return version if short is None else short[0].zfill(32) + short[1]
 
 
 def _padded(version: Any) -> Any:
-    short = _short_parts(version) if type(version) is str else None
-    return version if short is None else short[0].zfill(32) + short[1]
+    return _padded_string(version) if type(version) is str else version
+
+
+@functools.lru_cache(maxsize=_MEMO_SIZE)
+def _string_key(version: str) -> str:
+    # an earlier orecast's float version, read as "<count, 32 digits>.<random, 6 digits>"
+    if len(version) == 39 and version[32] == "." and version[:32].isdecimal() and version[33:].isdecimal():
+        return str(int(version[:32]) + int(version[33:]) / 1_000_000)
+    padded = _padded_parts(version)
+    return version if padded is None else (padded[0].lstrip("0") or "0") + padded[1]
 
 
 def version_key(version: str | float | int) -> str:
     """The `version` column of a channel value stored under `version`."""
-    if not isinstance(version, str):
-        return str(version)
-    # an earlier orecast's float version, read as "<count, 32 digits>.<random, 6 digits>"
-    if len(version) == 39 and version[32] == "." and version[:32].isdecimal() and version[33:].isdecimal():
-        return str(int(version[:32]) + int(version[33:]) / 1_000_000)
-    return _short(version)
+    return _string_key(version) if type(version) is str else str(version)
 
 
 def with_short_versions(checkpoint: dict[str, Any]) -> dict[str, Any]:
@@ -356,18 +391,10 @@ def with_short_versions(checkpoint: dict[str, Any]) -> dict[str, Any]:
     """
     versions = checkpoint.get("channel_versions", {})
     seen = checkpoint.get("versions_seen", {})
-    # Each distinct string once: versions_seen repeats the channel versions.
-    shortened: dict[str, str] = {}
-    for version in (*versions.values(), *(v for node in seen.values() for v in node.values())):
-        if type(version) is str and version not in shortened:
-            short = _short(version)
-            if short is version and _short_parts(version) is not None:
-                return checkpoint  # (a padded version never has the short form)
-            shortened[version] = short
-    short = {c: shortened.get(v, v) if type(v) is str else v for c, v in versions.items()}
-    short_seen = {
-        n: {c: shortened.get(v, v) if type(v) is str else v for c, v in node.items()} for n, node in seen.items()
-    }
+    short = {c: _shortened(v) if type(v) is str else v for c, v in versions.items()}
+    short_seen = {n: {c: _shortened(v) if type(v) is str else v for c, v in node.items()} for n, node in seen.items()}
+    if _SHORT_ALREADY in short.values() or any(_SHORT_ALREADY in node.values() for node in short_seen.values()):
+        return checkpoint
     if short != versions or short_seen != seen:
         checkpoint["channel_versions"], checkpoint["versions_seen"] = short, short_seen
         checkpoint[SHORT_VERSIONS] = 1
@@ -384,9 +411,10 @@ def with_string_versions(checkpoint: dict[str, Any]) -> dict[str, Any]:
         }
     versions = checkpoint.get("channel_versions", {})
     seen = checkpoint.get("versions_seen", {})
-    if all(type(v) is not float for v in versions.values()) and all(
-        type(v) is not float for node in seen.values() for v in node.values()
-    ):
+    kinds = set(map(type, versions.values()))
+    for node in seen.values():
+        kinds.update(map(type, node.values()))
+    if float not in kinds:
         return checkpoint
     checkpoint["channel_versions"] = {c: version_string(v) for c, v in versions.items()}
     checkpoint["versions_seen"] = {

@@ -160,6 +160,20 @@ _STR_TYPE = frozenset((str,))
 # Leaves `to_tree` returns as they are, as do str without NUL: containers check them inline, a call
 # less per leaf (most of a checkpoint's and a message's tree).
 _SAME_IN_TREE = frozenset((int, bool, type(None)))
+_PLAIN_LEAF_TYPES = frozenset((str, int, bool, type(None)))
+_is_str = str.__instancecheck__
+
+
+def _plain_leaves(values: Any) -> bool:
+    """Whether every element is a str without NUL, an int, a bool or None (its own tree)."""
+    kinds = set(map(type, values))
+    if not kinds <= _PLAIN_LEAF_TYPES:
+        return False
+    if str not in kinds:
+        return True
+    if len(kinds) == 1:
+        return "\x00" not in "".join(values)
+    return "\x00" not in "".join(filter(_is_str, values))
 
 
 def _jsonb_key_order(key: str) -> tuple[int, bytes]:
@@ -181,6 +195,9 @@ class TaggedJson:
     # -- encoding --------------------------------------------------------------------------------
 
     def to_tree(self, value: Any) -> Any:
+        """The tagged tree of `value`. A list or dict that is plain JSON as it is (string keys, leaves
+        str without NUL, int, bool or None) is its own tree: it is not copied, told by the types of its
+        elements in C (most of a checkpoint's, its metadata's and a message's containers are such)."""
         t = type(value)
         if value is None:
             return value
@@ -192,6 +209,8 @@ class TaggedJson:
         if t is float:
             return value if _plain_float(value) else {TAG: "float", "v": repr(value)}
         if t is list:
+            if _plain_leaves(value):
+                return value
             return [
                 v if (type(v) is str and "\x00" not in v) or type(v) in _SAME_IN_TREE else self.to_tree(v)
                 for v in value
@@ -199,14 +218,18 @@ class TaggedJson:
         if t is dict:
             if TAG in value or ORDER in value or not _plain_keys(value):
                 return {TAG: "dict", "v": [[self.to_tree(k), self.to_tree(v)] for k, v in value.items()]}
-            tree = {
-                k: v if (type(v) is str and "\x00" not in v) or type(v) in _SAME_IN_TREE else self.to_tree(v)
-                for k, v in value.items()
-            }
+            if _plain_leaves(value.values()):
+                tree = value
+            else:
+                tree = {
+                    k: v if (type(v) is str and "\x00" not in v) or type(v) in _SAME_IN_TREE else self.to_tree(v)
+                    for k, v in value.items()
+                }
             if self.keep_key_order and len(value) > 1:
                 keys = list(value)
                 if keys != sorted(keys, key=_jsonb_key_order):
                     # A sibling key keeps the object itself plain, so `args->>'turn'` still works in SQL.
+                    tree = dict(tree)
                     tree[ORDER] = keys
             return tree
         if t is tuple:
@@ -268,6 +291,13 @@ class TaggedJson:
         raise ValueError(f"unknown tag in stored value: {tag!r}")
 
     def loads(self, text: str | Any) -> Any:
+        if type(text) is str:
+            tree = json.loads(text)
+            # Text without a tag key is plain JSON, its own value: no walk (a stored checkpoint, its
+            # metadata). Our writers never escape "$", so a tag key is always written as is.
+            if '"$t"' not in text and '"$o"' not in text:
+                return tree
+            return self.from_tree(tree)
         return self.from_tree(json.loads(text) if isinstance(text, str | bytes) else text)
 
 
