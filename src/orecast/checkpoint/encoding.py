@@ -150,32 +150,6 @@ def _plain_float(value: float) -> bool:
     return "e" not in text and "E" not in text
 
 
-def _plain_keys(value: dict[Any, Any]) -> bool:
-    """Whether every key is a str without NUL (checked in C: every stored dict goes through here)."""
-    kinds = set(map(type, value))
-    return kinds <= _STR_TYPE and "\x00" not in "".join(value)
-
-
-_STR_TYPE = frozenset((str,))
-# Leaves `to_tree` returns as they are, as do str without NUL: containers check them inline, a call
-# less per leaf (most of a checkpoint's and a message's tree).
-_SAME_IN_TREE = frozenset((int, bool, type(None)))
-_PLAIN_LEAF_TYPES = frozenset((str, int, bool, type(None)))
-_is_str = str.__instancecheck__
-
-
-def _plain_leaves(values: Any) -> bool:
-    """Whether every element is a str without NUL, an int, a bool or None (its own tree)."""
-    kinds = set(map(type, values))
-    if not kinds <= _PLAIN_LEAF_TYPES:
-        return False
-    if str not in kinds:
-        return True
-    if len(kinds) == 1:
-        return "\x00" not in "".join(values)
-    return "\x00" not in "".join(filter(_is_str, values))
-
-
 def _jsonb_key_order(key: str) -> tuple[int, bytes]:
     encoded = key.encode("utf-8")
     return (len(encoded), encoded)
@@ -195,43 +169,26 @@ class TaggedJson:
     # -- encoding --------------------------------------------------------------------------------
 
     def to_tree(self, value: Any) -> Any:
-        """The tagged tree of `value`. A list or dict that is plain JSON as it is (string keys, leaves
-        str without NUL, int, bool or None) is its own tree: it is not copied, told by the types of its
-        elements in C (most of a checkpoint's, its metadata's and a message's containers are such)."""
         t = type(value)
-        if value is None:
-            return value
-        if t is bool or t is int:
-            return value
         if t is str:
             # JSONB cannot hold NUL characters: such strings are stored as their NUL-separated parts.
             return value if "\x00" not in value else {TAG: "nul", "p": value.split("\x00")}
+        if value is None or t is bool or t is int:
+            return value
+        if t is dict:
+            return self._dict_tree(value)
+        if t is list:
+            # Plain loops: for the few elements of most containers, cheaper than C-level checks
+            # (`set(map(type, ...))` alone costs more than a loop over four elements).
+            tree = []
+            for v in value:
+                tv = type(v)
+                tree.append(
+                    v if (tv is str and "\x00" not in v) or tv is int or tv is bool or v is None else self.to_tree(v)
+                )
+            return tree
         if t is float:
             return value if _plain_float(value) else {TAG: "float", "v": repr(value)}
-        if t is list:
-            if _plain_leaves(value):
-                return value
-            return [
-                v if (type(v) is str and "\x00" not in v) or type(v) in _SAME_IN_TREE else self.to_tree(v)
-                for v in value
-            ]
-        if t is dict:
-            if TAG in value or ORDER in value or not _plain_keys(value):
-                return {TAG: "dict", "v": [[self.to_tree(k), self.to_tree(v)] for k, v in value.items()]}
-            if _plain_leaves(value.values()):
-                tree = value
-            else:
-                tree = {
-                    k: v if (type(v) is str and "\x00" not in v) or type(v) in _SAME_IN_TREE else self.to_tree(v)
-                    for k, v in value.items()
-                }
-            if self.keep_key_order and len(value) > 1:
-                keys = list(value)
-                if keys != sorted(keys, key=_jsonb_key_order):
-                    # A sibling key keeps the object itself plain, so `args->>'turn'` still works in SQL.
-                    tree = dict(tree)
-                    tree[ORDER] = keys
-            return tree
         if t is tuple:
             return {TAG: "tuple", "v": [self.to_tree(v) for v in value]}
         if isinstance(value, BaseMessage) and type(value).__name__ in MESSAGE_CLASSES:
@@ -240,14 +197,29 @@ class TaggedJson:
             return {TAG: "items", "r": value.ranges}
         return {TAG: "serde", **self._serde_leaf(value)}
 
+    def _dict_tree(self, value: dict[Any, Any]) -> dict[str, Any]:
+        tree = {}
+        for k, v in value.items():
+            if type(k) is not str or "\x00" in k or k == TAG or k == ORDER:
+                return {TAG: "dict", "v": [[self.to_tree(k), self.to_tree(v)] for k, v in value.items()]}
+            tv = type(v)
+            tree[k] = v if (tv is str and "\x00" not in v) or tv is int or tv is bool or v is None else self.to_tree(v)
+        if self.keep_key_order and len(value) > 1:
+            keys = list(value)
+            if keys != sorted(keys, key=_jsonb_key_order):
+                # A sibling key keeps the object itself plain, so `args->>'turn'` still works in SQL.
+                tree[ORDER] = keys
+        return tree
+
     def _message_tree(self, message: BaseMessage) -> dict[str, Any]:
         # Defaults are left out (the class is stored), which halves a typical message's size.
         data = message.model_dump(exclude_defaults=True)
-        # The fields go back as keyword arguments: their order does not matter, their values' does.
-        fields = {
-            k: v if (type(v) is str and "\x00" not in v) or type(v) in _SAME_IN_TREE else self.to_tree(v)
-            for k, v in data.items()
-        }
+        # The fields go back as keyword arguments: their order does not matter, their values' does
+        # (and their names are taken as they are, never as tags).
+        fields = {}
+        for k, v in data.items():
+            tv = type(v)
+            fields[k] = v if (tv is str and "\x00" not in v) or tv is int or tv is bool or v is None else self.to_tree(v)
         return {TAG: "msg", "cls": type(message).__name__, "data": fields}
 
     def _serde_leaf(self, value: Any) -> dict[str, str]:
