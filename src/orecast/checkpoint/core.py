@@ -109,6 +109,12 @@ def message_text(message: Any) -> str | None:
         return None
     content = message.content
     if isinstance(content, str):
+        if len(content) > PREVIEW_CHARS:
+            head = content[: PREVIEW_CHARS + 1]
+            # Printable text has no whitespace but " " (nor NUL): with no run of spaces and no space
+            # first, its first 200 characters are the collapsed text's (the usual message).
+            if head.isprintable() and "  " not in head and head[0] != " ":
+                return content[:PREVIEW_CHARS]
         # A preview is 200 characters of the text with its whitespace collapsed, which the start of a
         # long message gives as well (the collapsed start is a prefix of the collapsed whole): a
         # little more than 200 characters nearly always, else up to PREVIEW_SCAN, else all of it.
@@ -140,9 +146,7 @@ def count_messages(values: list[Any]) -> tuple[int, int, str | None]:
     clear, delta = 0, 0
     written: list[BaseMessage] = []
     for value in values:
-        if type(value) is list and all(
-            issubclass(t, BaseMessage) and not issubclass(t, RemoveMessage) for t in set(map(type, value))
-        ):
+        if type(value) is list and _only_messages(value):
             # by type, in C: a subgraph's output writes the thread's whole list back to its parent
             delta += len(value)
             written += value
@@ -160,6 +164,15 @@ def count_messages(values: list[Any]) -> tuple[int, int, str | None]:
     # whole history (a subgraph's output) costs one message's text, not the thread's.
     preview = next((text for m in reversed(written) if (text := message_text(m))), None)
     return clear, delta, preview
+
+
+def _only_messages(values: list[Any]) -> bool:
+    """Whether every element is a message and none a RemoveMessage."""
+    # A long list (a subgraph's whole history) by its set of types, in C; a short one in a plain loop.
+    for t in set(map(type, values)) if len(values) > 8 else map(type, values):
+        if not issubclass(t, BaseMessage) or issubclass(t, RemoveMessage):
+            return False
+    return True
 
 
 def combine_counts(changes: Iterable[tuple[int, int, str | None]]) -> tuple[int, int, str | None]:
@@ -365,10 +378,6 @@ def _padded_string(version: str) -> str:
     return version if short is None else short[0].zfill(32) + short[1]
 
 
-def _padded(version: Any) -> Any:
-    return _padded_string(version) if type(version) is str else version
-
-
 @functools.lru_cache(maxsize=_MEMO_SIZE)
 def _string_key(version: str) -> str:
     # an earlier orecast's float version, read as "<count, 32 digits>.<random, 6 digits>"
@@ -389,12 +398,25 @@ def with_short_versions(checkpoint: dict[str, Any]) -> dict[str, Any]:
     Left as it is if a version already has the short form (another writer's): reads could not tell it
     from a shortened one.
     """
+    # Plain loops: comprehensions and generators cost a frame each, more than these few versions.
     versions = checkpoint.get("channel_versions", {})
     seen = checkpoint.get("versions_seen", {})
-    short = {c: _shortened(v) if type(v) is str else v for c, v in versions.items()}
-    short_seen = {n: {c: _shortened(v) if type(v) is str else v for c, v in node.items()} for n, node in seen.items()}
-    if _SHORT_ALREADY in short.values() or any(_SHORT_ALREADY in node.values() for node in short_seen.values()):
-        return checkpoint
+    short = {}
+    for channel, version in versions.items():
+        if type(version) is str:
+            version = _shortened(version)
+            if version is _SHORT_ALREADY:
+                return checkpoint
+        short[channel] = version
+    short_seen = {}
+    for node, node_versions in seen.items():
+        short_seen[node] = short_node = {}
+        for channel, version in node_versions.items():
+            if type(version) is str:
+                version = _shortened(version)
+                if version is _SHORT_ALREADY:
+                    return checkpoint
+            short_node[channel] = version
     if short != versions or short_seen != seen:
         checkpoint["channel_versions"], checkpoint["versions_seen"] = short, short_seen
         checkpoint[SHORT_VERSIONS] = 1
@@ -404,20 +426,28 @@ def with_short_versions(checkpoint: dict[str, Any]) -> dict[str, Any]:
 def with_string_versions(checkpoint: dict[str, Any]) -> dict[str, Any]:
     """`checkpoint`, as read, with its versions as LangGraph wants them: short ones padded again, and
     the float versions of an older store as strings (see `version_string`)."""
-    if checkpoint.pop(SHORT_VERSIONS, None):
-        checkpoint["channel_versions"] = {c: _padded(v) for c, v in checkpoint["channel_versions"].items()}
-        checkpoint["versions_seen"] = {
-            n: {c: _padded(v) for c, v in node.items()} for n, node in checkpoint["versions_seen"].items()
-        }
+    short = checkpoint.pop(SHORT_VERSIONS, None)
     versions = checkpoint.get("channel_versions", {})
     seen = checkpoint.get("versions_seen", {})
-    kinds = set(map(type, versions.values()))
-    for node in seen.values():
-        kinds.update(map(type, node.values()))
-    if float not in kinds:
-        return checkpoint
-    checkpoint["channel_versions"] = {c: version_string(v) for c, v in versions.items()}
-    checkpoint["versions_seen"] = {
-        n: {c: version_string(v) for c, v in node.items()} for n, node in seen.items()
-    }
+    floats = False
+    padded = {}
+    for channel, version in versions.items():
+        if type(version) is str:
+            version = _padded_string(version) if short else version
+        elif type(version) is float:
+            floats = True
+            version = version_string(version)
+        padded[channel] = version
+    padded_seen = {}
+    for node, node_versions in seen.items():
+        padded_seen[node] = padded_node = {}
+        for channel, version in node_versions.items():
+            if type(version) is str:
+                version = _padded_string(version) if short else version
+            elif type(version) is float:
+                floats = True
+                version = version_string(version)
+            padded_node[channel] = version
+    if short or floats:
+        checkpoint["channel_versions"], checkpoint["versions_seen"] = padded, padded_seen
     return checkpoint

@@ -290,8 +290,15 @@ def is_item_list(value: Any) -> bool:
     """Lists of messages or dicts are stored as item references (one row per element, stored once)."""
     if type(value) is not list or not value:
         return False
-    # by type, in C: a subgraph's input and output hold the thread's whole list
-    return all(issubclass(t, BaseMessage | dict) for t in set(map(type, value)))
+    # A long list (a subgraph's input and output hold the thread's whole list) by its set of types, in
+    # C; a short one (the new messages of a step) in a plain loop.
+    for t in set(map(type, value)) if len(value) > 8 else map(type, value):
+        if not issubclass(t, _ITEM_TYPES):
+            return False
+    return True
+
+
+_ITEM_TYPES = (BaseMessage, dict)
 
 
 # PostgreSQL prints JSONB with a space after the colon, SQLite keeps our compact text.
