@@ -145,7 +145,7 @@ class ValueStore(SaverCore):
     # -- decoding values ---------------------------------------------------------------------------
 
     async def _load_items(self, db: Db, thread: ThreadItems, thread_id: str, needed: set[int]) -> None:
-        missing = [n for n in needed if n not in thread.pristine]
+        missing = needed - thread.pristine.keys()  # (in C: a read needs every item of the thread's list)
         if not missing:
             return
         for number, value in await db.fetchall(
@@ -191,7 +191,7 @@ class ValueStore(SaverCore):
             checked = {}
 
         def items(numbers: list[int]) -> list[Any]:
-            if checked.keys() >= set(numbers):  # a history page: its lists share most items
+            if checked and checked.keys() >= set(numbers):  # a history page: its lists share most items
                 return list(map(checked.__getitem__, numbers))
             objs = thread.items(numbers)
             checked.update(zip(numbers, objs, strict=True))
