@@ -183,9 +183,10 @@ class TaggedJson:
             tree = []
             for v in value:
                 tv = type(v)
-                tree.append(
-                    v if (tv is str and "\x00" not in v) or tv is int or tv is bool or v is None else self.to_tree(v)
-                )
+                if (tv is str and "\x00" not in v) or tv is int or tv is bool or v is None:
+                    tree.append(v)
+                else:
+                    tree.append(self._dict_tree(v) if tv is dict else self.to_tree(v))
             return tree
         if t is float:
             return value if _plain_float(value) else {TAG: "float", "v": repr(value)}
@@ -198,18 +199,27 @@ class TaggedJson:
         return {TAG: "serde", **self._serde_leaf(value)}
 
     def _dict_tree(self, value: dict[Any, Any]) -> dict[str, Any]:
+        if TAG in value or ORDER in value:
+            return self._tagged_dict(value)
         tree = {}
         for k, v in value.items():
-            if type(k) is not str or "\x00" in k or k == TAG or k == ORDER:
-                return {TAG: "dict", "v": [[self.to_tree(k), self.to_tree(v)] for k, v in value.items()]}
+            if type(k) is not str or "\x00" in k:
+                return self._tagged_dict(value)
             tv = type(v)
-            tree[k] = v if (tv is str and "\x00" not in v) or tv is int or tv is bool or v is None else self.to_tree(v)
+            if (tv is str and "\x00" not in v) or tv is int or tv is bool or v is None:
+                tree[k] = v
+            else:
+                tree[k] = self._dict_tree(v) if tv is dict else self.to_tree(v)
         if self.keep_key_order and len(value) > 1:
             keys = list(value)
             if keys != sorted(keys, key=_jsonb_key_order):
                 # A sibling key keeps the object itself plain, so `args->>'turn'` still works in SQL.
                 tree[ORDER] = keys
         return tree
+
+    def _tagged_dict(self, value: dict[Any, Any]) -> dict[str, Any]:
+        """A dict whose keys JSON cannot hold as they are (not str, NUL, a tag's name)."""
+        return {TAG: "dict", "v": [[self.to_tree(k), self.to_tree(v)] for k, v in value.items()]}
 
     def _message_tree(self, message: BaseMessage) -> dict[str, Any]:
         # Defaults are left out (the class is stored), which halves a typical message's size.
@@ -219,7 +229,10 @@ class TaggedJson:
         fields = {}
         for k, v in data.items():
             tv = type(v)
-            fields[k] = v if (tv is str and "\x00" not in v) or tv is int or tv is bool or v is None else self.to_tree(v)
+            if (tv is str and "\x00" not in v) or tv is int or tv is bool or v is None:
+                fields[k] = v
+            else:
+                fields[k] = self._dict_tree(v) if tv is dict else self.to_tree(v)
         return {TAG: "msg", "cls": type(message).__name__, "data": fields}
 
     def _serde_leaf(self, value: Any) -> dict[str, str]:
