@@ -84,9 +84,10 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
         check_id(checkpoint["id"], "checkpoint id", MAX_KEY_BYTES)
         values = checkpoint["channel_values"]
         # The id is a column of its own; the values are rows of their own.
-        stored_checkpoint = with_short_versions(
-            {k: v for k, v in checkpoint.items() if k not in ("channel_values", "id")}
-        )
+        stored_checkpoint = dict(checkpoint)
+        stored_checkpoint.pop("channel_values", None)
+        stored_checkpoint.pop("id", None)
+        stored_checkpoint = with_short_versions(stored_checkpoint)
         full_metadata = without_secrets(get_checkpoint_metadata(config, metadata))
 
         root = checkpoint_ns == ""
@@ -259,6 +260,8 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
             parent = json.loads(row[1]) if isinstance(row[1], str | bytes) else row[1]
             known = (int(row[0]), dict(parent.get(OLDER_VALUES) or {}))
         parent_version, parent_older = known
+        if not parent_older and parent_version == self.schema_version:
+            return {}, parent  # (the usual case: the parent and all it refers to are this schema's)
         older = {
             channel: version
             for channel in document.get("channel_versions", {})
@@ -360,8 +363,10 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
             raise ValueError("put_writes needs a config with a checkpoint_id")
         task_id = check_id(task_id, "task_id", MAX_KEY_BYTES)
         task_path = check_id(task_path, "task_path")
-        special = all(channel in WRITES_IDX_MAP for channel, _ in writes)
-        interrupted = any(channel == INTERRUPT for channel, _ in writes)
+        special, interrupted = True, False
+        for channel, _ in writes:  # (a loop: generators cost a frame each, more than these few writes)
+            special = special and channel in WRITES_IDX_MAP
+            interrupted = interrupted or channel == INTERRUPT
 
         async def put_writes(db: Db, thread: ThreadItems) -> None:
             rows = []

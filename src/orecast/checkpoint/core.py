@@ -8,6 +8,7 @@ per-thread items, each message stored once — so a conversation's storage grows
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import re
 import weakref
@@ -47,7 +48,17 @@ SECRET_KEY = re.compile(r"api[_-]?key|token|secret|passw|authori[sz]ation|creden
 
 
 def without_secrets(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in metadata.items() if not SECRET_KEY.search(k)}
+    kept = {}
+    for k, v in metadata.items():  # (every put: a loop costs less than a comprehension's frame)
+        if not _secret_key(k):
+            kept[k] = v
+    return kept
+
+
+@functools.lru_cache(maxsize=1024)
+def _secret_key(key: str) -> bool:
+    # every put checks its metadata's keys, nearly always the same few
+    return SECRET_KEY.search(key) is not None
 
 
 class Db(Protocol):
@@ -94,6 +105,7 @@ def as_datetime(value: Any) -> datetime:
 
 PREVIEW_CHARS = 200
 PREVIEW_SCAN = 1000  # characters of a message's text read for its preview, unless they collapse to fewer
+PREVIEW_FIRST_SCAN = 256  # read first (a preview of text without runs of whitespace needs 200)
 
 
 def message_text(message: Any) -> str | None:
@@ -101,11 +113,21 @@ def message_text(message: Any) -> str | None:
         return None
     content = message.content
     if isinstance(content, str):
+        if len(content) > PREVIEW_CHARS:
+            head = content[: PREVIEW_CHARS + 1]
+            # Printable text has no whitespace but " " (nor NUL): with no run of spaces and no space
+            # first, its first 200 characters are the collapsed text's (the usual message).
+            if head.isprintable() and "  " not in head and head[0] != " ":
+                return content[:PREVIEW_CHARS]
         # A preview is 200 characters of the text with its whitespace collapsed, which the start of a
-        # long message gives as well (the collapsed start is a prefix of the collapsed whole).
-        start = " ".join(content[:PREVIEW_SCAN].replace("\x00", " ").split())
-        if len(start) >= PREVIEW_CHARS:
-            return start[:PREVIEW_CHARS]
+        # long message gives as well (the collapsed start is a prefix of the collapsed whole): a
+        # little more than 200 characters nearly always, else up to PREVIEW_SCAN, else all of it.
+        for scan in (PREVIEW_FIRST_SCAN, PREVIEW_SCAN):
+            start = " ".join(content[:scan].replace("\x00", " ").split())
+            if len(start) >= PREVIEW_CHARS:
+                return start[:PREVIEW_CHARS]
+            if len(content) <= scan:
+                break
         text = content
     else:
         text = " ".join(
@@ -128,9 +150,7 @@ def count_messages(values: list[Any]) -> tuple[int, int, str | None]:
     clear, delta = 0, 0
     written: list[BaseMessage] = []
     for value in values:
-        if type(value) is list and all(
-            issubclass(t, BaseMessage) and not issubclass(t, RemoveMessage) for t in set(map(type, value))
-        ):
+        if type(value) is list and _only_messages(value):
             # by type, in C: a subgraph's output writes the thread's whole list back to its parent
             delta += len(value)
             written += value
@@ -148,6 +168,15 @@ def count_messages(values: list[Any]) -> tuple[int, int, str | None]:
     # whole history (a subgraph's output) costs one message's text, not the thread's.
     preview = next((text for m in reversed(written) if (text := message_text(m))), None)
     return clear, delta, preview
+
+
+def _only_messages(values: list[Any]) -> bool:
+    """Whether every element is a message and none a RemoveMessage."""
+    # A long list (a subgraph's whole history) by its set of types, in C; a short one in a plain loop.
+    for t in set(map(type, values)) if len(values) > 8 else map(type, values):
+        if not issubclass(t, BaseMessage) or issubclass(t, RemoveMessage):
+            return False
+    return True
 
 
 def combine_counts(changes: Iterable[tuple[int, int, str | None]]) -> tuple[int, int, str | None]:
@@ -328,24 +357,43 @@ def _short_parts(version: str) -> tuple[str, str] | None:
     return count, version[-17:]
 
 
-def _short(version: Any) -> Any:
-    padded = _padded_parts(version) if type(version) is str else None
-    return version if padded is None else (padded[0].lstrip("0") or "0") + padded[1]
+# Each version string is converted a handful of times (a channel's version sits in several checkpoints
+# and in `versions_seen`; every put and read converts all of a checkpoint's): the conversions of
+# strings are pure, so they are memoised, bounded. Only strings go through them (1 and 1.0 would share
+# an entry).
+_MEMO_SIZE = 4096
+# `_shortened`'s answer for a string that already has the short form.
+_SHORT_ALREADY = object()
 
 
-def _padded(version: Any) -> Any:
-    short = _short_parts(version) if type(version) is str else None
+@functools.lru_cache(maxsize=_MEMO_SIZE)
+def _shortened(version: str) -> Any:
+    """The short form of a padded version; any other string as it is, or _SHORT_ALREADY when it has
+    the short form (a padded version never has it)."""
+    padded = _padded_parts(version)
+    if padded is not None:
+        return (padded[0].lstrip("0") or "0") + padded[1]
+    return _SHORT_ALREADY if _short_parts(version) is not None else version
+
+
+@functools.lru_cache(maxsize=_MEMO_SIZE)
+def _padded_string(version: str) -> str:
+    short = _short_parts(version)
     return version if short is None else short[0].zfill(32) + short[1]
+
+
+@functools.lru_cache(maxsize=_MEMO_SIZE)
+def _string_key(version: str) -> str:
+    # an earlier orecast's float version, read as "<count, 32 digits>.<random, 6 digits>"
+    if len(version) == 39 and version[32] == "." and version[:32].isdecimal() and version[33:].isdecimal():
+        return str(int(version[:32]) + int(version[33:]) / 1_000_000)
+    padded = _padded_parts(version)
+    return version if padded is None else (padded[0].lstrip("0") or "0") + padded[1]
 
 
 def version_key(version: str | float | int) -> str:
     """The `version` column of a channel value stored under `version`."""
-    if not isinstance(version, str):
-        return str(version)
-    # an earlier orecast's float version, read as "<count, 32 digits>.<random, 6 digits>"
-    if len(version) == 39 and version[32] == "." and version[:32].isdecimal() and version[33:].isdecimal():
-        return str(int(version[:32]) + int(version[33:]) / 1_000_000)
-    return _short(version)
+    return _string_key(version) if type(version) is str else str(version)
 
 
 def with_short_versions(checkpoint: dict[str, Any]) -> dict[str, Any]:
@@ -354,20 +402,25 @@ def with_short_versions(checkpoint: dict[str, Any]) -> dict[str, Any]:
     Left as it is if a version already has the short form (another writer's): reads could not tell it
     from a shortened one.
     """
+    # Plain loops: comprehensions and generators cost a frame each, more than these few versions.
     versions = checkpoint.get("channel_versions", {})
     seen = checkpoint.get("versions_seen", {})
-    # Each distinct string once: versions_seen repeats the channel versions.
-    shortened: dict[str, str] = {}
-    for version in (*versions.values(), *(v for node in seen.values() for v in node.values())):
-        if type(version) is str and version not in shortened:
-            short = _short(version)
-            if short is version and _short_parts(version) is not None:
-                return checkpoint  # (a padded version never has the short form)
-            shortened[version] = short
-    short = {c: shortened.get(v, v) if type(v) is str else v for c, v in versions.items()}
-    short_seen = {
-        n: {c: shortened.get(v, v) if type(v) is str else v for c, v in node.items()} for n, node in seen.items()
-    }
+    short = {}
+    for channel, version in versions.items():
+        if type(version) is str:
+            version = _shortened(version)
+            if version is _SHORT_ALREADY:
+                return checkpoint
+        short[channel] = version
+    short_seen = {}
+    for node, node_versions in seen.items():
+        short_seen[node] = short_node = {}
+        for channel, version in node_versions.items():
+            if type(version) is str:
+                version = _shortened(version)
+                if version is _SHORT_ALREADY:
+                    return checkpoint
+            short_node[channel] = version
     if short != versions or short_seen != seen:
         checkpoint["channel_versions"], checkpoint["versions_seen"] = short, short_seen
         checkpoint[SHORT_VERSIONS] = 1
@@ -377,19 +430,28 @@ def with_short_versions(checkpoint: dict[str, Any]) -> dict[str, Any]:
 def with_string_versions(checkpoint: dict[str, Any]) -> dict[str, Any]:
     """`checkpoint`, as read, with its versions as LangGraph wants them: short ones padded again, and
     the float versions of an older store as strings (see `version_string`)."""
-    if checkpoint.pop(SHORT_VERSIONS, None):
-        checkpoint["channel_versions"] = {c: _padded(v) for c, v in checkpoint["channel_versions"].items()}
-        checkpoint["versions_seen"] = {
-            n: {c: _padded(v) for c, v in node.items()} for n, node in checkpoint["versions_seen"].items()
-        }
+    short = checkpoint.pop(SHORT_VERSIONS, None)
     versions = checkpoint.get("channel_versions", {})
     seen = checkpoint.get("versions_seen", {})
-    if all(type(v) is not float for v in versions.values()) and all(
-        type(v) is not float for node in seen.values() for v in node.values()
-    ):
-        return checkpoint
-    checkpoint["channel_versions"] = {c: version_string(v) for c, v in versions.items()}
-    checkpoint["versions_seen"] = {
-        n: {c: version_string(v) for c, v in node.items()} for n, node in seen.items()
-    }
+    floats = False
+    padded = {}
+    for channel, version in versions.items():
+        if type(version) is str:
+            version = _padded_string(version) if short else version
+        elif type(version) is float:
+            floats = True
+            version = version_string(version)
+        padded[channel] = version
+    padded_seen = {}
+    for node, node_versions in seen.items():
+        padded_seen[node] = padded_node = {}
+        for channel, version in node_versions.items():
+            if type(version) is str:
+                version = _padded_string(version) if short else version
+            elif type(version) is float:
+                floats = True
+                version = version_string(version)
+            padded_node[channel] = version
+    if short or floats:
+        checkpoint["channel_versions"], checkpoint["versions_seen"] = padded, padded_seen
     return checkpoint

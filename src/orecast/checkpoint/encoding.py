@@ -150,18 +150,6 @@ def _plain_float(value: float) -> bool:
     return "e" not in text and "E" not in text
 
 
-def _plain_keys(value: dict[Any, Any]) -> bool:
-    """Whether every key is a str without NUL (checked in C: every stored dict goes through here)."""
-    kinds = set(map(type, value))
-    return kinds <= _STR_TYPE and "\x00" not in "".join(value)
-
-
-_STR_TYPE = frozenset((str,))
-# Leaves `to_tree` returns as they are, as do str without NUL: containers check them inline, a call
-# less per leaf (most of a checkpoint's and a message's tree).
-_SAME_IN_TREE = frozenset((int, bool, type(None)))
-
-
 def _jsonb_key_order(key: str) -> tuple[int, bytes]:
     encoded = key.encode("utf-8")
     return (len(encoded), encoded)
@@ -182,33 +170,26 @@ class TaggedJson:
 
     def to_tree(self, value: Any) -> Any:
         t = type(value)
-        if value is None:
-            return value
-        if t is bool or t is int:
-            return value
         if t is str:
             # JSONB cannot hold NUL characters: such strings are stored as their NUL-separated parts.
             return value if "\x00" not in value else {TAG: "nul", "p": value.split("\x00")}
+        if value is None or t is bool or t is int:
+            return value
+        if t is dict:
+            return self._dict_tree(value)
+        if t is list:
+            # Plain loops: for the few elements of most containers, cheaper than C-level checks
+            # (`set(map(type, ...))` alone costs more than a loop over four elements).
+            tree = []
+            for v in value:
+                tv = type(v)
+                if (tv is str and "\x00" not in v) or tv is int or tv is bool or v is None:
+                    tree.append(v)
+                else:
+                    tree.append(self._dict_tree(v) if tv is dict else self.to_tree(v))
+            return tree
         if t is float:
             return value if _plain_float(value) else {TAG: "float", "v": repr(value)}
-        if t is list:
-            return [
-                v if (type(v) is str and "\x00" not in v) or type(v) in _SAME_IN_TREE else self.to_tree(v)
-                for v in value
-            ]
-        if t is dict:
-            if TAG in value or ORDER in value or not _plain_keys(value):
-                return {TAG: "dict", "v": [[self.to_tree(k), self.to_tree(v)] for k, v in value.items()]}
-            tree = {
-                k: v if (type(v) is str and "\x00" not in v) or type(v) in _SAME_IN_TREE else self.to_tree(v)
-                for k, v in value.items()
-            }
-            if self.keep_key_order and len(value) > 1:
-                keys = list(value)
-                if keys != sorted(keys, key=_jsonb_key_order):
-                    # A sibling key keeps the object itself plain, so `args->>'turn'` still works in SQL.
-                    tree[ORDER] = keys
-            return tree
         if t is tuple:
             return {TAG: "tuple", "v": [self.to_tree(v) for v in value]}
         if isinstance(value, BaseMessage) and type(value).__name__ in MESSAGE_CLASSES:
@@ -217,14 +198,41 @@ class TaggedJson:
             return {TAG: "items", "r": value.ranges}
         return {TAG: "serde", **self._serde_leaf(value)}
 
+    def _dict_tree(self, value: dict[Any, Any]) -> dict[str, Any]:
+        if TAG in value or ORDER in value:
+            return self._tagged_dict(value)
+        tree = {}
+        for k, v in value.items():
+            if type(k) is not str or "\x00" in k:
+                return self._tagged_dict(value)
+            tv = type(v)
+            if (tv is str and "\x00" not in v) or tv is int or tv is bool or v is None:
+                tree[k] = v
+            else:
+                tree[k] = self._dict_tree(v) if tv is dict else self.to_tree(v)
+        if self.keep_key_order and len(value) > 1:
+            keys = list(value)
+            if keys != sorted(keys, key=_jsonb_key_order):
+                # A sibling key keeps the object itself plain, so `args->>'turn'` still works in SQL.
+                tree[ORDER] = keys
+        return tree
+
+    def _tagged_dict(self, value: dict[Any, Any]) -> dict[str, Any]:
+        """A dict whose keys JSON cannot hold as they are (not str, NUL, a tag's name)."""
+        return {TAG: "dict", "v": [[self.to_tree(k), self.to_tree(v)] for k, v in value.items()]}
+
     def _message_tree(self, message: BaseMessage) -> dict[str, Any]:
         # Defaults are left out (the class is stored), which halves a typical message's size.
         data = message.model_dump(exclude_defaults=True)
-        # The fields go back as keyword arguments: their order does not matter, their values' does.
-        fields = {
-            k: v if (type(v) is str and "\x00" not in v) or type(v) in _SAME_IN_TREE else self.to_tree(v)
-            for k, v in data.items()
-        }
+        # The fields go back as keyword arguments: their order does not matter, their values' does
+        # (and their names are taken as they are, never as tags).
+        fields = {}
+        for k, v in data.items():
+            tv = type(v)
+            if (tv is str and "\x00" not in v) or tv is int or tv is bool or v is None:
+                fields[k] = v
+            else:
+                fields[k] = self._dict_tree(v) if tv is dict else self.to_tree(v)
         return {TAG: "msg", "cls": type(message).__name__, "data": fields}
 
     def _serde_leaf(self, value: Any) -> dict[str, str]:
@@ -268,6 +276,13 @@ class TaggedJson:
         raise ValueError(f"unknown tag in stored value: {tag!r}")
 
     def loads(self, text: str | Any) -> Any:
+        if type(text) is str:
+            tree = json.loads(text)
+            # Text without a tag key is plain JSON, its own value: no walk (a stored checkpoint, its
+            # metadata). Our writers never escape "$", so a tag key is always written as is.
+            if '"$t"' not in text and '"$o"' not in text:
+                return tree
+            return self.from_tree(tree)
         return self.from_tree(json.loads(text) if isinstance(text, str | bytes) else text)
 
 
@@ -288,8 +303,15 @@ def is_item_list(value: Any) -> bool:
     """Lists of messages or dicts are stored as item references (one row per element, stored once)."""
     if type(value) is not list or not value:
         return False
-    # by type, in C: a subgraph's input and output hold the thread's whole list
-    return all(issubclass(t, BaseMessage | dict) for t in set(map(type, value)))
+    # A long list (a subgraph's input and output hold the thread's whole list) by its set of types, in
+    # C; a short one (the new messages of a step) in a plain loop.
+    for t in set(map(type, value)) if len(value) > 8 else map(type, value):
+        if not issubclass(t, _ITEM_TYPES):
+            return False
+    return True
+
+
+_ITEM_TYPES = (BaseMessage, dict)
 
 
 # PostgreSQL prints JSONB with a space after the colon, SQLite keeps our compact text.

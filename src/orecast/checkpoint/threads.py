@@ -36,6 +36,9 @@ SAME_THREAD = {
 }
 
 
+_SEED_TYPES = (str, int, float, bool)  # metadata values that describe a thread
+
+
 @dataclass(frozen=True)
 class ThreadInfo:
     """One conversation, as kept in the threads table (maintained in the same transaction as `put`)."""
@@ -135,11 +138,10 @@ class ThreadsMixin(SaverCore):
     @staticmethod
     def _metadata_seed(metadata: Mapping[str, Any]) -> str:
         """The part of a checkpoint's metadata that describes the thread (user_id, …), as JSON."""
-        seed = {
-            k: v
-            for k, v in metadata.items()
-            if k not in CHECKPOINT_ONLY_METADATA and isinstance(v, str | int | float | bool)
-        }
+        seed = {}
+        for k, v in metadata.items():  # (a loop: every put builds it, a comprehension costs a frame)
+            if k not in CHECKPOINT_ONLY_METADATA and isinstance(v, _SEED_TYPES):
+                seed[k] = v
         return json_text(seed)
 
     def _thread_from_row(self, row: Sequence[Any]) -> ThreadInfo:

@@ -33,6 +33,8 @@ from orecast.checkpoint.encoding import (
     wrap_delta,
 )
 
+_NULL = Stored(KIND_JSON, "null")
+
 
 class ValueStore(SaverCore):
     """Encodes values for storage (storing new items) and decodes stored values (loading items)."""
@@ -57,6 +59,8 @@ class ValueStore(SaverCore):
         `remember=False` matches a list against what was stored under `key` without recording it
         (a write: it must not replace the channel's list with a one-message list).
         """
+        if value is None:
+            return _NULL  # most writes to a branch channel, and their values
         if value is MISSING:
             return Stored(KIND_EMPTY)
         if is_delta(value):
@@ -92,13 +96,23 @@ class ValueStore(SaverCore):
         """Item numbers for each element, storing the elements this thread has not stored yet."""
         if not values:
             return []
-        numbers: list[int | None] = [thread.number_of(v) for v in values]
-        unknown = [i for i, n in enumerate(numbers) if n is None]
+        # Plain loops: a step adds one or two elements, for which comprehensions cost more.
+        numbers: list[int | None] = []
+        unknown = []
+        for i, v in enumerate(values):
+            number = thread.number_of(v)
+            numbers.append(number)
+            if number is None:
+                unknown.append(i)
         if not unknown:
             return numbers  # type: ignore[return-value]
-        texts = {i: self.codec.dumps(values[i]) for i in unknown}
-        digests = {i: item_hash(t) for i, t in texts.items()}
-        new = {digests[i]: texts[i] for i in unknown if digests[i] not in thread.by_hash}
+        digests = {}
+        new = {}
+        for i in unknown:
+            text = self.codec.dumps(values[i])
+            digests[i] = digest = item_hash(text)
+            if digest not in thread.by_hash:
+                new[digest] = text
         if new:
             thread.by_hash.update(await self._store_items(db, thread_id, thread.incarnation, new))
         for i in unknown:
@@ -132,7 +146,7 @@ class ValueStore(SaverCore):
     # -- decoding values ---------------------------------------------------------------------------
 
     async def _load_items(self, db: Db, thread: ThreadItems, thread_id: str, needed: set[int]) -> None:
-        missing = [n for n in needed if n not in thread.pristine]
+        missing = needed - thread.pristine.keys()  # (in C: a read needs every item of the thread's list)
         if not missing:
             return
         for number, value in await db.fetchall(
@@ -178,7 +192,7 @@ class ValueStore(SaverCore):
             checked = {}
 
         def items(numbers: list[int]) -> list[Any]:
-            if checked.keys() >= set(numbers):  # a history page: its lists share most items
+            if checked and checked.keys() >= set(numbers):  # a history page: its lists share most items
                 return list(map(checked.__getitem__, numbers))
             objs = thread.items(numbers)
             checked.update(zip(numbers, objs, strict=True))

@@ -42,14 +42,6 @@ class _Db:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
-    async def _run(self, statement: Callable[[], Any]) -> Any:
-        try:
-            return statement()
-        except sqlite3.OperationalError as exc:
-            if not _busy(exc):
-                raise
-        return await self._retry(statement)
-
     async def _retry(self, statement: Callable[[], Any]) -> Any:
         """Run `statement` again until the database is no longer locked (it just found it locked)."""
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
@@ -66,7 +58,7 @@ class _Db:
             delay = min(delay * 2, BUSY_POLL_MAX_SECONDS)
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        # The first attempt inline (no closure, no coroutine): a put runs a dozen statements.
+        # Each statement's first attempt is inline (no closure, no coroutine): a put runs a dozen.
         try:
             self.conn.execute(sql, params)
             return
@@ -76,7 +68,13 @@ class _Db:
         await self._retry(lambda: self.conn.execute(sql, params))
 
     async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        await self._run(lambda: self.conn.executemany(sql, rows))
+        try:
+            self.conn.executemany(sql, rows)
+            return
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc):
+                raise
+        await self._retry(lambda: self.conn.executemany(sql, rows))
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         try:
@@ -87,7 +85,12 @@ class _Db:
         return await self._retry(lambda: _fetch_one(self.conn, sql, params))
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return await self._run(lambda: self.conn.execute(sql, params).fetchall())
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc):
+                raise
+        return await self._retry(lambda: self.conn.execute(sql, params).fetchall())
 
 
 def _fetch_one(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> tuple[Any, ...] | None:
@@ -353,7 +356,9 @@ class _WriteUnit:
                         conn.execute("ROLLBACK")
                     groups.fail(group, exc if exc is not None else exc_type())
                 return  # the caller's exception propagates
-            conn.execute("RELEASE write_unit")
+            # The savepoint stays open until the group commits (COMMIT releases them all): a later
+            # write's savepoint nests in it, and its ROLLBACK TO names the newest one, its own. A
+            # RELEASE per write cost as much as a SAVEPOINT, for nothing.
         finally:
             saver._write_lock.release()
             groups.pending -= 1
