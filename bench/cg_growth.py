@@ -21,7 +21,7 @@ from bench.stores import open_store
 from bench.workload import build_subgraph_graph, run_turn
 
 
-def _callgrind(*args: str) -> None:
+def callgrind(*args: str) -> None:
     subprocess.run(["callgrind_control", *args, str(os.getpid())], check=True, stdout=subprocess.DEVNULL)
 
 
@@ -32,10 +32,10 @@ async def main(name: str, turns: int, first: int, last: int) -> None:
         gc.collect()
         for turn in range(1, turns + 1):
             if turn == first:
-                _callgrind("-i", "on")
+                callgrind("-i", "on")
             await run_turn(graph, "growth", turn, durability="sync")
             if turn == last:
-                _callgrind("-i", "off")
+                callgrind("-i", "off")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,44 @@
+"""Instructions of the 8×20 throughput loop, for callgrind A/B runs that load cannot move.
+
+    valgrind --tool=callgrind --instr-atstart=no python -m bench.cg_throughput SAVER [THREADS TURNS]
+
+runs `bench.run_bench`'s throughput phase (THREADS threads × TURNS turns of the chat workload, default
+8 × 20) on one saver after two warm-ups (one thread, then every thread two turns, so each code path has
+run and every cache is filled) and switches callgrind's instrumentation on around the loop only;
+valgrind's closing "Collected" count divided by THREADS × TURNS is the instructions per turn. Run it for
+`floor` and a saver: the saver's own instructions per turn are the difference.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import sys
+
+from bench.cg_growth import callgrind
+from bench.run_bench import throughput
+from bench.stores import open_store
+from bench.workload import build_graph, run_turn
+
+
+async def main(name: str, threads: int, turns: int) -> None:
+    async with open_store(name) as store:
+        graph = build_graph().compile(checkpointer=store.saver)
+        for turn in range(1, 3):
+            await run_turn(graph, "warmup", turn)
+
+        async def warm(thread: int) -> None:
+            for turn in range(1, 3):
+                await run_turn(graph, f"warm-{thread}", turn)
+
+        await asyncio.gather(*(warm(i) for i in range(threads)))
+        gc.collect()
+        callgrind("-i", "on")
+        await throughput(graph, threads, turns, stateless=False)
+        callgrind("-i", "off")
+
+
+if __name__ == "__main__":
+    saver, *rest = sys.argv[1:]
+    threads, turns = (int(a) for a in rest) if rest else (8, 20)
+    asyncio.run(main(saver, threads, turns))
