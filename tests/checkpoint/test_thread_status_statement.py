@@ -36,8 +36,10 @@ async def test_the_statement_under_a_condition_of_the_caller(saver, store_url: s
 async def test_the_condition_that_a_thread_is_as_read(saver, store_url: str) -> None:
     await saver.aupdate_thread("t-same", metadata={"b": 1, "a": [1, "x"]}, status="idle")
     info = await saver.aget_thread("t-same")
-    if saver.same_thread_condition("t-same", info.metadata) is None:
-        pytest.skip("this dialect offers no such condition")
+    if dialect_of(store_url) == "mysql":
+        # MySQL and MariaDB compare JSON differently: no condition, so a run server reads the thread
+        assert saver.same_thread_condition("t-same", info.metadata) is None
+        return
     mark = "?" if dialect_of(store_url) == "sqlite" else "%s"
 
     def holds(metadata: dict) -> bool:
