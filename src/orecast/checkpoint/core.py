@@ -405,22 +405,19 @@ def with_short_versions(checkpoint: dict[str, Any]) -> dict[str, Any]:
     # Plain loops: comprehensions and generators cost a frame each, more than these few versions.
     versions = checkpoint.get("channel_versions", {})
     seen = checkpoint.get("versions_seen", {})
-    short = {}
-    for channel, version in versions.items():
-        if type(version) is str:
-            version = _shortened(version)
-            if version is _SHORT_ALREADY:
-                return checkpoint
-        short[channel] = version
-    short_seen = {}
+    short: dict[str, Any] = {}
+    short_seen: dict[str, dict[str, Any]] = {}
+    pairs = [(versions, short)]  # (versions as given, the same shortened)
     for node, node_versions in seen.items():
         short_seen[node] = short_node = {}
-        for channel, version in node_versions.items():
+        pairs.append((node_versions, short_node))
+    for given, shortened in pairs:
+        for channel, version in given.items():
             if type(version) is str:
                 version = _shortened(version)
                 if version is _SHORT_ALREADY:
                     return checkpoint
-            short_node[channel] = version
+            shortened[channel] = version
     if short != versions or short_seen != seen:
         checkpoint["channel_versions"], checkpoint["versions_seen"] = short, short_seen
         checkpoint[SHORT_VERSIONS] = 1
@@ -433,25 +430,21 @@ def with_string_versions(checkpoint: dict[str, Any]) -> dict[str, Any]:
     short = checkpoint.pop(SHORT_VERSIONS, None)
     versions = checkpoint.get("channel_versions", {})
     seen = checkpoint.get("versions_seen", {})
-    floats = False
-    padded = {}
-    for channel, version in versions.items():
-        if type(version) is str:
-            version = _padded_string(version) if short else version
-        elif type(version) is float:
-            floats = True
-            version = version_string(version)
-        padded[channel] = version
-    padded_seen = {}
+    padded: dict[str, Any] = {}
+    padded_seen: dict[str, dict[str, Any]] = {}
+    pairs = [(versions, padded)]  # (versions as stored, the same as LangGraph wants them)
     for node, node_versions in seen.items():
         padded_seen[node] = padded_node = {}
-        for channel, version in node_versions.items():
+        pairs.append((node_versions, padded_node))
+    floats = False
+    for stored, wanted in pairs:
+        for channel, version in stored.items():
             if type(version) is str:
                 version = _padded_string(version) if short else version
             elif type(version) is float:
                 floats = True
                 version = version_string(version)
-            padded_node[channel] = version
+            wanted[channel] = version
     if short or floats:
         checkpoint["channel_versions"], checkpoint["versions_seen"] = padded, padded_seen
     return checkpoint
