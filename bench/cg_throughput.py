@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
+from typing import Any
 
 from bench.cg_growth import callgrind
 from bench.run_bench import throughput
@@ -21,17 +22,23 @@ from bench.stores import open_store
 from bench.workload import build_graph, run_turn
 
 
+async def warm_up(graph: Any, threads: int) -> None:
+    """Two turns on one thread, then two on each of `threads` threads at once (other thread ids than
+    the measured loop's), so each code path has run and every cache and pool is filled."""
+    for turn in range(1, 3):
+        await run_turn(graph, "warmup", turn)
+
+    async def warm(thread: int) -> None:
+        for turn in range(1, 3):
+            await run_turn(graph, f"warm-{thread}", turn)
+
+    await asyncio.gather(*(warm(i) for i in range(threads)))
+
+
 async def main(name: str, threads: int, turns: int) -> None:
     async with open_store(name) as store:
         graph = build_graph().compile(checkpointer=store.saver)
-        for turn in range(1, 3):
-            await run_turn(graph, "warmup", turn)
-
-        async def warm(thread: int) -> None:
-            for turn in range(1, 3):
-                await run_turn(graph, f"warm-{thread}", turn)
-
-        await asyncio.gather(*(warm(i) for i in range(threads)))
+        await warm_up(graph, threads)
         gc.collect()
         callgrind("-i", "on")
         await throughput(graph, threads, turns, stateless=False)

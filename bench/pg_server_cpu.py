@@ -21,9 +21,10 @@ from typing import Any
 
 import psycopg
 
+from bench.cg_throughput import warm_up
 from bench.run_bench import throughput
 from bench.stores import open_store
-from bench.workload import build_graph, run_turn
+from bench.workload import build_graph
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -49,14 +50,7 @@ async def main(threads: int, turns: int) -> None:
     async with open_store("orecast-postgres") as store:
         saver: Any = store.saver
         graph = build_graph().compile(checkpointer=saver)
-        for turn in range(1, 3):
-            await run_turn(graph, "warmup", turn)
-
-        async def warm(thread: int) -> None:
-            for turn in range(1, 3):
-                await run_turn(graph, f"warm-{thread}", turn)
-
-        await asyncio.gather(*(warm(i) for i in range(threads)))
+        await warm_up(graph, threads)
 
         counts = {"groups": 0, "writes": 0, "behind": 0}
         run_group, write_thread = saver._groups._run_group, saver._write_thread
