@@ -55,25 +55,6 @@ async def test_concurrent_writes_share_a_round_trip_and_are_committed_on_return(
         assert [s.values["messages"][0].content for s in states] == [human(i).content for i in range(6)]
 
 
-async def test_writes_a_few_passes_apart_reuse_the_runner_and_its_connection(fresh_postgres_url: str) -> None:
-    async with open_checkpointer(fresh_postgres_url) as saver:
-        await put(saver, "t", "first")  # a thread's first write is a transaction of its own
-        sizes = groups_of(saver)
-        checkouts = saver.pool.get_stats()["requests_num"]
-        for i in range(5):
-            await put(saver, "t", f"next-{i}")
-            await asyncio.sleep(0)  # the caller's next write comes a pass or two after the last result
-        # five groups of one, sent by one runner on one connection: not a task, a checkout and a return each
-        assert sizes == [1] * 5
-        assert saver.pool.get_stats()["requests_num"] - checkouts == 1
-        assert stored_checkpoints(fresh_postgres_url) == {"t": 6}
-        # after a pause the runner has given its connection back: the pool holds every connection
-        for _ in range(10):
-            await asyncio.sleep(0)
-        stats = saver.pool.get_stats()
-        assert stats["pool_available"] == stats["pool_size"]
-
-
 async def test_a_failing_write_fails_alone(fresh_postgres_url: str) -> None:
     async with open_checkpointer(fresh_postgres_url, lock_timeout=0.5) as saver:
         # sorted last in its group: the writes before it ran, and were rolled back with it

@@ -18,7 +18,6 @@ rolled back with it and run again in the next group.
 from __future__ import annotations
 
 import asyncio
-import operator
 import re
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -50,11 +49,6 @@ NO_SUCH_PREPARED_STATEMENT = "26000"
 DUPLICATE_PREPARED_STATEMENT = "42P05"
 RETRIED = (DEADLOCK, NO_SUCH_PREPARED_STATEMENT, DUPLICATE_PREPARED_STATEMENT)
 
-# Passes of the event loop a group's runner waits for more writes, with its connection, before giving
-# the connection back: a turn's next write comes a few passes after the last group's results, and a
-# runner started anew costs a task, a pool checkout and a return (8 threads × 20 turns: ~300 → ~30).
-LINGER_PASSES = 3
-
 _NAMED = re.compile(r"%\((\w+)\)s")
 
 
@@ -70,7 +64,6 @@ class Prepared(str):
     sql: bytes
     params: tuple[str, ...] | None  # the names, in the order of $1, $2, …; None: positional
     types: tuple[int, ...]
-    _pick: Callable[[Mapping[str, Any]], tuple[Any, ...]]
 
     @classmethod
     def of(cls, name: str, sql: str, types: Mapping[str, int]) -> Prepared:
@@ -96,28 +89,14 @@ class Prepared(str):
     def _make(cls, sql: str, name: str, text: str, params: tuple[str, ...] | None, types: tuple[int, ...]) -> Prepared:
         statement = cls(sql)
         statement.name, statement.sql, statement.params, statement.types = name.encode(), text.encode(), params, types
-        if params is not None:
-            # the named parameters in the order of $1, $2, … (a tuple), in one C call
-            statement._pick = operator.itemgetter(*params) if len(params) > 1 else lambda p: (p[params[0]],)
         return statement
 
     def values(self, params: Mapping[str, Any] | Sequence[Any]) -> list[bytes | None]:
         if self.params is not None:
             assert isinstance(params, Mapping)
-            params = self._pick(params)
-        out: list[bytes | None] = []
-        # (most are text without a NUL, a number or None: encoded inline)
-        for value in params:
-            kind = type(value)
-            if kind is str and "\x00" not in value:
-                out.append(value.encode())
-            elif value is None:
-                out.append(None)
-            elif kind is int:
-                out.append(str(value).encode())
-            else:
-                out.append(_text(value))
-        return out
+            params = [params[name] for name in self.params]
+        # (most are text without a NUL: encoded inline)
+        return [v.encode() if type(v) is str and "\x00" not in v else _text(v) for v in params]
 
 
 def _text(value: Any) -> bytes | None:
@@ -154,11 +133,6 @@ def _exchange(pgconn: Any, commands: int) -> PQGen[list[list[Any]]]:
         ready = yield Wait.RW
         if ready & Ready.R:
             pgconn.consume_input()
-    return (yield from _results(pgconn, commands))
-
-
-def _results(pgconn: Any, commands: int) -> PQGen[list[list[Any]]]:
-    """Read the results of `commands` commands and a Sync, once sent."""
     results: list[list[Any]] = []
     current: list[Any] = []
     while True:
@@ -177,48 +151,6 @@ def _results(pgconn: Any, commands: int) -> PQGen[list[list[Any]]]:
             current.append(result)
 
 
-async def _exchange_on_loop(pgconn: Any, commands: int) -> list[list[Any]]:
-    """`_exchange` waiting on the event loop itself, the socket registered once for the whole exchange.
-
-    psycopg's `conn.wait` registers and unregisters the socket, arms a timer and makes a future at every
-    wait (a group waits once or twice): ≈ a sixth of a small group's client instructions. For the group
-    runner only, which nothing cancels but the loop's shutdown: psycopg's wait would then cancel the
-    statements at the server; here the connection is left busy, and the pool closes it when it comes back.
-    """
-    loop = asyncio.get_running_loop()
-    waiter: asyncio.Future[None] | None = None
-
-    def wake() -> None:
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    try:
-        fd = pgconn.socket
-        while pgconn.flush():  # (the socket's buffer was full: rarely)
-            waiter = loop.create_future()
-            loop.add_writer(fd, wake)
-            try:
-                await waiter
-            finally:
-                loop.remove_writer(fd)
-            pgconn.consume_input()  # the server may be waiting for its results to be read
-        reading = _results(pgconn, commands)
-        loop.add_reader(fd, wake)
-        try:
-            next(reading)
-            while True:  # it waits for the socket to be readable
-                waiter = loop.create_future()
-                await waiter
-                reading.send(Ready.R)
-        except StopIteration as done:
-            results: list[list[Any]] = done.value
-            return results
-        finally:
-            loop.remove_reader(fd)
-    except OSError as exc:
-        raise psycopg.OperationalError("connection socket closed") from exc
-
-
 class PreparedStatements:
     """Which statements each connection has prepared (a connection the pool replaced has none)."""
 
@@ -232,15 +164,12 @@ class PreparedStatements:
         return names
 
 
-async def run_statements(
-    conn: AsyncConnection, prepared: PreparedStatements, statements: Sequence[Statement], *, on_loop: bool = False
-) -> None:
+async def run_statements(conn: AsyncConnection, prepared: PreparedStatements, statements: Sequence[Statement]) -> None:
     """Run `statements` in one round trip, in one implicit transaction (or in the connection's open one).
 
     Each statement gets its rows, or its error if it failed; those after a failure get neither (they did
     not run, and what ran before it was rolled back with the transaction). Raises only what leaves the
-    connection unusable (a psycopg OperationalError). `on_loop`: wait with `_exchange_on_loop` (the group
-    runner's), not with psycopg's `conn.wait`.
+    connection unusable (a psycopg OperationalError).
     """
     pgconn = conn.pgconn
     known = prepared.of(conn)
@@ -253,11 +182,7 @@ async def run_statements(
         for statement in statements:
             pgconn.send_query_prepared(statement.prepared.name, statement.values)
         pgconn.pipeline_sync()
-        commands = len(preparing) + len(statements)
-        if on_loop:
-            results = await _exchange_on_loop(pgconn, commands)
-        else:
-            results = await conn.wait(_exchange(pgconn, commands))
+        results = await conn.wait(_exchange(pgconn, len(preparing) + len(statements)))
     finally:
         if pgconn.pipeline_status:
             try:
@@ -336,27 +261,15 @@ class GroupCommit:
             raise
 
     async def _run_groups(self) -> None:
-        # One connection for the groups that follow each other within LINGER_PASSES passes.
+        # One connection for the groups that follow each other without a pause.
         conn: AsyncConnection | None = None
-        lingered = 0
         try:
             while True:
                 self._collecting = False
                 group = [write for write in self._waiting if not write.done.done()]
                 self._waiting = []
                 if not group:
-                    if conn is None or lingered == LINGER_PASSES:
-                        return
-                    # writes made meanwhile wait for this runner instead of starting one
-                    self._collecting = True
-                    lingered += 1
-                    try:
-                        await asyncio.sleep(0)
-                    except BaseException:
-                        self._collecting = False  # (cancelled) the next write starts a runner again
-                        raise
-                    continue
-                lingered = 0
+                    return
                 conn = await self._run_group(group, conn)
         finally:
             self._groups -= 1
@@ -416,7 +329,7 @@ class GroupCommit:
                 except StoreError as exc:
                     return None, exc
             try:
-                await run_statements(conn, self.prepared, statements, on_loop=True)
+                await run_statements(conn, self.prepared, statements)
                 return conn, None
             except psycopg.OperationalError as exc:
                 broken, conn = conn, None
