@@ -136,6 +136,25 @@ async def test_a_run_left_by_a_dead_process_does_not_block_the_thread(client, db
     assert (await client.runs.get(tid, "dead-run"))["status"] == "error"
 
 
+async def test_live_runs_are_never_taken_for_dead_ones(db_url) -> None:
+    """With runs older than `stale_run_seconds`, neither a running run nor the run queued behind it is
+    expired while their process lives: its heartbeat comes more often than that, and a run asking to be
+    claimed is alive by asking."""
+    quick = Server.start(settings_for(db_url, stale_run_seconds=1))
+    try:
+        client = quick.client()
+        tid = (await client.threads.create())["thread_id"]
+        first = await client.runs.create(tid, ECHO, input=say("long", delay=3))
+        await wait_running(client, tid, first["run_id"])
+        queued = await client.runs.create(tid, ECHO, input=say("queued", delay=0), multitask_strategy="enqueue")
+        await client.runs.join(tid, queued["run_id"])
+        assert contents((await client.threads.get(tid))["values"]) == ["long", "echo: long", "queued", "echo: queued"]
+        statuses = [(await client.runs.get(tid, r["run_id"]))["status"] for r in (first, queued)]
+        assert statuses == ["success", "success"]
+    finally:
+        quick.stop()
+
+
 def checkpoints_of(db_url: str, run_id: str) -> int:
     mark = "?" if db_url.startswith("sqlite") else "%s"
     return raw_sql(db_url, f"SELECT COUNT(*) FROM checkpoints WHERE run_id = {mark}", (run_id,))[0][0]

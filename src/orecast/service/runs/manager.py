@@ -28,7 +28,7 @@ from orecast.service.tracing import RUN_ATTRIBUTES as RUN_IDS
 from orecast.service.tracing import Tracing
 
 log = logging.getLogger("orecast.service.runs")
-HEARTBEAT_SECONDS = 5.0
+HEARTBEAT_SECONDS = 5.0  # at most: a third of `stale_seconds` when that is shorter
 
 
 @dataclass
@@ -87,6 +87,8 @@ class RunManager:
         self.tracing = tracing
         self.poll_seconds = poll_seconds
         self.stale_seconds = stale_seconds
+        # several beats within `stale_seconds`, so that a late one never makes a live run look dead
+        self.heartbeat_seconds = min(HEARTBEAT_SECONDS, stale_seconds / 3)
         self.broker = Broker()
         self._local: dict[str, _Local] = {}
         self._freed = asyncio.Condition()
@@ -131,7 +133,7 @@ class RunManager:
             action, status, _ = await self.repo.cancel_state(run.run_id)
             if status != "pending" or action is not None:
                 return False
-            if time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
+            if time.monotonic() - last_beat >= self.heartbeat_seconds:
                 last_beat = time.monotonic()
                 await self.repo.heartbeat(run.run_id)
             async with self._freed:
@@ -169,7 +171,7 @@ class RunManager:
                 return
             if local is not None and (shared or local.shared is not None):
                 await self._share(run_id, local)
-            if since_beat >= HEARTBEAT_SECONDS:
+            if since_beat >= self.heartbeat_seconds:
                 since_beat = 0.0
                 await self.repo.heartbeat(run_id)
 

@@ -57,9 +57,11 @@ WHERE run_id = ? AND status = 'pending' AND cancel_action IS NULL AND NOT EXISTS
     WHERE r.thread_id = ? AND r.status = 'pending'
       AND (r.created_at < ? OR (r.created_at = ? AND r.run_id < ?))
 )"""
-# A pending or running run whose process stopped beating its heart would block the thread forever.
+# A pending or running run whose process stopped beating its heart would block the thread forever. The
+# run asking to be claimed is not one of them: its process is alive, it is asking.
 EXPIRE_DEAD_RUNS = """UPDATE service_runs SET status = 'error', error = 'the process driving it stopped',
-    updated_at = ? WHERE thread_id = ? AND status IN ('pending', 'running') AND heartbeat_at < ?"""
+    updated_at = ? WHERE thread_id = ? AND status IN ('pending', 'running') AND heartbeat_at < ?
+    AND run_id <> ?"""
 # A rollback asked for (by another run's admission) whose run is over but not yet erased: the process
 # driving it died before erasing it (its row was then expired), or the one that expired it did.
 SELECT_ROLLBACKS_LEFT = """SELECT run_id FROM service_runs

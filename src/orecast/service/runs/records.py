@@ -201,7 +201,7 @@ class RunRepo:
             try:
                 changed = await tx.execute(claim_sql, claim)
                 # only a refused claim can be a dead process's fault: expire its runs, try once more
-                if changed == 0 and await tx.execute(q.EXPIRE_DEAD_RUNS, (now.isoformat(), run.thread_id, stale)):
+                if changed == 0 and await tx.execute(q.EXPIRE_DEAD_RUNS, (now.isoformat(), run.thread_id, stale, run.run_id)):
                     changed = await tx.execute(claim_sql, claim)
             except Exception as exc:  # the unique index: another process claimed the thread first
                 if "unique" in str(exc).lower():
