@@ -1,7 +1,7 @@
 """The service on MySQL / MariaDB: the same run tests as on SQLite and PostgreSQL, on a fresh database.
 
-The run tests of `test_runs.py` and `test_multitask.py` are collected here once more; this module's
-`db_url` (a new MySQL database of this test run) replaces the conftest's for them.
+The run tests of `test_runs.py` and `test_multitask.py`, and the thread search's, are collected here once
+more; this module's `db_url` (a new MySQL database of this test run) replaces the conftest's for them.
 """
 
 from __future__ import annotations
@@ -24,6 +24,10 @@ from tests.service.test_runs import (  # noqa: F401
     test_stream_modes,
 )
 from tests.service.test_store_chat import test_chat_endpoints_keep_the_thread  # noqa: F401
+from tests.service.test_thread_search import (  # noqa: F401
+    test_every_sort_by_of_the_sdk_orders_the_threads,
+    test_values_are_matched_before_the_page_is_cut,
+)
 from tests.service.test_thread_ttl import (  # noqa: F401
     test_a_thread_created_with_a_ttl_is_swept_with_its_runs,
     test_bad_ttl_is_a_422_and_changes_nothing,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -59,3 +59,19 @@ def new_thread_id(at: datetime | None = None) -> str:
     random = int.from_bytes(os.urandom(10), "big")
     value = (ms & (1 << 48) - 1) << 80 | 0x7 << 76 | (random >> 62 & 0xFFF) << 64 | 0b10 << 62 | random & (1 << 62) - 1
     return str(uuid.UUID(int=value))
+
+
+_GREGORIAN = datetime(1582, 10, 15, tzinfo=UTC)  # where a UUIDv6's clock starts
+
+
+def checkpoint_time(checkpoint_id: str | None) -> datetime | None:
+    """When a checkpoint was made, from its id: LangGraph's ids are UUIDv6, whose first 60 bits are the
+    time in 100 ns since 1582-10-15 (why they sort by time). None for any other id."""
+    try:
+        value = uuid.UUID(checkpoint_id) if checkpoint_id else None
+    except ValueError:
+        return None
+    if value is None or value.version != 6:
+        return None
+    ticks = (value.int >> 80) << 12 | (value.int >> 64) & 0xFFF
+    return _GREGORIAN + timedelta(microseconds=ticks // 10)

@@ -24,7 +24,17 @@ from orecast.checkpoint.ids import check_id
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 THREAD_STATUSES: tuple[str, ...] = ("idle", "busy", "interrupted", "error")
 SortOrder = Literal["asc", "desc"]
-SortBy = Literal["updated_at", "created_at", "thread_id"]
+SortBy = Literal["updated_at", "created_at", "thread_id", "status", "head_checkpoint_id"]
+# What `asearch_threads` orders by, per `sort_by`. Checkpoint ids are time-ordered (LangGraph's UUIDv6),
+# so the head's id orders threads by when their state last changed; a thread without a checkpoint
+# comes first ('' on every dialect, where NULL would be first in SQLite and MySQL, last in PostgreSQL).
+SORT_COLUMNS = {
+    "updated_at": "updated_at",
+    "created_at": "created_at",
+    "thread_id": "thread_id",
+    "status": "status",
+    "head_checkpoint_id": "COALESCE(head_checkpoint_id, '')",
+}
 # For `thread_status_statement`: `?` placeholders, whatever the dialect (its caller's convention).
 SET_STATUS_AND_TOUCH = "UPDATE threads SET status = ?, updated_at = ? WHERE thread_id = ?"
 SET_STATUS = "UPDATE threads SET status = ? WHERE thread_id = ?"
@@ -78,8 +88,8 @@ def check_search(
         check_metadata_filter(metadata)
     if status is not None and status not in THREAD_STATUSES:
         raise ValueError(f"unknown thread status {status!r}; expected one of {', '.join(THREAD_STATUSES)}")
-    if sort_by not in ("updated_at", "created_at", "thread_id"):
-        raise ValueError(f"cannot sort threads by {sort_by!r}")
+    if sort_by not in SORT_COLUMNS:
+        raise ValueError(f"cannot sort threads by {sort_by!r}; expected one of {', '.join(SORT_COLUMNS)}")
     if sort_order not in ("asc", "desc"):
         raise ValueError(f"sort order must be 'asc' or 'desc', not {sort_order!r}")
     if limit < 0 or offset < 0:
@@ -178,11 +188,14 @@ class ThreadsMixin(SaverCore):
         limit: int = 10,
         offset: int = 0,
     ) -> list[ThreadInfo]:
-        """Threads whose metadata contains `metadata`, with `status`, whose title contains `title`."""
+        """Threads whose metadata contains `metadata`, with `status`, whose title contains `title`,
+        ordered by `sort_by` (a column of `SORT_COLUMNS`), then by thread id in the same order."""
         check_search(status, sort_by, sort_order, limit, offset, metadata)
         clauses, params = self._thread_search_sql(metadata, status, title)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        sql = self.q.SEARCH_THREADS.format(where=where, sort_by=sort_by, sort_order=sort_order.upper())
+        sql = self.q.SEARCH_THREADS.format(
+            where=where, sort_by=SORT_COLUMNS[sort_by], sort_order=sort_order.upper()
+        )
         async with self._read() as db:
             rows = await db.fetchall(sql, (*params, limit, offset))
         return [self._thread_from_row(r) for r in rows]

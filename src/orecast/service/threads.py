@@ -8,15 +8,16 @@ custom auth that key is the handlers' to use, and each call asks them (`Principa
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from datetime import timedelta
+from collections.abc import AsyncIterator, Mapping
+from contextlib import aclosing
+from datetime import datetime, timedelta
 from typing import Any
 
 from langgraph.errors import InvalidUpdateError
 from langgraph.pregel import Pregel
 
 from orecast.checkpoint import OrecastCheckpointer, ThreadInfo
-from orecast.checkpoint.ids import new_thread_id
+from orecast.checkpoint.ids import checkpoint_time, new_thread_id
 from orecast.checkpoint.sweep import TtlPolicy, set_thread_ttl, thread_ttl
 from orecast.service.auth import Principal
 from orecast.service.custom_auth import Filter, equalities, matches
@@ -27,6 +28,14 @@ from orecast.service.graphs import GraphRegistry
 OWNER = "owner"
 KNOWN_MAX = 10_000  # threads remembered for runs; past that the memory starts afresh
 _SCAN_PAGE = 100  # rows read per query while a search filters on more than SQL can
+# `sort_by` of LangGraph's SDK (`ThreadSortBy`) → the threads table's column it orders by
+SORT_BY = {
+    "thread_id": "thread_id",
+    "status": "status",
+    "created_at": "created_at",
+    "updated_at": "updated_at",
+    "state_updated_at": "head_checkpoint_id",  # checkpoint ids sort by time (checkpoint/threads.py)
+}
 
 
 def require_uuid_id(thread_id: str, user: Principal) -> None:
@@ -42,6 +51,17 @@ def require_uuid_id(thread_id: str, user: Principal) -> None:
         uuid.UUID(thread_id)
     except ValueError:
         raise Invalid("thread_id: must be a UUID when auth is on") from None
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Equal as JSON values: as Python's `==`, except that `true` is not `1` (nor `false` `0`)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 class Threads:
@@ -183,47 +203,88 @@ class Threads:
     async def search(self, user: Principal, body: Mapping[str, Any]) -> list[ThreadInfo]:
         limit, offset = int(body.get("limit") or 10), int(body.get("offset") or 0)
         sort_by = body.get("sort_by") or "updated_at"
-        if sort_by not in ("updated_at", "created_at", "thread_id"):
+        if sort_by not in SORT_BY:
             raise Invalid(f"sort_by: cannot sort threads by {sort_by!r}")
         wanted, filt = await self._search_filter(user, body)
+        values = body.get("values") or None
         if body.get("ids"):
             found = [t for i in body["ids"] if (t := await self.saver.aget_thread(i))]
             found = [t for t in found if user.may_see(t.metadata.get(OWNER)) and matches(t.metadata, filt)]
+            if values:
+                found = [t for t in found if await self._has_values(t, values)]
             return found[offset : offset + limit]
         rest = filt if filt and filt.keys() - equalities(filt).keys() else None
-        query = {"metadata": wanted, "status": body.get("status"), "sort_by": sort_by,
+        query = {"metadata": wanted, "status": body.get("status"), "sort_by": SORT_BY[sort_by],
                  "sort_order": body.get("sort_order") or "desc"}
         try:
-            if rest is None:
+            if rest is None and values is None:
                 return await self.saver.asearch_threads(**query, limit=limit, offset=offset)
-            return await self._scan(query, rest, limit, offset)
+            page: list[ThreadInfo] = []
+            skipped = 0
+            async with aclosing(self._scan(query, rest, values)) as found:
+                async for info in found:  # the matches before the page are counted, not kept
+                    if skipped < offset:
+                        skipped += 1
+                        continue
+                    page.append(info)
+                    if len(page) == limit:
+                        break
+            return page
         except ValueError as exc:
             raise Invalid(str(exc)) from exc
-
-    async def _scan(self, query: dict[str, Any], filt: Filter, limit: int, offset: int) -> list[ThreadInfo]:
-        """A page of the threads SQL finds that also match `filt` (operators SQL cannot express)."""
-        kept: list[ThreadInfo] = []
-        start = 0
-        while len(kept) < offset + limit:
-            rows = await self.saver.asearch_threads(**query, limit=_SCAN_PAGE, offset=start)
-            kept.extend(t for t in rows if matches(t.metadata, filt))
-            if len(rows) < _SCAN_PAGE:
-                break
-            start += _SCAN_PAGE
-        return kept[offset : offset + limit]
 
     async def count(self, user: Principal, body: Mapping[str, Any]) -> int:
         wanted, filt = await self._search_filter(user, body)
         rest = filt if filt and filt.keys() - equalities(filt).keys() else None
+        values = body.get("values") or None
         try:
-            if rest is None:
+            if rest is None and values is None:
                 return await self.saver.acount_threads(metadata=wanted, status=body.get("status"))
-            query = {"metadata": wanted, "status": body.get("status"), "sort_by": "updated_at", "sort_order": "desc"}
-            return len(await self._scan(query, rest, 1 << 62, 0))
+            query = {"metadata": wanted, "status": body.get("status"), "sort_by": "thread_id", "sort_order": "asc"}
+            found = 0
+            async for _ in self._scan(query, rest, values):
+                found += 1
+            return found
         except ValueError as exc:
             raise Invalid(str(exc)) from exc
 
+    async def _scan(
+        self, query: dict[str, Any], filt: Filter | None, values: Mapping[str, Any] | None
+    ) -> AsyncIterator[ThreadInfo]:
+        """The threads SQL finds (`query`, in its order) that also match `filt` (operators SQL cannot
+        express) and whose values hold `values`, read `_SCAN_PAGE` rows at a time."""
+        start = 0
+        while True:
+            rows = await self.saver.asearch_threads(**query, limit=_SCAN_PAGE, offset=start)
+            for info in rows:
+                if (filt is None or matches(info.metadata, filt)) and (
+                    values is None or await self._has_values(info, values)
+                ):
+                    yield info
+            if len(rows) < _SCAN_PAGE:
+                return
+            start += _SCAN_PAGE
+
+    async def _has_values(self, info: ThreadInfo, wanted: Mapping[str, Any]) -> bool:
+        """Whether the thread's values (its head's state, as `public` shows them) hold each key of
+        `wanted` with an equal value, as langgraph-api's `values` filter."""
+        if info.head_checkpoint_id is None:
+            return False
+        snapshot = await self.graph_for(info).aget_state({"configurable": {"thread_id": info.thread_id}})
+        values = snapshot.values
+        if not isinstance(values, Mapping):
+            return False
+        return all(k in values and same_json(jsonable(values[k]), v) for k, v in wanted.items())
+
     # -- the public shape -----------------------------------------------------------------------------
+
+    @staticmethod
+    def state_updated_at(info: ThreadInfo) -> datetime:
+        """When the thread's state last changed: its head checkpoint's time (what `sort_by=
+        state_updated_at` orders by), or its creation while it has no checkpoint."""
+        if info.head_checkpoint_id is None:
+            return info.created_at
+        return checkpoint_time(info.head_checkpoint_id) or info.updated_at
 
     async def public(self, info: ThreadInfo, with_values: bool = True) -> dict[str, Any]:
         """The SDK's `Thread` (values and interrupts from the head checkpoint)."""
@@ -241,7 +302,7 @@ class Threads:
             "thread_id": info.thread_id,
             "created_at": info.created_at.isoformat(),
             "updated_at": info.updated_at.isoformat(),
-            "state_updated_at": info.updated_at.isoformat(),
+            "state_updated_at": self.state_updated_at(info).isoformat(),
             "metadata": self._clean(info.metadata),
             "status": info.status,
             "config": {},

@@ -33,9 +33,8 @@ async def create(body: ThreadCreate, svc: Svc, user: User) -> dict[str, Any]:
 
 @router.post("/search")
 async def search(body: ThreadSearch, svc: Svc, user: User) -> list[dict[str, Any]]:
+    """The page of matches (`values` too is matched before `limit`/`offset` cut the page)."""
     found = [await svc.threads.public(t) for t in await svc.threads.search(user, body.model_dump())]
-    if body.values:
-        found = [t for t in found if all((t["values"] or {}).get(k) == v for k, v in body.values.items())]
     return selected(found, body.select)
 
 
