@@ -1,4 +1,7 @@
-"""A tiny outside graph for `--graph`: echoes the last message back, optionally slowly, with a custom event."""
+"""A tiny outside graph for `--graph`: echoes the last message back, optionally slowly, with a custom event.
+
+A run's `context` `{"prefix": …}` replaces the reply's `echo`, its `configurable` `{"shout": true}`
+upper-cases the text, and `fail` in the state makes the node raise (the run fails)."""
 
 from __future__ import annotations
 
@@ -6,9 +9,11 @@ import asyncio
 from typing import Annotated
 
 from langchain_core.messages import AIMessage, AnyMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
+from langgraph.runtime import get_runtime
 from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
@@ -17,17 +22,24 @@ class State(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
     delay: float
     ask: bool
+    fail: bool
 
 
-async def echo(state: State) -> dict:
+async def echo(state: State, config: RunnableConfig) -> dict:
     text = state["messages"][-1].content if state.get("messages") else ""
+    if state.get("fail"):
+        raise RuntimeError(f"asked to fail on {text!r}")
+    if config.get("configurable", {}).get("shout"):
+        text = text.upper()
+    context = get_runtime().context
+    prefix = context.get("prefix", "echo") if isinstance(context, dict) else "echo"
     if state.get("delay"):
         await asyncio.sleep(state["delay"])
     get_stream_writer()({"echoing": text})
     if state.get("ask"):
         answer = interrupt({"question": f"really echo {text!r}?"})
         text = f"{text} ({answer})"
-    return {"messages": [AIMessage(content=f"echo: {text}")], "ask": False, "delay": 0}
+    return {"messages": [AIMessage(content=f"{prefix}: {text}")], "ask": False, "delay": 0}
 
 
 builder = StateGraph(State)
@@ -36,7 +48,14 @@ builder.add_edge(START, "echo")
 graph = builder.compile()
 
 
+def done(state: State) -> dict:
+    """A last step after the subgraph, so a run can stop between the two (`interrupt_after`)."""
+    return {}
+
+
 parent = StateGraph(State)
 parent.add_node("inner", graph)
+parent.add_node("done", done)
 parent.add_edge(START, "inner")
+parent.add_edge("inner", "done")
 nested = parent.compile()

@@ -13,14 +13,29 @@ from langgraph_sdk.errors import NotFoundError
 from typer.testing import CliRunner
 
 from orecast.cli.main import app as cli
-from tests.service.conftest import ECHO, Server, free_port, say, settings_for, wait_for_serve
+from tests.service.conftest import (
+    ECHO,
+    Server,
+    free_port,
+    new_pg_schema,
+    say,
+    settings_for,
+    wait_for_serve,
+)
 
 KEYS = "alice:key-alice,bob:key-bob,root:key-root:admin"
 
 
+def new_database(db_url: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """An empty database of `db_url`'s kind (SQLite or PostgreSQL), for a server of its own."""
+    if db_url.startswith("sqlite"):
+        return f"sqlite:///{tmp_path_factory.mktemp('own') / 'orecast.sqlite3'}"
+    return new_pg_schema(request.getfixturevalue("postgres_url"))
+
+
 @pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    url = f"sqlite:///{tmp_path_factory.mktemp('auth') / 'orecast.sqlite3'}"
+def secured(db_url: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    url = new_database(db_url, request, tmp_path_factory)
     running = Server.start(
         settings_for(url, api_keys=KEYS, max_body_bytes=20_000, cors_origins="https://ui.example")
     )
@@ -89,6 +104,81 @@ async def test_another_users_resources_are_404_everywhere(secured: Server) -> No
     assert (await alice.store.get_item(["mem"], "fact"))["value"] == {"likes": "ore"}
 
 
+async def _snapshot(client, tid: str) -> tuple:
+    """What is stored for a thread: its row, its checkpoints and its runs (`client`: an admin's, who
+    sees every user's runs)."""
+    thread = await client.threads.get(tid)
+    history = await client.threads.get_history(tid, limit=1000)
+    runs = await client.runs.list(tid, limit=100)
+    return (
+        thread["status"], thread["metadata"], thread["values"],
+        [h["checkpoint"]["checkpoint_id"] for h in history],
+        [(r["run_id"], r["status"]) for r in runs],
+    )
+
+
+async def test_another_users_thread_refuses_runs_streams_chat_and_reports(secured: Server) -> None:
+    """Every other route on another user's thread answers 404 as for a missing thread, and stores nothing."""
+    alice, bob, root = (secured.client(k) for k in ("key-alice", "key-bob", "key-root"))
+    # a thread of the analyst with an exported report, so the report routes have something to hide
+    tid = (await alice.threads.create())["thread_id"]
+    await alice.runs.wait(tid, "orecast", input=say("铁矿石现在多少钱？"))
+    asked = await alice.runs.wait(tid, "orecast", input=say("导出报告"))
+    assert asked["__interrupt__"]
+    await alice.runs.wait(tid, "orecast", command={"resume": {"decisions": [{"type": "approve"}]}})
+    as_alice, as_bob = ({"x-api-key": k} for k in ("key-alice", "key-bob"))
+    with httpx.Client(base_url=secured.url, timeout=60) as http:
+        (report,) = http.get(f"/threads/{tid}/reports", headers=as_alice).json()
+        assert http.get(report["url"], headers=as_alice).status_code == 200
+    cid = (await alice.threads.get_state(tid))["checkpoint"]["checkpoint_id"]
+    before = await _snapshot(root, tid)
+
+    for call in (
+        bob.runs.create(tid, "orecast", input=say("mine now")),
+        bob.runs.create(tid, "orecast", input=say("mine now"), if_not_exists="create"),
+        bob.threads.get_state(tid, checkpoint={"checkpoint_id": cid, "checkpoint_ns": ""}),
+        bob.runs.cancel_many(thread_id=tid),
+    ):
+        with pytest.raises(NotFoundError):
+            await call
+    for stream in (
+        bob.runs.stream(tid, "orecast", input=say("mine now"), stream_mode="values"),
+        await bob.threads.join_stream(tid),  # a coroutine that returns the stream
+    ):
+        with pytest.raises(NotFoundError):
+            async for _ in stream:
+                pass
+    with httpx.Client(base_url=secured.url, headers=as_bob, timeout=60) as http:
+        answers = {
+            "history": http.get(f"/threads/{tid}/history"),
+            "state at": http.post(f"/threads/{tid}/state/checkpoint", json={"checkpoint": {"checkpoint_id": cid}}),
+            "chat": http.post("/agent/api/chat", json={"message": "mine now", "thread_id": tid}),
+            "chat stream": http.post("/agent/api/chat/stream", json={"message": "mine now", "thread_id": tid}),
+            "reports": http.get(f"/threads/{tid}/reports"),
+            "report": http.get(report["url"]),
+        }
+        for name, res in answers.items():
+            assert res.status_code == 404, (name, res.status_code, res.text)
+            assert res.json()["error"] == "not_found", name
+        missing = http.get("/threads/00000000-0000-4000-8000-000000000000/reports")
+        assert answers["reports"].json()["message"] == missing.json()["message"].replace(
+            "00000000-0000-4000-8000-000000000000", tid
+        ), "another user's thread reads as a missing one"
+    assert await _snapshot(root, tid) == before, "the refused calls changed nothing"
+
+    # cancel_many: bob cannot stop alice's running run, by thread, by id or by status
+    slow_tid = (await alice.threads.create())["thread_id"]
+    slow = await alice.runs.create(slow_tid, ECHO, input=say("slow", delay=2))
+    with pytest.raises(NotFoundError):
+        await bob.runs.cancel_many(thread_id=slow_tid)
+    with pytest.raises(NotFoundError):
+        await bob.runs.cancel_many(run_ids=[slow["run_id"]])
+    await bob.runs.cancel_many(status="all")
+    joined = await alice.runs.join(slow_tid, slow["run_id"])
+    assert [m["content"] for m in joined["messages"]] == ["slow", "echo: slow"]
+    assert (await alice.runs.get(slow_tid, slow["run_id"]))["status"] == "success"
+
+
 def test_cors_only_for_configured_origins(secured: Server, server: Server) -> None:
     preflight = {"Origin": "https://ui.example", "Access-Control-Request-Method": "POST",
                  "Access-Control-Request-Headers": "x-api-key,content-type"}
@@ -127,8 +217,8 @@ def test_bad_input_is_422_with_field_and_413_when_too_large(secured: Server) -> 
         assert res.status_code == 422 and res.json()["details"][0]["field"] == "message"
 
 
-async def test_restart_loses_nothing(tmp_path) -> None:
-    url = f"sqlite:///{tmp_path / 'orecast.sqlite3'}"
+async def test_restart_loses_nothing(db_url, request, tmp_path_factory) -> None:
+    url = new_database(db_url, request, tmp_path_factory)
     first = Server.start(settings_for(url))
     client = first.client()
     tid = (await client.threads.create(metadata={"keep": True}))["thread_id"]

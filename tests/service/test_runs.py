@@ -4,6 +4,7 @@ and reconnecting to a run's stream."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 import pytest
 from langgraph_sdk.errors import NotFoundError
@@ -214,3 +215,112 @@ async def test_an_interrupt_inside_a_subgraph_pauses_the_run(client) -> None:
     resumed = await client.runs.wait(tid, NESTED, command={"resume": "ok"})
     assert contents(resumed)[-1] == "echo: deep ask (ok)" and "__interrupt__" not in resumed
     assert (await client.threads.get(tid))["status"] == "idle"
+
+
+async def test_a_failed_run_leaves_its_thread_error_until_a_run_succeeds(client) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    run = await client.runs.create(tid, ECHO, input=say("boom", fail=True))
+    out = await client.runs.join(tid, run["run_id"])
+    assert out["__error__"]["error"] == "RuntimeError" and "asked to fail on 'boom'" in out["__error__"]["message"]
+    assert (await client.runs.get(tid, run["run_id"]))["status"] == "error"
+    assert (await client.threads.get(tid))["status"] == "error"
+    assert tid in {t["thread_id"] for t in await client.threads.search(status="error", limit=1000)}
+    assert tid not in {t["thread_id"] for t in await client.threads.search(status="idle", limit=1000)}
+    with pytest.raises(Exception, match="asked to fail"):  # runs.wait raises the run's error
+        await client.runs.wait(tid, ECHO, input=say("boom again"))
+    assert (await client.threads.get(tid))["status"] == "error"
+
+    ok = await client.runs.wait(tid, ECHO, input=say("fine", fail=False))
+    assert contents(ok)[-1] == "echo: fine"
+    assert (await client.threads.get(tid))["status"] == "idle"
+    assert [r["status"] for r in await client.runs.list(tid)] == ["success", "error", "error"]
+
+
+async def test_run_context_and_config_reach_the_graph(client) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    said = await client.runs.wait(tid, ECHO, input=say("ctx"), context={"prefix": "said"})
+    assert contents(said)[-1] == "said: ctx"
+    loud = await client.runs.wait(tid, ECHO, input=say("cfg"), config={"configurable": {"shout": True}})
+    assert contents(loud)[-1] == "echo: CFG"
+    run = await client.runs.create(
+        tid, ECHO, input=say("both"), context={"prefix": "both"}, config={"configurable": {"shout": True}}
+    )
+    assert contents(await client.runs.join(tid, run["run_id"]))[-1] == "both: BOTH"
+    assert run["kwargs"]["context"] == {"prefix": "both"}
+    assert run["kwargs"]["config"]["configurable"]["shout"] is True
+    plain = await client.runs.wait(tid, ECHO, input=say("plain"))
+    assert contents(plain)[-1] == "echo: plain", "a run's context and config are its own"
+
+
+async def test_durability_exit_stores_only_the_last_checkpoint(client) -> None:
+    counts, finals = {}, {}
+    for durability in ("exit", "sync", "async"):
+        tid = (await client.threads.create())["thread_id"]
+        out = await client.runs.wait(tid, NESTED, input=say("keep"), durability=durability)
+        finals[durability] = contents(out)
+        counts[durability] = len(await client.threads.get_history(tid, limit=1000))
+        assert contents((await client.threads.get_state(tid))["values"]) == ["keep", "echo: keep"]
+    assert finals["exit"] == finals["sync"] == finals["async"] == ["keep", "echo: keep"]
+    assert counts["sync"] == counts["async"] >= 3, counts  # input, after inner, after done
+    assert counts["exit"] == 1, counts
+
+
+async def test_interrupt_after_stops_behind_the_node(client) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    await client.runs.wait(tid, NESTED, input=say("after"), interrupt_after=["inner"])
+    state = await client.threads.get_state(tid)
+    assert state["next"] == ["done"] and contents(state["values"]) == ["after", "echo: after"]
+    assert (await client.threads.get(tid))["status"] == "interrupted"
+    resumed = await client.runs.wait(tid, NESTED, input=None)
+    assert contents(resumed) == ["after", "echo: after"]
+    assert (await client.threads.get_state(tid))["next"] == []
+    assert (await client.threads.get(tid))["status"] == "idle"
+
+
+async def test_if_not_exists_create_makes_the_thread(client) -> None:
+    tid = "00000000-0000-4000-8000-" + uuid.uuid4().hex[:12]
+    with pytest.raises(NotFoundError):
+        await client.runs.create(tid, ECHO, input=say("nobody"))
+    with pytest.raises(NotFoundError):
+        await client.threads.get(tid)
+    run = await client.runs.create(tid, ECHO, input=say("new"), if_not_exists="create", metadata={"m": 1})
+    assert run["thread_id"] == tid
+    assert contents(await client.runs.join(tid, run["run_id"])) == ["new", "echo: new"]
+    thread = await client.threads.get(tid)
+    assert thread["status"] == "idle" and contents(thread["values"]) == ["new", "echo: new"]
+    assert thread["metadata"]["graph_id"] == ECHO
+    assert [r["run_id"] for r in await client.runs.list(tid)] == [run["run_id"]]
+    again = await client.runs.wait(tid, ECHO, input=say("again"), if_not_exists="create")
+    assert contents(again) == ["new", "echo: new", "again", "echo: again"], "an existing thread is reused"
+
+
+async def test_get_state_with_subgraphs_shows_the_interrupted_subgraph(client) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    out = await client.runs.wait(tid, NESTED, input=say("inside", ask=True))
+    (pending,) = out["__interrupt__"]
+
+    flat = await client.threads.get_state(tid)
+    (task,) = flat["tasks"]
+    assert task["name"] == "inner" and task["state"] is None
+    assert task["checkpoint"]["thread_id"] == tid and task["checkpoint"]["checkpoint_ns"].startswith("inner:")
+    assert "checkpoint_id" not in task["checkpoint"], "as langgraph-api: LangGraph's config, no null id"
+
+    deep = await client.threads.get_state(tid, subgraphs=True)
+    (task,) = deep["tasks"]
+    assert task["name"] == "inner" and task["checkpoint"] is None, "as langgraph-api: state instead"
+    assert [i["id"] for i in task["interrupts"]] == [pending["id"]]
+    sub = task["state"]
+    assert sub["next"] == ["echo"] and contents(sub["values"]) == ["inside"]
+    assert sub["checkpoint"]["thread_id"] == tid
+    assert sub["checkpoint"]["checkpoint_ns"] == flat["tasks"][0]["checkpoint"]["checkpoint_ns"]
+    assert sub["checkpoint"]["checkpoint_map"][""] == deep["checkpoint"]["checkpoint_id"]
+    (inner_task,) = sub["tasks"]
+    assert inner_task["name"] == "echo" and [i["value"] for i in inner_task["interrupts"]] == [pending["value"]]
+    assert [i["id"] for i in sub["interrupts"]] == [pending["id"]]
+    assert {"values", "next", "tasks", "checkpoint", "metadata", "created_at", "parent_checkpoint", "interrupts"} <= (
+        sub.keys()
+    )
+
+    await client.runs.wait(tid, NESTED, command={"resume": "ok"})
+    done = await client.threads.get_state(tid, subgraphs=True)
+    assert done["tasks"] == [] and contents(done["values"])[-1] == "echo: inside (ok)"

@@ -77,7 +77,9 @@ def thread_state(snapshot: StateSnapshot) -> dict[str, Any]:
                 "path": list(task.path),
                 "error": repr(task.error) if task.error else None,
                 "interrupts": [{"value": i.value, "id": i.id} for i in task.interrupts],
-                "checkpoint": checkpoint_of(state) if isinstance(state, Mapping) else None,
+                # a subgraph not expanded: where its state is (thread_id, checkpoint_ns), as
+                # langgraph-api passes LangGraph's config on; no checkpoint_id, LangGraph has none
+                "checkpoint": dict(state.get("configurable") or {}) if isinstance(state, Mapping) else None,
                 "state": thread_state(state) if isinstance(state, StateSnapshot) else None,
                 "result": task.result,
             }
