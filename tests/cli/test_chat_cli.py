@@ -146,3 +146,15 @@ def test_branch_from_an_earlier_step(tmp_path: Path) -> None:
     missing = orecast(tmp_path, "hi", "--thread", thread, "--from", "no-such-checkpoint", "--database-url", db)
     assert missing.returncode == 2
     assert "no checkpoint no-such-checkpoint" in missing.stderr
+
+
+def test_a_note_outlives_the_thread(tmp_path: Path) -> None:
+    """The chat opens LangGraph's store on its database, as the service does: /memories/ is shared."""
+    db = f"sqlite:///{tmp_path / 'chat.sqlite3'}"
+    noted = orecast(tmp_path, "记住：我关注62%品位的CFR青岛价格", "--database-url", db)
+    assert noted.returncode == 0, noted.stderr
+    assert "→ write_file" in noted.stdout
+    recall = orecast(tmp_path, "你记得我的偏好吗？", "--new", "--database-url", db)
+    assert recall.returncode == 0, recall.stderr
+    assert thread_of(recall.stdout) != thread_of(noted.stdout)
+    assert "我关注62%品位的CFR青岛价格" in recall.stdout

@@ -16,9 +16,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
 
 from orecast.agent.audit import AuditMiddleware
 from orecast.agent.clock import today
+from orecast.agent.memories import analyst_backend
 from orecast.agent.models import select_model
 from orecast.agent.reports import REPORT_TOOL, report_tool
 from orecast.agent.settings import AgentSettings
@@ -27,6 +29,8 @@ from orecast.agent.tools import market_tools
 
 AGENT_NAME = "orecast"
 QUANT = "quant"
+# The system prompt's last section, on /memories/: only true of a graph with a store.
+MEMORY_SECTION = "# 长期记忆 / Long-term memory"
 
 # Only the report writes outside the conversation, so only it needs a human's approval;
 # "respond" is left out because the report has no question to answer.
@@ -43,6 +47,12 @@ def load_prompt(name: str) -> str:
     return resources.files("orecast.agent").joinpath("prompts", name).read_text(encoding="utf-8")
 
 
+def system_prompt(*, memories: bool) -> str:
+    """The analyst's prompt with today's date; without `memories` the /memories/ section is cut."""
+    prompt = load_prompt("system_zh_en.md").replace("{today}", today().isoformat())
+    return prompt if memories else prompt.partition(MEMORY_SECTION)[0].rstrip() + "\n"
+
+
 def _subagent_model(model: BaseChatModel) -> BaseChatModel:
     # The offline analyst answers differently as the quant specialist; real LLMs read the prompt.
     as_quant = getattr(model, "as_role", None)
@@ -55,8 +65,13 @@ def build_agent(
     model: BaseChatModel | str | None = None,
     extra_tools: Sequence[BaseTool] = (),
     settings: AgentSettings | None = None,
+    store: BaseStore | None = None,
 ) -> CompiledStateGraph:
     """The compiled analyst graph.
+
+    `store` (LangGraph's, e.g. `orecast.checkpoint.store.open_store`) keeps the files under
+    `/memories/` per user across threads; without one there is no such folder apart from the
+    others, and the prompt does not promise it.
 
     `model`: a chat model, a spec (`offline`, `deepseek:NAME`, `openai:NAME`) or None for
     `settings.model` / the environment. `extra_tools` (e.g. MCP tools) are added after the market
@@ -90,12 +105,14 @@ def build_agent(
     return create_deep_agent(
         model=chat,
         tools=list(tools.values()),
-        system_prompt=load_prompt("system_zh_en.md").replace("{today}", today().isoformat()),
+        system_prompt=system_prompt(memories=store is not None),
         subagents=[general, quant],  # type: ignore[list-item]  # SubAgent is a TypedDict
         # Every tool call is audited in the checkpointer's tool_call_audit table (when it has one), the
         # time of recording an exported report in the `reports` channel included.
         middleware=[AuditMiddleware(), ReportsMiddleware()],
         interrupt_on=INTERRUPT_ON,
+        backend=analyst_backend() if store is not None else None,
         checkpointer=checkpointer,
+        store=store,
         name=AGENT_NAME,
     )

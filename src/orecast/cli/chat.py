@@ -22,6 +22,7 @@ from typing import Annotated, Any
 
 import typer
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
 from langgraph.types import Command
 from rich.console import Console
 from rich.markup import escape
@@ -45,6 +46,7 @@ from orecast.agent import (
 from orecast.agent.events import Payload
 from orecast.checkpoint import OrecastCheckpointer, default_database_url, open_checkpointer
 from orecast.checkpoint.ids import new_thread_id
+from orecast.checkpoint.store import open_store
 from orecast.checkpoint.urls import parse_url
 from orecast.cli.failures import describe_failure, first_line
 from orecast.cli.interrupts import CtrlC, Interrupted, LineReader
@@ -310,24 +312,21 @@ async def _confirm_leave(term: Terminal) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def _store(url: str) -> AsyncIterator[Any]:
-    """The checkpointer, or one line (ChatError) when the store cannot be opened."""
+async def _store(url: str) -> AsyncIterator[tuple[Any, BaseStore]]:
+    """The checkpointer and LangGraph's store on the same database (the service's pair, so the
+    analyst's /memories/ are the same here and there), or one line (ChatError) when they cannot be
+    opened."""
     try:
         redacted = parse_url(url).redacted()
     except ValueError as exc:
         raise ChatError(str(exc), 2) from None
-    opened = open_checkpointer(url)
-    try:
-        saver = await opened.__aenter__()
-    except Exception as exc:  # noqa: BLE001 - psycopg, sqlite3 and OS errors all end here
-        raise ChatError(f"cannot open the store {redacted}: {first_line(exc)}") from None
-    try:
-        yield saver
-    except BaseException:
-        if not await opened.__aexit__(*sys.exc_info()):
-            raise
-    else:
-        await opened.__aexit__(None, None, None)
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            saver = await stack.enter_async_context(open_checkpointer(url))
+            store = await stack.enter_async_context(open_store(url))
+        except Exception as exc:  # noqa: BLE001 - psycopg, sqlite3 and OS errors all end here
+            raise ChatError(f"cannot open the store {redacted}: {first_line(exc)}") from None
+        yield saver, store
 
 
 class ChatError(Exception):
@@ -381,8 +380,8 @@ async def _chat_in(
     mcp = await load_mcp_tools(settings.mcp_config)
     for error in mcp.errors:
         term.line(f"[yellow]{escape(error)}[/]")
-    async with _store(database_url) as saver:
-        agent = build_agent(saver, model=model, extra_tools=mcp.tools, settings=settings)
+    async with _store(database_url) as (saver, store):
+        agent = build_agent(saver, model=model, extra_tools=mcp.tools, settings=settings, store=store)
         if resume and await _unknown_thread(saver, thread_id):
             raise ChatError(f"no thread {thread_id!r} to resume (see: orecast threads list)", 2)
         term.line(f"[bold]thread[/] {thread_id}  [dim]model {escape(resolve_model_spec(settings.model))}[/]")

@@ -15,7 +15,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from orecast.agent import AGENT_NAME, AgentSettings, build_agent
 from orecast.checkpoint import OrecastCheckpointer, default_database_url, open_checkpointer
-from orecast.checkpoint.urls import parse_url
+from orecast.checkpoint.store import open_store
 from orecast.service.assistants import Assistants
 from orecast.service.auth import ApiKeys
 from orecast.service.context import Services
@@ -43,40 +43,13 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
 
-@contextlib.asynccontextmanager
-async def open_store(url: str) -> AsyncIterator[BaseStore]:
-    """LangGraph's own store on the same database as the checkpoints."""
-    parsed = parse_url(url)
-    if parsed.scheme == "sqlite":
-        from langgraph.store.sqlite.aio import AsyncSqliteStore
-
-        async with AsyncSqliteStore.from_conn_string(parsed.target) as store:
-            await store.setup()
-            yield store
-    elif parsed.scheme == "mysql":
-        # The community package's store (langgraph-checkpoint-mysql): LangGraph has no MySQL store.
-        from langgraph.store.mysql.asyncmy import AsyncMyStore
-
-        async with AsyncMyStore.from_conn_string(parsed.target) as store:
-            await store.setup()
-            yield store
-    else:
-        from langgraph.store.postgres.aio import AsyncPostgresStore
-
-        async with AsyncPostgresStore.from_conn_string(parsed.target) as store:
-            await store.setup()
-            yield store
-
-
 def build_graphs(
     settings: ServiceSettings, saver: OrecastCheckpointer, store: BaseStore
 ) -> GraphRegistry:
     graphs: dict[str, ServedGraph] = {}
     if settings.analyst:
-        analyst = build_agent(saver, settings=AgentSettings.from_env(model=settings.model))
-        graphs[AGENT_NAME] = ServedGraph(
-            AGENT_NAME, analyst.copy(update={"store": store}), "orecast.agent:build_agent"
-        )
+        analyst = build_agent(saver, store=store, settings=AgentSettings.from_env(model=settings.model))
+        graphs[AGENT_NAME] = ServedGraph(AGENT_NAME, analyst, "orecast.agent:build_agent")
     specs = dict(graphs_from_config(settings.config_file)) if settings.config_file else {}
     specs.update(settings.graphs)
     for name, spec in specs.items():

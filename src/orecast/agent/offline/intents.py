@@ -77,6 +77,16 @@ ROLE_ASK = (
     "what is my role", "what's my role", "what do i do", "what is my job", "my job?",
     "我是做什么的", "我的职业", "我的身份", "我是干什么的", "我做什么工作",
 )
+# "记住：我关注62%品位的CFR青岛价格" / "Remember: I follow …": a note for /memories/ (what follows).
+REMEMBER_SET = (
+    re.compile(r"^\s*(?:请|帮我)?(?:记住|记下)[：:，,\s]*(.+)", re.S),
+    re.compile(r"^\s*(?:please\s+)?(?:remember|note)(?:\s+that)?\s*[:,]?\s+(.+)", re.I | re.S),
+)
+MEMORY_ASK = (
+    "你记得我", "你还记得我", "记得我的偏好", "我的偏好", "关于我你记得", "你记住了什么", "你记得什么",
+    "what do you remember", "remember about me", "my preferences", "do you remember me",
+    "what do you know about me",
+)
 # "What did I ask first?": which earlier question; None = list them.
 ORDINALS = (
     (re.compile(r"\bfirst\b|第一个|第1个|最开始|最早|一开始", re.I), 1),
@@ -178,6 +188,8 @@ class Query:
     asks_role: bool = False
     asks_past: bool = False
     asks_earlier_number: bool = False
+    remember: str | None = None  # a note to keep across conversations (/memories/)
+    asks_memory: bool = False  # "what do you remember about me?"
     ordinal: int | None = None  # which earlier question (1 = first, -1 = last)
     follow_up: bool = False
     relative: tuple[str, int] | None = None  # "去年" → ("year", -1), "YTD" → ("year", 0)
@@ -335,6 +347,12 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         if m:
             q.role = m.group(1).strip()
             break
+    for rx in REMEMBER_SET:
+        m = rx.search(text)
+        if m and m.group(1).strip(" 。.!！"):
+            q.remember = m.group(1).strip().rstrip("。.!！")
+            break
+    q.asks_memory = _contains(low, MEMORY_ASK)
     q.asks_name = _contains(low, NAME_ASK)
     q.asks_role = _contains(low, ROLE_ASK)
     q.asks_past = _contains(low, PAST_ASK) or bool(

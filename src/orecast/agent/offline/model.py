@@ -27,7 +27,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from orecast.agent.market_errors import explain
 from orecast.agent.offline import catalogue as cat
-from orecast.agent.offline import compose
+from orecast.agent.offline import compose, notes
 from orecast.agent.offline.intents import Query, parse
 from orecast.agent.offline.planner import Context, Plan, Planner, context_of, question_of
 from orecast.agent.tools import MARKET_TOOLS
@@ -86,6 +86,8 @@ class OfflineAnalyst(BaseChatModel):
         # Planning is deterministic, so the answer round re-plans to recover the notes.
         plan = _plan_parts(planner, q, context_of(messages, idx))
         results = [m for m in after if isinstance(m, ToolMessage)]
+        if results and (write := _write_note(q, after)) is not None:
+            return write
         if results:
             return AIMessage(content="\n\n".join([*plan.notes, self._answer(q, after)]))
         calls = [(n, a) for n, a in plan.calls if not self.tool_schemas or n in self.tool_schemas]
@@ -113,7 +115,15 @@ class OfflineAnalyst(BaseChatModel):
         parts: list[str] = []
         backtests: list[dict[str, Any]] = []
         for msg in results:
-            name = msg.name or calls.get(msg.tool_call_id, ("", {}))[0]
+            name, args = calls.get(msg.tool_call_id, (msg.name or "", {}))
+            if args.get("file_path") == notes.PREFERENCES:
+                if name == "read_file" and q.remember is None:
+                    parts.append(notes.recalled(msg, q.zh))
+                if name == "write_file" and q.remember is not None and msg.status != "error":
+                    parts.append(notes.remembered(q.remember, q.zh))
+                    continue
+                if name == "read_file":
+                    continue
             if msg.status == "error":
                 parts.append(self._error(name, msg.text, q.zh))
                 continue
@@ -213,6 +223,25 @@ class OfflineAnalyst(BaseChatModel):
             await asyncio.sleep(0)
 
 
+def _write_note(q: Query, after: list[BaseMessage]) -> AIMessage | None:
+    """Remembering's second round: the notes file as read, written back with the new note."""
+    if q.remember is None:
+        return None
+    results = {m.tool_call_id: m for m in after if isinstance(m, ToolMessage)}
+    calls = [tc for m in after if isinstance(m, AIMessage) for tc in m.tool_calls]
+    if any(tc["name"] == "write_file" for tc in calls):
+        return None
+    read = next((results.get(tc["id"] or "") for tc in calls
+                 if tc["name"] == "read_file" and tc["args"].get("file_path") == notes.PREFERENCES), None)
+    if read is None:
+        return None
+    return AIMessage(content="", tool_calls=[{
+        "name": "write_file",
+        "args": {"file_path": notes.PREFERENCES, "content": notes.with_note(read, q.remember)},
+        "id": f"call_{uuid.uuid4().hex[:12]}", "type": "tool_call",
+    }])
+
+
 # "…的相关性，再预测…", "…; then forecast …", "…相关性？PMI…": one message asking for several
 # things. Only explicit connectors and question marks split it (a bare comma does not), so
 # "铁矿石，未来3个月怎么看" stays one question.
@@ -238,7 +267,7 @@ _QUESTION_WORD = re.compile(
 def _asks(text: str, q: Query) -> bool:
     """A clause that asks something itself: a question word, an intent, a scenario, memory."""
     return bool(_QUESTION_WORD.match(text) or q.intents or q.scenario or q.scenario_unsupported
-                or q.missing or q.asks_name or q.asks_past or q.asks_role)
+                or q.missing or q.asks_name or q.asks_past or q.asks_role or q.asks_memory)
 
 
 def _weak_split(raw: str, known: set[str]) -> list[str]:
@@ -256,7 +285,7 @@ def _weak_split(raw: str, known: set[str]) -> list[str]:
 def _stands_alone(q: Query) -> bool:
     """A part with its own subject; "提前20个交易日" only qualifies the part before it."""
     return bool(q.intents or q.series or q.scenario or q.scenario_unsupported or q.missing
-                or q.name or q.role or q.asks_name or q.asks_past or q.asks_role)
+                or q.name or q.role or q.asks_name or q.asks_past or q.asks_role or q.asks_memory)
 
 
 def _plan_parts(planner: Planner, q: Query, ctx: Context) -> Plan:
@@ -266,6 +295,8 @@ def _plan_parts(planner: Planner, q: Query, ctx: Context) -> Plan:
     the part before it. A part that needs no tool (a memory question, data we do not have) is
     answered in the notes; one nothing can answer is named, never dropped.
     """
+    if q.remember:  # all that follows "remember:" is the note
+        return planner.plan(q, ctx)
     known = set(cat.catalogue())
     parts: list[str] = []
     pieces = [] if q.zh else [p for raw in _PARTS.split(q.text) if raw for p in _weak_split(raw, known)]

@@ -3,7 +3,8 @@
 The planner is what makes the offline analyst useful: it picks the tool and its arguments
 (series ids from Chinese or English names, dates, horizons in the series' own periods, methods),
 reuses the previous question's series and tool for follow-ups ("and for 6 months?"), delegates
-method comparisons to the `quant` subagent, and answers memory questions from the thread.
+method comparisons to the `quant` subagent, answers memory questions from the thread, and keeps
+notes about the user in `/memories/` (`notes.py`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from orecast.agent.offline import catalogue as cat
-from orecast.agent.offline import scope
+from orecast.agent.offline import notes, scope
 from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse
 from orecast.agent.offline.lexicon import DEFAULT_SERIES
 from orecast.market.catalog import find_spec
@@ -107,6 +108,9 @@ class Planner:
         return plan
 
     def _plan(self, q: Query, ctx: Context) -> Plan:
+        # Notes about the user live in a file, read first either way (model.py writes the note).
+        if q.remember and {"read_file", "write_file"} <= self.tools:
+            return Plan([("read_file", {"file_path": notes.PREFERENCES})])
         if q.asks_name:
             return Plan(reply=_name_reply(q, ctx))
         if q.asks_role:
@@ -115,6 +119,8 @@ class Planner:
             return Plan(reply=_past_reply(q, ctx))
         if q.asks_earlier_number:
             return Plan(reply=_earlier_answer(q, ctx))
+        if q.asks_memory and "read_file" in self.tools:
+            return Plan([("read_file", {"file_path": notes.PREFERENCES})])
         if q.scenario_unsupported:
             return Plan(reply=scope.unsupported_shock(q.scenario_unsupported, q.zh))
         if q.scenario and "price_scenario" in self.tools:

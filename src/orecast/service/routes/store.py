@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Query, Response
 from langgraph.store.base import Item
 
+from orecast.agent.memories import USERS
 from orecast.service.auth import Principal, User, require_user
 from orecast.service.context import Svc
 from orecast.service.custom_auth import AuthHandlerError
@@ -16,7 +17,6 @@ from orecast.service.errors import Invalid
 from orecast.service.schemas import StoreDelete, StoreNamespaces, StorePut, StoreSearch
 
 router = APIRouter(prefix="/store", tags=["store"], dependencies=[Depends(require_user)])
-USERS = "users"
 
 
 def _root(user: Principal) -> tuple[str, ...]:

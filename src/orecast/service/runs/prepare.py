@@ -6,6 +6,7 @@ import uuid
 from typing import Any
 from uuid import UUID
 
+from orecast.agent.memories import IDENTITY_KEYS
 from orecast.checkpoint.ids import new_thread_id
 from orecast.service.assistants import version_of
 from orecast.service.auth import Principal
@@ -98,6 +99,8 @@ async def _start_run(
         thread_id=thread_id, run_id=run_id, assistant_id=assistant["assistant_id"],
         graph_id=assistant["graph_id"],
     )
+    for key in IDENTITY_KEYS:  # who runs is the server's to say: the analyst's memories go by it
+        configurable.pop(key, None)
     if user.user_id is not None:
         configurable["user_id"] = user.user_id
     if user.access is not None:  # as langgraph-api hands the authenticated user to the graph
