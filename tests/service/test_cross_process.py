@@ -1,12 +1,16 @@
 """`join_stream` through another `orecast serve` process on the same database: the events of a run driven
-elsewhere reach the client, live and replayed after a `Last-Event-ID`."""
+elsewhere reach the client, live and replayed after a `Last-Event-ID`; and a cancel through another
+`orecast serve` process."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
 from langgraph_sdk import get_client
@@ -15,9 +19,9 @@ from tests.checkpoint.conftest import raw_sql
 from tests.service.conftest import ECHO, Server, free_port, say, wait_for_serve
 
 
-@pytest.fixture(scope="module")
-def other_process(db_url: str, server: Server) -> Iterator[str]:
-    """A second service, in its own process, on the database of `server` (started first: it migrates)."""
+@contextmanager
+def serve_process(db_url: str) -> Iterator[str]:
+    """`orecast serve` of the echo graph, in its own process, on `db_url`: its URL once it answers."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "ORECAST_CANCEL_POLL_SECONDS": "0.05"}
     env.pop("ORECAST_API_KEYS", None)
     port = free_port()
@@ -32,7 +36,25 @@ def other_process(db_url: str, server: Server) -> Iterator[str]:
         yield url
     finally:
         proc.terminate()
-        proc.wait(30)
+        try:
+            proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def other_process(db_url: str, server: Server) -> Iterator[str]:
+    """A second service, in its own process, on the database of `server` (started first: it migrates)."""
+    with serve_process(db_url) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def third_process(db_url: str, other_process: str) -> Iterator[str]:
+    """One more `orecast serve` process on the same database."""
+    with serve_process(db_url) as url:
+        yield url
 
 
 def event_rows(db_url: str, run_id: str) -> int:
@@ -85,3 +107,42 @@ async def test_a_finished_run_of_another_process(server: Server, other_process: 
 
 def contents_of(values: dict) -> list[str]:
     return [m["content"] for m in values["messages"]]
+
+
+async def until(check: Callable[[], Awaitable[bool]], what: str, seconds: float = 60) -> None:
+    """Poll `check` until it is true; fail after `seconds` (generous: CI's machine is loaded)."""
+    deadline = time.monotonic() + seconds
+    while not await check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {seconds} s")
+        await asyncio.sleep(0.1)
+
+
+@pytest.mark.slow
+async def test_a_cancel_through_another_process_interrupts_the_run(other_process: str, third_process: str) -> None:
+    """Two `orecast serve` processes: a run started through A is cancelled through B (the cancel goes
+    through the database); both see it `interrupted`, the thread is idle and takes B's next run."""
+    a, b = get_client(url=other_process), get_client(url=third_process)
+    tid = (await a.threads.create())["thread_id"]
+    run_id = (await a.runs.create(tid, ECHO, input=say("cancel me", delay=120)))["run_id"]
+
+    async def running() -> bool:
+        return (await b.runs.get(tid, run_id))["status"] == "running"
+
+    async def stored() -> bool:  # the graph is in its node (sleeping), its input checkpointed
+        values = (await b.threads.get(tid))["values"]
+        return bool(values) and contents_of(values) == ["cancel me"]
+
+    await until(running, "the run started")
+    await until(stored, "the run stored its input")
+    await asyncio.wait_for(b.runs.cancel(tid, run_id, wait=True), 60)
+    for client in (a, b):
+        assert (await client.runs.get(tid, run_id))["status"] == "interrupted"
+        thread = await client.threads.get(tid)
+        assert thread["status"] == "idle"
+        assert contents_of(thread["values"]) == ["cancel me"], "an interrupt keeps what the run stored"
+
+    after = await asyncio.wait_for(b.runs.wait(tid, ECHO, input=say("after", delay=0)), 60)
+    assert contents_of(after) == ["cancel me", "after", "echo: after"]
+    assert [r["status"] for r in await a.runs.list(tid)] == ["success", "interrupted"]
+    assert (await a.threads.get(tid))["status"] == "idle"
