@@ -117,12 +117,12 @@ class OfflineAnalyst(BaseChatModel):
         for msg in results:
             name, args = calls.get(msg.tool_call_id, (msg.name or "", {}))
             if args.get("file_path") == notes.PREFERENCES:
-                if name == "read_file" and q.remember is None:
-                    parts.append(notes.recalled(msg, q.zh))
+                if name == "read_file":  # remembering reads the file first too; only a recall answers with it
+                    if q.remember is None:
+                        parts.append(notes.recalled(msg, q.zh))
+                    continue
                 if name == "write_file" and q.remember is not None and msg.status != "error":
                     parts.append(notes.remembered(q.remember, q.zh))
-                    continue
-                if name == "read_file":
                     continue
             if msg.status == "error":
                 parts.append(self._error(name, msg.text, q.zh))
