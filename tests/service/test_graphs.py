@@ -230,3 +230,53 @@ async def test_serve_config_serves_a_file_graph_and_a_factory(tmp_path: Path) ->
             state = await client.threads.get_state(tid)
             assert [m["content"] for m in state["values"]["messages"]] == ["hi", reply], "checkpointed"
         assert stop(proc, signal.SIGINT)[0] == 0
+
+
+# FACTORY's `replying`, and factories as LangGraph's Agent Server also takes them.
+FACTORIES = FACTORY + """
+import contextlib
+from pathlib import Path
+
+OPENED = []
+
+
+async def make_async(config):
+    return replying("async: ").compile()
+
+
+@contextlib.asynccontextmanager
+async def make_in_async_context(config):
+    OPENED.append("async")
+    try:
+        yield replying("async cm: ").compile()
+    finally:
+        Path(__file__).with_name("async-closed").write_text(str(OPENED))
+
+
+@contextlib.contextmanager
+def make_in_context():
+    yield replying("cm: ")
+    Path(__file__).with_name("closed").write_text("yes")
+"""
+
+
+async def test_async_and_context_manager_factories(tmp_path: Path) -> None:
+    """Factories as LangGraph's Agent Server takes them: async, or a context manager (sync or async)
+    yielding the graph; what a context opened stays open while the service runs and is closed with it."""
+    (tmp_path / "factories.py").write_text(FACTORIES, encoding="utf-8")
+    graphs = {name: f"{tmp_path / 'factories.py'}:{attr}" for name, attr in (
+        ("a", "make_async"), ("acm", "make_in_async_context"), ("cm", "make_in_context"))}
+    server = Server.start(settings_for(f"sqlite:///{tmp_path / 'db.sqlite3'}", analyst=False, graphs=graphs))
+    try:
+        client = server.client()
+        for assistant, reply in (("a", "async: hi"), ("acm", "async cm: hi"), ("cm", "cm: hi")):
+            tid = (await client.threads.create())["thread_id"]
+            out = await client.runs.wait(tid, assistant, input=say("hi"))
+            assert out["messages"][-1]["content"] == reply
+            state = await client.threads.get_state(tid)
+            assert [m["content"] for m in state["values"]["messages"]] == ["hi", reply], "checkpointed"
+        assert not (tmp_path / "closed").exists() and not (tmp_path / "async-closed").exists()
+    finally:
+        server.stop()
+    assert (tmp_path / "async-closed").read_text() == "['async']", "entered once, closed at shutdown"
+    assert (tmp_path / "closed").read_text() == "yes"

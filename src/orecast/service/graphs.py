@@ -13,6 +13,7 @@ import json
 import sys
 import warnings
 from collections.abc import Mapping
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,14 +109,26 @@ def import_target(spec: str) -> Any:
         raise GraphLoadError(f"{target!r} has no attribute {attr!r}") from exc
 
 
-def load_graph(spec: str, checkpointer: BaseCheckpointSaver, store: BaseStore) -> Pregel:
-    """Import `spec` and bind it to our checkpointer and store (a compiled graph, a builder or a factory)."""
+async def load_graph(
+    spec: str, checkpointer: BaseCheckpointSaver, store: BaseStore, resources: AsyncExitStack
+) -> Pregel:
+    """Import `spec` and bind it to our checkpointer and store: a compiled graph, a builder, or a factory
+    of either (called once, with an empty config if it takes one).
+
+    A factory may be async, or return a context manager (sync or async) that yields the graph, as
+    LangGraph's Agent Server allows: it is entered on `resources`, so what it opened (an MCP client, a
+    connection) stays open while the graph is served and is closed when `resources` is.
+    """
     obj = import_target(spec)
     if callable(obj) and not isinstance(obj, Pregel | StateGraph):
         params = inspect.signature(obj).parameters
         obj = obj({}) if params else obj()
         if inspect.isawaitable(obj):
-            raise GraphLoadError(f"{spec}: async graph factories are not supported")
+            obj = await obj
+        if hasattr(obj, "__aenter__") and hasattr(obj, "__aexit__"):
+            obj = await resources.enter_async_context(obj)
+        elif hasattr(obj, "__enter__") and hasattr(obj, "__exit__"):
+            obj = resources.enter_context(obj)
     if isinstance(obj, StateGraph):
         return obj.compile(checkpointer=checkpointer, store=store)
     if isinstance(obj, Pregel):
