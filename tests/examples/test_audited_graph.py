@@ -16,7 +16,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "audited_graph.py"
 
 async def test_served_graph_is_audited(store_url: str) -> None:
     async with open_checkpointer(store_url) as saver, AsyncExitStack() as resources:
-        served = await load_graph(f"{EXAMPLE}:graph", saver, InMemoryStore(), resources)  # as `orecast serve --graph`
+        served = (await load_graph("audited", f"{EXAMPLE}:graph", saver, InMemoryStore(), resources)).graph
         config = {"configurable": {"thread_id": "served"}}
         await served.ainvoke({"messages": [HumanMessage("65% Fe")]}, config)
         await served.ainvoke({"messages": [HumanMessage("58% Fe")]}, config)

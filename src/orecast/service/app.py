@@ -56,7 +56,7 @@ async def build_graphs(
     specs = dict(graphs_from_config(settings.config_file)) if settings.config_file else {}
     specs.update(settings.graphs)
     for name, spec in specs.items():
-        graphs[name] = ServedGraph(name, await load_graph(spec, saver, store, resources), spec)
+        graphs[name] = await load_graph(name, spec, saver, store, resources)
     if not graphs:
         raise ValueError("no graph to serve: enable the analyst or pass --graph / --config")
     return GraphRegistry(graphs)
