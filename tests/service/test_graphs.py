@@ -206,7 +206,7 @@ def make_builder():
 @pytest.mark.slow
 async def test_serve_config_serves_a_file_graph_and_a_factory(tmp_path: Path) -> None:
     """`orecast serve --config langgraph.json`: `./agent.py:graph` relative to the file, and factories,
-    called at startup: one with a `config` argument (as LangGraph's "rebuild graph at runtime"
+    called for each run: one with a `config` argument (as LangGraph's "rebuild graph at runtime"
     factories) returning a compiled graph, one without arguments returning a `StateGraph`."""
     folder = tmp_path / "project"
     (folder / "graphs").mkdir(parents=True)
