@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 from langchain_core.messages import HumanMessage
@@ -14,8 +15,8 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "audited_graph.py"
 
 
 async def test_served_graph_is_audited(store_url: str) -> None:
-    async with open_checkpointer(store_url) as saver:
-        served = load_graph(f"{EXAMPLE}:graph", saver, InMemoryStore())  # as `orecast serve --graph`
+    async with open_checkpointer(store_url) as saver, AsyncExitStack() as resources:
+        served = (await load_graph("audited", f"{EXAMPLE}:graph", saver, InMemoryStore(), resources)).graph
         config = {"configurable": {"thread_id": "served"}}
         await served.ainvoke({"messages": [HumanMessage("65% Fe")]}, config)
         await served.ainvoke({"messages": [HumanMessage("58% Fe")]}, config)

@@ -206,7 +206,7 @@ def make_builder():
 @pytest.mark.slow
 async def test_serve_config_serves_a_file_graph_and_a_factory(tmp_path: Path) -> None:
     """`orecast serve --config langgraph.json`: `./agent.py:graph` relative to the file, and factories,
-    called at startup: one with a `config` argument (as LangGraph's "rebuild graph at runtime"
+    called for each run: one with a `config` argument (as LangGraph's "rebuild graph at runtime"
     factories) returning a compiled graph, one without arguments returning a `StateGraph`."""
     folder = tmp_path / "project"
     (folder / "graphs").mkdir(parents=True)
@@ -230,3 +230,74 @@ async def test_serve_config_serves_a_file_graph_and_a_factory(tmp_path: Path) ->
             state = await client.threads.get_state(tid)
             assert [m["content"] for m in state["values"]["messages"]] == ["hi", reply], "checkpointed"
         assert stop(proc, signal.SIGINT)[0] == 0
+
+
+# FACTORY's `replying`, and factories as LangGraph's Agent Server also takes them. Each context
+# factory logs when it opens and closes, and for which thread ("-": the graph built at startup).
+FACTORIES = FACTORY + """
+import contextlib
+from pathlib import Path
+
+LOG = Path(__file__).with_name("log")
+
+
+def log(line):
+    with LOG.open("a") as f:
+        f.write(line + "\\n")
+
+
+async def make_async(config):
+    return replying(config["configurable"].get("tone", "plain") + ": ").compile()
+
+
+@contextlib.asynccontextmanager
+async def make_in_async_context(config):
+    thread = config.get("configurable", {}).get("thread_id", "-")
+    log(f"open {thread}")
+    try:
+        yield replying("async cm: ").compile()
+    finally:
+        log(f"close {thread}")
+
+
+@contextlib.contextmanager
+def make_in_context():
+    yield replying("cm: ")
+    log("close cm")
+"""
+
+
+async def test_factories_build_each_run_its_graph(tmp_path: Path) -> None:
+    """Factories as LangGraph's Agent Server takes them: called for each run with its config (so a run
+    can get a graph of its own), async or a context manager (sync or async) yielding the graph, which
+    stays open for the run and is closed after it; the graph built at startup (with an empty config)
+    answers outside runs, and is closed with the service."""
+    (tmp_path / "factories.py").write_text(FACTORIES, encoding="utf-8")
+    graphs = {name: f"{tmp_path / 'factories.py'}:{attr}" for name, attr in (
+        ("a", "make_async"), ("acm", "make_in_async_context"), ("cm", "make_in_context"))}
+    server = Server.start(settings_for(f"sqlite:///{tmp_path / 'db.sqlite3'}", analyst=False, graphs=graphs))
+    log = tmp_path / "log"
+    try:
+        client = server.client()
+        assert log.read_text().splitlines() == ["open -"]
+        runs = (("a", {"configurable": {"tone": "loud"}}, "loud: hi"), ("a", None, "plain: hi"),
+                ("acm", None, "async cm: hi"), ("cm", None, "cm: hi"))
+        threads = []
+        for assistant, config, reply in runs:
+            tid = (await client.threads.create())["thread_id"]
+            threads.append(tid)
+            out = await client.runs.wait(tid, assistant, input=say("hi"), config=config)
+            assert out["messages"][-1]["content"] == reply
+            state = await client.threads.get_state(tid)
+            assert [m["content"] for m in state["values"]["messages"]] == ["hi", reply], "checkpointed"
+        assert log.read_text().splitlines() == ["open -", f"open {threads[2]}", f"close {threads[2]}", "close cm"]
+        # a factory that fails for a run fails that run, as its graph would
+        run = await client.runs.create(threads[0], "a", input=say("again"), config={"configurable": {"tone": 1}})
+        out = await client.runs.join(threads[0], run["run_id"])
+        assert out["__error__"]["error"] == "TypeError"
+        assert (await client.runs.get(threads[0], run["run_id"]))["status"] == "error"
+        assert len((await client.threads.get_state(threads[0]))["values"]["messages"]) == 2, "nothing written"
+    finally:
+        server.stop()
+    # the startup graphs' contexts close with the service, the last opened first
+    assert log.read_text().splitlines()[4:] == ["close cm", "close -"]

@@ -43,8 +43,11 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
 
-def build_graphs(
-    settings: ServiceSettings, saver: OrecastCheckpointer, store: BaseStore
+async def build_graphs(
+    settings: ServiceSettings,
+    saver: OrecastCheckpointer,
+    store: BaseStore,
+    resources: contextlib.AsyncExitStack,
 ) -> GraphRegistry:
     graphs: dict[str, ServedGraph] = {}
     if settings.analyst:
@@ -53,7 +56,7 @@ def build_graphs(
     specs = dict(graphs_from_config(settings.config_file)) if settings.config_file else {}
     specs.update(settings.graphs)
     for name, spec in specs.items():
-        graphs[name] = ServedGraph(name, load_graph(spec, saver, store), spec)
+        graphs[name] = await load_graph(name, spec, saver, store, resources)
     if not graphs:
         raise ValueError("no graph to serve: enable the analyst or pass --graph / --config")
     return GraphRegistry(graphs)
@@ -135,10 +138,12 @@ def create_app(
             open_checkpointer(url) as saver,
             open_store(url) as store,
             open_db(url) as db,
+            # what graph factories opened: closed before the store they write to
+            contextlib.AsyncExitStack() as graph_resources,
         ):
             if not isinstance(saver, OrecastCheckpointer):
                 raise ValueError("the service needs a sqlite, postgresql or mysql database, not memory")
-            graphs = build_graphs(settings, saver, store)
+            graphs = await build_graphs(settings, saver, store, graph_resources)
             assistants = Assistants(db, graphs)
             await assistants.seed()
             if settings.freeze_heap:

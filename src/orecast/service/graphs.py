@@ -12,7 +12,8 @@ import inspect
 import json
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,8 @@ class ServedGraph:
     graph_id: str
     graph: Pregel
     spec: str
+    # set when the spec names a factory: each run builds its own graph with it
+    factory: GraphFactory | None = None
 
 
 def parse_graph_option(option: str) -> tuple[str, str]:
@@ -108,14 +111,49 @@ def import_target(spec: str) -> Any:
         raise GraphLoadError(f"{target!r} has no attribute {attr!r}") from exc
 
 
-def load_graph(spec: str, checkpointer: BaseCheckpointSaver, store: BaseStore) -> Pregel:
-    """Import `spec` and bind it to our checkpointer and store (a compiled graph, a builder or a factory)."""
+@dataclass(frozen=True)
+class GraphFactory:
+    """A graph factory a spec names, called for each run with the run's config (if it takes an
+    argument), as LangGraph's Agent Server does: so a graph can be built for the run's user or
+    settings. It may be async, or return a context manager (sync or async) that yields the graph."""
+
+    spec: str
+    make: Callable[..., Any]
+    takes_config: bool
+    checkpointer: BaseCheckpointSaver
+    store: BaseStore
+
+    async def build(self, config: Mapping[str, Any], resources: AsyncExitStack) -> Pregel:
+        """The factory's graph, bound to our checkpointer and store; a context it returned is entered
+        on `resources`, so what it opened (an MCP client, a connection) stays open until they close."""
+        obj = self.make(config) if self.takes_config else self.make()
+        if inspect.isawaitable(obj):
+            obj = await obj
+        if hasattr(obj, "__aenter__") and hasattr(obj, "__aexit__"):
+            obj = await resources.enter_async_context(obj)
+        elif hasattr(obj, "__enter__") and hasattr(obj, "__exit__"):
+            obj = resources.enter_context(obj)
+        return _bind(obj, self.spec, self.checkpointer, self.store)
+
+
+async def load_graph(
+    graph_id: str, spec: str, checkpointer: BaseCheckpointSaver, store: BaseStore, resources: AsyncExitStack
+) -> ServedGraph:
+    """Import `spec`, a compiled graph, a builder or a factory of either, bound to our checkpointer and
+    store.
+
+    A factory is also called once now, with an empty config (`{"configurable": {}}`): its graph answers what is asked of the
+    graph outside a run (schemas, drawing, state), and `resources` keeps what its context opened.
+    """
     obj = import_target(spec)
     if callable(obj) and not isinstance(obj, Pregel | StateGraph):
-        params = inspect.signature(obj).parameters
-        obj = obj({}) if params else obj()
-        if inspect.isawaitable(obj):
-            raise GraphLoadError(f"{spec}: async graph factories are not supported")
+        takes_config = bool(inspect.signature(obj).parameters)
+        factory = GraphFactory(spec, obj, takes_config, checkpointer, store)
+        return ServedGraph(graph_id, await factory.build({"configurable": {}}, resources), spec, factory)
+    return ServedGraph(graph_id, _bind(obj, spec, checkpointer, store), spec)
+
+
+def _bind(obj: Any, spec: str, checkpointer: BaseCheckpointSaver, store: BaseStore) -> Pregel:
     if isinstance(obj, StateGraph):
         return obj.compile(checkpointer=checkpointer, store=store)
     if isinstance(obj, Pregel):

@@ -10,6 +10,8 @@ from langchain_core.messages import BaseMessageChunk
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Send
 
+from orecast.service.graphs import GraphFactory
+
 INTERRUPT = "__interrupt__"  # the key LangGraph streams a graph's pending interrupts under
 # Modes the graph streams natively; `messages-tuple` and `messages` both come from its `messages`.
 NATIVE_MODES = ("values", "updates", "custom", "debug", "tasks", "checkpoints", "messages")
@@ -30,6 +32,9 @@ class RunInput:
     interrupt_before: Any
     interrupt_after: Any
     durability: str | None
+    # the served graph's factory, if any: the run builds its own graph with it (`graph` is the one
+    # built at startup, which answers the reads after the run)
+    factory: GraphFactory | None = None
 
 
 def _command(spec: dict[str, Any]) -> Command:

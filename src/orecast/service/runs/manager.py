@@ -70,6 +70,15 @@ def traced_config(config: dict[str, Any], callbacks: list[Any]) -> dict[str, Any
     }
 
 
+async def _run_graph(run: RunInput, events: RunEvents) -> Any:
+    """`execute_run`, on a graph of the run's own when it is served by a factory (which may fail as the
+    run would: its error is the run's); what the factory's context opened closes with the run."""
+    async with contextlib.AsyncExitStack() as resources:
+        if run.factory is not None:
+            run = replace(run, graph=await run.factory.build(run.config, resources))
+        return await execute_run(run, events.put)
+
+
 class RunManager:
     def __init__(
         self,
@@ -220,7 +229,7 @@ class RunManager:
             callbacks.append(self.tracing.callbacks(span))
         # a request's config is JSON, so it holds no callbacks of its own to keep
         observed = replace(prepared, config=traced_config(prepared.config, callbacks))
-        work = local.work = asyncio.create_task(execute_run(observed, events.put))
+        work = local.work = asyncio.create_task(_run_graph(observed, events))
         watcher = asyncio.create_task(self._watch(run.run_id, work))
         try:
             outcome = await work

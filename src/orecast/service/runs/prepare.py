@@ -143,6 +143,7 @@ async def _start_run(
         await svc.runs.cancel_local(other, body.multitask_strategy)
     prepared = RunInput(
         graph=served.graph,
+        factory=served.factory,
         config=config,
         context=context,
         input=body.input,
