@@ -236,7 +236,10 @@ async def test_serve_config_serves_a_file_graph_and_a_factory(tmp_path: Path) ->
 # factory logs when it opens and closes, and for which thread ("-": the graph built at startup).
 FACTORIES = FACTORY + """
 import contextlib
+from dataclasses import dataclass
 from pathlib import Path
+
+from langgraph_sdk.runtime import ServerRuntime
 
 LOG = Path(__file__).with_name("log")
 
@@ -264,6 +267,27 @@ async def make_in_async_context(config):
 def make_in_context():
     yield replying("cm: ")
     log("close cm")
+
+
+@dataclass
+class Tone:
+    tone: str = "calm"
+
+
+def toned(prefix):
+    builder = StateGraph(MessagesState, context_schema=Tone)
+    builder.add_node("reply", lambda state, runtime: {"messages": [
+        AIMessage(content=prefix + runtime.context.tone + ": " + state["messages"][-1].content)]})
+    builder.add_edge(START, "reply")
+    return builder
+
+
+async def make_for_runtime(runtime: ServerRuntime[Tone]):
+    if ert := runtime.execution_runtime:
+        log(f"run {runtime.access_context} {ert.context.tone} {type(runtime.store).__name__}")
+        return toned("run, ")
+    log(f"read {runtime.access_context}")
+    return toned("read, ")
 """
 
 
@@ -274,12 +298,14 @@ async def test_factories_build_each_run_its_graph(tmp_path: Path) -> None:
     answers outside runs, and is closed with the service."""
     (tmp_path / "factories.py").write_text(FACTORIES, encoding="utf-8")
     graphs = {name: f"{tmp_path / 'factories.py'}:{attr}" for name, attr in (
-        ("a", "make_async"), ("acm", "make_in_async_context"), ("cm", "make_in_context"))}
+        ("a", "make_async"), ("acm", "make_in_async_context"), ("cm", "make_in_context"),
+        ("rt", "make_for_runtime"))}
     server = Server.start(settings_for(f"sqlite:///{tmp_path / 'db.sqlite3'}", analyst=False, graphs=graphs))
     log = tmp_path / "log"
     try:
         client = server.client()
-        assert log.read_text().splitlines() == ["open -"]
+        assert sorted(log.read_text().splitlines()) == ["open -", "read assistants.read"]
+        log.write_text("")
         runs = (("a", {"configurable": {"tone": "loud"}}, "loud: hi"), ("a", None, "plain: hi"),
                 ("acm", None, "async cm: hi"), ("cm", None, "cm: hi"))
         threads = []
@@ -290,7 +316,12 @@ async def test_factories_build_each_run_its_graph(tmp_path: Path) -> None:
             assert out["messages"][-1]["content"] == reply
             state = await client.threads.get_state(tid)
             assert [m["content"] for m in state["values"]["messages"]] == ["hi", reply], "checkpointed"
-        assert log.read_text().splitlines() == ["open -", f"open {threads[2]}", f"close {threads[2]}", "close cm"]
+        assert log.read_text().splitlines() == [f"open {threads[2]}", f"close {threads[2]}", "close cm"]
+        # a ServerRuntime: for a run, its context as the graph's context schema, and the store
+        tid = (await client.threads.create())["thread_id"]
+        out = await client.runs.wait(tid, "rt", input=say("hi"), context={"tone": "loud"})
+        assert out["messages"][-1]["content"] == "run, loud: hi"
+        assert log.read_text().splitlines()[-1] == "run threads.create_run loud AsyncSqliteStore"
         # a factory that fails for a run fails that run, as its graph would
         run = await client.runs.create(threads[0], "a", input=say("again"), config={"configurable": {"tone": 1}})
         out = await client.runs.join(threads[0], run["run_id"])
@@ -300,4 +331,4 @@ async def test_factories_build_each_run_its_graph(tmp_path: Path) -> None:
     finally:
         server.stop()
     # the startup graphs' contexts close with the service, the last opened first
-    assert log.read_text().splitlines()[4:] == ["close cm", "close -"]
+    assert log.read_text().splitlines()[-2:] == ["close cm", "close -"]

@@ -14,7 +14,7 @@ import sys
 import warnings
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,13 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 from langgraph.store.base import BaseStore
+from langgraph_sdk.auth.types import BaseUser
+from pydantic import BaseModel
+
+try:  # (langgraph-sdk >= 0.3.5) the server side builds these: hence their private names
+    from langgraph_sdk.runtime import _ExecutionRuntime, _ReadRuntime
+except ImportError:  # an older SDK: no factory can ask for a ServerRuntime
+    _ExecutionRuntime = _ReadRuntime = None  # type: ignore[assignment,misc]
 
 
 class GraphLoadError(ValueError):
@@ -113,20 +120,46 @@ def import_target(spec: str) -> Any:
 
 @dataclass(frozen=True)
 class GraphFactory:
-    """A graph factory a spec names, called for each run with the run's config (if it takes an
-    argument), as LangGraph's Agent Server does: so a graph can be built for the run's user or
-    settings. It may be async, or return a context manager (sync or async) that yields the graph."""
+    """A graph factory a spec names, called as LangGraph's Agent Server calls one: for each run, so a
+    graph can be built for the run's user or settings. It takes nothing, the run's config, or a
+    `langgraph_sdk.runtime.ServerRuntime` (a parameter annotated so): the user under custom auth, the
+    store, and for a run its context. It may be async, or return a context manager (sync or async)
+    that yields the graph."""
 
     spec: str
     make: Callable[..., Any]
-    takes_config: bool
+    # per parameter: whether it takes a ServerRuntime (else the config)
+    runtime_params: tuple[bool, ...]
     checkpointer: BaseCheckpointSaver
     store: BaseStore
 
-    async def build(self, config: Mapping[str, Any], resources: AsyncExitStack) -> Pregel:
+    @classmethod
+    def of(
+        cls, spec: str, make: Callable[..., Any], checkpointer: BaseCheckpointSaver, store: BaseStore
+    ) -> GraphFactory:
+        params = inspect.signature(make).parameters.values()
+        return cls(spec, make, tuple(map(_takes_runtime, params)), checkpointer, store)
+
+    async def build(
+        self,
+        config: Mapping[str, Any],
+        resources: AsyncExitStack,
+        *,
+        user: BaseUser | None = None,
+        context: Any = None,
+        executing: bool = False,
+    ) -> Pregel:
         """The factory's graph, bound to our checkpointer and store; a context it returned is entered
-        on `resources`, so what it opened (an MCP client, a connection) stays open until they close."""
-        obj = self.make(config) if self.takes_config else self.make()
+        on `resources`, so what it opened (an MCP client, a connection) stays open until they close.
+        `executing`: for a run (its runtime then carries `context`), else to read the graph."""
+        runtime: Any = None
+        if any(self.runtime_params) and executing:
+            runtime = _ExecutionRuntime(
+                access_context="threads.create_run", user=user, store=self.store, context=context
+            )
+        elif any(self.runtime_params):
+            runtime = _ReadRuntime(access_context="assistants.read", user=user, store=self.store)
+        obj = self.make(*(runtime if wants else config for wants in self.runtime_params))
         if inspect.isawaitable(obj):
             obj = await obj
         if hasattr(obj, "__aenter__") and hasattr(obj, "__aexit__"):
@@ -136,19 +169,37 @@ class GraphFactory:
         return _bind(obj, self.spec, self.checkpointer, self.store)
 
 
+def _takes_runtime(param: inspect.Parameter) -> bool:
+    # (an annotation may be a string, under `from __future__ import annotations`, or a subscripted
+    # alias such as ServerRuntime[MyContext]: its text names it either way)
+    annotation = param.annotation
+    text = annotation if isinstance(annotation, str) else repr(annotation)
+    return "ServerRuntime" in text
+
+
+def run_context(graph: Pregel, context: Any) -> Any:
+    """A run's context as its graph's nodes see it: a dict made the graph's context schema when that
+    is a dataclass or a pydantic model (as LangGraph does when it runs the graph)."""
+    schema = getattr(graph, "context_schema", None)
+    made = isinstance(schema, type) and (is_dataclass(schema) or issubclass(schema, BaseModel))
+    if isinstance(context, dict) and made:
+        return schema(**context)
+    return context
+
+
 async def load_graph(
     graph_id: str, spec: str, checkpointer: BaseCheckpointSaver, store: BaseStore, resources: AsyncExitStack
 ) -> ServedGraph:
     """Import `spec`, a compiled graph, a builder or a factory of either, bound to our checkpointer and
     store.
 
-    A factory is also called once now, with an empty config (`{"configurable": {}}`): its graph answers what is asked of the
-    graph outside a run (schemas, drawing, state), and `resources` keeps what its context opened.
+    A factory is also called once now, with an empty config (`{"configurable": {}}`): its graph
+    answers what is asked of the graph outside a run (schemas, drawing, state), and `resources` keeps
+    what its context opened.
     """
     obj = import_target(spec)
     if callable(obj) and not isinstance(obj, Pregel | StateGraph):
-        takes_config = bool(inspect.signature(obj).parameters)
-        factory = GraphFactory(spec, obj, takes_config, checkpointer, store)
+        factory = GraphFactory.of(spec, obj, checkpointer, store)
         return ServedGraph(graph_id, await factory.build({"configurable": {}}, resources), spec, factory)
     return ServedGraph(graph_id, _bind(obj, spec, checkpointer, store), spec)
 

@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.messages import BaseMessageChunk
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Send
+from langgraph_sdk.auth.types import BaseUser
 
 from orecast.service.graphs import GraphFactory
 
@@ -35,6 +36,8 @@ class RunInput:
     # the served graph's factory, if any: the run builds its own graph with it (`graph` is the one
     # built at startup, which answers the reads after the run)
     factory: GraphFactory | None = None
+    # for a factory's ServerRuntime: the user custom auth authenticated
+    user: BaseUser | None = None
 
 
 def _command(spec: dict[str, Any]) -> Command:

@@ -144,6 +144,7 @@ async def _start_run(
     prepared = RunInput(
         graph=served.graph,
         factory=served.factory,
+        user=user.access.user if user.access is not None else None,
         config=config,
         context=context,
         input=body.input,
