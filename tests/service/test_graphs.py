@@ -284,7 +284,7 @@ def toned(prefix):
 
 async def make_for_runtime(runtime: ServerRuntime[Tone]):
     if ert := runtime.execution_runtime:
-        log(f"run {runtime.access_context} {ert.context.tone} {type(runtime.store).__name__}")
+        log(f"run {runtime.access_context} {ert.context} {type(runtime.store).__name__}")
         return toned("run, ")
     log(f"read {runtime.access_context}")
     return toned("read, ")
@@ -317,11 +317,14 @@ async def test_factories_build_each_run_its_graph(tmp_path: Path) -> None:
             state = await client.threads.get_state(tid)
             assert [m["content"] for m in state["values"]["messages"]] == ["hi", reply], "checkpointed"
         assert log.read_text().splitlines() == [f"open {threads[2]}", f"close {threads[2]}", "close cm"]
-        # a ServerRuntime: for a run, its context as the graph's context schema, and the store
-        tid = (await client.threads.create())["thread_id"]
-        out = await client.runs.wait(tid, "rt", input=say("hi"), context={"tone": "loud"})
-        assert out["messages"][-1]["content"] == "run, loud: hi"
-        assert log.read_text().splitlines()[-1] == "run threads.create_run loud AsyncSqliteStore"
+        # a ServerRuntime: for a run, its context as given (as langgraph-api: a dict, `{}` when the run
+        # has none, which the graph's nodes see as its context schema's defaults) and the store
+        for context, reply, seen in (({"tone": "loud"}, "run, loud: hi", "{'tone': 'loud'}"),
+                                     (None, "run, calm: hi", "{}")):
+            tid = (await client.threads.create())["thread_id"]
+            out = await client.runs.wait(tid, "rt", input=say("hi"), context=context)
+            assert out["messages"][-1]["content"] == reply
+            assert log.read_text().splitlines()[-1] == f"run threads.create_run {seen} AsyncSqliteStore"
         # a factory that fails for a run fails that run, as its graph would
         run = await client.runs.create(threads[0], "a", input=say("again"), config={"configurable": {"tone": 1}})
         out = await client.runs.join(threads[0], run["run_id"])

@@ -14,7 +14,7 @@ import sys
 import warnings
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, is_dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,6 @@ from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 from langgraph.store.base import BaseStore
 from langgraph_sdk.auth.types import BaseUser
-from pydantic import BaseModel
 
 try:  # (langgraph-sdk >= 0.3.5) the server side builds these: hence their private names
     from langgraph_sdk.runtime import _ExecutionRuntime, _ReadRuntime
@@ -123,7 +122,7 @@ class GraphFactory:
     """A graph factory a spec names, called as LangGraph's Agent Server calls one: for each run, so a
     graph can be built for the run's user or settings. It takes nothing, the run's config, or a
     `langgraph_sdk.runtime.ServerRuntime` (a parameter annotated so): the user under custom auth, the
-    store, and for a run its context. It may be async, or return a context manager (sync or async)
+    store, and for a run its context as the run was given it (a dict, as langgraph-api passes it). It may be async, or return a context manager (sync or async)
     that yields the graph."""
 
     spec: str
@@ -175,16 +174,6 @@ def _takes_runtime(param: inspect.Parameter) -> bool:
     annotation = param.annotation
     text = annotation if isinstance(annotation, str) else repr(annotation)
     return "ServerRuntime" in text
-
-
-def run_context(graph: Pregel, context: Any) -> Any:
-    """A run's context as its graph's nodes see it: a dict made the graph's context schema when that
-    is a dataclass or a pydantic model (as LangGraph does when it runs the graph)."""
-    schema = getattr(graph, "context_schema", None)
-    made = isinstance(schema, type) and (is_dataclass(schema) or issubclass(schema, BaseModel))
-    if isinstance(context, dict) and made:
-        return schema(**context)
-    return context
 
 
 async def load_graph(

@@ -20,7 +20,6 @@ from typing import Any
 
 from orecast.checkpoint import OrecastCheckpointer
 from orecast.service.encode import dumps, interrupts_of, jsonable
-from orecast.service.graphs import run_context
 from orecast.service.metrics import ServiceMetrics
 from orecast.service.runs.broker import Broker, RunEvents
 from orecast.service.runs.execute import RunInput, execute_run
@@ -76,8 +75,7 @@ async def _run_graph(run: RunInput, events: RunEvents) -> Any:
     run would: its error is the run's); what the factory's context opened closes with the run."""
     async with contextlib.AsyncExitStack() as resources:
         if run.factory is not None:
-            context = run_context(run.graph, run.context)
-            graph = await run.factory.build(run.config, resources, user=run.user, context=context, executing=True)
+            graph = await run.factory.build(run.config, resources, user=run.user, context=run.context, executing=True)
             run = replace(run, graph=graph)
         return await execute_run(run, events.put)
 

@@ -116,11 +116,13 @@ async def _start_run(
             configurable["checkpoint_ns"] = body.checkpoint.checkpoint_ns
         await svc.threads.require_checkpoint(thread_id, {"checkpoint_id": checkpoint_id})
     config["metadata"] = {**(config.get("metadata") or {}), **run_metadata, "run_id": run_id}
-    context = {**(assistant.get("context") or {}), **(body.context or {})} or None
+    # `{}` when none is given, as langgraph-api passes it: a graph's context schema (a dataclass, a
+    # pydantic model) is then made from it with its defaults
+    context = {**(assistant.get("context") or {}), **(body.context or {})}
     command = body.command.model_dump(exclude_none=True) if body.command else None
     # the run's `kwargs` as langgraph-api shows them
     kwargs = {
-        "input": body.input, "command": command, "config": config, "context": context or {},
+        "input": body.input, "command": command, "config": config, "context": context,
         "stream_mode": body.modes(), "interrupt_before": body.interrupt_before,
         "interrupt_after": body.interrupt_after, "webhook": body.webhook, "feedback_keys": None,
         "temporary": temporary, "subgraphs": body.stream_subgraphs, "resumable": body.stream_resumable,
