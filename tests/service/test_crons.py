@@ -157,6 +157,13 @@ async def test_search_and_count_filter_sort_and_select(cron_client: LangGraphCli
     assert moved["schedule"] == "30 6 * * *" and moved["next_run_date"].endswith("T06:30:00+00:00")
 
 
+async def test_a_timezone_reads_the_schedule_there(cron_client: LangGraphClient) -> None:
+    cron = await cron_client.crons.create(ECHO, schedule="0 8 * * *", timezone="Asia/Shanghai")
+    assert cron["timezone"] == "Asia/Shanghai"
+    assert cron["next_run_date"].endswith("T00:00:00+00:00"), "08:00 in Shanghai is 00:00 UTC"
+    await cron_client.crons.delete(cron["cron_id"])
+
+
 async def test_delete_and_unknown_ids(cron_client: LangGraphClient) -> None:
     tag = uuid.uuid4().hex
     cron = await cron_client.crons.create(ECHO, schedule=YEARLY, metadata={"tag": tag})

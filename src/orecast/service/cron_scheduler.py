@@ -50,7 +50,7 @@ class CronScheduler:
                 return None
             user = User(cron.auth_user["user"])
             return Principal(None, access=Access(self.custom_auth.auth, user, tuple(cron.auth_user["permissions"])))
-        if cron.owner is None:
+        if cron.owner is None or not self.api_keys.enabled:  # no auth (now): the one local user
             return Principal(None, admin=True)
         return self.api_keys.principal(cron.owner)
 
