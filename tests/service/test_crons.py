@@ -20,6 +20,8 @@ from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import NotFoundError
 from langgraph_sdk.schema import Cron
 
+from orecast.service.crons import CronRecord, CronRepo, stored
+from orecast.service.db import open_db
 from tests.checkpoint.conftest import raw_sql
 from tests.service.conftest import ECHO, ECHO_FILE, NESTED, Server, say, settings_for
 from tests.service.test_auth_errors import new_database
@@ -310,3 +312,21 @@ async def test_two_schedulers_fire_a_due_cron_once(db_url: str) -> None:
     finally:
         for replica in replicas:
             replica.stop()
+
+
+async def test_one_claim_of_a_firing_wins(db_url: str) -> None:
+    """The claim itself, from two connections (pools) at once: of the callers that read the same due
+    date, exactly one moves it on."""
+    due = CronRecord(
+        cron_id=str(uuid.uuid4()), assistant_id="a", thread_id=None, owner=None, auth_user=None,
+        schedule=YEARLY, timezone=None, end_time=None, next_run_date=LONG_AGO, payload={}, metadata={},
+        on_run_completed="delete", enabled=True, created_at=LONG_AGO, updated_at=LONG_AGO,
+    )
+    following = stored(datetime(2100, 1, 1, tzinfo=UTC))
+    async with open_db(db_url) as first, open_db(db_url) as second:
+        await CronRepo(first).insert(due)
+        repos = [CronRepo(first), CronRepo(second)] * 4
+        claims = await asyncio.gather(*(repo.claim(due, following) for repo in repos))
+        assert claims.count(True) == 1
+        assert (await CronRepo(second).require(due.cron_id)).next_run_date == following
+        await CronRepo(first).delete(due.cron_id)

@@ -15,6 +15,7 @@ from tests.service.test_crons import (  # noqa: F401
     test_a_stateless_cron_runs_on_a_new_thread_each_time,
     test_a_thread_cron_runs_on_its_thread,
     test_end_time_and_disabled_stop_firing,
+    test_one_claim_of_a_firing_wins,
     test_search_and_count_filter_sort_and_select,
     test_two_schedulers_fire_a_due_cron_once,
 )
