@@ -1,6 +1,6 @@
 """The service on MySQL / MariaDB: the same run tests as on SQLite and PostgreSQL, on a fresh database.
 
-The run tests of `test_runs.py` and `test_multitask.py`, and the thread search's, are collected here once
+The run tests of `test_runs.py` and `test_multitask.py`, the thread search's and the crons', are collected here once
 more; this module's `db_url` (a new MySQL database of this test run) replaces the conftest's for them.
 """
 
@@ -9,6 +9,16 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import new_mysql_database
+from tests.service.test_crons import (  # noqa: F401
+    cron_client,
+    cron_server,
+    test_a_stateless_cron_runs_on_a_new_thread_each_time,
+    test_a_thread_cron_runs_on_its_thread,
+    test_end_time_and_disabled_stop_firing,
+    test_one_claim_of_a_firing_wins,
+    test_search_and_count_filter_sort_and_select,
+    test_two_schedulers_fire_a_due_cron_once,
+)
 from tests.service.test_multitask import (  # noqa: F401  (collected again, on MySQL)
     test_a_run_left_by_a_dead_process_does_not_block_the_thread,
     test_enqueue_runs_in_order,

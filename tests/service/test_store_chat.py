@@ -58,7 +58,7 @@ async def test_system_endpoints(server) -> None:
         assert (await http.get("/ok")).json() == {"ok": True}
         assert (await http.get("/health")).json() == {"status": "ok", "database": "ok"}
         info = (await http.get("/info")).json()
-        assert "orecast" in info["graphs"]
+        assert "orecast" in info["graphs"] and info["flags"]["crons"] is True
         assert (await http.get("/docs")).status_code == 200
         spec = (await http.get("/openapi.json")).json()
         assert "/threads/{thread_id}/runs/stream" in spec["paths"]

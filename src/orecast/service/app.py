@@ -19,6 +19,8 @@ from orecast.checkpoint.store import open_store
 from orecast.service.assistants import Assistants
 from orecast.service.auth import ApiKeys
 from orecast.service.context import Services
+from orecast.service.cron_scheduler import CronScheduler
+from orecast.service.crons import CronRepo
 from orecast.service.custom_auth import CustomAuth
 from orecast.service.db import open_db
 from orecast.service.errors import error_body, install_error_handlers
@@ -170,23 +172,29 @@ def create_app(
                 saver, repo, metrics, settings.ttl_policy(), settings.sweep_every()
             )
             await runs.erase_rollbacks_left()
-            app.state.services = Services(
+            services = app.state.services = Services(
                 settings=settings, saver=saver, store=store, db=db, graphs=graphs,
                 assistants=assistants, threads=Threads(
                     saver, graphs, graphs.ids()[0], reserve_owner=custom_auth is None,
                     ttl_policy=settings.ttl_policy(),
                 ),
-                repo=repo, runs=runs, metrics=metrics,
+                repo=repo, runs=runs, metrics=metrics, crons=CronRepo(db),
+            )
+            cron_scheduler = app.state.cron_scheduler = CronScheduler(
+                services, services.crons, api_keys, custom_auth, settings.cron_poll_seconds
             )
             sweeper.start()
+            cron_scheduler.start()
             try:
                 yield
             finally:
+                await cron_scheduler.close()  # before the runs stop: it starts runs
                 await sweeper.close()
                 await runs.close()
                 app.state.services = None
                 app.state.metrics = None
                 app.state.sweeper = None
+                app.state.cron_scheduler = None
                 if tracing is not None and tracer_provider is None:
                     tracing.shutdown()
 
@@ -202,6 +210,7 @@ def create_app(
     app.state.services = None
     app.state.metrics = None
     app.state.sweeper = None
+    app.state.cron_scheduler = None
     app.state.web_dir = settings.web_dir
     install_error_handlers(app)
     for router in ROUTERS:

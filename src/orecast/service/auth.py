@@ -62,6 +62,10 @@ class ApiKeys:
     def enabled(self) -> bool:
         return bool(self.keys)
 
+    def principal(self, user_id: str) -> Principal | None:
+        """The configured user `user_id` (None: not, or no longer, configured)."""
+        return next((p for _, p in self.keys if p.user_id == user_id), None)
+
     def lookup(self, presented: str) -> Principal | None:
         found = None
         for key, principal in self.keys:

@@ -10,6 +10,7 @@ from langgraph.store.base import BaseStore
 
 from orecast.checkpoint import OrecastCheckpointer
 from orecast.service.assistants import Assistants
+from orecast.service.crons import CronRepo
 from orecast.service.db import Db
 from orecast.service.graphs import GraphRegistry
 from orecast.service.metrics import ServiceMetrics
@@ -31,6 +32,7 @@ class Services:
     repo: RunRepo
     runs: RunManager
     metrics: ServiceMetrics
+    crons: CronRepo
 
 
 async def get_services(request: Request) -> Services:

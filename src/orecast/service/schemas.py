@@ -3,6 +3,7 @@ adds new ones over time); responses are the SDK's TypedDicts built in the servic
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -148,6 +149,58 @@ class RunCreate(_Body):
 
     def modes(self) -> list[str]:
         return [self.stream_mode] if isinstance(self.stream_mode, str) else list(self.stream_mode)
+
+
+class _CronFields(_Body):
+    """What a cron's create and update both take: when it ends, and the run each firing starts."""
+
+    timezone: str | None = None
+    end_time: datetime | None = None
+    on_run_completed: Literal["delete", "keep"] | None = None
+    input: Any = None
+    config: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    interrupt_before: Literal["*"] | list[str] | None = None
+    interrupt_after: Literal["*"] | list[str] | None = None
+    webhook: str | None = None
+    stream_mode: StreamMode | list[StreamMode] | None = None
+    stream_subgraphs: bool | None = None
+    stream_resumable: bool | None = None
+    durability: Literal["sync", "async", "exit"] | None = None
+
+
+class CronCreate(_CronFields):
+    """A cron's body (`crons.create_for_thread`, `crons.create`): a schedule and the run it starts."""
+
+    assistant_id: str = Field(description="An assistant id or a served graph's name")
+    schedule: str = Field(description="5-field cron expression, UTC unless `timezone`")
+    enabled: bool = True
+    multitask_strategy: Literal["reject", "interrupt", "rollback", "enqueue"] | None = None
+
+
+class CronUpdate(_CronFields):
+    """`crons.update`: what is given changes (`end_time: null` removes the end)."""
+
+    schedule: str | None = None
+    enabled: bool | None = None
+
+
+class CronCount(_Body):
+    assistant_id: str | None = None
+    thread_id: str | None = None
+    enabled: bool | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class CronSearch(CronCount):
+    limit: int = Field(10, ge=1, le=1000)
+    offset: int = Field(0, ge=0)
+    sort_by: Literal[
+        "cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date", "end_time"
+    ] | None = None
+    sort_order: Literal["asc", "desc"] | None = None
+    select: list[str] | None = Field(None, description="Return only these fields")
 
 
 class CancelMany(_Body):

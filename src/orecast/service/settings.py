@@ -43,6 +43,9 @@ class ServiceSettings(BaseSettings):
     stale_run_seconds: float = Field(
         30.0, gt=0, description="A running run without a heartbeat this long belongs to a dead process"
     )
+    cron_poll_seconds: float = Field(
+        5.0, gt=0, description="How often the scheduler looks for due crons (every replica does)"
+    )
     freeze_heap: bool = Field(
         False,
         description="After startup, keep what startup built out of the garbage collector's scans (gc.freeze); "

@@ -41,7 +41,7 @@ async def info(svc: Svc) -> dict[str, Any]:
         "version": "0.1.0",
         "server": "orecast",
         "graphs": svc.graphs.ids(),
-        "flags": {"assistants": True, "crons": False, "langsmith": False},
+        "flags": {"assistants": True, "crons": True, "langsmith": False},
     }
 
 

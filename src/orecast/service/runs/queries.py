@@ -105,4 +105,5 @@ WHERE run_id = ?"""
 # The run's end and its thread's status (in the checkpoint store's threads table) in one transaction.
 DELETE_RUN = "DELETE FROM service_runs WHERE run_id = ?"
 DELETE_THREAD_RUNS = "DELETE FROM service_runs WHERE thread_id = ?"
+DELETE_THREAD_CRONS = "DELETE FROM service_crons WHERE thread_id = ?"
 SELECT_RUN_IDS = "SELECT run_id, thread_id FROM service_runs WHERE {where}"

@@ -336,9 +336,11 @@ class RunRepo:
             await tx.send(q.DELETE_RUN, (run_id,))
 
     async def delete_thread_runs(self, thread_id: str) -> None:
+        """What a deleted thread leaves in the service tables: its runs, their events, its crons."""
         async with self.db.transaction(thread_id) as tx:
             await tx.send(q.DELETE_THREAD_RUN_EVENTS, (thread_id,))
             await tx.send(q.DELETE_THREAD_RUNS, (thread_id,))
+            await tx.send(q.DELETE_THREAD_CRONS, (thread_id,))
 
     async def select_ids(
         self, *, thread_id: str | None, run_ids: list[str] | None, statuses: tuple[str, ...]
