@@ -37,9 +37,13 @@ system-packages:
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench examples
 
+# A pytest worker a core (pytest-xdist), at most 4: more would crowd the one database server and the
+# tests that time a real terminal or server. A 1-core machine gets one worker. The servers are found
+# (or started) once, here, not by each worker.
 test: $(STAMP) system-packages lint
 	@eval "$$($(PY) -m tests.pg_server ensure --export)" && \
-	  $(PY) -m pytest -q -p no:cacheprovider --durations=20
+	  eval "$$($(PY) -m tests.mysql_server ensure --export)" && \
+	  $(PY) -m pytest -q -p no:cacheprovider -n auto --maxprocesses 4 --durations=20
 
 bench: $(STAMP)
 	@eval "$$($(PY) -m tests.pg_server ensure --export)" && \

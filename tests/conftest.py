@@ -13,6 +13,10 @@ from tests import mysql_server
 from tests.pg_server import ensure as ensure_postgres
 from tests.pg_server import with_database, with_search_path
 
+# Here, not as a conftest of its folder: the controller of pytest-xdist loads only this conftest, and it
+# is the controller that starts LangGraph's suite.
+pytest_plugins = ["tests.checkpoint.langgraph_suite.background"]
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:

@@ -11,6 +11,7 @@ these, `ensure()` returns None and the MySQL tests are skipped with one line say
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import pwd
 import shutil
@@ -70,6 +71,14 @@ def _start_throwaway() -> str | None:
     install, server = shutil.which("mariadb-install-db"), shutil.which("mariadbd") or "/usr/sbin/mariadbd"
     if not install or not Path(server).exists():
         return None
+    THROWAWAY_DIR.mkdir(parents=True, exist_ok=True)
+    # pytest-xdist's workers each look for a server: one makes it, the others then find it.
+    with open(THROWAWAY_DIR / "start.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _start_throwaway_locked(install, server)
+
+
+def _start_throwaway_locked(install: str, server: str) -> str | None:
     data, socket = THROWAWAY_DIR / "data", THROWAWAY_DIR / "mysqld.sock"
     url = f"mysql://root@localhost/mysql?unix_socket={quote(str(socket))}"
     if socket.exists() and reachable(url):
@@ -77,7 +86,6 @@ def _start_throwaway() -> str | None:
     # mariadbd refuses to run as root unless told to; it runs as whoever runs the tests.
     user = f"--user={pwd.getpwuid(os.geteuid()).pw_name}"
     if not data.exists():
-        THROWAWAY_DIR.mkdir(parents=True, exist_ok=True)
         subprocess.run(
             [install, "--no-defaults", user, f"--datadir={data}", "--auth-root-authentication-method=normal", "--skip-test-db"],
             capture_output=True,

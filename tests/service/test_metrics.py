@@ -97,7 +97,13 @@ def test_database_gauges(db_url: str) -> None:
     replica = Server.start(settings_for(db_url, metrics_database_seconds=0))
     try:
         before = scrape(replica.url)
-        assert httpx.post(f"{replica.url}/threads", json={}).status_code == 200
+        created = httpx.post(f"{replica.url}/threads", json={})
+        assert created.status_code == 200
+        # A run of its own stores items: this module's other tests may run in another xdist worker,
+        # on another database.
+        ran = httpx.post(f"{replica.url}/threads/{created.json()['thread_id']}/runs/wait",
+                         json={"assistant_id": ECHO, "input": say("hi")}, timeout=60)
+        assert ran.status_code == 200, ran.text
         after = scrape(replica.url)
     finally:
         replica.stop()

@@ -3,12 +3,19 @@ the analyst's `/memories/` files (agent/memories.py). orecast writes no store of
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import os
 from collections.abc import AsyncIterator
 
 from langgraph.store.base import BaseStore
 
 from orecast.checkpoint.urls import parse_url
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock
+    fcntl = None  # type: ignore[assignment]
 
 
 @contextlib.asynccontextmanager
@@ -23,7 +30,8 @@ async def open_store(url: str) -> AsyncIterator[BaseStore]:
         from langgraph.store.sqlite.aio import AsyncSqliteStore
 
         async with AsyncSqliteStore.from_conn_string(parsed.target) as store:
-            await store.setup()
+            async with _one_process_at_a_time(parsed.target):
+                await store.setup()
             yield store
     elif parsed.scheme == "mysql":
         # The community package's store (langgraph-checkpoint-mysql): LangGraph has no MySQL store.
@@ -38,3 +46,16 @@ async def open_store(url: str) -> AsyncIterator[BaseStore]:
         async with AsyncPostgresStore.from_conn_string(parsed.target) as store:
             await store.setup()
             yield store
+
+
+@contextlib.asynccontextmanager
+async def _one_process_at_a_time(path: str) -> AsyncIterator[None]:
+    """LangGraph's SQLite setup is not safe in two processes at once: `orecast serve --workers 2` on a
+    new file had both add the same column. An flock on the database file orders them (SQLite's own
+    locks are fcntl byte ranges, which an flock leaves alone). None for a database that is no file."""
+    if fcntl is None or not os.path.isfile(path):
+        yield
+        return
+    with open(path, "rb") as handle:  # closing it releases the lock
+        await asyncio.to_thread(fcntl.flock, handle, fcntl.LOCK_EX)
+        yield

@@ -117,6 +117,7 @@ class Run:
 
     def __init__(self, root: Path, backends: str, strict: bool, args: list[str], nice: int = 0) -> None:
         self.root, self.backends, self.strict, self.nice = root, backends, strict, nice
+        self.stopped = False
         # Runs may go side by side: each has its own report and temporary folder.
         self.tag = (f"{os.getpid()}-{id(self):x}-{backends.replace(',', '-')}-"
                     f"{'strict' if strict else 'default'}")
@@ -141,7 +142,7 @@ class Run:
 
     def outcome(self) -> Outcome:
         outcome = self._wait()
-        if outcome.unexpected:
+        if outcome.unexpected and not self.stopped:
             again = Run(self.root, self.backends, self.strict,
                         [_node_id(t) for t in outcome.unexpected], self.nice)._wait()
             outcome.flaky = [t for t in outcome.unexpected if t not in again.failed]
@@ -151,7 +152,8 @@ class Run:
 
     def stop(self) -> None:
         """End a run nobody will wait for (the test session ended first). An interrupt, so its pytest
-        still drops the database it made."""
+        still drops the database it made; a thread waiting in `outcome()` re-runs nothing."""
+        self.stopped = True
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
             try:
