@@ -4,7 +4,9 @@
 A plugin that tests/conftest.py names, not a conftest of this folder: under pytest-xdist the controller
 loads only the top conftest, and it is the controller that starts the runs, once, when the first worker
 has collected (every worker collects). A thread of the controller waits for them and writes their
-outcomes to a file, whose path every worker gets in `workerinput`; the worker that runs the test reads it.
+outcomes to a file, whose path every worker gets in `workerinput`; the worker that runs the test reads it
+and runs the unexpected failures again, as a run without xdist does: when the test runs, last, on a
+machine that the rest of the suite no longer loads (several of LangGraph's tests time their steps).
 """
 
 from __future__ import annotations
@@ -103,7 +105,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def _hand_over(runs: dict[tuple[str, bool], suite.Run], handoff: Path) -> None:
     try:
         payload: dict[str, Any] = {"outcomes": [
-            [backends, strict, dataclasses.asdict(run.outcome())] for (backends, strict), run in runs.items()
+            [str(run.root), backends, strict, dataclasses.asdict(run.wait())]
+            for (backends, strict), run in runs.items()
         ]}
     except Exception:
         payload = {"error": traceback.format_exc()}
@@ -123,4 +126,7 @@ def _handed_over(handoff: Path) -> Outcomes:
     payload = json.loads(handoff.read_text(encoding="utf-8"))
     if "error" in payload:
         raise RuntimeError(f"LangGraph's suite, in the controller of pytest-xdist:\n{payload['error']}")
-    return {(backends, strict): suite.Outcome(**fields) for backends, strict, fields in payload["outcomes"]}
+    return {
+        (backends, strict): suite.retried(suite.Outcome(**fields), Path(root), backends, strict, NICE)
+        for root, backends, strict, fields in payload["outcomes"]
+    }

@@ -117,7 +117,6 @@ class Run:
 
     def __init__(self, root: Path, backends: str, strict: bool, args: list[str], nice: int = 0) -> None:
         self.root, self.backends, self.strict, self.nice = root, backends, strict, nice
-        self.stopped = False
         # Runs may go side by side: each has its own report and temporary folder.
         self.tag = (f"{os.getpid()}-{id(self):x}-{backends.replace(',', '-')}-"
                     f"{'strict' if strict else 'default'}")
@@ -141,19 +140,11 @@ class Run:
             )
 
     def outcome(self) -> Outcome:
-        outcome = self._wait()
-        if outcome.unexpected and not self.stopped:
-            again = Run(self.root, self.backends, self.strict,
-                        [_node_id(t) for t in outcome.unexpected], self.nice)._wait()
-            outcome.flaky = [t for t in outcome.unexpected if t not in again.failed]
-            outcome.failed = [t for t in outcome.failed if t not in outcome.flaky]
-            outcome.passed += len(outcome.flaky)
-        return outcome
+        return retried(self.wait(), self.root, self.backends, self.strict, self.nice)
 
     def stop(self) -> None:
         """End a run nobody will wait for (the test session ended first). An interrupt, so its pytest
-        still drops the database it made; a thread waiting in `outcome()` re-runs nothing."""
-        self.stopped = True
+        still drops the database it made."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
             try:
@@ -163,7 +154,8 @@ class Run:
                 self.process.wait()
         self._clean()
 
-    def _wait(self) -> Outcome:
+    def wait(self) -> Outcome:
+        """The run's own outcome, its failures not run again."""
         self.process.wait()
         try:
             if not self.report.exists():
@@ -177,6 +169,17 @@ class Run:
         self.report.unlink(missing_ok=True)
         self.log.unlink(missing_ok=True)
         shutil.rmtree(self.basetemp, ignore_errors=True)
+
+
+def retried(outcome: Outcome, root: Path, backends: str, strict: bool, nice: int = 0) -> Outcome:
+    """`outcome` once its unexpected failures have run again on their own: those that pass then count
+    as passed and flaky."""
+    if outcome.unexpected:
+        again = Run(root, backends, strict, [_node_id(t) for t in outcome.unexpected], nice).wait()
+        outcome.flaky = [t for t in outcome.unexpected if t not in again.failed]
+        outcome.failed = [t for t in outcome.failed if t not in outcome.flaky]
+        outcome.passed += len(outcome.flaky)
+    return outcome
 
 
 def _node_id(name: str) -> str:
