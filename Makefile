@@ -37,13 +37,15 @@ system-packages:
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench examples
 
-# A pytest worker a core (pytest-xdist), at most 4: more would crowd the one database server and the
-# tests that time a real terminal or server. A 1-core machine gets one worker. The servers are found
-# (or started) once, here, not by each worker.
+# One process by default: on 2 cores the workers of pytest-xdist gained only ~20 % (the databases and
+# LangGraph's suite already keep both busy), and LangGraph's timing tests failed more often beside them.
+# `make test PYTEST_ARGS="-n auto --maxprocesses 4"` runs a worker a core. The servers are found (or
+# started) once, here, not by each worker.
+PYTEST_ARGS ?= -p no:xdist
 test: $(STAMP) system-packages lint
 	@eval "$$($(PY) -m tests.pg_server ensure --export)" && \
 	  eval "$$($(PY) -m tests.mysql_server ensure --export)" && \
-	  $(PY) -m pytest -q -p no:cacheprovider -n auto --maxprocesses 4 --durations=20
+	  $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) --durations=20
 
 bench: $(STAMP)
 	@eval "$$($(PY) -m tests.pg_server ensure --export)" && \
