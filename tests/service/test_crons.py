@@ -315,11 +315,13 @@ async def test_two_schedulers_fire_a_due_cron_once(db_url: str) -> None:
 
 
 async def test_one_claim_of_a_firing_wins(db_url: str) -> None:
-    """The claim itself, from two connections (pools) at once: of the callers that read the same due
-    date, exactly one moves it on."""
+    """The claim itself, from two connections (pools) at once: of the callers that read the same
+    date, exactly one moves it on. The date is not yet due, so that the schedulers of this module's
+    servers, polling the same database, leave the row to the test (one fired it first in CI)."""
     due = CronRecord(
         cron_id=str(uuid.uuid4()), assistant_id="a", thread_id=None, owner=None, auth_user=None,
-        schedule=YEARLY, timezone=None, end_time=None, next_run_date=LONG_AGO, payload={}, metadata={},
+        schedule=YEARLY, timezone=None, end_time=None, next_run_date=stored(datetime(2099, 1, 1, tzinfo=UTC)),
+        payload={}, metadata={},
         on_run_completed="delete", enabled=True, created_at=LONG_AGO, updated_at=LONG_AGO,
     )
     following = stored(datetime(2100, 1, 1, tzinfo=UTC))
