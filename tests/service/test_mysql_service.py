@@ -6,8 +6,15 @@ more; this module's `db_url` (a new MySQL database of this test run) replaces th
 
 from __future__ import annotations
 
+import asyncio
+import uuid
+
 import pytest
 
+from orecast.checkpoint import open_checkpointer
+from orecast.service.db import open_db
+from orecast.service.runs import queries as q
+from orecast.service.runs.records import RunRepo
 from tests.conftest import new_mysql_database
 from tests.service.test_crons import (  # noqa: F401
     cron_client,
@@ -49,3 +56,28 @@ from tests.service.test_thread_ttl import (  # noqa: F401
 @pytest.fixture(scope="module")
 def db_url(mysql_databases: tuple[str, str]) -> str:
     return new_mysql_database(mysql_databases)
+
+
+async def test_a_claim_waits_for_no_lock_on_another_runs_row(db_url: str) -> None:
+    """MariaDB read the subqueries of the claim's UPDATE with shared locks on every run of the thread: a
+    run finishing meanwhile (its row locked FOR UPDATE) deadlocked with the claim's expiry, its end was
+    rolled back, and the thread stayed blocked until the run looked dead (a CI failure). The claim now
+    takes no lock on another run's row."""
+    async with open_checkpointer(db_url) as saver, open_db(db_url) as db:
+        repo = RunRepo(db, saver.thread_status_statement)  # type: ignore[attr-defined]  # our saver
+        thread_id = str(uuid.uuid4())
+        admitted = [
+            (await repo.admit(
+                run_id=str(uuid.uuid4()), thread_id=thread_id, assistant_id="a", metadata={}, kwargs={},
+                strategy="enqueue", owner=None,
+            ))[0]
+            for _ in range(2)
+        ]
+        running, pending = admitted
+        assert (running.status, pending.status) == ("running", "pending")
+        async with db.transaction() as finishing:  # the running run's end, not yet committed
+            assert await finishing.fetchall(q.LOCK_UNFINISHED_RUN, (running.run_id,))
+            assert await asyncio.wait_for(repo.claim(pending, 30), 5) is None, "the thread is busy"
+        assert await repo.finish(running.run_id, "success")
+        assert await repo.claim(pending, 30) == []
+        assert (await repo.get(pending.run_id)).status == "running"  # type: ignore[union-attr]

@@ -47,21 +47,27 @@ WHERE run_id = ? AND status = 'pending' AND cancel_action IS NULL AND NOT EXISTS
     SELECT 1 FROM service_runs AS r WHERE r.thread_id = ? AND r.status = 'pending'
       AND (r.created_at < ? OR (r.created_at = ? AND r.run_id < ?))
 )"""
-# MySQL 8 refuses a subquery on the table an UPDATE changes: the other runs are read through a
-# derived table, which it materialises first (MariaDB takes either form).
-CLAIM_RUN_MYSQL = """UPDATE service_runs SET status = 'running', heartbeat_at = ?, updated_at = ?
-WHERE run_id = ? AND status = 'pending' AND cancel_action IS NULL AND NOT EXISTS (
-    SELECT 1 FROM (SELECT thread_id, status FROM service_runs) AS r WHERE r.thread_id = ? AND r.status = 'running'
-) AND NOT EXISTS (
-    SELECT 1 FROM (SELECT thread_id, status, created_at, run_id FROM service_runs) AS r
-    WHERE r.thread_id = ? AND r.status = 'pending'
-      AND (r.created_at < ? OR (r.created_at = ? AND r.run_id < ?))
-)"""
+# MySQL: the claim in two statements. InnoDB reads the subqueries of an UPDATE with shared locks on
+# every run of the thread, and a run finishing meanwhile (its row locked FOR UPDATE) then deadlocked
+# with the expiry's update of that row: the finish was rolled back and the thread stayed blocked until
+# the run looked dead. So the other runs are checked by a plain read (claims and admissions of a thread
+# hold its named lock, and the unique index still refuses a second running run), and the claim
+# updates its own row only.
+CLAIM_BLOCKED_MYSQL = """SELECT 1 FROM service_runs WHERE thread_id = ? AND (status = 'running' OR (
+    status = 'pending' AND (created_at < ? OR (created_at = ? AND run_id < ?))
+)) LIMIT 1"""
+CLAIM_OWN_ROW_MYSQL = """UPDATE service_runs SET status = 'running', heartbeat_at = ?, updated_at = ?
+WHERE run_id = ? AND status = 'pending' AND cancel_action IS NULL"""
 # A pending or running run whose process stopped beating its heart would block the thread forever. The
 # run asking to be claimed is not one of them: its process is alive, it is asking.
 EXPIRE_DEAD_RUNS = """UPDATE service_runs SET status = 'error', error = 'the process driving it stopped',
     updated_at = ? WHERE thread_id = ? AND status IN ('pending', 'running') AND heartbeat_at < ?
     AND run_id <> ?"""
+# MySQL: the dead runs found by a plain read, then each expired by its key (locking no live run's row).
+SELECT_DEAD_RUNS_MYSQL = """SELECT run_id FROM service_runs WHERE thread_id = ? AND status IN ('pending', 'running')
+    AND heartbeat_at < ? AND run_id <> ?"""
+EXPIRE_DEAD_RUN_MYSQL = """UPDATE service_runs SET status = 'error', error = 'the process driving it stopped',
+    updated_at = ? WHERE run_id = ? AND status IN ('pending', 'running') AND heartbeat_at < ?"""
 # A rollback asked for (by another run's admission) whose run is over but not yet erased: the process
 # driving it died before erasing it (its row was then expired), or the one that expired it did.
 SELECT_ROLLBACKS_LEFT = """SELECT run_id FROM service_runs

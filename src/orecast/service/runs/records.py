@@ -190,19 +190,14 @@ class RunRepo:
 
         None if refused; else the runs of the thread whose rollback is left to finish (`rollbacks_left`),
         which the caller erases before its run starts."""
-        now = datetime.now(UTC)
-        stale = (now - timedelta(seconds=stale_after)).isoformat()
-        claim = (
-            now.isoformat(), now.isoformat(), run.run_id, run.thread_id, run.thread_id,
-            run.created_at, run.created_at, run.run_id,
-        )
-        claim_sql = q.CLAIM_RUN_MYSQL if self.db.dialect == "mysql" else q.CLAIM_RUN
+        moment = datetime.now(UTC)
+        now, stale = moment.isoformat(), (moment - timedelta(seconds=stale_after)).isoformat()
         async with self.db.transaction(run.thread_id) as tx:
             try:
-                changed = await tx.execute(claim_sql, claim)
+                changed = await self._claim(tx, run, now)
                 # only a refused claim can be a dead process's fault: expire its runs, try once more
-                if changed == 0 and await tx.execute(q.EXPIRE_DEAD_RUNS, (now.isoformat(), run.thread_id, stale, run.run_id)):
-                    changed = await tx.execute(claim_sql, claim)
+                if changed == 0 and await self._expire_dead(tx, run, now, stale):
+                    changed = await self._claim(tx, run, now)
             except Exception as exc:  # the unique index: another process claimed the thread first
                 if "unique" in str(exc).lower():
                     return None
@@ -211,6 +206,25 @@ class RunRepo:
                 return None
             await tx.send(*self.thread_status(run.thread_id, "busy", touch=False))
             return [r[0] for r in await tx.fetchall(q.SELECT_ROLLBACKS_LEFT, (run.thread_id,))]
+
+    async def _claim(self, tx: Tx, run: RunRecord, now: str) -> int:
+        """The claim's statement(s): 1 if `run` is now the thread's running run."""
+        if self.db.dialect != "mysql":
+            return await tx.execute(q.CLAIM_RUN, (
+                now, now, run.run_id, run.thread_id, run.thread_id, run.created_at, run.created_at, run.run_id,
+            ))
+        if await tx.fetchone(q.CLAIM_BLOCKED_MYSQL, (run.thread_id, run.created_at, run.created_at, run.run_id)):
+            return 0
+        return await tx.execute(q.CLAIM_OWN_ROW_MYSQL, (now, now, run.run_id))
+
+    async def _expire_dead(self, tx: Tx, run: RunRecord, now: str, stale: str) -> int:
+        """Mark the thread's runs whose process stopped beating as failed; how many there were."""
+        if self.db.dialect != "mysql":
+            return await tx.execute(q.EXPIRE_DEAD_RUNS, (now, run.thread_id, stale, run.run_id))
+        expired = 0
+        for (dead,) in await tx.fetchall(q.SELECT_DEAD_RUNS_MYSQL, (run.thread_id, stale, run.run_id)):
+            expired += await tx.execute(q.EXPIRE_DEAD_RUN_MYSQL, (now, dead, stale))
+        return expired
 
     async def rollbacks_left(self) -> list[tuple[str, str]]:
         """(run id, thread id) of every run whose rollback was asked for and is over but not erased."""
