@@ -41,3 +41,7 @@ def test_quick_bench_runs_every_saver(tmp_path: Path, postgres_url: str) -> None
     # Linear vs quadratic shows even at 30 turns.
     assert savers["orecast-sqlite"]["storage_bytes"] * 5 < savers["official-sqlite"]["storage_bytes"]
     assert "| storage @30 turns |" in done.stdout
+    growth = results["growth"]
+    assert growth["rounds"] == 1 and len(growth["wall_ms"]) == 1
+    assert growth["savers"]["orecast-sqlite"]["early_ms"] > 0
+    assert len(growth["savers"]["orecast-sqlite"]["growth_per_round"]) == 1
