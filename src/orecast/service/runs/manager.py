@@ -166,11 +166,15 @@ class RunManager:
         await self.erase([run_id for run_id, _ in await self.repo.rollbacks_left()])
 
     async def _watch(self, run_id: str, target: asyncio.Task[Any]) -> None:
-        """Cancel `target` when another process asks (cancel flag); keep the run's heartbeat."""
-        since_beat = 0.0
+        """Cancel `target` when another process asks (cancel flag); keep the run's heartbeat.
+
+        The beat goes by the clock, not by the polls counted: a poll takes its sleep plus its query
+        and the loop's delays, and on a loaded machine counted sleeps made the beats come several
+        times later than `heartbeat_seconds`, past `stale_seconds`: a claim on the thread then took
+        the live run for a dead one and failed it."""
+        last_beat = time.monotonic()
         while not target.done():
             await asyncio.sleep(self.poll_seconds)
-            since_beat += self.poll_seconds
             action, _, shared = await self.repo.cancel_state(run_id)
             local = self._local.get(run_id)
             if action is not None:
@@ -181,8 +185,8 @@ class RunManager:
                 return
             if local is not None and (shared or local.shared is not None):
                 await self._share(run_id, local)
-            if since_beat >= self.heartbeat_seconds:
-                since_beat = 0.0
+            if time.monotonic() - last_beat >= self.heartbeat_seconds:
+                last_beat = time.monotonic()
                 await self.repo.heartbeat(run_id)
 
     async def _share(self, run_id: str, local: _Local) -> None:
