@@ -21,6 +21,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from orecast.checkpoint.errors import StoreUnavailable
 from orecast.checkpoint.migrations import statements
+from orecast.checkpoint.mysql.saver import Deadlock
 from orecast.checkpoint.postgres.pool import Checkout, check_connection, first_line
 from orecast.checkpoint.urls import parse_url
 from orecast.service.db.mysql_db import MysqlDb
@@ -43,6 +44,15 @@ PG_CHECKOUT_SECONDS = 30.0
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat()
+
+
+def rolled_back_to_retry(exc: BaseException) -> bool:
+    """The database rolled the transaction back to settle a conflict with another one (a deadlock's
+    victim on MySQL or PostgreSQL, a serialization failure: SQLSTATE class 40): nothing of it was
+    kept, and the same transaction run again may well go through."""
+    if isinstance(exc, Deadlock):
+        return True
+    return isinstance(exc, psycopg.Error) and (exc.sqlstate or "").startswith("40")
 
 
 class Tx(Protocol):

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Callable
+import logging
+import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from orecast.checkpoint import ThreadStatus
 from orecast.service.db import Db
-from orecast.service.db.connection import PostgresDb, Tx, now_iso
+from orecast.service.db.connection import PostgresDb, Tx, now_iso, rolled_back_to_retry
 from orecast.service.errors import Conflict, NotFound
 from orecast.service.runs import queries as q
 
+log = logging.getLogger(__name__)
 ACTIVE = ("pending", "running")
+# How often a transaction the database rolled back as a deadlock's victim (or a serialization failure)
+# runs again before its error is its caller's.
+ATTEMPTS = 5
+T = TypeVar("T")
 
 
 class ThreadStatusStatement(Protocol):
@@ -111,11 +119,15 @@ class RunRepo:
             owner, now, now, now,
         )
         cancelled: list[str] = []
-        if isinstance(self.db, PostgresDb) and assistant_version is not None and strategy in ("enqueue", "reject"):
-            status, active_ids = await self._admit_at_once(inserted, assistant_version, same_thread)
-            active = [(other, "") for other in active_ids]
-        else:
-            status, active = await self._admit(inserted, assistant_version, same_thread, cancelled)
+
+        async def admission() -> tuple[str | None, list[tuple[str, str]]]:
+            cancelled.clear()
+            if isinstance(self.db, PostgresDb) and assistant_version is not None and strategy in ("enqueue", "reject"):
+                status, active_ids = await self._admit_at_once(inserted, assistant_version, same_thread)
+                return status, [(other, "") for other in active_ids]
+            return await self._admit(inserted, assistant_version, same_thread, cancelled)
+
+        status, active = await self._retrying(admission)
         if status is None:
             raise Conflict(
                 f"thread {thread_id} is busy with run {active[0][0]}; "
@@ -190,6 +202,9 @@ class RunRepo:
 
         None if refused; else the runs of the thread whose rollback is left to finish (`rollbacks_left`),
         which the caller erases before its run starts."""
+        return await self._retrying(lambda: self._claim_once(run, stale_after))
+
+    async def _claim_once(self, run: RunRecord, stale_after: float) -> list[str] | None:
         moment = datetime.now(UTC)
         now, stale = moment.isoformat(), (moment - timedelta(seconds=stale_after)).isoformat()
         async with self.db.transaction(run.thread_id) as tx:
@@ -259,13 +274,16 @@ class RunRepo:
 
     async def share_stream(self, run_id: str) -> None:
         """Ask the process driving the run to write its events here (it notices at its next poll)."""
-        async with self.db.transaction() as tx:
-            await tx.send(q.SHARE_STREAM, (run_id,))
+        await self._retrying(lambda: self._send(q.SHARE_STREAM, (run_id,)))
 
     async def add_events(self, run_id: str, first_seq: int, events: list[tuple[str, bytes]]) -> None:
         """Write events (name, JSON of its data) numbered from `first_seq`."""
-        async with self.db.transaction() as tx:
-            await self._add_events(tx, run_id, first_seq, events)
+
+        async def write() -> None:
+            async with self.db.transaction() as tx:
+                await self._add_events(tx, run_id, first_seq, events)
+
+        await self._retrying(write)
 
     async def _add_events(self, tx: Tx, run_id: str, first_seq: int, events: list[tuple[str, bytes]]) -> None:
         for n, (event, data) in enumerate(events):
@@ -281,14 +299,16 @@ class RunRepo:
         return [(int(r[0]), r[1], r[2].encode() if isinstance(r[2], str) else bytes(r[2])) for r in rows]
 
     async def request_cancel(self, run: RunRecord, action: str, reason: str) -> None:
-        now = now_iso()
-        async with self.db.transaction(run.thread_id) as tx:
-            if await tx.execute(q.CANCEL_PENDING, (action, reason, now, run.run_id)) == 0:
-                await tx.execute(q.REQUEST_CANCEL, (action, reason, now, run.run_id))
+        async def request() -> None:
+            now = now_iso()
+            async with self.db.transaction(run.thread_id) as tx:
+                if await tx.execute(q.CANCEL_PENDING, (action, reason, now, run.run_id)) == 0:
+                    await tx.execute(q.REQUEST_CANCEL, (action, reason, now, run.run_id))
+
+        await self._retrying(request)
 
     async def heartbeat(self, run_id: str) -> None:
-        async with self.db.transaction() as tx:
-            await tx.send(q.HEARTBEAT, (now_iso(), run_id))
+        await self._retrying(lambda: self._send(q.HEARTBEAT, (now_iso(), run_id)))
 
     async def finish(
         self,
@@ -305,6 +325,12 @@ class RunRepo:
         another process follows the run (or `share`: its events are kept), write its `unshared` events
         (first sequence number, events; asked for only then), so they are all there when the row says
         the run is over."""
+        return await self._retrying(lambda: self._finish_once(run_id, status, error, thread, unshared, share))
+
+    async def _finish_once(
+        self, run_id: str, status: str, error: str | None, thread: tuple[str, str] | None,
+        unshared: Callable[[], tuple[int, list[tuple[str, bytes]]]], share: bool,
+    ) -> bool:
         if self.db.dialect == "postgres" and not share and await self._finish_at_once(run_id, status, error, thread):
             return True
         async with self.db.transaction() as tx:
@@ -338,23 +364,49 @@ class RunRepo:
         return bool(row and row[0])
 
     async def set_thread_status(self, thread_id: str, status: ThreadStatus) -> None:
-        async with self.db.transaction() as tx:
-            await self._thread_status(tx, thread_id, status)
+        await self._retrying(lambda: self._send(*self.thread_status(thread_id, status)))
 
     async def _thread_status(self, tx: Tx, thread_id: str, status: ThreadStatus) -> None:
         await tx.send(*self.thread_status(thread_id, status))
 
     async def delete(self, run_id: str) -> None:
-        async with self.db.transaction() as tx:
-            await tx.send(q.DELETE_RUN_EVENTS, (run_id,))
-            await tx.send(q.DELETE_RUN, (run_id,))
+        async def erase() -> None:
+            async with self.db.transaction() as tx:
+                await tx.send(q.DELETE_RUN_EVENTS, (run_id,))
+                await tx.send(q.DELETE_RUN, (run_id,))
+
+        await self._retrying(erase)
 
     async def delete_thread_runs(self, thread_id: str) -> None:
         """What a deleted thread leaves in the service tables: its runs, their events, its crons."""
-        async with self.db.transaction(thread_id) as tx:
-            await tx.send(q.DELETE_THREAD_RUN_EVENTS, (thread_id,))
-            await tx.send(q.DELETE_THREAD_RUNS, (thread_id,))
-            await tx.send(q.DELETE_THREAD_CRONS, (thread_id,))
+
+        async def erase() -> None:
+            async with self.db.transaction(thread_id) as tx:
+                await tx.send(q.DELETE_THREAD_RUN_EVENTS, (thread_id,))
+                await tx.send(q.DELETE_THREAD_RUNS, (thread_id,))
+                await tx.send(q.DELETE_THREAD_CRONS, (thread_id,))
+
+        await self._retrying(erase)
+
+    async def _send(self, sql: str, params: tuple[Any, ...]) -> None:
+        """One statement in a transaction of its own."""
+        async with self.db.transaction() as tx:
+            await tx.send(sql, params)
+
+    async def _retrying(self, work: Callable[[], Awaitable[T]]) -> T:
+        """`work` (whole transactions), run again when the database rolled it back to settle a
+        conflict with another transaction (a deadlock's victim): a run's admission, claim or end
+        must not fail for that, nor be left half-way (a run still `running` and its thread `busy`
+        when its process has ended it, until the run looks dead)."""
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                return await work()
+            except Exception as exc:
+                if attempt == ATTEMPTS or not rolled_back_to_retry(exc):
+                    raise
+                log.info("a transaction the database rolled back runs again: %s", exc)
+                await asyncio.sleep(random.uniform(0, 0.01 * attempt))  # the other one goes first
+        raise AssertionError("unreachable")
 
     async def select_ids(
         self, *, thread_id: str | None, run_ids: list[str] | None, statuses: tuple[str, ...]
