@@ -186,6 +186,36 @@ def _plain_graph(saver: Any) -> Any:
     return builder.compile(checkpointer=saver)
 
 
+async def test_a_call_cancelled_while_its_row_is_written_is_cancelled(store_url: str) -> None:
+    """LangGraph cancels a failing call's siblings; one cancelled while its `running` row is being
+    written (stored, a commit whose answer had not come back yet) is finished as cancelled too, not
+    left `running` for ever."""
+    async with open_checkpointer(store_url) as saver:
+        begin, stored, release = saver.abegin_tool_call, asyncio.Event(), asyncio.Event()
+
+        async def slow_to_answer(**facts: Any) -> str:
+            audit_id = await begin(**facts)
+            stored.set()
+            await release.wait()  # the row is stored; its answer is still on the way
+            return audit_id
+
+        saver.abegin_tool_call = slow_to_answer
+        graph = _plain_graph(saver)
+        run = asyncio.create_task(graph.ainvoke({"messages": [HumanMessage("62% Fe")]}, {"configurable": {"thread_id": "cut"}}))
+        await asyncio.wait_for(stored.wait(), 30)
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        release.set()
+        for _ in range(200):
+            (row,) = await saver.aaudit_tool_calls(thread_id="cut")
+            if row.status != "running":
+                break
+            await asyncio.sleep(0.05)
+    assert (row.tool, row.status, row.error, row.attempt) == ("lookup", "cancelled", "cancelled", 1)
+    assert row.ended_at is not None and row.duration_ms > 0
+
+
 async def test_a_plain_tool_node_graph_is_audited(store_url: str) -> None:
     async with open_checkpointer(store_url) as saver:
         graph = _plain_graph(saver)

@@ -68,7 +68,15 @@ class ToolCallAuditor:
         facts = _facts(request, config) if saver is not None else None
         if saver is None or facts is None:
             return await handler(request)
-        audit_id = await _quietly(saver.abegin_tool_call(**facts))
+        started = time.perf_counter()
+        begin = self._detached(saver.abegin_tool_call(**facts))
+        try:
+            audit_id = await asyncio.shield(begin)
+        except asyncio.CancelledError:
+            # Cancelled while the `running` row is written: it may be stored all the same (a commit
+            # whose answer had not come back), so it is finished as cancelled once written.
+            self._detached(_cancel_when_begun(saver, begin, started))
+            raise
         started = time.perf_counter()
         try:
             result = await handler(request)
@@ -89,12 +97,17 @@ class ToolCallAuditor:
             await self._finish(saver.aend_tool_call(audit_id, **_outcome(request, result, started)))
         return result
 
-    async def _finish(self, write: Coroutine[Any, Any, Any]) -> None:
-        """Write how a call ended even if the task is cancelled meanwhile: LangGraph cancels a call's
-        siblings when one of them fails, and a run is cancelled as a whole."""
+    def _detached(self, write: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """`write` in a task of its own, which a cancellation of the call does not reach."""
         task = asyncio.ensure_future(_quietly(write))
         self._writes.add(task)
         task.add_done_callback(self._writes.discard)
+        return task
+
+    async def _finish(self, write: Coroutine[Any, Any, Any]) -> None:
+        """Write how a call ended even if the task is cancelled meanwhile: LangGraph cancels a call's
+        siblings when one of them fails, and a run is cancelled as a whole."""
+        task = self._detached(write)
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -319,6 +332,13 @@ def _rejections(messages: list[Any], config: Mapping[str, Any], info: Any) -> li
 
 
 # -- writing without breaking the call ---------------------------------------------------------------
+
+
+async def _cancel_when_begun(saver: Any, begin: asyncio.Task[Any], started: float) -> None:
+    """Finish as cancelled the row of a call cancelled before its row's id came back."""
+    audit_id = await begin
+    if audit_id:
+        await saver.aend_tool_call(audit_id, **_ended(started, "cancelled", error="cancelled"))
 
 
 async def _quietly(write: Coroutine[Any, Any, Any]) -> Any:
