@@ -11,8 +11,10 @@ import uuid
 from pathlib import Path
 
 import pytest
+from langchain_core.messages import ToolMessage
 
 from orecast import market
+from orecast.checkpoint import open_checkpointer_sync
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,12 +45,27 @@ def ask_and_kill_mid_tools(url: str, thread: str, log: Path) -> None:
             time.sleep(0.1)
         else:
             pytest.fail("the two tool calls never got going")
-        time.sleep(1.0)  # let the finished call's result reach the checkpoint store
+        wait_until_stored(url, thread, deadline)  # the finished call's result, before the kill
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def wait_until_stored(url: str, thread: str, deadline: float) -> None:
+    """Until the finished call's result is in the store: its task's write (a ToolMessage) pending on
+    the thread's latest checkpoint. The call's audit row is finished before its task returns, so it
+    is stored by then too."""
+    with open_checkpointer_sync(url) as saver:
+        while time.monotonic() < deadline:
+            tup = saver.get_tuple({"configurable": {"thread_id": thread}})
+            written = [v for _task, _channel, value in (tup.pending_writes if tup else [])
+                       for v in (value if isinstance(value, list) else [value])]
+            if any(isinstance(v, ToolMessage) for v in written):
+                return
+            time.sleep(0.05)
+    pytest.fail("the finished call's result never reached the store")
 
 
 def resume(url: str, thread: str, log: Path) -> subprocess.CompletedProcess[str]:
