@@ -126,3 +126,12 @@ def client(server: Server) -> LangGraphClient:
 
 def say(text: str, **extra: object) -> dict[str, object]:
     return {"messages": [{"role": "user", "content": text}], **extra}
+
+
+def held(folder: Path) -> Path:
+    """A new file under `folder`: a run of the echo graph given its path as `hold` goes on while it
+    exists, so a test ends the run (deleting the file) when it is done looking at it running; a run of
+    a fixed length could end first on a loaded machine."""
+    flag = folder / f"hold-{uuid.uuid4().hex}"
+    flag.touch()
+    return flag

@@ -1,11 +1,14 @@
 """A tiny outside graph for `--graph`: echoes the last message back, optionally slowly, with a custom event.
 
 A run's `context` `{"prefix": …}` replaces the reply's `echo`, its `configurable` `{"shout": true}`
-upper-cases the text, and `fail` in the state makes the node raise (the run fails)."""
+upper-cases the text, and `fail` in the state makes the node raise (the run fails). `hold` (a file's
+path) keeps the node waiting while that file exists: a test ends such a run when it is done looking at
+it, whatever a loaded machine's delays, by deleting the file."""
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Annotated
 
 from langchain_core.messages import AIMessage, AnyMessage
@@ -23,6 +26,7 @@ class State(TypedDict, total=False):
     delay: float
     ask: bool
     fail: bool
+    hold: str
 
 
 async def echo(state: State, config: RunnableConfig) -> dict:
@@ -35,11 +39,16 @@ async def echo(state: State, config: RunnableConfig) -> dict:
     prefix = context.get("prefix", "echo") if isinstance(context, dict) else "echo"
     if state.get("delay"):
         await asyncio.sleep(state["delay"])
+    while state.get("hold") and Path(state["hold"]).exists():
+        await asyncio.sleep(0.02)
     get_stream_writer()({"echoing": text})
     if state.get("ask"):
         answer = interrupt({"question": f"really echo {text!r}?"})
         text = f"{text} ({answer})"
-    return {"messages": [AIMessage(content=f"{prefix}: {text}")], "ask": False, "delay": 0}
+    update = {"messages": [AIMessage(content=f"{prefix}: {text}")], "ask": False, "delay": 0}
+    if state.get("hold"):
+        update["hold"] = ""
+    return update
 
 
 builder = StateGraph(State)

@@ -11,12 +11,13 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from langgraph_sdk import get_client
 
 from tests.checkpoint.conftest import raw_sql
-from tests.service.conftest import ECHO, Server, free_port, say, wait_for_serve
+from tests.service.conftest import ECHO, Server, free_port, held, say, wait_for_serve
 
 
 @contextmanager
@@ -62,15 +63,31 @@ def event_rows(db_url: str, run_id: str) -> int:
     return raw_sql(db_url, f"SELECT COUNT(*) FROM service_run_events WHERE run_id = {mark}", (run_id,))[0][0]
 
 
-async def test_join_stream_reaches_a_run_of_another_process(server: Server, other_process: str, db_url: str) -> None:
+async def test_join_stream_reaches_a_run_of_another_process(
+    server: Server, other_process: str, db_url: str, tmp_path: Path
+) -> None:
     driver, joiner = get_client(url=other_process), server.client()
     tid = (await driver.threads.create())["thread_id"]
     quiet = await driver.runs.wait(tid, ECHO, input=say("nobody follows"))
     assert quiet["messages"][-1]["content"] == "echo: nobody follows"
     # A run that ended before anyone joined it from another process has nothing to replay there
-    # (docs/service.md): it runs long enough for the join to arrive on a loaded machine too.
-    run = await driver.runs.create(tid, ECHO, input=say("far", delay=4), stream_mode=["values", "custom"])
-    parts = [p async for p in joiner.runs.join_stream(tid, run["run_id"])]
+    # (docs/service.md): it runs until the join has asked the driver for its events (a run of a few
+    # seconds could end first on a loaded machine).
+    hold = held(tmp_path)
+    run = await driver.runs.create(tid, ECHO, input=say("far", hold=str(hold)), stream_mode=["values", "custom"])
+
+    async def join() -> list:
+        return [p async for p in joiner.runs.join_stream(tid, run["run_id"])]
+
+    joining = asyncio.create_task(join())
+
+    async def followed() -> bool:
+        mark = "?" if db_url.startswith("sqlite") else "%s"
+        return bool(raw_sql(db_url, f"SELECT shared_stream FROM service_runs WHERE run_id = {mark}", (run["run_id"],))[0][0])
+
+    await until(followed, "the join asked for the run's events")
+    hold.unlink()
+    parts = await asyncio.wait_for(joining, 60)
     names = [p.event for p in parts]
     assert names[0] == "metadata" and parts[0].data["run_id"] == run["run_id"]
     assert {"values", "custom"} <= set(names)

@@ -6,13 +6,14 @@ import asyncio
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import ConflictError, NotFoundError
 
 from tests.checkpoint.conftest import raw_sql
-from tests.service.conftest import ECHO, Server, free_port, say, settings_for, wait_for_serve
+from tests.service.conftest import ECHO, Server, free_port, held, say, settings_for, wait_for_serve
 
 
 def contents(values: dict) -> list[str]:
@@ -38,15 +39,17 @@ async def wait_stored(client, tid: str, text: str) -> None:
     raise AssertionError(f"{text!r} was never stored")
 
 
-async def test_reject_answers_409_and_changes_nothing(client) -> None:
+async def test_reject_answers_409_and_changes_nothing(client, tmp_path: Path) -> None:
     tid = (await client.threads.create())["thread_id"]
-    first = await client.runs.create(tid, ECHO, input=say("busy", delay=2))
+    hold = held(tmp_path)
+    first = await client.runs.create(tid, ECHO, input=say("busy", hold=str(hold)))
     await wait_running(client, tid, first["run_id"])
     assert (await client.threads.get(tid))["status"] == "busy"
     with pytest.raises(ConflictError) as busy:
         await client.runs.create(tid, ECHO, input=say("rejected"), multitask_strategy="reject")
     assert "busy" in busy.value.message and first["run_id"] in busy.value.message
     assert len(await client.runs.list(tid)) == 1, "a rejected run is not stored"
+    hold.unlink()
     await client.runs.join(tid, first["run_id"])
     assert contents((await client.threads.get(tid))["values"]) == ["busy", "echo: busy"]
     assert (await client.threads.get(tid))["status"] == "idle"
@@ -88,16 +91,21 @@ async def test_rollback_strategy_erases_the_current_run(client) -> None:
         await client.runs.get(tid, first["run_id"])
 
 
-async def test_two_servers_on_one_database_never_overlap_and_cancel_reaches_across(server, db_url) -> None:
+async def test_two_servers_on_one_database_never_overlap_and_cancel_reaches_across(
+    server, db_url, tmp_path: Path
+) -> None:
     other = Server.start(settings_for(db_url))
     try:
         a, b = server.client(), other.client()
         tid = (await a.threads.create())["thread_id"]
-        first = await a.runs.create(tid, ECHO, input=say("from a", delay=4))
+        hold = held(tmp_path)
+        first = await a.runs.create(tid, ECHO, input=say("from a", hold=str(hold)))
         await wait_running(a, tid, first["run_id"])
         with pytest.raises(ConflictError):
             await b.runs.create(tid, ECHO, input=say("from b"), multitask_strategy="reject")
         queued = await b.runs.create(tid, ECHO, input=say("b queued", delay=0), multitask_strategy="enqueue")
+        assert (await b.runs.get(tid, queued["run_id"]))["status"] == "pending", "a's run holds the thread"
+        hold.unlink()
         await b.runs.join(tid, queued["run_id"])
         assert contents((await b.threads.get(tid))["values"]) == [
             "from a", "echo: from a", "b queued", "echo: b queued"

@@ -4,12 +4,13 @@ headers, status codes and bodies a client of the Agent Server relies on."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import httpx
 import pytest
 from langgraph_sdk.errors import NotFoundError
 
-from tests.service.conftest import ECHO, Server, say
+from tests.service.conftest import ECHO, Server, held, say
 
 
 def contents(values: dict) -> list[str]:
@@ -64,7 +65,7 @@ async def test_a_finished_run_joined_without_an_event_id_sends_nothing(client) -
     assert rest == ["values", "values"], "after an id the rest is replayed"
 
 
-async def test_thread_stream_follows_the_runs_of_a_thread(client) -> None:
+async def test_thread_stream_follows_the_runs_of_a_thread(client, tmp_path: Path) -> None:
     tid = (await client.threads.create())["thread_id"]
     seen: list[tuple[str, object]] = []
 
@@ -75,8 +76,14 @@ async def test_thread_stream_follows_the_runs_of_a_thread(client) -> None:
                 return
 
     follower = asyncio.create_task(follow())
-    await asyncio.sleep(0.3)  # joined before the run starts (and the run lasts: a loaded machine is slow to join)
-    run = await client.runs.create(tid, ECHO, input=say("watched", delay=2), stream_mode=["values", "custom"])
+    await asyncio.sleep(0.3)  # most often joined before the run starts; else it joins the running run
+    hold = held(tmp_path)  # the run lasts until the stream follows it, however slow the machine
+    run = await client.runs.create(tid, ECHO, input=say("watched", hold=str(hold)), stream_mode=["values", "custom"])
+    for _ in range(3000):
+        if seen or follower.done():
+            break
+        await asyncio.sleep(0.02)
+    hold.unlink()
     await asyncio.wait_for(follower, 60)
     names = [name for name, _ in seen]
     assert names[0] == "metadata" and seen[0][1]["run_id"] == run["run_id"]
