@@ -22,9 +22,12 @@ and reported apart; `--strict` counts them too.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import re
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -194,6 +197,7 @@ class Step:
     stream: bool = False  # read an SSE body until it ends
     body_shape: bool = True  # compare the body's shape (off where it depends on timing)
     read_for: float | None = None  # a stream that does not end by itself: read this long, then drop it
+    release: str | None = None  # a stream step: `_release` this hold once its first bytes came
 
 
 def _fmt(value: Any, ctx: Ctx) -> Any:
@@ -219,6 +223,26 @@ def _put(key: str, getter: Callable[[Observed], Any]) -> Callable[[Ctx, Observed
 
 def _sleep(seconds: float) -> Callable[[Ctx], None]:
     return lambda ctx: time.sleep(seconds)
+
+
+def _hold(key: str) -> Callable[[Ctx], None]:
+    """A new file, its path in the context under `key`: the echo graph's `hold` keeps a run going while
+    it exists. A run the next steps need running ends when the scenario is done with it (`_release`),
+    not after a fixed delay the steps could outlast on a loaded machine."""
+
+    def before(ctx: Ctx) -> None:
+        with tempfile.NamedTemporaryFile(prefix="api-diff-hold-", delete=False) as flag:
+            ctx[key] = flag.name
+
+    return before
+
+
+def _release(key: str) -> Callable[[Ctx], None]:
+    def before(ctx: Ctx) -> None:
+        with contextlib.suppress(FileNotFoundError, KeyError):
+            os.unlink(ctx[key])
+
+    return before
 
 
 def scenario(graph: str) -> list[Step]:
@@ -315,8 +339,8 @@ def scenario(graph: str) -> list[Step]:
         Step("runs.wait if_not_exists create", "POST", "/threads/{fresh}/runs/wait",
              {"assistant_id": graph, "input": say("new"), "if_not_exists": "create"}),
         # busy thread: reject, enqueue, cancel
-        Step("runs.create slow", "POST", f"{t}/runs", {"assistant_id": graph, "input": say("slow", delay=1.5)},
-             after=_put("slow", lambda o: o.body["run_id"])),
+        Step("runs.create slow", "POST", f"{t}/runs", {"assistant_id": graph, "input": say("slow", hold="{hold}")},
+             before=_hold("hold"), after=_put("slow", lambda o: o.body["run_id"])),
         Step("threads.get busy", "GET", t, before=_sleep(0.3)),
         Step("runs.create reject (409)", "POST", f"{t}/runs",
              {"assistant_id": graph, "input": say("x"), "multitask_strategy": "reject"}),
@@ -325,14 +349,16 @@ def scenario(graph: str) -> list[Step]:
              after=_put("queued", lambda o: o.body["run_id"])),
         Step("runs.get pending", "GET", f"{t}/runs/{{queued}}"),
         Step("runs.cancel", "POST", f"{t}/runs/{{slow}}/cancel", params={"wait": "true"}),
-        Step("runs.get cancelled", "GET", f"{t}/runs/{{slow}}"),
+        Step("runs.get cancelled", "GET", f"{t}/runs/{{slow}}", before=_release("hold")),
         Step("runs.join queued", "GET", f"{t}/runs/{{queued}}/join"),
         Step("runs.cancel finished (404)", "POST", f"{t}/runs/{{queued}}/cancel"),
-        Step("runs.create slow 2", "POST", f"{t}/runs", {"assistant_id": graph, "input": say("slow", delay=1.0)},
+        Step("runs.create slow 2", "POST", f"{t}/runs", {"assistant_id": graph, "input": say("slow", hold="{hold2}")},
+             before=_hold("hold2"),
              after=_put("slow2", lambda o: o.body["run_id"])),
-        Step("threads.join_stream", "GET", f"{t}/stream", stream=True, body_shape=False, read_for=2.5),
+        Step("threads.join_stream", "GET", f"{t}/stream", stream=True, body_shape=False, read_for=2.5,
+             release="hold2"),
         Step("runs.cancel_many status with thread (422)", "POST", "/runs/cancel",
-             {"thread_id": "{thread_id}", "status": "all"}),
+             {"thread_id": "{thread_id}", "status": "all"}, before=_release("hold2")),
         Step("runs.create slow 3", "POST", f"{t}/runs", {"assistant_id": graph, "input": say("slow", delay=5)},
              after=_put("slow3", lambda o: o.body["run_id"])),
         Step("runs.cancel_many", "POST", "/runs/cancel", {"thread_id": "{thread_id}", "run_ids": ["{slow3}"]}),
@@ -428,7 +454,7 @@ def scenario(graph: str) -> list[Step]:
     ]
 
 
-def _send(http: httpx.Client, step: Step, path: str, kwargs: dict[str, Any]) -> httpx.Response:
+def _send(http: httpx.Client, step: Step, path: str, kwargs: dict[str, Any], ctx: Ctx) -> httpx.Response:
     if step.read_for is None:
         return http.request(step.method, path, **kwargs)
     chunks: list[bytes] = []
@@ -437,6 +463,8 @@ def _send(http: httpx.Client, step: Step, path: str, kwargs: dict[str, Any]) -> 
         try:
             for chunk in resp.iter_raw():
                 chunks.append(chunk)
+                if step.release is not None:  # the stream follows the held run: it may end now
+                    _release(step.release)(ctx)
                 if time.monotonic() > deadline:
                     break
         except httpx.ReadTimeout:
@@ -456,7 +484,7 @@ def run(base: str, steps: list[Step], timeout: float = 30, progress: bool = Fals
                 if step.body is not None:
                     kwargs["content"] = json.dumps(_fmt(step.body, ctx))
                     kwargs["headers"] = {"content-type": "application/json", **(step.headers or {})}
-                resp = _send(http, step, _fmt(step.path, ctx), kwargs)
+                resp = _send(http, step, _fmt(step.path, ctx), kwargs, ctx)
             except (httpx.HTTPError, KeyError) as exc:
                 seen[step.name] = Observed(-1, {}, f"{type(exc).__name__}: {exc}")
                 continue
