@@ -3,11 +3,17 @@ after `SECONDS`, token by token, so a browser can act while the run is going. Se
 by the module that needs it; the analyst answers in well under a second, too fast to stop.
 
 A question `fail while <path>` makes the run fail for real (an exception in the node) as long as
-that file exists, and answers at once when it is gone: an error the page can show and Retry."""
+that file exists, and answers at once when it is gone: an error the page can show and Retry.
+
+`GATE` (the graph runs in the tests' process): while a test keeps it closed, a run stops after its
+`slow…` tokens and answers only once it is open again, so the test acts on a run that is surely
+still running, however slow the machine (a 4 s run could end before a loaded browser clicked Stop or
+reloaded). Open by default."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -20,6 +26,8 @@ from typing_extensions import TypedDict
 SECONDS = 4.0
 STEPS = 10
 FAIL_WHILE = "fail while "
+GATE = threading.Event()
+GATE.set()
 
 
 class State(TypedDict, total=False):
@@ -40,6 +48,9 @@ async def answer(state: State) -> dict:
         chunks.append(chunk)
         if chunk.content.strip():
             await asyncio.sleep(SECONDS / STEPS)
+        if chunk.content.strip() == f"slow{STEPS - 1}":
+            while not GATE.is_set():
+                await asyncio.sleep(0.02)
     reply = chunks[0]
     for chunk in chunks[1:]:
         reply = reply + chunk

@@ -13,7 +13,7 @@ from langgraph_sdk import get_sync_client
 
 from tests.service.conftest import Server
 from tests.service.web.conftest import messages, questions, thread_id_of, wait_idle, web_settings
-from tests.service.web.slow_graph import FAIL_WHILE, SECONDS
+from tests.service.web.slow_graph import FAIL_WHILE, GATE, SECONDS
 
 pytestmark = pytest.mark.slow
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -29,6 +29,17 @@ def slow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     running.stop()
 
 
+@pytest.fixture
+def held() -> Iterator[None]:
+    """The slow graph's runs wait after their tokens until the test opens `GATE`: they are running
+    whenever the test looks, however slow the machine; open again after the test."""
+    GATE.clear()
+    try:
+        yield
+    finally:
+        GATE.set()
+
+
 def send(page: Any, text: str) -> None:
     page.get_by_test_id("composer-input").fill(text)
     page.get_by_test_id("composer-input").press("Enter")
@@ -38,27 +49,29 @@ def runs_of(server: Server, thread_id: str) -> list[dict[str, Any]]:
     return get_sync_client(url=server.url).runs.list(thread_id)
 
 
-def test_stop_cancels_the_run(open_page: Any, slow_server: Server) -> None:
+def test_stop_cancels_the_run(open_page: Any, slow_server: Server, held: None) -> None:
     page = open_page(slow_server)
     send(page, "stop me")
     stop = page.get_by_test_id("stop-button")
     expect(stop).to_be_visible()
     expect(messages(page, "ai").last).to_contain_text("slow1")  # tokens are streaming
-    started = time.monotonic()
+    # The run is held (`GATE`): it cannot end by itself, so only the Stop makes the page idle (it
+    # was a 4 s run, and a Stop that took under 2 s told the two apart: on a loaded machine it did not).
     stop.click()
     wait_idle(page)
     expect(page.get_by_test_id("stopped-note")).to_be_visible()
-    assert time.monotonic() - started < SECONDS / 2
     tid = thread_id_of(page)
     deadline = time.monotonic() + 10
     while (status := runs_of(slow_server, tid)[0]["status"]) in ("pending", "running"):
         assert time.monotonic() < deadline, status
         time.sleep(0.1)
     assert status == "interrupted"
+    GATE.set()  # a run that went on would answer now
     time.sleep(SECONDS / 2)  # the run is over on the server: its answer never arrives
     expect(page.get_by_text("answer: stop me")).to_have_count(0)
     expect(questions(page)).to_have_text(["stop me"])
     # Esc stops too
+    GATE.clear()
     send(page, "escape me")
     expect(messages(page, "ai").last).to_contain_text("slow1")
     page.keyboard.press("Escape")
@@ -67,22 +80,25 @@ def test_stop_cancels_the_run(open_page: Any, slow_server: Server) -> None:
     assert runs_of(slow_server, tid)[0]["status"] in ("interrupted", "running")
 
 
-def test_reload_mid_run_rejoins(open_page: Any, slow_server: Server) -> None:
+def test_reload_mid_run_rejoins(open_page: Any, slow_server: Server, held: None) -> None:
     page = open_page(slow_server)
     send(page, "survive a reload")
     expect(messages(page, "ai").last).to_contain_text("slow1")
     tid = thread_id_of(page)
-    page.reload()
+    page.reload()  # the run is held (`GATE`) until the reloaded page has re-joined it
     expect(questions(page)).to_have_text(["survive a reload"])
     expect(page.get_by_test_id("stop-button")).to_be_visible()  # re-joined, still running
+    GATE.set()
     expect(messages(page, "ai").last).to_contain_text("answer: survive a reload")
     wait_idle(page)
     assert runs_of(slow_server, tid)[0]["status"] == "success"
     # another browser (no session storage of this run) opening the thread mid-run joins it too
+    GATE.clear()
     send(page, "second run")
     expect(messages(page, "ai").last).to_contain_text("slow1")
     other = open_page(slow_server, path=f"/#/thread/{tid}")
     expect(other.get_by_test_id("stop-button")).to_be_visible()
+    GATE.set()
     expect(messages(other, "ai").last).to_contain_text("answer: second run")
     wait_idle(other)
 
