@@ -12,6 +12,7 @@ import json
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import httpx
 import pytest
@@ -23,7 +24,7 @@ from langgraph_sdk.schema import Cron
 from orecast.service.crons import CronRecord, CronRepo, stored
 from orecast.service.db import open_db
 from tests.checkpoint.conftest import raw_sql
-from tests.service.conftest import ECHO, ECHO_FILE, NESTED, Server, say, settings_for
+from tests.service.conftest import ECHO, ECHO_FILE, NESTED, Server, held, say, settings_for
 from tests.service.test_auth_errors import new_database
 from tests.service.test_custom_auth import AUTH_FILE, as_user
 
@@ -92,7 +93,9 @@ async def test_a_thread_cron_runs_on_its_thread(cron_client: LangGraphClient, db
     assert again["next_run_date"] == cron["next_run_date"], "the next firing is next New Year's"
 
 
-async def test_a_stateless_cron_runs_on_a_new_thread_each_time(cron_client: LangGraphClient, db_url: str) -> None:
+async def test_a_stateless_cron_runs_on_a_new_thread_each_time(
+    cron_client: LangGraphClient, db_url: str, tmp_path: Path
+) -> None:
     tag = uuid.uuid4().hex
     kept = await cron_client.crons.create(
         ECHO, schedule=YEARLY, input=say("kept"), metadata={"tag": tag}, on_run_completed="keep"
@@ -110,12 +113,15 @@ async def test_a_stateless_cron_runs_on_a_new_thread_each_time(cron_client: Lang
         seen = {t["thread_id"] for t in await until(threads_done, f"firing {firing}'s thread")}
     assert len(seen) == 2, "each firing has a thread of its own, kept"
 
+    # its run lasts until the test has seen its thread (a run of half a second could end first)
+    hold = held(tmp_path)
     deleted = await cron_client.crons.create(
-        ECHO, schedule=YEARLY, input=say("gone", delay=0.5), metadata={"tag": tag, "gone": True}
+        ECHO, schedule=YEARLY, input=say("gone", hold=str(hold)), metadata={"tag": tag, "gone": True}
     )
     assert deleted["on_run_completed"] == "delete", "langgraph-api's default for a stateless cron"
     make_due(db_url, deleted["cron_id"])
     await until(lambda: cron_client.threads.count(metadata={"tag": tag, "gone": True}), "the firing's thread")
+    hold.unlink()
     await until(
         lambda: _none(cron_client.threads.count(metadata={"tag": tag, "gone": True})), "the thread deleted after"
     )
