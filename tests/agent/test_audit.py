@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
@@ -36,6 +36,14 @@ async def checkpoints(saver: Any, thread_id: str) -> set[tuple[str, str]]:
         (c.config["configurable"]["checkpoint_ns"], c.config["configurable"]["checkpoint_id"])
         async for c in saver.alist({"configurable": {"thread_id": thread_id}})
     }
+
+
+async def tool_result_stored(saver: Any, thread_id: str) -> bool:
+    """Whether a tool call's result is stored: a ToolMessage written by a task of the latest checkpoint."""
+    tup = await saver.aget_tuple({"configurable": {"thread_id": thread_id}})
+    written = [v for _task, _channel, value in (tup.pending_writes if tup else [])
+               for v in (value if isinstance(value, list) else [value])]
+    return any(isinstance(v, ToolMessage) for v in written)
 
 
 async def test_calls_errors_and_human_decisions(store_url: str, settings: AgentSettings) -> None:
@@ -112,10 +120,13 @@ async def test_cancelled_call_then_attempt_two(store_url: str, settings: AgentSe
         agent = build_agent(saver, model=OfflineAnalyst(), extra_tools=[tool], settings=settings)
         task = asyncio.create_task(run_turn(agent, thread, PRICE_QUESTION))
         for _ in range(300):
-            # The fast call's result is stored (its task's writes) and the slow call is running.
+            # The fast call's result is stored (its task's write, a ToolMessage, pending on the latest
+            # stored checkpoint) and the slow call is running. The fast call's `ok` row alone is not
+            # enough: it is written before the call's task ends, and a task cancelled before it ended
+            # runs again. Nor is a task with a result in the state: with async durability the latest
+            # stored checkpoint may still be the turn's input, whose `__start__` task has one.
             rows = await saver.aaudit_tool_calls(thread_id=thread)
-            snap = await agent.aget_state({"configurable": {"thread_id": thread}})
-            if {r.status for r in rows} == {"ok", "running"} and any(t.result for t in snap.tasks):
+            if {r.status for r in rows} == {"ok", "running"} and await tool_result_stored(saver, thread):
                 break
             await asyncio.sleep(0.05)
         else:
