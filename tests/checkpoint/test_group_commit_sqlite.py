@@ -37,13 +37,21 @@ def commits_of(saver: Any) -> list[str]:
     return seen
 
 
+async def wal_copied(saver: Any) -> None:
+    """Wait for the WAL checkpoint that opening the store started (after the migrations): it holds the
+    write lock while a worker thread copies the WAL and syncs it, which takes time, not passes of the
+    event loop. Call before the writes `group_of` counts passes for."""
+    if saver._wal_checkpoint is not None:
+        await saver._wal_checkpoint
+
+
 async def group_of(saver: Any, size: int) -> None:
     """Until `size` writes have run their statements in the open group (and wait for its commit)."""
     for _ in range(10_000):
         group = saver._groups.open
         if group is not None and group.size == size:
             return
-        await asyncio.sleep(0)  # e.g. a WAL checkpoint after the migrations holds the write lock
+        await asyncio.sleep(0)  # the group stays open only until its commit's task runs: every pass
     raise AssertionError(f"no group of {size} writes formed")
 
 
@@ -90,6 +98,7 @@ async def test_a_failing_write_rolls_back_alone(tmp_path: Path) -> None:
 async def test_a_caller_cancelled_after_its_statements_leaves_the_saver_usable(tmp_path: Path) -> None:
     path = tmp_path / "store.sqlite3"
     async with open_checkpointer(f"sqlite:///{path}") as saver:
+        await wal_copied(saver)
         tasks = [asyncio.ensure_future(put(saver, t)) for t in ("a", "b", "c")]
         await group_of(saver, 3)  # the three ran their statements and wait for the group's commit
         assert saver._writer.in_transaction
@@ -110,6 +119,7 @@ async def test_a_caller_cancelled_after_its_statements_leaves_the_saver_usable(t
 async def test_a_thread_edit_commits_the_open_group_first(tmp_path: Path) -> None:
     path = tmp_path / "store.sqlite3"
     async with open_checkpointer(f"sqlite:///{path}") as saver:
+        await wal_copied(saver)
         pending = asyncio.ensure_future(put(saver, "a"))
         await group_of(saver, 1)
         assert saver._writer.in_transaction  # the put waits for its group's commit
