@@ -38,12 +38,18 @@ class Session:
         self.conn = conn
 
     async def run(self, sql: str, params: tuple[Any, ...] = ()) -> None:
+        await self.one(sql, params)
+
+    async def one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+        """The statement's first row, if any."""
         if self.mysql:
             async with self.conn.cursor() as cur:
-                await cur.execute(sql, params)
-                await cur.fetchall()
+                await cur.execute(sql, params or None)
+                rows = await cur.fetchall()
         else:
-            await self.conn.execute(sql, params)
+            cur = await self.conn.execute(sql, params or None)
+            rows = await cur.fetchall() if cur.description else []
+        return tuple(rows[0]) if rows else None
 
 
 @contextlib.asynccontextmanager
@@ -70,18 +76,36 @@ async def session(url: str) -> AsyncIterator[Session]:
             yield other
 
 
-async def until_waiting_for_a_lock(url: str) -> None:
-    """Until a session of this database waits for a lock."""
+@contextlib.asynccontextmanager
+async def probe(url: str) -> AsyncIterator[Session]:
+    """A session in autocommit mode (each read sees the server as it is now)."""
+    target = parse_url(url).target
+    if url.startswith("mysql"):
+        conn = await asyncmy.connect(**connect_kwargs(target), autocommit=True)
+        try:
+            yield Session(url, conn)
+        finally:
+            conn.close()
+    else:
+        async with await psycopg.AsyncConnection.connect(target, autocommit=True) as conn:
+            yield Session(url, conn)
+
+
+async def until_waiting_for_a_lock(url: str, task: asyncio.Task[Any]) -> None:
+    """Until a session of this database waits for a lock (`task` is the one expected to): polled from a
+    connection of its own, without blocking the event loop `task` runs on."""
     sql = (
         "SELECT COUNT(*) FROM information_schema.innodb_trx AS t JOIN information_schema.processlist AS p"
         " ON p.id = t.trx_mysql_thread_id WHERE t.trx_state = 'LOCK WAIT' AND p.db = DATABASE()"
         if url.startswith("mysql")
         else "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
     )
-    for _ in range(500):
-        if raw_sql(url, sql)[0][0]:
-            return
-        await asyncio.sleep(0.02)
+    async with probe(url) as watcher:
+        for _ in range(3000):
+            assert not task.done(), f"it waited for nothing: {task}"
+            if (await watcher.one(sql) or (0,))[0]:
+                return
+            await asyncio.sleep(0.02)
     raise AssertionError("nobody waits for a lock")
 
 
@@ -103,7 +127,7 @@ async def test_a_run_whose_end_is_a_deadlocks_victim_ends_all_the_same(db_url: s
         async with session(db_url) as other:
             await other.run(f"SELECT 1 FROM threads WHERE thread_id = {mark} FOR UPDATE", (thread_id,))
             ending = asyncio.create_task(repo.finish(run.run_id, "success", thread=(thread_id, "idle")))
-            await until_waiting_for_a_lock(db_url)  # the end holds the run's row, waits for the thread's
+            await until_waiting_for_a_lock(db_url, ending)  # the end holds the run's row, waits for the thread's
             await other.run(f"SELECT 1 FROM service_runs WHERE run_id = {mark} FOR UPDATE", (run.run_id,))
         assert await asyncio.wait_for(ending, 30), "the run's end was recorded"
         assert (await repo.get(run.run_id)).status == "success"  # type: ignore[union-attr]
