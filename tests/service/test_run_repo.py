@@ -10,7 +10,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncmy
+import asyncmy.errors
 import psycopg
+import psycopg.errors
 import pytest
 
 from orecast.checkpoint import open_checkpointer
@@ -91,22 +93,20 @@ async def probe(url: str) -> AsyncIterator[Session]:
             yield Session(url, conn)
 
 
-async def until_waiting_for_a_lock(url: str, task: asyncio.Task[Any]) -> None:
-    """Until a session of this database waits for a lock (`task` is the one expected to): polled from a
-    connection of its own, without blocking the event loop `task` runs on."""
-    sql = (
-        "SELECT COUNT(*) FROM information_schema.innodb_trx AS t JOIN information_schema.processlist AS p"
-        " ON p.id = t.trx_mysql_thread_id WHERE t.trx_state = 'LOCK WAIT' AND p.db = DATABASE()"
-        if url.startswith("mysql")
-        else "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
-    )
+async def until_locked(url: str, run_id: str, task: asyncio.Task[Any]) -> None:
+    """Until the run's row is locked (by `task`, which then goes on to wait for the thread's row): a
+    `FOR UPDATE NOWAIT` on it, from a connection of its own, fails. (Polling the servers' lists of
+    lock waits missed a wait of 10 s on a loaded MariaDB.)"""
+    sql = "SELECT 1 FROM service_runs WHERE run_id = %s FOR UPDATE NOWAIT"
     async with probe(url) as watcher:
         for _ in range(3000):
             assert not task.done(), f"it waited for nothing: {task}"
-            if (await watcher.one(sql) or (0,))[0]:
+            try:
+                await watcher.one(sql, (run_id,))
+            except (asyncmy.errors.OperationalError, psycopg.errors.LockNotAvailable):
                 return
             await asyncio.sleep(0.02)
-    raise AssertionError("nobody waits for a lock")
+    raise AssertionError("the run's row was never locked")
 
 
 async def test_a_run_whose_end_is_a_deadlocks_victim_ends_all_the_same(db_url: str) -> None:
@@ -127,7 +127,7 @@ async def test_a_run_whose_end_is_a_deadlocks_victim_ends_all_the_same(db_url: s
         async with session(db_url) as other:
             await other.run(f"SELECT 1 FROM threads WHERE thread_id = {mark} FOR UPDATE", (thread_id,))
             ending = asyncio.create_task(repo.finish(run.run_id, "success", thread=(thread_id, "idle")))
-            await until_waiting_for_a_lock(db_url, ending)  # the end holds the run's row, waits for the thread's
+            await until_locked(db_url, run.run_id, ending)  # the end holds the run's row, waits for the thread's
             await other.run(f"SELECT 1 FROM service_runs WHERE run_id = {mark} FOR UPDATE", (run.run_id,))
         assert await asyncio.wait_for(ending, 30), "the run's end was recorded"
         assert (await repo.get(run.run_id)).status == "success"  # type: ignore[union-attr]
