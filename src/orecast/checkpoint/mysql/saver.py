@@ -415,6 +415,8 @@ class MysqlCheckpointer(OrecastCheckpointer):
     dialect = "mysql"
     # MySQL 8 stores JSON in a binary form that sorts object keys (shorter first), as JSONB does.
     keeps_key_order = True
+    # Small channel values in their checkpoint's document (core.INLINE_KEY, migration 008).
+    inline_values = True
     q = queries
     migrations_package = "mysql"
 
