@@ -375,10 +375,11 @@ async def test_cancelled_write_leaves_its_group(fresh_mysql_url: str, mariadb: b
 async def test_a_read_looks_up_the_versions_its_statement_did_not_match(
     fresh_mysql_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """aget_tuple finds the values a document does not keep in "vals" through the versions it names, in
-    the same statement as the checkpoint; a value stored under another form of its version (here: a
-    store written before migration 008, its documents' versions left padded, the values' short) is looked
-    up after it, and the state is the same. Written with "vals", the same thread reads in one statement."""
+    """aget_tuple reads a checkpoint and its writes in one statement; a document that keeps no values in
+    "vals" (here: a store written before migration 008, its documents' versions left padded, so the
+    migration leaves them as they are, the values' short) has its values looked up after it through the
+    versions it names, and the state is the same. Written with "vals", the same thread reads in one
+    statement."""
     reference = tool_loop(InMemorySaver())
     monkeypatch.setattr(base, "with_short_versions", lambda checkpoint: checkpoint)
     async with open_checkpointer(fresh_mysql_url) as saver:
@@ -398,13 +399,13 @@ async def test_a_read_looks_up_the_versions_its_statement_did_not_match(
         monkeypatch.setattr(mysql_saver._Db, "fetchall", fetchall)
         tup = await saver.aget_tuple(cfg("padded"))
         assert all(len(v) == 49 for v in tup.checkpoint["channel_versions"].values())
-        # the checkpoint, then the values its statement did not match
-        assert [r.split()[:2] for r in reads] == [["SELECT", "2"], ["SELECT", "0"]], reads
+        # the checkpoint and its writes, then its values
+        assert [r.split()[:2] for r in reads] == [["SELECT", "c.checkpoint_id,"], ["SELECT", "0"]], reads
         await assert_same_as_memory(graph, reference, "padded")
         # The next turn is written with "vals": its checkpoint reads alone.
         for g in (graph, reference):
             await g.ainvoke({"messages": [human(2)]}, cfg("padded"))
         reads.clear()
         await saver.aget_tuple(cfg("padded"))
-        assert [r.split()[:2] for r in reads] == [["SELECT", "2"]], reads
+        assert [r.split()[:2] for r in reads] == [["SELECT", "c.checkpoint_id,"]], reads
         await assert_same_as_memory(graph, reference, "padded")

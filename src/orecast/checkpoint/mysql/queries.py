@@ -138,42 +138,25 @@ UPDATE_CHECKPOINT = """
 UPDATE checkpoints SET parent_checkpoint_id = %s, checkpoint = %s, metadata = %s, run_id = %s,
     schema_version = %s
 WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
-# A run's read of its checkpoint in one round trip (`saver.aget_tuple`): part 2, the checkpoint's row
-# joined with its pending writes (one row of them each; NULLs when it has none); part 0, the stored
-# value of each channel version that has a row of its own: the document keeps small values in "vals"
-# (migration 008) and names the others with null there; a document without "vals" (one migration 008
-# left as it was) has all its values in rows. Part 0 gives the channel, the version as the document
-# has it, and the value's kind, value and blob (NULL when that version has no value). The saver looks
-# up by itself any version this did not match (one not in the short form the values are stored
-# under). Ids are VARBINARY and the version text: apart, so that no column mixes the two (it would
-# come back as bytes). `{head}` picks the checkpoint; the newest by MAX(): with ORDER BY … LIMIT 1 the
-# server spent as long again choosing how to read the one row, and a CTE holding it, read by both
-# parts, cost three times what the two parts do.
-_VERSION_OF_K = "JSON_UNQUOTE(JSON_EXTRACT(c.checkpoint, CONCAT('$.channel_versions.', JSON_QUOTE(k.c))))"
-_CHECKPOINT_VALUES_AND_WRITES = f"""
-SELECT 2 AS part, c.checkpoint_id AS a, c.parent_checkpoint_id AS b, NULL AS version, w.task_id, w.task_path,
-       w.idx, w.channel, w.kind, w.value, w.`blob`, c.checkpoint, c.metadata, t.incarnation, t.next_item,
-       c.schema_version
+# A run's read of its checkpoint in one round trip (`saver.aget_tuple`): the checkpoint's row joined
+# with its pending writes (one row of them each; NULLs when it has none). Its small values are in its
+# document ("vals", migration 008); the saver looks up those it names with null (a value too large for
+# the document) and, for a document without "vals" (one migration 008 left as it was), all of them.
+# Looking them up in the same statement (a UNION ALL over the document's JSON_KEYS joined with
+# channel_values) cost the server 130 µs a read even when it matched nothing: most reads need no value
+# row. `{head}` picks the checkpoint; the newest by MAX(): with ORDER BY … LIMIT 1 the server spent as
+# long again choosing how to read the one row.
+_CHECKPOINT_AND_WRITES = """
+SELECT c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, c.metadata, t.incarnation, t.next_item,
+       c.schema_version, w.task_path, w.task_id, w.idx, w.channel, w.kind, w.value, w.`blob`
 FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
   LEFT JOIN writes AS w
     ON w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id
-WHERE {{head}}
-UNION ALL
-SELECT 0, k.c, NULL, {_VERSION_OF_K}, NULL, NULL, NULL, NULL, cv.kind, cv.value, cv.`blob`,
-       NULL, NULL, NULL, NULL, NULL
-FROM checkpoints AS c
-  JOIN JSON_TABLE(COALESCE(JSON_KEYS(c.checkpoint, '$.vals'), JSON_KEYS(c.checkpoint, '$.channel_versions')),
-                  '$[*]' COLUMNS (c VARBINARY(768) PATH '$')) AS k
-  LEFT JOIN channel_values AS cv
-    ON cv.thread_id = c.thread_id AND cv.checkpoint_ns = c.checkpoint_ns AND cv.channel = k.c
-   AND cv.version = {_VERSION_OF_K}
-WHERE {{head}}
-  AND (JSON_TYPE(JSON_EXTRACT(c.checkpoint, CONCAT('$.vals.', JSON_QUOTE(k.c)))) = 'NULL'
-       OR JSON_EXTRACT(c.checkpoint, '$.vals') IS NULL)"""
-READ_CHECKPOINT = _CHECKPOINT_VALUES_AND_WRITES.format(
+WHERE {head}"""
+READ_CHECKPOINT = _CHECKPOINT_AND_WRITES.format(
     head="c.thread_id = %s AND c.checkpoint_ns = %s AND c.checkpoint_id = %s"
 )
-READ_LATEST_CHECKPOINT = _CHECKPOINT_VALUES_AND_WRITES.format(
+READ_LATEST_CHECKPOINT = _CHECKPOINT_AND_WRITES.format(
     head="c.thread_id = %s AND c.checkpoint_ns = %s AND c.checkpoint_id = "
     "(SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s)"
 )
