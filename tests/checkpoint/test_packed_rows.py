@@ -5,6 +5,7 @@ MySQL's packed values (migration 008): the same for channel values (writes keep 
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -131,7 +132,7 @@ async def _every_tuple(saver: Any, thread_id: str) -> list[tuple[Any, ...]]:
 
 @pytest.mark.parametrize("store_url", ["mysql"], indirect=True)
 async def test_mysql_store_before_migration_008_reads_back_identically(
-    store_url: str, monkeypatch: pytest.MonkeyPatch
+    store_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A MySQL store written before migration 008 (every value a row, no "vals") reads back exactly as
     before once upgraded; small values move into their checkpoints' documents (bytes and a channel name that
@@ -164,6 +165,12 @@ async def test_mysql_store_before_migration_008_reads_back_identically(
     assert values_before > 20
     assert count(store_url, "SELECT COUNT(*) FROM checkpoints WHERE JSON_EXTRACT(checkpoint, '$.vals') IS NOT NULL") == 0
 
+    with caplog.at_level(logging.WARNING, logger="asyncmy"):
+        async with open_checkpointer(store_url):
+            pass
+    # The migration made the server note nothing (asyncmy logs a statement's warnings and notes; the
+    # CREATE TABLE IF NOT EXISTS of the migrations table notes that it exists at every open).
+    assert [r.getMessage() for r in caplog.records if "orecast_migrations" not in r.getMessage()] == []
     async with open_checkpointer(store_url) as new:
         assert count(store_url, "SELECT MAX(version) FROM orecast_migrations") >= 8
         # Only the large value keeps a row, besides the padded thread's.

@@ -8,73 +8,67 @@
 -- absent from "vals" has no value. A document without "vals" is read as before (every value a row).
 --
 -- Existing checkpoints get "vals" here, and the small values' rows go. A checkpoint holding a version
--- that is not a short-form string (a padded one, or another writer's number) is left as it is.
-DROP TABLE IF EXISTS orecast_m8_values;
-DROP TABLE IF EXISTS orecast_m8_versions;
+-- that is not a short-form string (a padded one, or another writer's number) is left as it is. No
+-- helper tables (their DROP … IF EXISTS would log a note on every new store): each statement reads a
+-- checkpoint's versions with JSON_TABLE over JSON_KEYS. The script may run again: it changes nothing
+-- then.
 
--- Every channel version of every checkpoint without "vals".
-CREATE TABLE orecast_m8_versions ENGINE = InnoDB AS
-SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, k.channel,
-       JSON_UNQUOTE(JSON_EXTRACT(c.checkpoint, CONCAT('$.channel_versions.', JSON_QUOTE(CONVERT(k.channel USING utf8mb4)))))
-           AS version,
-       JSON_TYPE(JSON_EXTRACT(c.checkpoint, CONCAT('$.channel_versions.', JSON_QUOTE(CONVERT(k.channel USING utf8mb4)))))
-           AS version_type
-FROM checkpoints AS c
-  JOIN JSON_TABLE(JSON_KEYS(c.checkpoint, '$.channel_versions'),
-                  '$[*]' COLUMNS (channel VARBINARY(768) PATH '$')) AS k
-WHERE JSON_TYPE(c.checkpoint) = 'OBJECT' AND JSON_EXTRACT(c.checkpoint, '$.vals') IS NULL;
-
--- The stored value of each, for the checkpoints whose versions all have the short form: [kind, JSON
--- text] when small, NULL when it keeps its row.
-CREATE TABLE orecast_m8_values ENGINE = InnoDB AS
-SELECT v.thread_id, v.checkpoint_ns, v.checkpoint_id, v.channel, cv.version,
-       CASE WHEN cv.`blob` IS NULL AND cv.kind <> 'delta'
-                 AND CHAR_LENGTH(COALESCE(CAST(cv.value AS CHAR CHARACTER SET utf8mb4), '')) <= 200
-            THEN JSON_ARRAY(cv.kind, CAST(cv.value AS CHAR CHARACTER SET utf8mb4)) END AS entry
-FROM orecast_m8_versions AS v
-  JOIN channel_values AS cv
-    ON cv.thread_id = v.thread_id AND cv.checkpoint_ns = v.checkpoint_ns AND cv.channel = v.channel
-   AND cv.version = v.version
-WHERE NOT EXISTS (
-    SELECT 1 FROM orecast_m8_versions AS b
-    WHERE b.thread_id = v.thread_id AND b.checkpoint_ns = v.checkpoint_ns AND b.checkpoint_id = v.checkpoint_id
-      AND (b.version_type <> 'STRING' OR b.version REGEXP '^[0-9]{32}[.]')
-);
-
--- The document's text is kept as it is (key order, compact form); "vals" is added at its end.
+-- (1) "vals" at the end of each document; the document's text is kept as it is (key order, compact
+-- form). A version's value is the row stored under the version's text (short versions: their key).
 UPDATE checkpoints AS c
 SET c.checkpoint = CONCAT(
         LEFT(RTRIM(c.checkpoint), CHAR_LENGTH(RTRIM(c.checkpoint)) - 1),
         ',"vals":',
         COALESCE(
-            (SELECT JSON_OBJECTAGG(CONVERT(i.channel USING utf8mb4), JSON_EXTRACT(i.entry, '$'))
-             FROM orecast_m8_values AS i
-             WHERE i.thread_id = c.thread_id AND i.checkpoint_ns = c.checkpoint_ns
-               AND i.checkpoint_id = c.checkpoint_id),
+            (SELECT JSON_OBJECTAGG(
+                        CONVERT(k.channel USING utf8mb4),
+                        CASE WHEN cv.`blob` IS NULL AND cv.kind <> 'delta'
+                                  AND CHAR_LENGTH(COALESCE(CAST(cv.value AS CHAR CHARACTER SET utf8mb4), '')) <= 200
+                             THEN JSON_ARRAY(cv.kind, CAST(cv.value AS CHAR CHARACTER SET utf8mb4)) END)
+             FROM JSON_TABLE(JSON_KEYS(c.checkpoint, '$.channel_versions'),
+                             '$[*]' COLUMNS (channel VARBINARY(768) PATH '$')) AS k
+               -- (the row of each version by the primary key: left to itself the optimiser read all rows)
+               STRAIGHT_JOIN channel_values AS cv
+                 ON cv.thread_id = c.thread_id AND cv.checkpoint_ns = c.checkpoint_ns AND cv.channel = k.channel
+                AND cv.version = JSON_UNQUOTE(JSON_EXTRACT(c.checkpoint,
+                        CONCAT('$.channel_versions.', JSON_QUOTE(CONVERT(k.channel USING utf8mb4)))))),
             '{}'),
         '}')
 WHERE JSON_TYPE(c.checkpoint) = 'OBJECT' AND JSON_EXTRACT(c.checkpoint, '$.vals') IS NULL
   AND JSON_TYPE(JSON_EXTRACT(c.checkpoint, '$.channel_versions')) = 'OBJECT'
   AND NOT EXISTS (
-    SELECT 1 FROM orecast_m8_versions AS b
-    WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns AND b.checkpoint_id = c.checkpoint_id
-      AND (b.version_type <> 'STRING' OR b.version REGEXP '^[0-9]{32}[.]')
+    SELECT 1
+    FROM JSON_TABLE(JSON_KEYS(c.checkpoint, '$.channel_versions'),
+                    '$[*]' COLUMNS (channel VARBINARY(768) PATH '$')) AS k
+    WHERE COALESCE(JSON_TYPE(JSON_EXTRACT(c.checkpoint,
+                       CONCAT('$.channel_versions.', JSON_QUOTE(CONVERT(k.channel USING utf8mb4))))), '') <> 'STRING'
+       OR JSON_UNQUOTE(JSON_EXTRACT(c.checkpoint,
+              CONCAT('$.channel_versions.', JSON_QUOTE(CONVERT(k.channel USING utf8mb4))))) REGEXP '^[0-9]{32}[.]'
   );
 
--- A small value's row goes: every checkpoint given "vals" holds it; one left without (other versions)
--- may still read it.
-DELETE cv FROM channel_values AS cv
-  JOIN (SELECT DISTINCT thread_id, checkpoint_ns, channel, version FROM orecast_m8_values
-        WHERE entry IS NOT NULL) AS i
-    ON cv.thread_id = i.thread_id AND cv.checkpoint_ns = i.checkpoint_ns AND cv.channel = i.channel
-   AND cv.version = i.version
-WHERE NOT EXISTS (
-    SELECT 1 FROM checkpoints AS c
-    WHERE c.thread_id = cv.thread_id AND c.checkpoint_ns = cv.checkpoint_ns
-      AND JSON_EXTRACT(c.checkpoint, '$.vals') IS NULL
-      AND JSON_CONTAINS_PATH(c.checkpoint, 'one',
-                             CONCAT('$.channel_versions.', JSON_QUOTE(CONVERT(cv.channel USING utf8mb4))))
-);
-
-DROP TABLE orecast_m8_values;
-DROP TABLE orecast_m8_versions;
+-- (2) A small value's row goes once every checkpoint that names it keeps it in "vals" (a checkpoint
+-- left without "vals" that has the channel may still read it).
+DELETE cv FROM (
+    SELECT c.thread_id, c.checkpoint_ns, k.channel,
+           JSON_UNQUOTE(JSON_EXTRACT(c.checkpoint,
+               CONCAT('$.channel_versions.', JSON_QUOTE(CONVERT(k.channel USING utf8mb4))))) AS version
+    FROM checkpoints AS c
+      JOIN JSON_TABLE(JSON_KEYS(c.checkpoint, '$.vals'), '$[*]' COLUMNS (channel VARBINARY(768) PATH '$')) AS k
+    GROUP BY 1, 2, 3, 4
+    HAVING MIN(JSON_TYPE(JSON_EXTRACT(c.checkpoint,
+               CONCAT('$.vals.', JSON_QUOTE(CONVERT(k.channel USING utf8mb4))))) = 'ARRAY') = 1
+  ) AS kept
+  -- (from each kept value to its row by the primary key, not the other way round)
+  STRAIGHT_JOIN channel_values AS cv
+    ON cv.thread_id = kept.thread_id AND cv.checkpoint_ns = kept.checkpoint_ns AND cv.channel = kept.channel
+   AND cv.version = kept.version
+  LEFT JOIN (
+    SELECT DISTINCT c.thread_id, c.checkpoint_ns, k.channel
+    FROM checkpoints AS c
+      JOIN JSON_TABLE(JSON_KEYS(c.checkpoint, '$.channel_versions'),
+                      '$[*]' COLUMNS (channel VARBINARY(768) PATH '$')) AS k
+    WHERE JSON_EXTRACT(c.checkpoint, '$.vals') IS NULL
+  ) AS unpacked
+    ON unpacked.thread_id = cv.thread_id AND unpacked.checkpoint_ns = cv.checkpoint_ns
+   AND unpacked.channel = cv.channel
+WHERE unpacked.thread_id IS NULL;
