@@ -73,8 +73,12 @@ def ph(url: str) -> str:
     return "?" if dialect_of(url) == "sqlite" else "%s"
 
 
-# PostgreSQL keeps a checkpoint's small channel values in its own document (`vals`, migration 007);
-# the other dialects keep every value in `channel_values`. These read and tamper with both alike.
+# PostgreSQL and MySQL keep a checkpoint's small channel values in its own document (`vals`,
+# postgres/007, mysql/008); SQLite keeps every value in `channel_values`. These read and tamper with
+# both alike.
+
+# MySQL: the path of a channel's entry in a document's "vals" (the channel quoted, as the saver's SQL does).
+_MYSQL_VAL = "CONCAT('$.vals.', JSON_QUOTE(%s))"
 
 
 def stored_values(url: str, channel: str) -> list[tuple[str, str, Any]]:
@@ -86,6 +90,15 @@ def stored_values(url: str, channel: str) -> list[tuple[str, str, Any]]:
             url,
             "SELECT DISTINCT checkpoint->'channel_versions'->>%s, checkpoint->'vals'->%s->>0,"
             " checkpoint->'vals'->%s->>1 FROM checkpoints WHERE json_typeof(checkpoint->'vals'->%s) = 'array'",
+            (channel, channel, channel, channel),
+        )
+    elif dialect_of(url) == "mysql":
+        rows += raw_sql(
+            url,
+            "SELECT DISTINCT JSON_UNQUOTE(JSON_EXTRACT(checkpoint, CONCAT('$.channel_versions.', JSON_QUOTE(%s)))),"
+            f" JSON_UNQUOTE(JSON_EXTRACT(checkpoint, CONCAT({_MYSQL_VAL}, '[0]'))),"
+            f" JSON_UNQUOTE(JSON_EXTRACT(checkpoint, CONCAT({_MYSQL_VAL}, '[1]'))) FROM checkpoints"
+            f" WHERE JSON_TYPE(JSON_EXTRACT(checkpoint, {_MYSQL_VAL})) = 'ARRAY'",
             (channel, channel, channel, channel),
         )
     return rows
@@ -121,6 +134,32 @@ def tamper_value(
                 url,
                 "UPDATE checkpoints SET checkpoint = jsonb_set(checkpoint::jsonb, ARRAY['vals', %s], 'null')::json"
                 f" WHERE json_typeof(checkpoint->'vals'->%s) = 'array'{where}",
+                (channel, channel, *extra),
+            )
+    elif dialect_of(url) == "mysql":
+        if blob is None:
+            raw_sql(
+                url,
+                f"UPDATE checkpoints SET checkpoint = JSON_SET(checkpoint, {_MYSQL_VAL}, JSON_ARRAY("
+                f"COALESCE(%s, JSON_UNQUOTE(JSON_EXTRACT(checkpoint, CONCAT({_MYSQL_VAL}, '[0]')))), %s))"
+                f" WHERE JSON_TYPE(JSON_EXTRACT(checkpoint, {_MYSQL_VAL})) = 'ARRAY'{where}",
+                (channel, kind, channel, value, channel, *extra),
+            )
+        else:  # a blob has no place in the document: the value moves to a row of its own
+            raw_sql(
+                url,
+                "INSERT IGNORE INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value)"
+                " SELECT DISTINCT thread_id, checkpoint_ns, %s,"
+                " JSON_UNQUOTE(JSON_EXTRACT(checkpoint, CONCAT('$.channel_versions.', JSON_QUOTE(%s)))),"
+                f" JSON_UNQUOTE(JSON_EXTRACT(checkpoint, CONCAT({_MYSQL_VAL}, '[0]'))),"
+                f" JSON_UNQUOTE(JSON_EXTRACT(checkpoint, CONCAT({_MYSQL_VAL}, '[1]'))) FROM checkpoints"
+                f" WHERE JSON_TYPE(JSON_EXTRACT(checkpoint, {_MYSQL_VAL})) = 'ARRAY'{where}",
+                (channel, channel, channel, channel, channel, *extra),
+            )
+            raw_sql(
+                url,
+                f"UPDATE checkpoints SET checkpoint = JSON_SET(checkpoint, {_MYSQL_VAL}, NULL)"
+                f" WHERE JSON_TYPE(JSON_EXTRACT(checkpoint, {_MYSQL_VAL})) = 'ARRAY'{where}",
                 (channel, channel, *extra),
             )
     sets, params = [f"value = {p}"], [value]

@@ -19,7 +19,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from orecast.checkpoint import base, open_checkpointer
 from orecast.checkpoint.mysql import saver as mysql_saver
-from orecast.checkpoint.mysql.saver import connect_kwargs
+from orecast.checkpoint.mysql.saver import MysqlCheckpointer, connect_kwargs
 from tests.checkpoint.conftest import raw_sql
 from tests.checkpoint.graphs import human, tool_loop
 from tests.checkpoint.test_graphs import assert_same_as_memory
@@ -375,16 +375,20 @@ async def test_cancelled_write_leaves_its_group(fresh_mysql_url: str, mariadb: b
 async def test_a_read_looks_up_the_versions_its_statement_did_not_match(
     fresh_mysql_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """aget_tuple finds the values through the versions the checkpoint's document names, in the same
-    statement as the checkpoint; a value stored under another form of its version (here: the document's
-    versions left padded, the values' short) is looked up after it, and the state is the same."""
+    """aget_tuple reads a checkpoint and its writes in one statement; a document that keeps no values in
+    "vals" (here: a store written before migration 008, its documents' versions left padded, so the
+    migration leaves them as they are, the values' short) has its values looked up after it through the
+    versions it names, and the state is the same. Written with "vals", the same thread reads in one
+    statement."""
     reference = tool_loop(InMemorySaver())
     monkeypatch.setattr(base, "with_short_versions", lambda checkpoint: checkpoint)
     async with open_checkpointer(fresh_mysql_url) as saver:
         graph = tool_loop(saver)
+        monkeypatch.setattr(MysqlCheckpointer, "inline_values", False)  # every value a row, no "vals"
         for turn in range(2):
             for g in (graph, reference):
                 await g.ainvoke({"messages": [human(turn)]}, cfg("padded"))
+        monkeypatch.setattr(MysqlCheckpointer, "inline_values", True)
         reads: list[str] = []
         original = mysql_saver._Db.fetchall
 
@@ -395,6 +399,13 @@ async def test_a_read_looks_up_the_versions_its_statement_did_not_match(
         monkeypatch.setattr(mysql_saver._Db, "fetchall", fetchall)
         tup = await saver.aget_tuple(cfg("padded"))
         assert all(len(v) == 49 for v in tup.checkpoint["channel_versions"].values())
-        # the checkpoint, then the values its statement did not match
-        assert [r.split()[:2] for r in reads] == [["SELECT", "2"], ["SELECT", "0"]], reads
+        # the checkpoint and its writes, then its values
+        assert [r.split()[:2] for r in reads] == [["SELECT", "c.checkpoint_id,"], ["SELECT", "0"]], reads
+        await assert_same_as_memory(graph, reference, "padded")
+        # The next turn is written with "vals": its checkpoint reads alone.
+        for g in (graph, reference):
+            await g.ainvoke({"messages": [human(2)]}, cfg("padded"))
+        reads.clear()
+        await saver.aget_tuple(cfg("padded"))
+        assert [r.split()[:2] for r in reads] == [["SELECT", "c.checkpoint_id,"]], reads
         await assert_same_as_memory(graph, reference, "padded")

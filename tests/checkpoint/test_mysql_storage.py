@@ -56,7 +56,7 @@ async def test_upgrade_compresses_a_store_with_data(fresh_mysql_url: str) -> Non
     # A store as version 6 left it: the tables in the default row format.
     for table in GROWING:
         raw_sql(url, f"ALTER TABLE {table} ROW_FORMAT = DYNAMIC KEY_BLOCK_SIZE = 0")
-    raw_sql(url, "DELETE FROM orecast_migrations WHERE version = 7")
+    raw_sql(url, "DELETE FROM orecast_migrations WHERE version >= 7")  # (8 runs again: a no-op)
     assert set(row_formats(url).values()) == {"Dynamic"}
     async with open_checkpointer(url) as saver:
         after = (await tool_loop(saver).aget_state(cfg("old"))).values["messages"]

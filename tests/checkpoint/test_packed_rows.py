@@ -1,9 +1,11 @@
 """PostgreSQL's packed rows (migration 007): small channel values in their checkpoint's row, writes one row
-per task; a store written before the migration is converted, and writes keep their per-index semantics."""
+per task; a store written before the migration is converted, and writes keep their per-index semantics.
+MySQL's packed values (migration 008): the same for channel values (writes keep a row each)."""
 
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -110,6 +112,105 @@ async def test_small_values_live_in_the_checkpoint_row(saver, store_url: str) ->
         assert count(store_url, "SELECT count(*) FROM channel_values") == 0
         # An unchanged value is copied into the next checkpoint's row: every checkpoint reads alone.
         assert count(store_url, "SELECT count(*) FROM checkpoints WHERE checkpoint->'vals'->'messages' IS NULL") == 1
+    elif store_url.startswith("mysql"):
+        assert count(store_url, "SELECT COUNT(*) FROM channel_values") == 0
+        assert count(store_url, "SELECT COUNT(*) FROM checkpoints WHERE JSON_EXTRACT(checkpoint, '$.vals.messages') IS NULL") == 1
     saver.items.clear()
     history = [s async for s in graph.aget_state_history({"configurable": {"thread_id": "s"}})]
     assert [len(s.values.get("messages", [])) for s in history[:5]] == [12, 11, 10, 9, 8]
+
+
+async def _every_tuple(saver: Any, thread_id: str) -> list[tuple[Any, ...]]:
+    """Every checkpoint of a thread as the saver reads it (list and get), all namespaces."""
+    out = []
+    async for tup in saver.alist({"configurable": {"thread_id": thread_id}}):
+        got = await saver.aget_tuple(tup.config)
+        for t in (tup, got):
+            out.append((t.config, t.checkpoint, t.metadata, t.parent_config, sorted(map(repr, t.pending_writes))))
+    return out
+
+
+@pytest.mark.parametrize("store_url", ["mysql"], indirect=True)
+async def test_mysql_store_before_migration_008_reads_back_identically(
+    store_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A MySQL store written before migration 008 (every value a row, no "vals") reads back exactly as
+    before once upgraded; small values move into their checkpoints' documents (bytes and a channel name that
+    needs quoting too), a large one keeps its row, a document whose versions are not short is left as it was and still reads; the
+    thread goes on, prunes and copies."""
+    from orecast.checkpoint import base
+    from orecast.checkpoint.mysql.saver import MysqlCheckpointer
+
+    reference = tool_loop(InMemorySaver())
+    monkeypatch.setattr(MysqlCheckpointer, "inline_values", False)
+    big = "x" * 500
+    async with open_checkpointer(store_url) as old:
+        graph = tool_loop(old)
+        for turn in range(3):
+            for g in (graph, reference):
+                await g.ainvoke({"messages": [human(turn)]}, {"configurable": {"thread_id": "t"}})
+        cp = empty_checkpoint()
+        cp["channel_values"] = {"big": big, "small": 7, "bytes": b"\x00\x01", "名前 \"q\"": [1, 2]}
+        versions = {"big": "1.5", "small": "1.5", "bytes": "1.5", "名前 \"q\"": "1.5"}
+        cp["channel_versions"] = versions
+        await old.aput(cfg("values"), cp, {"source": "input", "step": -1}, versions)
+        # A document whose versions stay padded (as another writer may leave them): left without "vals".
+        with monkeypatch.context() as padded:
+            padded.setattr(base, "with_short_versions", lambda checkpoint: checkpoint)
+            await tool_loop(old).ainvoke({"messages": [human(9)]}, {"configurable": {"thread_id": "padded"}})
+        before = {t: await _every_tuple(old, t) for t in ("t", "values", "padded")}
+    monkeypatch.undo()
+    raw_sql(store_url, "DELETE FROM orecast_migrations WHERE version >= 8")
+    values_before = count(store_url, "SELECT COUNT(*) FROM channel_values")
+    assert values_before > 20
+    assert count(store_url, "SELECT COUNT(*) FROM checkpoints WHERE JSON_EXTRACT(checkpoint, '$.vals') IS NOT NULL") == 0
+
+    with caplog.at_level(logging.WARNING, logger="asyncmy"):
+        async with open_checkpointer(store_url):
+            pass
+    # The migration made the server note nothing (asyncmy logs a statement's warnings and notes; the
+    # CREATE TABLE IF NOT EXISTS of the migrations table notes that it exists at every open).
+    assert [r.getMessage() for r in caplog.records if "orecast_migrations" not in r.getMessage()] == []
+    async with open_checkpointer(store_url) as new:
+        assert count(store_url, "SELECT MAX(version) FROM orecast_migrations") >= 8
+        # Only the large value keeps a row, besides the padded thread's.
+        assert raw_sql(store_url, "SELECT thread_id, channel FROM channel_values WHERE thread_id <> 'padded'") == [
+            ("values", "big")
+        ]
+        assert count(store_url, "SELECT COUNT(*) FROM channel_values WHERE thread_id = 'padded'") > 0
+        docs = [
+            json.loads(d)
+            for (d,) in raw_sql(store_url, "SELECT checkpoint FROM checkpoints WHERE thread_id IN ('t', 'values')")
+        ]
+        assert all("vals" in d for d in docs)
+        with_messages = [d for d in docs if "messages" in d["channel_versions"]]
+        assert all(d["vals"]["messages"][0] == "items" for d in with_messages)
+        assert (
+            count(store_url, "SELECT COUNT(*) FROM checkpoints WHERE thread_id = 'padded' AND JSON_EXTRACT(checkpoint, '$.vals') IS NULL")
+            > 0
+        )
+        new.items.clear()
+        after = {t: await _every_tuple(new, t) for t in ("t", "values", "padded")}
+        assert after == before
+        assert (await new.aget_tuple(cfg("values"))).checkpoint["channel_values"] == {
+            "big": big, "small": 7, "bytes": b"\x00\x01", "名前 \"q\"": [1, 2]
+        }
+        graph = tool_loop(new)
+        await assert_same_as_memory(graph, reference, "t")
+        for turn in range(3, 5):
+            for g in (graph, reference):
+                await g.ainvoke({"messages": [human(turn)]}, {"configurable": {"thread_id": "t"}})
+        await assert_same_as_memory(graph, reference, "t")
+        await tool_loop(new).ainvoke({"messages": [human(10)]}, {"configurable": {"thread_id": "padded"}})
+        messages = (await graph.aget_state({"configurable": {"thread_id": "t"}})).values["messages"]
+        await new.aprune(["t", "padded"], strategy="keep_latest")
+        assert (await graph.aget_state({"configurable": {"thread_id": "t"}})).values["messages"] == messages
+        assert len((await graph.aget_state({"configurable": {"thread_id": "padded"}})).values["messages"]) == 8
+        await new.acopy_thread("t", "t2")
+        assert (await graph.aget_state({"configurable": {"thread_id": "t2"}})).values["messages"] == messages
+    # The migration may run again (tests re-run earlier migrations): nothing changes.
+    rows = raw_sql(store_url, "SELECT * FROM checkpoints ORDER BY thread_id, checkpoint_ns, checkpoint_id")
+    raw_sql(store_url, "DELETE FROM orecast_migrations WHERE version >= 8")
+    async with open_checkpointer(store_url):
+        pass
+    assert raw_sql(store_url, "SELECT * FROM checkpoints ORDER BY thread_id, checkpoint_ns, checkpoint_id") == rows

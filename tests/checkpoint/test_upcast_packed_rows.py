@@ -1,4 +1,4 @@
-"""State upcasting where values live in their checkpoint's row (PostgreSQL, migration 007): an inherited
+"""State upcasting where values live in their checkpoint's row (PostgreSQL 007, MySQL 008): an inherited
 value an older schema wrote is copied as stored, so it is upcast exactly once on every read, and
 `amigrate_state` rewrites the copies kept in checkpoint documents too."""
 
@@ -59,12 +59,12 @@ async def test_an_inherited_older_value_is_kept_as_stored(store_url: str, cold: 
     stored = documents(store_url, "t")
     new, parent = stored[config["configurable"]["checkpoint_id"]], stored[head.config["configurable"]["checkpoint_id"]]
     assert new["older_values"] == {channel: 1 for channel in new["channel_versions"]}
-    if store_url.startswith("postgres"):
+    if not store_url.startswith("sqlite"):
         # The copy in the new row is the parent's own, in the shape version 1 wrote.
         assert new["vals"] == parent["vals"] and new["vals"]["title"] is not None
 
 
-@pytest.mark.parametrize("store_url", ["postgres"], indirect=True)
+@pytest.mark.parametrize("store_url", ["postgres", "mysql"], indirect=True)
 async def test_migrate_state_rewrites_values_kept_in_checkpoint_rows(store_url: str) -> None:
     big = "x" * 300
     grows = StateSchema(
@@ -104,7 +104,7 @@ async def test_migrate_state_rewrites_values_kept_in_checkpoint_rows(store_url: 
 
 async def test_archive_and_copy_of_a_mixed_thread_upcast_once(store_url: str, tmp_path: Path) -> None:
     """A thread written at versions 1 and 2, imported and copied within the same store (on PostgreSQL
-    its values in the checkpoints' rows): every copy reads as the original, each value upcast once."""
+    and MySQL its values in the checkpoints' rows): every copy reads as the original, each value upcast once."""
     async with open_checkpointer(store_url) as saver:
         await write_v1_thread(saver)
         await ask(notes_graph(saver.with_state_schema(STRICT), 2), "t", "rebar")
@@ -119,11 +119,12 @@ async def test_archive_and_copy_of_a_mixed_thread_upcast_once(store_url: str, tm
             state = await notes_graph(saver.with_state_schema(STRICT), 2).aget_state(cfg(thread))
             assert state.values["title"] == {"text": "iron ore"}
             assert [n["text"] for n in state.values["notes"]] == ["iron ore", "coking coal", "rebar", "scrap"]
-    if store_url.startswith("postgres"):
+    if not store_url.startswith("sqlite"):
         # Every copy keeps a title in the shape of the version that wrote it, as its label says.
+        ts = "checkpoint->>'ts'" if store_url.startswith("postgres") else "JSON_UNQUOTE(JSON_EXTRACT(checkpoint, '$.ts'))"
         stamps = {
             thread: {ts: version for thread_id, ts, version in raw_sql(
-                store_url, "SELECT thread_id, checkpoint->>'ts', schema_version FROM checkpoints"
+                store_url, f"SELECT thread_id, {ts}, schema_version FROM checkpoints"
             ) if thread_id == thread}
             for thread in ("t", "imported", "copied")
         }
@@ -169,7 +170,7 @@ async def test_a_write_version_is_not_noted_over_a_migrated_document(
 
 
 async def test_an_inherited_older_large_value_is_read_from_its_row(store_url: str) -> None:
-    long = "iron ore " * 40  # a title too large for a checkpoint's row (PostgreSQL keeps it in a row)
+    long = "iron ore " * 40  # a title too large for a checkpoint's row (PostgreSQL and MySQL keep it in a row)
     async with open_checkpointer(store_url) as saver:
         v1 = notes_graph(saver.with_state_schema(StateSchema(version=1)), 1)
         await ask(v1, "t", long)
@@ -185,5 +186,5 @@ async def test_an_inherited_older_large_value_is_read_from_its_row(store_url: st
         values = (await v2.aget_tuple(config)).checkpoint["channel_values"]
         assert values["title"] == {"text": long}
         assert values["notes"] == [{"text": long, "len": len(long)}]
-    if store_url.startswith("postgres"):
+    if not store_url.startswith("sqlite"):
         assert documents(store_url, "t")[config["configurable"]["checkpoint_id"]]["vals"]["title"] is None

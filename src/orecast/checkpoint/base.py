@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -455,15 +455,12 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
         *,
         resumed: bool = False,
         writes: PendingWrites | None = None,
-        read_values: Mapping[tuple[str, str], tuple[str, Any, bytes | None] | None] | None = None,
     ) -> list[CheckpointTuple]:
         """Checkpoint tuples for checkpoint rows, loading their channel values, items and writes in bulk.
 
         A row is (thread_id, ns, id, parent_id, checkpoint, metadata, incarnation, next_item, schema_version).
         `resumed`: the one checkpoint a run continues from, whose lists the next put will most likely
-        extend. `writes`: the rows' pending writes, when already read with them. `read_values`: of one
-        row, channel values already read with it, by (channel, version key); None for a version that
-        has no value. The versions it does not list are looked up.
+        extend. `writes`: the rows' pending writes, when already read with them.
         """
         if not rows:
             return []
@@ -494,11 +491,7 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                     values[key] = (entry[0], entry[1], None)
                     inlined.add(key)
                 elif (inline is None or channel in inline) and key not in inlined:
-                    if read_values is not None and (channel, key[3]) in read_values:
-                        if (read := read_values[(channel, key[3])]) is not None:
-                            values[key] = read
-                    else:
-                        wanted.append({"t": thread_id, "n": ns, "c": channel, "v": key[3]})
+                    wanted.append({"t": thread_id, "n": ns, "c": channel, "v": key[3]})
         keys = [{"t": r[0], "n": r[1], "c": r[2]} for r in parsed] if writes is None else []
         writes = {} if writes is None else writes
         fetched = (

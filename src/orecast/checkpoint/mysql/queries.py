@@ -106,11 +106,21 @@ INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, va
 VALUES (%s, %s, %s, %s, %s, %s, %s)
 ON DUPLICATE KEY UPDATE thread_id = thread_id"""
 _KEYS = "t VARBINARY(1024) PATH '$.t', n VARBINARY(1024) PATH '$.n'"
+# Values by (thread, namespace, channel, version); `k`, a checkpoint that refers to that version, is
+# where a small value is kept (in its document's "vals", migration 008): [kind, JSON text].
+_VAL = "CONCAT('$.vals.', JSON_QUOTE(j.c))"
 SELECT_CHANNEL_VALUES = f"""
-SELECT cv.thread_id, cv.checkpoint_ns, cv.channel, cv.version, cv.kind, cv.value, cv.`blob`
-FROM JSON_TABLE(%s, '$[*]' COLUMNS ({_KEYS}, c VARBINARY(768) PATH '$.c', v VARBINARY(128) PATH '$.v')) AS j
-JOIN channel_values AS cv
-  ON cv.thread_id = j.t AND cv.checkpoint_ns = j.n AND cv.channel = j.c AND cv.version = j.v"""
+SELECT j.t, j.n, j.c, j.v, COALESCE(cv.kind, JSON_UNQUOTE(JSON_EXTRACT(c.checkpoint, CONCAT({_VAL}, '[0]')))),
+       CASE WHEN cv.kind IS NOT NULL THEN cv.value
+            WHEN JSON_TYPE(JSON_EXTRACT(c.checkpoint, CONCAT({_VAL}, '[1]'))) = 'STRING'
+            THEN JSON_UNQUOTE(JSON_EXTRACT(c.checkpoint, CONCAT({_VAL}, '[1]'))) END,
+       cv.`blob`
+FROM JSON_TABLE(%s, '$[*]' COLUMNS ({_KEYS}, c VARBINARY(768) PATH '$.c', v VARBINARY(128) PATH '$.v',
+                                    k VARBINARY(256) PATH '$.k')) AS j
+  LEFT JOIN channel_values AS cv
+    ON cv.thread_id = j.t AND cv.checkpoint_ns = j.n AND cv.channel = j.c AND cv.version = j.v
+  LEFT JOIN checkpoints AS c ON c.thread_id = j.t AND c.checkpoint_ns = j.n AND c.checkpoint_id = j.k
+WHERE cv.kind IS NOT NULL OR JSON_TYPE(JSON_EXTRACT(c.checkpoint, {_VAL})) = 'ARRAY'"""
 SELECT_THREAD_VALUE_KEYS = """
 SELECT checkpoint_ns, channel, version, kind, value FROM channel_values WHERE thread_id = %s"""
 DELETE_CHANNEL_VALUE = """
@@ -128,36 +138,25 @@ UPDATE_CHECKPOINT = """
 UPDATE checkpoints SET parent_checkpoint_id = %s, checkpoint = %s, metadata = %s, run_id = %s,
     schema_version = %s
 WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
-# A run's read of its checkpoint in one round trip (`saver.aget_tuple`): part 2, the checkpoint's row
-# joined with its pending writes (one row of them each; NULLs when it has none); part 0, the stored
-# value of each channel version its document names, found through the document's channel_versions
-# (the channel, the version as the document has it, and the value's kind, value and blob: NULL when
-# that version has no value). The saver looks up by itself any version this did not match (one not in
-# the short form the values are stored under). Ids are VARBINARY and the version text: apart, so that
-# no column mixes the two (it would come back as bytes). `{head}` picks the checkpoint; the newest by
-# MAX(): with ORDER BY … LIMIT 1 the server spent as long again choosing how to read the one row, and
-# a CTE holding it, read by both parts, cost three times what this does.
-_CHECKPOINT_VALUES_AND_WRITES = """
-SELECT 2 AS part, c.checkpoint_id AS a, c.parent_checkpoint_id AS b, NULL AS version, w.task_id, w.task_path,
-       w.idx, w.channel, w.kind, w.value, w.`blob`, c.checkpoint, c.metadata, t.incarnation, t.next_item,
-       c.schema_version
+# A run's read of its checkpoint in one round trip (`saver.aget_tuple`): the checkpoint's row joined
+# with its pending writes (one row of them each; NULLs when it has none). Its small values are in its
+# document ("vals", migration 008); the saver looks up those it names with null (a value too large for
+# the document) and, for a document without "vals" (one migration 008 left as it was), all of them.
+# Looking them up in the same statement (a UNION ALL over the document's JSON_KEYS joined with
+# channel_values) cost the server 130 µs a read even when it matched nothing: most reads need no value
+# row. `{head}` picks the checkpoint; the newest by MAX(): with ORDER BY … LIMIT 1 the server spent as
+# long again choosing how to read the one row.
+_CHECKPOINT_AND_WRITES = """
+SELECT c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, c.metadata, t.incarnation, t.next_item,
+       c.schema_version, w.task_path, w.task_id, w.idx, w.channel, w.kind, w.value, w.`blob`
 FROM checkpoints AS c JOIN threads AS t ON t.thread_id = c.thread_id
   LEFT JOIN writes AS w
     ON w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id
-WHERE {head}
-UNION ALL
-SELECT 0, k.c, NULL, JSON_UNQUOTE(JSON_EXTRACT(c.checkpoint, CONCAT('$.channel_versions.', JSON_QUOTE(k.c)))),
-       NULL, NULL, NULL, NULL, cv.kind, cv.value, cv.`blob`, NULL, NULL, NULL, NULL, NULL
-FROM checkpoints AS c
-  JOIN JSON_TABLE(JSON_KEYS(c.checkpoint, '$.channel_versions'), '$[*]' COLUMNS (c VARBINARY(768) PATH '$')) AS k
-  LEFT JOIN channel_values AS cv
-    ON cv.thread_id = c.thread_id AND cv.checkpoint_ns = c.checkpoint_ns AND cv.channel = k.c
-   AND cv.version = JSON_UNQUOTE(JSON_EXTRACT(c.checkpoint, CONCAT('$.channel_versions.', JSON_QUOTE(k.c))))
 WHERE {head}"""
-READ_CHECKPOINT = _CHECKPOINT_VALUES_AND_WRITES.format(
+READ_CHECKPOINT = _CHECKPOINT_AND_WRITES.format(
     head="c.thread_id = %s AND c.checkpoint_ns = %s AND c.checkpoint_id = %s"
 )
-READ_LATEST_CHECKPOINT = _CHECKPOINT_VALUES_AND_WRITES.format(
+READ_LATEST_CHECKPOINT = _CHECKPOINT_AND_WRITES.format(
     head="c.thread_id = %s AND c.checkpoint_ns = %s AND c.checkpoint_id = "
     "(SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s)"
 )
@@ -179,9 +178,10 @@ SELECT_CHECKPOINTS_OF_RUNS = """
 SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints
 WHERE run_id IN (SELECT r FROM JSON_TABLE(%s, '$[*]' COLUMNS (r VARBINARY(4096) PATH '$')) AS j)"""
 SELECT_THREAD_CHECKPOINT_IDS = "SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = %s"
+# (namespace, versions, the values kept in the document: "vals", migration 008) of every checkpoint
 SELECT_THREAD_VERSIONS = """
-SELECT checkpoint_ns, JSON_EXTRACT(checkpoint, '$.channel_versions') FROM checkpoints
-WHERE thread_id = %s"""
+SELECT checkpoint_ns, JSON_EXTRACT(checkpoint, '$.channel_versions'), JSON_EXTRACT(checkpoint, '$.vals')
+FROM checkpoints WHERE thread_id = %s"""
 SELECT_NAMESPACE_HEADS = """
 SELECT checkpoint_ns, checkpoint_id, versions FROM (
     SELECT checkpoint_ns, checkpoint_id, JSON_EXTRACT(checkpoint, '$.channel_versions') AS versions,
@@ -377,6 +377,11 @@ WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
 UPDATE_CHANNEL_VALUE = """
 UPDATE channel_values SET kind = %s, value = %s, `blob` = %s
 WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = %s"""
+# A value migrate-state upcast too large (or binary) for its checkpoints' documents: a row of its own.
+UPSERT_CHANNEL_VALUE = """
+INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, `blob`)
+VALUES (%s, %s, %s, %s, %s, %s, %s)
+ON DUPLICATE KEY UPDATE kind = VALUES(kind), value = VALUES(value), `blob` = VALUES(`blob`)"""
 UPDATE_WRITE_VALUE = """
 UPDATE writes SET kind = %s, value = %s, `blob` = %s
 WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s AND task_id = %s AND idx = %s"""

@@ -415,6 +415,8 @@ class MysqlCheckpointer(OrecastCheckpointer):
     dialect = "mysql"
     # MySQL 8 stores JSON in a binary form that sorts object keys (shorter first), as JSONB does.
     keeps_key_order = True
+    # Small channel values in their checkpoint's document (core.INLINE_KEY, migration 008).
+    inline_values = True
     q = queries
     migrations_package = "mysql"
 
@@ -797,29 +799,22 @@ class MysqlCheckpointer(OrecastCheckpointer):
     # -- a run's read in one round trip ----------------------------------------------------------------
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        # The checkpoint, its pending writes and its channel values in one statement (`READ_CHECKPOINT`),
-        # where other dialects read the row first and then what it names.
+        # The checkpoint and its pending writes in one statement (`READ_CHECKPOINT`); its small values
+        # are in its document, and `_tuples` looks up the others (few checkpoints have any).
         thread_id, checkpoint_ns, checkpoint_id = config_ids(config)
         async with self._read() as db:
             if checkpoint_id:
-                rows = await db.fetchall(queries.READ_CHECKPOINT, (thread_id, checkpoint_ns, checkpoint_id) * 2)
+                rows = await db.fetchall(queries.READ_CHECKPOINT, (thread_id, checkpoint_ns, checkpoint_id))
             else:
-                rows = await db.fetchall(queries.READ_LATEST_CHECKPOINT, (thread_id, checkpoint_ns) * 4)
-            row = None
-            values: dict[tuple[str, str], tuple[str, Any, bytes | None] | None] = {}
-            writes = []
-            for part, a, b, version, task_id, path, idx, channel, kind, value, blob, *head in rows:
-                if part == 2:
-                    row = (thread_id, checkpoint_ns, a, b, *head)
-                    if task_id is not None:
-                        writes.append((path, task_id, idx, channel, kind, value, blob))
-                elif version is not None:  # (NULL: the path to the channel's version matched nothing)
-                    values[(a, version)] = (kind, value, blob) if kind is not None else None
-            if row is None:
+                rows = await db.fetchall(queries.READ_LATEST_CHECKPOINT, (thread_id, checkpoint_ns) * 2)
+            if not rows:
                 return None
-            writes.sort(key=lambda w: w[:3])  # in the order they were made: task path, task id, index
-            pending = {(thread_id, checkpoint_ns, row[2]): [w[1:2] + w[3:] for w in writes]}
-            tuples = await self._tuples(db, [row], resumed=True, writes=pending, read_values=values)
+            cid, parent_id, *head = rows[0][:7]
+            row = (thread_id, checkpoint_ns, cid, parent_id, *head)
+            # in the order they were made: task path, task id, index
+            writes = sorted((r[7:] for r in rows if r[8] is not None), key=lambda w: w[:3])
+            pending = {(thread_id, checkpoint_ns, cid): [(w[1], *w[3:]) for w in writes]}
+            tuples = await self._tuples(db, [row], resumed=True, writes=pending)
         return tuples[0]
 
     # -- what a dialect provides -------------------------------------------------------------------
