@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import asyncmy
+import psycopg
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 
+from orecast.checkpoint.mysql.saver import connect_kwargs
+from orecast.checkpoint.urls import parse_url
 from tests.checkpoint.conftest import dialect_of, ph, raw_sql
 from tests.checkpoint.graphs import deep_agent, human, tool_loop
 
@@ -283,3 +290,47 @@ async def test_credentials_in_the_run_config_are_never_stored(saver, store_url: 
             sql = f"SELECT count(*) FROM {table} WHERE CAST({column} AS {text}) LIKE {ph(store_url)}"
             rows = raw_sql(store_url, sql, (f"%{secret}%",))
             assert rows == [(0,)], (secret, table)
+
+
+@asynccontextmanager
+async def status_set_uncommitted(url: str, thread_id: str, status: str) -> AsyncIterator[None]:
+    """Another session sets the thread's status and holds its transaction open until the block ends,
+    then commits (as a run's end does, a moment after a metadata edit began)."""
+    dialect, target = dialect_of(url), parse_url(url).target
+    if dialect == "sqlite":
+        conn = sqlite3.connect(target, isolation_level=None)
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("UPDATE threads SET status = ? WHERE thread_id = ?", (status, thread_id))
+        try:
+            yield
+        finally:
+            conn.execute("COMMIT")
+            conn.close()
+    elif dialect == "mysql":
+        conn = await asyncmy.connect(**connect_kwargs(url), autocommit=False)
+        try:
+            async with conn.cursor() as cur:
+                await cur.execute("UPDATE threads SET status = %s WHERE thread_id = %s", (status, thread_id))
+            yield
+            await conn.commit()
+        finally:
+            conn.close()
+    else:
+        async with await psycopg.AsyncConnection.connect(target) as conn:
+            await conn.execute("UPDATE threads SET status = %s WHERE thread_id = %s", (status, thread_id))
+            yield
+            await conn.commit()
+
+
+async def test_a_metadata_edit_keeps_a_status_set_while_it_ran(saver, store_url: str) -> None:
+    """The edit merged into the row as read and wrote the read status back: a run's end committed in
+    between (busy -> idle) was undone, and the thread showed busy with no run."""
+    await saver.aupdate_thread("t", metadata={"a": 1}, status="busy")
+    async with status_set_uncommitted(store_url, "t", "idle"):
+        edit = asyncio.create_task(saver.aupdate_thread("t", metadata={"b": 2}))
+        await asyncio.sleep(0.5)
+        assert not edit.done(), "the edit waits for the other session's transaction"
+    thread = await edit
+    assert thread.status == "idle"
+    assert thread.metadata == {"a": 1, "b": 2}
+    assert (await saver.aget_thread("t")).status == "idle"

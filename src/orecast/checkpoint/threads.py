@@ -230,7 +230,7 @@ class ThreadsMixin(SaverCore):
             patch["title"] = title
         async with self._write() as db:
             await self._touch_thread(db, thread_id)
-            row = await db.fetchone(self.q.SELECT_THREAD, (thread_id,))
+            row = await db.fetchone(self.q.SELECT_THREAD_FOR_UPDATE, (thread_id,))
             assert row is not None
             current = self._thread_from_row(row)
             merged = {**current.metadata, **patch}
@@ -238,7 +238,7 @@ class ThreadsMixin(SaverCore):
                 self.q.UPDATE_THREAD,
                 (
                     self._json_param(json.dumps(merged, ensure_ascii=False)),
-                    status or current.status,
+                    status or None,
                     self._ts(utc_now()),
                     thread_id,
                 ),

@@ -49,7 +49,13 @@ SEARCH_THREADS = (
     "ORDER BY {sort_by} {sort_order}, thread_id {sort_order} LIMIT %s OFFSET %s"
 )
 COUNT_THREADS = "SELECT COUNT(*) FROM threads {where}"
-UPDATE_THREAD = "UPDATE threads SET metadata = %s, status = %s, updated_at = %s WHERE thread_id = %s"
+# A metadata edit reads the row it merges into under a lock: a run's end or a put committed meanwhile is
+# not overwritten with what was read before it.
+SELECT_THREAD_FOR_UPDATE = f"SELECT {THREAD_COLUMNS} FROM threads WHERE thread_id = %s FOR UPDATE"
+# status NULL: left as it is (not written back as read)
+UPDATE_THREAD = (
+    "UPDATE threads SET metadata = %s, status = COALESCE(%s, status), updated_at = %s WHERE thread_id = %s"
+)
 SET_THREAD_STATUS = "UPDATE threads SET status = %s WHERE thread_id = %s"
 # Affected rows tell whether the thread is still the incarnation the put was encoded against
 # (connections report rows *matched*, CLIENT.FOUND_ROWS). MySQL assigns left to right, and each

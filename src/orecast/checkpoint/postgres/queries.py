@@ -29,7 +29,13 @@ SEARCH_THREADS = (
     "ORDER BY {sort_by} {sort_order}, thread_id {sort_order} LIMIT %s OFFSET %s"
 )
 COUNT_THREADS = "SELECT COUNT(*) FROM threads {where}"
-UPDATE_THREAD = "UPDATE threads SET metadata = %s::jsonb, status = %s, updated_at = %s WHERE thread_id = %s"
+# A metadata edit reads the row it merges into under a lock: a run's end or a put committed meanwhile is
+# not overwritten with what was read before it.
+SELECT_THREAD_FOR_UPDATE = f"SELECT {THREAD_COLUMNS} FROM threads WHERE thread_id = %s FOR UPDATE"
+# status NULL: left as it is (not written back as read)
+UPDATE_THREAD = (
+    "UPDATE threads SET metadata = %s::jsonb, status = COALESCE(%s, status), updated_at = %s WHERE thread_id = %s"
+)
 RECOUNT_THREAD = """
 UPDATE threads SET
     checkpoint_count = (SELECT COUNT(*) FROM checkpoints WHERE thread_id = %s),

@@ -31,7 +31,12 @@ SEARCH_THREADS = (
     "ORDER BY {sort_by} {sort_order}, thread_id {sort_order} LIMIT ? OFFSET ?"
 )
 COUNT_THREADS = "SELECT COUNT(*) FROM threads {where}"
-UPDATE_THREAD = "UPDATE threads SET metadata = ?, status = ?, updated_at = ? WHERE thread_id = ?"
+# (a write transaction here already excludes every other writer)
+SELECT_THREAD_FOR_UPDATE = f"SELECT {THREAD_COLUMNS} FROM threads WHERE thread_id = ?"
+# status NULL: left as it is (not written back as read)
+UPDATE_THREAD = (
+    "UPDATE threads SET metadata = ?, status = COALESCE(?, status), updated_at = ? WHERE thread_id = ?"
+)
 SET_THREAD_STATUS = "UPDATE threads SET status = ? WHERE thread_id = ?"
 RECORD_CHECKPOINT_IN_THREAD = """
 UPDATE threads SET
