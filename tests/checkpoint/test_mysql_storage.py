@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+import pytest
+
 from orecast.checkpoint import open_checkpointer
+from orecast.checkpoint.store import open_store
 from tests.checkpoint.conftest import raw_sql
 from tests.checkpoint.graphs import human, tool_loop
 
@@ -65,3 +69,15 @@ async def test_upgrade_compresses_a_store_with_data(fresh_mysql_url: str) -> Non
     assert len(more) == 20
     assert {t: row_formats(url)[t] for t in GROWING} == dict.fromkeys(GROWING, "Compressed")
     assert raw_sql(url, "SELECT COUNT(*) FROM orecast_migrations WHERE version = 7") == [(1,)]
+
+
+async def test_opening_an_existing_store_logs_nothing(fresh_mysql_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    """`CREATE TABLE IF NOT EXISTS` finding its table is a note, which the driver fetched in a round trip of
+    its own and logged as a warning at every start (saver, LangGraph's store)."""
+    for _ in range(2):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            async with open_checkpointer(fresh_mysql_url) as saver, open_store(fresh_mysql_url) as store:
+                await store.aput(("notes",), "k", {"v": 1})
+                await tool_loop(saver).ainvoke({"messages": [human(0)]}, {"configurable": {"thread_id": "n"}})
+        assert [r.getMessage() for r in caplog.records] == []

@@ -35,9 +35,14 @@ async def open_store(url: str) -> AsyncIterator[BaseStore]:
             yield store
     elif parsed.scheme == "mysql":
         # The community package's store (langgraph-checkpoint-mysql): LangGraph has no MySQL store.
+        import asyncmy
         from langgraph.store.mysql.asyncmy import AsyncMyStore
 
-        async with AsyncMyStore.from_conn_string(parsed.target) as store:
+        # Its own connection rather than `from_conn_string`'s, for the session setting: no notes (see
+        # `mysql.saver.session_settings`).
+        options = AsyncMyStore.parse_conn_string(parsed.target)
+        async with asyncmy.connect(**options, autocommit=True, init_command="SET SESSION sql_notes = 0") as conn:
+            store = AsyncMyStore(conn=conn)
             await store.setup()
             yield store
     else:
