@@ -81,3 +81,25 @@ async def test_a_claim_waits_for_no_lock_on_another_runs_row(db_url: str) -> Non
         assert await repo.finish(running.run_id, "success")
         assert await repo.claim(pending, 30) == []
         assert (await repo.get(pending.run_id)).status == "running"  # type: ignore[union-attr]
+
+
+async def test_a_transaction_cancelled_mid_statement_is_cancelled(db_url: str) -> None:
+    """A statement cancelled mid-way closes its connection (the driver's stream is cut): the rollback and
+    the thread's unlock on it then failed, and the caller got StoreUnavailable instead of its cancellation.
+    The server rolls back and frees the named lock when it sees the connection go."""
+    async with open_db(db_url) as db:
+        started = asyncio.Event()
+
+        async def slow() -> None:
+            async with db.transaction("cancelled-thread") as tx:
+                started.set()
+                await tx.fetchone("SELECT SLEEP(2)")
+
+        task = asyncio.create_task(slow())
+        await started.wait()
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        async with db.transaction("cancelled-thread") as tx:  # the thread's lock is free again (once SLEEP ends)
+            assert await tx.fetchone("SELECT 1") == (1,)

@@ -113,11 +113,14 @@ class MysqlDb:
                 try:
                     yield tx
                 except BaseException:
-                    await conn.rollback()
+                    # A statement cancelled mid-way closed the connection (its stream is cut): the server
+                    # rolls back, and frees the thread's lock, when it sees it go.
+                    if conn.connected:
+                        await conn.rollback()
                     raise
                 await conn.commit()
             finally:
-                if thread_id is not None:
+                if thread_id is not None and conn.connected:
                     await tx.fetchone(UNLOCK, (thread_id,))
 
     @contextlib.asynccontextmanager
