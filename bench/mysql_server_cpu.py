@@ -26,10 +26,10 @@ import asyncio
 import gc
 import os
 import re
-import subprocess
 import time
 from typing import Any
 
+from bench.mysql_probe import server_pid
 from bench.run_bench import throughput
 from bench.stores import fresh_mysql_database
 from bench.workload import build_graph, run_turn
@@ -37,14 +37,6 @@ from orecast.checkpoint import open_checkpointer
 from orecast.checkpoint.mysql import queries
 
 THREADS, TURNS = 8, 20
-
-
-def server_pid() -> str:
-    for name in ("mariadbd", "mysqld"):
-        found = subprocess.run(["pgrep", "-x", name], capture_output=True, text=True).stdout.split()
-        if found:
-            return found[0]
-    raise SystemExit("no mariadbd or mysqld process on this machine")
 
 
 def thread_ns(pid: str, tid: str) -> int:
