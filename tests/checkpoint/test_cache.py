@@ -11,6 +11,7 @@ from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
 from orecast.checkpoint import open_checkpointer
+from orecast.checkpoint.cache import ItemCache
 from tests.checkpoint.graphs import human, tool_loop
 
 
@@ -108,3 +109,28 @@ async def test_dict_edited_in_place_in_a_list_with_messages_is_stored(store_url:
     assert [type(e).__name__ for e in there] == ["HumanMessage", "dict", "HumanMessage", "dict"]
     assert there[1] == {"note": "edited in place"}
     assert there == here
+
+
+def fill(entry: Any, numbers: range) -> None:
+    for n in numbers:
+        entry.stored(n, {"n": n}, f"digest-{n}")
+
+
+def test_the_cache_keeps_its_bound_by_a_running_count_of_items() -> None:
+    cache = ItemCache(max_items=10)
+    fill(cache.get("a", "1"), range(1, 5))
+    fill(cache.get("b", "1"), range(1, 5))
+    assert cache.total() == 8
+    held = cache.get("a", "1")  # a write holds a's entry ...
+    cache.drop("a")
+    fill(held, range(5, 9))  # ... and goes on adding to it after the drop: nothing counts
+    assert cache.total() == 4
+    fill(cache.get("b", "2"), range(1, 3))  # a new incarnation replaces b's entry
+    assert cache.total() == 2
+    fill(cache.get("c", "1"), range(1, 10))
+    assert cache.total() == 11
+    cache.get("c", "1")  # over the bound: the least recently used thread goes
+    assert cache.peek("b") is None and cache.peek("c") is not None
+    assert cache.total() == 9
+    cache.clear()
+    assert cache.total() == 0

@@ -188,9 +188,22 @@ def pristine_copy(obj: Any) -> Any:
     return new
 
 
+class Tally:
+    """The number of items cached by an `ItemCache`'s threads, kept as they grow: summing every
+    thread's size at each lookup cost a pass over all cached threads (thousands in a server)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items = 0
+
+
 @dataclass
 class ThreadItems:
     incarnation: str
+    # The cache's tally while this entry is in it (None once evicted or dropped: a write still holding
+    # the entry may go on adding items, which then count nowhere).
+    tally: Tally | None = None
     by_number: dict[int, Any] = field(default_factory=dict)
     pristine: dict[int, Any] = field(default_factory=dict)
     # `compared_state` of each pristine copy
@@ -249,6 +262,8 @@ class ThreadItems:
             self.pristine[number] = pristine
             self.states[number] = compared_state(pristine)
             self.by_identity[id(obj)] = (obj, number)
+            if self.tally is not None:
+                self.tally.items += 1
 
     def stored(self, number: int, obj: Any, digest: str) -> None:
         """Item `number` is what the graph's `obj` was when stored; readers get copies, never `obj`."""
@@ -256,6 +271,8 @@ class ThreadItems:
         if number not in self.pristine:
             self.pristine[number] = pristine = pristine_copy(obj)
             self.states[number] = compared_state(pristine)
+            if self.tally is not None:
+                self.tally.items += 1
         self.by_identity[id(obj)] = (obj, number)
 
     def item(self, number: int) -> Any:
@@ -341,11 +358,14 @@ class ItemCache:
     def __init__(self, max_items: int = 200_000) -> None:
         self.max_items = max_items
         self._threads: OrderedDict[str, ThreadItems] = OrderedDict()
+        self._tally = Tally()
 
     def get(self, thread_id: str, incarnation: str) -> ThreadItems:
         entry = self._threads.get(thread_id)
         if entry is None or entry.incarnation != incarnation:
-            entry = ThreadItems(incarnation)
+            if entry is not None:
+                self._detach(entry)
+            entry = ThreadItems(incarnation, self._tally)
             self._threads[thread_id] = entry
         self._threads.move_to_end(thread_id)
         self._evict()
@@ -359,13 +379,26 @@ class ItemCache:
         return entry
 
     def drop(self, thread_id: str) -> None:
-        self._threads.pop(thread_id, None)
+        entry = self._threads.pop(thread_id, None)
+        if entry is not None:
+            self._detach(entry)
 
     def clear(self) -> None:
+        for entry in self._threads.values():
+            entry.tally = None
         self._threads.clear()
+        self._tally.items = 0
+
+    def total(self) -> int:
+        """Items cached by all threads."""
+        return self._tally.items
+
+    def _detach(self, entry: ThreadItems) -> None:
+        if entry.tally is not None:
+            entry.tally.items -= entry.size()
+            entry.tally = None
 
     def _evict(self) -> None:
-        total = sum(t.size() for t in self._threads.values())
-        while total > self.max_items and len(self._threads) > 1:
+        while self._tally.items > self.max_items and len(self._threads) > 1:
             _, oldest = self._threads.popitem(last=False)
-            total -= oldest.size()
+            self._detach(oldest)
