@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.tools import StructuredTool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
 
 from orecast.agent import AgentSettings, build_agent, decisions
-from orecast.agent.audit import tool_call_auditing
+from orecast.agent.audit import ToolCallAuditor, tool_call_auditing
 from orecast.agent.offline import OfflineAnalyst
 from orecast.agent.tools import dumps, latest_price
 from orecast.checkpoint import open_checkpointer
@@ -225,6 +226,40 @@ async def test_a_call_cancelled_while_its_row_is_written_is_cancelled(store_url:
             await asyncio.sleep(0.05)
     assert (row.tool, row.status, row.error, row.attempt) == ("lookup", "cancelled", "cancelled", 1)
     assert row.ended_at is not None and row.duration_ms > 0
+
+
+async def test_a_call_cancelled_while_its_end_is_written_is_cancelled(store_url: str) -> None:
+    """A call that succeeded, cancelled while its row's end is written: the row is finished (`ok`) and
+    then the call's task gets its cancellation. The audit swallowed it: the call returned its result
+    as if nobody had cancelled it (a run cancelled as a whole saw it only because LangGraph's own
+    task around the call was cancelled too)."""
+    async with open_checkpointer(store_url) as saver:
+        end, writing, release = saver.aend_tool_call, asyncio.Event(), asyncio.Event()
+
+        async def slow_to_end(audit_id: str, **fields: Any) -> None:
+            writing.set()
+            await release.wait()
+            await end(audit_id, **fields)
+
+        saver.aend_tool_call = slow_to_end
+        config = {"configurable": {"thread_id": "cut-at-end"}}
+        call = ToolCall(name="lookup", args={"benchmark": "62% Fe"}, id="call-1")
+        runtime = ToolRuntime(
+            state={}, context=None, config=config, stream_writer=lambda _: None, tool_call_id="call-1", store=None
+        )
+        request = ToolCallRequest(tool_call=call, tool=None, state={}, runtime=runtime)
+
+        async def handler(_: ToolCallRequest) -> ToolMessage:
+            return ToolMessage("62% Fe: 101.5 USD/dmt", tool_call_id="call-1")
+
+        task = asyncio.create_task(ToolCallAuditor(saver).arun(request, handler))
+        await asyncio.wait_for(writing.wait(), 30)
+        task.cancel()
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 30)
+        (row,) = await saver.aaudit_tool_calls(thread_id="cut-at-end")  # written before the task ended
+    assert (row.tool, row.status, row.result) == ("lookup", "ok", "62% Fe: 101.5 USD/dmt")
 
 
 async def test_a_plain_tool_node_graph_is_audited(store_url: str) -> None:

@@ -64,8 +64,9 @@ async def test_a_claim_waits_for_no_lock_on_another_runs_row(db_url: str) -> Non
     rolled back, and the thread stayed blocked until the run looked dead (a CI failure). The claim now
     takes no lock on another run's row."""
     async with open_checkpointer(db_url) as saver, open_db(db_url) as db:
-        repo = RunRepo(db, saver.thread_status_statement)  # type: ignore[attr-defined]  # our saver
+        repo = RunRepo(db, saver.thread_status_statement, saver.thread_lock_statement)  # type: ignore[attr-defined]  # our saver
         thread_id = str(uuid.uuid4())
+        await saver.aupdate_thread(thread_id, metadata={}, status="idle")  # runs are admitted on a stored thread
         admitted = [
             (await repo.admit(
                 run_id=str(uuid.uuid4()), thread_id=thread_id, assistant_id="a", metadata={}, kwargs={},

@@ -116,7 +116,7 @@ async def test_a_run_whose_end_is_a_deadlocks_victim_ends_all_the_same(db_url: s
     run again."""
     mark = "%s"
     async with open_checkpointer(db_url) as saver, open_db(db_url) as db:
-        repo = RunRepo(db, saver.thread_status_statement)  # type: ignore[attr-defined]  # our saver
+        repo = RunRepo(db, saver.thread_status_statement, saver.thread_lock_statement)  # type: ignore[attr-defined]  # our saver
         thread_id = str(uuid.uuid4())
         await saver.aupdate_thread(thread_id, metadata={}, status="idle")
         run, _ = await repo.admit(

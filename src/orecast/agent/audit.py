@@ -106,12 +106,15 @@ class ToolCallAuditor:
 
     async def _finish(self, write: Coroutine[Any, Any, Any]) -> None:
         """Write how a call ended even if the task is cancelled meanwhile: LangGraph cancels a call's
-        siblings when one of them fails, and a run is cancelled as a whole."""
+        siblings when one of them fails, and a run is cancelled as a whole. A cancellation that comes
+        during the write is raised once the row is written (a call that succeeded returned its result
+        as if nobody had cancelled it, and its run went on)."""
         task = self._detached(write)
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
-            pass  # cancelled again: the write goes on by itself; the caller re-raises its own exception
+            await asyncio.wait([task])  # a second cancellation stops this wait, never the write
+            raise
 
     def run(self, request: ToolCallRequest, handler: Handler) -> Any:
         """The sync twin, for `graph.invoke`: the saver's async methods run on the saver's loop."""

@@ -10,7 +10,9 @@ expire). Its strategy, its own or the default, says what the sweep does:
   needs to load (`retention.py`). Pruned once per idle spell: it is pruned again only after new activity
   has aged past its TTL.
 
-A thread that is `busy` (a run in progress) is never swept. Several sweepers may run at once (replicas
+A thread that is `busy` (a run in progress) is never swept, nor one a run is being admitted to (the
+admission holds its row, `thread_lock_statement`; a run that comes while the sweep holds it is refused
+once the sweep has deleted the thread). Several sweepers may run at once (replicas
 of the service, a cron job): on PostgreSQL and MySQL/MariaDB each batch of expired threads is claimed
 with `FOR UPDATE SKIP LOCKED` and processed in the claiming transaction, so no two sweepers process the
 same thread; on SQLite the single writer's transaction does the same. Each sweep run is recorded in

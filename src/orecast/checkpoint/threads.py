@@ -44,6 +44,14 @@ SAME_THREAD = {
     "sqlite": "EXISTS (SELECT 1 FROM threads WHERE thread_id = ? AND json(metadata) = json(?))",
     "postgresql": "EXISTS (SELECT 1 FROM threads WHERE thread_id = ? AND metadata = CAST(? AS jsonb))",
 }
+# For `thread_lock_statement`. PostgreSQL's KEY SHARE conflicts with the delete and with the TTL sweep's
+# claim (FOR UPDATE), not with the updates a checkpoint or a run's end makes to the row: it waits for no
+# write of the thread's own. SQLite needs no lock: the caller's write transaction excludes every other.
+LOCK_THREAD = {
+    "sqlite": "SELECT 1 FROM threads WHERE thread_id = ?",
+    "postgresql": "SELECT 1 FROM threads WHERE thread_id = ? FOR KEY SHARE",
+    "mysql": "SELECT 1 FROM threads WHERE thread_id = ? FOR UPDATE",
+}
 
 
 _SEED_TYPES = (str, int, float, bool)  # metadata values that describe a thread
@@ -129,6 +137,14 @@ class ThreadsMixin(SaverCore):
         if sql is None:
             return None
         return sql, (check_id(thread_id, "thread_id"), json.dumps(metadata, ensure_ascii=False))
+
+    def thread_lock_statement(self, thread_id: str) -> tuple[str, tuple[Any, ...]]:
+        """(SQL with `?` placeholders, its parameters): a query answering a row while the thread exists,
+        which keeps it from being deleted until the caller's transaction ends, for a caller adding to the
+        thread in its own transaction on this store's database (a run server admitting a run). A TTL
+        sweep skips the thread meanwhile and a delete waits; one that deleted it first makes the query
+        answer no row."""
+        return LOCK_THREAD[self.dialect], (check_id(thread_id, "thread_id"),)
 
     async def _touch_thread(self, db: Db, thread_id: str) -> ThreadItems:
         """Create the thread row if needed; return its item cache (keyed by the row's incarnation).

@@ -61,7 +61,7 @@ def sweep_command(
             if result.deleted:
                 # The service's runs of a deleted thread go with it, as DELETE /threads/{id} does.
                 async with open_db(url or default_database_url()) as db:
-                    repo = RunRepo(db, saver.thread_status_statement)
+                    repo = RunRepo(db, saver.thread_status_statement, saver.thread_lock_statement)
                     for thread_id in result.deleted:
                         await repo.delete_thread_runs(thread_id)
             return result

@@ -156,7 +156,7 @@ def create_app(
                 # says a worker is (almost) ready.
                 gc.collect()
                 gc.freeze()
-            repo = RunRepo(db, saver.thread_status_statement)
+            repo = RunRepo(db, saver.thread_status_statement, saver.thread_lock_statement)
             metrics = app.state.metrics = ServiceMetrics(
                 CollectorRegistry(), saver, database_seconds=settings.metrics_database_seconds
             )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -91,6 +92,26 @@ def conversions() -> dict[Any, Any]:
 def _code(exc: BaseException) -> int | None:
     args = getattr(exc, "args", ())
     return args[0] if args and isinstance(args[0], int) else None
+
+
+# The tasks of `_detached`, held until they end (the event loop keeps only a weak reference to a task).
+_BACKGROUND: set[asyncio.Future[Any]] = set()
+
+
+def _detached(work: Awaitable[Any]) -> asyncio.Future[Any]:
+    """`work` in a task of its own, which a cancellation of its caller does not stop. Its failure is
+    retrieved here: a caller cancelled meanwhile is not there to see it, and asyncio logged it as an
+    error ("Task exception was never retrieved")."""
+    task = asyncio.ensure_future(work)
+    _BACKGROUND.add(task)
+    task.add_done_callback(_retrieved)
+    return task
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    _BACKGROUND.discard(task)
+    if not task.cancelled():
+        task.exception()
 
 
 def _first_line(exc: BaseException) -> str:
@@ -504,7 +525,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
         if self._mariadb:
             db.prepared = self._prepared_on(conn)
             db.compound = True
-        clean = False
+        clean = cancelled = False
         try:
             if transaction:
                 await db.execute(BEGIN)
@@ -513,17 +534,22 @@ class MysqlCheckpointer(OrecastCheckpointer):
             else:
                 yield db
             clean = True
+        except asyncio.CancelledError:
+            cancelled = True
+            raise
         except (errors.Error, OSError) as exc:
             error = store_error(exc, self.timeouts)
             if error is None:
                 raise
             raise error from exc
         finally:
-            if db.unread:
-                await self._stop(conn)
-            elif not clean and (transaction or db.began):
-                await self._abandon(conn)
-            await self.pool.release(conn)
+            try:
+                if db.unread:
+                    await self._stop(conn)
+                elif not clean and (transaction or db.began):
+                    await self._abandon(conn, cancelled)
+            finally:  # a cancellation raised by those still gives the connection back
+                await self.pool.release(conn)
 
     def _prepared_on(self, conn: Any) -> set[str]:
         """The statements prepared on `conn`'s session (a reconnected connection has a new session)."""
@@ -544,22 +570,41 @@ class MysqlCheckpointer(OrecastCheckpointer):
         """
         server_id = conn.thread_id()
         conn.close()
+        await self._kill(server_id)
+
+    async def _kill(self, server_id: int) -> None:
+        """Kill a session from another connection; a caller cancelled meanwhile gets its cancellation
+        at once, and the kill goes on by itself."""
 
         async def kill() -> None:
             async with self.pool.acquire() as other, other.cursor() as cur:
                 await cur.execute(queries.KILL_CONNECTION, (server_id,))
 
-        try:
-            await asyncio.shield(asyncio.wait_for(kill(), 5))
-        except BaseException:  # gone already (unknown thread), or no connection to spare
-            pass
+        with contextlib.suppress(Exception):  # gone already (unknown thread), or no connection to spare
+            await asyncio.shield(_detached(asyncio.wait_for(kill(), 5)))
 
-    async def _abandon(self, conn: Any) -> None:
-        """Roll back a failed transaction; a connection cut off mid-statement (a cancelled call) is
-        closed instead, and the server rolls back when it sees it go."""
+    async def _abandon(self, conn: Any, cancelled: bool) -> None:
+        """Roll back a failed transaction.
+
+        A call `cancelled` mid-statement leaves a connection the driver has closed (its stream was cut).
+        The server does not notice while the statement runs: it went on with it (a wait for a lock, up
+        to the lock timeout) and kept the transaction's locks meanwhile, so that the thread's next
+        writes waited for it. Its session is killed instead, as `_stop` does (not that of a connection
+        closed by a failure: the server is likely gone, and a kill would wait to connect).
+
+        A caller cancelled during the rollback gets its cancellation; the connection, its rollback
+        unfinished, is closed (the server rolls back when it sees it go), never given back to the pool
+        as it is."""
+        if not conn.connected:
+            if cancelled:
+                await self._kill(conn.thread_id())
+            return
         try:
-            await asyncio.shield(asyncio.wait_for(conn.rollback(), 5))
-        except BaseException:
+            await asyncio.shield(_detached(asyncio.wait_for(conn.rollback(), 5)))
+        except asyncio.CancelledError:
+            conn.close()
+            raise
+        except Exception:  # the server gone, or a rollback past 5 s
             conn.close()
 
     def _write(self) -> AbstractAsyncContextManager[_Db]:

@@ -23,7 +23,7 @@ from orecast.service.encode import dumps, interrupts_of, jsonable
 from orecast.service.metrics import ServiceMetrics
 from orecast.service.runs.broker import Broker, RunEvents
 from orecast.service.runs.execute import RunInput, execute_run
-from orecast.service.runs.records import TERMINAL, RunRecord, RunRepo
+from orecast.service.runs.records import TERMINAL, RunRecord, RunRepo, ThreadGone
 from orecast.service.tracing import RUN_ATTRIBUTES as RUN_IDS
 from orecast.service.tracing import Tracing
 
@@ -137,7 +137,15 @@ class RunManager:
             await self.cancel_local(run_id, "interrupt")
 
     async def _admitted(self, run: RunRecord) -> bool:
-        """Wait until the database admits `run`; False if it was cancelled while pending."""
+        """Wait until the database admits `run`; False if it was cancelled while pending, or its thread
+        was deleted meanwhile (its runs go with it)."""
+        try:
+            return await self._claimed(run)
+        except ThreadGone:
+            log.info("run %s does not start: its thread %s was deleted while it waited", run.run_id, run.thread_id)
+            return False
+
+    async def _claimed(self, run: RunRecord) -> bool:
         last_beat = time.monotonic()
         while (rollbacks_left := await self.repo.claim(run, self.stale_seconds)) is None:
             action, status, _ = await self.repo.cancel_state(run.run_id)

@@ -19,9 +19,12 @@ ORDER BY r.created_at, r.run_id"""
 # message: one implicit transaction). The run is inserted only if its assistant still has the version it
 # was prepared with and its thread is as it read it (`{same_thread}`: the store's condition, or `1 = 1`),
 # and for `reject` only on a free thread: `running` on a free thread, whose status becomes `busy`
-# (`{thread}`: the store's statement on that condition), else `pending`. Answers the run's status (NULL:
-# not inserted), whether the assistant and the thread were unchanged, and the thread's active runs.
-ADMIT_RUN_AT_ONCE = f"""WITH active AS (
+# (`{thread}`: the store's statement on that condition), else `pending`; and only while the thread's row
+# exists, kept from a TTL sweep's or a delete's hands until the run is in (`{lock}`: the store's locking
+# query; a delete committed while it waited leaves it no row). Answers the run's status (NULL: not
+# inserted), whether the assistant and the thread were unchanged, the thread's active runs, and whether
+# the thread exists.
+ADMIT_RUN_AT_ONCE = f"""WITH locked AS ({{lock}}), active AS (
     SELECT run_id, created_at FROM service_runs WHERE thread_id = ? AND status IN ('pending', 'running')
 ), unchanged AS (
     SELECT EXISTS (
@@ -31,11 +34,12 @@ ADMIT_RUN_AT_ONCE = f"""WITH active AS (
     INSERT INTO service_runs ({RUN_COLUMNS}, heartbeat_at)
     SELECT ?, ?, ?, CASE WHEN EXISTS (SELECT 1 FROM active) THEN 'pending' ELSE 'running' END,
         ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?
-    WHERE (SELECT yes FROM unchanged) AND NOT (? AND EXISTS (SELECT 1 FROM active))
+    WHERE (SELECT yes FROM unchanged) AND EXISTS (SELECT 1 FROM locked)
+        AND NOT (? AND EXISTS (SELECT 1 FROM active))
     RETURNING status
 ), thread AS ({{thread}})
 SELECT (SELECT status FROM inserted), (SELECT yes FROM unchanged),
-    ARRAY(SELECT run_id FROM active ORDER BY created_at, run_id)"""
+    ARRAY(SELECT run_id FROM active ORDER BY created_at, run_id), EXISTS (SELECT 1 FROM locked)"""
 LIST_RUNS = f"""SELECT {RUN_COLUMNS}, shared_stream FROM service_runs WHERE thread_id = ? {{status}}
 ORDER BY created_at DESC, run_id DESC LIMIT ? OFFSET ?"""
 # Claim: this run is the thread's oldest pending one; the unique index on running runs per thread

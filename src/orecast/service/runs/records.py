@@ -31,7 +31,18 @@ class ThreadStatusStatement(Protocol):
     ) -> tuple[str, tuple[Any, ...]]: ...
 
 
+class ThreadLockStatement(Protocol):
+    def __call__(self, thread_id: str) -> tuple[str, tuple[Any, ...]]: ...
+
+
 TERMINAL = ("success", "error", "interrupted", "timeout")
+
+
+class ThreadGone(NotFound):
+    """The run's thread was deleted (a TTL sweep, a delete) before the run was in: nothing was written."""
+
+    def __init__(self, thread_id: str) -> None:
+        super().__init__(f"thread {thread_id} not found")
 
 
 class Stale(Exception):
@@ -83,10 +94,12 @@ class RunRecord:
 class RunRepo:
     """The runs table; every decision about who runs when is one transaction here."""
 
-    def __init__(self, db: Db, thread_status: ThreadStatusStatement) -> None:
+    def __init__(self, db: Db, thread_status: ThreadStatusStatement, thread_lock: ThreadLockStatement) -> None:
         self.db = db
         # the checkpoint store's statement for its threads' status (its table, its timestamps)
         self.thread_status = thread_status
+        # and its query keeping a thread from being deleted (swept) while a run is added to it
+        self.thread_lock = thread_lock
 
     async def admit(
         self,
@@ -111,6 +124,10 @@ class RunRepo:
         `rollback` mark those runs for cancellation (their executors see it); `enqueue` just queues.
         On a thread with no pending or running run the run is inserted already claimed (`running`, its
         thread `busy`): the claim costs no transaction of its own. Otherwise it is `pending`.
+
+        ThreadGone (a 404) if the thread's row is gone by the time the run would be in (a TTL sweep or
+        a delete committed since the thread was read): nothing is written then. Either the run is in
+        first, and a sweep leaves its thread alone, or the sweep is, and the run is refused.
         """
         now = now_iso()
         kwargs_json = json.dumps(kwargs, ensure_ascii=False, default=str)
@@ -167,6 +184,9 @@ class RunRepo:
                     cancelled.append(other_id)
             status = "pending" if active else "running"
             await tx.send(q.INSERT_RUN, (*inserted[:3], status, *inserted[3:]))
+            # Last, as a run's end takes its row and then its thread's: no deadlock with one.
+            if await tx.fetchone(*self.thread_lock(thread_id)) is None:
+                raise ThreadGone(thread_id)
             if not active:
                 await tx.send(*self.thread_status(thread_id, "busy", touch=False))
         return status, active
@@ -182,15 +202,18 @@ class RunRepo:
             thread_id, "busy", touch=False, when="EXISTS (SELECT 1 FROM inserted WHERE status = 'running')"
         )
         condition, condition_params = same_thread or ("1 = 1", ())
+        lock, lock_params = self.thread_lock(thread_id)
         assert isinstance(self.db, PostgresDb)
         row = await self.db.fetchone_locked(
             thread_id,
-            q.ADMIT_RUN_AT_ONCE.format(same_thread=condition, thread=busy),
-            (thread_id, assistant_id, *assistant_version, *condition_params, *inserted, strategy == "reject",
-             *busy_params),
+            q.ADMIT_RUN_AT_ONCE.format(lock=lock, same_thread=condition, thread=busy),
+            (*lock_params, thread_id, assistant_id, *assistant_version, *condition_params, *inserted,
+             strategy == "reject", *busy_params),
         )
         assert row is not None
-        status, unchanged, active_ids = row
+        status, unchanged, active_ids, exists = row
+        if not exists:
+            raise ThreadGone(thread_id)
         if not unchanged:
             raise Stale(assistant_id)
         return status, list(active_ids)
@@ -201,7 +224,9 @@ class RunRepo:
         state, which the run's checkpoints and its end move).
 
         None if refused; else the runs of the thread whose rollback is left to finish (`rollbacks_left`),
-        which the caller erases before its run starts."""
+        which the caller erases before its run starts. ThreadGone if the thread was deleted (a TTL sweep
+        in the moment it was idle, between its previous run and this one): the run must not start, or it
+        would write into a thread that is gone."""
         return await self._retrying(lambda: self._claim_once(run, stale_after))
 
     async def _claim_once(self, run: RunRecord, stale_after: float) -> list[str] | None:
@@ -219,6 +244,8 @@ class RunRepo:
                 raise
             if changed != 1:
                 return None
+            if await tx.fetchone(*self.thread_lock(run.thread_id)) is None:
+                raise ThreadGone(run.thread_id)
             await tx.send(*self.thread_status(run.thread_id, "busy", touch=False))
             return [r[0] for r in await tx.fetchall(q.SELECT_ROLLBACKS_LEFT, (run.thread_id,))]
 
