@@ -98,7 +98,16 @@ async def test_a_transaction_cancelled_mid_statement_is_cancelled(db_url: str) -
 
         task = asyncio.create_task(slow())
         await started.wait()
-        await asyncio.sleep(0.2)
+        for _ in range(500):  # cancel once the server runs the statement, not before it was sent
+            async with db.transaction("watcher") as tx:
+                running = await tx.fetchone(
+                    "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(2)'"
+                )
+            if running and running[0]:
+                break
+            await asyncio.sleep(0.01)
+        else:
+            pytest.fail("the statement never reached the server")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
