@@ -248,6 +248,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
         finally:
             if saver._vacuum is not None:
                 await asyncio.gather(saver._vacuum, return_exceptions=True)
+            await saver._groups.close()
             await pool.close()
 
     async def _checkout(self) -> AsyncConnection:
