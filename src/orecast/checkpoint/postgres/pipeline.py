@@ -250,7 +250,9 @@ class _Kept:
         self.gone = False  # given back to the pool
         self._loop = asyncio.get_running_loop()
         self._fileno = conn.pgconn.socket
-        self._waiter: asyncio.Future[None] | None = None
+        # The exchange waiting for the socket, and its outcome.
+        self._gen: PQGen[Any] | None = None
+        self._done: asyncio.Future[Any] | None = None
 
     def watch(self) -> None:
         self._loop.add_reader(self._fileno, self._readable)
@@ -262,33 +264,48 @@ class _Kept:
             self.watched = False
 
     def _readable(self) -> None:
-        if self._waiter is None:
+        gen, done = self._gen, self._done
+        if gen is None or done is None:
             # Between exchanges: the server's goodbye, say. Checked before the next group uses the
             # connection (`GroupCommit._take`), and meanwhile a socket at its end wakes no one.
             self.unwatch()
-        elif not self._waiter.done():
-            self._waiter.set_result(None)
+            return
+        if done.done():  # (cancelled)
+            return
+        # Read here, not in the waiting task a pass later: by then the loop would have seen the unread
+        # socket again, and called this once more with no exchange waiting.
+        try:
+            state = gen.send(Ready.R)
+        except StopIteration as end:
+            done.set_result(end.value)
+        except Exception as exc:
+            done.set_exception(exc)
+        else:
+            if state != Wait.R:
+                done.set_exception(psycopg.InternalError(f"bad poll status while reading: {state}"))
 
     async def wait(self, gen: PQGen[RV]) -> RV:
-        """What `conn.wait(gen)` returns. Cancelled, it leaves the connection busy with results unread
-        (the pool closes it when it comes back), where psycopg's would cancel the statements at the server:
-        nothing cancels the group runner but the event loop's end."""
-        if not self.watched:
-            self.watch()
+        """What `conn.wait(gen)` returns, for a `gen` that only reads once it has flushed (`_exchange`).
+
+        Cancelled, it leaves the connection busy with results unread (the pool closes it when it comes
+        back), where psycopg's would cancel the statements at the server: nothing cancels the group
+        runner but the event loop's end."""
         try:
             state = next(gen)
-            while state == Wait.R:
-                self._waiter = self._loop.create_future()
-                try:
-                    await self._waiter
-                finally:
-                    self._waiter = None
-                state = gen.send(Ready.R)
         except StopIteration as end:
             return end.value
-        # A send waiting for room in the socket's buffer (rare): psycopg's wait, which registers it itself.
-        self.unwatch()
-        return await self.conn.wait(_resumed(gen, state))
+        if state != Wait.R:
+            # A send waiting for room in the socket's buffer (rare): psycopg's wait, which registers the
+            # socket itself.
+            self.unwatch()
+            return await self.conn.wait(_resumed(gen, state))
+        if not self.watched:
+            self.watch()
+        self._gen, self._done = gen, self._loop.create_future()
+        try:
+            return await self._done
+        finally:
+            self._gen = self._done = None
 
 
 @dataclass(eq=False)
