@@ -56,6 +56,11 @@ _WRITE_TYPES = {
 STORE_PUT = Prepared.of("orecast_store_put", queries.STORE_PUT, _WRITE_TYPES)
 STORE_WRITES = Prepared.of("orecast_store_writes", queries.STORE_WRITES, _WRITE_TYPES)
 STORE_SPECIAL_WRITES = Prepared.of("orecast_store_special_writes", queries.STORE_SPECIAL_WRITES, _WRITE_TYPES)
+# Run with a group, as the write that completed the page was (a seal came every few turns of a thread,
+# on a connection of its own through psycopg).
+SEAL_ITEM_PAGES = Prepared.of(
+    "orecast_seal_item_pages", queries.SEAL_ITEM_PAGES, {"upto": INT8_OID, "page": INT8_OID}
+)
 SELECT_CHECKPOINT_AND_WRITES = Prepared.positional(
     "orecast_checkpoint_and_writes", queries.SELECT_CHECKPOINT_AND_WRITES, (UNKNOWN_OID,) * 3
 )
@@ -416,7 +421,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
         if top // PAGE_ITEMS > (low - 1) // PAGE_ITEMS:
             # These items complete a page: pack the tail up to it into one compressed row.
             upto = top // PAGE_ITEMS * PAGE_ITEMS
-            await db.execute(queries.SEAL_ITEM_PAGES, {"thread_id": thread_id, "upto": upto, "page": PAGE_ITEMS})
+            await db.fetchall(SEAL_ITEM_PAGES, {"thread_id": thread_id, "upto": upto, "page": PAGE_ITEMS})
             if self._vacuum is None or self._vacuum.done():
                 self._vacuum = asyncio.create_task(self._vacuum_tail())
 
