@@ -11,6 +11,7 @@ import psycopg
 import pytest
 
 from orecast.checkpoint import StoreTimeout, open_checkpointer
+from orecast.checkpoint.postgres.pipeline import KEEP_SECONDS
 from tests.checkpoint.checkpoints import put
 from tests.checkpoint.graphs import human, tool_loop
 
@@ -135,3 +136,26 @@ async def test_statements_deallocated_behind_the_saver_are_prepared_again(fresh_
         state = await graph.aget_state(cfg("t"))
         assert [m.content for m in state.values["messages"]][::4] == [human(1).content, human(2).content]
         assert (await saver.aget_thread("t")).message_count == 8
+
+
+async def test_the_runners_connection_is_kept_between_groups_checked_and_given_back(fresh_postgres_url: str) -> None:
+    async with open_checkpointer(fresh_postgres_url) as saver:
+        await put(saver, "t", "first")  # (a transaction of its own)
+        await put(saver, "t", "second")
+        (kept,) = saver._groups._kept
+        await put(saver, "t", "third")
+        assert saver._groups._kept == [kept]  # the same connection, not one from the pool
+        # its backend ends between groups (a killed backend, a restart): the next write does not fail
+        with psycopg.connect(fresh_postgres_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (kept.conn.info.backend_pid,))
+        for _ in range(100):
+            if not kept.watched:  # its goodbye was seen
+                break
+            await asyncio.sleep(0.01)
+        await put(saver, "t", "fourth")
+        assert stored_checkpoints(fresh_postgres_url) == {"t": 4}
+        assert kept.gone and saver._groups._kept[0] is not kept
+        # back to the pool once the writes stop
+        await asyncio.sleep(KEEP_SECONDS + 0.5)
+        stats = saver.pool.get_stats()
+        assert not saver._groups._kept and stats["pool_available"] == stats["pool_size"]

@@ -23,7 +23,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg import AsyncConnection, errors, pq
@@ -31,7 +31,7 @@ from psycopg.abc import PQGen
 from psycopg.waiting import Ready, Wait
 
 from orecast.checkpoint.errors import StoreError, StoreUnavailable
-from orecast.checkpoint.postgres.pool import first_line
+from orecast.checkpoint.postgres.pool import check_connection, first_line
 
 TUPLES_OK = pq.ExecStatus.TUPLES_OK
 COMMAND_OK = pq.ExecStatus.COMMAND_OK
@@ -48,6 +48,12 @@ DEADLOCK = "40P01"
 NO_SUCH_PREPARED_STATEMENT = "26000"
 DUPLICATE_PREPARED_STATEMENT = "42P05"
 RETRIED = (DEADLOCK, NO_SUCH_PREPARED_STATEMENT, DUPLICATE_PREPARED_STATEMENT)
+# The group committer keeps its connections between groups, and gives them back to the pool when this
+# timer runs out (then again each time): a connection goes back to the pool at least this often, where
+# its lifetime and drains apply and other operations may have it once the writes stop.
+KEEP_SECONDS = 1.0
+
+RV = TypeVar("RV")
 
 _NAMED = re.compile(r"%\((\w+)\)s")
 
@@ -151,6 +157,16 @@ def _exchange(pgconn: Any, commands: int) -> PQGen[list[list[Any]]]:
             current.append(result)
 
 
+def _resumed(gen: PQGen[RV], state: Wait) -> PQGen[RV]:
+    """`gen`, which has yielded `state`, waited for from there on by another waiter."""
+    while True:
+        ready = yield state
+        try:
+            state = gen.send(ready)
+        except StopIteration as end:
+            return end.value
+
+
 class PreparedStatements:
     """Which statements each connection has prepared (a connection the pool replaced has none)."""
 
@@ -164,12 +180,18 @@ class PreparedStatements:
         return names
 
 
-async def run_statements(conn: AsyncConnection, prepared: PreparedStatements, statements: Sequence[Statement]) -> None:
+async def run_statements(
+    conn: AsyncConnection,
+    prepared: PreparedStatements,
+    statements: Sequence[Statement],
+    wait: Callable[[PQGen[list[list[Any]]]], Awaitable[list[list[Any]]]] | None = None,
+) -> None:
     """Run `statements` in one round trip, in one implicit transaction (or in the connection's open one).
 
     Each statement gets its rows, or its error if it failed; those after a failure get neither (they did
     not run, and what ran before it was rolled back with the transaction). Raises only what leaves the
-    connection unusable (a psycopg OperationalError).
+    connection unusable (a psycopg OperationalError). `wait` waits for the socket (default: psycopg's
+    `conn.wait`, which cancels the statements at the server when its caller is cancelled).
     """
     pgconn = conn.pgconn
     known = prepared.of(conn)
@@ -182,7 +204,7 @@ async def run_statements(conn: AsyncConnection, prepared: PreparedStatements, st
         for statement in statements:
             pgconn.send_query_prepared(statement.prepared.name, statement.values)
         pgconn.pipeline_sync()
-        results = await conn.wait(_exchange(pgconn, len(preparing) + len(statements)))
+        results = await (wait or conn.wait)(_exchange(pgconn, len(preparing) + len(statements)))
     finally:
         if pgconn.pipeline_status:
             try:
@@ -216,6 +238,76 @@ async def run_statements(conn: AsyncConnection, prepared: PreparedStatements, st
                 known.clear()  # deallocated behind this process's back (a DEALLOCATE ALL): prepare again
 
 
+class _Kept:
+    """A connection the group committer holds, its socket watched by the event loop for as long as it is
+    held: an exchange waits for a wakeup. psycopg's `conn.wait` registers and unregisters the socket (two
+    system calls), arms a timer and makes a future at every wait, and the pool checks a connection with
+    two reads of its socket at every checkout."""
+
+    def __init__(self, conn: AsyncConnection) -> None:
+        self.conn = conn
+        self.watched = False
+        self.gone = False  # given back to the pool
+        self._loop = asyncio.get_running_loop()
+        self._fileno = conn.pgconn.socket
+        # The exchange waiting for the socket, and its outcome.
+        self._gen: PQGen[Any] | None = None
+        self._done: asyncio.Future[Any] | None = None
+
+    def watch(self) -> None:
+        self._loop.add_reader(self._fileno, self._readable)
+        self.watched = True
+
+    def unwatch(self) -> None:
+        if self.watched:
+            self._loop.remove_reader(self._fileno)
+            self.watched = False
+
+    def _readable(self) -> None:
+        gen, done = self._gen, self._done
+        if gen is None or done is None:
+            # Between exchanges: the server's goodbye, say. Checked before the next group uses the
+            # connection (`GroupCommit._take`), and meanwhile a socket at its end wakes no one.
+            self.unwatch()
+            return
+        if done.done():  # (cancelled)
+            return
+        # Read here, not in the waiting task a pass later: by then the loop would have seen the unread
+        # socket again, and called this once more with no exchange waiting.
+        try:
+            state = gen.send(Ready.R)
+        except StopIteration as end:
+            done.set_result(end.value)
+        except Exception as exc:
+            done.set_exception(exc)
+        else:
+            if state != Wait.R:
+                done.set_exception(psycopg.InternalError(f"bad poll status while reading: {state}"))
+
+    async def wait(self, gen: PQGen[RV]) -> RV:
+        """What `conn.wait(gen)` returns, for a `gen` that only reads once it has flushed (`_exchange`).
+
+        Cancelled, it leaves the connection busy with results unread (the pool closes it when it comes
+        back), where psycopg's would cancel the statements at the server: nothing cancels the group
+        runner but the event loop's end."""
+        try:
+            state = next(gen)
+        except StopIteration as end:
+            return end.value
+        if state != Wait.R:
+            # A send waiting for room in the socket's buffer (rare): psycopg's wait, which registers the
+            # socket itself.
+            self.unwatch()
+            return await self.conn.wait(_resumed(gen, state))
+        if not self.watched:
+            self.watch()
+        self._gen, self._done = gen, self._loop.create_future()
+        try:
+            return await self._done
+        finally:
+            self._gen = self._done = None
+
+
 @dataclass(eq=False)
 class _Write:
     statement: Statement
@@ -238,6 +330,10 @@ class GroupCommit:
     _waiting: list[_Write] = field(default_factory=list)
     _groups: int = 0  # runners started (each takes what is waiting when its first step runs)
     _collecting: bool = False  # a runner was started and has not taken its group yet
+    _kept: list[_Kept] = field(default_factory=list)  # held between groups (`KEEP_SECONDS`)
+    _release: asyncio.TimerHandle | None = None
+    _releasing: set[asyncio.Task[None]] = field(default_factory=set)
+    _closed: bool = False
 
     async def run(self, prepared: Prepared, values: list[bytes | None]) -> list[tuple[str | None, ...]]:
         """The rows of a statement, run with the group of its event-loop pass, once that committed."""
@@ -260,23 +356,75 @@ class GroupCommit:
                 self._waiting.remove(write)  # not sent: it never runs
             raise
 
+    async def close(self) -> None:
+        """Give the kept connections back (before the pool closes); those of runners still running go back
+        when they end."""
+        self._closed = True
+        self._release_kept()
+        await asyncio.gather(*self._releasing)
+
     async def _run_groups(self) -> None:
-        # One connection for the groups that follow each other without a pause.
-        conn: AsyncConnection | None = None
+        kept: _Kept | None = None
         try:
             while True:
                 self._collecting = False
                 group = [write for write in self._waiting if not write.done.done()]
                 self._waiting = []
                 if not group:
-                    return
-                conn = await self._run_group(group, conn)
-        finally:
+                    break
+                kept = await self._run_group(group, kept)
+        except BaseException:
             self._groups -= 1
-            if conn is not None:
-                await self.give_back(conn)
+            if kept is not None:
+                await self._give_back(kept)  # (cancelled at the server: busy, so the pool closes it)
+            raise
+        self._groups -= 1
+        if kept is not None:
+            self._kept.append(kept)
+            if self._closed:
+                self._release_kept()
+            elif self._release is None:
+                self._release = asyncio.get_running_loop().call_later(KEEP_SECONDS, self._release_kept)
 
-    async def _run_group(self, group: list[_Write], conn: AsyncConnection | None) -> AsyncConnection | None:
+    async def _take(self) -> _Kept:
+        """A kept connection, else one from the pool; StoreError if there is none to be had."""
+        while self._kept:
+            kept = self._kept.pop()
+            if not kept.watched:  # the server said something between groups: the pool's check
+                try:
+                    await check_connection(kept.conn)
+                except psycopg.OperationalError:
+                    await self._give_back(kept)
+                    continue
+                kept.watch()
+            return kept
+        kept = _Kept(await self.checkout())
+        kept.watch()
+        return kept
+
+    async def _give_back(self, kept: _Kept) -> None:
+        if not kept.gone:
+            kept.gone = True
+            kept.unwatch()
+            await self.give_back(kept.conn)
+
+    def _release_kept(self) -> None:
+        if self._release is not None:
+            self._release.cancel()
+            self._release = None
+        if not self._kept:
+            return
+        kept, self._kept = self._kept, []
+
+        async def give_back() -> None:
+            for k in kept:
+                await self._give_back(k)
+
+        task = asyncio.get_running_loop().create_task(give_back())
+        self._releasing.add(task)
+        task.add_done_callback(self._releasing.discard)
+
+    async def _run_group(self, group: list[_Write], kept: _Kept | None) -> _Kept | None:
         """Run one group; the connection to run the next one on, if it is still good."""
         # One order for every process's groups: the threads' rows are locked in the same order.
         group.sort(key=lambda write: write.statement.values[0] or b"")
@@ -286,7 +434,7 @@ class GroupCommit:
             write.attempts += 1
             write.statement.rows = write.statement.error = None
         try:
-            conn, failure = await self._send(group, conn)
+            kept, failure = await self._send(group, kept)
         except BaseException as exc:
             for write in group:
                 if not write.done.done():
@@ -314,27 +462,25 @@ class GroupCommit:
             else:
                 again.append(write)
         self._waiting[:0] = again
-        return conn
+        return kept
 
-    async def _send(
-        self, group: list[_Write], conn: AsyncConnection | None
-    ) -> tuple[AsyncConnection | None, StoreError | None]:
-        """Run the group's statements (on `conn`, else on one from the pool); the connection afterwards,
+    async def _send(self, group: list[_Write], kept: _Kept | None) -> tuple[_Kept | None, StoreError | None]:
+        """Run the group's statements (on `kept`, else on another connection); the connection afterwards,
         and a StoreError for all of them if there was no working connection for it."""
         statements = [write.statement for write in group]
         for attempt in (1, 2):
-            if conn is None:
+            if kept is None:
                 try:
-                    conn = await self.checkout()
+                    kept = await self._take()
                 except StoreError as exc:
                     return None, exc
             try:
-                await run_statements(conn, self.prepared, statements)
-                return conn, None
+                await run_statements(kept.conn, self.prepared, statements, kept.wait)
+                return kept, None
             except psycopg.OperationalError as exc:
-                broken, conn = conn, None
-                await self.give_back(broken)  # the pool closes it
-                if not broken.broken or attempt == 2:
+                broken, kept = kept, None
+                await self._give_back(broken)  # the pool closes it
+                if not broken.conn.broken or attempt == 2:
                     return None, StoreUnavailable(f"database unavailable: {first_line(exc)}")
                 # A connection that died since it was taken (a killed backend): the group once more on
                 # a fresh one. A group whose commit was lost with it runs again: a put of a checkpoint

@@ -56,6 +56,11 @@ _WRITE_TYPES = {
 STORE_PUT = Prepared.of("orecast_store_put", queries.STORE_PUT, _WRITE_TYPES)
 STORE_WRITES = Prepared.of("orecast_store_writes", queries.STORE_WRITES, _WRITE_TYPES)
 STORE_SPECIAL_WRITES = Prepared.of("orecast_store_special_writes", queries.STORE_SPECIAL_WRITES, _WRITE_TYPES)
+# Run with a group, as the write that completed the page was (a seal came every few turns of a thread,
+# on a connection of its own through psycopg).
+SEAL_ITEM_PAGES = Prepared.of(
+    "orecast_seal_item_pages", queries.SEAL_ITEM_PAGES, {"upto": INT8_OID, "page": INT8_OID}
+)
 SELECT_CHECKPOINT_AND_WRITES = Prepared.positional(
     "orecast_checkpoint_and_writes", queries.SELECT_CHECKPOINT_AND_WRITES, (UNKNOWN_OID,) * 3
 )
@@ -187,6 +192,39 @@ def _configurer(timeouts: Timeouts) -> Callable[[AsyncConnection], Awaitable[Non
     return configure
 
 
+class _Lazy:
+    """One operation outside a transaction whose connection is taken from the pool only when a statement
+    needs it (`_Db.conn`), with the database's failures turned into StoreErrors.
+
+    Every put, put_writes and checkpoint read of a thread this process has seen enters one, and most
+    take no connection (their one statement goes with a group): a plain class, a fraction of the frames
+    and objects of two nested generator-based context managers.
+    """
+
+    __slots__ = ("_saver", "_defer_items", "_db")
+
+    def __init__(self, saver: PostgresCheckpointer, *, defer_items: bool) -> None:
+        self._saver = saver
+        self._defer_items = defer_items
+
+    async def __aenter__(self) -> _Db:
+        saver = self._saver
+        db = self._db = _Db(None, saver._prepared, saver._groups, saver._replace, saver._checkout)
+        db.defer_items = self._defer_items
+        return db
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        db = self._db
+        try:
+            if isinstance(exc, psycopg.Error):
+                error = _store_error(exc, db.conn is not None and db.conn.broken, self._saver.timeouts)
+                if error is not None:
+                    raise error from exc
+        finally:
+            if db.conn is not None:
+                await self._saver.pool.putconn(db.conn)
+
+
 class PostgresCheckpointer(OrecastCheckpointer):
     """LangGraph checkpoint saver on PostgreSQL (JSONB values, pooled connections, linear storage)."""
 
@@ -248,6 +286,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
         finally:
             if saver._vacuum is not None:
                 await asyncio.gather(saver._vacuum, return_exceptions=True)
+            await saver._groups.close()
             await pool.close()
 
     async def _checkout(self) -> AsyncConnection:
@@ -259,51 +298,42 @@ class PostgresCheckpointer(OrecastCheckpointer):
         return await self._checkout()
 
     @asynccontextmanager
-    async def _connection(self, *, transaction: bool, lazy: bool = False) -> AsyncIterator[_Db]:
-        """A connection for one operation, with the database's failures turned into StoreErrors.
-
-        `lazy`: taken from the pool only when a statement needs it (see `_Db.conn`)."""
-        replace = None if transaction else self._replace
-        conn = None if lazy else await self._checkout()
-        db = _Db(conn, self._prepared, self._groups, replace, self._checkout)
+    async def _transaction(self) -> AsyncIterator[_Db]:
+        """A connection in a transaction for one operation, with the database's failures turned into
+        StoreErrors."""
+        conn = await self._checkout()
+        db = _Db(conn, self._prepared, self._groups, None, self._checkout)
         try:
-            if transaction:
-                assert db.conn is not None
-                async with db.conn.transaction():
-                    db.in_transaction = True
-                    yield db
-            else:
+            async with conn.transaction():
+                db.in_transaction = True
                 yield db
         except psycopg.Error as exc:
-            error = _store_error(exc, db.conn is not None and db.conn.broken, self.timeouts)
+            error = _store_error(exc, conn.broken, self.timeouts)
             if error is None:
                 raise
             raise error from exc
         finally:
-            if db.conn is not None:
-                await self.pool.putconn(db.conn)
+            await self.pool.putconn(conn)
 
     def _write(self) -> AbstractAsyncContextManager[_Db]:
         # Through psycopg, not psycopg's pipeline mode: a thread's first write is a handful of statements
         # (the thread's row, its items, then the put's one statement, prepared: pipeline.py), and
         # psycopg's pipeline costs more client CPU than it saves here.
-        return self._connection(transaction=True)
+        return self._transaction()
 
     def _read(self) -> AbstractAsyncContextManager[_Db]:
         # Lazy: reading a checkpoint (`_checkpoint_row`) goes with a group and takes no connection.
-        return self._connection(transaction=False, lazy=True)
+        return _Lazy(self, defer_items=False)
 
-    @asynccontextmanager
-    async def _write_unit(self, thread_id: str) -> AsyncIterator[_Db]:
+    def _write_unit(self, thread_id: str) -> AbstractAsyncContextManager[_Db]:
         # A thread this process has seen: no transaction, since a put (or put_writes) ends in one
         # atomic statement, and the item inserts before it are idempotent (an item nothing refers to
         # is collected by prune). The first write of a thread also creates or reads its row, and finds
         # its items by hash: with nothing cached, an item it takes for new may be stored already, and
         # numbered here it would fail the put on its hash, again on the retry (which starts as empty).
-        seen = self.items.peek(thread_id) is not None
-        async with self._connection(transaction=not seen, lazy=seen) as db:
-            db.defer_items = seen
-            yield db
+        if self.items.peek(thread_id) is not None:
+            return _Lazy(self, defer_items=True)
+        return self._transaction()
 
     def _deferred_items(self, db: _Db) -> dict[str, Any]:
         """The parameters that store the items `_store_items` numbered in the put's statement."""
@@ -415,7 +445,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
         if top // PAGE_ITEMS > (low - 1) // PAGE_ITEMS:
             # These items complete a page: pack the tail up to it into one compressed row.
             upto = top // PAGE_ITEMS * PAGE_ITEMS
-            await db.execute(queries.SEAL_ITEM_PAGES, {"thread_id": thread_id, "upto": upto, "page": PAGE_ITEMS})
+            await db.fetchall(SEAL_ITEM_PAGES, {"thread_id": thread_id, "upto": upto, "page": PAGE_ITEMS})
             if self._vacuum is None or self._vacuum.done():
                 self._vacuum = asyncio.create_task(self._vacuum_tail())
 
