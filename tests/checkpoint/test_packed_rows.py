@@ -31,6 +31,20 @@ def count(url: str, sql: str) -> int:
     return raw_sql(url, sql)[0][0]
 
 
+async def turns_and_values(saver: Any, reference: Any, values: dict[str, Any]) -> None:
+    """Three turns of the tool loop on thread "t" (and on `reference`), and an input checkpoint holding
+    `values` (each at version 1.5) on thread "values"."""
+    graph = tool_loop(saver)
+    for turn in range(3):
+        for g in (graph, reference):
+            await g.ainvoke({"messages": [human(turn)]}, {"configurable": {"thread_id": "t"}})
+    versions = dict.fromkeys(values, "1.5")
+    cp = empty_checkpoint()
+    cp["channel_values"] = dict(values)
+    cp["channel_versions"] = versions
+    await saver.aput(cfg("values"), cp, {"source": "input", "step": -1}, versions)
+
+
 @pytest.mark.parametrize("store_url", ["postgres"], indirect=True)
 async def test_store_before_migration_007_is_converted(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     reference = tool_loop(InMemorySaver())
@@ -38,14 +52,7 @@ async def test_store_before_migration_007_is_converted(store_url: str, monkeypat
     monkeypatch.setattr(PostgresCheckpointer, "inline_values", False)
     big = "x" * 500  # a value too large for the checkpoint's row
     async with open_checkpointer(store_url) as old:
-        graph = tool_loop(old)
-        for turn in range(3):
-            for g in (graph, reference):
-                await g.ainvoke({"messages": [human(turn)]}, {"configurable": {"thread_id": "t"}})
-        cp = empty_checkpoint()
-        cp["channel_values"] = {"big": big, "small": 7}
-        cp["channel_versions"] = {"big": "1.5", "small": "1.5"}
-        await old.aput(cfg("values"), cp, {"source": "input", "step": -1}, {"big": "1.5", "small": "1.5"})
+        await turns_and_values(old, reference, {"big": big, "small": 7})
     monkeypatch.undo()
     for sql in (
         "CREATE TABLE old_writes AS SELECT * FROM writes",
@@ -145,15 +152,7 @@ async def test_mysql_store_before_migration_008_reads_back_identically(
     monkeypatch.setattr(MysqlCheckpointer, "inline_values", False)
     big = "x" * 500
     async with open_checkpointer(store_url) as old:
-        graph = tool_loop(old)
-        for turn in range(3):
-            for g in (graph, reference):
-                await g.ainvoke({"messages": [human(turn)]}, {"configurable": {"thread_id": "t"}})
-        cp = empty_checkpoint()
-        cp["channel_values"] = {"big": big, "small": 7, "bytes": b"\x00\x01", "名前 \"q\"": [1, 2]}
-        versions = {"big": "1.5", "small": "1.5", "bytes": "1.5", "名前 \"q\"": "1.5"}
-        cp["channel_versions"] = versions
-        await old.aput(cfg("values"), cp, {"source": "input", "step": -1}, versions)
+        await turns_and_values(old, reference, {"big": big, "small": 7, "bytes": b"\x00\x01", "名前 \"q\"": [1, 2]})
         # A document whose versions stay padded (as another writer may leave them): left without "vals".
         with monkeypatch.context() as padded:
             padded.setattr(base, "with_short_versions", lambda checkpoint: checkpoint)

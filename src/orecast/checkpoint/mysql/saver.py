@@ -94,26 +94,6 @@ def _code(exc: BaseException) -> int | None:
     return args[0] if args and isinstance(args[0], int) else None
 
 
-# The tasks of `_detached`, held until they end (the event loop keeps only a weak reference to a task).
-_BACKGROUND: set[asyncio.Future[Any]] = set()
-
-
-def _detached(work: Awaitable[Any]) -> asyncio.Future[Any]:
-    """`work` in a task of its own, which a cancellation of its caller does not stop. Its failure is
-    retrieved here: a caller cancelled meanwhile is not there to see it, and asyncio logged it as an
-    error ("Task exception was never retrieved")."""
-    task = asyncio.ensure_future(work)
-    _BACKGROUND.add(task)
-    task.add_done_callback(_retrieved)
-    return task
-
-
-def _retrieved(task: asyncio.Future[Any]) -> None:
-    _BACKGROUND.discard(task)
-    if not task.cancelled():
-        task.exception()
-
-
 def _first_line(exc: BaseException) -> str:
     args = getattr(exc, "args", ())
     text = str(args[1] if len(args) > 1 else exc).strip()
@@ -457,6 +437,8 @@ class MysqlCheckpointer(OrecastCheckpointer):
         # compound statements outside stored programs (BEGIN NOT ATOMIC … END; MySQL 8 does not).
         self._mariadb = "mariadb" in server_version.lower()
         self._prepared: dict[int, tuple[int, set[str]]] = {}
+        # The tasks of `_detached`, held until they end (the event loop keeps only a weak reference).
+        self._background: set[asyncio.Future[Any]] = set()
 
     @classmethod
     @asynccontextmanager
@@ -581,7 +563,21 @@ class MysqlCheckpointer(OrecastCheckpointer):
                 await cur.execute(queries.KILL_CONNECTION, (server_id,))
 
         with contextlib.suppress(Exception):  # gone already (unknown thread), or no connection to spare
-            await asyncio.shield(_detached(asyncio.wait_for(kill(), 5)))
+            await asyncio.shield(self._detached(asyncio.wait_for(kill(), 5)))
+
+    def _detached(self, work: Awaitable[Any]) -> asyncio.Future[Any]:
+        """`work` in a task of its own, which a cancellation of its caller does not stop. Its failure is
+        retrieved here: a caller cancelled meanwhile is not there to see it, and asyncio logged it as an
+        error ("Task exception was never retrieved")."""
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._retrieved)
+        return task
+
+    def _retrieved(self, task: asyncio.Future[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled():
+            task.exception()
 
     async def _abandon(self, conn: Any, cancelled: bool) -> None:
         """Roll back a failed transaction.
@@ -600,7 +596,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
                 await self._kill(conn.thread_id())
             return
         try:
-            await asyncio.shield(_detached(asyncio.wait_for(conn.rollback(), 5)))
+            await asyncio.shield(self._detached(asyncio.wait_for(conn.rollback(), 5)))
         except asyncio.CancelledError:
             conn.close()
             raise

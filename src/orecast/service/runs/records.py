@@ -185,8 +185,7 @@ class RunRepo:
             status = "pending" if active else "running"
             await tx.send(q.INSERT_RUN, (*inserted[:3], status, *inserted[3:]))
             # Last, as a run's end takes its row and then its thread's: no deadlock with one.
-            if await tx.fetchone(*self.thread_lock(thread_id)) is None:
-                raise ThreadGone(thread_id)
+            await self._hold_thread(tx, thread_id)
             if not active:
                 await tx.send(*self.thread_status(thread_id, "busy", touch=False))
         return status, active
@@ -244,8 +243,7 @@ class RunRepo:
                 raise
             if changed != 1:
                 return None
-            if await tx.fetchone(*self.thread_lock(run.thread_id)) is None:
-                raise ThreadGone(run.thread_id)
+            await self._hold_thread(tx, run.thread_id)
             await tx.send(*self.thread_status(run.thread_id, "busy", touch=False))
             return [r[0] for r in await tx.fetchall(q.SELECT_ROLLBACKS_LEFT, (run.thread_id,))]
 
@@ -392,6 +390,11 @@ class RunRepo:
 
     async def set_thread_status(self, thread_id: str, status: ThreadStatus) -> None:
         await self._retrying(lambda: self._send(*self.thread_status(thread_id, status)))
+
+    async def _hold_thread(self, tx: Tx, thread_id: str) -> None:
+        """Keep the thread from a sweep or a delete until `tx` ends; ThreadGone if one deleted it first."""
+        if await tx.fetchone(*self.thread_lock(thread_id)) is None:
+            raise ThreadGone(thread_id)
 
     async def _thread_status(self, tx: Tx, thread_id: str, status: ThreadStatus) -> None:
         await tx.send(*self.thread_status(thread_id, status))
