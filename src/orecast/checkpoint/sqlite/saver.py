@@ -128,6 +128,10 @@ def _connect(target: str, *, read_only: bool = False) -> tuple[sqlite3.Connectio
         # WAL + NORMAL: a crash of the application never loses a committed checkpoint; only an OS crash
         # or power loss can drop the last transactions. A rollback journal needs FULL for as much.
         conn.execute(f"PRAGMA synchronous = {'NORMAL' if mode == 'wal' else 'FULL'}")
+        # A group's writes each hold a savepoint until the group commits, and their pages' old copies
+        # (the statement journal) outgrow SQLite's 64 KiB spill limit: on disk, that is a temporary
+        # file created, written page by page and deleted in every group.
+        conn.execute("PRAGMA temp_store = MEMORY")
         # On the loop, statements must not wait: `_Db` waits for a busy lock itself.
         conn.execute("PRAGMA busy_timeout = 0")
     except BaseException:
