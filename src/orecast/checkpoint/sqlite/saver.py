@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -205,23 +206,48 @@ def _read_only_failure(exc: sqlite3.Error) -> bool:
     return name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM"))
 
 
-def _checkpoint_wal(file: str) -> None:
-    """Copy the WAL into the database; best effort (a later attempt catches up).
+class _WalCopier:
+    """Checkpoints the WAL into the database from worker threads; best effort (a later one catches up).
 
     PASSIVE: it never waits for readers or writers of other processes (the other modes hold the write
     lock through the copy and its fsync, and wait for readers). Run while this saver's writes are held
-    back, it copies the whole WAL, so the next write restarts the WAL from its start. On a connection
-    of its own: the saver's connections stay the event loop's alone, so closing the saver (or a
-    cancelled checkpoint releasing the write lock) never meets this thread inside one of them.
+    back, it copies the whole WAL, so the next write restarts the WAL from its start.
+
+    On a connection of its own, kept open: opening one for each checkpoint (the file, the -shm mapping,
+    the WAL index) cost a quarter of the checkpoint, which a single writer waits for 5 times a turn.
+    The connection is only used under `_lock`, so closing the saver (or a cancelled checkpoint whose
+    thread still runs) never meets a checkpoint inside it, and the saver's own connections stay the
+    event loop's alone.
     """
-    try:
-        conn = sqlite3.connect(file, isolation_level=None, check_same_thread=False)
-        try:
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        finally:
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def run(self) -> None:
+        """One checkpoint; call in a worker thread."""
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                if self._conn is None:
+                    self._conn = sqlite3.connect(self.file, isolation_level=None, check_same_thread=False)
+                self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc):  # (busy or locked by another process: done after a later commit)
+                    self._drop()  # opened afresh next time
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._drop()
+
+    def _drop(self) -> None:
+        if self._conn is not None:
+            conn, self._conn = self._conn, None
             conn.close()
-    except sqlite3.OperationalError:
-        pass  # busy or locked by another process: it will be done after a later commit
 
 
 class _Group:
@@ -421,6 +447,7 @@ class SqliteCheckpointer(OrecastCheckpointer):
         self._write_lock = asyncio.Lock()
         self._writes_pending = 0  # writes waiting for or holding `_write_lock`
         self._wal_checkpoint: asyncio.Task[None] | None = None
+        self._wal_copier: _WalCopier | None = None
         # Shared with the shallow copies LangGraph makes (`with_allowlist`): they use the same connection.
         self._groups = _GroupCommit()
 
@@ -469,6 +496,8 @@ class SqliteCheckpointer(OrecastCheckpointer):
                 self._writer, mode = await self._connect_read_only()
             self.file = self._writer.execute("PRAGMA database_list").fetchone()[2]
             self.wal = mode == "wal"
+            if self.wal and read_only is None:
+                self._wal_copier = _WalCopier(self.file)
             # An in-memory database exists per connection (or per shared cache): reads share the writer's.
             if self.file:
                 target = self.path if read_only is None else self._read_only_uri
@@ -515,6 +544,9 @@ class SqliteCheckpointer(OrecastCheckpointer):
             )
 
     def _close(self) -> None:
+        if self._wal_copier is not None:
+            self._wal_copier.close()
+            self._wal_copier = None
         if self._reader is not None and self._reader is not self._writer:
             self._reader.close()
         if self._writer is not None:
@@ -601,14 +633,15 @@ class SqliteCheckpointer(OrecastCheckpointer):
         # (`alongside`), a first copy runs alongside the writes and pays the bulk of the copying and
         # fsyncs, so the writes held back then wait only for what was committed meanwhile. (A single
         # writer does not wait for that first copy: its WAL would grow past 48 KiB meanwhile.)
-        if self._writer is None:
+        copier = self._wal_copier
+        if copier is None:
             return
         if alongside:
-            await asyncio.to_thread(_checkpoint_wal, self.file)
+            await asyncio.to_thread(copier.run)
         async with self._write_lock:
             if self._writer is not None:
                 await self._end_group(self._groups.open)
-                await asyncio.to_thread(_checkpoint_wal, self.file)
+                await asyncio.to_thread(copier.run)
 
     def _read(self) -> _Reading:
         assert self._reader is not None, "saver is closed"
