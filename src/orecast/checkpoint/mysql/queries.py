@@ -467,6 +467,13 @@ FROM JSON_TABLE(%(items)s, '$[*]' COLUMNS (
     n FOR ORDINALITY, h CHAR(32) CHARACTER SET ascii PATH '$[0]', v LONGTEXT CHARACTER SET utf8mb4 PATH '$[1]'
 )) AS x
 WHERE {_MATCHED}"""
+# One item (most writes number one, a message): its hash and text as parameters of their own. Through
+# JSON_TABLE its text was escaped twice (a JSON string in a JSON array in an SQL literal) and parsed
+# back; this costs the server ~0.2 M instructions less an item (MariaDB, a tenth of a put_writes).
+STORE_ITEM = f"""
+INSERT INTO items (thread_id, item_no, hash, value)
+SELECT %(thread_id)s, %(first_item)s, %(item_hash)s, %(item_value)s
+FROM DUAL WHERE {_MATCHED}"""
 STORE_CHANNEL_VALUES = f"""
 INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, `blob`)
 SELECT %(thread_id)s, %(ns)s, x.c, x.v, x.k, x.j, FROM_BASE64(x.b)
@@ -522,6 +529,7 @@ PREPARED = {
         ("orecast_record_put_in_group", RECORD_PUT_IN_GROUP),
         ("orecast_record_writes", RECORD_WRITES_IN_THREAD),
         ("orecast_store_items", STORE_ITEMS),
+        ("orecast_store_item", STORE_ITEM),
         ("orecast_store_values", STORE_CHANNEL_VALUES),
         ("orecast_store_checkpoint", STORE_CHECKPOINT),
         ("orecast_store_writes", STORE_WRITES),

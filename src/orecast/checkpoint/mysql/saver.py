@@ -747,11 +747,16 @@ class MysqlCheckpointer(OrecastCheckpointer):
 
     def _deferred_items(self, db: _Db) -> dict[str, Any]:
         count = len(db.new_items)
-        return {
-            "items": json_text(db.new_items) if count else "[]",
-            "first_item": db.first_item,
-            "next_item": db.first_item + count if count else 0,
-        }
+        params = {"first_item": db.first_item, "next_item": db.first_item + count if count else 0}
+        if count == 1:
+            params["item_hash"], params["item_value"] = db.new_items[0]
+        else:
+            params["items"] = json_text(db.new_items) if count else "[]"
+        return params
+
+    @staticmethod
+    def _items_statement(params: dict[str, Any]) -> tuple[str, Any]:
+        return (queries.STORE_ITEM if "item_hash" in params else queries.STORE_ITEMS, params)
 
     async def _run_batch(self, db: _Db, thread_id: str, statements: list[tuple[str, Any]]) -> list[int]:
         """The write's statements in one round trip: in its own transaction, or in its group's."""
@@ -777,7 +782,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
             (queries.REMEMBER_MATCHED, None),
         ]
         if params["next_item"]:
-            statements.append((queries.STORE_ITEMS, params))
+            statements.append(self._items_statement(params))
         if value_rows:
             params["rows"] = json_text(
                 [[channel, version, kind, value, _b64(blob)] for _t, _ns, channel, version, kind, value, blob in value_rows]
@@ -822,7 +827,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
         if params["checked"]:
             statements = [(queries.RECORD_WRITES_IN_THREAD, params), (queries.REMEMBER_MATCHED, None)]
             if params["next_item"]:
-                statements.append((queries.STORE_ITEMS, params))
+                statements.append(self._items_statement(params))
             statements.append(store)
             if noted is not None:
                 statements.append((queries.NOTE_WRITE_VERSION, params))
