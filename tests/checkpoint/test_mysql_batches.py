@@ -41,7 +41,7 @@ async def test_a_turn_is_one_round_trip_per_write(fresh_mysql_url: str, monkeypa
     own for BEGIN, COMMIT, the item numbers or the thread's row."""
     sent: list[str] = []
     inside: list[bool] = []  # a group of one statement runs it through `batch`: counted once
-    for name in ("execute", "executemany", "fetchone", "fetchall", "batch", "group"):
+    for name in ("execute", "executemany", "fetchone", "fetchall", "fetch_prepared", "batch", "group"):
         original = getattr(mysql_saver._Db, name)
 
         async def call(self: Any, sql: Any, *args: Any, _name: str = name, _original: Any = original) -> Any:
@@ -390,13 +390,14 @@ async def test_a_read_looks_up_the_versions_its_statement_did_not_match(
                 await g.ainvoke({"messages": [human(turn)]}, cfg("padded"))
         monkeypatch.setattr(MysqlCheckpointer, "inline_values", True)
         reads: list[str] = []
-        original = mysql_saver._Db.fetchall
+        for name in ("fetchall", "fetch_prepared"):  # (MariaDB: the checkpoint's read is prepared)
+            original = getattr(mysql_saver._Db, name)
 
-        async def fetchall(self: Any, sql: str, *args: Any) -> Any:
-            reads.append(sql)
-            return await original(self, sql, *args)
+            async def fetch(self: Any, sql: str, *args: Any, _original: Any = original) -> Any:
+                reads.append(sql)
+                return await _original(self, sql, *args)
 
-        monkeypatch.setattr(mysql_saver._Db, "fetchall", fetchall)
+            monkeypatch.setattr(mysql_saver._Db, name, fetch)
         tup = await saver.aget_tuple(cfg("padded"))
         assert all(len(v) == 49 for v in tup.checkpoint["channel_versions"].values())
         # the checkpoint and its writes, then its values

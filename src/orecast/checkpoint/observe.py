@@ -140,6 +140,12 @@ class _ObservedDb:
         with self._statement(self._dialect, sql):
             return await self._db.fetchall(sql, params)
 
+    # MySQL on MariaDB runs a read as the EXECUTE of a statement prepared on the connection: observed
+    # as the query it runs
+    async def fetch_prepared(self, sql: str, params: Any = ()) -> Any:
+        with self._statement(self._dialect, sql):
+            return await self._db.fetch_prepared(sql, params)
+
     # MySQL sends a put's statements in one round trip: observed once, as the text it sends
     async def batch(self, statements: Any) -> Any:
         with self._statement(self._dialect, ";\n".join(sql for sql, _params in statements)):
