@@ -214,7 +214,7 @@ class _WalCopier:
     back, it copies the whole WAL, so the next write restarts the WAL from its start.
 
     On a connection of its own, kept open: opening one for each checkpoint (the file, the -shm mapping,
-    the WAL index) cost a quarter of the checkpoint, which a single writer waits for 5 times a turn.
+    the WAL index) cost a third of the checkpoint, which a single writer waits for 4–6 times a turn.
     The connection is only used under `_lock`, so closing the saver (or a cancelled checkpoint whose
     thread still runs) never meets a checkpoint inside it, and the saver's own connections stay the
     event loop's alone.
