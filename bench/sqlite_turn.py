@@ -1,9 +1,10 @@
 """Where a lone SQLite writer's turn goes, as its thread grows.
 
-    python -m bench.sqlite_turn [--turns 200] [--window 40]
+    python -m bench.sqlite_turn [--turns 200] [--window 40] [--subgraph]
 
-One thread of the chat workload (`bench.workload.build_graph`, LangGraph's default durability) on a
-fresh orecast-sqlite store, after two warm-up turns. The saver's methods are wrapped with timers, and
+One thread of the chat workload (`bench.workload.build_graph`, LangGraph's default durability; with
+`--subgraph`, the growth phase's `build_subgraph_graph` with `durability="sync"`) on a fresh
+orecast-sqlite store, after two warm-up turns. The saver's methods are wrapped with timers, and
 each window of turns prints the median turn and, per turn: the time writes waited for the write lock
 (held by the WAL checkpoints), the checkpoints started and their time in the worker thread, the
 COMMITs, the other statements, and the whole-list checks of the messages (`cache.all_unchanged`).
@@ -25,7 +26,7 @@ from typing import Any
 import orecast.checkpoint.cache as cache
 import orecast.checkpoint.sqlite.saver as sqlite_saver
 from bench.stores import open_store
-from bench.workload import build_graph, run_turn
+from bench.workload import build_graph, build_subgraph_graph, run_turn
 
 Spent = collections.Counter[str]  # seconds by what, and calls under "<what> #"
 
@@ -66,13 +67,14 @@ def instrument(spent: Spent) -> None:
     cache.all_unchanged = all_unchanged
 
 
-async def main(turns: int, window: int) -> None:
+async def main(turns: int, window: int, subgraph: bool) -> None:
     spent: Spent = collections.Counter()
     instrument(spent)
+    durability = "sync" if subgraph else None
     async with open_store("orecast-sqlite") as store:
-        graph = build_graph().compile(checkpointer=store.saver)
+        graph = (build_subgraph_graph() if subgraph else build_graph()).compile(checkpointer=store.saver)
         for turn in range(1, 3):
-            await run_turn(graph, "warmup", turn)
+            await run_turn(graph, "warmup", turn, durability=durability)
         await store.saver.adelete_thread("warmup")
         gc.collect()
         for first in range(1, turns + 1, window):
@@ -80,7 +82,7 @@ async def main(turns: int, window: int) -> None:
             times = []
             last = min(first + window - 1, turns)
             for turn in range(first, last + 1):
-                ms, _ = await run_turn(graph, "single", turn)
+                ms, _ = await run_turn(graph, "single", turn, durability=durability)
                 times.append(ms)
             n = last - first + 1
             parts = [
@@ -94,5 +96,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--window", type=int, default=40)
+    parser.add_argument("--subgraph", action="store_true")
     args = parser.parse_args()
-    asyncio.run(main(args.turns, args.window))
+    asyncio.run(main(args.turns, args.window, args.subgraph))
