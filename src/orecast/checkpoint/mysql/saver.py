@@ -169,8 +169,8 @@ class _Db:
         if prepared is None or prep is None:
             return await self.fetchall(sql, params)
         name, text = prep
-        driver_literal = self.conn.literal
-        values = ", ".join([_quoted(value) if type(value) is str else driver_literal(value) for value in params])
+        literal = self._literal
+        values = ", ".join([literal(value) for value in params])
         async with self.conn.cursor() as cur:
             if name not in prepared:
                 await cur.execute(f"PREPARE {name} FROM {_quoted(text)}")
@@ -291,6 +291,17 @@ class _Db:
             raise
         return [counts[start] for start in starts]
 
+    def _literal(self, value: Any) -> str:
+        """`value` as an SQL literal: strings, ints and NULL without the driver's type dispatch (ints as
+        its `escape_int` writes them): ~150 parameters a turn, a percent of the client's instructions
+        through the driver."""
+        kind = type(value)
+        if kind is str:
+            return _quoted(value)
+        if kind is int:
+            return str(value)
+        return "NULL" if value is None else self.conn.literal(value)
+
     def _render(
         self,
         statements: Sequence[tuple[str, Any]],
@@ -301,18 +312,7 @@ class _Db:
     ) -> None:
         """Append the SQL text of `statements` to `parts`, parameters escaped; the batch statements of
         `queries.PREPARED` as EXECUTE of the connection's prepared statement (prepared first if new)."""
-        driver_literal = self.conn.literal
-
-        def literal(value: Any) -> str:
-            # Strings, ints and NULL without the driver's type dispatch (ints as its `escape_int` writes
-            # them): ~150 parameters a turn, a percent of the client's instructions through the driver.
-            kind = type(value)
-            if kind is str:
-                return _quoted(value)
-            if kind is int:
-                return str(value)
-            return "NULL" if value is None else driver_literal(value)
-
+        literal = self._literal
         prepared = self.prepared
         for statement, params in statements:
             prep = queries.PREPARED.get(statement) if prepared is not None else None
