@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from orecast.checkpoint import open_checkpointer
+from orecast.checkpoint import cache, open_checkpointer
 from orecast.checkpoint.cache import ItemCache
 from tests.checkpoint.graphs import human, tool_loop
 
@@ -51,6 +51,26 @@ async def test_message_edited_in_place_is_stored_with_its_new_content(store_url:
         there = (await tool_loop(fresh).aget_state(cfg("edit"))).values["messages"]
     assert tool_args(there)[-1] == {"query": "a different query"}
     assert there == here
+
+
+async def test_a_runs_read_takes_the_compared_states_its_last_put_remembered(saver, monkeypatch) -> None:
+    # A turn's read returns the list the thread's last put stored: its check reuses that put's columns
+    # of compared states rather than gathering them item by item (a pass over the whole list), and
+    # still finds an object a reader edited in place (the next turn gets the stored content).
+    graph = tool_loop(saver)
+    for turn in range(3):
+        await graph.ainvoke({"messages": [human(turn)]}, cfg("columns"))
+    gathered: list[int] = []
+    of = cache.Pristine.of.__func__
+    monkeypatch.setattr(cache.Pristine, "of", classmethod(lambda cls, states: gathered.append(len(states)) or of(cls, states)))
+    read = (await graph.aget_state(cfg("columns"))).values["messages"]
+    assert len(read) == 12 and 12 not in gathered
+    read[1].tool_calls[0]["args"]["edited"] = True
+    await graph.ainvoke({"messages": [human(3)]}, cfg("columns"))
+    assert 12 not in gathered
+    saver.items.clear()
+    stored = (await graph.aget_state(cfg("columns"))).values["messages"]
+    assert "edited" not in tool_args(stored)[0] and tool_args(read)[0]["edited"] is True
 
 
 async def test_object_edited_after_a_put_is_stored_again(saver) -> None:

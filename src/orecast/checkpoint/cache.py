@@ -230,6 +230,8 @@ class ThreadItems:
     # last value put or resumed, as (version key, kind, JSON text, kept in the row), so a put copies an
     # unchanged value into its row without encoding it again (kind None: that version has no value).
     encoded: dict[tuple[str, str], tuple[str, str | None, str | None, bool]] = field(default_factory=dict)
+    # The ranges a read checked last and their items' compared states (see `known_pristine`).
+    read_pristine: tuple[list[list[int]], Pristine] | None = None
     # The thread's next item number as this process last saw it (0: unknown). A dialect may number new
     # items with it and store them in the statement that refers to them (PostgreSQL does).
     next_item: int = 0
@@ -287,12 +289,18 @@ class ThreadItems:
         self.by_identity[id(fresh)] = (fresh, number)
         return fresh
 
-    def items(self, numbers: list[int]) -> list[Any]:
-        """`item` of each number: the objects readers share, checked in one go when none was edited."""
+    def items(self, numbers: list[int], ranges: list[list[int]] | None = None) -> list[Any]:
+        """`item` of each number (`ranges`, if given, are those numbers as stored): the objects readers
+        share, checked in one go when none was edited."""
         objs = list(map(self.by_number.get, numbers))
         for i in [i for i, obj in enumerate(objs) if obj is None]:
             objs[i] = self.item(numbers[i])  # stored by this process, never read: a first copy
-        if all_unchanged(objs, self.pristine_of(numbers)):
+        pristine = self.known_pristine(ranges) if ranges is not None else None
+        if pristine is None:
+            pristine = self.pristine_of(numbers)
+            if ranges is not None:
+                self.read_pristine = (ranges, pristine)
+        if all_unchanged(objs, pristine):
             return objs
         return list(map(self.item, numbers))
 
@@ -308,6 +316,17 @@ class ThreadItems:
     def pristine_of(self, numbers: list[int]) -> Pristine:
         """The compared states of these items, as columns."""
         return Pristine.of(list(map(self.states.__getitem__, numbers)))
+
+    def known_pristine(self, ranges: list[list[int]]) -> Pristine | None:
+        """The compared states of the items `ranges` covers, if a remembered list or the last read has
+        them: a run's read returns the list its thread's last put stored, whose columns that put
+        remembered; gathering them again item by item was a pass over the whole list."""
+        for _objs, known, pristine in self.last_lists.values():
+            if pristine is not None and known == ranges:
+                return pristine
+        if self.read_pristine is not None and self.read_pristine[0] == ranges:
+            return self.read_pristine[1]
+        return None
 
     def known_prefix(self, key: tuple[str, str], values: list[Any]) -> tuple[int, list[list[int]], Pristine]:
         """(length, ranges, compared states) of the last list stored under `key` if `values` starts
@@ -341,7 +360,10 @@ class ThreadItems:
     ) -> None:
         """Remember `values` (stored or read as `ranges`) as the list under `key`; a put passes the
         compared states of the prefix `known_prefix` matched and the item numbers that follow it."""
-        pristine = prefix.extended(self.pristine_of(numbers)) if prefix is not None and numbers is not None else None
+        if prefix is not None and numbers is not None:
+            pristine: Pristine | None = prefix.extended(self.pristine_of(numbers))
+        else:
+            pristine = self.known_pristine(ranges)
         # Bounded: each subgraph run adds a namespace, and each entry holds a whole list.
         self.last_lists.pop(key, None)
         self.last_lists[key] = (list(values), ranges, pristine)

@@ -191,10 +191,11 @@ class ValueStore(SaverCore):
         if checked is None:
             checked = {}
 
-        def items(numbers: list[int]) -> list[Any]:
+        def items(ranges: list[list[int]]) -> list[Any]:
+            numbers = from_ranges(ranges)
             if checked and checked.keys() >= set(numbers):  # a history page: its lists share most items
                 return list(map(checked.__getitem__, numbers))
-            objs = thread.items(numbers)
+            objs = thread.items(numbers, ranges)
             checked.update(zip(numbers, objs, strict=True))
             return objs
 
@@ -203,11 +204,11 @@ class ValueStore(SaverCore):
             if type(decoded) is dict:
                 for name, entry in decoded.items():
                     if type(entry) is ItemRefs:
-                        decoded[name] = items(from_ranges(entry.ranges))
+                        decoded[name] = items(entry.ranges)
             return decoded
         if kind == KIND_ITEMS:
             ranges = json.loads(value) if isinstance(value, str) else value
-            return items(from_ranges(ranges))
+            return items(ranges)
         if kind == KIND_SERDE:
             type_tag = json.loads(value) if isinstance(value, str) else value
             return self.serde.loads_typed((type_tag, bytes(blob or b"")))
