@@ -125,6 +125,7 @@ class _Db:
 
     def __init__(self, conn: Any, transaction: bool) -> None:
         self.conn = conn
+        self.pooled = conn  # the pool's connection (`conn` may be a wrapper around it: bench.mysql_server_cpu)
         self.in_transaction = transaction  # the connection's BEGIN was sent by `_transaction`
         self.began = False  # a batch sent BEGIN and its COMMIT has not answered yet
         self.unread = False  # a batch whose answers were not all read (a cancelled call)
@@ -603,6 +604,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
         except (errors.Error, OSError) as exc:
             raise StoreUnavailable(f"database unavailable: {_first_line(exc)}") from None
         db = _Db(conn, transaction)
+        db.pooled = conn
         if self._mariadb:
             db.prepared = self._prepared_on(conn)
             db.compound = True
@@ -611,7 +613,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
     async def _finish(self, db: _Db, failed: bool, cancelled: bool) -> None:
         """Give `db`'s connection back to the pool: after a cut-off batch, killed on the server (`_stop`);
         after a failed transaction, rolled back (`_abandon`)."""
-        conn = db.conn
+        conn = db.pooled
         try:
             if db.unread:
                 await self._stop(conn)
