@@ -410,3 +410,40 @@ async def test_a_read_looks_up_the_versions_its_statement_did_not_match(
         await saver.aget_tuple(cfg("padded"))
         assert [r.split()[:2] for r in reads] == [["SELECT", "c.checkpoint_id,"]], reads
         await assert_same_as_memory(graph, reference, "padded")
+
+
+
+async def test_a_group_answers_only_when_a_write_matched_nothing(fresh_mysql_url: str, monkeypatch) -> None:
+    """On MariaDB a group's compound statement sends its writes' answers (a result set) only when one
+    of them matched no row: a group whose writes all matched answers with its end alone (one packet).
+    A stale write (its thread deleted and re-created by another process) in a group with a good one
+    gets its 0 and starts again on the new thread; the other write commits."""
+    answers: list[list[int]] = []
+    original = mysql_saver._Db.group
+
+    async def group(self: Any, writes: Any) -> Any:
+        result = await original(self, writes)
+        answers.append(result)
+        return result
+
+    monkeypatch.setattr(mysql_saver._Db, "group", group)
+    url = fresh_mysql_url
+    async with open_checkpointer(url) as first, open_checkpointer(url) as second:
+        await _chat(first, "a-reborn", 1)
+        await _chat(first, "b-kept", 1)
+        reborn = await first.aget_tuple(cfg("a-reborn"))
+        kept = await first.aget_tuple(cfg("b-kept"))
+        await second.adelete_thread("a-reborn")
+        await _chat(second, "a-reborn", 1, start=10)
+        answers.clear()
+        await asyncio.gather(  # new messages: each write numbers an item, so it checks the thread's row
+            first.aput_writes(reborn.config, [("messages", [AIMessage("late", id="late")])], task_id="t-a"),
+            first.aput_writes(kept.config, [("messages", [AIMessage("kept", id="kept")])], task_id="t-b"),
+        )
+        assert answers[0] == [0, 1], answers  # one group; the stale write (the lower id goes first) told apart
+        assert all(n > 0 for result in answers[1:] for n in result), answers  # the stale one, again
+        assert ("t-b", "messages", [AIMessage("kept", id="kept")]) in (await first.aget_tuple(kept.config)).pending_writes
+        messages = await _chat(first, "a-reborn", 1, start=11)
+    assert [m.id for m in messages if m.type == "human"] == [human(10).id, human(11).id]
+    assert [c for _n, c in _items(url, "b-kept")].count("kept") == 1
+    assert [c for _n, c in _items(url, "a-reborn")].count("late") == 1  # stored once, in the new thread

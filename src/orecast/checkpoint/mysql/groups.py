@@ -104,11 +104,13 @@ class GroupWriter:
         self._waiting: list[_Member] = []
         self._holding = 0  # groups on the server that new writes wait for
         self._scheduled = False
+        # The event loop of the writes (a saver serves one). Kept: in Python 3.11 each
+        # asyncio.get_running_loop() is a getpid() system call, ~4 of them per write here otherwise.
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def write(self, thread_id: str, statements: Statements) -> list[int]:
         """Run `statements` in the next group; the rows its first statement matched, as a list of one."""
-        loop = asyncio.get_running_loop()
-        member = _Member(thread_id, statements, loop.create_future())
+        member = _Member(thread_id, statements, self._get_loop().create_future())
         self._waiting.append(member)
         self._schedule()
         try:
@@ -129,13 +131,19 @@ class GroupWriter:
                 await asyncio.wait([member.group.task])
             raise
 
+    def _get_loop(self) -> asyncio.AbstractEventLoop:
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        return loop
+
     def _schedule(self) -> None:
         # The task's first step comes in the next pass of the event loop, after the writes woken in this
         # one joined: it forms the group and sends it in that step (not a callback that starts a task,
         # which cost one more pass of the loop per group).
         if self._waiting and not self._scheduled and self._holding < IN_FLIGHT:
             self._scheduled = True
-            asyncio.get_running_loop().create_task(self._next_group())
+            self._get_loop().create_task(self._next_group())
 
     async def _next_group(self) -> None:
         self._scheduled = False
@@ -159,8 +167,9 @@ class GroupWriter:
         for member in members:
             member.group = group
         self._holding += 1
-        group.timer = asyncio.get_running_loop().call_later(STALL_SECONDS, self._release, group)
-        group.task = asyncio.current_task()
+        loop = self._get_loop()
+        group.timer = loop.call_later(STALL_SECONDS, self._release, group)
+        group.task = asyncio.current_task(loop)
         return group
 
     def _release(self, group: _Group) -> None:

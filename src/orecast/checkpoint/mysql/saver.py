@@ -125,7 +125,8 @@ class _Db:
 
     def __init__(self, conn: Any, transaction: bool) -> None:
         self.conn = conn
-        self.in_transaction = transaction  # the connection's BEGIN was sent by `_connection`
+        self.pooled = conn  # the pool's connection (`conn` may be a wrapper around it: bench.mysql_server_cpu)
+        self.in_transaction = transaction  # the connection's BEGIN was sent by `_transaction`
         self.began = False  # a batch sent BEGIN and its COMMIT has not answered yet
         self.unread = False  # a batch whose answers were not all read (a cancelled call)
         # Items numbered by the saver, stored by the batch of the put or put_writes that refers to them
@@ -181,7 +182,7 @@ class _Db:
     async def batch(self, statements: Sequence[tuple[str, Mapping[str, Any] | Sequence[Any] | None]]) -> list[int]:
         """Run `statements` in one round trip (one multi-statement packet, parameters escaped, see
         `_render`); the rows each matched. The server stops at the first error: the statements after it
-        do not run, and a transaction the batch began stays open for `_connection` to roll back."""
+        do not run, and a transaction the batch began stays open for `_finish` to roll back."""
         parts: list[str] = []
         own: list[bool] = []  # per part: whether it is one of `statements` (not a PREPARE it added)
         new_names: list[str] = []
@@ -211,19 +212,49 @@ class _Db:
 
     async def group(self, writes: Sequence[list[tuple[str, Any]]]) -> list[int]:
         """Run several writes' statements in one transaction and one round trip (`groups.py`); for each
-        write, the rows its first statement matched. On a server error, `failed_write` is the index of
+        write, the rows its first statement matched (on MariaDB 1 for each when none matched 0 rows: only
+        whether a write matched is used). On a server error, `failed_write` is the index of
         the write whose statement failed (None: no single one), and the transaction is left open for
-        `_connection` to roll back."""
+        `_finish` to roll back."""
         self.failed_write = None
         if len(writes) == 1 and len(writes[0]) == 1:
             return (await self.batch(writes[0]))[:1]  # one statement: atomic by itself
         if not self.compound:
             return await self._group_statements(writes)
         # MariaDB: one compound statement. Its statements send no answers of their own (a batch of
-        # statements sends one per statement, each waking the client), only the SELECT at its end.
+        # statements sends one per statement, each waking the client).
+        new_names: list[str] = []
+        sql = self._compound(writes, new_names)
+        self.began = True
+        cur = self.conn.cursor()
+        self.unread = True
+        try:
+            await cur.execute(sql)
+            if cur.description is None:  # no result set: every write matched rows
+                row = (1,) * len(writes)
+            else:
+                row = await cur.fetchone()
+                while await cur.nextset():
+                    pass
+        except BaseException as exc:
+            self._failed(exc, new_names)
+            code = _code(exc)
+            if isinstance(exc, errors.Error) and code is not None and code < CLIENT_ERRORS:
+                # Which write failed: the transaction is still open (`_finish` rolls it back).
+                try:
+                    failed = await self.fetchone(queries.SELECT_FAILED_WRITE)
+                except errors.Error:
+                    failed = None  # (then no single write is blamed: all get the error)
+                self.failed_write = int(failed[0]) if failed and failed[0] is not None else None
+            raise
+        self.unread = False
+        self.began = False
+        return [int(n) for n in row]
+
+    def _compound(self, writes: Sequence[list[tuple[str, Any]]], new_names: list[str]) -> str:
+        """The compound statement of a group (MariaDB); the statements it prepares are added to `new_names`."""
         parts = ["START TRANSACTION"]
         own: list[bool] = []
-        new_names: list[str] = []
         answers = []
         for index, statements in enumerate(writes):
             parts.append(f"SET @orecast_write = {index}")
@@ -248,30 +279,12 @@ class _Db:
                 rest = statements[1:]
             self._render(rest, parts, own, new_names, escaped)
         parts.append(COMMIT)
-        parts.append(f"SELECT {', '.join(answers)}")
-        sql = "BEGIN NOT ATOMIC\n" + ";\n".join(parts) + ";\nEND"
-        self.began = True
-        cur = self.conn.cursor()
-        self.unread = True
-        try:
-            await cur.execute(sql)
-            row = await cur.fetchone()
-            while await cur.nextset():
-                pass
-        except BaseException as exc:
-            self._failed(exc, new_names)
-            code = _code(exc)
-            if isinstance(exc, errors.Error) and code is not None and code < CLIENT_ERRORS:
-                # Which write failed: the transaction is still open (`_connection` rolls it back).
-                try:
-                    failed = await self.fetchone(queries.SELECT_FAILED_WRITE)
-                except errors.Error:
-                    failed = None  # (then no single write is blamed: all get the error)
-                self.failed_write = int(failed[0]) if failed and failed[0] is not None else None
-            raise
-        self.unread = False
-        self.began = False
-        return [int(n) for n in row]
+        # The answers only when a write matched nothing (a stale thread, rare): a SELECT in a compound
+        # statement is sent as soon as it ran, and the statement's own end in a packet after it, so the
+        # client woke twice per group (and parsed a result set) to learn that every write matched.
+        least = f"LEAST({', '.join(answers)})" if len(answers) > 1 else answers[0]
+        parts.append(f"IF {least} = 0 THEN\n    SELECT {', '.join(answers)};\nEND IF")
+        return "BEGIN NOT ATOMIC\n" + ";\n".join(parts) + ";\nEND"
 
     async def _group_statements(self, writes: Sequence[list[tuple[str, Any]]]) -> list[int]:
         # MySQL: the writes' statements in one multi-statement batch, inside BEGIN … COMMIT.
@@ -302,6 +315,25 @@ class _Db:
             return str(value)
         return "NULL" if value is None else self.conn.literal(value)
 
+    def _literals(self, params: Mapping[str, Any]) -> dict[str, str]:
+        """`_literal` of each of a write's named parameters (~20 a write), its cases inline: a call and a
+        `_quoted` less per parameter. Naive datetimes (the saver's UTC timestamps) as the driver writes
+        them, without its type dispatch."""
+        out = {}
+        for key, value in params.items():
+            kind = type(value)
+            if kind is str:
+                out[key] = "'" + value.replace("\\", "\\\\").replace("'", "\\'").replace("\0", "\\0") + "'"
+            elif kind is int:
+                out[key] = str(value)
+            elif value is None:
+                out[key] = "NULL"
+            elif kind is datetime and value.tzinfo is None:
+                out[key] = f"'{value.isoformat(' ')}'"
+            else:
+                out[key] = self.conn.literal(value)
+        return out
+
     def _render(
         self,
         statements: Sequence[tuple[str, Any]],
@@ -323,9 +355,9 @@ class _Db:
                     own.append(False)
                     prepared.add(name)
                     new_names.append(name)
-                if id(params) not in escaped:
-                    escaped[id(params)] = {key: literal(value) for key, value in params.items()}
-                values = escaped[id(params)]
+                values = escaped.get(id(params))
+                if values is None:
+                    values = escaped[id(params)] = self._literals(params)
                 parts.append(f"EXECUTE {name} USING {', '.join([values[n] for n in names])}")
                 own.append(True)
                 continue
@@ -442,6 +474,47 @@ def session_settings(server_version: str, timeouts: Timeouts) -> str:
     )
 
 
+class _Operation:
+    """One operation outside a transaction on a pooled connection (a read, a group of writes), with the
+    database's failures turned into StoreErrors: a plain class, not a generator-based context manager
+    (each read and each group enters one; those cost a generator, its frames and two more objects)."""
+
+    __slots__ = ("_saver", "_db")
+
+    def __init__(self, saver: MysqlCheckpointer) -> None:
+        self._saver = saver
+
+    async def __aenter__(self) -> _Db:
+        self._db = await self._saver._acquire(False)
+        return self._db
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        saver = self._saver
+        try:
+            if isinstance(exc, errors.Error | OSError):
+                error = store_error(exc, saver.timeouts)
+                if error is not None:
+                    raise error from exc
+        finally:
+            await saver._finish(self._db, exc is not None, isinstance(exc, asyncio.CancelledError))
+
+
+class _Grouped:
+    """A put or put_writes of a thread the process knows (`MysqlCheckpointer._write_unit`): its batch
+    joins a group (`_GroupedDb`), so it holds no connection and nothing is left to do on leaving."""
+
+    __slots__ = ("_db",)
+
+    def __init__(self, db: _GroupedDb) -> None:
+        self._db = db
+
+    async def __aenter__(self) -> _GroupedDb:
+        return self._db
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        return None
+
+
 class MysqlCheckpointer(OrecastCheckpointer):
     """LangGraph checkpoint saver on MySQL 8 or MariaDB (JSON values, pooled connections, linear storage)."""
 
@@ -514,9 +587,8 @@ class MysqlCheckpointer(OrecastCheckpointer):
             pool.close()
             await pool.wait_closed()
 
-    @asynccontextmanager
-    async def _connection(self, *, transaction: bool) -> AsyncIterator[_Db]:
-        """A connection for one operation, with the database's failures turned into StoreErrors."""
+    async def _acquire(self, transaction: bool) -> _Db:
+        """A pooled connection for one operation (StoreTimeout or StoreUnavailable when there is none)."""
         try:
             if self.pool.freesize:
                 # A free connection is taken without waiting: no wait_for (in Python 3.11 it wraps the
@@ -532,17 +604,34 @@ class MysqlCheckpointer(OrecastCheckpointer):
         except (errors.Error, OSError) as exc:
             raise StoreUnavailable(f"database unavailable: {_first_line(exc)}") from None
         db = _Db(conn, transaction)
+        db.pooled = conn
         if self._mariadb:
             db.prepared = self._prepared_on(conn)
             db.compound = True
+        return db
+
+    async def _finish(self, db: _Db, failed: bool, cancelled: bool) -> None:
+        """Give `db`'s connection back to the pool: after a cut-off batch, killed on the server (`_stop`);
+        after a failed transaction, rolled back (`_abandon`)."""
+        conn = db.pooled
+        try:
+            if db.unread:
+                await self._stop(conn)
+            elif failed and (db.in_transaction or db.began):
+                await self._abandon(conn, cancelled)
+        finally:  # a cancellation raised by those still gives the connection back
+            await self.pool.release(conn)
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[_Db]:
+        """A connection for one operation in a transaction of its own (a thread's first write, maintenance),
+        with the database's failures turned into StoreErrors; `_Operation` without a transaction."""
+        db = await self._acquire(True)
         clean = cancelled = False
         try:
-            if transaction:
-                await db.execute(BEGIN)
-                yield db
-                await db.execute(COMMIT)
-            else:
-                yield db
+            await db.execute(BEGIN)
+            yield db
+            await db.execute(COMMIT)
             clean = True
         except asyncio.CancelledError:
             cancelled = True
@@ -553,13 +642,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
                 raise
             raise error from exc
         finally:
-            try:
-                if db.unread:
-                    await self._stop(conn)
-                elif not clean and (transaction or db.began):
-                    await self._abandon(conn, cancelled)
-            finally:  # a cancellation raised by those still gives the connection back
-                await self.pool.release(conn)
+            await self._finish(db, not clean, cancelled)
 
     def _prepared_on(self, conn: Any) -> set[str]:
         """The statements prepared on `conn`'s session (a reconnected connection has a new session)."""
@@ -632,10 +715,10 @@ class MysqlCheckpointer(OrecastCheckpointer):
             conn.close()
 
     def _write(self) -> AbstractAsyncContextManager[_Db]:
-        return self._connection(transaction=True)
+        return self._transaction()
 
     def _read(self) -> AbstractAsyncContextManager[_Db]:
-        return self._connection(transaction=False)
+        return _Operation(self)
 
     async def _write_thread(self, thread_id: str, work: Callable[[Db, ThreadItems], Awaitable[None]]) -> None:
         for attempt in range(1, DEADLOCK_RETRIES + 1):
@@ -666,19 +749,21 @@ class MysqlCheckpointer(OrecastCheckpointer):
 
     # -- a write in one round trip -----------------------------------------------------------------
 
-    @asynccontextmanager
-    async def _write_unit(self, thread_id: str) -> AsyncIterator[_Db]:
+    def _write_unit(self, thread_id: str) -> AbstractAsyncContextManager[_Db]:
         # A thread this process has seen, with its next item number: no transaction of its own, since
         # its put (or put_writes) is one batch (`_store_put`, `_store_writes`) that joins a group of
         # writes sent in one transaction (`groups.py`). Otherwise the write runs in a transaction of its
         # own whose first statement locks the thread's row.
         thread = self.items.peek(thread_id)
         if thread is not None and thread.next_item > 0 and thread_id not in self._hash_conflicts:
-            db: _Db = _GroupedDb(self._groups, self._read, thread_id)
+            db = _GroupedDb(self._groups, self._read, thread_id)
             db.defer_items = True
-            yield db
-            return
-        async with self._connection(transaction=True) as db:
+            return _Grouped(db)
+        return self._first_write(thread_id)
+
+    @asynccontextmanager
+    async def _first_write(self, thread_id: str) -> AsyncIterator[_Db]:
+        async with self._transaction() as db:
             db.defer_items = True
             yield db
         self._hash_conflicts.discard(thread_id)
