@@ -316,14 +316,14 @@ class _Db:
         return "NULL" if value is None else self.conn.literal(value)
 
     def _literals(self, params: Mapping[str, Any]) -> dict[str, str]:
-        """`_literal` of each of a write's named parameters (~20 a write), its cases inline: a call and a
-        `_quoted` less per parameter. Naive datetimes (the saver's UTC timestamps) as the driver writes
-        them, without its type dispatch."""
+        """`_literal` of each of a write's named parameters (~20 a write), its cases inline: a call less per
+        parameter (strings still go through `_quoted`, the one escaping rule). Naive datetimes (the saver's
+        UTC timestamps) as the driver writes them, without its type dispatch."""
         out = {}
         for key, value in params.items():
             kind = type(value)
             if kind is str:
-                out[key] = "'" + value.replace("\\", "\\\\").replace("'", "\\'").replace("\0", "\\0") + "'"
+                out[key] = _quoted(value)
             elif kind is int:
                 out[key] = str(value)
             elif value is None:
