@@ -47,6 +47,9 @@ async def test_thread_row_created_by_first_put(saver) -> None:
     assert thread.created_at <= thread.updated_at
     first_updated = thread.updated_at
 
+    # PostgreSQL moves `updated_at` at most every 10 ms (a turn's puts update the row in place): a turn
+    # as quick as this graph's may come within that.
+    await asyncio.sleep(0.02)
     await graph.ainvoke({"messages": [human(2)]}, cfg("t"))
     thread = await saver.aget_thread("t")
     assert thread.message_count == 8
