@@ -604,7 +604,6 @@ class MysqlCheckpointer(OrecastCheckpointer):
         except (errors.Error, OSError) as exc:
             raise StoreUnavailable(f"database unavailable: {_first_line(exc)}") from None
         db = _Db(conn, transaction)
-        db.pooled = conn
         if self._mariadb:
             db.prepared = self._prepared_on(conn)
             db.compound = True
