@@ -305,34 +305,19 @@ class _Db:
         return [counts[start] for start in starts]
 
     def _literal(self, value: Any) -> str:
-        """`value` as an SQL literal: strings, ints and NULL without the driver's type dispatch (ints as
-        its `escape_int` writes them): ~150 parameters a turn, a percent of the client's instructions
-        through the driver."""
+        """`value` as an SQL literal: strings, ints, NULL and naive datetimes (the saver's UTC timestamps)
+        without the driver's type dispatch (ints and datetimes as it writes them): ~150 parameters a
+        turn, a percent of the client's instructions through the driver."""
         kind = type(value)
         if kind is str:
             return _quoted(value)
         if kind is int:
             return str(value)
-        return "NULL" if value is None else self.conn.literal(value)
-
-    def _literals(self, params: Mapping[str, Any]) -> dict[str, str]:
-        """`_literal` of each of a write's named parameters (~20 a write), its cases inline: a call less per
-        parameter (strings still go through `_quoted`, the one escaping rule). Naive datetimes (the saver's
-        UTC timestamps) as the driver writes them, without its type dispatch."""
-        out = {}
-        for key, value in params.items():
-            kind = type(value)
-            if kind is str:
-                out[key] = _quoted(value)
-            elif kind is int:
-                out[key] = str(value)
-            elif value is None:
-                out[key] = "NULL"
-            elif kind is datetime and value.tzinfo is None:
-                out[key] = f"'{value.isoformat(' ')}'"
-            else:
-                out[key] = self.conn.literal(value)
-        return out
+        if value is None:
+            return "NULL"
+        if kind is datetime and value.tzinfo is None:
+            return f"'{value.isoformat(' ')}'"
+        return self.conn.literal(value)
 
     def _render(
         self,
@@ -357,7 +342,7 @@ class _Db:
                     new_names.append(name)
                 values = escaped.get(id(params))
                 if values is None:
-                    values = escaped[id(params)] = self._literals(params)
+                    values = escaped[id(params)] = {key: literal(value) for key, value in params.items()}
                 parts.append(f"EXECUTE {name} USING {', '.join([values[n] for n in names])}")
                 own.append(True)
                 continue
@@ -475,17 +460,19 @@ def session_settings(server_version: str, timeouts: Timeouts) -> str:
 
 
 class _Operation:
-    """One operation outside a transaction on a pooled connection (a read, a group of writes), with the
-    database's failures turned into StoreErrors: a plain class, not a generator-based context manager
-    (each read and each group enters one; those cost a generator, its frames and two more objects)."""
+    """One operation on a pooled connection (a read, a group of writes; `MysqlCheckpointer._transaction`
+    wraps its own in one), with the database's failures turned into StoreErrors and the connection given
+    back as `_finish` says: a plain class, not a generator-based context manager (each read and each group
+    enters one; those cost a generator, its frames and two more objects)."""
 
-    __slots__ = ("_saver", "_db")
+    __slots__ = ("_saver", "_transaction", "_db")
 
-    def __init__(self, saver: MysqlCheckpointer) -> None:
+    def __init__(self, saver: MysqlCheckpointer, *, transaction: bool = False) -> None:
         self._saver = saver
+        self._transaction = transaction  # the caller sends BEGIN (`MysqlCheckpointer._transaction`)
 
     async def __aenter__(self) -> _Db:
-        self._db = await self._saver._acquire(False)
+        self._db = await self._saver._acquire(self._transaction)
         return self._db
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
@@ -623,25 +610,12 @@ class MysqlCheckpointer(OrecastCheckpointer):
 
     @asynccontextmanager
     async def _transaction(self) -> AsyncIterator[_Db]:
-        """A connection for one operation in a transaction of its own (a thread's first write, maintenance),
-        with the database's failures turned into StoreErrors; `_Operation` without a transaction."""
-        db = await self._acquire(True)
-        clean = cancelled = False
-        try:
+        """A connection for one operation in a transaction of its own (a thread's first write, maintenance):
+        `_Operation` with BEGIN and COMMIT around it."""
+        async with _Operation(self, transaction=True) as db:
             await db.execute(BEGIN)
             yield db
             await db.execute(COMMIT)
-            clean = True
-        except asyncio.CancelledError:
-            cancelled = True
-            raise
-        except (errors.Error, OSError) as exc:
-            error = store_error(exc, self.timeouts)
-            if error is None:
-                raise
-            raise error from exc
-        finally:
-            await self._finish(db, not clean, cancelled)
 
     def _prepared_on(self, conn: Any) -> set[str]:
         """The statements prepared on `conn`'s session (a reconnected connection has a new session)."""
