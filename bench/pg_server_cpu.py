@@ -6,8 +6,8 @@ runs `bench.run_bench`'s throughput phase (THREADS threads × TURNS turns, defau
 warm-ups as `bench.cg_throughput`, and prints per turn: wall time, this process's CPU, the CPU of the
 store's server backends (utime + stime of every backend connected to the store's database, from
 /proc/<pid>/stat: the server must run on this machine), the groups `GroupCommit` sent, and the writes
-that found their thread's previous write still outstanding (waiting on the thread's lock, which is held
-until that write has committed). The /proc counters tick every 10 ms: run enough turns for ≈ 1 s of
+that found their thread's previous write still holding its turn (`core.ThreadTurn`: until its last
+statement is queued). The /proc counters tick every 10 ms: run enough turns for ≈ 1 s of
 server CPU, and alternate old and new code.
 """
 
@@ -61,7 +61,7 @@ async def main(threads: int, turns: int) -> None:
 
         async def counted_write(thread_id: str, work: Any) -> None:
             counts["writes"] += 1
-            counts["behind"] += saver._thread_lock(thread_id).locked()
+            counts["behind"] += saver._write_order(thread_id).locked()
             await write_thread(thread_id, work)
 
         saver._groups._run_group, saver._write_thread = counted_group, counted_write

@@ -27,17 +27,20 @@ async def test_operations_and_statements_reach_the_hooks(saver) -> None:
         spans.append(name)
         yield
 
-    depth = [0]
+    # Statements open at once, per task: a thread's writes overlap (the next one starts once the last
+    # one's statement is queued), but within one operation a statement is entered once.
+    depth: dict[Any, int] = {}
 
     @contextlib.contextmanager
     def statement(dialect: str, sql: str) -> Iterator[None]:
         statements.append((dialect, sql, spans[-1] if spans else ""))
-        depth[0] += 1
-        assert depth[0] == 1, "a statement is observed once, not once per connection opener"
+        task = asyncio.current_task()
+        depth[task] = depth.get(task, 0) + 1
+        assert depth[task] == 1, "a statement is observed once, not once per connection opener"
         try:
             yield
         finally:
-            depth[0] -= 1
+            depth[task] -= 1
 
     observe(saver, timing=lambda name, seconds: timings.append((name, seconds)), span=span, statement=statement)
     graph = tool_loop(saver)

@@ -32,6 +32,7 @@ from orecast.checkpoint.core import (
     Db,
     SaverCore,
     StaleThreadError,
+    ThreadTurn,
     combine_counts,
     count_messages,
     message_text,
@@ -219,15 +220,17 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                 thread_id,
                 thread.incarnation,
             )
-            if not await self._store_put(db, rows, checkpoint_row, record):
-                raise StaleThreadError(thread_id)
+            # What the cache learns from this put, before its statement: the thread's next write may
+            # start once it is queued (`ThreadTurn`); should it fail, the cache entry goes with it.
             # A checkpoint stored again may have changed: forget what history walks read of it.
             thread.ancestry.pop((checkpoint_ns, checkpoint["id"]), None)
             thread.remember_state_version((checkpoint_ns, checkpoint["id"]), self.schema_version, older)
+            if root:
+                thread.written_at(checkpoint["id"]).complete = True
+            if not await self._store_put(db, rows, checkpoint_row, record):
+                raise StaleThreadError(thread_id)
 
         await self._write_thread(thread_id, put)
-        if root and (thread := self.items.peek(thread_id)) is not None:
-            thread.written_at(checkpoint["id"]).complete = True
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -277,14 +280,17 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
             return {}
         return json.loads(row[1]) if isinstance(row[1], str | bytes) else row[1]
 
+    def _write_version_known(self, thread: ThreadItems, ns: str, checkpoint_id: str) -> bool:
+        """Whether the checkpoint is known to be this schema's (its writes need no note of their version)."""
+        known = thread.state_versions.get((ns, checkpoint_id))
+        return known is not None and known[0] == self.schema_version
+
     async def _note_write_version(
         self, db: Db, thread: ThreadItems, thread_id: str, ns: str, checkpoint_id: str, task_id: str
     ) -> None:
         """Record in the checkpoint's document that this task's writes are this schema's version, when
-        the checkpoint is another's (so reads upcast them from the right version)."""
-        known = thread.state_versions.get((ns, checkpoint_id))
-        if known is not None and known[0] == self.schema_version:
-            return
+        the checkpoint is another's (so reads upcast them from the right version); called unless
+        `_write_version_known`."""
         row = await db.fetchone(self.q.SELECT_STATE_VERSION, (thread_id, ns, checkpoint_id))
         if row is None or int(row[0]) == self.schema_version:
             return  # not stored yet: the graph writing for it stores it, at its own version
@@ -387,29 +393,39 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                         stored.blob,
                     )
                 )
-            await self._store_writes(db, thread_id, rows, special, interrupted)
-            if self.state_schema is not None:
+            if checkpoint_ns == "":  # (learnt before the statement, as a put's, see there)
+                written = thread.written_at(checkpoint_id)
+                for idx, (channel, value) in enumerate(writes):
+                    if channel == "messages":
+                        written.changes[(task_path, task_id, idx)] = count_messages([value])
+            note = self.state_schema is not None and not self._write_version_known(thread, checkpoint_ns, checkpoint_id)
+            await self._store_writes(db, thread_id, rows, special, interrupted, last=not note)
+            if note:
                 await self._note_write_version(db, thread, thread_id, checkpoint_ns, checkpoint_id, task_id)
 
         await self._write_thread(thread_id, put_writes)
-        if checkpoint_ns == "" and (thread := self.items.peek(thread_id)) is not None:
-            written = thread.written_at(checkpoint_id)
-            for idx, (channel, value) in enumerate(writes):
-                if channel == "messages":
-                    written.changes[(task_path, task_id, idx)] = count_messages([value])
 
     async def _write_thread(
         self, thread_id: str, work: Callable[[Db, ThreadItems], Awaitable[None]]
     ) -> None:
-        """Run one write of a thread, in submission order, retrying once if the cache was stale."""
-        async with self._thread_lock(thread_id):
+        """Run one write of a thread, in submission order, retrying once if the cache was stale.
+
+        The thread's turn is held until the write ends, or until its last statement is queued where
+        the dialect keeps a thread's queued statements in order (`ThreadTurn`). A retry keeps its turn,
+        or takes it back before the writes that came after it (those that had started failed with it).
+        """
+        turn = ThreadTurn(self._write_order(thread_id))
+        try:
             for attempt in (1, 2):
+                if not turn.held:
+                    await turn.acquire()
                 try:
-                    async with self._write_unit(thread_id) as db:
+                    async with self._write_unit(thread_id, turn) as db:
                         await work(db, await self._touch_thread(db, thread_id))
                     return
                 except StaleThreadError:
-                    # Deleted (and maybe re-created) by another process since this one cached it.
+                    # Deleted (and maybe re-created) by another process since this one cached it, or an
+                    # earlier write this one was prepared after failed.
                     self.items.drop(thread_id)
                     if attempt == 2:
                         raise
@@ -417,10 +433,13 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                     # Rolled back (an error, a cancellation): the cache may name items never committed.
                     self.items.drop(thread_id)
                     raise
+        finally:
+            turn.release()
 
-    def _write_unit(self, thread_id: str) -> AbstractAsyncContextManager[Db]:
+    def _write_unit(self, thread_id: str, turn: ThreadTurn) -> AbstractAsyncContextManager[Db]:
         """The connection for one put or put_writes of `thread_id`: a transaction, unless the dialect
-        makes each of them one atomic statement after idempotent item inserts."""
+        makes each of them one atomic statement after idempotent item inserts. `turn`: the thread's
+        lock, which a dialect may release once the write's last statement is queued."""
         return self._write()
 
     async def _store_put(
@@ -441,7 +460,10 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
         rows: list[tuple[Any, ...]],
         special: bool,
         interrupted: bool,
+        *,
+        last: bool,
     ) -> None:
+        """Store a put_writes' rows (`last`: no statement of it follows)."""
         await db.executemany(self.q.UPSERT_WRITE if special else self.q.INSERT_WRITE, rows)
         if interrupted:
             await db.execute(self.q.SET_THREAD_STATUS, ("interrupted", thread_id))

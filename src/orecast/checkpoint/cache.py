@@ -235,6 +235,10 @@ class ThreadItems:
     # The thread's next item number as this process last saw it (0: unknown). A dialect may number new
     # items with it and store them in the statement that refers to them (PostgreSQL does).
     next_item: int = 0
+    # Set when a write prepared with this entry failed after the thread's next write had started from
+    # it (a dialect that lets writes go ahead early, `core.ThreadTurn`): the entry may name items and
+    # checkpoints that were never stored, so the cache no longer hands it out.
+    stale: bool = False
 
     def written_at(self, checkpoint_id: str) -> WrittenMessages:
         entry = self.written.get(checkpoint_id)
@@ -384,7 +388,7 @@ class ItemCache:
 
     def get(self, thread_id: str, incarnation: str) -> ThreadItems:
         entry = self._threads.get(thread_id)
-        if entry is None or entry.incarnation != incarnation:
+        if entry is None or entry.incarnation != incarnation or entry.stale:
             if entry is not None:
                 self._detach(entry)
             entry = ThreadItems(incarnation, self._tally)
@@ -397,6 +401,9 @@ class ItemCache:
         """The cached entry of a thread whose incarnation this process has seen, if any."""
         entry = self._threads.get(thread_id)
         if entry is not None:
+            if entry.stale:
+                self.drop(thread_id)
+                return None
             self._threads.move_to_end(thread_id)
         return entry
 

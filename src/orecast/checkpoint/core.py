@@ -8,13 +8,14 @@ per-thread items, each message stored once — so a conversation's storage grows
 from __future__ import annotations
 
 import asyncio
+import bisect
 import functools
 import random
 import re
 import weakref
 from abc import abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, Protocol, Self
 
@@ -191,6 +192,79 @@ def combine_counts(changes: Iterable[tuple[int, int, str | None]]) -> tuple[int,
     return clear, delta, preview
 
 
+class WriteOrder:
+    """The order one thread's writes take turns in: first come, first served, except that a write that
+    starts again (`StaleThreadError`) goes before every write that came after it."""
+
+    __slots__ = ("_tickets", "_holder", "_waiting", "__weakref__")
+
+    def __init__(self) -> None:
+        self._tickets = 0
+        self._holder: int | None = None
+        self._waiting: list[tuple[int, asyncio.Future[None]]] = []  # by ticket
+
+    def ticket(self) -> int:
+        self._tickets += 1
+        return self._tickets
+
+    def locked(self) -> bool:
+        return self._holder is not None
+
+    async def acquire(self, ticket: int) -> None:
+        while self._waiting and self._waiting[0][1].done():  # cancelled while waiting
+            self._waiting.pop(0)
+        if self._holder is None and (not self._waiting or self._waiting[0][0] > ticket):
+            self._holder = ticket
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        bisect.insort(self._waiting, (ticket, waiter), key=lambda entry: entry[0])
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if not waiter.cancelled():  # its turn came, then it was cancelled: the next one's
+                self.release()
+            raise
+
+    def release(self) -> None:
+        self._holder = None
+        while self._waiting:
+            ticket, waiter = self._waiting.pop(0)
+            if not waiter.done():  # (a cancelled waiter is skipped)
+                self._holder = ticket
+                waiter.set_result(None)
+                return
+
+
+class ThreadTurn:
+    """One write's turn in its thread's `WriteOrder`: released once, when the write ends, or earlier by a
+    dialect whose queue keeps a thread's statements in order (PostgreSQL's group commit), once the
+    write's last statement is in that queue. The thread's next write then prepares its statements while
+    this one's are on their way."""
+
+    __slots__ = ("_order", "_ticket", "held")
+
+    def __init__(self, order: WriteOrder) -> None:
+        self._order = order
+        self._ticket = order.ticket()
+        self.held = False
+
+    async def acquire(self) -> None:
+        await self._order.acquire(self._ticket)
+        self.held = True
+
+    async def __aenter__(self) -> ThreadTurn:
+        await self.acquire()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.release()
+
+    def release(self) -> None:
+        if self.held:
+            self.held = False
+            self._order.release()
+
+
 class StaleThreadError(Exception):
     """The thread row is not the incarnation this process cached: it was deleted elsewhere."""
 
@@ -216,14 +290,25 @@ class SaverCore(BaseCheckpointSaver[str]):
         # Writes of one thread run one at a time, in the order LangGraph submits them, so item numbers
         # follow the conversation's order (ranges stay one range) and no transaction waits on another's
         # row lock while holding a connection.
-        self._thread_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._write_orders: weakref.WeakValueDictionary[str, WriteOrder] = weakref.WeakValueDictionary()
 
-    def _thread_lock(self, thread_id: str) -> asyncio.Lock:
-        lock = self._thread_locks.get(thread_id)
-        if lock is None:
-            lock = asyncio.Lock()
-            self._thread_locks[thread_id] = lock
-        return lock
+    def _write_order(self, thread_id: str) -> WriteOrder:
+        order = self._write_orders.get(thread_id)
+        if order is None:
+            order = self._write_orders[thread_id] = WriteOrder()
+        return order
+
+    @asynccontextmanager
+    async def _thread_alone(self, thread_id: str) -> AsyncIterator[None]:
+        """The thread's turn, once the writes it let go ahead early (`ThreadTurn`) have settled: for work
+        that reads and rewrites the thread in a transaction of its own (prune, migrate-state)."""
+        async with ThreadTurn(self._write_order(thread_id)):
+            await self._writes_settled(thread_id)
+            yield
+
+    async def _writes_settled(self, thread_id: str) -> None:
+        """Return once every write of `thread_id` this process queued has committed or failed (a dialect
+        that releases a thread's lock before its write committed waits here)."""
 
     def with_state_schema(self, schema: StateSchema | None) -> Self:
         """This saver for a graph with `schema`: it records `schema.version` with every checkpoint and

@@ -101,7 +101,7 @@ class Maintenance(DeltaHistory):
                     await self.adelete_thread(thread_id)
                 results.append(PruneResult(thread_id, dry_run))
                 continue
-            async with self._thread_lock(thread_id):
+            async with self._thread_alone(thread_id):
                 if dry_run:
                     async with self._read() as db:
                         results.append(await self._prune_thread(db, thread_id, policy, dry_run=True))

@@ -89,7 +89,7 @@ class StateMigrator(Maintenance):
                 rows = await db.fetchall(self.q.SELECT_OLD_STATE_THREADS, (schema.version, cursor, batch))
             thread_ids = [_text(r[0]) for r in rows]
             for thread_id in thread_ids:
-                async with self._thread_lock(thread_id):
+                async with self._thread_alone(thread_id):
                     if dry_run:
                         async with self._read() as db:
                             await self._migrate_thread(db, thread_id, schema, result, dry_run=True)

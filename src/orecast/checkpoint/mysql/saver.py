@@ -22,7 +22,7 @@ from langgraph.checkpoint.base import CheckpointTuple
 from orecast.checkpoint import migrations
 from orecast.checkpoint.base import OrecastCheckpointer
 from orecast.checkpoint.cache import ThreadItems
-from orecast.checkpoint.core import Db, StaleThreadError, put_parameters, utc_now
+from orecast.checkpoint.core import Db, StaleThreadError, ThreadTurn, put_parameters, utc_now
 from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
 from orecast.checkpoint.ids import config_ids
@@ -722,7 +722,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
 
     # -- a write in one round trip -----------------------------------------------------------------
 
-    def _write_unit(self, thread_id: str) -> AbstractAsyncContextManager[_Db]:
+    def _write_unit(self, thread_id: str, turn: ThreadTurn) -> AbstractAsyncContextManager[_Db]:
         # A thread this process has seen, with its next item number: no transaction of its own, since
         # its put (or put_writes) is one batch (`_store_put`, `_store_writes`) that joins a group of
         # writes sent in one transaction (`groups.py`). Otherwise the write runs in a transaction of its
@@ -864,6 +864,8 @@ class MysqlCheckpointer(OrecastCheckpointer):
         rows: list[tuple[Any, ...]],
         special: bool,
         interrupted: bool,
+        *,
+        last: bool,
     ) -> None:
         _t, ns, checkpoint_id, task_id, _idx, _ch, task_path, *_rest = rows[0]
         params = {

@@ -13,6 +13,12 @@ implicit transaction (one Sync, so one commit and one WAL flush), and each calle
 statement's result once that transaction has committed. A statement that fails (another process
 numbered an item meanwhile, a lock or statement timeout) fails its own write alone: the others were
 rolled back with it and run again in the next group.
+
+A thread's writes queue in order (`Chain`): its lock lets the next write in once the previous one's
+last statement is queued, not committed, so the next one prepares its statements meanwhile and often
+joins the same group. Its statements go to the server after the thread's earlier ones, in the same
+group (which runs them in order) or once those committed; if an earlier one fails, the ones prepared
+after it fail too (StaleThreadError: they start again from what is stored).
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ from psycopg import AsyncConnection, errors, pq
 from psycopg.abc import PQGen
 from psycopg.waiting import Ready, Wait
 
+from orecast.checkpoint.cache import ThreadItems
+from orecast.checkpoint.core import StaleThreadError, ThreadTurn
 from orecast.checkpoint.errors import StoreError, StoreUnavailable
 from orecast.checkpoint.postgres.pool import check_connection, first_line
 
@@ -308,6 +316,18 @@ class _Kept:
             self._gen = self._done = None
 
 
+@dataclass(eq=False, slots=True)
+class Chain:
+    """One write of a thread (a put or a put_writes) as its statements join the thread's queue."""
+
+    thread: bytes  # the thread's id, as its statements' first parameter
+    # The cache entry the write is prepared with: marked stale if a write prepared before it fails
+    entry: ThreadItems
+    turn: ThreadTurn  # the thread's lock, as this write holds it
+    # The next statement is the write's last: once it is queued, the thread's next write may start
+    last: bool = False
+
+
 @dataclass(eq=False)
 class _Write:
     statement: Statement
@@ -315,6 +335,7 @@ class _Write:
     attempts: int = 0
     # Set while the write's group is at the server: it settles before its caller may go on.
     group: asyncio.Future[None] | None = None
+    chain: Chain | None = None
 
 
 @dataclass(eq=False)
@@ -334,27 +355,99 @@ class GroupCommit:
     _release: asyncio.TimerHandle | None = None
     _releasing: set[asyncio.Task[None]] = field(default_factory=set)
     _closed: bool = False
+    # Per thread, its writes' statements queued and not settled yet (committed, or failed for good),
+    # in the order they were queued; and who waits for none to be left (`settled`).
+    _unsettled: dict[bytes, list[_Write]] = field(default_factory=dict)
+    _quiet: dict[bytes, asyncio.Future[None]] = field(default_factory=dict)
 
-    async def run(self, prepared: Prepared, values: list[bytes | None]) -> list[tuple[str | None, ...]]:
-        """The rows of a statement, run with the group of its event-loop pass, once that committed."""
+    async def run(
+        self, prepared: Prepared, values: list[bytes | None], chain: Chain | None = None
+    ) -> list[tuple[str | None, ...]]:
+        """The rows of a statement, run with the group of its event-loop pass, once that committed.
+
+        `chain`: the thread's write it belongs to, whose queue it joins (see the module's doc).
+        """
         loop = asyncio.get_running_loop()
         write = _Write(Statement(prepared, values), loop.create_future())
+        if chain is not None:
+            if chain.entry.stale:  # prepared after a write that failed: it may refer to what it stored
+                raise StaleThreadError(chain.thread.decode())
+            write.chain = chain
+            self._unsettled.setdefault(chain.thread, []).append(write)
         self._waiting.append(write)
         if not self._collecting and self._groups < self.max_groups:
             # Its first step runs in the loop's next pass: the writes woken in this one join the group.
             self._collecting = True
             self._groups += 1
             loop.create_task(self._run_groups())
+        if chain is not None and chain.last:
+            chain.turn.release()
         try:
             return await write.done
         except asyncio.CancelledError:
             if write.group is not None:
-                # At the server: settled (committed or not) before this thread's next write can start,
-                # so that a thread's writes never overtake each other.
+                # At the server: settled (committed or not) before its caller goes on (the caller
+                # forgets the thread's cache, which the write may or may not have stored).
                 await _settled(write.group)
-            elif write in self._waiting:
-                self._waiting.remove(write)  # not sent: it never runs
+            else:  # not sent: it never runs
+                if write in self._waiting:
+                    self._waiting.remove(write)
+                self._settle(write, stored=False)
             raise
+
+    async def settled(self, thread: bytes) -> None:
+        """Return once every statement of `thread` queued so far has committed or failed."""
+        while thread in self._unsettled:
+            quiet = self._quiet.get(thread)
+            if quiet is None:
+                quiet = self._quiet[thread] = asyncio.get_running_loop().create_future()
+            await asyncio.shield(quiet)
+
+    def _ready(self) -> list[_Write]:
+        """Take the waiting statements that may go to the server now: all but those of a thread whose
+        earlier statements are at the server in another group (they wait for its end)."""
+        group: list[_Write] = []
+        held: list[_Write] = []
+        for write in self._waiting:
+            if write.done.done():  # cancelled while waiting: never sent
+                self._settle(write, stored=False)
+                continue
+            chain = write.chain
+            if chain is not None:
+                before = self._unsettled[chain.thread]
+                if before[0] is not write and any(
+                    earlier.group is not None or earlier not in group
+                    for earlier in before[: before.index(write)]
+                ):
+                    held.append(write)
+                    continue
+            group.append(write)
+        self._waiting = held
+        return group
+
+    def _settle(self, write: _Write, *, stored: bool) -> None:
+        """`write` has committed (`stored`) or will never run. The thread's writes prepared after one that
+        was not stored may refer to what it would have stored: those not at the server fail at once,
+        those to come when queued (their cache entry is stale)."""
+        chain = write.chain
+        if chain is None:
+            return
+        pending = self._unsettled.get(chain.thread)
+        if pending is None or write not in pending:
+            return  # settled already
+        at = pending.index(write)
+        del pending[at]
+        if not stored:
+            chain.entry.stale = True
+            for later in [w for w in pending[at:] if w.chain is not None and w.chain.entry is chain.entry]:
+                if not later.done.done():
+                    later.done.set_exception(StaleThreadError(chain.thread.decode()))
+                pending.remove(later)
+        if not pending:
+            del self._unsettled[chain.thread]
+            quiet = self._quiet.pop(chain.thread, None)
+            if quiet is not None:
+                quiet.set_result(None)
 
     async def close(self) -> None:
         """Give the kept connections back (before the pool closes); those of runners still running go back
@@ -368,8 +461,7 @@ class GroupCommit:
         try:
             while True:
                 self._collecting = False
-                group = [write for write in self._waiting if not write.done.done()]
-                self._waiting = []
+                group = self._ready()
                 if not group:
                     break
                 kept = await self._run_group(group, kept)
@@ -439,6 +531,7 @@ class GroupCommit:
             for write in group:
                 if not write.done.done():
                     write.done.set_exception(StoreUnavailable(f"database unavailable: {first_line(exc)}"))
+                self._settle(write, stored=False)
             raise
         finally:
             settled.set_result(None)
@@ -448,17 +541,20 @@ class GroupCommit:
         rolled_back = any(write.statement.error is not None for write in group)
         again = []
         for write in group:
-            if write.done.done():  # cancelled while its group was at the server
-                continue
             statement = write.statement
-            if failure is not None:
+            if write.done.done():  # cancelled while its group was at the server (or failed as stale)
+                self._settle(write, stored=failure is None and not rolled_back)
+            elif failure is not None:
                 write.done.set_exception(type(failure)(str(failure)))
+                self._settle(write, stored=False)
             elif statement.error is not None and not (
                 statement.error.sqlstate in RETRIED and write.attempts < MAX_ATTEMPTS
             ):
                 write.done.set_exception(statement.error)
+                self._settle(write, stored=False)
             elif statement.rows is not None and not rolled_back:
                 write.done.set_result(statement.rows)
+                self._settle(write, stored=True)
             else:
                 again.append(write)
         self._waiting[:0] = again

@@ -17,7 +17,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from orecast.checkpoint.base import OrecastCheckpointer, PendingWrites
 from orecast.checkpoint.cache import ThreadItems
-from orecast.checkpoint.core import StaleThreadError, put_parameters
+from orecast.checkpoint.core import StaleThreadError, ThreadTurn, put_parameters
 from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
 from orecast.checkpoint.postgres import queries
@@ -27,6 +27,7 @@ from orecast.checkpoint.postgres.pipeline import (
     NO_SUCH_PREPARED_STATEMENT,
     TIMESTAMPTZ_OID,
     UNKNOWN_OID,
+    Chain,
     GroupCommit,
     Prepared,
     PreparedStatements,
@@ -105,6 +106,9 @@ class _Db:
         self.new_items: list[list[str]] = []
         self.first_item = 0
         self.incarnation = ""
+        # A put's or put_writes' place in its thread's queue: its grouped statements keep their order
+        # with the thread's other writes (`GroupCommit`). None for other operations.
+        self.chain: Chain | None = None
         # Set for reads outside a transaction: each statement stands alone, so one whose connection
         # died (a server restart, a killed backend) is run once more on a fresh connection.
         self._replace = replace
@@ -112,6 +116,9 @@ class _Db:
     async def connection(self) -> AsyncConnection:
         if self.conn is None:
             assert self._checkout is not None
+            if self.chain is not None:
+                # A statement of its own, outside the queue: after the thread's queued ones.
+                await self._groups.settled(self.chain.thread)
             self.conn = await self._checkout()
         return self.conn
 
@@ -130,7 +137,7 @@ class _Db:
         (`GroupCommit`), unless this operation has a connection already (a transaction, say)."""
         values = prepared.values(params)
         if self.conn is None and not self.in_transaction:
-            return await self._groups.run(prepared, values)
+            return await self._groups.run(prepared, values, self.chain)
         statement = Statement(prepared, values)
         await self._run(lambda conn: run_statements(conn, self._prepared, [statement]))
         if statement.error is not None and statement.error.sqlstate == NO_SUCH_PREPARED_STATEMENT and not self.in_transaction:
@@ -173,6 +180,11 @@ class _Db:
         return await self._run(every)
 
 
+def _completes_page(low: int, top: int) -> bool:
+    """Whether items `low`…`top` complete a page (`PostgresCheckpointer._seal_pages`)."""
+    return top // PAGE_ITEMS > (low - 1) // PAGE_ITEMS
+
+
 def _b64(blob: bytes | None) -> str | None:
     return base64.b64encode(blob).decode("ascii") if blob is not None else None
 
@@ -201,16 +213,18 @@ class _Lazy:
     and objects of two nested generator-based context managers.
     """
 
-    __slots__ = ("_saver", "_defer_items", "_db")
+    __slots__ = ("_saver", "_defer_items", "_chain", "_db")
 
-    def __init__(self, saver: PostgresCheckpointer, *, defer_items: bool) -> None:
+    def __init__(self, saver: PostgresCheckpointer, *, defer_items: bool, chain: Chain | None = None) -> None:
         self._saver = saver
         self._defer_items = defer_items
+        self._chain = chain
 
     async def __aenter__(self) -> _Db:
         saver = self._saver
         db = self._db = _Db(None, saver._prepared, saver._groups, saver._replace, saver._checkout)
         db.defer_items = self._defer_items
+        db.chain = self._chain
         return db
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
@@ -298,9 +312,11 @@ class PostgresCheckpointer(OrecastCheckpointer):
         return await self._checkout()
 
     @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[_Db]:
+    async def _transaction(self, after_writes_of: str | None = None) -> AsyncIterator[_Db]:
         """A connection in a transaction for one operation, with the database's failures turned into
-        StoreErrors."""
+        StoreErrors; `after_writes_of`: a thread whose queued writes settle first."""
+        if after_writes_of is not None:
+            await self._writes_settled(after_writes_of)
         conn = await self._checkout()
         db = _Db(conn, self._prepared, self._groups, None, self._checkout)
         try:
@@ -325,15 +341,20 @@ class PostgresCheckpointer(OrecastCheckpointer):
         # Lazy: reading a checkpoint (`_checkpoint_row`) goes with a group and takes no connection.
         return _Lazy(self, defer_items=False)
 
-    def _write_unit(self, thread_id: str) -> AbstractAsyncContextManager[_Db]:
+    def _write_unit(self, thread_id: str, turn: ThreadTurn) -> AbstractAsyncContextManager[_Db]:
         # A thread this process has seen: no transaction, since a put (or put_writes) ends in one
         # atomic statement, and the item inserts before it are idempotent (an item nothing refers to
-        # is collected by prune). The first write of a thread also creates or reads its row, and finds
-        # its items by hash: with nothing cached, an item it takes for new may be stored already, and
-        # numbered here it would fail the put on its hash, again on the retry (which starts as empty).
-        if self.items.peek(thread_id) is not None:
-            return _Lazy(self, defer_items=True)
-        return self._transaction()
+        # is collected by prune); its statements join the thread's queue. The first write of a thread
+        # also creates or reads its row, and finds its items by hash: with nothing cached, an item it
+        # takes for new may be stored already, and numbered here it would fail the put on its hash,
+        # again on the retry (which starts as empty). It reads what the thread's queued writes stored.
+        entry = self.items.peek(thread_id)
+        if entry is not None:
+            return _Lazy(self, defer_items=True, chain=Chain(thread_id.encode(), entry, turn))
+        return self._transaction(after_writes_of=thread_id)
+
+    async def _writes_settled(self, thread_id: str) -> None:
+        await self._groups.settled(thread_id.encode())
 
     def _deferred_items(self, db: _Db) -> dict[str, Any]:
         """The parameters that store the items `_store_items` numbered in the put's statement."""
@@ -344,12 +365,21 @@ class PostgresCheckpointer(OrecastCheckpointer):
             "next_item": db.first_item + count if count else 0,
         }
 
-    async def _after_deferred_items(self, db: _Db, thread_id: str, stored: bool) -> None:
+    def _queue_last(self, db: _Db, last: bool) -> None:
+        """Say whether the write's next statement is its last (then its thread's next write may start
+        once it is queued): so unless the deferred items complete a page, which a statement seals."""
+        if db.chain is not None:
+            low, top = db.first_item, db.first_item + len(db.new_items) - 1
+            db.chain.last = last and not (db.new_items and _completes_page(low, top))
+
+    async def _after_deferred_items(self, db: _Db, thread_id: str, stored: bool, last: bool) -> None:
         """Check that the deferred items were stored, and seal the pages they complete."""
         if not db.new_items:
             return
         if not stored:
             raise StaleThreadError(thread_id)
+        if db.chain is not None:
+            db.chain.last = last
         await self._seal_pages(db, thread_id, db.first_item, db.first_item + len(db.new_items) - 1)
         db.new_items = []
 
@@ -366,12 +396,13 @@ class PostgresCheckpointer(OrecastCheckpointer):
         ]
         params = {**put_parameters(checkpoint_row, record), "rows": json_text(rows), **self._deferred_items(db)}
         thread_id = params["thread_id"]
+        self._queue_last(db, True)
         try:
             stored = await db.fetchone(STORE_PUT, params) is not None
         except errors.UniqueViolation:
             # Items numbered here that another process numbered or stored meanwhile: start again.
             raise StaleThreadError(thread_id) from None
-        await self._after_deferred_items(db, thread_id, stored)
+        await self._after_deferred_items(db, thread_id, stored, True)
         return stored
 
     async def _store_writes(
@@ -381,6 +412,8 @@ class PostgresCheckpointer(OrecastCheckpointer):
         rows: list[tuple[Any, ...]],
         special: bool,
         interrupted: bool,
+        *,
+        last: bool,
     ) -> None:
         _t, ns, checkpoint_id, task_id, _idx, _ch, task_path, *_rest = rows[0]
         # One row per task: [idx, channel, kind, JSON text, base64 blob] per write, one per index (as
@@ -397,14 +430,18 @@ class PostgresCheckpointer(OrecastCheckpointer):
             "task_path": task_path,
             "rows": json_text(sorted(packed.values(), key=lambda write: write[0])),
             "interrupted": interrupted,
-            "incarnation": db.incarnation,
+            # (the cache's: the writes may refer to items it numbered, stored or on their way)
+            "incarnation": db.chain.entry.incarnation if db.chain is not None else db.incarnation,
             **self._deferred_items(db),
         }
+        self._queue_last(db, last)
         try:
             row = await db.fetchone(STORE_SPECIAL_WRITES if special else STORE_WRITES, params)
         except errors.UniqueViolation:
             raise StaleThreadError(thread_id) from None
-        await self._after_deferred_items(db, thread_id, row is not None)
+        if row is None:  # not the thread the cache knew: nothing was stored
+            raise StaleThreadError(thread_id)
+        await self._after_deferred_items(db, thread_id, True, last)
 
     async def _store_items(
         self, db: _Db, thread_id: str, incarnation: str, new: dict[str, str]
@@ -442,7 +479,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
         return found
 
     async def _seal_pages(self, db: _Db, thread_id: str, low: int, top: int) -> None:
-        if top // PAGE_ITEMS > (low - 1) // PAGE_ITEMS:
+        if _completes_page(low, top):
             # These items complete a page: pack the tail up to it into one compressed row.
             upto = top // PAGE_ITEMS * PAGE_ITEMS
             await db.fetchall(SEAL_ITEM_PAGES, {"thread_id": thread_id, "upto": upto, "page": PAGE_ITEMS})
@@ -464,9 +501,6 @@ class PostgresCheckpointer(OrecastCheckpointer):
         # As the base class, but the document is written back only if it is still the one read: a
         # migrate-state in between (its new incarnation, restamp, upcast values) makes the put_writes
         # start again, which then finds the checkpoint at this version.
-        known = thread.state_versions.get((ns, checkpoint_id))
-        if known is not None and known[0] == self.schema_version:
-            return
         row = await db.fetchone(queries.SELECT_STATE_VERSION, (thread_id, ns, checkpoint_id))
         if row is None or int(row[0]) == self.schema_version:
             return

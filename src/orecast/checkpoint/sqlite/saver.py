@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from orecast.checkpoint import migrations
 from orecast.checkpoint.base import OrecastCheckpointer
-from orecast.checkpoint.core import StaleThreadError
+from orecast.checkpoint.core import StaleThreadError, ThreadTurn
 from orecast.checkpoint.errors import ReadOnlyStoreError
 from orecast.checkpoint.sqlite import queries
 
@@ -561,7 +561,7 @@ class SqliteCheckpointer(OrecastCheckpointer):
             )
         return self._writer
 
-    def _write_unit(self, thread_id: str) -> _WriteUnit:
+    def _write_unit(self, thread_id: str, turn: ThreadTurn) -> _WriteUnit:
         """A put or put_writes: a savepoint in the transaction of the current group (see `_GroupCommit`),
         returning once that transaction has committed."""
         return _WriteUnit(self)
