@@ -399,7 +399,9 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                     if channel == "messages":
                         written.changes[(task_path, task_id, idx)] = count_messages([value])
             note = self.state_schema is not None and not self._write_version_known(thread, checkpoint_ns, checkpoint_id)
-            await self._store_writes(db, thread_id, rows, special, interrupted, last=not note)
+            await self._store_writes(
+                db, thread_id, rows, special, interrupted, incarnation=thread.incarnation, last=not note
+            )
             if note:
                 await self._note_write_version(db, thread, thread_id, checkpoint_ns, checkpoint_id, task_id)
 
@@ -461,9 +463,14 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
         special: bool,
         interrupted: bool,
         *,
+        incarnation: str,
         last: bool,
     ) -> None:
-        """Store a put_writes' rows (`last`: no statement of it follows)."""
+        """Store a put_writes' rows, if the thread is still the `incarnation` the cache knew: its values
+        may refer to items by the numbers the cache knew (`last`: no statement of it follows)."""
+        row = await db.fetchone(self.q.SELECT_INCARNATION, (thread_id,))
+        if row is None or row[0] != incarnation:
+            raise StaleThreadError(thread_id)
         await db.executemany(self.q.UPSERT_WRITE if special else self.q.INSERT_WRITE, rows)
         if interrupted:
             await db.execute(self.q.SET_THREAD_STATUS, ("interrupted", thread_id))

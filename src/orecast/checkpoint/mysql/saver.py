@@ -865,6 +865,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
         special: bool,
         interrupted: bool,
         *,
+        incarnation: str,
         last: bool,
     ) -> None:
         _t, ns, checkpoint_id, task_id, _idx, _ch, task_path, *_rest = rows[0]

@@ -378,16 +378,15 @@ RETURNING 1"""
 
 # A put_writes in one statement: its new items, the task's writes (one row, `rows` the JSON array
 # [[idx, channel, kind, JSON text, base64 blob], …]), and the thread's row when they interrupt it or
-# number items. With an `incarnation` (a write prepared from the cache: it may refer to items the cache
-# numbered) nothing is stored unless the thread is that incarnation, and a row comes back only if it
-# is; without (a transaction that has just read the thread's row), always. The same task writing again
-# at the same checkpoint merges into its row, write by write (by `idx`).
+# number items; nothing is stored unless the thread is still the `incarnation` the cache knew (the
+# writes may refer to items by the cache's numbers), and a row comes back only if it is. The same task
+# writing again at the same checkpoint merges into its row, write by write (by `idx`).
 _STORE_WRITES = f"""
 WITH {_STORE_DEFERRED_ITEMS},
 stored AS (
     INSERT INTO task_writes AS w (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes)
     SELECT %(thread_id)s, %(ns)s, %(checkpoint_id)s, %(task_id)s, %(task_path)s, %(rows)s::json
-    WHERE %(incarnation)s = '' OR {_SAME_THREAD}
+    WHERE {_SAME_THREAD}
     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id) DO UPDATE SET {{merge}}
 ),
 marked AS (
@@ -396,9 +395,9 @@ marked AS (
         next_item = GREATEST(next_item, %(next_item)s)
     WHERE thread_id = %(thread_id)s
       AND (%(interrupted)s OR %(next_item)s > 0)
-      AND (%(incarnation)s = '' OR incarnation = %(incarnation)s)
+      AND incarnation = %(incarnation)s
 )
-SELECT 1 WHERE %(incarnation)s = '' OR {_SAME_THREAD}"""
+SELECT 1 WHERE {_SAME_THREAD}"""
 # Regular writes are kept as first stored (only new indexes are added); special ones (errors,
 # interrupts…) replace those of the same index.
 STORE_WRITES = _STORE_WRITES.format(

@@ -413,6 +413,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
         special: bool,
         interrupted: bool,
         *,
+        incarnation: str,
         last: bool,
     ) -> None:
         _t, ns, checkpoint_id, task_id, _idx, _ch, task_path, *_rest = rows[0]
@@ -430,8 +431,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
             "task_path": task_path,
             "rows": json_text(sorted(packed.values(), key=lambda write: write[0])),
             "interrupted": interrupted,
-            # (the cache's: the writes may refer to items it numbered, stored or on their way)
-            "incarnation": db.chain.entry.incarnation if db.chain is not None else db.incarnation,
+            "incarnation": incarnation,
             **self._deferred_items(db),
         }
         self._queue_last(db, last)
