@@ -14,9 +14,10 @@ from other processes moves it much less than turns/s (caches and frequency still
 With 8 threads, how the writes fall into groups (one transaction each) depends on timing, which load
 moves; `--threads 1` runs the same statements every time. `replay`: one thread's turns (after a
 warm-up turn) run once through the saver on one connection, every statement's text recorded as sent
-(parameters in), then sent again as recorded, statement by statement on one connection, to fresh
-databases `--rounds` times: the server thread's CPU per turn for exactly the same statements each
-time, and almost no client work beside it.
+(parameters in; a read through the driver's prepared statement as its text and arguments), then sent
+again as recorded, statement by statement on one connection, to fresh databases `--rounds` times: the
+server thread's CPU per turn for exactly the same statements each time, and almost no client work
+beside it.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ async def measure_loop(rounds: int, threads: int, turns_each: int) -> None:
 
 
 class _RecordingCursor:
-    def __init__(self, cursor: Any, sent: list[str]) -> None:
+    def __init__(self, cursor: Any, sent: list[Any]) -> None:
         self._cursor, self._sent = cursor, sent
 
     async def __aenter__(self) -> _RecordingCursor:
@@ -118,12 +119,26 @@ class _RecordingCursor:
         return getattr(self._cursor, name)
 
 
+class _RecordingStatement:
+    """A driver's prepared statement (binary protocol) whose executions are recorded as (text, args)."""
+
+    def __init__(self, statement: Any, text: str, sent: list[Any]) -> None:
+        self._statement, self._text, self._sent = statement, text, sent
+
+    async def execute(self, args: Any = ()) -> Any:
+        self._sent.append((self._text, tuple(args)))
+        return await self._statement.execute(args)
+
+
 class _RecordingConnection:
-    def __init__(self, conn: Any, sent: list[str]) -> None:
+    def __init__(self, conn: Any, sent: list[Any]) -> None:
         self._conn, self._sent = conn, sent
 
     def cursor(self, *args: Any) -> _RecordingCursor:
         return _RecordingCursor(self._conn.cursor(*args), self._sent)
+
+    async def prepare(self, text: str) -> _RecordingStatement:
+        return _RecordingStatement(await self._conn.prepare(text), text, self._sent)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._conn, name)
@@ -133,11 +148,12 @@ async def measure_replay(turns: int, rounds: int, by_statement: bool) -> None:
     from orecast.checkpoint.mysql import saver as module
 
     pid = server_pid()
-    sent: list[str] = []
+    sent: list[Any] = []  # SQL text, or (text, args) of a driver's prepared statement
     init = module._Db.__init__
 
     def recording_init(self: Any, conn: Any, *args: Any, **kwargs: Any) -> None:
         init(self, _RecordingConnection(conn, sent) if conn is not None else conn, *args, **kwargs)
+        self.pooled = conn  # the pool takes back only the connection it gave (it waits for it otherwise)
 
     async with fresh_mysql_database() as url, open_checkpointer(url, pool_size=1) as saver:
         graph = build_graph().compile(checkpointer=saver)
@@ -156,12 +172,18 @@ async def measure_replay(turns: int, rounds: int, by_statement: bool) -> None:
                 tid = await my_tid(db)
                 cur = db.conn.cursor()
                 server = 0
+                statements: dict[str, Any] = {}  # the binary-protocol statements, prepared before they are timed
+                for text in {sql[0] for sql in sent if type(sql) is tuple}:
+                    statements[text] = await db.conn.prepare(text)
                 for n, sql in enumerate(sent):
                     before = thread_ns(pid, tid) if n >= start else 0
-                    await cur.execute(sql)
-                    await cur.fetchall()
-                    while await cur.nextset():
+                    if type(sql) is tuple:
+                        await statements[sql[0]].execute(sql[1])
+                    else:
+                        await cur.execute(sql)
                         await cur.fetchall()
+                        while await cur.nextset():
+                            await cur.fetchall()
                     if n >= start:
                         spent = thread_ns(pid, tid) - before
                         server += spent
@@ -180,8 +202,10 @@ async def measure_replay(turns: int, rounds: int, by_statement: bool) -> None:
             )
 
 
-def _kind(sql: str) -> str:
+def _kind(sql: Any) -> str:
     """A statement's kind: the prepared statements a compound statement executes, else its first words."""
+    if type(sql) is tuple:  # a driver's prepared statement (binary protocol)
+        return "binary: " + " ".join(sql[0].split()[:3])[:50]
     names = re.findall(r"EXECUTE (\w+)", sql)
     if names:
         return " + ".join(name.removeprefix("orecast_") for name in names)
