@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 
 from orecast.checkpoint import open_checkpointer
@@ -139,6 +141,27 @@ async def test_two_processes_write_concurrently(store_url: str) -> None:
     assert raw_sql(
         store_url, "SELECT version, count(*) FROM orecast_migrations GROUP BY version ORDER BY version"
     ) == applied_once(store_url)
+
+
+async def test_writes_from_a_cache_another_process_made_stale_go_to_the_thread_as_it_is(store_url: str) -> None:
+    """A put_writes that refers to items by the numbers its process's cache knew, after another process
+    deleted the thread and started it anew (its items under those numbers are other messages)."""
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    async with open_checkpointer(store_url) as first, open_checkpointer(store_url) as second:
+        await first.aput(config, a_checkpoint_of("m1", "m2"), {"source": "input", "step": -1}, {"messages": "1"})
+        await second.adelete_thread("t")
+        head = await second.aput(config, a_checkpoint_of("x1", "x2"), {"source": "input", "step": -1}, {"messages": "1"})
+        # the history as the first process knows it: no new item, references to its cache's numbers
+        await first.aput_writes(head, [("messages", [HumanMessage("m1", id="m1"), HumanMessage("m2", id="m2")])], "t1")
+        (write,) = (await second.aget_tuple(head)).pending_writes
+        assert [m.content for m in write[2]] == ["m1", "m2"]
+
+
+def a_checkpoint_of(*texts: str) -> dict[str, Any]:
+    cp = empty_checkpoint()
+    cp["channel_values"] = {"messages": [HumanMessage(text, id=text) for text in texts]}
+    cp["channel_versions"] = {"messages": "1"}
+    return cp
 
 
 async def test_saver_usable_inside_alist(saver) -> None:

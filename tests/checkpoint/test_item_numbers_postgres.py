@@ -42,24 +42,3 @@ async def test_a_new_process_stores_a_put_whose_first_value_is_new_and_second_wa
     assert [m.content for m in read.checkpoint["channel_values"]["messages"]] == ["m1", "m2", "m3"]
     assert [m.content for m in read.checkpoint["channel_values"]["notes"]] == ["n1"]
 
-
-async def test_writes_prepared_from_a_cache_another_process_made_stale_are_stored_against_the_thread_as_it_is(
-    fresh_postgres_url: str,
-) -> None:
-    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
-    async with open_checkpointer(fresh_postgres_url) as first, open_checkpointer(fresh_postgres_url) as second:
-        await first.aput(
-            config, checkpoint_of({"messages": [message("m1"), message("m2")]}, {"messages": "1"}),
-            {"source": "input", "step": -1}, {"messages": "1"},
-        )
-        # another process deletes the thread and starts it anew: its items 1 and 2 are other messages
-        await second.adelete_thread("t")
-        head = await second.aput(
-            config, checkpoint_of({"messages": [message("x1"), message("x2")]}, {"messages": "1"}),
-            {"source": "input", "step": -1}, {"messages": "1"},
-        )
-        # the first process writes back the history it knows (no new item: references to its cache)
-        await first.aput_writes(head, [("messages", [message("m1"), message("m2")])], "task-1")
-        read = await second.aget_tuple(head)
-        (write,) = read.pending_writes
-        assert [m.content for m in write[2]] == ["m1", "m2"]

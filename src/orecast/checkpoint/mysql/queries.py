@@ -500,8 +500,8 @@ FROM DUAL WHERE {_MATCHED}
 ON DUPLICATE KEY UPDATE
     parent_checkpoint_id = VALUES(parent_checkpoint_id), checkpoint = VALUES(checkpoint),
     metadata = VALUES(metadata), run_id = VALUES(run_id), schema_version = VALUES(schema_version)"""
-# Writes that number no items and note no version check nothing (as before): nothing they store depends
-# on the incarnation. `checked`: the batch begins with RECORD_WRITES_IN_THREAD.
+# Writes that number no items, refer to none and note no version check nothing: nothing they store
+# depends on the incarnation. `checked`: the batch begins with RECORD_WRITES_IN_THREAD.
 _STORE_WRITES = """
 INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, kind,
                     value, `blob`)

@@ -891,15 +891,16 @@ class MysqlCheckpointer(OrecastCheckpointer):
                 ]
             ),
             "interrupted": 1 if interrupted else 0,
-            "incarnation": db.incarnation,
+            "incarnation": incarnation,
             **self._deferred_items(db),
         }
         noted = await self._noted_write_version(db, thread_id, ns, checkpoint_id, task_id)
         if noted is not None:
             params["checkpoint_version"], params["noted_checkpoint"] = noted
-            thread = self.items.peek(thread_id)
-            params["incarnation"] = db.incarnation or (thread.incarnation if thread else "")
-        params["checked"] = 1 if params["next_item"] or noted is not None else 0
+        # Writes that refer to items by the cache's numbers are stored only if the thread is still the
+        # incarnation the cache knew (another process may have deleted and re-created it).
+        refers = any(self._ranges_of(kind, value) for *_row, kind, value, _blob in rows)
+        params["checked"] = 1 if params["next_item"] or noted is not None or refers else 0
         store = (queries.STORE_SPECIAL_WRITES if special else queries.STORE_WRITES, params)
         if params["checked"]:
             statements = [(queries.RECORD_WRITES_IN_THREAD, params), (queries.REMEMBER_MATCHED, None)]
