@@ -73,19 +73,30 @@ def ph(url: str) -> str:
     return "?" if dialect_of(url) == "sqlite" else "%s"
 
 
-# PostgreSQL and MySQL keep a checkpoint's small channel values in its own document (`vals`,
-# postgres/007, mysql/008); SQLite keeps every value in `channel_values`. These read and tamper with
-# both alike.
+# PostgreSQL, MySQL and SQLite keep a checkpoint's small channel values in its own document (`vals`,
+# postgres/007, mysql/008, SQLite's `inline_values`), larger ones in `channel_values`. These read and
+# tamper with both alike.
 
 # MySQL: the path of a channel's entry in a document's "vals" (the channel quoted, as the saver's SQL does).
 _MYSQL_VAL = "CONCAT('$.vals.', JSON_QUOTE(%s))"
+# SQLite: the same (test channels need no escaping inside the quotes).
+_SQLITE_VAL = "('$.vals.\"' || ? || '\"')"
 
 
 def stored_values(url: str, channel: str) -> list[tuple[str, str, Any]]:
     """(version, kind, JSON value) of every stored value of `channel`, wherever the dialect keeps it."""
     p = ph(url)
     rows = raw_sql(url, f"SELECT version, kind, value FROM channel_values WHERE channel = {p}", (channel,))
-    if dialect_of(url) == "postgresql":
+    if dialect_of(url) == "sqlite":
+        rows += raw_sql(
+            url,
+            # (as text: a version an earlier orecast wrote is a JSON number)
+            f"SELECT DISTINCT CAST(json_extract(checkpoint, '$.channel_versions.\"' || ? || '\"') AS TEXT),"
+            f" json_extract(checkpoint, {_SQLITE_VAL} || '[0]'), json_extract(checkpoint, {_SQLITE_VAL} || '[1]')"
+            f" FROM checkpoints WHERE json_type(checkpoint, {_SQLITE_VAL}) = 'array'",
+            (channel, channel, channel, channel),
+        )
+    elif dialect_of(url) == "postgresql":
         rows += raw_sql(
             url,
             "SELECT DISTINCT checkpoint->'channel_versions'->>%s, checkpoint->'vals'->%s->>0,"
@@ -112,7 +123,32 @@ def tamper_value(
     p = ph(url)
     where = f" AND thread_id = {p}" if thread_id is not None else ""
     extra = (thread_id,) if thread_id is not None else ()
-    if dialect_of(url) == "postgresql":
+    if dialect_of(url) == "sqlite":
+        if blob is None:
+            raw_sql(
+                url,
+                f"UPDATE checkpoints SET checkpoint = json_set(checkpoint, {_SQLITE_VAL}, json_array("
+                f"COALESCE(?, json_extract(checkpoint, {_SQLITE_VAL} || '[0]')), ?))"
+                f" WHERE json_type(checkpoint, {_SQLITE_VAL}) = 'array'{where}",
+                (channel, kind, channel, value, channel, *extra),
+            )
+        else:  # a blob has no place in the document: the value moves to a row of its own
+            raw_sql(
+                url,
+                "INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value)"
+                " SELECT DISTINCT thread_id, checkpoint_ns, ?,"
+                " json_extract(checkpoint, '$.channel_versions.\"' || ? || '\"'),"
+                f" json_extract(checkpoint, {_SQLITE_VAL} || '[0]'), json_extract(checkpoint, {_SQLITE_VAL} || '[1]')"
+                f" FROM checkpoints WHERE json_type(checkpoint, {_SQLITE_VAL}) = 'array'{where} ON CONFLICT DO NOTHING",
+                (channel, channel, channel, channel, channel, *extra),
+            )
+            raw_sql(
+                url,
+                f"UPDATE checkpoints SET checkpoint = json_set(checkpoint, {_SQLITE_VAL}, json('null'))"
+                f" WHERE json_type(checkpoint, {_SQLITE_VAL}) = 'array'{where}",
+                (channel, channel, *extra),
+            )
+    elif dialect_of(url) == "postgresql":
         if blob is None:
             raw_sql(
                 url,

@@ -1,6 +1,7 @@
 """PostgreSQL's packed rows (migration 007): small channel values in their checkpoint's row, writes one row
 per task; a store written before the migration is converted, and writes keep their per-index semantics.
-MySQL's packed values (migration 008): the same for channel values (writes keep a row each)."""
+MySQL's packed values (migration 008) and SQLite's (`inline_values`): the same for channel values (writes
+keep a row each)."""
 
 from __future__ import annotations
 
@@ -122,6 +123,9 @@ async def test_small_values_live_in_the_checkpoint_row(saver, store_url: str) ->
     elif store_url.startswith("mysql"):
         assert count(store_url, "SELECT COUNT(*) FROM channel_values") == 0
         assert count(store_url, "SELECT COUNT(*) FROM checkpoints WHERE JSON_EXTRACT(checkpoint, '$.vals.messages') IS NULL") == 1
+    else:
+        assert count(store_url, "SELECT count(*) FROM channel_values") == 0
+        assert count(store_url, "SELECT count(*) FROM checkpoints WHERE json_extract(checkpoint, '$.vals.messages') IS NULL") == 1
     saver.items.clear()
     history = [s async for s in graph.aget_state_history({"configurable": {"thread_id": "s"}})]
     assert [len(s.values.get("messages", [])) for s in history[:5]] == [12, 11, 10, 9, 8]
@@ -213,3 +217,56 @@ async def test_mysql_store_before_migration_008_reads_back_identically(
     async with open_checkpointer(store_url):
         pass
     assert raw_sql(store_url, "SELECT * FROM checkpoints ORDER BY thread_id, checkpoint_ns, checkpoint_id") == rows
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+async def test_sqlite_store_with_every_value_in_a_row_reads_back_identically(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SQLite store written before `inline_values` (every value a row, no "vals") is not converted: its
+    checkpoints read their rows exactly as before, and the checkpoints written after them keep their
+    small values in their documents, inherited ones too; the thread goes on, prunes and copies, and a
+    DeltaChannel's history finds values of either kind."""
+    from orecast.checkpoint.sqlite.saver import SqliteCheckpointer
+    from tests.checkpoint.graphs import delta_graph
+
+    reference, delta_reference = tool_loop(InMemorySaver()), delta_graph(InMemorySaver())
+    monkeypatch.setattr(SqliteCheckpointer, "inline_values", False)
+    big = "x" * 500
+    values = {"big": big, "small": 7, "bytes": b"\x00\x01", "名前 \"q\"": [1, 2]}
+    async with open_checkpointer(store_url) as old:
+        await turns_and_values(old, reference, values)
+        for turn in range(2):
+            for g in (delta_graph(old), delta_reference):
+                await g.ainvoke({"messages": [human(turn)], "log": [{"input": turn}]}, {"configurable": {"thread_id": "d"}})
+        before = {t: await _every_tuple(old, t) for t in ("t", "values", "d")}
+    monkeypatch.undo()
+    # (a DeltaChannel's snapshots keep a row each, as on the other dialects)
+    rows_before = count(store_url, "SELECT count(*) FROM channel_values WHERE kind <> 'delta'")
+    assert rows_before > 20
+    assert count(store_url, "SELECT count(*) FROM checkpoints WHERE json_extract(checkpoint, '$.vals') IS NOT NULL") == 0
+
+    async with open_checkpointer(store_url) as new:
+        new.items.clear()
+        assert {t: await _every_tuple(new, t) for t in ("t", "values", "d")} == before
+        assert (await new.aget_tuple(cfg("values"))).checkpoint["channel_values"] == values
+        graph, delta = tool_loop(new), delta_graph(new)
+        for turn in range(3, 5):
+            for g in (graph, reference):
+                await g.ainvoke({"messages": [human(turn)]}, {"configurable": {"thread_id": "t"}})
+            for g in (delta, delta_reference):
+                await g.ainvoke({"messages": [human(turn)], "log": [{"input": turn}]}, {"configurable": {"thread_id": "d"}})
+        # no new rows of small values: the new checkpoints hold them, inherited ones too
+        assert count(store_url, "SELECT count(*) FROM channel_values WHERE kind <> 'delta'") == rows_before
+        newest = json.loads(raw_sql(store_url, "SELECT checkpoint FROM checkpoints WHERE thread_id = 't' ORDER BY checkpoint_id DESC LIMIT 1")[0][0])
+        assert newest["vals"]["messages"][0] == "items"
+        new.items.clear()
+        await assert_same_as_memory(graph, reference, "t")
+        await assert_same_as_memory(delta, delta_reference, "d")
+        messages = (await graph.aget_state({"configurable": {"thread_id": "t"}})).values["messages"]
+        await new.aprune(["t", "d"], strategy="keep_latest")
+        assert (await graph.aget_state({"configurable": {"thread_id": "t"}})).values["messages"] == messages
+        # the old checkpoints' rows went with them
+        assert count(store_url, "SELECT count(*) FROM channel_values WHERE thread_id = 't'") == 0
+        await new.acopy_thread("t", "t2")
+        assert (await graph.aget_state({"configurable": {"thread_id": "t2"}})).values["messages"] == messages

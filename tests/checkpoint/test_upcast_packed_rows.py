@@ -1,4 +1,5 @@
-"""State upcasting where values live in their checkpoint's row (PostgreSQL 007, MySQL 008): an inherited
+"""State upcasting where values live in their checkpoint's row (PostgreSQL 007, MySQL 008, SQLite's
+`inline_values`): an inherited
 value an older schema wrote is copied as stored, so it is upcast exactly once on every read, and
 `amigrate_state` rewrites the copies kept in checkpoint documents too."""
 
@@ -59,12 +60,10 @@ async def test_an_inherited_older_value_is_kept_as_stored(store_url: str, cold: 
     stored = documents(store_url, "t")
     new, parent = stored[config["configurable"]["checkpoint_id"]], stored[head.config["configurable"]["checkpoint_id"]]
     assert new["older_values"] == {channel: 1 for channel in new["channel_versions"]}
-    if not store_url.startswith("sqlite"):
-        # The copy in the new row is the parent's own, in the shape version 1 wrote.
-        assert new["vals"] == parent["vals"] and new["vals"]["title"] is not None
+    # The copy in the new row is the parent's own, in the shape version 1 wrote.
+    assert new["vals"] == parent["vals"] and new["vals"]["title"] is not None
 
 
-@pytest.mark.parametrize("store_url", ["postgres", "mysql"], indirect=True)
 async def test_migrate_state_rewrites_values_kept_in_checkpoint_rows(store_url: str) -> None:
     big = "x" * 300
     grows = StateSchema(
@@ -104,7 +103,7 @@ async def test_migrate_state_rewrites_values_kept_in_checkpoint_rows(store_url: 
 
 async def test_archive_and_copy_of_a_mixed_thread_upcast_once(store_url: str, tmp_path: Path) -> None:
     """A thread written at versions 1 and 2, imported and copied within the same store (on PostgreSQL
-    and MySQL its values in the checkpoints' rows): every copy reads as the original, each value upcast once."""
+    and MySQL and SQLite its values in the checkpoints' rows): every copy reads as the original, each value upcast once."""
     async with open_checkpointer(store_url) as saver:
         await write_v1_thread(saver)
         await ask(notes_graph(saver.with_state_schema(STRICT), 2), "t", "rebar")
@@ -119,23 +118,26 @@ async def test_archive_and_copy_of_a_mixed_thread_upcast_once(store_url: str, tm
             state = await notes_graph(saver.with_state_schema(STRICT), 2).aget_state(cfg(thread))
             assert state.values["title"] == {"text": "iron ore"}
             assert [n["text"] for n in state.values["notes"]] == ["iron ore", "coking coal", "rebar", "scrap"]
-    if not store_url.startswith("sqlite"):
-        # Every copy keeps a title in the shape of the version that wrote it, as its label says.
-        ts = "checkpoint->>'ts'" if store_url.startswith("postgres") else "JSON_UNQUOTE(JSON_EXTRACT(checkpoint, '$.ts'))"
-        stamps = {
-            thread: {ts: version for thread_id, ts, version in raw_sql(
-                store_url, f"SELECT thread_id, {ts}, schema_version FROM checkpoints"
-            ) if thread_id == thread}
-            for thread in ("t", "imported", "copied")
-        }
-        for thread in ("t", "imported", "copied"):
-            for document in documents(store_url, thread).values():
-                entry = document["vals"].get("title")
-                if entry is None:
-                    continue
-                new_shape = "text" in json.loads(entry[1])
-                written_at = document.get("older_values", {}).get("title", stamps[thread][document["ts"]])
-                assert new_shape == (written_at == 2), (thread, document)
+    # Every copy keeps a title in the shape of the version that wrote it, as its label says.
+    ts = (
+        "checkpoint->>'ts'" if store_url.startswith("postgres")
+        else "json_extract(checkpoint, '$.ts')" if store_url.startswith("sqlite")
+        else "JSON_UNQUOTE(JSON_EXTRACT(checkpoint, '$.ts'))"
+    )
+    stamps = {
+        thread: {ts: version for thread_id, ts, version in raw_sql(
+            store_url, f"SELECT thread_id, {ts}, schema_version FROM checkpoints"
+        ) if thread_id == thread}
+        for thread in ("t", "imported", "copied")
+    }
+    for thread in ("t", "imported", "copied"):
+        for document in documents(store_url, thread).values():
+            entry = document["vals"].get("title")
+            if entry is None:
+                continue
+            new_shape = "text" in json.loads(entry[1])
+            written_at = document.get("older_values", {}).get("title", stamps[thread][document["ts"]])
+            assert new_shape == (written_at == 2), (thread, document)
 
 
 @pytest.mark.parametrize("store_url", ["postgres"], indirect=True)
@@ -186,5 +188,4 @@ async def test_an_inherited_older_large_value_is_read_from_its_row(store_url: st
         values = (await v2.aget_tuple(config)).checkpoint["channel_values"]
         assert values["title"] == {"text": long}
         assert values["notes"] == [{"text": long, "len": len(long)}]
-    if not store_url.startswith("sqlite"):
-        assert documents(store_url, "t")[config["configurable"]["checkpoint_id"]]["vals"]["title"] is None
+    assert documents(store_url, "t")[config["configurable"]["checkpoint_id"]]["vals"]["title"] is None

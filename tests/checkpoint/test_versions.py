@@ -12,6 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from orecast.checkpoint import base, open_checkpointer
 from orecast.checkpoint.migrations import pending, statements
 from orecast.checkpoint.postgres.saver import PostgresCheckpointer
+from orecast.checkpoint.sqlite.saver import SqliteCheckpointer
 from tests.checkpoint.conftest import raw_sql, stored_values
 from tests.checkpoint.graphs import delta_graph, human, tool_loop
 from tests.checkpoint.test_graphs import assert_same_as_memory
@@ -97,8 +98,10 @@ async def test_store_written_with_padded_versions_is_migrated(
     # The store as the previous orecast wrote it: padded versions in checkpoints and values.
     monkeypatch.setattr(base, "with_short_versions", lambda checkpoint: checkpoint)
     monkeypatch.setattr(base, "version_key", lambda version: version)
-    # and every value in a row of its own (PostgreSQL keeps small ones in the checkpoint since 007)
+    # and every value in a row of its own (PostgreSQL keeps small ones in the checkpoint since 007,
+    # SQLite since `inline_values`)
     monkeypatch.setattr(PostgresCheckpointer, "inline_values", False)
+    monkeypatch.setattr(SqliteCheckpointer, "inline_values", False)
     async with open_checkpointer(store_url) as old:
         graph = tool_loop(old)
         for turn in range(3):

@@ -89,14 +89,31 @@ INSERT_CHANNEL_VALUE = """
 INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, blob)
 VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT DO NOTHING"""
+# Values by (thread, namespace, channel, version): a row of their own, else the entry [kind, JSON text]
+# kept in the document ("vals", `inline_values`) of `k`, a checkpoint that refers to that version.
 SELECT_CHANNEL_VALUES = """
 SELECT cv.thread_id, cv.checkpoint_ns, cv.channel, cv.version, cv.kind, cv.value, cv.blob
-FROM json_each(?) AS j
+FROM json_each(?1) AS j
 JOIN channel_values AS cv
   ON cv.thread_id = json_extract(j.value, '$.t')
  AND cv.checkpoint_ns = json_extract(j.value, '$.n')
  AND cv.channel = json_extract(j.value, '$.c')
- AND cv.version = json_extract(j.value, '$.v')"""
+ AND cv.version = json_extract(j.value, '$.v')
+UNION ALL
+SELECT c.thread_id, c.checkpoint_ns, e.key, json_extract(j.value, '$.v'), json_extract(e.value, '$[0]'),
+       json_extract(e.value, '$[1]'), NULL
+FROM json_each(?1) AS j
+JOIN checkpoints AS c
+  ON c.thread_id = json_extract(j.value, '$.t')
+ AND c.checkpoint_ns = json_extract(j.value, '$.n')
+ AND c.checkpoint_id = json_extract(j.value, '$.k')
+JOIN json_each(c.checkpoint, '$.vals') AS e ON e.key = json_extract(j.value, '$.c')
+WHERE e.type = 'array'
+  AND NOT EXISTS (
+    SELECT 1 FROM channel_values AS cv
+    WHERE cv.thread_id = c.thread_id AND cv.checkpoint_ns = c.checkpoint_ns AND cv.channel = e.key
+      AND cv.version = json_extract(j.value, '$.v')
+  )"""
 SELECT_THREAD_VALUE_KEYS = """
 SELECT checkpoint_ns, channel, version, kind, value FROM channel_values WHERE thread_id = ?"""
 DELETE_CHANNEL_VALUE = """
@@ -142,9 +159,10 @@ SELECT_CHECKPOINTS_OF_RUNS = """
 SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints
 WHERE run_id IN (SELECT value FROM json_each(?))"""
 SELECT_THREAD_CHECKPOINT_IDS = "SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = ?"
+# (namespace, versions, the values kept in the document: "vals", `inline_values`) of every checkpoint
 SELECT_THREAD_VERSIONS = """
-SELECT checkpoint_ns, json_extract(checkpoint, '$.channel_versions') FROM checkpoints
-WHERE thread_id = ?"""
+SELECT checkpoint_ns, json_extract(checkpoint, '$.channel_versions'), json_extract(checkpoint, '$.vals')
+FROM checkpoints WHERE thread_id = ?"""
 SELECT_NAMESPACE_HEADS = """
 SELECT checkpoint_ns, MAX(checkpoint_id), json_extract(checkpoint, '$.channel_versions')
 FROM checkpoints WHERE thread_id = ? GROUP BY checkpoint_ns"""
@@ -339,6 +357,12 @@ WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"""
 UPDATE_CHANNEL_VALUE = """
 UPDATE channel_values SET kind = ?, value = ?, blob = ?
 WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?"""
+# A value `migrate-state` upcast that no longer fits in its checkpoints' documents (`inline_values`).
+UPSERT_CHANNEL_VALUE = """
+INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, blob)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (thread_id, checkpoint_ns, channel, version)
+DO UPDATE SET kind = excluded.kind, value = excluded.value, blob = excluded.blob"""
 UPDATE_WRITE_VALUE = """
 UPDATE writes SET kind = ?, value = ?, blob = ?
 WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND task_id = ? AND idx = ?"""

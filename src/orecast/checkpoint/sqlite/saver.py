@@ -433,6 +433,11 @@ class SqliteCheckpointer(OrecastCheckpointer):
     dialect = "sqlite"
     q = queries
     migrations_package = "sqlite"
+    # Small channel values in their checkpoint's document (core.INLINE_KEY), as on PostgreSQL and MySQL.
+    # Their rows were 12 inserts a turn into `channel_values` at a place its key spreads over the
+    # thread's namespaces: as the thread grew, a subgraph's commits wrote 9 → 16 pages of it a turn
+    # (bench/sqlite_pages.py). A document without "vals" (written before) reads its rows as before.
+    inline_values = True
 
     def __init__(self, path: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
