@@ -926,8 +926,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
         if self.state_schema is None:
             return None
         thread = self.items.peek(thread_id)
-        known = thread.state_versions.get((ns, checkpoint_id)) if thread is not None else None
-        if known is not None and known[0] == self.schema_version:
+        if thread is not None and self._write_version_known(thread, ns, checkpoint_id):
             return None
         row = await db.fetchone(queries.SELECT_STATE_VERSION, (thread_id, ns, checkpoint_id))
         if row is None or int(row[0]) == self.schema_version:
