@@ -20,6 +20,14 @@ What a write sees does not change:
 What does change: a write waits for the other writes of its group. A group whose thread row is locked
 by another session (a long maintenance transaction) holds the group's other writes until the lock is
 free or times out; after `STALL_SECONDS` it no longer holds back new writes, which go in a new group.
+
+A thread's writes queue in order (`Chain`): its lock lets the next write in once the previous one's
+batch is queued here, not committed, so the next one prepares its batch meanwhile. That batch is sent
+once the thread's earlier ones have committed, never in the same group: in a group the server runs
+every write's statements whatever an earlier one's check matched, and a write whose check matched
+nothing (its thread's items numbered by another process meanwhile) must stop the ones prepared after it
+(they refer to the items it numbered). If an earlier one fails or matched nothing, the ones prepared
+after it fail too (StaleThreadError: they start again from what is stored).
 """
 
 from __future__ import annotations
@@ -27,9 +35,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from typing import Any
 
+from orecast.checkpoint.cache import ThreadItems
+from orecast.checkpoint.core import StaleThreadError, ThreadTurn
 from orecast.checkpoint.errors import StoreError
+from orecast.checkpoint.queued import Unsettled
 
 # A group on the server for longer than this (waiting on a lock, or a large write) stops holding new
 # writes back: they form the next group at once.
@@ -67,16 +79,30 @@ def _server_error(exc: BaseException) -> int | None:
     return code if code is not None and 0 < code < CLIENT_ERRORS else None
 
 
-class _Member:
-    __slots__ = ("thread_id", "statements", "future", "chars", "group", "abandoned")
+@dataclass(eq=False, slots=True)
+class Chain:
+    """One write of a thread (a put or a put_writes) as its batch joins the thread's queue."""
 
-    def __init__(self, thread_id: str, statements: Statements, future: asyncio.Future[list[int]]) -> None:
+    # The cache entry the write is prepared with: marked stale if a write prepared before it fails
+    entry: ThreadItems
+    turn: ThreadTurn  # the thread's lock, as this write holds it: released once the batch is queued
+    # The batch's first statement checks the thread's row, and nothing of it is stored if it matched none
+    checked: bool = False
+
+
+class _Member:
+    __slots__ = ("thread_id", "statements", "done", "chars", "group", "abandoned", "chain")
+
+    def __init__(
+        self, thread_id: str, statements: Statements, done: asyncio.Future[list[int]], chain: Chain | None
+    ) -> None:
         self.thread_id = thread_id
         self.statements = statements
-        self.future = future
+        self.done = done  # its caller's answer
         self.chars = _chars(statements)
         self.group: _Group | None = None
         self.abandoned = False  # its caller was cancelled: nobody waits for its answer
+        self.chain = chain
 
 
 class _Group:
@@ -107,22 +133,34 @@ class GroupWriter:
         # The event loop of the writes (a saver serves one). Kept: in Python 3.11 each
         # asyncio.get_running_loop() is a getpid() system call, ~4 of them per write here otherwise.
         self._loop: asyncio.AbstractEventLoop | None = None
+        # Per thread, its chained writes queued and not settled yet.
+        self._queued: Unsettled[str, _Member] = Unsettled()
 
-    async def write(self, thread_id: str, statements: Statements) -> list[int]:
-        """Run `statements` in the next group; the rows its first statement matched, as a list of one."""
-        member = _Member(thread_id, statements, self._get_loop().create_future())
+    async def write(self, thread_id: str, statements: Statements, chain: Chain | None = None) -> list[int]:
+        """Run `statements` in the next group; the rows its first statement matched, as a list of one.
+
+        `chain`: the thread's write they are, whose queue they join (see the module's doc).
+        """
+        if chain is not None and chain.entry.stale:  # prepared after a write that failed
+            raise StaleThreadError(thread_id)
+        member = _Member(thread_id, statements, self._get_loop().create_future(), chain)
+        if chain is not None:
+            self._queued.queue(thread_id, member)
         self._waiting.append(member)
         self._schedule()
+        if chain is not None:
+            chain.turn.release()
         try:
-            return await member.future
+            return await member.done
         except asyncio.CancelledError:
             # (the caller's cancellation cancels the future it waits on: the group sees it done)
-            if member.future.done() and not member.future.cancelled():
+            if member.done.done() and not member.done.cancelled():
                 raise  # answered, cancelled meanwhile
             member.abandoned = True
             if member.group is None:
                 if member in self._waiting:
                     self._waiting.remove(member)
+                self._settle(member, stored=False)  # never sent
             elif member.group.task is not None and not (member.group.killed or member.group.answered):
                 member.group.killed = True
                 member.group.task.cancel()
@@ -130,6 +168,14 @@ class GroupWriter:
                 # write of its own did.
                 await asyncio.wait([member.group.task])
             raise
+
+    async def settled(self, thread_id: str) -> None:
+        """Return once every chained write of `thread_id` queued so far has committed or failed."""
+        await self._queued.settled(thread_id)
+
+    def _settle(self, member: _Member, *, stored: bool) -> None:
+        """`member` has committed (`stored`) or will never run (see queued.py)."""
+        self._queued.settle(member.thread_id, member, stored=stored)
 
     def _get_loop(self) -> asyncio.AbstractEventLoop:
         loop = self._loop
@@ -154,13 +200,22 @@ class GroupWriter:
     def _start(self) -> _Group | None:
         if not self._waiting or self._holding >= IN_FLIGHT:
             return None
-        members, chars = [], 0
-        while self._waiting and (not members or chars + self._waiting[0].chars <= MAX_GROUP_CHARS):
-            member = self._waiting.pop(0)
-            if member.future.done():  # its caller was cancelled: left out
+        members: list[_Member] = []
+        held: list[_Member] = []
+        chars = 0
+        for at, member in enumerate(self._waiting):
+            if member.done.done():  # its caller was cancelled (or it failed as stale): left out
+                self._settle(member, stored=False)
+                continue
+            if members and chars + member.chars > MAX_GROUP_CHARS:
+                held.extend(self._waiting[at:])
+                break
+            if member.chain is not None and self._queued.of(member.thread_id)[0] is not member:
+                held.append(member)  # after its thread's earlier writes have settled
                 continue
             members.append(member)
             chars += member.chars
+        self._waiting = held
         if not members:
             return None
         group = _Group(members)
@@ -192,8 +247,10 @@ class GroupWriter:
                 raise
         else:
             for member, answer in zip(members, answers, strict=True):
-                if not member.abandoned and not member.future.done():
-                    member.future.set_result([answer])
+                if not member.abandoned and not member.done.done():
+                    member.done.set_result([answer])
+                chain = member.chain
+                self._settle(member, stored=chain is None or not chain.checked or answer > 0)
         finally:
             if group.timer is not None:
                 group.timer.cancel()
@@ -209,19 +266,22 @@ class GroupWriter:
                 self._fail_all(members, exc)
                 return
             culprit = members[failed]
-            if not culprit.abandoned and not culprit.future.done():
-                culprit.future.set_exception(exc)
-        again = [m for m in members if m is not culprit and not m.abandoned and not m.future.done()]
+            if not culprit.abandoned and not culprit.done.done():
+                culprit.done.set_exception(exc)
+            self._settle(culprit, stored=False)
+        for member in members:
+            if member.abandoned:
+                self._settle(member, stored=False)
+        again = [m for m in members if m is not culprit and not m.abandoned and not m.done.done()]
         for member in again:
             member.group = None
         self._waiting[:0] = again
 
-    @staticmethod
-    def _fail_all(members: Sequence[_Member], exc: BaseException) -> None:
+    def _fail_all(self, members: Sequence[_Member], exc: BaseException) -> None:
         for member in members:
-            if member.abandoned or member.future.done():
-                continue
-            if isinstance(exc, Exception):
-                member.future.set_exception(exc)
-            else:
-                member.future.cancel()
+            if not member.abandoned and not member.done.done():
+                if isinstance(exc, Exception):
+                    member.done.set_exception(exc)
+                else:
+                    member.done.cancel()
+            self._settle(member, stored=False)

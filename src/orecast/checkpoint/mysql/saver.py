@@ -27,7 +27,7 @@ from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
 from orecast.checkpoint.ids import config_ids
 from orecast.checkpoint.mysql import queries
-from orecast.checkpoint.mysql.groups import CLIENT_ERRORS, GroupWriter
+from orecast.checkpoint.mysql.groups import CLIENT_ERRORS, Chain, GroupWriter
 from orecast.checkpoint.postgres.timeouts import Timeouts
 from orecast.checkpoint.upcast import WRITE_VERSIONS
 
@@ -137,6 +137,8 @@ class _Db:
         # A put's or put_writes' connection (`_write_unit`), whose batch stores the items it numbered.
         # Any other write (migrate-state's, say) stores its items at once (`_store_items`).
         self.defer_items = False
+        # A put's or put_writes' place in its thread's queue (`_GroupedDb`); None for other operations.
+        self.chain: Chain | None = None
         self.last_rows: list[tuple[Any, ...]] = []  # the rows of a batch's last statement
         self.completed: list[int] = []  # the answers of a batch read so far (those before an error)
         self.prepared: set[str] | None = None  # the statements prepared on this connection (MariaDB)
@@ -376,34 +378,40 @@ class _Db:
 
 
 class _GroupedDb(_Db):
-    """A put or put_writes of a thread the process knows: its batch joins the next group of writes
-    (`groups.py`), which runs it in a transaction shared with other threads' writes. A statement it
-    runs on its own (a read before the batch) takes a pooled connection for that statement."""
+    """A put or put_writes of a thread the process knows: its batch joins the thread's queue and the next
+    group of writes (`groups.py`), which runs it in a transaction shared with other threads' writes. A
+    statement it runs on its own (a read before the batch) takes a pooled connection for that
+    statement, once the thread's queued writes have settled."""
 
-    def __init__(self, groups: GroupWriter, connection: Callable[[], Any], thread_id: str) -> None:
+    def __init__(self, groups: GroupWriter, connection: Callable[[], Any], thread_id: str, chain: Chain) -> None:
         super().__init__(None, transaction=False)
         self.groups = groups
         self.connection = connection
         self.thread_id = thread_id
+        self.chain = chain
 
     async def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> int:
+        await self.groups.settled(self.thread_id)
         async with self.connection() as db:
             return await db.execute(sql, params)
 
     async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        await self.groups.settled(self.thread_id)
         async with self.connection() as db:
             await db.executemany(sql, rows)
 
     async def fetchone(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> tuple[Any, ...] | None:
+        await self.groups.settled(self.thread_id)
         async with self.connection() as db:
             return await db.fetchone(sql, params)
 
     async def fetchall(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[tuple[Any, ...]]:
+        await self.groups.settled(self.thread_id)
         async with self.connection() as db:
             return await db.fetchall(sql, params)
 
     async def batch(self, statements: Sequence[tuple[str, Mapping[str, Any] | Sequence[Any] | None]]) -> list[int]:
-        return await self.groups.write(self.thread_id, list(statements))
+        return await self.groups.write(self.thread_id, list(statements), self.chain)
 
 
 def connect_kwargs(url: str) -> dict[str, Any]:
@@ -738,13 +746,18 @@ class MysqlCheckpointer(OrecastCheckpointer):
         # own whose first statement locks the thread's row.
         thread = self.items.peek(thread_id)
         if thread is not None and thread.next_item > 0 and thread_id not in self._hash_conflicts:
-            db = _GroupedDb(self._groups, self._read, thread_id)
+            db = _GroupedDb(self._groups, self._read, thread_id, Chain(thread, turn))
             db.defer_items = True
             return _Grouped(db)
         return self._first_write(thread_id)
 
+    async def _writes_settled(self, thread_id: str) -> None:
+        await self._groups.settled(thread_id)
+
     @asynccontextmanager
     async def _first_write(self, thread_id: str) -> AsyncIterator[_Db]:
+        # It reads the thread's row and items: after what the thread's queued writes store.
+        await self._groups.settled(thread_id)
         async with self._transaction() as db:
             db.defer_items = True
             yield db
@@ -832,8 +845,13 @@ class MysqlCheckpointer(OrecastCheckpointer):
     def _items_statement(params: dict[str, Any]) -> tuple[str, Any]:
         return (queries.STORE_ITEM if "item_hash" in params else queries.STORE_ITEMS, params)
 
-    async def _run_batch(self, db: _Db, thread_id: str, statements: list[tuple[str, Any]]) -> list[int]:
-        """The write's statements in one round trip: in its own transaction, or in its group's."""
+    async def _run_batch(
+        self, db: _Db, thread_id: str, statements: list[tuple[str, Any]], *, checked: bool
+    ) -> list[int]:
+        """The write's statements in one round trip: in its own transaction, or in its group's.
+        `checked`: the first statement checks the thread's row, and nothing is stored if it matched none."""
+        if db.chain is not None:
+            db.chain.checked = checked
         try:
             counts = await db.batch(statements)
         except errors.IntegrityError as exc:
@@ -863,7 +881,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
             )
             statements.append((queries.STORE_CHANNEL_VALUES, params))
         statements.append((queries.STORE_CHECKPOINT, params))
-        counts = await self._run_batch(db, thread_id, statements)
+        counts = await self._run_batch(db, thread_id, statements, checked=True)
         return counts[0] > 0
 
     async def _store_writes(
@@ -909,13 +927,15 @@ class MysqlCheckpointer(OrecastCheckpointer):
             statements.append(store)
             if noted is not None:
                 statements.append((queries.NOTE_WRITE_VERSION, params))
-            counts = await self._run_batch(db, thread_id, statements)
+            counts = await self._run_batch(db, thread_id, statements, checked=True)
             if counts[0] == 0:
                 raise StaleThreadError(thread_id)
         elif interrupted:
-            await self._run_batch(db, thread_id, [store, (queries.SET_THREAD_STATUS, ("interrupted", thread_id))])
+            await self._run_batch(
+                db, thread_id, [store, (queries.SET_THREAD_STATUS, ("interrupted", thread_id))], checked=False
+            )
         else:
-            await self._run_batch(db, thread_id, [store])  # one statement: atomic by itself
+            await self._run_batch(db, thread_id, [store], checked=False)  # one statement: atomic by itself
 
     async def _noted_write_version(
         self, db: _Db, thread_id: str, ns: str, checkpoint_id: str, task_id: str

@@ -40,6 +40,7 @@ from orecast.checkpoint.cache import ThreadItems
 from orecast.checkpoint.core import StaleThreadError, ThreadTurn
 from orecast.checkpoint.errors import StoreError, StoreUnavailable
 from orecast.checkpoint.postgres.pool import check_connection, first_line
+from orecast.checkpoint.queued import Unsettled
 
 TUPLES_OK = pq.ExecStatus.TUPLES_OK
 COMMAND_OK = pq.ExecStatus.COMMAND_OK
@@ -355,10 +356,8 @@ class GroupCommit:
     _release: asyncio.TimerHandle | None = None
     _releasing: set[asyncio.Task[None]] = field(default_factory=set)
     _closed: bool = False
-    # Per thread, its writes' statements queued and not settled yet (committed, or failed for good),
-    # in the order they were queued; and who waits for none to be left (`settled`).
-    _unsettled: dict[bytes, list[_Write]] = field(default_factory=dict)
-    _quiet: dict[bytes, asyncio.Future[None]] = field(default_factory=dict)
+    # Per thread, its writes' statements queued and not settled yet.
+    _queued: Unsettled[bytes, _Write] = field(default_factory=Unsettled)
 
     async def run(
         self, prepared: Prepared, values: list[bytes | None], chain: Chain | None = None
@@ -373,7 +372,7 @@ class GroupCommit:
             if chain.entry.stale:  # prepared after a write that failed: it may refer to what it stored
                 raise StaleThreadError(chain.thread.decode())
             write.chain = chain
-            self._unsettled.setdefault(chain.thread, []).append(write)
+            self._queued.queue(chain.thread, write)
         self._waiting.append(write)
         if not self._collecting and self._groups < self.max_groups:
             # Its first step runs in the loop's next pass: the writes woken in this one join the group.
@@ -397,11 +396,7 @@ class GroupCommit:
 
     async def settled(self, thread: bytes) -> None:
         """Return once every statement of `thread` queued so far has committed or failed."""
-        while thread in self._unsettled:
-            quiet = self._quiet.get(thread)
-            if quiet is None:
-                quiet = self._quiet[thread] = asyncio.get_running_loop().create_future()
-            await asyncio.shield(quiet)
+        await self._queued.settled(thread)
 
     def _ready(self) -> list[_Write]:
         """Take the waiting statements that may go to the server now: all but those of a thread whose
@@ -414,7 +409,7 @@ class GroupCommit:
                 continue
             chain = write.chain
             if chain is not None:
-                before = self._unsettled[chain.thread]
+                before = self._queued.of(chain.thread)
                 if before[0] is not write and any(
                     earlier.group is not None or earlier not in group
                     for earlier in before[: before.index(write)]
@@ -426,28 +421,9 @@ class GroupCommit:
         return group
 
     def _settle(self, write: _Write, *, stored: bool) -> None:
-        """`write` has committed (`stored`) or will never run. The thread's writes prepared after one that
-        was not stored may refer to what it would have stored: those not at the server fail at once,
-        those to come when queued (their cache entry is stale)."""
-        chain = write.chain
-        if chain is None:
-            return
-        pending = self._unsettled.get(chain.thread)
-        if pending is None or write not in pending:
-            return  # settled already
-        at = pending.index(write)
-        del pending[at]
-        if not stored:
-            chain.entry.stale = True
-            for later in [w for w in pending[at:] if w.chain is not None and w.chain.entry is chain.entry]:
-                if not later.done.done():
-                    later.done.set_exception(StaleThreadError(chain.thread.decode()))
-                pending.remove(later)
-        if not pending:
-            del self._unsettled[chain.thread]
-            quiet = self._quiet.pop(chain.thread, None)
-            if quiet is not None:
-                quiet.set_result(None)
+        """`write` has committed (`stored`) or will never run (see queued.py)."""
+        if write.chain is not None:
+            self._queued.settle(write.chain.thread, write, stored=stored)
 
     async def close(self) -> None:
         """Give the kept connections back (before the pool closes); those of runners still running go back
