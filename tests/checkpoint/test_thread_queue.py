@@ -63,6 +63,28 @@ def one_group_at_a_time(saver: Any, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(groups, "STALL_SECONDS", 60)
 
 
+def groups_sent(saver: Any) -> list[list[str]]:
+    """The threads of every group's writes the saver sends from now on."""
+    sent: list[list[str]] = []
+    if saver.dialect == "postgresql":
+        run_group = saver._groups._run_group
+
+        async def counted(group: list[Any], kept: Any) -> Any:
+            sent.append([write.chain.thread.decode() for write in group if write.chain is not None])
+            return await run_group(group, kept)
+
+        saver._groups._run_group = counted
+    else:
+        send = saver._groups._send
+
+        async def counted(group: Any) -> Any:  # type: ignore[misc]
+            sent.append([member.thread_id for member in group.members])
+            return await send(group)
+
+        saver._groups._send = counted
+    return sent
+
+
 async def until(condition: Any) -> None:
     for _ in range(500):
         if condition():
@@ -191,6 +213,34 @@ async def test_writes_prepared_after_one_that_stored_nothing_start_again(
             await until(lambda: len(queued(saver, "t")) == 2)
         await asyncio.wait_for(asyncio.gather(stale, following), SETTLES)  # each started again, in order
         assert stored_checkpoints(url) == {"t": 4}
+        await assert_the_third_is_the_head(saver, third)
+        assert await messages_of(saver, "t", second) == [f"m{i}" for i in range(4)]
+
+
+async def test_a_threads_writes_waiting_together_go_in_one_group_and_stop_at_one_that_stored_nothing(
+    request: pytest.FixtureRequest, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As above, but the second and third puts wait together behind another thread's group and go to the
+    server in one group: the third's statements run after the second's stored nothing (MySQL: its check
+    matched no row), and must store nothing either."""
+    async with opened(request, url, lock_timeout=5) as saver, open_checkpointer(url) as other:
+        one_group_at_a_time(saver, monkeypatch)
+        first, second, third = conversation(2), conversation(4), conversation(6)
+        await put(saver, "blocker", "blocker-first")
+        await put_conversation(saver, "t", first, None)
+        elsewhere = conversation(1)
+        elsewhere["channel_values"]["messages"][0].content = "from the other process"
+        await put_conversation(other, "t", elsewhere, None)  # the thread's item 3
+        sent = groups_sent(saver)
+        async with row_locked(url, "blocker"):
+            blocked = asyncio.create_task(put(saver, "blocker", "blocker-second"))
+            await until(lambda: queued(saver, "blocker") and at_the_server(queued(saver, "blocker")[0]))
+            stale = asyncio.create_task(put_conversation(saver, "t", second, first))
+            following = asyncio.create_task(put_conversation(saver, "t", third, second))
+            await until(lambda: len(queued(saver, "t")) == 2)
+        await asyncio.wait_for(asyncio.gather(blocked, stale, following), SETTLES)
+        assert ["t", "t"] in sent  # the second and third in one group
+        assert stored_checkpoints(url) == {"blocker": 2, "t": 4}
         await assert_the_third_is_the_head(saver, third)
         assert await messages_of(saver, "t", second) == [f"m{i}" for i in range(4)]
 

@@ -22,12 +22,14 @@ by another session (a long maintenance transaction) holds the group's other writ
 free or times out; after `STALL_SECONDS` it no longer holds back new writes, which go in a new group.
 
 A thread's writes queue in order (`Chain`): its lock lets the next write in once the previous one's
-batch is queued here, not committed, so the next one prepares its batch meanwhile. That batch is sent
-once the thread's earlier ones have committed, never in the same group: in a group the server runs
-every write's statements whatever an earlier one's check matched, and a write whose check matched
-nothing (its thread's items numbered by another process meanwhile) must stop the ones prepared after it
-(they refer to the items it numbered). If an earlier one fails or matched nothing, the ones prepared
-after it fail too (StaleThreadError: they start again from what is stored).
+batch is queued here, not committed, so the next one prepares its batch meanwhile. That batch goes to
+the server after the thread's earlier ones: in the same group (the server runs a group's statements in
+order, the writes sorted by thread), or in a later group once those committed, never in another group
+at the server alongside them. A write whose check matched nothing (its thread's items numbered by
+another process meanwhile) stores nothing, and the writes prepared after it may refer to the items it
+numbered: in its group, the next write of its thread checks that it matched (`after`, see queries.py);
+those not sent yet fail, as they do after a write that failed or was cancelled unsent
+(StaleThreadError: they start again from what is stored).
 """
 
 from __future__ import annotations
@@ -86,7 +88,8 @@ class Chain:
     # The cache entry the write is prepared with: marked stale if a write prepared before it fails
     entry: ThreadItems
     turn: ThreadTurn  # the thread's lock, as this write holds it: released once the batch is queued
-    # The batch's first statement checks the thread's row, and nothing of it is stored if it matched none
+    # The batch's first statement checks the thread's row, and nothing of it is stored if it matched none;
+    # its parameter `after` says whether the write follows one of its thread in its group that checked
     checked: bool = False
 
 
@@ -210,7 +213,7 @@ class GroupWriter:
             if members and chars + member.chars > MAX_GROUP_CHARS:
                 held.extend(self._waiting[at:])
                 break
-            if member.chain is not None and self._queued.of(member.thread_id)[0] is not member:
+            if member.chain is not None and not self._follows(member, members):
                 held.append(member)  # after its thread's earlier writes have settled
                 continue
             members.append(member)
@@ -218,6 +221,12 @@ class GroupWriter:
         self._waiting = held
         if not members:
             return None
+        checked: set[str] = set()  # threads with a write that checked the row in the group so far
+        for member in members:
+            chain = member.chain
+            if chain is not None and chain.checked:
+                member.statements[0][1]["after"] = 1 if member.thread_id in checked else 0
+                checked.add(member.thread_id)
         group = _Group(members)
         for member in members:
             member.group = group
@@ -226,6 +235,14 @@ class GroupWriter:
         group.timer = loop.call_later(STALL_SECONDS, self._release, group)
         group.task = asyncio.current_task(loop)
         return group
+
+    def _follows(self, member: _Member, members: list[_Member]) -> bool:
+        """Whether the thread's writes queued before `member` are all in the group being formed."""
+        queued = self._queued.of(member.thread_id)
+        for earlier in queued[: queued.index(member)]:
+            if earlier not in members:
+                return False
+        return True
 
     def _release(self, group: _Group) -> None:
         if group.holding:

@@ -410,6 +410,9 @@ REMEMBER_MATCHED = "SET @orecast_ok = ROW_COUNT()"
 # error, the write whose statement failed.
 SELECT_FAILED_WRITE = "SELECT @orecast_write"
 _MATCHED = "@orecast_ok > 0"
+# A write sent in a group right after a write of its own thread whose first statement checked the row
+# (`groups.py`, `after` = 1) may refer to the items that one numbered: it matches only if that one did.
+_AFTER_ITS_THREADS_LAST = "(%(after)s = 0 OR @orecast_ok > 0)"
 # The same as RECORD_CHECKPOINT_IN_THREAD, run before the checkpoint is stored: whether it is new is
 # read from the checkpoints table (a checkpoint stored again applies nothing new).
 _NEW_CHECKPOINT = """(NOT EXISTS (
@@ -431,13 +434,14 @@ UPDATE threads SET
     next_item = GREATEST(next_item, %(next_item)s),
     {status}
 WHERE thread_id = %(thread_id)s AND incarnation = %(incarnation)s
-  AND (%(next_item)s = 0 OR next_item <= %(first_item)s)"""
+  AND (%(next_item)s = 0 OR next_item <= %(first_item)s) AND {after}"""
 _NO_INTERRUPT_AFTER = """NOT EXISTS (
             SELECT 1 FROM writes AS w
             WHERE w.thread_id = threads.thread_id AND w.checkpoint_ns = ''
               AND w.checkpoint_id >= %(checkpoint_id)s AND w.channel = '__interrupt__'
         )"""
 RECORD_PUT_IN_THREAD = _RECORD_PUT.format(
+    after=_AFTER_ITS_THREADS_LAST,
     counted=_NEW_CHECKPOINT,
     new=_NEW_CHECKPOINT,
     status=f"""status = CASE
@@ -452,6 +456,7 @@ RECORD_PUT_IN_THREAD = _RECORD_PUT.format(
 # Whether the checkpoint is new is looked up once, kept in @orecast_new for the message count (assigned
 # left to right, as the row is updated): the second lookup cost the server ~0.1 M instructions a put.
 RECORD_PUT_IN_GROUP = _RECORD_PUT.format(
+    after=_AFTER_ITS_THREADS_LAST,
     counted=f"(@orecast_new := {_NEW_CHECKPOINT})",
     new="@orecast_new",
     status="status = (@orecast_status := status)",
@@ -461,12 +466,12 @@ UPDATE threads SET status = 'idle' WHERE thread_id = %(thread_id)s AND {_NO_INTE
 # END_INTERRUPTION runs as the EXECUTE of a prepared statement inside this IF: the server parses the
 # compound statement anew each time, and the UPDATE's text in it cost ~4 % of the server's work a turn.
 IF_INTERRUPTED = "IF @orecast_ok > 0 AND @orecast_status = 'interrupted' THEN\n    {statement};\nEND IF"
-RECORD_WRITES_IN_THREAD = """
+RECORD_WRITES_IN_THREAD = f"""
 UPDATE threads SET
     next_item = GREATEST(next_item, %(next_item)s),
     status = CASE WHEN %(interrupted)s THEN 'interrupted' ELSE status END
 WHERE thread_id = %(thread_id)s AND incarnation = %(incarnation)s
-  AND (%(next_item)s = 0 OR next_item <= %(first_item)s)"""
+  AND (%(next_item)s = 0 OR next_item <= %(first_item)s) AND {_AFTER_ITS_THREADS_LAST}"""
 # Rows travel as one JSON array each (one json.dumps in C), expanded by JSON_TABLE; blobs in base64.
 STORE_ITEMS = f"""
 INSERT INTO items (thread_id, item_no, hash, value)

@@ -867,7 +867,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
     async def _store_put(
         self, db: _Db, value_rows: list[tuple[Any, ...]], checkpoint_row: Sequence[Any], record: Sequence[Any]
     ) -> bool:
-        params = {**put_parameters(checkpoint_row, record), **self._deferred_items(db)}
+        params = {**put_parameters(checkpoint_row, record), **self._deferred_items(db), "after": 0}
         thread_id = params["thread_id"]
         statements: list[tuple[str, Any]] = [
             (queries.RECORD_PUT_IN_THREAD, params),
@@ -910,6 +910,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
             ),
             "interrupted": 1 if interrupted else 0,
             "incarnation": incarnation,
+            "after": 0,  # (see `groups.py`)
             **self._deferred_items(db),
         }
         noted = await self._noted_write_version(db, thread_id, ns, checkpoint_id, task_id)
