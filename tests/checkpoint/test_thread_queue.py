@@ -152,6 +152,31 @@ async def second_put_at_the_server(saver: Any, url: str) -> AsyncIterator[tuple[
         yield held, lambda: (asyncio.create_task(put_conversation(saver, "t", third, second)), third)
 
 
+@contextlib.asynccontextmanager
+async def behind_a_held_group(
+    saver: Any, url: str, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[asyncio.Task[None]]:
+    """Another thread's write held at the server (its row locked by another session until the block
+    ends), and no other group sent meanwhile: the writes queued in the block wait together. Yields the
+    held write's task."""
+    one_group_at_a_time(saver, monkeypatch)
+    await put(saver, "blocker", "blocker-first")
+    async with row_locked(url, "blocker"):
+        blocked = asyncio.create_task(put(saver, "blocker", "blocker-second"))
+        await until(lambda: queued(saver, "blocker") and at_the_server(queued(saver, "blocker")[0]))
+        yield blocked
+
+
+async def second_and_third_queued(saver: Any, first: Any, second: Any, third: Any) -> list[asyncio.Task[None]]:
+    """Thread t's second and third puts started, and both queued."""
+    tasks = [
+        asyncio.create_task(put_conversation(saver, "t", cp, parent))
+        for cp, parent in ((second, first), (third, second))
+    ]
+    await until(lambda: len(queued(saver, "t")) == 2)
+    return tasks
+
+
 async def assert_the_third_is_the_head(saver: Any, third: dict[str, Any]) -> None:
     thread = await saver.aget_thread("t")
     assert thread.head_checkpoint_id == third["id"] and thread.message_count == 6
@@ -224,20 +249,14 @@ async def test_a_threads_writes_waiting_together_go_in_one_group_and_stop_at_one
     server in one group: the third's statements run after the second's stored nothing (MySQL: its check
     matched no row), and must store nothing either."""
     async with opened(request, url, lock_timeout=5) as saver, open_checkpointer(url) as other:
-        one_group_at_a_time(saver, monkeypatch)
         first, second, third = conversation(2), conversation(4), conversation(6)
-        await put(saver, "blocker", "blocker-first")
         await put_conversation(saver, "t", first, None)
         elsewhere = conversation(1)
         elsewhere["channel_values"]["messages"][0].content = "from the other process"
         await put_conversation(other, "t", elsewhere, None)  # the thread's item 3
         sent = groups_sent(saver)
-        async with row_locked(url, "blocker"):
-            blocked = asyncio.create_task(put(saver, "blocker", "blocker-second"))
-            await until(lambda: queued(saver, "blocker") and at_the_server(queued(saver, "blocker")[0]))
-            stale = asyncio.create_task(put_conversation(saver, "t", second, first))
-            following = asyncio.create_task(put_conversation(saver, "t", third, second))
-            await until(lambda: len(queued(saver, "t")) == 2)
+        async with behind_a_held_group(saver, url, monkeypatch) as blocked:
+            stale, following = await second_and_third_queued(saver, first, second, third)
         await asyncio.wait_for(asyncio.gather(blocked, stale, following), SETTLES)
         assert ["t", "t"] in sent  # the second and third in one group
         assert stored_checkpoints(url) == {"blocker": 2, "t": 4}
@@ -249,16 +268,10 @@ async def test_writes_prepared_after_one_cancelled_unsent_start_again(
     request: pytest.FixtureRequest, url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with opened(request, url, lock_timeout=5) as saver:
-        one_group_at_a_time(saver, monkeypatch)  # the thread's writes wait behind another thread's group
         first, second, third = conversation(2), conversation(4), conversation(6)
-        await put(saver, "blocker", "blocker-first")
         await put_conversation(saver, "t", first, None)
-        async with row_locked(url, "blocker"):
-            blocked = asyncio.create_task(put(saver, "blocker", "blocker-second"))
-            await until(lambda: queued(saver, "blocker") and at_the_server(queued(saver, "blocker")[0]))
-            cancelled = asyncio.create_task(put_conversation(saver, "t", second, first))
-            following = asyncio.create_task(put_conversation(saver, "t", third, second))
-            await until(lambda: len(queued(saver, "t")) == 2)
+        async with behind_a_held_group(saver, url, monkeypatch) as blocked:
+            cancelled, following = await second_and_third_queued(saver, first, second, third)
             assert not any(map(at_the_server, queued(saver, "t")))  # both waiting, neither sent
             cancelled.cancel()
             with pytest.raises(asyncio.CancelledError):
