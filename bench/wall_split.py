@@ -10,6 +10,9 @@ task had the CPU: on two cores, often the database server's thread the loop's ow
 (`time.process_time`, the executor threads' too) and, for the MySQL savers, the CPU of the whole
 `mariadbd` process over the loop (`/proc/<pid>/stat`, its background threads included; other clients of
 the same server count too). `--floor` runs `floor` before each round and prints the ratio of turns/s.
+For orecast-postgres and orecast-mysql it also counts the groups of writes sent a turn, and the writes
+that found their thread's previous write still holding its turn (`core.ThreadTurn`: until its batch or
+last statement is queued): counts that load moves much less than time.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import gc
 import os
 import threading
 import time
+from typing import Any
 
 from bench.cg_throughput import warm_up
 from bench.run_bench import throughput
@@ -41,6 +45,41 @@ def _process_cpu(pid: str) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _count_groups(saver: Any) -> dict[str, int]:
+    """Counters of the groups the saver sends and of its writes, from now on (0 where it groups none)."""
+    counts = {"groups": 0, "grouped": 0, "writes": 0, "behind": 0}
+    groups = getattr(saver, "_groups", None)
+    if groups is None:
+        return counts
+    write_thread = saver._write_thread
+
+    async def counted_write(thread_id: str, work: Any) -> None:
+        counts["writes"] += 1
+        counts["behind"] += saver._write_order(thread_id).locked()
+        await write_thread(thread_id, work)
+
+    saver._write_thread = counted_write
+    if hasattr(groups, "_run_group"):  # PostgreSQL (postgres/pipeline.py)
+        run_group = groups._run_group
+
+        async def counted_group(group: list[Any], kept: Any) -> Any:
+            counts["groups"] += 1
+            counts["grouped"] += len(group)
+            return await run_group(group, kept)
+
+        groups._run_group = counted_group
+    else:  # MySQL (mysql/groups.py)
+        send = groups._send
+
+        async def counted_send(group: Any) -> Any:
+            counts["groups"] += 1
+            counts["grouped"] += len(group.members)
+            return await send(group)
+
+        groups._send = counted_send
+    return counts
+
+
 async def one_round(name: str) -> dict[str, float]:
     server = None
     if name.endswith("-mysql"):
@@ -50,6 +89,7 @@ async def one_round(name: str) -> dict[str, float]:
     async with open_store(name) as store:
         graph = build_graph().compile(checkpointer=store.saver)
         await warm_up(graph, THREADS)
+        counts = _count_groups(store.saver)
         gc.collect()
         server_before = _process_cpu(server) if server else 0.0
         (run0, wait0), cpu0, start = _schedstat(), time.process_time(), time.perf_counter()
@@ -61,7 +101,7 @@ async def one_round(name: str) -> dict[str, float]:
     run, wait = (run1 - run0) / 1e6 / n, (wait1 - wait0) / 1e6 / n
     wall = elapsed * 1e3 / n
     return {"turns_per_s": n / elapsed, "wall": wall, "run": run, "runqueue": wait, "idle": wall - run - wait,
-            "cpu": (cpu1 - cpu0) * 1e3 / n, "server": server_cpu * 1e3 / n}
+            "cpu": (cpu1 - cpu0) * 1e3 / n, "server": server_cpu * 1e3 / n, **counts}
 
 
 async def main(name: str, rounds: int, with_floor: bool) -> None:
@@ -70,10 +110,16 @@ async def main(name: str, rounds: int, with_floor: bool) -> None:
         r = await one_round(name)
         ratio = f", {r['turns_per_s'] / floor['turns_per_s']:.2f} of floor's {floor['turns_per_s']:.0f}" if floor else ""
         server = f", mariadbd {r['server']:.2f}" if name.endswith("-mysql") else ""
+        grouped = (
+            f"; groups {r['groups'] / (THREADS * TURNS):.2f} a turn ({r['grouped'] / r['groups']:.1f} statements "
+            f"or batches each), {r['behind']} of {r['writes']} writes behind their thread's last"
+            if r["groups"]
+            else ""
+        )
         print(
             f"{name}: {r['turns_per_s']:.0f} turns/s{ratio}; wall {r['wall']:.2f} = run {r['run']:.2f} + runqueue "
             f"{r['runqueue']:.2f} + idle {r['idle']:.2f} ms a turn; CPU: client {r['cpu']:.2f}{server} ms a turn "
-            f"(load {os.getloadavg()[0]:.1f})",
+            f"(load {os.getloadavg()[0]:.1f}){grouped}",
             flush=True,
         )
 
