@@ -116,7 +116,7 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
             inline: dict[str, list[str | None] | None] = {}
 
             def keep(channel: str, key: str, stored: Stored) -> None:
-                # Small values go in the checkpoint's own row where the dialect does that (PostgreSQL).
+                # Small values go in the checkpoint's own row where the dialect does that.
                 small = (
                     self.inline_values
                     and stored.kind != KIND_DELTA  # a DeltaChannel's snapshot: the seed its history finds

@@ -35,7 +35,7 @@ from orecast.checkpoint.upcast import StateSchema
 
 SCHEMA_VERSION_DEFAULT = 1
 PAGE_SIZE = 100
-# Where a dialect keeps small channel values in the checkpoint's own row (PostgreSQL, migration 007):
+# Where a dialect keeps small channel values in the checkpoint's own row (`inline_values`):
 # the stored document's key {channel: [kind, JSON text]}, and how long that JSON text may be.
 INLINE_KEY = "vals"
 INLINE_MAX_CHARS = 200
@@ -237,9 +237,9 @@ class WriteOrder:
 
 class ThreadTurn:
     """One write's turn in its thread's `WriteOrder`: released once, when the write ends, or earlier by a
-    dialect whose queue keeps a thread's statements in order (PostgreSQL's group commit), once the
-    write's last statement is in that queue. The thread's next write then prepares its statements while
-    this one's are on their way."""
+    dialect whose queue keeps a thread's statements in order (PostgreSQL's and MySQL's group commit,
+    queued.py), once the write's last statement is in that queue. The thread's next write then prepares
+    its statements while this one's are on their way."""
 
     __slots__ = ("_order", "_ticket", "held")
 
