@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import operator
+import sys
 from typing import Annotated, Any
 
 from langchain_core.messages import AIMessage
@@ -154,3 +155,58 @@ def test_the_cache_keeps_its_bound_by_a_running_count_of_items() -> None:
     assert cache.total() == 9
     cache.clear()
     assert cache.total() == 0
+
+
+class Tagged(AIMessage):
+    """A message class with a slot of its own: the collector lists one part more for it."""
+
+    __slots__ = ("tag",)
+
+
+def checked(messages: list[Any]) -> tuple[list[Any], cache.Pristine]:
+    """Objects handed out for `messages` and the compared states of their pristine copies."""
+    pristine = [cache.pristine_copy(m) for m in messages]
+    return [cache.pristine_copy(p) for p in pristine], cache.Pristine.of(list(map(cache.compared_state, pristine)))
+
+
+def with_tool_call(n: int) -> AIMessage:
+    call = {"name": "lookup", "args": {"fields": ["open", "close"], "n": n}, "id": f"call_{n}", "type": "tool_call"}
+    return AIMessage(content=f"answer {n}", id=f"ai-{n}", tool_calls=[call], usage_metadata={
+        "input_tokens": 300 + n, "output_tokens": 20, "total_tokens": 320 + n})
+
+
+EDITS = {
+    "a field": lambda m: setattr(m, "content", "edited"),
+    "a nested list": lambda m: m.tool_calls[0]["args"]["fields"].append("volume"),
+    "a nested dict": lambda m: m.usage_metadata.update(output_tokens=21),
+    "a field's dict, emptied": lambda m: m.additional_kwargs.update(refusal=None),
+    "an extra attribute": lambda m: setattr(m, "reviewed_by", "analyst"),
+    "the private attributes": lambda m: object.__setattr__(m, "__pydantic_private__", {"_seen": True}),
+    "the fields dict, replaced": lambda m: object.__setattr__(m, "__dict__", {**m.__dict__, "id": "other"}),
+    "the fields dict, a key renamed": lambda m: m.__dict__.update(tag=m.__dict__.pop("usage_metadata")),
+}
+
+
+def test_a_whole_list_check_finds_every_kind_of_edit_in_place() -> None:
+    # The check of a list of messages takes their parts from the collector's list of referents, at
+    # fixed offsets: every part a message is stored with is still compared, at every position.
+    for make in (with_tool_call, lambda n: Tagged(**with_tool_call(n).__dict__)):
+        messages, pristine = checked([make(n) for n in range(6)])
+        assert pristine.listed is (make is with_tool_call and sys.version_info < (3, 14))
+        assert cache.all_unchanged(messages, pristine)
+        for name, edit in EDITS.items():
+            for at in (0, 3, 5):
+                objs, pristine = checked([make(n) for n in range(6)])
+                edit(objs[at])
+                assert not cache.all_unchanged(objs, pristine), (name, at, make)
+
+
+def test_a_message_missing_a_part_is_checked_attribute_by_attribute() -> None:
+    # An instance whose slot holds nothing lists a part fewer, which would shift every later message's
+    # parts: the check then fetches them attribute by attribute, and still tells an edit from none.
+    for edit in (False, True):
+        messages, pristine = checked([with_tool_call(n) for n in range(4)])
+        object.__delattr__(messages[1], "__pydantic_private__")
+        if edit:
+            messages[2].tool_calls[0]["args"]["n"] = 99
+        assert cache.all_unchanged(messages, pristine, private=False) is not edit
