@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+from orecast.checkpoint import open_checkpointer
+from tests.checkpoint.checkpoints import a_checkpoint
 from tests.checkpoint.conftest import dialect_of, ph, raw_sql, stored_values
 from tests.checkpoint.graphs import TOOL_NAME, delta_graph, human, tool_loop
 
@@ -185,3 +188,21 @@ async def test_delta_thread_items_linear(saver, store_url: str) -> None:
     found = _count_text_everywhere(store_url, "delta-q-003-omega")
     assert found["items"] == 1 and found["writes"] == 0 and found["checkpoints"] == 0, found
     assert found["channel_values"] <= 1, found  # the `__start__` input copy, see above
+
+
+async def test_postgres_metadata_index_keeps_no_pending_list(fresh_postgres_url: str) -> None:
+    """PostgreSQL migration 008: the threads' metadata index (GIN) takes new entries into its tree at
+    once; with a pending list it held three pages and a free-space map for one thread's row."""
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    async with open_checkpointer(fresh_postgres_url) as saver:
+        for step in range(30):
+            metadata = {"source": "loop", "step": step, "user_id": f"u{step % 3}", f"key{step}": step}
+            await saver.aput(config, a_checkpoint(f"step {step}"), metadata, {"messages": "1"})
+            await asyncio.sleep(0.011)  # past the 10 ms after which a put moves `updated_at`: a new index entry
+        found = [thread.thread_id for thread in await saver.asearch_threads(metadata={"key29": 29})]
+    assert found == ["t"]
+    ((main, fsm),) = raw_sql(
+        fresh_postgres_url,
+        "SELECT pg_relation_size('threads_metadata', 'main'), pg_relation_size('threads_metadata', 'fsm')",
+    )
+    assert (main, fsm) == (16384, 0)
