@@ -24,6 +24,7 @@ import psycopg
 from bench.cg_throughput import warm_up
 from bench.run_bench import throughput
 from bench.stores import open_store
+from bench.wall_split import count_groups
 from bench.workload import build_graph
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -52,19 +53,7 @@ async def main(threads: int, turns: int) -> None:
         graph = build_graph().compile(checkpointer=saver)
         await warm_up(graph, threads)
 
-        counts = {"groups": 0, "writes": 0, "behind": 0}
-        run_group, write_thread = saver._groups._run_group, saver._write_thread
-
-        async def counted_group(group: list[Any], conn: Any) -> Any:
-            counts["groups"] += 1
-            return await run_group(group, conn)
-
-        async def counted_write(thread_id: str, work: Any) -> None:
-            counts["writes"] += 1
-            counts["behind"] += saver._write_order(thread_id).locked()
-            await write_thread(thread_id, work)
-
-        saver._groups._run_group, saver._write_thread = counted_group, counted_write
+        counts = count_groups(saver)
         async with await psycopg.AsyncConnection.connect(saver.url, autocommit=True) as admin:
             before = {pid: backend_cpu(pid) for pid in await backends(admin)}
             cpu, wall = time.process_time(), time.perf_counter()

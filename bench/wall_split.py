@@ -45,7 +45,7 @@ def _process_cpu(pid: str) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _count_groups(saver: Any) -> dict[str, int]:
+def count_groups(saver: Any) -> dict[str, int]:
     """Counters of the groups the saver sends and of its writes, from now on (0 where it groups none)."""
     counts = {"groups": 0, "grouped": 0, "writes": 0, "behind": 0}
     groups = getattr(saver, "_groups", None)
@@ -89,7 +89,7 @@ async def one_round(name: str) -> dict[str, float]:
     async with open_store(name) as store:
         graph = build_graph().compile(checkpointer=store.saver)
         await warm_up(graph, THREADS)
-        counts = _count_groups(store.saver)
+        counts = count_groups(store.saver)
         gc.collect()
         server_before = _process_cpu(server) if server else 0.0
         (run0, wait0), cpu0, start = _schedstat(), time.process_time(), time.perf_counter()

@@ -177,6 +177,17 @@ async def second_and_third_queued(saver: Any, first: Any, second: Any, third: An
     return tasks
 
 
+async def first_put_then_an_item_elsewhere(saver: Any, other: Any) -> tuple[dict[str, Any], ...]:
+    """Thread t's first put (items 1 and 2), then another process's put of one message (item 3), which
+    `saver` has not seen; the first, second and third conversations."""
+    first, second, third = conversation(2), conversation(4), conversation(6)
+    await put_conversation(saver, "t", first, None)
+    elsewhere = conversation(1)
+    elsewhere["channel_values"]["messages"][0].content = "from the other process"
+    await put_conversation(other, "t", elsewhere, None)
+    return first, second, third
+
+
 async def assert_the_third_is_the_head(saver: Any, third: dict[str, Any]) -> None:
     thread = await saver.aget_thread("t")
     assert thread.head_checkpoint_id == third["id"] and thread.message_count == 6
@@ -225,11 +236,7 @@ async def test_writes_prepared_after_one_that_stored_nothing_start_again(
     prepared on the second's numbers, would refer to numbers that are the other process's item or
     nobody's (MySQL would store it: the row's next number is below its own); it starts again."""
     async with opened(request, url, lock_timeout=5) as saver, open_checkpointer(url) as other:
-        first, second, third = conversation(2), conversation(4), conversation(6)
-        await put_conversation(saver, "t", first, None)
-        elsewhere = conversation(1)
-        elsewhere["channel_values"]["messages"][0].content = "from the other process"
-        await put_conversation(other, "t", elsewhere, None)  # the thread's item 3
+        first, second, third = await first_put_then_an_item_elsewhere(saver, other)
         assert saver.items.peek("t").next_item == 3  # (as this process last saw it)
         async with row_locked(url, "t"):
             stale = asyncio.create_task(put_conversation(saver, "t", second, first))
@@ -249,11 +256,7 @@ async def test_a_threads_writes_waiting_together_go_in_one_group_and_stop_at_one
     server in one group: the third's statements run after the second's stored nothing (MySQL: its check
     matched no row), and must store nothing either."""
     async with opened(request, url, lock_timeout=5) as saver, open_checkpointer(url) as other:
-        first, second, third = conversation(2), conversation(4), conversation(6)
-        await put_conversation(saver, "t", first, None)
-        elsewhere = conversation(1)
-        elsewhere["channel_values"]["messages"][0].content = "from the other process"
-        await put_conversation(other, "t", elsewhere, None)  # the thread's item 3
+        first, second, third = await first_put_then_an_item_elsewhere(saver, other)
         sent = groups_sent(saver)
         async with behind_a_held_group(saver, url, monkeypatch) as blocked:
             stale, following = await second_and_third_queued(saver, first, second, third)

@@ -97,7 +97,7 @@ class _Member:
     __slots__ = ("thread_id", "statements", "done", "chars", "group", "abandoned", "chain")
 
     def __init__(
-        self, thread_id: str, statements: Statements, done: asyncio.Future[list[int]], chain: Chain | None
+        self, thread_id: str, statements: Statements, done: asyncio.Future[list[int]], chain: Chain
     ) -> None:
         self.thread_id = thread_id
         self.statements = statements
@@ -139,20 +139,18 @@ class GroupWriter:
         # Per thread, its chained writes queued and not settled yet.
         self._queued: Unsettled[str, _Member] = Unsettled()
 
-    async def write(self, thread_id: str, statements: Statements, chain: Chain | None = None) -> list[int]:
+    async def write(self, thread_id: str, statements: Statements, chain: Chain) -> list[int]:
         """Run `statements` in the next group; the rows its first statement matched, as a list of one.
 
         `chain`: the thread's write they are, whose queue they join (see the module's doc).
         """
-        if chain is not None and chain.entry.stale:  # prepared after a write that failed
+        if chain.entry.stale:  # prepared after a write that failed
             raise StaleThreadError(thread_id)
         member = _Member(thread_id, statements, self._get_loop().create_future(), chain)
-        if chain is not None:
-            self._queued.queue(thread_id, member)
+        self._queued.queue(thread_id, member)
         self._waiting.append(member)
         self._schedule()
-        if chain is not None:
-            chain.turn.release()
+        chain.turn.release()
         try:
             return await member.done
         except asyncio.CancelledError:
@@ -213,7 +211,7 @@ class GroupWriter:
             if members and chars + member.chars > MAX_GROUP_CHARS:
                 held.extend(self._waiting[at:])
                 break
-            if member.chain is not None and not self._follows(member, members):
+            if not self._follows(member, members):
                 held.append(member)  # after its thread's earlier writes have settled
                 continue
             members.append(member)
@@ -223,8 +221,7 @@ class GroupWriter:
             return None
         checked: set[str] = set()  # threads with a write that checked the row in the group so far
         for member in members:
-            chain = member.chain
-            if chain is not None and chain.checked:
+            if member.chain.checked:
                 member.statements[0][1]["after"] = 1 if member.thread_id in checked else 0
                 checked.add(member.thread_id)
         group = _Group(members)
@@ -266,8 +263,7 @@ class GroupWriter:
             for member, answer in zip(members, answers, strict=True):
                 if not member.abandoned and not member.done.done():
                     member.done.set_result([answer])
-                chain = member.chain
-                self._settle(member, stored=chain is None or not chain.checked or answer > 0)
+                self._settle(member, stored=not member.chain.checked or answer > 0)
         finally:
             if group.timer is not None:
                 group.timer.cancel()

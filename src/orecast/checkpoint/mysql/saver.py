@@ -390,24 +390,25 @@ class _GroupedDb(_Db):
         self.thread_id = thread_id
         self.chain = chain
 
-    async def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> int:
+    async def _own_connection(self) -> Any:
+        """A pooled connection for one statement, once the thread's queued writes have settled."""
         await self.groups.settled(self.thread_id)
-        async with self.connection() as db:
+        return self.connection()
+
+    async def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> int:
+        async with await self._own_connection() as db:
             return await db.execute(sql, params)
 
     async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        await self.groups.settled(self.thread_id)
-        async with self.connection() as db:
+        async with await self._own_connection() as db:
             await db.executemany(sql, rows)
 
     async def fetchone(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> tuple[Any, ...] | None:
-        await self.groups.settled(self.thread_id)
-        async with self.connection() as db:
+        async with await self._own_connection() as db:
             return await db.fetchone(sql, params)
 
     async def fetchall(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[tuple[Any, ...]]:
-        await self.groups.settled(self.thread_id)
-        async with self.connection() as db:
+        async with await self._own_connection() as db:
             return await db.fetchall(sql, params)
 
     async def batch(self, statements: Sequence[tuple[str, Mapping[str, Any] | Sequence[Any] | None]]) -> list[int]:
@@ -757,7 +758,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
     @asynccontextmanager
     async def _first_write(self, thread_id: str) -> AsyncIterator[_Db]:
         # It reads the thread's row and items: after what the thread's queued writes store.
-        await self._groups.settled(thread_id)
+        await self._writes_settled(thread_id)
         async with self._transaction() as db:
             db.defer_items = True
             yield db
