@@ -1,5 +1,6 @@
-"""SQLite group commit: the writes ready in one pass of the event loop share one transaction, each in a
-savepoint of its own, and each returns only once that transaction has committed."""
+"""SQLite group commit: the writes ready in one pass of the event loop share one transaction, and each
+returns only once that transaction has committed. A write that fails after changing something takes
+the group's transaction down with it, and the group's other writes start again."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 
 from orecast.checkpoint import open_checkpointer
@@ -93,6 +94,55 @@ async def test_a_failing_write_rolls_back_alone(tmp_path: Path) -> None:
         tup = await saver.aget_tuple(cfg("bad"))
         assert tup is not None and tup.pending_writes == []
         assert not saver._writer.in_transaction
+
+
+def statements_of(saver: Any) -> list[str]:
+    """The statements the saver's write connection runs from now on, each as its first line."""
+    seen: list[str] = []
+    saver._writer.set_trace_callback(lambda sql: seen.append(sql.strip().splitlines()[0]))
+    return seen
+
+
+def item_count(path: Path, thread_id: str) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT count(*) FROM items WHERE thread_id = ?", (thread_id,)).fetchone()[0]
+    finally:
+        conn.close()
+
+
+async def test_a_write_failing_after_its_changes_rolls_its_group_back_and_the_others_start_again(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "store.sqlite3"
+    async with open_checkpointer(f"sqlite:///{path}") as saver:
+        await wal_copied(saver)
+        await put(saver, "bad")
+        items_before = item_count(path, "bad")
+        statements = statements_of(saver)
+        # Its first value stores a new message (an item) before its second cannot be encoded.
+        half_done = saver.aput_writes(
+            cfg("bad", checkpoint_id="x"), [("messages", [AIMessage("half", id="half")]), ("other", object())], "task"
+        )
+        results = await asyncio.gather(put(saver, "a"), half_done, put(saver, "b"), return_exceptions=True)
+        assert isinstance(results[1], Exception)
+        assert not isinstance(results[0], BaseException) and not isinstance(results[2], BaseException)
+        # "a" ran in the group the failed write rolled back, then again: two checkpoint inserts for it.
+        assert statements.count("ROLLBACK") == 1
+        assert sum(s.startswith("INSERT INTO checkpoints") for s in statements) == 3
+        assert stored_threads(path) == {"bad", "a", "b"}
+        assert item_count(path, "bad") == items_before  # the failed write's item went with it
+        for thread_id in ("a", "b"):
+            tup = await saver.aget_tuple(cfg(thread_id))
+            assert tup is not None and [m.content for m in tup.checkpoint["channel_values"]["messages"]] == [thread_id]
+        tup = await saver.aget_tuple(cfg("bad"))
+        assert tup is not None and tup.pending_writes == []
+        assert not saver._writer.in_transaction
+        # The retried thread's cache was rebuilt from what was committed: its next turn stores as usual.
+        graph = tool_loop(saver)
+        await graph.ainvoke({"messages": [human(1)]}, cfg("a"))
+        state = (await graph.aget_state(cfg("a"))).values
+        assert [m.content for m in state["messages"]][:2] == ["a", human(1).content]
 
 
 async def test_a_caller_cancelled_after_its_statements_leaves_the_saver_usable(tmp_path: Path) -> None:

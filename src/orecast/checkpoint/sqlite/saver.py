@@ -129,9 +129,9 @@ def _connect(target: str, *, read_only: bool = False) -> tuple[sqlite3.Connectio
         # WAL + NORMAL: a crash of the application never loses a committed checkpoint; only an OS crash
         # or power loss can drop the last transactions. A rollback journal needs FULL for as much.
         conn.execute(f"PRAGMA synchronous = {'NORMAL' if mode == 'wal' else 'FULL'}")
-        # A group's writes each hold a savepoint until the group commits, and their pages' old copies
-        # (the statement journal) outgrow SQLite's 64 KiB spill limit: on disk, that is a temporary
-        # file created, written page by page and deleted in every group.
+        # A statement that may fail half-way (several rows, an upsert) keeps its pages' old copies in
+        # a statement journal until it ends: in memory, not a temporary file created, written page
+        # by page and deleted each time.
         conn.execute("PRAGMA temp_store = MEMORY")
         # On the loop, statements must not wait: `_Db` waits for a busy lock itself.
         conn.execute("PRAGMA busy_timeout = 0")
@@ -286,13 +286,18 @@ class _Group:
 
 class _GroupCommit:
     """Group commit: the puts and put_writes that are ready in the same pass of the event loop (the
-    several threads a process serves at once) share one transaction, each in a savepoint of its own.
+    several threads a process serves at once) share one transaction.
 
     A COMMIT costs more than the statements of a put (WAL frames for every page it dirtied, the
     threads and index pages again and again); one per pass instead of one per write saves most of
-    it. A write that fails or is cancelled before its savepoint is released rolls back alone; the
-    others commit. The transaction commits in a task that the first write of a group starts: it runs
-    after the writes already woken in this pass, which join the group.
+    it. The transaction commits in a task that the first write of a group starts: it runs after the
+    writes already woken in this pass, which join the group.
+
+    A write that fails or is cancelled after it changed something rolls the whole group back, and the
+    group's other writes start again (`GroupRolledBack`, which `_write_thread` retries on a fresh
+    cache); one that fails before changing anything leaves the group as it is. Failures are rare: a
+    savepoint per write, which would undo one write alone, had SQLite copy every page a write touched
+    into its statement journal first, a third of the memory a group's statements wrote.
     """
 
     def __init__(self) -> None:
@@ -334,16 +339,25 @@ class _GroupCommit:
             await asyncio.gather(*self._committers, return_exceptions=True)
 
 
+class GroupRolledBack(StaleThreadError):
+    """Another write of this write's group failed after changing something, and the group's transaction
+    was rolled back with it: this write stored nothing and starts again (see `_GroupCommit`)."""
+
+    def __init__(self) -> None:
+        super().__init__("another write of its group failed: the group was rolled back")
+
+
 class _WriteUnit:
     """`SqliteCheckpointer._write_unit`: a class rather than an `asynccontextmanager`, whose generator
-    machinery cost more than the savepoint's statements on every put and put_writes."""
+    machinery cost more than a put's statements."""
 
-    __slots__ = ("saver", "conn", "group")
+    __slots__ = ("saver", "conn", "group", "changes")
 
     def __init__(self, saver: SqliteCheckpointer) -> None:
         self.saver = saver
         self.conn = saver._writable()
         self.group: _Group | None = None
+        self.changes = 0  # the connection's total changes when the write began
 
     async def __aenter__(self) -> _Db:
         saver, conn = self.saver, self.conn
@@ -362,7 +376,7 @@ class _WriteUnit:
                 group = groups.start(saver._commit_group)
             self.group = group
             group.size += 1
-            conn.execute("SAVEPOINT write_unit")
+            self.changes = conn.total_changes
         except BaseException:
             saver._write_lock.release()
             groups.pending -= 1
@@ -375,20 +389,14 @@ class _WriteUnit:
         groups = saver._groups
         try:
             if exc_type is not None:
-                # Also on cancellation: only this write is undone, the group's others stay.
-                try:
-                    conn.execute("ROLLBACK TO write_unit")
-                    conn.execute("RELEASE write_unit")
-                except sqlite3.Error:
-                    # The transaction is gone (SQLite rolled it back itself after an I/O error or
-                    # a full disk) or unusable: the whole group fails with this write.
+                # Also on cancellation. A write that changed nothing leaves the group's others be;
+                # otherwise its changes are undone with theirs, and they start again. (A transaction
+                # SQLite rolled back itself, after an I/O error or a full disk, is gone either way.)
+                if conn.total_changes != self.changes or not conn.in_transaction:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
-                    groups.fail(group, exc if exc is not None else exc_type())
+                    groups.fail(group, GroupRolledBack())
                 return  # the caller's exception propagates
-            # The savepoint stays open until the group commits (COMMIT releases them all): a later
-            # write's savepoint nests in it, and its ROLLBACK TO names the newest one, its own. A
-            # RELEASE per write cost as much as a SAVEPOINT, for nothing.
         finally:
             saver._write_lock.release()
             groups.pending -= 1
@@ -567,8 +575,8 @@ class SqliteCheckpointer(OrecastCheckpointer):
         return self._writer
 
     def _write_unit(self, thread_id: str, turn: ThreadTurn) -> _WriteUnit:
-        """A put or put_writes: a savepoint in the transaction of the current group (see `_GroupCommit`),
-        returning once that transaction has committed."""
+        """A put or put_writes: its statements in the transaction of the current group (see
+        `_GroupCommit`), returning once that transaction has committed."""
         return _WriteUnit(self)
 
     async def _commit_group(self, group: _Group) -> None:
