@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
@@ -227,3 +228,25 @@ async def test_cli_reads_a_store_it_may_not_write(tmp_path: Path) -> None:
     finally:
         for path in (ro_file, ro_folder, ro_both):
             path.parent.chmod(0o755)
+
+
+async def test_an_item_number_taken_fails_the_write_and_keeps_nothing_of_it(tmp_path: Path) -> None:
+    # The saver inserts items with OR IGNORE (no statement journal): an insert ignored because its number
+    # is taken, not because its content is stored, must still fail the write rather than lose the item.
+    path = tmp_path / "store.sqlite3"
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    async with open_checkpointer(f"sqlite:///{path}") as saver:
+        graph = tool_loop(saver)
+        await graph.ainvoke({"messages": [human(0)]}, config)
+        before = await graph.aget_state(config)
+        with sqlite3.connect(path) as conn:  # a stray item under the number the thread gives next
+            conn.execute(
+                "INSERT INTO items (thread_id, item_no, hash, value) "
+                "SELECT thread_id, next_item, 'stray', '{}' FROM threads WHERE thread_id = 't'"
+            )
+        with pytest.raises(sqlite3.IntegrityError, match="taken"):
+            await graph.ainvoke({"messages": [human(1)]}, config)
+        after = await graph.aget_state(config)
+        assert after.config == before.config and after.values["messages"] == before.values["messages"]
+        assert not saver._writer.in_transaction
+        await graph.ainvoke({"messages": [human(2)]}, {"configurable": {"thread_id": "other"}})

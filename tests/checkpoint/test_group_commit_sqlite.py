@@ -129,7 +129,7 @@ async def test_a_write_failing_after_its_changes_rolls_its_group_back_and_the_ot
         assert not isinstance(results[0], BaseException) and not isinstance(results[2], BaseException)
         # "a" ran in the group the failed write rolled back, then again: two checkpoint inserts for it.
         assert statements.count("ROLLBACK") == 1
-        assert sum(s.startswith("INSERT INTO checkpoints") for s in statements) == 3
+        assert sum(s.startswith("INSERT") and " INTO checkpoints " in s for s in statements) == 3
         assert stored_threads(path) == {"bad", "a", "b"}
         assert item_count(path, "bad") == items_before  # the failed write's item went with it
         for thread_id in ("a", "b"):

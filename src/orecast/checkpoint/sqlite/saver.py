@@ -682,10 +682,13 @@ class SqliteCheckpointer(OrecastCheckpointer):
         )
         if conn.total_changes - before == len(new):
             return numbers
-        return {
+        stored = {
             digest: number
             for number, digest in await db.fetchall(self.q.SELECT_ITEMS_BY_HASH, (thread_id, json.dumps(list(new))))
         }
+        if len(stored) != len(new):  # (an insert ignored for a taken number, not for its hash)
+            raise sqlite3.IntegrityError(f"thread {thread_id!r}: item numbers {sorted(numbers.values())} are taken")
+        return stored
 
     @staticmethod
     def _ts(value: datetime) -> str:
