@@ -32,18 +32,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import operator
 import re
 import subprocess
 from collections.abc import Coroutine, Generator
 from typing import Any
 
-from bench.cg_growth import callgrind
-from bench.cg_throughput import warm_up
-from bench.run_bench import throughput
-from bench.stores import open_store
-from bench.workload import build_graph
+from bench import cg_throughput
 
 
 class Stepped:
@@ -101,17 +96,13 @@ async def main(name: str, kb: int) -> None:
 
     step_through(GroupCommit, "_run_groups")
     step_through(GroupWriter, "_next_group")
-    async with open_store(name) as store:
-        saver_cls = type(store.saver)
+
+    def instrument(saver: Any) -> None:
         if kb:
-            pollute(saver_cls, kb)
-        step_through(saver_cls, "aput", "aput_writes", "aget_tuple")
-        graph = build_graph().compile(checkpointer=store.saver)
-        await warm_up(graph, 8)
-        gc.collect()
-        callgrind("-i", "on")
-        await throughput(graph, 8, 20, stateless=False)
-        callgrind("-i", "off")
+            pollute(type(saver), kb)
+        step_through(type(saver), "aput", "aput_writes", "aget_tuple")
+
+    await cg_throughput.main(name, 8, 20, prepare=instrument)
 
 
 def summary(path: str, turns: int = 160) -> str:

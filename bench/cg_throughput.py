@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from bench.cg_growth import callgrind
@@ -35,8 +36,11 @@ async def warm_up(graph: Any, threads: int) -> None:
     await asyncio.gather(*(warm(i) for i in range(threads)))
 
 
-async def main(name: str, threads: int, turns: int) -> None:
+async def main(name: str, threads: int, turns: int, prepare: Callable[[Any], None] | None = None) -> None:
+    """The measured loop; `prepare(saver)` runs on the opened saver first (`bench.cg_split` instruments it)."""
     async with open_store(name) as store:
+        if prepare is not None:
+            prepare(store.saver)
         graph = build_graph().compile(checkpointer=store.saver)
         await warm_up(graph, threads)
         gc.collect()
