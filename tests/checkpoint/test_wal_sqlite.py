@@ -3,7 +3,9 @@ with the saver."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -71,3 +73,50 @@ async def test_closing_the_saver_closes_every_connection_it_opened(tmp_path: Pat
     assert open_files_under(tmp_path) == []
     async with open_checkpointer(f"sqlite:///{path}") as saver:
         assert len((await saver.aget_tuple(cfg("t"))).checkpoint["channel_values"]["messages"]) == 40
+
+
+async def test_a_single_writer_writes_on_while_the_wal_is_copied(tmp_path: Path) -> None:
+    """A WAL checkpoint's first copy runs alongside the writes (only its catch-up holds them back): a
+    write committed while the first copy is held inside its worker thread completes, and once the copy
+    is let go, the catch-up copies that write too, so the next write restarts the WAL."""
+    path = tmp_path / "s.sqlite"
+    async with open_checkpointer(f"sqlite:///{path}") as saver:
+        copier = saver._wal_copier
+        copying, release = threading.Event(), threading.Event()
+        copies = []
+        real_run = copier.run
+
+        def held_first_copy() -> None:
+            copies.append(os.stat(f"{path}-wal").st_size)
+            if len(copies) == 1:
+                copying.set()
+                release.wait(10)
+            real_run()
+
+        copier.run = held_first_copy
+        messages: list[HumanMessage] = []
+        parent = None
+        turn = 0
+        while saver._wal_checkpoint is None:  # until the WAL passes the threshold
+            messages = [*messages, HumanMessage("x" * 2000 + str(turn), id=f"m{turn}")]
+            cp = empty_checkpoint()
+            cp["channel_values"] = {"messages": messages}
+            cp["channel_versions"] = {"messages": str(turn + 1)}
+            config = await saver.aput(cfg("t", parent), cp, {"source": "loop", "step": turn}, {"messages": str(turn + 1)})
+            parent = config["configurable"]["checkpoint_id"]
+            turn += 1
+        assert await asyncio.to_thread(copying.wait, 10)
+        cp = empty_checkpoint()
+        cp["channel_values"] = {"messages": [*messages, HumanMessage("during the copy", id="late")]}
+        cp["channel_versions"] = {"messages": str(turn + 1)}
+        await asyncio.wait_for(saver.aput(cfg("t", parent), cp, {"source": "loop", "step": turn}, {"messages": str(turn + 1)}), 5)
+        release.set()
+        await saver._wal_checkpoint
+        assert len(copies) == 2  # the first copy, then the catch-up
+        state = await saver.aget_tuple(cfg("t"))
+        assert state.checkpoint["channel_values"]["messages"][-1].id == "late"
+        # Everything was copied: the next write starts the WAL from its beginning (journal_size_limit=0
+        # cuts the file to what that write used).
+        before = os.stat(f"{path}-wal").st_size
+        await saver.aput(cfg("t", state.config["configurable"]["checkpoint_id"]), empty_checkpoint(), {"source": "loop", "step": turn + 1}, {})
+        assert os.stat(f"{path}-wal").st_size < before

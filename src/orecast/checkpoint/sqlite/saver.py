@@ -24,11 +24,11 @@ from orecast.checkpoint.sqlite import queries
 BUSY_TIMEOUT_MS = 30_000
 BUSY_POLL_MAX_SECONDS = 0.05
 WAL_CHECKPOINT_BYTES = 48 * 1024
-# A WAL checkpoint holds this saver's writes back through its copy and fsyncs: while other writes are
-# waiting or were committed together (several threads at once), it waits for a quiet moment, as long
-# as the WAL stays under this size (SQLite's own automatic checkpoints wait for 1,000 pages, ≈4 MiB).
-# Each checkpoint then copies a page that many commits rewrote (a b-tree's inner pages, the threads
-# table) once, and holds the writes back a few times per 8 × 20 turns instead of twice per turn.
+# A WAL checkpoint holds this saver's writes back for its last copy (see `_checkpoint_wal`): while other
+# writes are waiting or were committed together (several threads at once), it waits for a quiet moment,
+# as long as the WAL stays under this size (SQLite's own automatic checkpoints wait for 1,000 pages,
+# ≈4 MiB). Each checkpoint then copies a page that many commits rewrote (a b-tree's inner pages, the
+# threads table) once, and holds the writes back a few times per 8 × 20 turns instead of twice per turn.
 WAL_CHECKPOINT_BUSY_BYTES = 4 * 1024 * 1024
 # Writes count as concurrent until this many single-write groups in a row followed a shared one.
 SHARED_GROUPS_MEMORY = 8
@@ -637,21 +637,23 @@ class SqliteCheckpointer(OrecastCheckpointer):
             return
         busy = busy or self._writes_pending > 0 or self._groups.pending > 0
         if size >= (WAL_CHECKPOINT_BUSY_BYTES if busy else WAL_CHECKPOINT_BYTES):
-            self._wal_checkpoint = asyncio.ensure_future(self._checkpoint_wal(alongside=busy))
+            self._wal_checkpoint = asyncio.ensure_future(self._checkpoint_wal())
 
-    async def _checkpoint_wal(self, *, alongside: bool) -> None:
-        # In a worker thread, so the event loop runs the graphs meanwhile. Between two writes of this
-        # saver, so the copy catches up with the WAL: a checkpoint that only runs alongside the writes
-        # never finds the WAL fully copied, the WAL is never restarted, and it grows without bound
-        # (2.4 MB after 60 turns), making every page lookup slower. While several threads write
-        # (`alongside`), a first copy runs alongside the writes and pays the bulk of the copying and
-        # fsyncs, so the writes held back then wait only for what was committed meanwhile. (A single
-        # writer does not wait for that first copy: its WAL would grow past 48 KiB meanwhile.)
+    async def _checkpoint_wal(self) -> None:
+        # In a worker thread, so the event loop runs the graphs meanwhile. A first copy runs alongside
+        # the writes and pays the bulk of the copying and both fsyncs (the WAL's, then the database's);
+        # then a second one runs between two writes of this saver, so the copy catches up with the WAL
+        # and the next write restarts the WAL from its start. A checkpoint that only ran alongside the
+        # writes would never find the WAL fully copied, and the WAL would grow without bound (2.4 MB
+        # after 60 turns), making every page lookup slower. The writes held back wait only for what
+        # was committed during the first copy (often nothing: then the second copy has nothing to do).
+        # Holding them back through the whole copy, as a single writer once did, made it wait
+        # 3.0–3.4 ms a turn of 200 (docs/benchmarks.md); the WAL now passes 48 KiB by what the first
+        # copy lets through.
         copier = self._wal_copier
         if copier is None:
             return
-        if alongside:
-            await asyncio.to_thread(copier.run)
+        await asyncio.to_thread(copier.run)
         async with self._write_lock:
             if self._writer is not None:
                 await self._end_group(self._groups.open)
