@@ -77,8 +77,9 @@ async def test_closing_the_saver_closes_every_connection_it_opened(tmp_path: Pat
 
 async def test_a_single_writer_writes_on_while_the_wal_is_copied(tmp_path: Path) -> None:
     """A WAL checkpoint's first copy runs alongside the writes (only its catch-up holds them back): a
-    write committed while the first copy is held inside its worker thread completes, and once the copy
-    is let go, the catch-up copies that write too, so the next write restarts the WAL."""
+    write committed while the first copy is held inside its worker thread completes. Writes go on until
+    the WAL reaches twice the threshold; then they wait for the checkpoint (a slow disk must not let the
+    WAL grow without bound), which, let go, copies everything, so the next write restarts the WAL."""
     path = tmp_path / "s.sqlite"
     async with open_checkpointer(f"sqlite:///{path}") as saver:
         copier = saver._wal_copier
@@ -96,27 +97,33 @@ async def test_a_single_writer_writes_on_while_the_wal_is_copied(tmp_path: Path)
         copier.run = held_first_copy
         messages: list[HumanMessage] = []
         parent = None
+
+        def put(turn: int) -> Any:
+            messages.append(HumanMessage("x" * 2000 + str(turn), id=f"m{turn}"))
+            cp = empty_checkpoint()
+            cp["channel_values"] = {"messages": list(messages)}
+            cp["channel_versions"] = {"messages": str(turn + 1)}
+            return saver.aput(cfg("t", parent), cp, {"source": "loop", "step": turn}, {"messages": str(turn + 1)})
+
         turn = 0
         while saver._wal_checkpoint is None:  # until the WAL passes the threshold
-            messages = [*messages, HumanMessage("x" * 2000 + str(turn), id=f"m{turn}")]
-            cp = empty_checkpoint()
-            cp["channel_values"] = {"messages": messages}
-            cp["channel_versions"] = {"messages": str(turn + 1)}
-            config = await saver.aput(cfg("t", parent), cp, {"source": "loop", "step": turn}, {"messages": str(turn + 1)})
-            parent = config["configurable"]["checkpoint_id"]
+            parent = (await put(turn))["configurable"]["checkpoint_id"]
             turn += 1
         assert await asyncio.to_thread(copying.wait, 10)
-        cp = empty_checkpoint()
-        cp["channel_values"] = {"messages": [*messages, HumanMessage("during the copy", id="late")]}
-        cp["channel_versions"] = {"messages": str(turn + 1)}
-        await asyncio.wait_for(saver.aput(cfg("t", parent), cp, {"source": "loop", "step": turn}, {"messages": str(turn + 1)}), 5)
+        while saver._wal_room.is_set():  # writes go on while the first copy is held
+            parent = (await asyncio.wait_for(put(turn), 5))["configurable"]["checkpoint_id"]
+            turn += 1
+        held = os.stat(f"{path}-wal").st_size
+        assert held >= 2 * WAL_CHECKPOINT_BYTES
+        waiting = asyncio.ensure_future(put(turn))
+        await asyncio.sleep(0.3)
+        assert not waiting.done()  # held back until the checkpoint ends
         release.set()
+        await asyncio.wait_for(waiting, 10)
         await saver._wal_checkpoint
         assert len(copies) == 2  # the first copy, then the catch-up
+        # The catch-up copied everything, so the write that waited started the WAL from its beginning
+        # (journal_size_limit=0 cuts the file to what that write used).
+        assert os.stat(f"{path}-wal").st_size < held
         state = await saver.aget_tuple(cfg("t"))
-        assert state.checkpoint["channel_values"]["messages"][-1].id == "late"
-        # Everything was copied: the next write starts the WAL from its beginning (journal_size_limit=0
-        # cuts the file to what that write used).
-        before = os.stat(f"{path}-wal").st_size
-        await saver.aput(cfg("t", state.config["configurable"]["checkpoint_id"]), empty_checkpoint(), {"source": "loop", "step": turn + 1}, {})
-        assert os.stat(f"{path}-wal").st_size < before
+        assert [m.id for m in state.checkpoint["channel_values"]["messages"]] == [f"m{i}" for i in range(turn + 1)]

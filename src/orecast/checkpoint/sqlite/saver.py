@@ -30,6 +30,8 @@ WAL_CHECKPOINT_BYTES = 48 * 1024
 # ≈4 MiB). Each checkpoint then copies a page that many commits rewrote (a b-tree's inner pages, the
 # threads table) once, and holds the writes back a few times per 8 × 20 turns instead of twice per turn.
 WAL_CHECKPOINT_BUSY_BYTES = 4 * 1024 * 1024
+# A WAL this many times the running checkpoint's threshold holds the writes back until it ends.
+WAL_HOLD_FACTOR = 2
 # Writes count as concurrent until this many single-write groups in a row followed a shared one.
 SHARED_GROUPS_MEMORY = 8
 
@@ -363,6 +365,8 @@ class _WriteUnit:
     async def __aenter__(self) -> _Db:
         saver, conn = self.saver, self.conn
         groups = saver._groups
+        if not saver._wal_room.is_set():
+            await saver._wal_room.wait()
         groups.pending += 1
         try:
             await saver._write_lock.acquire()
@@ -462,6 +466,10 @@ class SqliteCheckpointer(OrecastCheckpointer):
         self._writes_pending = 0  # writes waiting for or holding `_write_lock`
         self._wal_checkpoint: asyncio.Task[None] | None = None
         self._wal_copier: _WalCopier | None = None
+        # Cleared while writes wait for a WAL checkpoint that fell behind (see `_after_commit`).
+        self._wal_room = asyncio.Event()
+        self._wal_room.set()
+        self._wal_threshold = WAL_CHECKPOINT_BYTES  # the running checkpoint's
         # Shared with the shallow copies LangGraph makes (`with_allowlist`): they use the same connection.
         self._groups = _GroupCommit()
 
@@ -609,6 +617,7 @@ class SqliteCheckpointer(OrecastCheckpointer):
     async def _write(self) -> AsyncIterator[_Db]:
         """A transaction of its own (maintenance, thread edits, migrations), after the open group's."""
         conn = self._writable()
+        await self._wal_room.wait()
         self._writes_pending += 1
         try:
             async with self._write_lock:
@@ -628,15 +637,24 @@ class SqliteCheckpointer(OrecastCheckpointer):
         self._after_commit()
 
     def _after_commit(self, *, busy: bool = False) -> None:
-        """Start a WAL checkpoint once the WAL has grown (one at a time), at a quiet moment if possible."""
-        if not self.wal or (self._wal_checkpoint and not self._wal_checkpoint.done()):
+        """Start a WAL checkpoint once the WAL has grown (one at a time), at a quiet moment if possible;
+        hold the writes back while one that runs falls behind them."""
+        if not self.wal:
             return
         try:
             size = os.stat(self.file + "-wal").st_size
         except FileNotFoundError:
             return
+        if self._wal_checkpoint and not self._wal_checkpoint.done():
+            # Its first copy lets the writes go on; while its fsyncs are slow (a busy disk), a single
+            # writer would grow the WAL by hundreds of KiB before the copy ends (2 MB once, when other
+            # databases were benchmarked on the machine).
+            if size >= WAL_HOLD_FACTOR * self._wal_threshold:
+                self._wal_room.clear()
+            return
         busy = busy or self._writes_pending > 0 or self._groups.pending > 0
-        if size >= (WAL_CHECKPOINT_BUSY_BYTES if busy else WAL_CHECKPOINT_BYTES):
+        self._wal_threshold = WAL_CHECKPOINT_BUSY_BYTES if busy else WAL_CHECKPOINT_BYTES
+        if size >= self._wal_threshold:
             self._wal_checkpoint = asyncio.ensure_future(self._checkpoint_wal())
 
     async def _checkpoint_wal(self) -> None:
@@ -644,20 +662,22 @@ class SqliteCheckpointer(OrecastCheckpointer):
         # the writes and pays the bulk of the copying and both fsyncs (the WAL's, then the database's);
         # then a second one runs between two writes of this saver, so the copy catches up with the WAL
         # and the next write restarts the WAL from its start. A checkpoint that only ran alongside the
-        # writes would never find the WAL fully copied, and the WAL would grow without bound (2.4 MB
-        # after 60 turns), making every page lookup slower. The writes held back wait only for what
-        # was committed during the first copy (often nothing: then the second copy has nothing to do).
-        # Holding them back through the whole copy, as a single writer once did, made it wait
-        # 3.0–3.4 ms a turn of 200 (docs/benchmarks.md); the WAL now passes 48 KiB by what the first
-        # copy lets through.
+        # writes would hardly ever find the WAL fully copied (a single writer commits 9 times a turn:
+        # in 200 turns, 1 first copy of 346 saw no commit), and the WAL would grow without bound (2.4 MB after 60 turns), making every page lookup slower. The
+        # writes held back wait only for what was committed during the first copy. Holding them
+        # back through the whole copy, as a single writer once did, made it wait 3.0–3.4 ms a turn of
+        # 200 (docs/benchmarks.md).
         copier = self._wal_copier
         if copier is None:
             return
-        await asyncio.to_thread(copier.run)
-        async with self._write_lock:
-            if self._writer is not None:
-                await self._end_group(self._groups.open)
-                await asyncio.to_thread(copier.run)
+        try:
+            await asyncio.to_thread(copier.run)
+            async with self._write_lock:
+                if self._writer is not None:
+                    await self._end_group(self._groups.open)
+                    await asyncio.to_thread(copier.run)
+        finally:
+            self._wal_room.set()
 
     def _read(self) -> _Reading:
         assert self._reader is not None, "saver is closed"
