@@ -6,6 +6,7 @@ import asyncio
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from typing import Any
 
 import asyncmy
@@ -14,6 +15,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 
+import orecast.checkpoint.base as base
 from orecast.checkpoint.mysql.saver import connect_kwargs
 from orecast.checkpoint.urls import parse_url
 from tests.checkpoint.conftest import dialect_of, ph, raw_sql
@@ -337,3 +339,24 @@ async def test_a_metadata_edit_keeps_a_status_set_while_it_ran(saver, store_url:
     assert thread.status == "idle"
     assert thread.metadata == {"a": 1, "b": 2}
     assert (await saver.aget_thread("t")).status == "idle"
+
+
+async def test_updated_at_moves_at_most_every_10_ms(saver, store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn's puts come a few ms apart: moving `updated_at` at each would rewrite its index entry each
+    time (SQLite rewrites it whenever the column is assigned; PostgreSQL could not update the row in
+    place). With the clock stopped, a put leaves it as it is; 10 ms later, a put moves it."""
+    if dialect_of(store_url) == "mysql":
+        pytest.skip("MySQL moves updated_at at every put")
+    start = base.utc_now()
+    clock = [start]
+    monkeypatch.setattr(base, "utc_now", lambda: clock[0])
+    config = await saver.aput(cfg("t", checkpoint_ns=""), checkpoint_with({"n": 1}, {"n": "1"}), {"step": 1}, {"n": "1"})
+    first = (await saver.aget_thread("t")).updated_at
+    clock[0] = start + timedelta(milliseconds=9)
+    config = await saver.aput(config, checkpoint_with({"n": 2}, {"n": "2"}), {"step": 2}, {"n": "2"})
+    thread = await saver.aget_thread("t")
+    assert (thread.updated_at, thread.checkpoint_count) == (first, 2)
+    clock[0] = start + timedelta(milliseconds=11)
+    await saver.aput(config, checkpoint_with({"n": 3}, {"n": "3"}), {"step": 3}, {"n": "3"})
+    thread = await saver.aget_thread("t")
+    assert thread.updated_at == clock[0] and thread.checkpoint_count == 3

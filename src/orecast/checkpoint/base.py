@@ -318,7 +318,6 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
         row = await db.fetchone(
             self.q.RECORD_CHECKPOINT_IN_THREAD,
             (
-                now,
                 seed,
                 0 if inserted is None else 1,
                 head,
@@ -332,7 +331,10 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                 incarnation,
             ),
         )
-        return row is not None
+        if row is None:
+            return False
+        await db.execute(self.q.TOUCH_THREAD, (now, thread_id))
+        return True
 
     async def _messages_written_at(
         self, db: Db, thread: ThreadItems, thread_id: str, checkpoint_id: str | None
