@@ -667,10 +667,10 @@ class SqliteCheckpointer(OrecastCheckpointer):
         # writes held back wait only for what was committed during the first copy. Holding them
         # back through the whole copy, as a single writer once did, made it wait 3.0–3.4 ms a turn of
         # 200 (docs/benchmarks.md).
-        copier = self._wal_copier
-        if copier is None:
-            return
         try:
+            copier = self._wal_copier
+            if copier is None:
+                return
             await asyncio.to_thread(copier.run)
             async with self._write_lock:
                 if self._writer is not None:
