@@ -712,6 +712,7 @@ class MysqlCheckpointer(OrecastCheckpointer):
         return _Operation(self)
 
     async def _write_thread(self, thread_id: str, work: Callable[[Db, ThreadItems], Awaitable[None]]) -> None:
+        hash_retried = False
         for attempt in range(1, DEADLOCK_RETRIES + 1):
             try:
                 return await super()._write_thread(thread_id, work)
@@ -719,6 +720,15 @@ class MysqlCheckpointer(OrecastCheckpointer):
                 if attempt == DEADLOCK_RETRIES:
                     raise
                 await asyncio.sleep(0.005 * attempt)
+            except StaleThreadError:
+                # Its retry failed on an item's hash, stored before this process (re)learnt the thread
+                # (`_run_batch`). That happens when its first attempt failed with an earlier write of
+                # the thread (prepared after one that matched nothing), and that write's retry made the
+                # thread known again knowing only the hashes it looked up: once more, looking hashes up
+                # first (`_first_write`), which cannot fail on one.
+                if hash_retried or thread_id not in self._hash_conflicts:
+                    raise
+                hash_retried = True
 
     async def setup(self) -> None:
         """Apply the numbered migrations under a named lock: DDL commits at once in MySQL, so the lock,
