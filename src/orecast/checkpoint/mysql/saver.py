@@ -63,8 +63,16 @@ def _quoted(value: str) -> str:
     (`SQL_MODE`): inside single quotes only the backslash and the quote need escaping (no utf8mb4
     character contains either byte), and NUL is escaped as well. The driver's own escaping (a
     `str.translate` that also escapes `"`, newlines and Ctrl-Z) took ~15 times as long on the JSON texts
-    a write sends, which made it a good part of the client's CPU per turn."""
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'").replace("\0", "\\0") + "'"
+    a write sends, which made it a good part of the client's CPU per turn. Each character is looked for
+    before it is replaced: most values hold none of them, and `in` costs less than a `replace` that finds
+    nothing (the 8×20 loop's 14,579 values: 12 against 25 µs a turn)."""
+    if "\\" in value:
+        value = value.replace("\\", "\\\\")
+    if "'" in value:
+        value = value.replace("'", "\\'")
+    if "\0" in value:
+        value = value.replace("\0", "\\0")
+    return "'" + value + "'"
 
 
 def _text(value: Any) -> Any:
