@@ -446,3 +446,27 @@ async def test_a_group_answers_only_when_a_write_matched_nothing(fresh_mysql_url
     assert [m.id for m in messages if m.type == "human"] == [human(10).id, human(11).id]
     assert [c for _n, c in _items(url, "b-kept")].count("kept") == 1
     assert [c for _n, c in _items(url, "a-reborn")].count("late") == 1  # stored once, in the new thread
+
+
+async def test_a_write_failed_with_an_earlier_one_looks_hashes_up_on_its_retry(fresh_mysql_url: str) -> None:
+    """Two writes of a thread whose item numbers another process took meanwhile, queued one after the
+    other: the first matches nothing, the second fails with it. The first's retry makes the thread known
+    again with only the hashes it looked up; the second's retry then takes a stored message for new,
+    fails on its hash, and is made once more, looking hashes up: both are stored, each item once."""
+    url = fresh_mysql_url
+    async with open_checkpointer(url) as first, open_checkpointer(url) as second:
+        await _chat(first, "shared", 2)
+        await _chat(second, "shared", 2, start=2)  # items 9-16, unknown to `first`
+        tup = await first.aget_tuple(cfg("shared"))
+        first.items.peek("shared").next_item = 9  # as if read before `second` wrote
+        late = AIMessage(content="a late write", id="late")
+        again = human(0, "question 0")  # item 1, stored
+        await asyncio.gather(
+            first.aput_writes(tup.config, [("messages", [late])], task_id="task-late"),
+            first.aput_writes(tup.config, [("messages", [again])], task_id="task-again"),
+        )
+        pending = (await first.aget_tuple(tup.config)).pending_writes
+        assert ("task-late", "messages", [late]) in pending
+        assert ("task-again", "messages", [again]) in pending
+    contents = [c for _n, c in _items(url, "shared")]
+    assert contents.count("question 0") == 1 and contents.count("a late write") == 1
