@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
 from orecast.checkpoint import open_checkpointer
@@ -206,3 +207,29 @@ async def test_postgres_metadata_index_keeps_no_pending_list(fresh_postgres_url:
         "SELECT pg_relation_size('threads_metadata', 'main'), pg_relation_size('threads_metadata', 'fsm')",
     )
     assert (main, fsm) == (16384, 0)
+
+
+async def _checkpoints_with_writes(saver: Any, thread_id: str, count: int) -> None:
+    """`count` checkpoints of `thread_id` one after the other, each with one task's write."""
+    config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    for step in range(count):
+        config = await saver.aput(config, a_checkpoint(f"{thread_id} {step}"), {"step": step}, {"messages": "1"})
+        await saver.aput_writes(config, [("branch:to:agent", None)], str(uuid.uuid4()))
+
+
+async def test_postgres_deleted_thread_leaves_no_half_empty_index_pages(fresh_postgres_url: str) -> None:
+    """A deleted thread whose keys sort after another's: its index entries are marked dead once the
+    deletion committed, so that the other thread's next checkpoints and writes fill the primary keys'
+    pages as a lone thread's do (90/10 splits at the right edge), not in halves before the dead entries
+    (40 kB and 56 kB; without: 64 kB and 96 kB)."""
+    async with open_checkpointer(fresh_postgres_url) as saver:
+        await _checkpoints_with_writes(saver, "z", 10)
+        await saver.adelete_thread("z")
+        await _checkpoints_with_writes(saver, "a", 400)
+        assert len([c async for c in saver.alist({"configurable": {"thread_id": "a"}})]) == 400
+    ((checkpoints, writes),) = raw_sql(
+        fresh_postgres_url,
+        "SELECT pg_relation_size('checkpoints_pkey'), pg_relation_size('task_writes_pkey')",
+    )
+    assert checkpoints <= 40960 and writes <= 57344, (checkpoints, writes)
+

@@ -226,6 +226,21 @@ DELETE_THREAD = (
     "DELETE FROM item_pages WHERE thread_id = %s",
     "DELETE FROM threads WHERE thread_id = %s",
 )
+# After a thread's deletion has committed, its key range is read once through each primary key: the
+# scan finds the rows dead to every transaction and marks their index entries dead, so that the next
+# insert into their full leaf page drops them instead of splitting it. Left until a VACUUM, they keep
+# their page full: another thread's next keys that sort just before them (its checkpoints ascend) then
+# go to a page that is not the rightmost, and PostgreSQL splits that in halves (its 90/10 split for
+# ascending keys applies to the rightmost page, or to keys of 16 B at most), leaving the thread's index
+# pages half empty. After the benchmark's deleted warm-up thread, which sorts after the measured one:
+# checkpoints_pkey 136 kB instead of 88 kB, task_writes_pkey 176 kB instead of 104 kB at 200 turns
+# (docs/benchmarks.md). Index scans are forced (in the transaction only): on a table of a few pages the
+# planner reads the heap instead, which marks no index entry.
+INDEX_SCANS_ONLY = "SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true)"
+READ_DELETED_THREAD = """SELECT
+    (SELECT count(*) FROM checkpoints WHERE thread_id = %(thread_id)s),
+    (SELECT count(*) FROM task_writes WHERE thread_id = %(thread_id)s),
+    (SELECT count(*) FROM channel_values WHERE thread_id = %(thread_id)s)"""
 # A copy target holding checkpoints or writes is never overwritten (a row alone, e.g. a title, is).
 THREAD_HAS_DATA = """
 SELECT 1 FROM checkpoints WHERE thread_id = %s

@@ -495,6 +495,15 @@ class PostgresCheckpointer(OrecastCheckpointer):
         except psycopg.Error:
             pass  # e.g. a role that may write but not vacuum: autovacuum does it later
 
+    async def _after_thread_deleted(self, thread_id: str) -> None:
+        """Mark the deleted thread's index entries dead (queries.READ_DELETED_THREAD); best effort."""
+        try:
+            async with self.pool.connection() as conn, conn.transaction():
+                await conn.execute(queries.INDEX_SCANS_ONLY)
+                await conn.execute(queries.READ_DELETED_THREAD, {"thread_id": thread_id})
+        except psycopg.Error:
+            pass  # the deletion stands; VACUUM removes the entries later
+
     async def _note_write_version(
         self, db: _Db, thread: ThreadItems, thread_id: str, ns: str, checkpoint_id: str, task_id: str
     ) -> None:
