@@ -233,3 +233,17 @@ async def test_postgres_deleted_thread_leaves_no_half_empty_index_pages(fresh_po
     )
     assert checkpoints <= 40960 and writes <= 57344, (checkpoints, writes)
 
+
+async def test_postgres_item_tail_keeps_its_pages(fresh_postgres_url: str) -> None:
+    """PostgreSQL migration 009: VACUUM leaves the item tail's empty pages for the next items rather
+    than waiting for the table's exclusive lock to cut them off; a store from before gets the setting."""
+    reloptions = "SELECT reloptions FROM pg_class WHERE oid = 'item_tail'::regclass"
+    async with open_checkpointer(fresh_postgres_url):
+        pass
+    assert raw_sql(fresh_postgres_url, reloptions) == [(["vacuum_truncate=false"],)]
+    raw_sql(fresh_postgres_url, "ALTER TABLE item_tail RESET (vacuum_truncate)")
+    raw_sql(fresh_postgres_url, "DELETE FROM orecast_migrations WHERE version >= 9")
+    assert raw_sql(fresh_postgres_url, reloptions) == [(None,)]
+    async with open_checkpointer(fresh_postgres_url):
+        pass
+    assert raw_sql(fresh_postgres_url, reloptions) == [(["vacuum_truncate=false"],)]
