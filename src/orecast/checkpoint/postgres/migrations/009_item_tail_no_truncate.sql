@@ -1,11 +1,12 @@
 -- VACUUM keeps the item tail's empty pages instead of cutting them off the end of the file. The tail
 -- is a queue: a thread's items wait there until they complete a page (migration 003), are moved out,
 -- and the saver vacuums the tail after each seal. To cut pages off, VACUUM needs the table's exclusive
--- lock, which every insert of an item conflicts with; it retried every 50 ms while the next seals
--- found it still running and started none, so the tail grew by a page a turn meanwhile: after 200
--- turns of one thread it held 16-152 kB from run to run (0-120 kB of pages), the saver's VACUUM
--- 50-160 ms instead of 2-4 ms. Kept, the pages are reused by the next items and the tail holds its
--- working set, 80 kB in every run (48 kB of pages, the free-space and visibility maps); the store
--- after the benchmark's 200 turns is the same to the byte from run to run (docs/benchmarks.md).
+-- lock, which every put's statement conflicts with (it inserts into the tail); VACUUM retried every
+-- 50 ms, up to 160 ms, while the next seals found it still running and started none (5 of 17 in a
+-- traced run), so the tail grew by about a page a turn meanwhile: after 200 turns of one thread it
+-- held 16-152 kB from run to run. Kept, the pages are reused by the next items, every VACUUM takes
+-- 0.4-3 ms, and the tail holds its working set, 80 kB in every run (48 kB of pages, the free-space
+-- and visibility maps); the store after the benchmark's 200 turns is then the same to the byte from
+-- run to run on a quiet server (docs/benchmarks.md).
 -- `VACUUM FULL item_tail` gives the space back after a burst of many threads at once.
 ALTER TABLE item_tail SET (vacuum_truncate = false);
