@@ -235,7 +235,9 @@ DELETE_THREAD = (
 # pages half empty. After the benchmark's deleted warm-up thread, which sorts after the measured one:
 # checkpoints_pkey 136 kB instead of 88 kB, task_writes_pkey 176 kB instead of 104 kB at 200 turns
 # (docs/benchmarks.md). Index scans are forced (in the transaction only): on a table of a few pages the
-# planner reads the heap instead, which marks no index entry.
+# planner reads the heap instead, which marks no index entry. The read marks nothing while the rows may
+# still be seen by a transaction that overlapped the delete: with other sessions writing on the server
+# (even in another database), reads within 160 ms of the delete marked nothing; VACUUM then does it.
 INDEX_SCANS_ONLY = "SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true)"
 READ_DELETED_THREAD = """SELECT
     (SELECT count(*) FROM checkpoints WHERE thread_id = %(thread_id)s),
