@@ -264,16 +264,19 @@ async def test_postgres_deleted_thread_index_entries_wait_for_older_transactions
     assert checkpoints <= 40960 and writes <= 57344, (checkpoints, writes)
 
 
-async def test_postgres_item_tail_keeps_its_pages(fresh_postgres_url: str) -> None:
-    """PostgreSQL migration 009: VACUUM leaves the item tail's empty pages for the next items rather
-    than waiting for the table's exclusive lock to cut them off; a store from before gets the setting."""
-    reloptions = "SELECT reloptions FROM pg_class WHERE oid = 'item_tail'::regclass"
+async def test_postgres_vacuum_keeps_the_tail_and_threads_pages(fresh_postgres_url: str) -> None:
+    """PostgreSQL migration 009: VACUUM leaves the emptied pages of the item tail and of the threads
+    table for the next rows rather than waiting for the table's exclusive lock to cut them off; a store
+    from before gets the setting."""
+    reloptions = "SELECT relname, reloptions FROM pg_class WHERE oid IN ('item_tail'::regclass, 'threads'::regclass) ORDER BY 1"
+    kept = [("item_tail", ["vacuum_truncate=false"]), ("threads", ["fillfactor=50", "vacuum_truncate=false"])]
     async with open_checkpointer(fresh_postgres_url):
         pass
-    assert raw_sql(fresh_postgres_url, reloptions) == [(["vacuum_truncate=false"],)]
+    assert raw_sql(fresh_postgres_url, reloptions) == kept
     raw_sql(fresh_postgres_url, "ALTER TABLE item_tail RESET (vacuum_truncate)")
+    raw_sql(fresh_postgres_url, "ALTER TABLE threads RESET (vacuum_truncate)")
     raw_sql(fresh_postgres_url, "DELETE FROM orecast_migrations WHERE version >= 9")
-    assert raw_sql(fresh_postgres_url, reloptions) == [(None,)]
+    assert raw_sql(fresh_postgres_url, reloptions) == [("item_tail", None), ("threads", ["fillfactor=50"])]
     async with open_checkpointer(fresh_postgres_url):
         pass
-    assert raw_sql(fresh_postgres_url, reloptions) == [(["vacuum_truncate=false"],)]
+    assert raw_sql(fresh_postgres_url, reloptions) == kept
