@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
+
+import psycopg
 
 from orecast.checkpoint import open_checkpointer
 from tests.checkpoint.checkpoints import a_checkpoint
@@ -206,3 +209,74 @@ async def test_postgres_metadata_index_keeps_no_pending_list(fresh_postgres_url:
         "SELECT pg_relation_size('threads_metadata', 'main'), pg_relation_size('threads_metadata', 'fsm')",
     )
     assert (main, fsm) == (16384, 0)
+
+
+async def _checkpoints_with_writes(saver: Any, thread_id: str, count: int) -> None:
+    """`count` checkpoints of `thread_id` one after the other, each with one task's write."""
+    config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    for step in range(count):
+        config = await saver.aput(config, a_checkpoint(f"{thread_id} {step}"), {"step": step}, {"messages": "1"})
+        await saver.aput_writes(config, [("branch:to:agent", None)], str(uuid.uuid4()))
+
+
+async def test_postgres_deleted_thread_leaves_no_half_empty_index_pages(fresh_postgres_url: str) -> None:
+    """A deleted thread whose keys sort after another's: its index entries are marked dead once the
+    deletion committed, so that the other thread's next checkpoints and writes fill the primary keys'
+    pages as a lone thread's do (90/10 splits at the right edge), not in halves before the dead entries
+    (40 kB and 56 kB; without: 64 kB and 96 kB)."""
+    async with open_checkpointer(fresh_postgres_url) as saver:
+        await _checkpoints_with_writes(saver, "z", 10)
+        await saver.adelete_thread("z")
+        await _checkpoints_with_writes(saver, "a", 400)
+        assert len([c async for c in saver.alist({"configurable": {"thread_id": "a"}})]) == 400
+    ((checkpoints, writes),) = raw_sql(
+        fresh_postgres_url,
+        "SELECT pg_relation_size('checkpoints_pkey'), pg_relation_size('task_writes_pkey')",
+    )
+    assert checkpoints <= 40960 and writes <= 57344, (checkpoints, writes)
+
+
+async def test_postgres_deleted_thread_index_entries_wait_for_older_transactions(fresh_postgres_url: str) -> None:
+    """As above with another session's transaction running across the deletion: the rows are not dead
+    to a scan before it ended, so the saver reads the deleted thread's keys once it has (without the
+    wait: 64 kB and 96 kB)."""
+    async with open_checkpointer(fresh_postgres_url) as saver:
+        await _checkpoints_with_writes(saver, "z", 10)
+        other = await psycopg.AsyncConnection.connect(fresh_postgres_url)
+        try:
+            await other.execute("CREATE TEMPORARY TABLE older (x int)")
+            await other.execute("INSERT INTO older VALUES (1)")  # a transaction id from before the delete
+
+            async def commit_soon() -> None:
+                await asyncio.sleep(0.1)
+                await other.commit()
+
+            ending = asyncio.create_task(commit_soon())
+            await saver.adelete_thread("z")
+            await ending
+        finally:
+            await other.close()
+        await _checkpoints_with_writes(saver, "a", 400)
+    ((checkpoints, writes),) = raw_sql(
+        fresh_postgres_url,
+        "SELECT pg_relation_size('checkpoints_pkey'), pg_relation_size('task_writes_pkey')",
+    )
+    assert checkpoints <= 40960 and writes <= 57344, (checkpoints, writes)
+
+
+async def test_postgres_vacuum_keeps_the_tail_and_threads_pages(fresh_postgres_url: str) -> None:
+    """PostgreSQL migration 009: VACUUM leaves the emptied pages of the item tail and of the threads
+    table for the next rows rather than waiting for the table's exclusive lock to cut them off; a store
+    from before gets the setting."""
+    reloptions = "SELECT relname, reloptions FROM pg_class WHERE oid IN ('item_tail'::regclass, 'threads'::regclass) ORDER BY 1"
+    kept = [("item_tail", ["vacuum_truncate=false"]), ("threads", ["fillfactor=50", "vacuum_truncate=false"])]
+    async with open_checkpointer(fresh_postgres_url):
+        pass
+    assert raw_sql(fresh_postgres_url, reloptions) == kept
+    raw_sql(fresh_postgres_url, "ALTER TABLE item_tail RESET (vacuum_truncate)")
+    raw_sql(fresh_postgres_url, "ALTER TABLE threads RESET (vacuum_truncate)")
+    raw_sql(fresh_postgres_url, "DELETE FROM orecast_migrations WHERE version >= 9")
+    assert raw_sql(fresh_postgres_url, reloptions) == [("item_tail", None), ("threads", ["fillfactor=50"])]
+    async with open_checkpointer(fresh_postgres_url):
+        pass
+    assert raw_sql(fresh_postgres_url, reloptions) == kept

@@ -39,6 +39,10 @@ class Maintenance(DeltaHistory):
             for sql in self.q.DELETE_THREAD:
                 await db.execute(sql, (thread_id,))
         self.items.drop(thread_id)
+        await self._after_thread_deleted(thread_id)
+
+    async def _after_thread_deleted(self, thread_id: str) -> None:
+        """What a dialect does once a deleted thread's rows are gone (committed)."""
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         source = check_id(source_thread_id, "source thread_id")

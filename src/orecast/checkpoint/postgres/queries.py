@@ -226,6 +226,29 @@ DELETE_THREAD = (
     "DELETE FROM item_pages WHERE thread_id = %s",
     "DELETE FROM threads WHERE thread_id = %s",
 )
+# After a thread's deletion has committed, its key range is read once through each primary key: the
+# scan finds the rows dead to every transaction and marks their index entries dead, so that the next
+# insert into their full leaf page drops them instead of splitting it. Left until a VACUUM, they keep
+# their page full: another thread's next keys that sort just before them (its checkpoints ascend) then
+# go to a page that is not the rightmost, and PostgreSQL splits that in halves (its 90/10 split for
+# ascending keys applies to the rightmost page, or to keys of 16 B at most), leaving the thread's index
+# pages half empty. After the benchmark's deleted warm-up thread, which sorts after the measured one:
+# checkpoints_pkey 136 kB instead of 88 kB, task_writes_pkey 176 kB instead of 104 kB at 200 turns
+# (docs/benchmarks.md). Index scans are forced (in the transaction only): on a table of a few pages the
+# planner reads the heap instead, which marks no index entry.
+INDEX_SCANS_ONLY = "SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true)"
+READ_DELETED_THREAD = """SELECT
+    (SELECT count(*) FROM checkpoints WHERE thread_id = %(thread_id)s),
+    (SELECT count(*) FROM task_writes WHERE thread_id = %(thread_id)s),
+    (SELECT count(*) FROM channel_values WHERE thread_id = %(thread_id)s)"""
+# A scan takes a deleted row for dead only once every transaction older than the delete has ended, in
+# any database of the server (the oldest one still running bounds it); until then it marks no index
+# entry. With other sessions writing (three connections, back-to-back 20 ms transactions inserting a
+# row, in another database), the read right after a deletion marked nothing in every run; waiting
+# first until the oldest transaction running is younger than the transaction id that was next after
+# the delete (13-23 ms there; two statements when the server is quiet), it marked every entry.
+NEXT_TRANSACTION = "SELECT pg_snapshot_xmax(pg_current_snapshot())::text"
+ENDED_SINCE = "SELECT pg_snapshot_xmin(pg_current_snapshot()) >= %s::xid8"
 # A copy target holding checkpoints or writes is never overwritten (a row alone, e.g. a title, is).
 THREAD_HAS_DATA = """
 SELECT 1 FROM checkpoints WHERE thread_id = %s

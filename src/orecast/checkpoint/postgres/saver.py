@@ -69,6 +69,9 @@ SELECT_LATEST_CHECKPOINT_AND_WRITES = Prepared.positional(
     "orecast_latest_checkpoint_and_writes", queries.SELECT_LATEST_CHECKPOINT_AND_WRITES, (UNKNOWN_OID,) * 2
 )
 POOL_TIMEOUT_SECONDS = 30.0
+# How long the read after a thread's deletion waits for older transactions (queries.ENDED_SINCE).
+HORIZON_WAIT_SECONDS = 1.0
+HORIZON_POLL_SECONDS = 0.005
 
 
 def _store_error(exc: psycopg.Error, broken: bool, timeouts: Timeouts) -> StoreError | None:
@@ -202,6 +205,21 @@ def _configurer(timeouts: Timeouts) -> Callable[[AsyncConnection], Awaitable[Non
         )
 
     return configure
+
+
+async def _older_transactions_ended(conn: AsyncConnection) -> None:
+    """Return once every transaction of the server running now has ended (queries.ENDED_SINCE), or
+    after HORIZON_WAIT_SECONDS: a long one is not waited for."""
+    row = await (await conn.execute(queries.NEXT_TRANSACTION)).fetchone()
+    if row is None:
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + HORIZON_WAIT_SECONDS
+    while True:
+        ended = await (await conn.execute(queries.ENDED_SINCE, row)).fetchone()
+        if (ended is not None and ended[0]) or loop.time() >= deadline:
+            return
+        await asyncio.sleep(HORIZON_POLL_SECONDS)
 
 
 class _Lazy:
@@ -494,6 +512,17 @@ class PostgresCheckpointer(OrecastCheckpointer):
                 await conn.execute(queries.VACUUM_ITEM_TAIL)
         except psycopg.Error:
             pass  # e.g. a role that may write but not vacuum: autovacuum does it later
+
+    async def _after_thread_deleted(self, thread_id: str) -> None:
+        """Mark the deleted thread's index entries dead (queries.READ_DELETED_THREAD); best effort."""
+        try:
+            async with self.pool.connection() as conn:
+                await _older_transactions_ended(conn)
+                async with conn.transaction():
+                    await conn.execute(queries.INDEX_SCANS_ONLY)
+                    await conn.execute(queries.READ_DELETED_THREAD, {"thread_id": thread_id})
+        except psycopg.Error:
+            pass  # the deletion stands; VACUUM removes the entries later
 
     async def _note_write_version(
         self, db: _Db, thread: ThreadItems, thread_id: str, ns: str, checkpoint_id: str, task_id: str
