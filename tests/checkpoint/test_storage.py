@@ -227,6 +227,7 @@ async def test_postgres_deleted_thread_leaves_no_half_empty_index_pages(fresh_po
     async with open_checkpointer(fresh_postgres_url) as saver:
         await _checkpoints_with_writes(saver, "z", 10)
         await saver.adelete_thread("z")
+        await asyncio.gather(*saver._marking)  # (the saver marks them in the background)
         await _checkpoints_with_writes(saver, "a", 400)
         assert len([c async for c in saver.alist({"configurable": {"thread_id": "a"}})]) == 400
     ((checkpoints, writes),) = raw_sql(
@@ -253,7 +254,7 @@ async def test_postgres_deleted_thread_index_entries_wait_for_older_transactions
 
             ending = asyncio.create_task(commit_soon())
             await saver.adelete_thread("z")
-            await ending
+            await asyncio.gather(ending, *saver._marking)
         finally:
             await other.close()
         await _checkpoints_with_writes(saver, "a", 400)

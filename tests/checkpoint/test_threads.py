@@ -344,9 +344,9 @@ async def test_a_metadata_edit_keeps_a_status_set_while_it_ran(saver, store_url:
 async def test_updated_at_moves_at_most_every_10_ms(saver, store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A turn's puts come a few ms apart: moving `updated_at` at each would rewrite its index entry each
     time (SQLite rewrites it whenever the column is assigned; PostgreSQL could not update the row in
-    place). With the clock stopped, a put leaves it as it is; 10 ms later, a put moves it."""
-    if dialect_of(store_url) == "mysql":
-        pytest.skip("MySQL moves updated_at at every put")
+    place). With the clock stopped, a put leaves it as it is; 10 ms later, a put moves it. MySQL moves
+    it at every put (the same rule there gave MariaDB no less work: docs/benchmarks.md)."""
+    every_put = dialect_of(store_url) == "mysql"
     start = base.utc_now()
     clock = [start]
     monkeypatch.setattr(base, "utc_now", lambda: clock[0])
@@ -355,7 +355,7 @@ async def test_updated_at_moves_at_most_every_10_ms(saver, store_url: str, monke
     clock[0] = start + timedelta(milliseconds=9)
     config = await saver.aput(config, checkpoint_with({"n": 2}, {"n": "2"}), {"step": 2}, {"n": "2"})
     thread = await saver.aget_thread("t")
-    assert (thread.updated_at, thread.checkpoint_count) == (first, 2)
+    assert (thread.updated_at, thread.checkpoint_count) == (clock[0] if every_put else first, 2)
     clock[0] = start + timedelta(milliseconds=11)
     await saver.aput(config, checkpoint_with({"n": 3}, {"n": "3"}), {"step": 3}, {"n": "3"})
     thread = await saver.aget_thread("t")

@@ -277,6 +277,8 @@ class PostgresCheckpointer(OrecastCheckpointer):
         self._prepared = PreparedStatements()
         self._groups = GroupCommit(self._checkout, pool.putconn, self._prepared)
         self._vacuum: asyncio.Task[None] | None = None
+        # Reads marking deleted threads' index entries dead (`_after_thread_deleted`), awaited at close.
+        self._marking: set[asyncio.Task[None]] = set()
 
     @classmethod
     @asynccontextmanager
@@ -318,6 +320,7 @@ class PostgresCheckpointer(OrecastCheckpointer):
         finally:
             if saver._vacuum is not None:
                 await asyncio.gather(saver._vacuum, return_exceptions=True)
+            await asyncio.gather(*saver._marking, return_exceptions=True)
             await saver._groups.close()
             await pool.close()
 
@@ -514,6 +517,13 @@ class PostgresCheckpointer(OrecastCheckpointer):
             pass  # e.g. a role that may write but not vacuum: autovacuum does it later
 
     async def _after_thread_deleted(self, thread_id: str) -> None:
+        # In the background: its wait for older transactions may last up to HORIZON_WAIT_SECONDS while
+        # a long one runs on the server, which a deletion's caller should not wait for.
+        task = asyncio.create_task(self._mark_deleted(thread_id))
+        self._marking.add(task)
+        task.add_done_callback(self._marking.discard)
+
+    async def _mark_deleted(self, thread_id: str) -> None:
         """Mark the deleted thread's index entries dead (queries.READ_DELETED_THREAD); best effort."""
         try:
             async with self.pool.connection() as conn:
