@@ -13,7 +13,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 
 from orecast.checkpoint import open_checkpointer
-from orecast.checkpoint.sqlite.saver import WAL_CHECKPOINT_BYTES
+from orecast.checkpoint.sqlite.saver import WAL_CHECKPOINT_BYTES, WAL_HOLD_FACTOR
 
 
 def cfg(thread_id: str, parent: str | None = None) -> dict[str, Any]:
@@ -78,8 +78,9 @@ async def test_closing_the_saver_closes_every_connection_it_opened(tmp_path: Pat
 async def test_a_single_writer_writes_on_while_the_wal_is_copied(tmp_path: Path) -> None:
     """A WAL checkpoint's first copy runs alongside the writes (only its catch-up holds them back): a
     write committed while the first copy is held inside its worker thread completes. Writes go on until
-    the WAL reaches twice the threshold; then they wait for the checkpoint (a slow disk must not let the
-    WAL grow without bound), which, let go, copies everything, so the next write restarts the WAL."""
+    the WAL reaches `WAL_HOLD_FACTOR` times the threshold; then they wait for the checkpoint (a slow
+    disk must not let the WAL grow without bound), which, let go, copies everything, so the next write
+    restarts the WAL."""
     path = tmp_path / "s.sqlite"
     async with open_checkpointer(f"sqlite:///{path}") as saver:
         copier = saver._wal_copier
@@ -114,7 +115,7 @@ async def test_a_single_writer_writes_on_while_the_wal_is_copied(tmp_path: Path)
             parent = (await asyncio.wait_for(put(turn), 5))["configurable"]["checkpoint_id"]
             turn += 1
         held = os.stat(f"{path}-wal").st_size
-        assert held >= 2 * WAL_CHECKPOINT_BYTES
+        assert held >= WAL_HOLD_FACTOR * WAL_CHECKPOINT_BYTES
         waiting = asyncio.ensure_future(put(turn))
         await asyncio.sleep(0.3)
         assert not waiting.done()  # held back until the checkpoint ends

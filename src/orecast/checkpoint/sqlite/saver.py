@@ -23,15 +23,19 @@ from orecast.checkpoint.sqlite import queries
 
 BUSY_TIMEOUT_MS = 30_000
 BUSY_POLL_MAX_SECONDS = 0.05
-WAL_CHECKPOINT_BYTES = 48 * 1024
+# A single writer's checkpoint starts at 64 KiB of WAL (1.7 a turn of a 200-turn chat, 1.9 at 48 KiB):
+# the benchmark's growth workload took 4.5-5.1 ms of saver time a turn at its start, not 5.8-6.3, and
+# 5.4-6.2 at its end, not 6.2-7.5 (docs/benchmarks.md).
+WAL_CHECKPOINT_BYTES = 64 * 1024
 # A WAL checkpoint holds this saver's writes back for its last copy (see `_checkpoint_wal`): while other
 # writes are waiting or were committed together (several threads at once), it waits for a quiet moment,
 # as long as the WAL stays under this size (SQLite's own automatic checkpoints wait for 1,000 pages,
 # ≈4 MiB). Each checkpoint then copies a page that many commits rewrote (a b-tree's inner pages, the
 # threads table) once, and holds the writes back a few times per 8 × 20 turns instead of twice per turn.
 WAL_CHECKPOINT_BUSY_BYTES = 4 * 1024 * 1024
-# A WAL this many times the running checkpoint's threshold holds the writes back until it ends.
-WAL_HOLD_FACTOR = 2
+# A WAL this many times the running checkpoint's threshold holds the writes back until it ends (96 KiB
+# for a single writer: at 200 turns the database, its -shm and such a WAL stay under 2 MiB).
+WAL_HOLD_FACTOR = 1.5
 # Writes count as concurrent until this many single-write groups in a row followed a shared one.
 SHARED_GROUPS_MEMORY = 8
 
