@@ -344,7 +344,8 @@ async def test_a_metadata_edit_keeps_a_status_set_while_it_ran(saver, store_url:
 async def test_updated_at_moves_at_most_every_10_ms(saver, store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A turn's puts come a few ms apart: moving `updated_at` at each would rewrite its index entry each
     time (SQLite rewrites it whenever the column is assigned; PostgreSQL could not update the row in
-    place). With the clock stopped, a put leaves it as it is; 10 ms later, a put moves it. MySQL moves
+    place). With the clock stopped, a put leaves it as it is; 10 ms later, a put moves it, and so does one
+    right after a keep_latest sweep marked the thread. MySQL moves
     it at every put (the same rule there gave MariaDB no less work: docs/benchmarks.md)."""
     every_put = dialect_of(store_url) == "mysql"
     start = base.utc_now()
@@ -357,6 +358,12 @@ async def test_updated_at_moves_at_most_every_10_ms(saver, store_url: str, monke
     thread = await saver.aget_thread("t")
     assert (thread.updated_at, thread.checkpoint_count) == (clock[0] if every_put else first, 2)
     clock[0] = start + timedelta(milliseconds=11)
-    await saver.aput(config, checkpoint_with({"n": 3}, {"n": "3"}), {"step": 3}, {"n": "3"})
+    config = await saver.aput(config, checkpoint_with({"n": 3}, {"n": "3"}), {"step": 3}, {"n": "3"})
     thread = await saver.aget_thread("t")
     assert thread.updated_at == clock[0] and thread.checkpoint_count == 3
+    # A keep_latest sweep marks the thread at its `updated_at`, and takes it for active again once that
+    # moves: the next put moves it at once.
+    raw_sql(store_url, "UPDATE threads SET swept_updated_at = updated_at")
+    clock[0] = start + timedelta(milliseconds=12)
+    await saver.aput(config, checkpoint_with({"n": 4}, {"n": "4"}), {"step": 4}, {"n": "4"})
+    assert (await saver.aget_thread("t")).updated_at == clock[0]

@@ -374,7 +374,9 @@ UPDATE threads SET
     -- entries that every lookup of the thread walks until VACUUM: so updated_at moves at most every
     -- 10 ms (a turn's puts come a few ms apart) and the metadata only when the seed adds a key.
     updated_at = CASE
-        WHEN %(now)s - updated_at > interval '10 milliseconds' THEN %(now)s ELSE updated_at
+        -- (and at once after a keep_latest sweep marked the thread: its next activity must show)
+        WHEN %(now)s - updated_at > interval '10 milliseconds' OR swept_updated_at >= updated_at THEN %(now)s
+        ELSE updated_at
     END,
     metadata = CASE WHEN metadata @> %(seed)s::jsonb THEN metadata ELSE %(seed)s::jsonb || metadata END,
     checkpoint_count = checkpoint_count + (SELECT count(*) FROM stored WHERE inserted),

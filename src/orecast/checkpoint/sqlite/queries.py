@@ -63,10 +63,13 @@ RETURNING 1"""
 # After RECORD_CHECKPOINT_IN_THREAD: `updated_at` moves at most every 10 ms (a turn's puts come a few ms
 # apart), so most puts leave the `threads_updated_at` index alone: 5 of a single writer's 46 WAL pages a
 # turn were that index's (bench/sqlite_pages.py). Times are ISO 8601 text; julianday reads them to the ms
-# (and gives NULL for text it cannot read, which is then replaced).
+# (and gives NULL for text it cannot read, which is then replaced). It moves at once after a keep_latest
+# sweep marked the thread (`swept_updated_at`): the sweep takes a thread whose `updated_at` moved since
+# for one active again.
 TOUCH_THREAD = """
 UPDATE threads SET updated_at = ?1
-WHERE thread_id = ?2 AND IFNULL(julianday(?1) - julianday(updated_at), 1) > 0.010 / 86400"""
+WHERE thread_id = ?2
+  AND (IFNULL(julianday(?1) - julianday(updated_at), 1) > 0.010 / 86400 OR swept_updated_at >= updated_at)"""
 RECOUNT_THREAD = """
 UPDATE threads SET
     checkpoint_count = (SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?),
