@@ -306,7 +306,8 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
     async def _store_checkpoint(
         self, db: Db, checkpoint_row: Sequence[Any], record: Sequence[Any]
     ) -> bool:
-        """Insert (or replace) the checkpoint row and record it in the thread's row.
+        """Insert (or replace) the checkpoint row and record it in the thread's row (SQLite's way:
+        PostgreSQL and MySQL store a put in a `_store_put` of their own).
 
         False when the thread's incarnation is not the one the put was encoded against.
         """

@@ -57,29 +57,6 @@ UPDATE_THREAD = (
     "UPDATE threads SET metadata = %s, status = COALESCE(%s, status), updated_at = %s WHERE thread_id = %s"
 )
 SET_THREAD_STATUS = "UPDATE threads SET status = %s WHERE thread_id = %s"
-# Affected rows tell whether the thread is still the incarnation the put was encoded against
-# (connections report rows *matched*, CLIENT.FOUND_ROWS). MySQL assigns left to right, and each
-# expression below reads only its own column, so the order of assignments does not matter.
-RECORD_CHECKPOINT_IN_THREAD = """
-UPDATE threads SET
-    updated_at = %s,
-    metadata = JSON_MERGE_PATCH(%s, metadata),
-    checkpoint_count = checkpoint_count + %s,
-    head_checkpoint_id = COALESCE(%s, head_checkpoint_id),
-    -- the head's messages: a whole list (clear = 1) or the parent's plus the messages written for it
-    message_count = CASE WHEN %s = 1 THEN %s ELSE GREATEST(message_count + %s, 0) END,
-    preview = COALESCE(%s, preview),
-    -- a newer root checkpoint ends an interruption; with async durability an interrupt write can be
-    -- stored before its own checkpoint or before an older checkpoint's put commits
-    status = CASE
-        WHEN %s = 1 AND status = 'interrupted' AND NOT EXISTS (
-            SELECT 1 FROM writes AS w
-            WHERE w.thread_id = threads.thread_id AND w.checkpoint_ns = ''
-              AND w.checkpoint_id >= %s AND w.channel = '__interrupt__'
-        ) THEN 'idle'
-        ELSE status
-    END
-WHERE thread_id = %s AND incarnation = %s"""
 RECOUNT_THREAD = """
 UPDATE threads SET
     checkpoint_count = (SELECT COUNT(*) FROM checkpoints WHERE thread_id = %s),
@@ -413,8 +390,11 @@ _MATCHED = "@orecast_ok > 0"
 # A write sent in a group right after a write of its own thread whose first statement checked the row
 # (`groups.py`, `after` = 1) may refer to the items that one numbered: it matches only if that one did.
 _AFTER_ITS_THREADS_LAST = "(%(after)s = 0 OR @orecast_ok > 0)"
-# The same as RECORD_CHECKPOINT_IN_THREAD, run before the checkpoint is stored: whether it is new is
-# read from the checkpoints table (a checkpoint stored again applies nothing new).
+# A put's record in its thread's row, run before the checkpoint is stored: whether it is new is read
+# from the checkpoints table (a checkpoint stored again applies nothing new). Affected rows tell whether
+# the thread is still the incarnation the put was encoded against (connections report rows *matched*,
+# CLIENT.FOUND_ROWS). MySQL assigns left to right, and each expression below reads only its own column,
+# so the order of assignments does not matter.
 _NEW_CHECKPOINT = """(NOT EXISTS (
         SELECT 1 FROM checkpoints
         WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id = %(checkpoint_id)s

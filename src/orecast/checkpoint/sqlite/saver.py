@@ -473,7 +473,7 @@ class SqliteCheckpointer(OrecastCheckpointer):
         # Cleared while writes wait for a WAL checkpoint that fell behind (see `_after_commit`).
         self._wal_room = asyncio.Event()
         self._wal_room.set()
-        self._wal_threshold = WAL_CHECKPOINT_BYTES  # the running checkpoint's
+        self._wal_hold_bytes = WAL_HOLD_FACTOR * WAL_CHECKPOINT_BYTES  # for the running checkpoint
         # Shared with the shallow copies LangGraph makes (`with_allowlist`): they use the same connection.
         self._groups = _GroupCommit()
 
@@ -621,7 +621,8 @@ class SqliteCheckpointer(OrecastCheckpointer):
     async def _write(self) -> AsyncIterator[_Db]:
         """A transaction of its own (maintenance, thread edits, migrations), after the open group's."""
         conn = self._writable()
-        await self._wal_room.wait()
+        if not self._wal_room.is_set():
+            await self._wal_room.wait()
         self._writes_pending += 1
         try:
             async with self._write_lock:
@@ -653,12 +654,13 @@ class SqliteCheckpointer(OrecastCheckpointer):
             # Its first copy lets the writes go on; while its fsyncs are slow (a busy disk), a single
             # writer would grow the WAL by hundreds of KiB before the copy ends (2 MB once, when other
             # databases were benchmarked on the machine).
-            if size >= WAL_HOLD_FACTOR * self._wal_threshold:
+            if size >= self._wal_hold_bytes:
                 self._wal_room.clear()
             return
         busy = busy or self._writes_pending > 0 or self._groups.pending > 0
-        self._wal_threshold = WAL_CHECKPOINT_BUSY_BYTES if busy else WAL_CHECKPOINT_BYTES
-        if size >= self._wal_threshold:
+        threshold = WAL_CHECKPOINT_BUSY_BYTES if busy else WAL_CHECKPOINT_BYTES
+        if size >= threshold:
+            self._wal_hold_bytes = WAL_HOLD_FACTOR * threshold
             self._wal_checkpoint = asyncio.ensure_future(self._checkpoint_wal())
 
     async def _checkpoint_wal(self) -> None:
@@ -667,10 +669,10 @@ class SqliteCheckpointer(OrecastCheckpointer):
         # then a second one runs between two writes of this saver, so the copy catches up with the WAL
         # and the next write restarts the WAL from its start. A checkpoint that only ran alongside the
         # writes would hardly ever find the WAL fully copied (a single writer commits 9 times a turn:
-        # in 200 turns, 1 first copy of 346 saw no commit), and the WAL would grow without bound (2.4 MB after 60 turns), making every page lookup slower. The
-        # writes held back wait only for what was committed during the first copy. Holding them
-        # back through the whole copy, as a single writer once did, made it wait 3.0–3.4 ms a turn of
-        # 200 (docs/benchmarks.md).
+        # in 200 turns, 1 first copy of 346 saw no commit), and the WAL would grow without bound (2.4 MB
+        # after 60 turns), making every page lookup slower. The writes held back wait only for what was
+        # committed during the first copy. Holding them back through the whole copy, as a single writer
+        # once did, made it wait 3.0–3.4 ms a turn of 200 (docs/benchmarks.md).
         try:
             copier = self._wal_copier
             if copier is None:
