@@ -16,6 +16,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 
 import orecast.checkpoint.base as base
+import orecast.checkpoint.mysql.saver as mysql_saver
+import orecast.checkpoint.threads as threads
 from orecast.checkpoint.mysql.saver import connect_kwargs
 from orecast.checkpoint.urls import parse_url
 from tests.checkpoint.conftest import dialect_of, ph, raw_sql
@@ -350,7 +352,10 @@ async def test_updated_at_moves_at_most_every_10_ms(saver, store_url: str, monke
     every_put = dialect_of(store_url) == "mysql"
     start = base.utc_now()
     clock = [start]
-    monkeypatch.setattr(base, "utc_now", lambda: clock[0])
+    # Every module that stamps a thread row reads the stopped clock: a row created by the real one a little
+    # after `start` was, with julianday's rounding to the ms, only 10 ms older than the 11 ms put (CI failed).
+    for module in (base, threads, mysql_saver):
+        monkeypatch.setattr(module, "utc_now", lambda: clock[0])
     config = await saver.aput(cfg("t", checkpoint_ns=""), checkpoint_with({"n": 1}, {"n": "1"}), {"step": 1}, {"n": "1"})
     first = (await saver.aget_thread("t")).updated_at
     clock[0] = start + timedelta(milliseconds=9)
