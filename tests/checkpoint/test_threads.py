@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import asyncmy
@@ -16,8 +17,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 
 import orecast.checkpoint.base as base
-import orecast.checkpoint.mysql.saver as mysql_saver
-import orecast.checkpoint.threads as threads
+from orecast.checkpoint import core
 from orecast.checkpoint.mysql.saver import connect_kwargs
 from orecast.checkpoint.urls import parse_url
 from tests.checkpoint.conftest import dialect_of, ph, raw_sql
@@ -343,6 +343,16 @@ async def test_a_metadata_edit_keeps_a_status_set_while_it_ran(saver, store_url:
     assert (await saver.aget_thread("t")).status == "idle"
 
 
+def stop_clock(monkeypatch: pytest.MonkeyPatch, clock: list[datetime]) -> None:
+    """Every module of the saver that took `core.utc_now` reads `clock[0]` instead: a thread row created
+    by the real clock a little after the test's start was, with julianday's rounding to the ms, only 10 ms
+    older than a put 11 ms after the start (CI failed when only `base` read the stopped clock)."""
+    real = core.utc_now
+    for module in list(sys.modules.values()):
+        if module.__name__.startswith("orecast.checkpoint") and getattr(module, "utc_now", None) is real:
+            monkeypatch.setattr(module, "utc_now", lambda: clock[0])
+
+
 async def test_updated_at_moves_at_most_every_10_ms(saver, store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A turn's puts come a few ms apart: moving `updated_at` at each would rewrite its index entry each
     time (SQLite rewrites it whenever the column is assigned; PostgreSQL could not update the row in
@@ -352,10 +362,7 @@ async def test_updated_at_moves_at_most_every_10_ms(saver, store_url: str, monke
     every_put = dialect_of(store_url) == "mysql"
     start = base.utc_now()
     clock = [start]
-    # Every module that stamps a thread row reads the stopped clock: a row created by the real one a little
-    # after `start` was, with julianday's rounding to the ms, only 10 ms older than the 11 ms put (CI failed).
-    for module in (base, threads, mysql_saver):
-        monkeypatch.setattr(module, "utc_now", lambda: clock[0])
+    stop_clock(monkeypatch, clock)
     config = await saver.aput(cfg("t", checkpoint_ns=""), checkpoint_with({"n": 1}, {"n": "1"}), {"step": 1}, {"n": "1"})
     first = (await saver.aget_thread("t")).updated_at
     clock[0] = start + timedelta(milliseconds=9)
