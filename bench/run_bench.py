@@ -450,6 +450,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--check", action="store_true", help="exit 1 if one of our savers misses a target")
     ap.add_argument("--throughput-only", action="store_true",
                     help="run only the throughput phase (see --rounds) and print its table")
+    ap.add_argument("--growth-only", action="store_true",
+                    help="run only the growth phase (`floor` and the chosen savers of ours) and print its table")
     ap.add_argument("--rounds", type=int,
                     help="rounds of the interleaved throughput phase, whose median ratio to floor's the full "
                     "run reports, and of --throughput-only (default 3; --quick 1)")
@@ -469,6 +471,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for name in args.saver_list:
         if name not in SAVERS:
             ap.error(f"unknown saver {name!r}; choose from {', '.join(SAVERS)}")
+    if args.growth_only and (not args.growth_turns or not set(args.saver_list) & set(GROWTH_SAVERS[1:])):
+        ap.error("--growth-only needs --growth-turns > 0 and one of " + ", ".join(GROWTH_SAVERS[1:]))
     return args
 
 
@@ -523,6 +527,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.json_out:
             with open(args.json_out, "w") as f:
                 json.dump(rounds, f, indent=1)
+        return 0
+    if args.growth_only:
+        if any(name.endswith("-postgres") for name in args.saver_list):
+            pg_admin_url()
+        growth = asyncio.run(bench_growth(args))
+        print()
+        print(growth_table(growth))
+        if args.json_out:
+            with open(args.json_out, "w") as f:
+                json.dump(growth, f, indent=1)
         return 0
     run_result = asyncio.run(run(args))
     print()

@@ -45,3 +45,28 @@ def test_quick_bench_runs_every_saver(tmp_path: Path, postgres_url: str) -> None
     assert growth["rounds"] == 1 and len(growth["wall_ms"]) == 1
     assert growth["savers"]["orecast-sqlite"]["early_ms"] > 0
     assert len(growth["savers"]["orecast-sqlite"]["growth_per_round"]) == 1
+
+
+def test_growth_only_runs_the_growth_phase_alone(tmp_path: Path) -> None:
+    out = tmp_path / "growth.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.run_bench", "--growth-only", "--savers", "orecast-sqlite",
+         "--growth-turns", "6", "--growth-rounds", "1", "--json-out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
+    growth = json.loads(out.read_text())
+    assert sorted(growth["savers"]) == ["floor", "orecast-sqlite"]
+    assert len(growth["wall_ms"]) == 1 and len(growth["wall_ms"][0]["orecast-sqlite"]) == 6
+    assert growth["savers"]["orecast-sqlite"]["early_ms"] > 0
+    assert "| growth |" in done.stdout
+    assert "storage" not in done.stdout  # no other phase ran
+
+
+def test_growth_only_needs_a_saver_of_ours() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.run_bench", "--growth-only", "--savers", "floor,official-sqlite"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 2
+    assert "--growth-only needs" in done.stderr
