@@ -491,8 +491,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                  "packages": {p: md.version(p) for p in packages}},
         "savers": {}, "checks": {},
     }
-    if any(name.endswith("-postgres") for name in args.saver_list):
-        pg_admin_url()  # fail before the long phases, not in the middle
     if not args.no_baseline:
         result["baseline"] = await bench_baseline(args)
     for name in args.saver_list:
@@ -518,25 +516,20 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.throughput_only:
-        if any(name.endswith("-postgres") for name in args.saver_list):
-            pg_admin_url()
-        rounds = asyncio.run(bench_throughput_only(args))
+    if any(name.endswith("-postgres") for name in args.saver_list):
+        pg_admin_url()  # fail before the long phases, not in the middle
+    if args.throughput_only or args.growth_only:
+        if args.throughput_only:
+            phase = asyncio.run(bench_throughput_only(args))
+            text = throughput_table(phase, args)
+        else:
+            phase = asyncio.run(bench_growth(args))
+            text = growth_table(phase)
         print()
-        print(throughput_table(rounds, args))
+        print(text)
         if args.json_out:
             with open(args.json_out, "w") as f:
-                json.dump(rounds, f, indent=1)
-        return 0
-    if args.growth_only:
-        if any(name.endswith("-postgres") for name in args.saver_list):
-            pg_admin_url()
-        growth = asyncio.run(bench_growth(args))
-        print()
-        print(growth_table(growth))
-        if args.json_out:
-            with open(args.json_out, "w") as f:
-                json.dump(growth, f, indent=1)
+                json.dump(phase, f, indent=1)
         return 0
     run_result = asyncio.run(run(args))
     print()
