@@ -265,8 +265,12 @@ class GroupWriter:
                     member.done.set_result([answer])
                 self._settle(member, stored=not member.chain.checked or answer > 0)
         finally:
+            # The group and its members refer to each other, and a timer that fired keeps its group:
+            # unlinked here, a finished group is freed at once rather than by the cycle collector.
             if group.timer is not None:
                 group.timer.cancel()
+                group.timer = None
+            group.members = []
             self._release(group)
             self._schedule()  # writes sent again (see `_failed`), also when the group had stalled
 
