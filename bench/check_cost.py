@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 import orecast.checkpoint.cache as cache
-from bench.stores import open_store
+from bench.stores import OURS, open_store
 from bench.workload import build_subgraph_graph, run_turn
 
 Timed = list[tuple[float, float, int]]  # (wall s, thread CPU s, list length) per check
@@ -70,7 +70,8 @@ async def main(saver_name: str, turns: int, window: int) -> None:
     )
     lists = [entry for thread in threads for entry in thread.last_lists.values() if entry[2] is not None]
     objs, _ranges, pristine = max(lists, key=lambda entry: len(entry[0]))
-    assert check(objs, pristine, private=False)
+    if not check(objs, pristine, private=False):
+        raise SystemExit("the thread's longest list no longer matches its pristine copies")
     runs = []
     for _ in range(200):
         start = time.perf_counter()
@@ -83,7 +84,7 @@ async def main(saver_name: str, turns: int, window: int) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("saver", nargs="?", default="orecast-sqlite")
+    parser.add_argument("saver", nargs="?", default="orecast-sqlite", choices=OURS)
     parser.add_argument("--turns", type=int, default=60)
     parser.add_argument("--window", type=int, default=10)
     args = parser.parse_args()

@@ -29,3 +29,9 @@ def test_a_window_longer_than_the_run_is_refused() -> None:
     done = _run("orecast-sqlite", "--turns", "3", "--window", "5")
     assert done.returncode == 2
     assert "--window must be between 1 and --turns" in done.stderr
+
+
+def test_only_our_savers_have_the_check() -> None:
+    done = _run("floor")
+    assert done.returncode == 2
+    assert "invalid choice: 'floor'" in done.stderr
