@@ -16,16 +16,19 @@ import argparse
 import asyncio
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any
 
 import orecast.checkpoint.cache as cache
 from bench.stores import OURS, open_store
 from bench.workload import build_subgraph_graph, run_turn
 
+THREAD = "check-cost"
 Timed = list[tuple[float, float, int]]  # (wall s, thread CPU s, list length) per check
 
 
-def timing(record: Timed) -> None:
+def timing(record: Timed) -> Callable[..., bool]:
+    """Time every whole-list check into `record`; the check itself, untimed."""
     check = cache.all_unchanged
 
     def all_unchanged(objs: list[Any], pristine: cache.Pristine, **kwargs: Any) -> bool:
@@ -36,30 +39,21 @@ def timing(record: Timed) -> None:
             record.append((time.perf_counter() - wall, time.thread_time() - cpu, len(objs)))
 
     cache.all_unchanged = all_unchanged
-
-
-def item_caches(saver: Any) -> list[cache.ItemCache]:
-    """The saver's item caches, found among its attributes and theirs (where each dialect keeps it)."""
-    found = []
-    for value in vars(saver).values():
-        if isinstance(value, cache.ItemCache):
-            found.append(value)
-        elif hasattr(value, "__dict__"):
-            found.extend(v for v in vars(value).values() if isinstance(v, cache.ItemCache))
-    return found
+    return check
 
 
 async def main(saver_name: str, turns: int, window: int) -> None:
-    check = cache.all_unchanged
     record: Timed = []
-    timing(record)
+    check = timing(record)
     async with open_store(saver_name) as store:
         graph = build_subgraph_graph().compile(checkpointer=store.saver)
         for turn in range(1, turns + 1):
             if turn == turns - window + 1:
                 record.clear()
-            await run_turn(graph, "check-cost", turn, durability="sync")
-        threads = [entry for items in item_caches(store.saver) for entry in items._threads.values()]
+            await run_turn(graph, THREAD, turn, durability="sync")
+        thread = store.saver.items.peek(THREAD)
+    if thread is None:
+        raise SystemExit(f"{saver_name} no longer caches the thread's items")
     messages = sum(n for _w, _c, n in record)
     wall = sum(w for w, _c, _n in record)
     cpu = sum(c for _w, c, _n in record)
@@ -68,7 +62,7 @@ async def main(saver_name: str, turns: int, window: int) -> None:
         f"{messages / len(record):.0f} items on average; {wall / window * 1e3:.2f} ms a turn "
         f"(thread CPU {cpu / window * 1e3:.2f} ms), {wall / messages * 1e9:.0f} ns an item"
     )
-    lists = [entry for thread in threads for entry in thread.last_lists.values() if entry[2] is not None]
+    lists = [entry for entry in thread.last_lists.values() if entry[2] is not None]
     objs, _ranges, pristine = max(lists, key=lambda entry: len(entry[0]))
     if not check(objs, pristine, private=False):
         raise SystemExit("the thread's longest list no longer matches its pristine copies")
