@@ -296,3 +296,40 @@ async def test_a_beta_on_the_pmi_says_it_is_per_point(
     assert words in turn.text
     assert f"{100 * beta:+.2f}%" in turn.text
     assert "monthly returns" not in turn.text and "月度 收益率" not in turn.text
+
+
+@pytest.mark.parametrize("question", ["What is the iron ore price in yuan per tonne?", "铁矿石人民币计价多少钱？"])
+async def test_a_price_in_yuan_is_the_cny_futures_not_the_exchange_rate(
+    agent: Any, thread_id: str, question: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    assert [(c.name, c.args) for c in turn.calls] == [("latest_price", {"series": "dce_iron_ore_daily"})]
+    assert_number(turn.text, _latest("dce_iron_ore_daily"))
+    assert f"{_latest('usd_cnh_daily'):.4f}" not in turn.text
+
+
+@pytest.mark.parametrize(("question", "words"), [
+    ("What was the iron ore price on 2024-05-15?", "average of 2024-05"),
+    ("2024年5月15日铁矿石价格是多少？", "2024-05 整月的均价"),
+])
+async def test_a_day_of_a_monthly_series_is_its_months_average(
+    agent: Any, thread_id: str, question: str, words: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    assert turn.call("price_history").args == {
+        "series": "iron_ore_wb_monthly", "start": "2024-05", "end": "2024-05"}
+    assert words in turn.text
+    assert_number(turn.text, float(market.load_series("iron_ore_wb_monthly")["2024-05"].iloc[0]))
+
+
+@pytest.mark.parametrize(("question", "words"), [
+    ("预测未来3个月铁矿石价格", "这里没有一期在今天之后"),
+    ("Forecast iron ore for the next 3 months", "none of these periods is after today"),
+])
+async def test_a_forecast_entirely_before_today_says_so(
+    agent: Any, thread_id: str, question: str, words: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    last = market.load_series("iron_ore_wb_monthly").index[-1]
+    assert last + pd.DateOffset(months=3) < pd.Timestamp(TODAY)  # the data is that stale
+    assert words in turn.text

@@ -395,6 +395,13 @@ def forecast(p: dict[str, Any], zh: bool) -> str:
             f"- Note: the data ends on {last_obs.get('date')}, so the first {len(past)} period(s) "
             f"({past[0]} to {past[-1]}) are already in the past but have no actual data here; "
             "they are still forecasts.")
+    if past and rows and len(past) >= len(rows):
+        # "未来3个月" on stale data: every period shown is before today, none is ahead of it.
+        lines.append(
+            "- 所以这里没有一期在今天之后：要看今天之后的某个时间，请直接问那个日期，例如“2027年3月铁矿石价格”。"
+            if zh else
+            "- So none of these periods is after today: to see a time ahead of today, ask for that "
+            "date, e.g. 'iron ore price in March 2027'.")
     if p.get("reason"):
         lines.append(f"- 方法选择：{_reason(p, zh)}" if zh else f"- method choice: {_reason(p, zh)}")
     show = rows if len(rows) <= 6 else [rows[0], rows[len(rows) // 2], rows[-1]]

@@ -116,9 +116,14 @@ def _boundary_match(text: str, alias: str) -> int:
     return m.start() if m else -1
 
 
+# "in yuan per tonne", "人民币计价": a unit (the CNY futures), not the USD/CNH exchange rate.
+_CNY_UNIT = re.compile(r"(?:yuan|rmb|cny|renminbi)\s*(?:per|/|a)\s*(?:metric\s+)?(?:tonne|ton|t)\b|"
+                       r"\bin (?:yuan|rmb|cny|renminbi)\b|(?:以|用)?人民币(?:计价|计算|计)|元每吨")
+
+
 def find_series(text: str, known: set[str] | None = None) -> list[str]:
     """Series ids named in `text`, in the order they appear, most specific alias winning."""
-    low = text.lower()
+    low = _CNY_UNIT.sub(" 元/吨 ", text.lower())
     hits: list[tuple[int, int, str]] = []  # (position, -alias length, id)
     for sid, aliases in SERIES_ALIASES.items():
         if known is not None and sid not in known:

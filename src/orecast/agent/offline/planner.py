@@ -180,7 +180,12 @@ class Planner:
         if (q.start or q.end or q.last_period) and intents[0] == "latest":
             # "去年铁矿石价格", "近三个月铁矿石期货怎么样" ask about a period, not the last value.
             intents[0] = "history"
-        return self._by_intent(intents, q, series or [DEFAULT_SERIES], ctx)
+        series = series or [DEFAULT_SERIES]
+        note = scope.day_in_month(series[0], q)
+        plan = self._by_intent(intents, q, series, ctx)
+        if note:
+            plan.notes.insert(0, note)
+        return plan
 
     # ---- planning by intent --------------------------------------------------------------
 

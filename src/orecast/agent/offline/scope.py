@@ -14,6 +14,7 @@ import pandas as pd
 
 from orecast.agent.clock import today
 from orecast.agent.offline import catalogue as cat
+from orecast.agent.offline.intents import Query
 
 _TOPICS = {
     "port_inventory": ("港口铁矿石库存", "port iron ore inventories"),
@@ -236,3 +237,17 @@ def why_reply(last_series: str | None, zh: bool) -> str:
     return (why_note(False) + f"\nWhat I can show is how {nm} moved with other series (co-movement, "
             f"not causation), e.g. 'correlation between {nm} and {a}', '{nm} and {b}', or the "
             "scenario 'if China's crude steel output falls 5%, what happens to iron ore?'.")
+
+
+def day_in_month(series: str, q: Query) -> str | None:
+    """"The price on 2024-05-15" of a monthly series: its month's average, said so (q is widened)."""
+    facts = cat.catalogue().get(series)
+    day = q.start if q.start == q.end and q.relative is None else None  # one named day, not 去年
+    if facts is None or facts.frequency != "monthly" or not day or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+        return None
+    month = day[:7]
+    q.start = q.end = month
+    if q.zh:
+        return f"{cat.name(series, True)}是月度均价，没有单日价格：{day} 用的是 {month} 整月的均价。"
+    return (f"{cat.name(series, False)} is a monthly average with no daily prices: for {day} this is "
+            f"the average of {month}.")
