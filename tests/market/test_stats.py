@@ -94,3 +94,25 @@ def test_mill_margin_is_the_formula_on_common_dates():
     data = result.to_dict()
     assert data["unit"] == "CNY/t" and "1.5 x iron ore" in data["formula"]
     json.dumps(data)
+
+
+def test_describe_dates_the_low_and_the_high_and_counts_each_months_changes():
+    # Rises every January, falls every other month, over three years: 35 monthly changes.
+    values = [100.0]
+    for i in range(1, 36):
+        values.append(values[-1] * (1.10 if (i % 12) == 0 else 0.99))
+    series = monthly(np.array(values), "dated")
+    d = describe(series).to_dict()
+    assert d["min_date"] == series.idxmin().date().isoformat()
+    assert d["max_date"] == series.idxmax().date().isoformat()
+    assert d["seasonal_count"]["1"] == 2 and d["seasonal_count"]["2"] == 3
+    assert d["seasonal_up_pct"]["1"] == 100.0 and d["seasonal_up_pct"]["5"] == 0.0
+
+
+def test_describe_seasonal_shares_keep_their_digits():
+    # Two Januaries of three rise: 66.67 %, not rounded to one digit (70 %).
+    values = [100.0]
+    for i in range(1, 37):
+        values.append(values[-1] * (0.95 if i == 36 else 1.05 if (i % 12) == 0 else 1.0))
+    d = describe(monthly(np.array(values), "shares")).to_dict()
+    assert d["seasonal_up_pct"]["1"] == pytest.approx(200 / 3, abs=0.01)

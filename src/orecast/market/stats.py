@@ -52,6 +52,10 @@ class Description:
     maximum: float
     mean: float
     seasonal_pct: dict[int, float] = field(default_factory=dict)  # mean change by calendar month
+    min_date: pd.Timestamp | None = None  # first date of the minimum ("when was the low?")
+    max_date: pd.Timestamp | None = None
+    seasonal_count: dict[int, int] = field(default_factory=dict)  # changes behind each month's mean
+    seasonal_up_pct: dict[int, float] = field(default_factory=dict)  # share of those that were rises
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -70,7 +74,11 @@ class Description:
                              "trough": iso(self.drawdown_trough)},
             "percentile_in_range": num(self.percentile, 4),
             "min": num(self.minimum), "max": num(self.maximum), "mean": num(self.mean),
-            "seasonal_mean_change_pct": {str(m): num(v, 3) for m, v in self.seasonal_pct.items()},
+            "min_date": iso(self.min_date) if self.min_date is not None else None,
+            "max_date": iso(self.max_date) if self.max_date is not None else None,
+            "seasonal_mean_change_pct": {str(m): num(v, 4) for m, v in self.seasonal_pct.items()},
+            "seasonal_count": {str(m): n for m, n in self.seasonal_count.items()},
+            "seasonal_up_pct": {str(m): num(v, 4) for m, v in self.seasonal_up_pct.items()},
             "source": self.source,
         }
 
@@ -117,12 +125,17 @@ def describe(
     trough = drawdown.idxmin()
     peak = values.loc[:trough].idxmax()
     seasonal: dict[int, float] = {}
+    seasonal_count: dict[int, int] = {}
+    seasonal_up: dict[int, float] = {}
     if meta.frequency in ("daily", "weekly", "monthly"):
         monthly = values.resample("MS").mean()
         mret = returns(monthly, meta)
         if len(mret) >= 24:
             scale = 100 if meta.log_model else 1
-            seasonal = {int(m): float(v * scale) for m, v in mret.groupby(mret.index.month).mean().items()}
+            by_month = mret.groupby(mret.index.month)
+            seasonal = {int(m): float(v * scale) for m, v in by_month.mean().items()}
+            seasonal_count = {int(m): int(n) for m, n in by_month.size().items()}
+            seasonal_up = {int(m): float(100 * (v > 0).mean()) for m, v in by_month}
     return Description(
         series_id=meta.id, name_en=meta.name_en, name_zh=meta.name_zh, unit=meta.unit,
         frequency=meta.frequency, source=meta.source, first_date=values.index[0],
@@ -134,7 +147,8 @@ def describe(
         drawdown_peak=peak, drawdown_trough=trough,
         percentile=float(100 * (values <= values.iloc[-1]).mean()),
         minimum=float(values.min()), maximum=float(values.max()), mean=float(values.mean()),
-        seasonal_pct=seasonal,
+        seasonal_pct=seasonal, min_date=values.idxmin(), max_date=values.idxmax(),
+        seasonal_count=seasonal_count, seasonal_up_pct=seasonal_up,
     )
 
 

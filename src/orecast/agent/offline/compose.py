@@ -55,7 +55,7 @@ def source_zh(src: str) -> str:
 
 
 def _source(p: dict[str, Any], zh: bool) -> str:
-    src = p.get("source")
+    src = re.sub(r"^\s*Source:\s*", "", str(p.get("source") or ""))  # worldsteel's says "Source: …"
     text = ""
     if src:
         text = f"\n来源：{source_zh(src)}" if zh else f"\nSource: {src}"
@@ -161,34 +161,104 @@ CHANGE_LABELS = {"1w": ("1周", "1 week"), "1m": ("1个月", "1 month"), "3m": (
                  "6m": ("6个月", "6 months"), "12m": ("12个月", "12 months"), "1y": ("1年", "1 year")}
 
 
-def describe(p: dict[str, Any], zh: bool) -> str:
+def _when(date: Any, zh: bool) -> str:
+    if not date:
+        return ""
+    return f"（{date}）" if zh else f" ({date})"
+
+
+def describe(p: dict[str, Any], zh: bool, *, seasonal: bool = False) -> str:
     unit = p.get("unit", "")
     rng, last, dd = p.get("range", {}), p.get("last", {}), p.get("max_drawdown", {})
     changes = {k: v for k, v in (p.get("change") or {}).items() if v is not None}
     diffusion = "50" in str(unit)  # PMI: changes are points, not %
+    # A past period ("2024", "last year") ends before the data does: its last value is not "latest".
+    fresh = p.get("freshness") if isinstance(p.get("freshness"), dict) else {}
+    period_end = bool(fresh.get("last_date")) and fresh.get("last_date") != rng.get("last")
+    lo, hi = _when(p.get("min_date"), zh), _when(p.get("max_date"), zh)
     def ch(v: Any) -> str:
         return f"{v:+.2f}" if diffusion else pct(v)
     if zh:
         lines = [f"**{_name(p, zh)}** 统计（{rng.get('first')} 至 {rng.get('last')}，{rng.get('count')} 个观测，单位 {unit}）：",
-                 f"- 最新 {fmt(last.get('value'))}（{last.get('date')}），处于区间第 {fmt(p.get('percentile_in_range'))} 百分位",
-                 f"- 均值 {fmt(p.get('mean'))}，最低 {fmt(p.get('min'))}，最高 {fmt(p.get('max'))}"]
+                 f"- {'期末值' if period_end else '最新'} {fmt(last.get('value'))}（{last.get('date')}），处于区间第 {fmt(p.get('percentile_in_range'))} 百分位",
+                 f"- 均值 {fmt(p.get('mean'))}，最低 {fmt(p.get('min'))}{lo}，最高 {fmt(p.get('max'))}{hi}"]
         if p.get("volatility_annualised_pct") is not None:
-            lines.append(f"- 近一年年化波动率 {fmt(p.get('volatility_annualised_pct'))}%")
+            lines.append(f"- {'区间内（最多取最后一年）' if period_end else '近一年'}年化波动率 {fmt(p.get('volatility_annualised_pct'))}%")
         if dd.get("pct") is not None:
             lines.append(f"- 最大回撤 {fmt(dd.get('pct'))}%（{dd.get('peak')} 至 {dd.get('trough')}）")
         if changes:
             lines.append("- 涨跌：" + "，".join(f"{CHANGE_LABELS.get(k, (k, k))[0]} {ch(v)}" for k, v in changes.items()))
     else:
         lines = [f"**{_name(p, zh)}** statistics ({rng.get('first')} to {rng.get('last')}, {rng.get('count')} observations, unit {unit}):",
-                 f"- latest {fmt(last.get('value'))} ({last.get('date')}), percentile {fmt(p.get('percentile_in_range'))} of the range",
-                 f"- mean {fmt(p.get('mean'))}, min {fmt(p.get('min'))}, max {fmt(p.get('max'))}"]
+                 f"- {'value at the end of the period' if period_end else 'latest'} {fmt(last.get('value'))} ({last.get('date')}), percentile {fmt(p.get('percentile_in_range'))} of the range",
+                 f"- mean {fmt(p.get('mean'))}, min {fmt(p.get('min'))}{lo}, max {fmt(p.get('max'))}{hi}"]
         if p.get("volatility_annualised_pct") is not None:
-            lines.append(f"- annualised volatility (last year) {fmt(p.get('volatility_annualised_pct'))}%")
+            lines.append(f"- annualised volatility ({'over the period, its last 12 months at most' if period_end else 'last year'}) {fmt(p.get('volatility_annualised_pct'))}%")
         if dd.get("pct") is not None:
             lines.append(f"- max drawdown {fmt(dd.get('pct'))}% ({dd.get('peak')} to {dd.get('trough')})")
         if changes:
             lines.append("- changes: " + ", ".join(f"{CHANGE_LABELS.get(k, (k, k))[1]} {ch(v)}" for k, v in changes.items()))
+    if seasonal:
+        lines.append(seasonality(p, zh))
     return "\n".join(lines) + _source(p, zh)
+
+
+def seasonality(p: dict[str, Any], zh: bool) -> str:
+    """Mean change of the monthly average by calendar month, with how many years stand behind it."""
+    means = {int(m): v for m, v in (p.get("seasonal_mean_change_pct") or {}).items()
+             if isinstance(v, int | float)}
+    counts = [n for n in (p.get("seasonal_count") or {}).values() if isinstance(n, int)]
+    ups = {int(m): v for m, v in (p.get("seasonal_up_pct") or {}).items() if isinstance(v, int | float)}
+    if not means:
+        return ("- 季节性：这个区间不足 24 个月，无法按月份估计。" if zh
+                else "- seasonality: the period is shorter than 24 months, too short to estimate by month.")
+    diffusion = "50" in str(p.get("unit", ""))  # PMI: points, not %
+    def val(v: float) -> str:
+        return f"{v:+.2f}" if diffusion else pct(v)
+    up = max(means, key=lambda m: means[m])
+    down = min(means, key=lambda m: means[m])
+    n = f"{min(counts)}–{max(counts)}" if counts and min(counts) != max(counts) else str(counts[0] if counts else "—")
+    if zh:
+        listing = "，".join(f"{m}月 {val(v)}" + (f"（{ups[m]:.0f}% 的年份上涨）" if m in ups else "")
+                            for m, v in sorted(means.items()))
+        return (f"- 季节性（各日历月份月均价的平均环比变动，每个月 {n} 个样本）：{listing}\n"
+                f"- 平均涨幅最大的是 {up} 月（{val(means[up])}），平均跌幅最大的是 {down} 月（{val(means[down])}）。"
+                "这只是历史平均：每个月只有这么几个样本，年与年之间差异很大，不代表每年都会如此。")
+    month = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+    listing = ", ".join(f"{month[m - 1]} {val(v)}" + (f" (up in {ups[m]:.0f}% of years)" if m in ups else "")
+                        for m, v in sorted(means.items()))
+    return (f"- seasonality (mean change of the monthly average by calendar month, {n} observations "
+            f"per month): {listing}\n"
+            f"- largest average rise: {month[up - 1]} ({val(means[up])}); largest average fall: "
+            f"{month[down - 1]} ({val(means[down])}). These are historical averages of a few "
+            "observations each; years differ a lot, so an average rise does not mean a rise every year.")
+
+
+def _diffusion(series: str) -> bool:
+    """A diffusion index (PMI): its changes are points, not returns."""
+    facts = cat.catalogue().get(series)
+    return facts is not None and "50" in facts.unit
+
+
+def _changes_label(a: str, b: str, zh: bool) -> str:
+    index = next((s for s in (a, b) if _diffusion(s)), None)
+    if index is None:
+        return "收益率" if zh else "returns"
+    nm = cat.name(index, zh)
+    return (f"变动：价格为对数收益率，{nm}为点数变化" if zh
+            else f"changes: log returns for prices, point changes for {nm}")
+
+
+def _beta_meaning(p: dict[str, Any], na: str, nb: str, zh: bool) -> str:
+    """Beta of a price on PMI is a return per point: say so, or 0.0097 reads as nothing."""
+    beta, a, b = p.get("beta_a_on_b"), str(p.get("a")), str(p.get("b"))
+    if not isinstance(beta, int | float) or _diffusion(a) == _diffusion(b):
+        return ""
+    if _diffusion(b):
+        return (f"（{nb}每变动 1 个点，{na}平均变动约 {100 * beta:+.2f}%）" if zh
+                else f" ({na} moves about {100 * beta:+.2f}% per 1-point change in {nb})")
+    return (f"（{nb}每变动 1%，{na}平均变动约 {beta / 100:+.4f} 个点）" if zh
+            else f" ({na} moves about {beta / 100:+.4f} points per 1% change in {nb})")
 
 
 def relate(p: dict[str, Any], zh: bool) -> str:
@@ -196,19 +266,20 @@ def relate(p: dict[str, Any], zh: bool) -> str:
     a, b = str(p.get("a")), str(p.get("b"))
     na, nb = cat.name(a, zh), cat.name(b, zh)
     lag = p.get("best_lag")
+    changes, meaning = _changes_label(a, b, zh), _beta_meaning(p, na, nb, zh)
     if zh:
         lag_text = ("同步变动最强" if lag == 0 else
                     f"{nb}领先 {lag} 期时相关最强" if isinstance(lag, int) and lag > 0 else
                     f"{na}领先 {-lag if isinstance(lag, int) else lag} 期时相关最强")
-        text = (f"**{na}** 与 **{nb}**（{p.get('frequency')} 收益率，{rng.get('first')} 至 {rng.get('last')}，{rng.get('n')} 期）：\n"
-                f"- 相关系数 {fmt(p.get('correlation'), 4)}，β（{na}对{nb}）{fmt(p.get('beta_a_on_b'), 4)}\n"
+        text = (f"**{na}** 与 **{nb}**（{p.get('frequency')} {changes}，{rng.get('first')} 至 {rng.get('last')}，{rng.get('n')} 期）：\n"
+                f"- 相关系数 {fmt(p.get('correlation'), 4)}，β（{na}对{nb}）{fmt(p.get('beta_a_on_b'), 4)}{meaning}\n"
                 f"- 领先滞后：{lag_text}（相关 {fmt(p.get('best_lag_correlation'), 4)}）")
     else:
         lag_text = ("strongest at lag 0 (they move together)" if lag == 0 else
                     f"strongest when {nb} leads by {lag} periods" if isinstance(lag, int) and lag > 0 else
                     f"strongest when {na} leads by {-lag if isinstance(lag, int) else lag} periods")
-        text = (f"**{na}** vs **{nb}** ({p.get('frequency')} returns, {rng.get('first')} to {rng.get('last')}, {rng.get('n')} periods):\n"
-                f"- correlation {fmt(p.get('correlation'), 4)}, beta of {na} on {nb} {fmt(p.get('beta_a_on_b'), 4)}\n"
+        text = (f"**{na}** vs **{nb}** ({p.get('frequency')} {changes}, {rng.get('first')} to {rng.get('last')}, {rng.get('n')} periods):\n"
+                f"- correlation {fmt(p.get('correlation'), 4)}, beta of {na} on {nb} {fmt(p.get('beta_a_on_b'), 4)}{meaning}\n"
                 f"- lead/lag: {lag_text} (correlation {fmt(p.get('best_lag_correlation'), 4)})")
     return text + _source(p, zh)
 
@@ -324,6 +395,13 @@ def forecast(p: dict[str, Any], zh: bool) -> str:
             f"- Note: the data ends on {last_obs.get('date')}, so the first {len(past)} period(s) "
             f"({past[0]} to {past[-1]}) are already in the past but have no actual data here; "
             "they are still forecasts.")
+    if past and rows and len(past) >= len(rows):
+        # "未来3个月" on stale data: every period shown is before today, none is ahead of it.
+        lines.append(
+            "- 所以这里没有一期在今天之后：要看今天之后的某个时间，请直接问那个日期，例如“2027年3月铁矿石价格”。"
+            if zh else
+            "- So none of these periods is after today: to see a time ahead of today, ask for that "
+            "date, e.g. 'iron ore price in March 2027'.")
     if p.get("reason"):
         lines.append(f"- 方法选择：{_reason(p, zh)}" if zh else f"- method choice: {_reason(p, zh)}")
     show = rows if len(rows) <= 6 else [rows[0], rows[len(rows) // 2], rows[-1]]
@@ -465,9 +543,11 @@ RENDERERS: dict[str, Callable[[dict[str, Any], bool], str]] = {
 }
 
 
-def render(tool: str, text: str, zh: bool) -> str:
+def render(tool: str, text: str, zh: bool, *, seasonal: bool = False) -> str:
     p = payload_of(text)
     if not isinstance(p, dict):
         return text.strip()
+    if tool == "describe_series" and seasonal:
+        return describe(localise(p, zh), zh, seasonal=True)
     fn = RENDERERS.get(tool, generic)
     return fn(localise(p, zh), zh)

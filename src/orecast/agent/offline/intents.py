@@ -41,11 +41,17 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
         "forecast", "predict", "prediction", "outlook", "projection", "expect", "going to",
         "will it", "where will", "预测", "展望", "预计", "后市", "会涨", "会跌", "走向", "预判", "未来",
     ),
-    "chart": ("chart", "plot", "graph", "draw", "visuali", "图", "画", "绘"),
+    "chart": ("chart", "plot", "graph", "draw ", "visuali", "图", "画", "绘"),  # not "drawdown"
     "describe": (
         "statistic", "stats", "average", "mean", "volatility", "volatile", "highest", "lowest",
         "maximum", "minimum", "peak", "describe", "summary", "summarise", "summarize", "range",
         "统计", "均价", "平均", "波动", "最高", "最低", "概况", "描述", "区间",
+        "drawdown", "回撤",
+    ),
+    # Mean change by calendar month (describe_series computes it): answered by "describe".
+    "seasonal": (
+        "seasonal", "seasonality", "which month", "which months", "time of year", "季节",
+        "哪个月", "哪些月", "哪几个月",
     ),
     "history": (
         "history", "historical", "trend", "over the past", "since", "between", "evolution",
@@ -113,6 +119,19 @@ MISSING_TOPICS: dict[str, tuple[str, ...]] = {
     "mine_output": ("矿山产量", "铁矿石产量", "铁矿产量", "mine output", "mine production",
                     "iron ore production", "iron ore output"),
     "steel_output_recent": ("月度粗钢", "粗钢日产", "monthly steel output", "monthly crude steel"),
+    "production_costs": ("生产成本", "开采成本", "现金成本", "完全成本", "矿山成本", "成本曲线",
+                         "盈亏平衡", "production cost", "cash cost", "mining cost", "c1 cost",
+                         "all-in cost", "cost curve", "breakeven", "break-even"),
+    "miners": ("淡水河谷", "力拓", "必和必拓", "福蒂斯丘", "英美资源", "vale", "rio tinto", "bhp",
+               "fortescue", "fmg", "anglo american"),
+    # Commodities with no series here: naming one must not fall back to the iron ore price.
+    "lithium": ("lithium", "碳酸锂", "锂"),
+    "gold": ("gold price", "price of gold", " gold ", " gold?", " gold.", "黄金", "金价"),
+    "silver": ("silver", "白银", "银价"),
+    "scrap": ("scrap", "废钢"),
+    "manganese": ("manganese", "锰"),
+    "cobalt": ("cobalt", "钴"),
+    "grains": ("soybean", "wheat", "corn", "大豆", "小麦", "玉米"),
 }
 NAME_ASK = (
     "我叫什么", "我的名字是什么", "我是谁", "记得我的名字", "what is my name", "what's my name",
@@ -196,6 +215,8 @@ class Query:
     missing: list[str] = field(default_factory=list)  # MISSING_TOPICS asked about
     scenario: tuple[str, float] | None = None  # (driver, shock) of "if X falls 5%"
     scenario_unsupported: str | None = None  # a shock no bundled series measures
+    tomorrow: bool = False  # "明天的价格": a day no data can hold yet
+    asks_why: bool = False  # "为什么？": causes, which price data cannot show
 
 
 def _contains(low: str, words: tuple[str, ...]) -> bool:
@@ -232,29 +253,85 @@ def _horizon(text: str) -> tuple[tuple[int, str] | None, tuple[int, str] | None]
     if lookback is None:
         if re.search(r"past year|过去一年|近一年|最近一年|last 12 months|past 12 months", low):
             lookback = (1, "year")
+        elif re.search(r"(past|last|previous) week|过去一周|近一周|最近一周|过去一个星期", low):
+            lookback = (1, "week")  # "in the last week": the data's last week, like "past 3 months"
+        elif re.search(r"past month|过去一月|近一月", low):
+            lookback = (1, "month")
     return horizon, lookback
 
 
 _DATE = re.compile(r"(\d{4})(?:[-/.年](\d{1,2})(?:[-/.月](\d{1,2})日?)?月?)?")
 
 
+_ORDINAL_PART = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4,
+                 "4th": 4, "一": 1, "二": 2, "三": 3, "四": 4, "1": 1, "2": 2, "3": 3, "4": 4,
+                 "上": 1, "下": 2}
+# Quarters and halves of a year: (pattern, months per part, group of the part, group of the year).
+_PART_OF_YEAR = (
+    (re.compile(r"\bq([1-4])\s*[-/ ]?\s*(\d{4})", re.I), 3, 1, 2),
+    (re.compile(r"(\d{4})\s*[-/ ]?\s*q([1-4])\b", re.I), 3, 2, 1),
+    (re.compile(r"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter\s+(?:of\s+)?(\d{4})", re.I),
+     3, 1, 2),
+    (re.compile(r"(\d{4})\s*年?\s*第?([一二三四1-4])\s*季度"), 3, 2, 1),
+    (re.compile(r"\b(first|second|1st|2nd)\s+half\s+(?:of\s+)?(\d{4})", re.I), 6, 1, 2),
+    (re.compile(r"\bh([12])\s*[-/ ]?\s*(\d{4})", re.I), 6, 1, 2),
+    (re.compile(r"(\d{4})\s*[-/ ]?\s*h([12])\b", re.I), 6, 2, 1),
+    (re.compile(r"(\d{4})\s*年?\s*(上|下)半年"), 6, 2, 1),
+)
+
+
+_MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_EN_MONTH = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,?\s+(\d{4})\b", re.I)
+
+
+def _parts_of_year(text: str) -> list[tuple[int, int, str, str]]:
+    """'Q1 2024', 'first quarter of 2024', '2024年一季度', '2024年上半年', 'March 2024'
+    → (pos, end, first month, last month)."""
+    out = []
+    for m in _EN_MONTH.finditer(text):
+        month = f"{int(m.group(2)):04d}-{_MONTH_NAMES.index(m.group(1).lower()) + 1:02d}"
+        out.append((m.start(), m.end(), month, month))
+    for rx, months, part_group, year_group in _PART_OF_YEAR:
+        for m in rx.finditer(text):
+            part, year = _ORDINAL_PART[m.group(part_group).lower()], int(m.group(year_group))
+            first = (part - 1) * months + 1
+            out.append((m.start(), m.end(), f"{year:04d}-{first:02d}",
+                        f"{year:04d}-{first + months - 1:02d}"))
+    return out
+
+
 def _dates(text: str) -> tuple[str | None, str | None]:
-    """Explicit dates: 'from 2020 to 2022', '2021-03', '2024年', 'since 2019', '2020-2022'."""
-    found: list[tuple[str, str]] = []  # (start-of-period, end-of-period)
+    """Explicit dates: 'from 2020 to 2022', '2021-03', '2024年', 'since 2019', '2020-2022',
+    and quarters or halves of a year ('Q1 2024', '2024年上半年')."""
+    parts = _parts_of_year(text)
+    located: list[tuple[int, str, str]] = [(pos, a, b) for pos, _, a, b in parts]
     for m in _DATE.finditer(text):
-        year = int(m.group(1))
-        if not 1960 <= year <= 2100:
-            continue
-        month, day = m.group(2), m.group(3)
-        if month and not 1 <= int(month) <= 12:
-            month, day = None, None
-        if month and day:
-            iso = f"{year:04d}-{int(month):02d}-{int(day):02d}"
-            found.append((iso, iso))
-        elif month:
-            found.append((f"{year:04d}-{int(month):02d}", f"{year:04d}-{int(month):02d}"))
-        else:
-            found.append((f"{year:04d}", f"{year:04d}"))
+        if any(lo <= m.start() < hi for lo, hi, _, _ in parts):
+            continue  # the year of a quarter already read
+        bounds = _date_bounds(m)
+        if bounds is not None:
+            located.append((m.start(), *bounds))
+    found = [(a, b) for _, a, b in sorted(located)]
+    return _range_of(found, text)
+
+
+def _date_bounds(m: re.Match[str]) -> tuple[str, str] | None:
+    """(start-of-period, end-of-period) of one explicit date, None if it is not a date."""
+    year = int(m.group(1))
+    if not 1960 <= year <= 2100:
+        return None
+    month, day = m.group(2), m.group(3)
+    if month and not 1 <= int(month) <= 12:
+        month, day = None, None
+    if month and day:
+        iso = f"{year:04d}-{int(month):02d}-{int(day):02d}"
+        return iso, iso
+    if month:
+        return f"{year:04d}-{int(month):02d}", f"{year:04d}-{int(month):02d}"
+    return f"{year:04d}", f"{year:04d}"
+
+
+def _range_of(found: list[tuple[str, str]], text: str) -> tuple[str | None, str | None]:
     if not found:
         return None, None
     low = text.lower()
@@ -365,6 +442,8 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         if rx.search(low):
             q.relative = rel
             break
+    q.tomorrow = bool(re.search(r"\btomorrow\b|明天|明日", low))
+    q.asks_why = bool(re.search(r"\bwhy\b|为什么|为何|什么原因|原因是", low))
     q.scenario, q.scenario_unsupported = _scenario(text, low)
     if q.scenario is None and q.scenario_unsupported is None:
         q.missing = [k for k, words in MISSING_TOPICS.items() if _contains(low, words)]
@@ -379,6 +458,10 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     for intent, words in INTENT_WORDS.items():
         if _contains(low, words):
             q.intents.append(intent)
+    if "seasonal" in q.intents:
+        # "有季节性吗？哪个月份通常上涨？" asks for the by-month statistics, not the last price.
+        q.intents = ["describe", *(i for i in q.intents
+                                   if i not in ("describe", "latest", "history", "forecast"))]
     if q.horizon and "forecast" not in q.intents and not (
         {"backtest", "methods"} & set(q.intents)
     ):

@@ -49,7 +49,40 @@ SERIES_ALIASES: dict[str, tuple[str, ...]] = {
     "metals_index_wb_monthly": (
         "metals index", "metals and minerals", "metal index", "金属指数", "金属价格指数", "金属与矿产",
     ),
+    # The other Pink Sheet series: without a name here a question about them fell back to iron ore.
+    "coal_south_africa_wb_monthly": ("south african coal", "south africa coal", "南非煤", "南非动力煤"),
+    "wti_wb_monthly": ("wti", "west texas", "wti原油", "美国原油"),
+    "crude_oil_avg_wb_monthly": ("average crude oil", "crude oil average", "原油均价", "平均原油"),
+    "natural_gas_europe_wb_monthly": (
+        "natural gas", "european gas", "europe gas", "ttf", "天然气", "欧洲天然气",
+    ),
+    "aluminum_wb_monthly": ("aluminum", "aluminium", "铝价", "铝"),
+    "nickel_wb_monthly": ("nickel", "镍价", "镍"),
+    "zinc_wb_monthly": ("zinc", "锌价", "锌"),
+    "base_metals_index_wb_monthly": ("base metals", "base metal", "基本金属", "贱金属"),
+    "energy_index_wb_monthly": ("energy index", "energy price index", "能源指数", "能源价格指数"),
+    "non_energy_index_wb_monthly": (
+        "non-energy", "non energy", "非能源指数", "非能源商品", "非能源价格指数",
+    ),
+    "commodities_index_wb_monthly": (
+        "commodity index", "commodities index", "commodity price index", "大宗商品指数",
+        "大宗商品价格指数", "商品指数",
+    ),
+    "precious_metals_index_wb_monthly": ("precious metals", "precious metal", "贵金属"),
 }
+
+# Crude steel of another country: "India's crude steel", "印度粗钢产量" (China is the default).
+STEEL_COUNTRIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("china", ("china", "chinese", "中国")),
+    ("india", ("india", "indian", "印度")),
+    ("japan", ("japan", "japanese", "日本")),
+    ("united_states", ("united states", "u.s.", "usa", "america", "美国")),
+    ("south_korea", ("south korea", "korea", "韩国")),
+    ("russia", ("russia", "russian", "俄罗斯")),
+    ("germany", ("germany", "german", "德国")),
+    ("brazil", ("brazil", "brazilian", "巴西")),
+    ("world", ("world", "global", "全球", "世界")),
+)
 
 # Words that move "iron ore" from the World Bank benchmark to the DCE futures contract.
 FUTURES_HINTS = ("futures", "future", "期货", "大商所", "dce", "人民币计", "元/吨", "cny", "盘面")
@@ -83,9 +116,14 @@ def _boundary_match(text: str, alias: str) -> int:
     return m.start() if m else -1
 
 
+# "in yuan per tonne", "人民币计价": a unit (the CNY futures), not the USD/CNH exchange rate.
+_CNY_UNIT = re.compile(r"(?:yuan|rmb|cny|renminbi)\s*(?:per|/|a)\s*(?:metric\s+)?(?:tonne|ton|t)\b|"
+                       r"\bin (?:yuan|rmb|cny|renminbi)\b|(?:以|用)?人民币(?:计价|计算|计)|元每吨")
+
+
 def find_series(text: str, known: set[str] | None = None) -> list[str]:
     """Series ids named in `text`, in the order they appear, most specific alias winning."""
-    low = text.lower()
+    low = _CNY_UNIT.sub(" 元/吨 ", text.lower())
     hits: list[tuple[int, int, str]] = []  # (position, -alias length, id)
     for sid, aliases in SERIES_ALIASES.items():
         if known is not None and sid not in known:
@@ -110,10 +148,32 @@ def find_series(text: str, known: set[str] | None = None) -> list[str]:
         chosen.append(sid)
     order = {sid: min(p for p, _, s in hits if s == sid) for sid in chosen}
     ids = sorted(dict.fromkeys(chosen), key=lambda s: order[s])
+    if "iron_ore_62fe_wb_monthly" in ids and "iron_ore_wb_monthly" in ids:
+        # "62% Fe CFR China" names one series twice (the benchmark is 62% Fe since 2008-12).
+        ids.remove("iron_ore_wb_monthly")
+    ids = _steel_countries(low, ids, known)
     if "iron_ore_wb_monthly" in ids and any(_boundary_match(low, h) >= 0 for h in FUTURES_HINTS):
         ids = [("dce_iron_ore_daily" if s == "iron_ore_wb_monthly" else s) for s in ids]
         ids = list(dict.fromkeys(ids))
     return ids
+
+
+def _steel_countries(low: str, ids: list[str], known: set[str] | None) -> list[str]:
+    """Crude steel of the countries named: "India's crude steel" is not China's."""
+    steel = [i for i, s in enumerate(ids) if s.startswith("crude_steel_")]
+    if not steel:
+        return ids
+    low = re.sub(r"world bank|世界银行", " ", low)  # the data's publisher, not a country
+    named = sorted((pos, key) for key, words in STEEL_COUNTRIES
+                   if (pos := min((p for w in words if (p := _boundary_match(low, w)) >= 0),
+                                  default=-1)) >= 0)
+    chosen = [f"crude_steel_{key}_annual" for _, key in named]
+    chosen = [c for c in chosen if known is None or c in known]
+    if not chosen:
+        return ids
+    first = steel[0]
+    rest = [s for s in ids if not s.startswith("crude_steel_")]
+    return list(dict.fromkeys(rest[:first] + chosen + rest[first:]))
 
 
 def find_method(text: str) -> str | None:

@@ -140,7 +140,7 @@ class OfflineAnalyst(BaseChatModel):
                 head = f"工具 {name} 返回：" if q.zh else f"Tool {name} returned:"
                 parts.append(f"{head}\n{_plain(msg.content)}")
                 continue
-            parts.append(compose.render(name, msg.text, q.zh))
+            parts.append(compose.render(name, msg.text, q.zh, seasonal="seasonal" in q.intents))
         methods = {b.get("method") for b in backtests}
         series = {b.get("series") for b in backtests}
         if len(backtests) > 1 and len(series) == 1 and len(methods) == len(backtests):

@@ -138,8 +138,8 @@ class Planner:
         if not intents and q.follow_up and ctx.last_call and (q.series or q.horizon or q.start
                                                                or q.method or q.last_period):
             return self._follow_up(q, ctx)
-        if not intents and q.series:
-            intents = ["latest"]
+        if not intents and (q.series or (q.tomorrow and ctx.last_series)):
+            intents = ["latest"]  # "那明天呢？" after a price: the series talked about, tomorrow
         if not intents:
             if q.name:
                 return Plan(reply=_greet(q, q.name))
@@ -147,18 +147,52 @@ class Planner:
                 return Plan(reply=_noted_role(q, q.role))
             if "help" in q.intents or _is_greeting(q.text):
                 return Plan(reply=help_text(q.zh))
+            if q.asks_why:  # "why?" after an answer is in scope: say what the data cannot show
+                return Plan(reply=scope.why_reply(ctx.last_series, q.zh))
             return Plan(reply=out_of_scope(q.zh), in_scope=False)
         if q.relative and not (q.start or q.end):
             q.start, q.end = scope.calendar_period(*q.relative)
+        target = scope.future_target(q.start, q.end, q.tomorrow)
+        if target is None and intents[0] == "forecast":
+            target = scope.forecast_target((series or [DEFAULT_SERIES])[0], q.start, q.end)
+        if target is not None and intents[0] in ("latest", "history", "describe", "forecast", "chart"):
+            # "2027年的价格", "明天的价格": no data holds a future period; a forecast to it does.
+            plan = self._forecast_to(q, series or [DEFAULT_SERIES], target)
+        else:
+            plan = self._plan_dated(q, intents, series, ctx)
+        if q.asks_why:  # "Why did iron ore fall in 2015?": the numbers, and what they cannot show
+            plan.notes.insert(0, scope.why_note(q.zh))
+        return plan
+
+    def _forecast_to(self, q: Query, series: list[str], target: Any) -> Plan:
+        s = series[0]
+        if q.tomorrow and s == DEFAULT_SERIES and not scope.asks_benchmark(q.text):
+            s = "dce_iron_ore_daily"  # tomorrow is a trading day: the daily futures, as "price now"
+        facts = cat.catalogue().get(s)
+        h = scope.periods_until(s, target)
+        limit = scope.MAX_TARGET_PERIODS.get(facts.frequency if facts else "monthly", 36)
+        if h is None or h > limit:
+            return Plan(reply=scope.too_far(s, target, q.zh))
+        return Plan([("forecast_price", {"series": s, "horizon": h, "method": q.method or "auto"})],
+                    notes=[scope.future_note(s, target, q.tomorrow, q.zh)])
+
+    def _plan_dated(self, q: Query, intents: list[str], series: list[str], ctx: Context) -> Plan:
         if (q.start or q.end or q.last_period) and intents[0] == "latest":
             # "去年铁矿石价格", "近三个月铁矿石期货怎么样" ask about a period, not the last value.
             intents[0] = "history"
-        return self._by_intent(intents, q, series or [DEFAULT_SERIES], ctx)
+        series = series or [DEFAULT_SERIES]
+        note = scope.day_in_month(series[0], q)
+        plan = self._by_intent(intents, q, series, ctx)
+        if note:
+            plan.notes.insert(0, note)
+        return plan
 
     # ---- planning by intent --------------------------------------------------------------
 
     def _by_intent(self, intents: list[str], q: Query, series: list[str], ctx: Context) -> Plan:
-        first = intents[0] if intents[0] != "compare" else (intents[1:] or ["relate"])[0]
+        # "对比一下今年的表现": comparing over a period is the two histories; without one, co-movement.
+        plain = "history" if (q.start or q.end or q.last_period) else "relate"
+        first = intents[0] if intents[0] != "compare" else (intents[1:] or [plain])[0]
         if first == "catalogue":
             return Plan([("list_series", {})])
         if first == "report":

@@ -14,6 +14,7 @@ import pandas as pd
 
 from orecast.agent.clock import today
 from orecast.agent.offline import catalogue as cat
+from orecast.agent.offline.intents import Query
 
 _TOPICS = {
     "port_inventory": ("港口铁矿石库存", "port iron ore inventories"),
@@ -22,6 +23,15 @@ _TOPICS = {
     "imports": ("中国铁矿石进口量", "China's iron ore imports"),
     "mine_output": ("矿山铁矿石产量", "iron ore mine output"),
     "steel_output_recent": ("月度或 2018 年以后的粗钢产量", "monthly or post-2018 crude steel output"),
+    "production_costs": ("生产成本（矿山或钢厂的成本）", "production costs (of miners or mills)"),
+    "miners": ("矿山企业（淡水河谷、力拓、必和必拓、FMG 等）", "miners (Vale, Rio Tinto, BHP, Fortescue …)"),
+    "lithium": ("锂价", "lithium prices"),
+    "gold": ("黄金价格（只有世界银行贵金属指数）", "gold prices (only the World Bank precious metals index)"),
+    "silver": ("白银价格", "silver prices"),
+    "scrap": ("废钢价格", "scrap steel prices"),
+    "manganese": ("锰矿价格", "manganese prices"),
+    "cobalt": ("钴价", "cobalt prices"),
+    "grains": ("农产品价格", "farm commodity prices"),
     "interest_rate": ("利率", "interest rates"),
     "property": ("房地产新开工", "property starts"),
     "policy": ("限产政策", "output-cut policies"),
@@ -134,3 +144,110 @@ def lookback_note(series: str, period: tuple[int, str], zh: bool) -> str:
     if zh:
         return f"“近{n}{_UNIT_ZH[unit]}”按这个序列的最后日期倒推：{start} 至 {facts.end}。"
     return f"'The past {n} {unit}(s)' counts back from the series' last date: {start} to {facts.end}."
+
+
+# Furthest forecast the analyst offers for a date the user names, in periods of the series.
+MAX_TARGET_PERIODS = {"daily": 756, "weekly": 156, "monthly": 36, "quarterly": 12, "annual": 5}
+
+
+def future_target(start: str | None, end: str | None, tomorrow: bool) -> pd.Timestamp | None:
+    """The last day of an asked period that has not begun yet ("2027年", "tomorrow"), else None."""
+    now = pd.Timestamp(today())
+    if tomorrow:
+        return now + pd.DateOffset(days=1)
+    if start and _bound(start, False) > now:
+        return _bound(end or start, True)
+    return None
+
+
+def forecast_target(series: str, start: str | None, end: str | None) -> pd.Timestamp | None:
+    """"Forecast … for 2026-12": the end of the period asked, when the data stops before it."""
+    facts = cat.catalogue().get(series)
+    if facts is None or not facts.end or not (start or end):
+        return None
+    last_day = _bound(end or start, True)  # type: ignore[arg-type]
+    return last_day if last_day > pd.Timestamp(facts.end) else None
+
+
+def periods_until(series: str, target: pd.Timestamp) -> int | None:
+    """Forecast periods of `series` from its last date to `target` (weekdays for daily data)."""
+    facts = cat.catalogue().get(series)
+    if facts is None or not facts.end:
+        return None
+    last = pd.Timestamp(facts.end)
+    if facts.frequency == "daily":
+        n = len(pd.bdate_range(last + pd.DateOffset(days=1), target))
+    elif facts.frequency == "weekly":
+        n = (target - last).days // 7
+    elif facts.frequency == "monthly":
+        n = (target.year - last.year) * 12 + target.month - last.month
+    elif facts.frequency == "quarterly":
+        n = ((target.year - last.year) * 12 + target.month - last.month) // 3
+    else:
+        n = target.year - last.year
+    return n if n > 0 else None
+
+
+def future_note(series: str, target: pd.Timestamp, tomorrow: bool, zh: bool) -> str:
+    """What a forecast to a named future date can and cannot say."""
+    facts = cat.catalogue()[series]
+    day = target.date().isoformat()
+    if zh:
+        head = (f"没有人能给出明天（{day}）的确切价格，我也不会编一个。" if tomorrow
+                else f"你问的时期（到 {day}）还没有实际数据。")
+        return (f"{head}我的{cat.name(series, True)}数据只到 {facts.end}，下面是从那天起一直预测到 "
+                f"{day} 所在期的结果：最后一行对应你问的时间，给出中位预测和 80%/95% 区间；"
+                "离最后数据越远，区间越宽，它是一个概率范围，不是确定的价格。")
+    head = (f"Nobody can give tomorrow's ({day}) exact price, and I will not make one up." if tomorrow
+            else f"No data holds the period you ask about (to {day}) yet.")
+    return (f"{head} My {cat.name(series, False)} data ends on {facts.end}; below is a forecast "
+            f"from there to the period containing {day}: the last row is the time you asked "
+            "about, with the median and 80%/95% ranges. The further from the data, the wider the "
+            "range: it is a range of likely prices, not a price.")
+
+
+def too_far(series: str, target: pd.Timestamp, zh: bool) -> str:
+    facts = cat.catalogue()[series]
+    day = target.date().isoformat()
+    if zh:
+        return (f"{day} 离{cat.name(series, True)}的最后数据（{facts.end}）太远，统计预测在这么远的时间上"
+                "没有意义，我不给出数字。可以问更近的时间，例如“预测未来6个月”。")
+    return (f"{day} is too far from the last {cat.name(series, False)} data ({facts.end}) for a "
+            "statistical forecast to mean anything, so I give no number. Ask about a nearer "
+            "time, e.g. 'forecast the next 6 months'.")
+
+
+def why_note(zh: bool) -> str:
+    if zh:
+        return ("关于“为什么”：我的数据只有价格和少数宏观序列（没有新闻、政策、库存、发运等信息），"
+                "只能说明价格怎样变化、和哪些序列同步变动，不能证明变化的原因。")
+    return ("On 'why': my data holds prices and a few macro series (no news, policy, inventories "
+            "or shipments), so it shows how prices moved and what moved with them, not what caused it.")
+
+
+def why_reply(last_series: str | None, zh: bool) -> str:
+    """A bare "why?": say what the data cannot show, and what it can."""
+    nm = cat.name(last_series, zh) if last_series else ("铁矿石" if zh else "iron ore")
+    # Two other series to relate it to (never the series itself: "PMI和PMI的关系").
+    others = [o for o in ("shfe_rebar_daily", "china_pmi_monthly", "usd_cnh_daily") if o != last_series][:2]
+    a, b = (cat.name(o, zh) for o in others)
+    if zh:
+        return (why_note(True) + f"\n能做的是看{nm}和其它序列的历史同步关系（不是因果），例如："
+                f"“{nm}和{a}的相关性”“{nm}和{b}的关系”，或情景“如果粗钢产量下降5%，铁矿石会怎样？”。")
+    return (why_note(False) + f"\nWhat I can show is how {nm} moved with other series (co-movement, "
+            f"not causation), e.g. 'correlation between {nm} and {a}', '{nm} and {b}', or the "
+            "scenario 'if China's crude steel output falls 5%, what happens to iron ore?'.")
+
+
+def day_in_month(series: str, q: Query) -> str | None:
+    """"The price on 2024-05-15" of a monthly series: its month's average, said so (q is widened)."""
+    facts = cat.catalogue().get(series)
+    day = q.start if q.start == q.end and q.relative is None else None  # one named day, not 去年
+    if facts is None or facts.frequency != "monthly" or not day or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+        return None
+    month = day[:7]
+    q.start = q.end = month
+    if q.zh:
+        return f"{cat.name(series, True)}是月度均价，没有单日价格：{day} 用的是 {month} 整月的均价。"
+    return (f"{cat.name(series, False)} is a monthly average with no daily prices: for {day} this is "
+            f"the average of {month}.")

@@ -1,0 +1,335 @@
+"""Answers a QA pass found wrong or unhelpful, each asked as a user would (Chinese and English).
+
+Every expected number is computed from the bundled data at test time; "today" is pinned so the
+dates in the answers (tomorrow, 2027, how stale the data is) are the same on any day.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from orecast import market
+from orecast.agent.offline import catalogue as cat
+from tests.agent.conftest import run_turn
+from tests.agent.test_conversation import assert_number
+
+TODAY = date(2026, 11, 30)
+
+
+@pytest.fixture(autouse=True)
+def pinned_today(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ORECAST_TODAY", TODAY.isoformat())
+
+
+def _latest(series: str) -> float:
+    return float(market.load_series(series).iloc[-1])
+
+
+@pytest.mark.parametrize(("question", "series"), [
+    ("镍价现在多少？", "nickel_wb_monthly"),
+    ("What is the aluminium price?", "aluminum_wb_monthly"),
+    ("锌价最新是多少？", "zinc_wb_monthly"),
+    ("latest European natural gas price", "natural_gas_europe_wb_monthly"),
+])
+async def test_a_series_we_have_is_not_answered_with_iron_ore(
+    agent: Any, thread_id: str, question: str, series: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    assert [(c.name, c.args) for c in turn.calls] == [("latest_price", {"series": series})]
+    assert_number(turn.text, _latest(series))
+    assert f"{_latest('dce_iron_ore_daily'):.2f}" not in turn.text
+
+
+@pytest.mark.parametrize(("question", "country"), [
+    ("印度2018年粗钢产量是多少？", "india"),
+    ("What was Japan's crude steel output in 2010?", "japan"),
+])
+async def test_crude_steel_of_another_country_is_not_china(
+    agent: Any, thread_id: str, question: str, country: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    year = re.search(r"\d{4}", question).group(0)  # type: ignore[union-attr]
+    assert turn.calls[0].args["series"] == f"crude_steel_{country}_annual"
+    assert_number(turn.text, float(market.load_series(f"crude_steel_{country}_annual")[year].iloc[0]))
+    china = float(market.load_series("crude_steel_china_annual")[year].iloc[0])
+    assert f"{china:.2f}" not in turn.text
+
+
+async def test_62_fe_cfr_china_is_one_series_answered_once(agent: Any, thread_id: str) -> None:
+    turn = await run_turn(agent, thread_id, "What is the latest World Bank 62% Fe CFR China price?")
+    assert [(c.name, c.args) for c in turn.calls] == [
+        ("latest_price", {"series": "iron_ore_62fe_wb_monthly"})]
+    assert turn.text.count(f"{_latest('iron_ore_62fe_wb_monthly'):.2f}") == 1
+
+
+@pytest.mark.parametrize(("question", "words"), [
+    ("淡水河谷的生产成本是多少？", "我没有生产成本"),
+    ("Vale's production costs per tonne?", "I do not have data on production costs"),
+    ("What is the price of lithium?", "I do not have data on lithium"),
+    ("黄金价格是多少？", "我没有黄金价格"),
+])
+async def test_data_we_do_not_have_is_not_replaced_by_the_ore_price(
+    agent: Any, thread_id: str, question: str, words: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    assert turn.calls == [], "never a substitute number"
+    assert words in turn.text
+    for series in ("dce_iron_ore_daily", "iron_ore_wb_monthly"):
+        assert f"{_latest(series):.2f}" not in turn.text
+
+
+@pytest.mark.parametrize("question", [
+    "What was the average rebar price in the first quarter of 2024?",
+    "2024年一季度螺纹钢均价是多少？",
+])
+async def test_a_quarter_is_that_quarter_not_the_year(agent: Any, thread_id: str, question: str) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    assert turn.call("describe_series").args == {
+        "series": "shfe_rebar_daily", "start": "2024-01", "end": "2024-03"}
+    rebar = market.load_series("shfe_rebar_daily")
+    assert_number(turn.text, float(rebar["2024-01":"2024-03"].mean()))
+    assert f"{float(rebar['2024'].mean()):.2f}" not in turn.text
+
+
+@pytest.mark.parametrize(("question", "top"), [
+    ("铁矿石价格有季节性吗？哪个月份通常上涨？", "平均涨幅最大的是 {m} 月"),
+    ("Is there seasonality in iron ore prices? Which month usually rises?", "largest average rise: {m}"),
+])
+async def test_seasonality_is_answered_by_calendar_month(
+    agent: Any, thread_id: str, question: str, top: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    assert [c.name for c in turn.calls] == ["describe_series"]
+    ore = market.load_series("iron_ore_wb_monthly")
+    changes = (100 * np.log(ore).diff()).dropna()  # monthly log changes, in %
+    by_month = changes.groupby(changes.index.month).mean()
+    best = int(by_month.idxmax())
+    month = str(best) if "月" in top else pd.Timestamp(2000, best, 1).strftime("%b")
+    assert top.format(m=month) in turn.text
+    assert f"{by_month[best]:+.2f}%" in turn.text
+    assert str(int(changes.groupby(changes.index.month).size().min())) in turn.text
+    for month_no, rose in (changes > 0).groupby(changes.index.month).mean().items():
+        label = f"{month_no}月 " if "月" in top else pd.Timestamp(2000, month_no, 1).strftime("%b ")
+        mean = f"{by_month[month_no]:+.2f}%"
+        assert re.search(rf"{label}{re.escape(mean)} ?[（(]({100 * rose:.0f}% 的年份上涨|up in "
+                         rf"{100 * rose:.0f}% of years)", turn.text), (month_no, turn.text)
+
+
+@pytest.mark.parametrize(("question", "which"), [
+    ("铁矿石的历史最低价是多少？什么时候？", "min"),
+    ("What was the highest iron ore price ever recorded in the data?", "max"),
+])
+async def test_the_low_and_the_high_come_with_their_dates(
+    agent: Any, thread_id: str, question: str, which: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    ore = market.load_series("iron_ore_wb_monthly")
+    value, when = (ore.min(), ore.idxmin()) if which == "min" else (ore.max(), ore.idxmax())
+    assert re.search(rf"{value:.2f}\s*[（(]{when.date().isoformat()}[）)]", turn.text), turn.text
+
+
+@pytest.mark.parametrize(("question", "wrong"), [
+    ("去年铁矿石均价是多少？", "最新 "),
+    ("What was the average iron ore price last year?", "latest "),
+])
+async def test_a_past_period_does_not_call_its_last_value_latest(
+    agent: Any, thread_id: str, question: str, wrong: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    ore = market.load_series("iron_ore_wb_monthly")[str(TODAY.year - 1)]
+    assert_number(turn.text, float(ore.iloc[-1]))
+    assert f"{wrong}{float(ore.iloc[-1]):.2f}" not in turn.text
+
+
+@pytest.mark.parametrize(("question", "honest"), [
+    ("明天铁矿石期货的价格是多少？", "没有人能给出明天"),
+    ("What will the iron ore price be tomorrow exactly?", "Nobody can give tomorrow's"),
+])
+async def test_tomorrow_is_a_forecast_with_a_range_not_the_last_price(
+    agent: Any, thread_id: str, question: str, honest: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    tomorrow = pd.Timestamp(TODAY + timedelta(days=1))
+    last = market.load_series("dce_iron_ore_daily").index[-1]
+    steps = len(pd.bdate_range(last + pd.Timedelta(days=1), tomorrow))
+    assert [(c.name, c.args) for c in turn.calls] == [
+        ("forecast_price", {"series": "dce_iron_ore_daily", "horizon": steps, "method": "auto"})]
+    fc = market.forecast("dce_iron_ore_daily", steps)
+    assert fc.mean.index[-1] == tomorrow
+    assert honest in turn.text
+    assert re.search(rf"{tomorrow.date().isoformat()}[:：] ?{fc.mean.iloc[-1]:.2f}", turn.text), turn.text
+    assert_number(turn.text, float(fc.lower[80].iloc[-1]))
+    assert_number(turn.text, float(fc.upper[95].iloc[-1]))
+
+
+@pytest.mark.parametrize("question", ["2027年铁矿石的价格是多少？", "What will iron ore be in 2027?"])
+async def test_a_future_year_is_forecast_to_its_end(agent: Any, thread_id: str, question: str) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    last = market.load_series("iron_ore_wb_monthly").index[-1]
+    steps = (2027 - last.year) * 12 + 12 - last.month
+    assert [(c.name, c.args) for c in turn.calls] == [
+        ("forecast_price", {"series": "iron_ore_wb_monthly", "horizon": steps, "method": "auto"})]
+    assert "2027-12-01" in turn.text
+    assert not re.search(r"我没有.*2027|no .*data for 2027", turn.text)
+
+
+@pytest.mark.parametrize("question", ["2045年铁矿石的价格是多少？", "What will iron ore cost in 2045?"])
+async def test_a_year_too_far_ahead_gets_no_number(agent: Any, thread_id: str, question: str) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    assert turn.calls == []
+    assert "2045" in turn.text
+    assert not re.search(r"\d+\.\d{2}", turn.text)
+
+
+@pytest.mark.parametrize(("first", "why", "words"), [
+    ("What is the latest PMI?", "why?", "not what caused it"),
+    ("PMI最新是多少？", "为什么？", "不能证明变化的原因"),
+])
+async def test_why_after_an_answer_is_answered_honestly_not_refused(
+    agent: Any, thread_id: str, first: str, why: str, words: str
+) -> None:
+    await run_turn(agent, thread_id, first)
+    turn = await run_turn(agent, thread_id, why)
+    assert words in turn.text
+    assert "Sorry" not in turn.text and "抱歉" not in turn.text
+    pmi = cat.name("china_pmi_monthly", "为" in why)
+    assert not re.search(rf"{re.escape(pmi)}'? ?(和|and) ?{re.escape(pmi)}", turn.text), "PMI vs itself"
+
+
+@pytest.mark.parametrize(("question", "stale"), [
+    ("螺纹钢钢厂利润现在怎么样？", "早 {n} 天"),
+    ("What is the steel mill margin now?", "{n} days before today"),
+])
+async def test_the_mill_margin_says_how_old_it_is(
+    agent: Any, thread_id: str, question: str, stale: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    last = market.mill_margin().last_date.date()
+    assert stale.format(n=(TODAY - last).days) in turn.text
+
+
+@pytest.mark.parametrize("question", [
+    "How did iron ore futures change in the last week?", "铁矿石期货最近一周涨跌了多少？"])
+async def test_the_last_week_is_a_week(agent: Any, thread_id: str, question: str) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    ore = market.load_series("dce_iron_ore_daily")
+    start = (ore.index[-1] - pd.DateOffset(weeks=1)).date().isoformat()
+    assert turn.call("price_history").args == {"series": "dce_iron_ore_daily", "start": start}
+    week = ore[start:]
+    assert f"{float(100 * (week.iloc[-1] / week.iloc[0] - 1)):+.2f}%" in turn.text
+
+
+@pytest.mark.parametrize("question", ["过去5年铁矿石期货的最大回撤是多少？", "max drawdown of iron ore futures over the past 5 years"])
+async def test_a_drawdown_question_gets_the_drawdown(agent: Any, thread_id: str, question: str) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    ore = market.load_series("dce_iron_ore_daily")
+    window = ore[(ore.index[-1] - pd.DateOffset(years=5)).date().isoformat():]
+    drawdown = float(100 * (window / window.cummax() - 1).min())
+    assert f"{drawdown:.2f}%" in turn.text
+
+
+async def test_the_steel_source_is_not_prefixed_twice(agent: Any, thread_id: str) -> None:
+    turn = await run_turn(agent, thread_id, "What is China's crude steel output in 2015?")
+    assert "Source: World Steel Association" in turn.text
+    assert "Source: Source:" not in turn.text
+
+
+async def test_an_english_month_name_is_that_month(agent: Any, thread_id: str) -> None:
+    turn = await run_turn(agent, thread_id, "What was the iron ore price in March 2024?")
+    assert turn.call("price_history").args == {
+        "series": "iron_ore_wb_monthly", "start": "2024-03", "end": "2024-03"}
+    assert_number(turn.text, float(market.load_series("iron_ore_wb_monthly")["2024-03"].iloc[0]))
+
+
+@pytest.mark.parametrize("question", ["预测2026年12月铁矿石价格", "forecast iron ore for December 2026"])
+async def test_a_forecast_for_a_named_month_reaches_that_month(
+    agent: Any, thread_id: str, question: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    last = market.load_series("iron_ore_wb_monthly").index[-1]
+    steps = (2026 - last.year) * 12 + 12 - last.month
+    assert turn.call("forecast_price").args == {
+        "series": "iron_ore_wb_monthly", "horizon": steps, "method": "auto"}
+    assert "2026-12-01" in turn.text
+
+
+@pytest.mark.parametrize("question", [
+    "铁矿石期货和螺纹钢对比一下今年的表现", "compare iron ore futures and rebar this year"])
+async def test_comparing_over_a_period_compares_the_changes(agent: Any, thread_id: str, question: str) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    assert [c.name for c in turn.calls] == ["price_history", "price_history"]
+    for series in ("dce_iron_ore_daily", "shfe_rebar_daily"):
+        year = market.load_series(series)[str(TODAY.year)]
+        assert f"{float(100 * (year.iloc[-1] / year.iloc[0] - 1)):+.2f}%" in turn.text
+
+
+@pytest.mark.parametrize(("first", "then"), [
+    ("螺纹钢最新价格是多少？", "那明天呢？"), ("What is the latest rebar price?", "and tomorrow?")])
+async def test_tomorrow_as_a_follow_up_forecasts_the_same_series(
+    agent: Any, thread_id: str, first: str, then: str
+) -> None:
+    await run_turn(agent, thread_id, first)
+    turn = await run_turn(agent, thread_id, then)
+    assert turn.call("forecast_price").args["series"] == "shfe_rebar_daily"
+    assert (TODAY + timedelta(days=1)).isoformat() in turn.text
+
+
+@pytest.mark.parametrize(("question", "words"), [
+    ("What is the correlation between iron ore and the China PMI?", "per 1-point change in"),
+    ("铁矿石和PMI的相关性是多少？", "每变动 1 个点"),
+])
+async def test_a_beta_on_the_pmi_says_it_is_per_point(
+    agent: Any, thread_id: str, question: str, words: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    assert turn.call("relate_series").args == {"a": "iron_ore_wb_monthly", "b": "china_pmi_monthly"}
+    ore = np.log(market.load_series("iron_ore_wb_monthly")).diff()
+    pmi = market.load_series("china_pmi_monthly").diff()
+    both = pd.concat([ore, pmi], axis=1, join="inner").dropna()
+    beta = float(np.cov(both.iloc[:, 0], both.iloc[:, 1])[0, 1] / both.iloc[:, 1].var())
+    assert words in turn.text
+    assert f"{100 * beta:+.2f}%" in turn.text
+    assert "monthly returns" not in turn.text and "月度 收益率" not in turn.text
+
+
+@pytest.mark.parametrize("question", ["What is the iron ore price in yuan per tonne?", "铁矿石人民币计价多少钱？"])
+async def test_a_price_in_yuan_is_the_cny_futures_not_the_exchange_rate(
+    agent: Any, thread_id: str, question: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    assert [(c.name, c.args) for c in turn.calls] == [("latest_price", {"series": "dce_iron_ore_daily"})]
+    assert_number(turn.text, _latest("dce_iron_ore_daily"))
+    assert f"{_latest('usd_cnh_daily'):.4f}" not in turn.text
+
+
+@pytest.mark.parametrize(("question", "words"), [
+    ("What was the iron ore price on 2024-05-15?", "average of 2024-05"),
+    ("2024年5月15日铁矿石价格是多少？", "2024-05 整月的均价"),
+])
+async def test_a_day_of_a_monthly_series_is_its_months_average(
+    agent: Any, thread_id: str, question: str, words: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    assert turn.call("price_history").args == {
+        "series": "iron_ore_wb_monthly", "start": "2024-05", "end": "2024-05"}
+    assert words in turn.text
+    assert_number(turn.text, float(market.load_series("iron_ore_wb_monthly")["2024-05"].iloc[0]))
+
+
+@pytest.mark.parametrize(("question", "words"), [
+    ("预测未来3个月铁矿石价格", "这里没有一期在今天之后"),
+    ("Forecast iron ore for the next 3 months", "none of these periods is after today"),
+])
+async def test_a_forecast_entirely_before_today_says_so(
+    agent: Any, thread_id: str, question: str, words: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    last = market.load_series("iron_ore_wb_monthly").index[-1]
+    assert last + pd.DateOffset(months=3) < pd.Timestamp(TODAY)  # the data is that stale
+    assert words in turn.text
