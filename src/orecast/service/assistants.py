@@ -214,7 +214,9 @@ class Assistants:
         if assistant["assistant_id"] == graph_assistant_id(assistant["graph_id"]) and not user.admin:
             raise Forbidden("the assistants of served graphs can only be changed by an admin")
 
-    async def search(self, body: dict[str, Any], user: Principal) -> list[dict[str, Any]]:
+    async def search(self, body: dict[str, Any], user: Principal, lookahead: int = 0) -> list[dict[str, Any]]:
+        """The page `body` asks for, sorted as langgraph-api does (`created_at` and descending unless
+        told otherwise), with `lookahead` more items after it (to tell whether a next page exists)."""
         filt = await user.authorize(
             "assistants", "search",
             {"graph_id": body.get("graph_id"), "metadata": body.get("metadata") or {},
@@ -239,6 +241,6 @@ class Assistants:
             found.append(item)
         sort_by = body.get("sort_by") or "created_at"
         found.sort(key=lambda a: (str(a.get(sort_by, "")), a["assistant_id"]),
-                   reverse=(body.get("sort_order") or "asc") == "desc")
+                   reverse=(body.get("sort_order") or "desc") == "desc")
         offset, limit = int(body.get("offset") or 0), int(body.get("limit") or 10)
-        return found[offset : offset + limit]
+        return found[offset : offset + limit + lookahead]

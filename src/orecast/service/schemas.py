@@ -3,15 +3,18 @@ adds new ones over time); responses are the SDK's TypedDicts built in the servic
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 StreamMode = Literal[
     "values", "messages", "updates", "events", "tasks", "checkpoints", "debug", "custom",
     "messages-tuple",
 ]
+
+T = TypeVar("T")
 
 
 class _Body(BaseModel):
@@ -23,6 +26,15 @@ def selected(items: list[dict[str, Any]], select: list[str] | None) -> list[dict
     if not select:
         return items
     return [{k: item[k] for k in select if k in item} for item in items]
+
+
+def paginated(page: list[T], offset: int, limit: int) -> tuple[list[T], dict[str, str]]:
+    """A search's page and langgraph-api's pagination headers, from `page` read with one item past
+    `limit` (present: there is a next page). The SDKs read `X-Pagination-Next` as the next offset
+    (`assistants.search(response_format="object")["next"]`)."""
+    if len(page) > limit:
+        return page[:limit], {"X-Pagination-Total": str(offset + limit + 1), "X-Pagination-Next": str(offset + limit)}
+    return page, {"X-Pagination-Total": str(offset + len(page))}
 
 
 class AssistantCreate(_Body):
@@ -63,16 +75,51 @@ class ThreadTtl(_Body):
     strategy: Literal["delete", "keep_latest"] = "delete"
 
 
+class CommandBody(_Body):
+    resume: Any = None
+    update: Any = None
+    goto: Any = None
+
+
+class StateUpdateSpec(_Body):
+    """One update of a superstep: `values` (or a `command`) written as if `as_node` returned it."""
+
+    values: Any = None
+    command: CommandBody | None = None
+    as_node: str
+
+
+class Superstep(_Body):
+    updates: list[StateUpdateSpec]
+
+
 class ThreadCreate(_Body):
     thread_id: str | None = None
     metadata: dict[str, Any] | None = None
     if_exists: Literal["raise", "do_nothing"] | None = None
     ttl: ThreadTtl | None = None
+    supersteps: list[Superstep] | None = Field(
+        None, description="State updates applied to the new thread, one superstep after the other"
+    )
+
+
+class ThreadPrune(_Body):
+    thread_ids: list[str] = Field(max_length=1000)
+    strategy: Literal["delete", "keep_latest"] = "delete"
 
 
 class ThreadUpdate(_Body):
     metadata: dict[str, Any] = Field(default_factory=dict)
     ttl: ThreadTtl | None = None
+
+
+# `extract` of a thread search, as langgraph-api takes it: aliases are identifiers that do not shadow
+# a thread's fields, paths start at one of these fields
+EXTRACT_ROOTS = ("values", "metadata", "config", "interrupts")
+EXTRACT_MAX_PATHS = 10
+THREAD_FIELDS = {"thread_id", "created_at", "updated_at", "state_updated_at", "metadata", "config", "status",
+                 "values", "interrupts", "error", "extracted"}
+_ALIAS = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class ThreadSearch(_Body):
@@ -85,6 +132,23 @@ class ThreadSearch(_Body):
     sort_by: Literal["thread_id", "status", "created_at", "updated_at", "state_updated_at"] | None = None
     sort_order: Literal["asc", "desc"] | None = None
     select: list[str] | None = Field(None, description="Return only these fields")
+    extract: dict[str, str] | None = Field(
+        None, description="alias → path (`values.messages[-1].content`): each thread gets `extracted`"
+    )
+
+    @field_validator("extract")
+    @classmethod
+    def _check_extract(cls, extract: dict[str, str] | None) -> dict[str, str] | None:
+        if not extract:
+            return extract
+        if len(extract) > EXTRACT_MAX_PATHS:
+            raise ValueError(f"at most {EXTRACT_MAX_PATHS} paths, not {len(extract)}")
+        for alias, path in extract.items():
+            if not _ALIAS.match(alias) or alias in THREAD_FIELDS:
+                raise ValueError(f"{alias!r} is not an identifier, or is a thread's field")
+            if re.split(r"[.\[]", path, maxsplit=1)[0] not in EXTRACT_ROOTS:
+                raise ValueError(f"path {path!r} must start with one of {', '.join(EXTRACT_ROOTS)}")
+        return extract
 
 
 class ThreadCount(_Body):
@@ -117,12 +181,6 @@ class HistoryQuery(_Body):
     before: CheckpointRef | str | None = None
     metadata: dict[str, Any] | None = None
     checkpoint: CheckpointRef | None = None
-
-
-class CommandBody(_Body):
-    resume: Any = None
-    update: Any = None
-    goto: Any = None
 
 
 class RunCreate(_Body):

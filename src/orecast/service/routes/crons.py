@@ -26,7 +26,14 @@ from orecast.service.crons import (
 )
 from orecast.service.custom_auth import matches
 from orecast.service.errors import NotFound
-from orecast.service.schemas import CronCount, CronCreate, CronSearch, CronUpdate, selected
+from orecast.service.schemas import (
+    CronCount,
+    CronCreate,
+    CronSearch,
+    CronUpdate,
+    paginated,
+    selected,
+)
 from orecast.service.threads import same_json
 
 router = APIRouter(tags=["crons"], dependencies=[Depends(require_user)])
@@ -136,9 +143,11 @@ async def create(body: CronCreate, svc: Svc, user: User) -> dict[str, Any]:
 
 
 @router.post("/runs/crons/search")
-async def search(body: CronSearch, svc: Svc, user: User) -> list[dict[str, Any]]:
+async def search(body: CronSearch, svc: Svc, user: User, response: Response) -> list[dict[str, Any]]:
     found = await _matching(svc, user, body, body.sort_by or "created_at", body.sort_order or "desc")
-    page = [c.public() for c in found[body.offset : body.offset + body.limit]]
+    page, headers = paginated([c.public() for c in found[body.offset : body.offset + body.limit + 1]],
+                              body.offset, body.limit)
+    response.headers.update(headers)
     return selected(page, body.select)
 
 
