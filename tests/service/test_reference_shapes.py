@@ -4,6 +4,7 @@ headers, status codes and bodies a client of the Agent Server relies on."""
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from pathlib import Path
 
@@ -219,3 +220,28 @@ async def test_debug_checkpoint_events_name_their_checkpoints(client) -> None:
     assert checkpoints[-1]["parent_checkpoint"]["checkpoint_id"] == checkpoints[-2]["checkpoint"]["checkpoint_id"]
     head = await client.threads.get_state(tid)
     assert checkpoints[-1]["checkpoint"] == head["checkpoint"]
+
+
+async def test_after_seconds_starts_the_run_later(client) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    started = time.monotonic()
+    run = await client.runs.create(tid, ECHO, input=say("later"), after_seconds=2)
+    await asyncio.sleep(0.5)
+    assert (await client.threads.get(tid))["status"] == "busy"
+    assert (await client.threads.get_state(tid))["values"] == {}, "the graph has not started yet"
+    joined = await client.runs.join(tid, run["run_id"])
+    assert time.monotonic() - started >= 2 and contents(joined) == ["later", "echo: later"]
+    waiting = await client.runs.create(tid, ECHO, input=say("never"), after_seconds=60)
+    await client.runs.cancel(tid, waiting["run_id"], wait=True)
+    assert (await client.runs.get(tid, waiting["run_id"]))["status"] == "interrupted"
+    assert contents((await client.threads.get(tid))["values"]) == ["later", "echo: later"]
+
+
+async def test_a_webhook_is_refused_not_ignored(client, server: Server) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        for path, body in ((f"/threads/{tid}/runs", {"input": say("x")}), ("/runs/wait", {"input": say("x")}),
+                           ("/runs/crons", {"schedule": "0 8 * * *"})):
+            refused = await http.post(path, json={"assistant_id": ECHO, "webhook": "https://example.com/hook", **body})
+            assert refused.status_code == 422 and refused.json()["detail"].startswith("webhook: "), path
+    assert await client.runs.list(tid) == [] and (await client.threads.get(tid))["values"] is None

@@ -183,7 +183,20 @@ class HistoryQuery(_Body):
     checkpoint: CheckpointRef | None = None
 
 
-class RunCreate(_Body):
+class _NoWebhook(_Body):
+    """A body that may name a `webhook` (runs, crons). This server calls no webhooks, so asking for
+    one is refused rather than silently dropped (langgraph-api POSTs the finished run there)."""
+
+    webhook: str | None = Field(None, description="Not supported: a body with one is refused (422)")
+
+    @field_validator("webhook")
+    @classmethod
+    def _refuse_webhook(cls, url: str | None) -> None:
+        if url is not None:
+            raise ValueError("webhooks are not supported by this server; follow the run with runs.join or its stream")
+
+
+class RunCreate(_NoWebhook):
     assistant_id: str = Field(description="An assistant id or a served graph's name")
     input: Any = None
     command: CommandBody | None = None
@@ -202,14 +215,13 @@ class RunCreate(_Body):
     on_disconnect: Literal["cancel", "continue"] | None = None
     on_completion: Literal["delete", "keep"] | None = None
     durability: Literal["sync", "async", "exit"] | None = None
-    webhook: str | None = None
-    after_seconds: int | None = None
+    after_seconds: float | None = Field(None, ge=0, description="Start the run this many seconds later")
 
     def modes(self) -> list[str]:
         return [self.stream_mode] if isinstance(self.stream_mode, str) else list(self.stream_mode)
 
 
-class _CronFields(_Body):
+class _CronFields(_NoWebhook):
     """What a cron's create and update both take: when it ends, and the run each firing starts."""
 
     timezone: str | None = None
@@ -221,7 +233,6 @@ class _CronFields(_Body):
     metadata: dict[str, Any] | None = None
     interrupt_before: Literal["*"] | list[str] | None = None
     interrupt_after: Literal["*"] | list[str] | None = None
-    webhook: str | None = None
     stream_mode: StreamMode | list[StreamMode] | None = None
     stream_subgraphs: bool | None = None
     stream_resumable: bool | None = None

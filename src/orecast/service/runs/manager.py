@@ -73,6 +73,8 @@ def traced_config(config: dict[str, Any], callbacks: list[Any]) -> dict[str, Any
 async def _run_graph(run: RunInput, events: RunEvents) -> Any:
     """`execute_run`, on a graph of the run's own when it is served by a factory (which may fail as the
     run would: its error is the run's); what the factory's context opened closes with the run."""
+    if run.delay_seconds > 0:  # `after_seconds`: watched meanwhile (heartbeat, cancel) as if running
+        await asyncio.sleep(run.delay_seconds)
     async with contextlib.AsyncExitStack() as resources:
         if run.factory is not None:
             graph = await run.factory.build(run.config, resources, user=run.user, context=run.context, executing=True)
