@@ -156,6 +156,12 @@ async def count(body: CronCount, svc: Svc, user: User) -> int:
     return len(await _matching(svc, user, body, "cron_id", "asc"))
 
 
+@router.get("/runs/crons/{cron_id}")
+async def get(cron_id: str, svc: Svc, user: User) -> dict[str, Any]:
+    """One cron, as langgraph-api answers `GET /runs/crons/{id}`."""
+    return (await _visible(svc, user, cron_id, "read", {"cron_id": cron_id})).public()
+
+
 @router.patch("/runs/crons/{cron_id}")
 async def update(cron_id: str, body: CronUpdate, svc: Svc, user: User) -> dict[str, Any]:
     given = body.model_dump(mode="json", exclude_unset=True)
