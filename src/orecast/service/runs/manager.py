@@ -255,10 +255,11 @@ class RunManager:
             return "interrupted", None
         except Exception as exc:
             log.warning("run %s failed: %s", run.run_id, exc, exc_info=exc)
-            message = f"{type(exc).__name__}: {exc}"
-            await events.put("error", {"error": type(exc).__name__, "message": message})
-            local.output = {"__error__": {"error": type(exc).__name__, "message": message}}
-            return "error", message
+            # as langgraph-api: the type and the message apart (the SDKs print "{error}: {message}")
+            failure = {"error": type(exc).__name__, "message": str(exc)}
+            await events.put("error", failure)
+            local.output = {"__error__": failure}
+            return "error", f"{type(exc).__name__}: {exc}"
         finally:
             watcher.cancel()
         values = outcome.values
