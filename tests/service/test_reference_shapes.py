@@ -245,3 +245,20 @@ async def test_a_webhook_is_refused_not_ignored(client, server: Server) -> None:
             refused = await http.post(path, json={"assistant_id": ECHO, "webhook": "https://example.com/hook", **body})
             assert refused.status_code == 422 and refused.json()["detail"].startswith("webhook: "), path
     assert await client.runs.list(tid) == [] and (await client.threads.get(tid))["values"] is None
+
+
+async def test_metadata_filters_match_alike_for_assistants_threads_and_crons(client) -> None:
+    """A metadata filter is JSON containment everywhere, as a thread search's (PostgreSQL's `@>`, which
+    langgraph-api's searches use): nested objects by their keys, lists by their elements."""
+    team = uuid.uuid4().hex
+    meta = {"team": team, "nested": {"a": 1, "b": 2}, "tags": ["x", "y"], "on": True}
+    await client.assistants.create(ECHO, metadata=meta)
+    await client.threads.create(metadata=meta)
+    cron = await client.crons.create(ECHO, schedule="0 0 1 1 *", metadata=meta)
+    for wanted, found in (({"nested": {"a": 1}}, 1), ({"tags": ["y"]}, 1), ({"nested": {"a": 2}}, 0),
+                          ({"tags": ["z"]}, 0), ({"on": 1}, 0), ({"on": True}, 1)):
+        query = {"team": team, **wanted}
+        counts = (await client.assistants.count(metadata=query), await client.threads.count(metadata=query),
+                  len(await client.crons.search(metadata=query)))
+        assert counts == (found, found, found), wanted
+    await client.crons.delete(cron["cron_id"])

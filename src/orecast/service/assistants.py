@@ -13,6 +13,7 @@ from orecast.service.db import Db
 from orecast.service.db.connection import now_iso
 from orecast.service.errors import Conflict, Forbidden, NotFound
 from orecast.service.graphs import GraphRegistry
+from orecast.service.threads import json_contains
 
 # LangGraph's namespace for graph-derived assistant ids, so ids match `langgraph dev`'s.
 NAMESPACE_GRAPH = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
@@ -235,8 +236,7 @@ class Assistants:
                 continue
             if body.get("name") and body["name"].lower() not in item["name"].lower():
                 continue
-            wanted = body.get("metadata") or {}
-            if any(item["metadata"].get(k) != v for k, v in wanted.items()):
+            if not json_contains(item["metadata"], body.get("metadata") or {}):  # as a thread search
                 continue
             found.append(item)
         sort_by = body.get("sort_by") or "created_at"

@@ -67,6 +67,19 @@ def same_json(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def json_contains(document: Any, wanted: Any) -> bool:
+    """Whether `document` contains `wanted` as a metadata filter matches (PostgreSQL's `@>`, as a
+    thread search does in SQL): objects by their keys, recursively; a list holds each wanted element;
+    scalars are equal as JSON (`true` is not `1`)."""
+    if isinstance(wanted, Mapping):
+        return isinstance(document, Mapping) and all(
+            k in document and json_contains(document[k], v) for k, v in wanted.items()
+        )
+    if isinstance(wanted, list):
+        return isinstance(document, list) and all(any(json_contains(d, w) for d in document) for w in wanted)
+    return same_json(document, wanted)
+
+
 def extract_path(thread: Mapping[str, Any], path: str) -> Any:
     """The value at `path` in a public thread (`values.messages[-1].content`), or None where it does
     not lead anywhere, as langgraph-api's search `extract` answers."""

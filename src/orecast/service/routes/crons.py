@@ -34,7 +34,7 @@ from orecast.service.schemas import (
     paginated,
     selected,
 )
-from orecast.service.threads import same_json
+from orecast.service.threads import json_contains
 
 router = APIRouter(tags=["crons"], dependencies=[Depends(require_user)])
 
@@ -127,7 +127,7 @@ async def _matching(svc: Services, user: Principal, body: CronCount, sort_by: st
     wanted = body.metadata or {}
     return [
         cron for cron in await svc.crons.select(equal, sort_by, sort_order)
-        if all(k in cron.metadata and same_json(cron.metadata[k], v) for k, v in wanted.items())
+        if json_contains(cron.metadata, wanted)
         and matches(cron.metadata, filt)
     ]
 
