@@ -80,6 +80,8 @@ async def test_analyst_streams_tokens(client) -> None:
     assert any(p.event == "messages/metadata" for p in parts)
     final = partial[-1]["content"]
     assert final.endswith(tokens[-1]) and len(final) >= len("".join(tokens[-3:])), "partials accumulate"
+    # each partial is the message so far as a whole `ai` message, as langgraph-api sends it
+    assert {p["type"] for p in partial} == {"ai"} and not any("tool_call_chunks" in p for p in partial)
 
 
 async def test_background_run_join_list_get_delete(client) -> None:

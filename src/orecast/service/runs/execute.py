@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import BaseMessageChunk
+from langchain_core.messages import BaseMessageChunk, message_chunk_to_message
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Send
 from langgraph_sdk.auth.types import BaseUser
@@ -109,7 +109,8 @@ class _Messages:
             await emit("messages/complete" + suffix, [message])
             return
         self.seen[key] = message if previous is None else previous + message
-        await emit("messages/partial" + suffix, [self.seen[key]])
+        # the message so far as a whole one (`ai`, not `AIMessageChunk`), as langgraph-api sends it
+        await emit("messages/partial" + suffix, [message_chunk_to_message(self.seen[key])])
 
 
 async def _parts(run: RunInput, payload: Any) -> AsyncIterator[tuple[tuple[str, ...], str, Any]]:
