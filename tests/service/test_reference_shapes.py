@@ -262,3 +262,18 @@ async def test_metadata_filters_match_alike_for_assistants_threads_and_crons(cli
                   len(await client.crons.search(metadata=query)))
         assert counts == (found, found, found), wanted
     await client.crons.delete(cron["cron_id"])
+
+
+async def test_an_unknown_select_field_is_a_422(client, server: Server) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        answers = [
+            await http.post("/threads/search", json={"select": ["thread_id", "nope"]}),
+            await http.post("/assistants/search", json={"select": ["nope"]}),
+            await http.post("/runs/crons/search", json={"select": ["nope"]}),
+            await http.get(f"/threads/{tid}/runs", params={"select": ["run_id", "nope"]}),
+        ]
+        assert [a.status_code for a in answers] == [422] * 4
+        assert all(a.json()["detail"].startswith("select.") for a in answers), [a.json()["detail"] for a in answers]
+        fine = await http.post("/threads/search", json={"ids": [tid], "select": ["thread_id", "state_updated_at"]})
+        assert fine.status_code == 200 and set(fine.json()[0]) == {"thread_id", "state_updated_at"}

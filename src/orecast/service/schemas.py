@@ -4,6 +4,7 @@ adds new ones over time); responses are the SDK's TypedDicts built in the servic
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
@@ -15,13 +16,31 @@ StreamMode = Literal[
 ]
 
 T = TypeVar("T")
+# What a search's (or runs.list's) `select` may name: the SDK's `*SelectField`s, and the fields of
+# ours the SDK does not list; anything else is a 422, as langgraph-api answers.
+AssistantField = Literal[
+    "assistant_id", "graph_id", "name", "description", "config", "context", "created_at", "updated_at",
+    "metadata", "version",
+]
+ThreadField = Literal[
+    "thread_id", "created_at", "updated_at", "state_updated_at", "metadata", "config", "context", "status",
+    "values", "interrupts", "error",
+]
+RunField = Literal[
+    "run_id", "thread_id", "assistant_id", "created_at", "updated_at", "status", "metadata", "kwargs",
+    "multitask_strategy", "cancel_reason",
+]
+CronField = Literal[
+    "cron_id", "assistant_id", "thread_id", "end_time", "schedule", "timezone", "created_at", "updated_at",
+    "user_id", "payload", "next_run_date", "metadata", "now", "on_run_completed", "enabled",
+]
 
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-def selected(items: list[dict[str, Any]], select: list[str] | None) -> list[dict[str, Any]]:
+def selected(items: list[dict[str, Any]], select: Sequence[str] | None) -> list[dict[str, Any]]:
     """A search's `select`: only those fields of each item (all without one)."""
     if not select:
         return items
@@ -65,7 +84,7 @@ class AssistantSearch(_Body):
     offset: int = Field(0, ge=0)
     sort_by: Literal["assistant_id", "graph_id", "name", "created_at", "updated_at"] | None = None
     sort_order: Literal["asc", "desc"] | None = None
-    select: list[str] | None = Field(None, description="Return only these fields")
+    select: list[AssistantField] | None = Field(None, description="Return only these fields")
 
 
 class ThreadTtl(_Body):
@@ -131,7 +150,7 @@ class ThreadSearch(_Body):
     offset: int = Field(0, ge=0)
     sort_by: Literal["thread_id", "status", "created_at", "updated_at", "state_updated_at"] | None = None
     sort_order: Literal["asc", "desc"] | None = None
-    select: list[str] | None = Field(None, description="Return only these fields")
+    select: list[ThreadField] | None = Field(None, description="Return only these fields")
     extract: dict[str, str] | None = Field(
         None, description="alias → path (`values.messages[-1].content`): each thread gets `extracted`"
     )
@@ -269,7 +288,7 @@ class CronSearch(CronCount):
         "cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date", "end_time"
     ] | None = None
     sort_order: Literal["asc", "desc"] | None = None
-    select: list[str] | None = Field(None, description="Return only these fields")
+    select: list[CronField] | None = Field(None, description="Return only these fields")
 
 
 class CancelMany(_Body):

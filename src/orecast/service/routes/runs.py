@@ -15,7 +15,7 @@ from orecast.service.encode import jsonable
 from orecast.service.errors import Invalid, NotFound
 from orecast.service.runs.prepare import may_use_run, start_run, visible_run
 from orecast.service.runs.records import ACTIVE, TERMINAL, RunRecord
-from orecast.service.schemas import CancelMany, RunCreate, selected
+from orecast.service.schemas import CancelMany, RunCreate, RunField, selected
 from orecast.service.sse import HEARTBEAT, format_encoded, format_event, sse_response
 
 router = APIRouter(tags=["runs"], dependencies=[Depends(require_user)])
@@ -162,7 +162,7 @@ async def create_stateless(body: RunCreate, svc: Svc, user: User) -> JSONRespons
 @router.get("/threads/{thread_id}/runs")
 async def list_runs(
     thread_id: str, svc: Svc, user: User, limit: int = 10, offset: int = 0, status: str | None = None,
-    select: list[str] | None = Query(None),
+    select: list[RunField] | None = Query(None),
 ) -> list[dict[str, Any]]:
     """The thread's runs, newest first; `select` (repeated in the query, as the SDKs send it) keeps
     only those fields."""
