@@ -71,6 +71,8 @@ DELIBERATE: list[tuple[str, str, str]] = [
     (r"^runs.join unknown", r"", "joining an unknown run is a 404, not a 200 with an error body"),
     (r"^assistants.(get_versions|set_latest)$", r"", "assistant versions are not kept (no version history)"),
     (r"^runs.batch$", r"", "no batch run creation"),
+    (r"^threads.get busy$", r"^\$\.values\.hold: extra$",
+     "a busy thread's values are its newest checkpoint's; langgraph-api keeps those of its last finished run until the run ends"),
     (r"^crons.create seconds field", r"^status 200 vs 422$",
      "a schedule has the 5 standard fields; a 6th (croniter's seconds) would fire at every poll"),
 ]
@@ -170,7 +172,7 @@ def parse_sse(text: str) -> list[tuple[str, bool, Any]]:
 
 def observe(resp: httpx.Response) -> Observed:
     headers = {}
-    for name in ("content-type", "location", "content-location"):
+    for name in ("content-type", "location", "content-location", "x-pagination-next"):
         if name in resp.headers:
             headers[name] = ANY_UUID.sub("{id}", resp.headers[name].split(";")[0].strip())
     obs = Observed(resp.status_code, headers)
@@ -265,6 +267,8 @@ def scenario(graph: str) -> list[Step]:
         Step("assistants.get_graph xray", "GET", f"/assistants/{a}/graph", params={"xray": "true"}),
         Step("assistants.get_schemas", "GET", f"/assistants/{a}/schemas"),
         Step("assistants.get_subgraphs", "GET", f"/assistants/{a}/subgraphs"),
+        Step("assistants.get_subgraphs namespace", "GET", f"/assistants/{a}/subgraphs/inner", params={"recurse": "true"}),
+        Step("assistants.search page", "POST", "/assistants/search", {"limit": 1}),
         Step("assistants.create", "POST", "/assistants",
              {"graph_id": graph, "name": "diff", "config": {"configurable": {"x": 1}}, "metadata": {"m": 1}},
              after=_put("new_assistant", lambda o: o.body["assistant_id"])),
@@ -323,6 +327,7 @@ def scenario(graph: str) -> list[Step]:
         Step("runs.join", "GET", f"{t}/runs/{{run_id}}/join"),
         Step("runs.get", "GET", f"{t}/runs/{{run_id}}"),
         Step("runs.list", "GET", f"{t}/runs", params={"limit": 3}),
+        Step("runs.list select", "GET", f"{t}/runs", params={"limit": 3, "select": ["run_id", "status"]}),
         Step("runs.join_stream finished", "GET", f"{t}/runs/{{run_id}}/stream", stream=True),
         Step("runs.create resumable", "POST", f"{t}/runs",
              {"assistant_id": graph, "input": say("bg2"), "stream_resumable": True, "stream_mode": ["values"]},
@@ -341,7 +346,7 @@ def scenario(graph: str) -> list[Step]:
         # busy thread: reject, enqueue, cancel
         Step("runs.create slow", "POST", f"{t}/runs", {"assistant_id": graph, "input": say("slow", hold="{hold}")},
              before=_hold("hold"), after=_put("slow", lambda o: o.body["run_id"])),
-        Step("threads.get busy", "GET", t, before=_sleep(0.3)),
+        Step("threads.get busy", "GET", t, before=_sleep(1.0)),  # langgraph dev's queue starts a run in up to ~1 s
         Step("runs.create reject (409)", "POST", f"{t}/runs",
              {"assistant_id": graph, "input": say("x"), "multitask_strategy": "reject"}),
         Step("runs.create enqueue", "POST", f"{t}/runs",
@@ -394,6 +399,14 @@ def scenario(graph: str) -> list[Step]:
         Step("threads.search sort", "POST", "/threads/search",
              {"limit": 2, "offset": 0, "sort_by": "created_at", "sort_order": "asc"}),
         Step("threads.search select", "POST", "/threads/search", {"ids": ["{thread_id}"], "select": ["thread_id", "status"]}),
+        Step("threads.search page", "POST", "/threads/search", {"limit": 1}),
+        Step("threads.search extract", "POST", "/threads/search",
+             {"ids": ["{thread_id}"], "select": ["thread_id"], "extract": {"last": "values.messages[-1].content"}}),
+        Step("threads.search bad extract (422)", "POST", "/threads/search", {"extract": {"x": "nowhere.a"}}),
+        Step("threads.create supersteps", "POST", "/threads",
+             {"metadata": {"graph_id": graph}, "supersteps": [{"updates": [{"values": say("pre"), "as_node": "echo"}]}]},
+             after=_put("superstep_thread", lambda o: o.body["thread_id"])),
+        Step("threads.prune", "POST", "/threads/prune", {"thread_ids": ["{superstep_thread}"]}),
         Step("threads.search bad status (422)", "POST", "/threads/search", {"status": "sleepy"}),
         Step("threads.count", "POST", "/threads/count", {"metadata": {"who": "diff"}}),
         Step("threads.copy", "POST", f"{t}/copy", after=_put("copy_id", lambda o: o.body["thread_id"])),
@@ -426,6 +439,7 @@ def scenario(graph: str) -> list[Step]:
              {"assistant_id": graph, "schedule": "0 8 * * *"}),
         Step("crons.create unknown assistant (404)", "POST", "/runs/crons",
              {"assistant_id": "{unknown}", "schedule": "0 8 * * *"}),
+        Step("crons.get", "GET", "/runs/crons/{cron_id}"),
         Step("crons.search", "POST", "/runs/crons/search", {}),
         Step("crons.search thread", "POST", "/runs/crons/search", {"thread_id": "{thread_id}"}),
         Step("crons.search select", "POST", "/runs/crons/search", {"select": ["cron_id", "schedule", "next_run_date"]}),

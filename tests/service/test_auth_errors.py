@@ -187,6 +187,10 @@ def test_cors_only_for_configured_origins(secured: Server, server: Server) -> No
     res = httpx.post(f"{secured.url}/threads", json={},
                      headers={"Origin": "https://ui.example", "x-api-key": "key-alice"})
     assert "Content-Location" in res.headers["access-control-expose-headers"]
+    page = httpx.post(f"{secured.url}/assistants/search", json={"limit": 1},
+                      headers={"Origin": "https://ui.example", "x-api-key": "key-alice"})
+    exposed = {h.strip().lower() for h in page.headers["access-control-expose-headers"].split(",")}
+    assert {"x-pagination-total", "x-pagination-next"} <= exposed, "a page in a browser reads its next offset"
     other = httpx.options(f"{secured.url}/threads", headers={**preflight, "Origin": "https://evil.example"})
     assert "access-control-allow-origin" not in other.headers
     off = httpx.options(f"{server.url}/threads", headers=preflight)

@@ -175,9 +175,11 @@ async def test_a_timezone_reads_the_schedule_there(cron_client: LangGraphClient)
 async def test_delete_and_unknown_ids(cron_client: LangGraphClient) -> None:
     tag = uuid.uuid4().hex
     cron = await cron_client.crons.create(ECHO, schedule=YEARLY, metadata={"tag": tag})
+    assert await cron_client.http.get(f"/runs/crons/{cron['cron_id']}") == cron  # as langgraph-api's GET
     await cron_client.crons.delete(cron["cron_id"])
     assert await cron_client.crons.count(metadata={"tag": tag}) == 0
     for call in (
+        lambda: cron_client.http.get(f"/runs/crons/{cron['cron_id']}"),
         lambda: cron_client.crons.delete(cron["cron_id"]),
         lambda: cron_client.crons.update(cron["cron_id"], schedule=YEARLY),
         lambda: cron_client.crons.create_for_thread(str(uuid.uuid4()), ECHO, schedule=YEARLY),
@@ -261,6 +263,7 @@ async def test_a_cron_is_its_creators(keyed: tuple[Server, str]) -> None:
     assert cron["user_id"] == "alice"
     assert await bob.crons.search() == [] and await bob.crons.count() == 0
     for call in (
+        lambda: bob.http.get(f"/runs/crons/{cron['cron_id']}"),
         lambda: bob.crons.delete(cron["cron_id"]),
         lambda: bob.crons.update(cron["cron_id"], enabled=False),
         lambda: bob.crons.create_for_thread(tid, ECHO, schedule=YEARLY),

@@ -80,6 +80,8 @@ async def test_analyst_streams_tokens(client) -> None:
     assert any(p.event == "messages/metadata" for p in parts)
     final = partial[-1]["content"]
     assert final.endswith(tokens[-1]) and len(final) >= len("".join(tokens[-3:])), "partials accumulate"
+    # each partial is the message so far as a whole `ai` message, as langgraph-api sends it
+    assert {p["type"] for p in partial} == {"ai"} and not any("tool_call_chunks" in p for p in partial)
 
 
 async def test_background_run_join_list_get_delete(client) -> None:
@@ -221,14 +223,18 @@ async def test_a_failed_run_leaves_its_thread_error_until_a_run_succeeds(client)
     tid = (await client.threads.create())["thread_id"]
     run = await client.runs.create(tid, ECHO, input=say("boom", fail=True))
     out = await client.runs.join(tid, run["run_id"])
-    assert out["__error__"]["error"] == "RuntimeError" and "asked to fail on 'boom'" in out["__error__"]["message"]
+    # the type and the message apart, as langgraph-api: the SDKs print "{error}: {message}"
+    assert out["__error__"] == {"error": "RuntimeError", "message": "asked to fail on 'boom'"}
     assert (await client.runs.get(tid, run["run_id"]))["status"] == "error"
     assert (await client.threads.get(tid))["status"] == "error"
     assert tid in {t["thread_id"] for t in await client.threads.search(status="error", limit=1000)}
     assert tid not in {t["thread_id"] for t in await client.threads.search(status="idle", limit=1000)}
-    with pytest.raises(Exception, match="asked to fail"):  # runs.wait raises the run's error
+    with pytest.raises(Exception) as raised:  # runs.wait raises the run's error
         await client.runs.wait(tid, ECHO, input=say("boom again"))
+    assert str(raised.value) == "RuntimeError: asked to fail on 'boom again'"
     assert (await client.threads.get(tid))["status"] == "error"
+    (failed,) = (await client.threads.get_state(tid))["tasks"]
+    assert failed["error"] == "RuntimeError(\"asked to fail on 'boom again'\")", "the error's repr, quoted once"
 
     ok = await client.runs.wait(tid, ECHO, input=say("fine", fail=False))
     assert contents(ok)[-1] == "echo: fine"

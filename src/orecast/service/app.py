@@ -223,7 +223,8 @@ def create_app(
             allow_origins=settings.cors_origins,
             allow_methods=["*"],
             allow_headers=["*"],
-            # the SDKs read the run id from Content-Location and reconnect to Location
-            expose_headers=["Content-Location", "Location"],
+            # the SDKs read the run id from Content-Location, reconnect to Location and page a
+            # search with X-Pagination-Next (as langgraph-api exposes them)
+            expose_headers=["Content-Location", "Location", "X-Pagination-Total", "X-Pagination-Next"],
         )
     return app

@@ -13,6 +13,7 @@ from orecast.service.db import Db
 from orecast.service.db.connection import now_iso
 from orecast.service.errors import Conflict, Forbidden, NotFound
 from orecast.service.graphs import GraphRegistry
+from orecast.service.threads import json_contains
 
 # LangGraph's namespace for graph-derived assistant ids, so ids match `langgraph dev`'s.
 NAMESPACE_GRAPH = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
@@ -214,7 +215,9 @@ class Assistants:
         if assistant["assistant_id"] == graph_assistant_id(assistant["graph_id"]) and not user.admin:
             raise Forbidden("the assistants of served graphs can only be changed by an admin")
 
-    async def search(self, body: dict[str, Any], user: Principal) -> list[dict[str, Any]]:
+    async def search(self, body: dict[str, Any], user: Principal, lookahead: int = 0) -> list[dict[str, Any]]:
+        """The page `body` asks for, sorted as langgraph-api does (`created_at` and descending unless
+        told otherwise), with `lookahead` more items after it (to tell whether a next page exists)."""
         filt = await user.authorize(
             "assistants", "search",
             {"graph_id": body.get("graph_id"), "metadata": body.get("metadata") or {},
@@ -233,12 +236,11 @@ class Assistants:
                 continue
             if body.get("name") and body["name"].lower() not in item["name"].lower():
                 continue
-            wanted = body.get("metadata") or {}
-            if any(item["metadata"].get(k) != v for k, v in wanted.items()):
+            if not json_contains(item["metadata"], body.get("metadata") or {}):  # as a thread search
                 continue
             found.append(item)
         sort_by = body.get("sort_by") or "created_at"
         found.sort(key=lambda a: (str(a.get(sort_by, "")), a["assistant_id"]),
-                   reverse=(body.get("sort_order") or "asc") == "desc")
+                   reverse=(body.get("sort_order") or "desc") == "desc")
         offset, limit = int(body.get("offset") or 0), int(body.get("limit") or 10)
-        return found[offset : offset + limit]
+        return found[offset : offset + limit + lookahead]

@@ -65,6 +65,12 @@ def interrupts_of(snapshot: StateSnapshot) -> list[dict[str, Any]]:
     return [{"value": i.value, "id": i.id} for i in snapshot.interrupts]
 
 
+def _task_error(error: Any) -> str | None:
+    if not error:
+        return None
+    return error if isinstance(error, str) else repr(error)
+
+
 def thread_state(snapshot: StateSnapshot) -> dict[str, Any]:
     """A `StateSnapshot` as the SDK's `ThreadState`."""
     tasks = []
@@ -75,7 +81,8 @@ def thread_state(snapshot: StateSnapshot) -> dict[str, Any]:
                 "id": task.id,
                 "name": task.name,
                 "path": list(task.path),
-                "error": repr(task.error) if task.error else None,
+                # the store keeps a task's error as its repr (JSON, never pickled): it comes back a string
+                "error": _task_error(task.error),
                 "interrupts": [{"value": i.value, "id": i.id} for i in task.interrupts],
                 # a subgraph not expanded: where its state is (thread_id, checkpoint_ns), as
                 # langgraph-api passes LangGraph's config on; no checkpoint_id, LangGraph has none

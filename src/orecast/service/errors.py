@@ -79,7 +79,11 @@ def _is_tag(part: Any) -> bool:
 def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
     details: list[dict[str, Any]] = []
     for error in exc.errors():
-        item = {"field": _field(error["loc"]), "reason": error["msg"]}
+        if error.get("type") == "json_invalid":  # its `loc` is a character position, not a field
+            cause = (error.get("ctx") or {}).get("error")
+            item = {"field": "body", "reason": "invalid JSON" + (f" ({cause})" if cause else "")}
+        else:
+            item = {"field": _field(error["loc"]), "reason": error["msg"]}
         if item not in details:
             details.append(item)
     return details

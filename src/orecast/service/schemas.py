@@ -3,14 +3,36 @@ adds new ones over time); responses are the SDK's TypedDicts built in the servic
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 StreamMode = Literal[
     "values", "messages", "updates", "events", "tasks", "checkpoints", "debug", "custom",
     "messages-tuple",
+]
+
+T = TypeVar("T")
+# What a search's (or runs.list's) `select` may name: the SDK's `*SelectField`s, and the fields of
+# ours the SDK does not list; anything else is a 422, as langgraph-api answers.
+AssistantField = Literal[
+    "assistant_id", "graph_id", "name", "description", "config", "context", "created_at", "updated_at",
+    "metadata", "version",
+]
+ThreadField = Literal[
+    "thread_id", "created_at", "updated_at", "state_updated_at", "metadata", "config", "context", "status",
+    "values", "interrupts", "error",
+]
+RunField = Literal[
+    "run_id", "thread_id", "assistant_id", "created_at", "updated_at", "status", "metadata", "kwargs",
+    "multitask_strategy", "cancel_reason",
+]
+CronField = Literal[
+    "cron_id", "assistant_id", "thread_id", "end_time", "schedule", "timezone", "created_at", "updated_at",
+    "user_id", "payload", "next_run_date", "metadata", "now", "on_run_completed", "enabled",
 ]
 
 
@@ -18,11 +40,20 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-def selected(items: list[dict[str, Any]], select: list[str] | None) -> list[dict[str, Any]]:
+def selected(items: list[dict[str, Any]], select: Sequence[str] | None) -> list[dict[str, Any]]:
     """A search's `select`: only those fields of each item (all without one)."""
     if not select:
         return items
     return [{k: item[k] for k in select if k in item} for item in items]
+
+
+def paginated(page: list[T], offset: int, limit: int) -> tuple[list[T], dict[str, str]]:
+    """A search's page and langgraph-api's pagination headers, from `page` read with one item past
+    `limit` (present: there is a next page). The SDKs read `X-Pagination-Next` as the next offset
+    (`assistants.search(response_format="object")["next"]`)."""
+    if len(page) > limit:
+        return page[:limit], {"X-Pagination-Total": str(offset + limit + 1), "X-Pagination-Next": str(offset + limit)}
+    return page, {"X-Pagination-Total": str(offset + len(page))}
 
 
 class AssistantCreate(_Body):
@@ -53,7 +84,7 @@ class AssistantSearch(_Body):
     offset: int = Field(0, ge=0)
     sort_by: Literal["assistant_id", "graph_id", "name", "created_at", "updated_at"] | None = None
     sort_order: Literal["asc", "desc"] | None = None
-    select: list[str] | None = Field(None, description="Return only these fields")
+    select: list[AssistantField] | None = Field(None, description="Return only these fields")
 
 
 class ThreadTtl(_Body):
@@ -63,16 +94,51 @@ class ThreadTtl(_Body):
     strategy: Literal["delete", "keep_latest"] = "delete"
 
 
+class CommandBody(_Body):
+    resume: Any = None
+    update: Any = None
+    goto: Any = None
+
+
+class StateUpdateSpec(_Body):
+    """One update of a superstep: `values` (or a `command`) written as if `as_node` returned it."""
+
+    values: Any = None
+    command: CommandBody | None = None
+    as_node: str
+
+
+class Superstep(_Body):
+    updates: list[StateUpdateSpec]
+
+
 class ThreadCreate(_Body):
     thread_id: str | None = None
     metadata: dict[str, Any] | None = None
     if_exists: Literal["raise", "do_nothing"] | None = None
     ttl: ThreadTtl | None = None
+    supersteps: list[Superstep] | None = Field(
+        None, description="State updates applied to the new thread, one superstep after the other"
+    )
+
+
+class ThreadPrune(_Body):
+    thread_ids: list[str] = Field(max_length=1000)
+    strategy: Literal["delete", "keep_latest"] = "delete"
 
 
 class ThreadUpdate(_Body):
     metadata: dict[str, Any] = Field(default_factory=dict)
     ttl: ThreadTtl | None = None
+
+
+# `extract` of a thread search, as langgraph-api takes it: aliases are identifiers that do not shadow
+# a thread's fields, paths start at one of these fields
+EXTRACT_ROOTS = ("values", "metadata", "config", "interrupts")
+EXTRACT_MAX_PATHS = 10
+THREAD_FIELDS = {"thread_id", "created_at", "updated_at", "state_updated_at", "metadata", "config", "status",
+                 "values", "interrupts", "error", "extracted"}
+_ALIAS = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class ThreadSearch(_Body):
@@ -84,7 +150,24 @@ class ThreadSearch(_Body):
     offset: int = Field(0, ge=0)
     sort_by: Literal["thread_id", "status", "created_at", "updated_at", "state_updated_at"] | None = None
     sort_order: Literal["asc", "desc"] | None = None
-    select: list[str] | None = Field(None, description="Return only these fields")
+    select: list[ThreadField] | None = Field(None, description="Return only these fields")
+    extract: dict[str, str] | None = Field(
+        None, description="alias → path (`values.messages[-1].content`): each thread gets `extracted`"
+    )
+
+    @field_validator("extract")
+    @classmethod
+    def _check_extract(cls, extract: dict[str, str] | None) -> dict[str, str] | None:
+        if not extract:
+            return extract
+        if len(extract) > EXTRACT_MAX_PATHS:
+            raise ValueError(f"at most {EXTRACT_MAX_PATHS} paths, not {len(extract)}")
+        for alias, path in extract.items():
+            if not _ALIAS.match(alias) or alias in THREAD_FIELDS:
+                raise ValueError(f"{alias!r} is not an identifier, or is a thread's field")
+            if re.split(r"[.\[]", path, maxsplit=1)[0] not in EXTRACT_ROOTS:
+                raise ValueError(f"path {path!r} must start with one of {', '.join(EXTRACT_ROOTS)}")
+        return extract
 
 
 class ThreadCount(_Body):
@@ -119,13 +202,20 @@ class HistoryQuery(_Body):
     checkpoint: CheckpointRef | None = None
 
 
-class CommandBody(_Body):
-    resume: Any = None
-    update: Any = None
-    goto: Any = None
+class _NoWebhook(_Body):
+    """A body that may name a `webhook` (runs, crons). This server calls no webhooks, so asking for
+    one is refused rather than silently dropped (langgraph-api POSTs the finished run there)."""
+
+    webhook: str | None = Field(None, description="Not supported: a body with one is refused (422)")
+
+    @field_validator("webhook")
+    @classmethod
+    def _refuse_webhook(cls, url: str | None) -> None:
+        if url is not None:
+            raise ValueError("webhooks are not supported by this server; follow the run with runs.join or its stream")
 
 
-class RunCreate(_Body):
+class RunCreate(_NoWebhook):
     assistant_id: str = Field(description="An assistant id or a served graph's name")
     input: Any = None
     command: CommandBody | None = None
@@ -144,14 +234,13 @@ class RunCreate(_Body):
     on_disconnect: Literal["cancel", "continue"] | None = None
     on_completion: Literal["delete", "keep"] | None = None
     durability: Literal["sync", "async", "exit"] | None = None
-    webhook: str | None = None
-    after_seconds: int | None = None
+    after_seconds: float | None = Field(None, ge=0, description="Start the run this many seconds later")
 
     def modes(self) -> list[str]:
         return [self.stream_mode] if isinstance(self.stream_mode, str) else list(self.stream_mode)
 
 
-class _CronFields(_Body):
+class _CronFields(_NoWebhook):
     """What a cron's create and update both take: when it ends, and the run each firing starts."""
 
     timezone: str | None = None
@@ -163,7 +252,6 @@ class _CronFields(_Body):
     metadata: dict[str, Any] | None = None
     interrupt_before: Literal["*"] | list[str] | None = None
     interrupt_after: Literal["*"] | list[str] | None = None
-    webhook: str | None = None
     stream_mode: StreamMode | list[StreamMode] | None = None
     stream_subgraphs: bool | None = None
     stream_resumable: bool | None = None
@@ -200,7 +288,7 @@ class CronSearch(CronCount):
         "cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date", "end_time"
     ] | None = None
     sort_order: Literal["asc", "desc"] | None = None
-    select: list[str] | None = Field(None, description="Return only these fields")
+    select: list[CronField] | None = Field(None, description="Return only these fields")
 
 
 class CancelMany(_Body):

@@ -7,14 +7,16 @@ custom auth that key is the handlers' to use, and each call asks them (`Principa
 
 from __future__ import annotations
 
+import re
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from datetime import datetime, timedelta
 from typing import Any
 
 from langgraph.errors import InvalidUpdateError
 from langgraph.pregel import Pregel
+from langgraph.types import StateUpdate
 
 from orecast.checkpoint import OrecastCheckpointer, ThreadInfo
 from orecast.checkpoint.ids import checkpoint_time, new_thread_id
@@ -24,6 +26,7 @@ from orecast.service.custom_auth import Filter, equalities, matches
 from orecast.service.encode import checkpoint_of, jsonable, thread_state
 from orecast.service.errors import Conflict, Invalid, NotFound, ServiceError
 from orecast.service.graphs import GraphRegistry
+from orecast.service.runs.execute import command_of
 
 OWNER = "owner"
 KNOWN_MAX = 10_000  # threads remembered for runs; past that the memory starts afresh
@@ -62,6 +65,36 @@ def same_json(a: Any, b: Any) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
     return bool(a == b)
+
+
+def json_contains(document: Any, wanted: Any) -> bool:
+    """Whether `document` contains `wanted` as a metadata filter matches (PostgreSQL's `@>`, as a
+    thread search does in SQL): objects by their keys, recursively; a list holds each wanted element;
+    scalars are equal as JSON (`true` is not `1`)."""
+    if isinstance(wanted, Mapping):
+        return isinstance(document, Mapping) and all(
+            k in document and json_contains(document[k], v) for k, v in wanted.items()
+        )
+    if isinstance(wanted, list):
+        return isinstance(document, list) and all(any(json_contains(d, w) for d in document) for w in wanted)
+    return same_json(document, wanted)
+
+
+def extract_path(thread: Mapping[str, Any], path: str) -> Any:
+    """The value at `path` in a public thread (`values.messages[-1].content`), or None where it does
+    not lead anywhere, as langgraph-api's search `extract` answers."""
+    current: Any = thread
+    for part in re.split(r"\.|\[", path):
+        if current is None:
+            return None
+        if part.endswith("]"):
+            try:
+                current = current[int(part[:-1])] if isinstance(current, list) else None
+            except (ValueError, IndexError):
+                return None
+        elif part:
+            current = current.get(part) if isinstance(current, Mapping) else None
+    return current
 
 
 class Threads:
@@ -131,6 +164,7 @@ class Threads:
         metadata: Mapping[str, Any] | None,
         if_exists: str | None,
         ttl: Mapping[str, Any] | None = None,
+        supersteps: Sequence[Mapping[str, Any]] | None = None,
     ) -> ThreadInfo:
         if thread_id is not None:
             require_uuid_id(thread_id, user)
@@ -145,7 +179,29 @@ class Threads:
             raise Conflict(f"thread {thread_id} already exists")
         info = await self._insert(user, thread_id, value["metadata"])
         await self._set_ttl(thread_id, ttl)
+        if supersteps:
+            try:
+                await self._apply_supersteps(info, supersteps)
+            except ServiceError:  # a rejected request leaves nothing behind
+                await self.saver.adelete_thread(thread_id)
+                raise
+            info = await self.saver.aget_thread(thread_id) or info
         return info
+
+    async def _apply_supersteps(self, info: ThreadInfo, supersteps: Sequence[Mapping[str, Any]]) -> None:
+        """`threads.create(supersteps=…)`: each superstep's updates written at once, as if their
+        `as_node` had returned them (LangGraph's `bulk_update_state`, as langgraph-api does)."""
+        steps = [
+            [StateUpdate(command_of(u["command"]) if u.get("command") else u.get("values"), u["as_node"])
+             for u in step["updates"]]
+            for step in supersteps
+        ]
+        try:
+            await self.graph_for(info).abulk_update_state(self._config(info.thread_id, None), steps)
+        except InvalidUpdateError as exc:  # an unknown node: 400, as update_state
+            raise ServiceError(f"supersteps: {exc}") from exc
+        except (ValueError, KeyError) as exc:
+            raise Invalid(f"supersteps: {exc}") from exc
 
     async def _set_ttl(self, thread_id: str, ttl: Mapping[str, Any] | None) -> None:
         """The thread's own TTL (`{ttl: minutes, strategy}`), counted from its last activity."""
@@ -200,8 +256,10 @@ class Threads:
             wanted[OWNER] = user.user_id
         return wanted, filt
 
-    async def search(self, user: Principal, body: Mapping[str, Any]) -> list[ThreadInfo]:
-        limit, offset = int(body.get("limit") or 10), int(body.get("offset") or 0)
+    async def search(self, user: Principal, body: Mapping[str, Any], lookahead: int = 0) -> list[ThreadInfo]:
+        """The page `body` asks for, with `lookahead` more threads after it (to tell whether a next
+        page exists)."""
+        limit, offset = int(body.get("limit") or 10) + lookahead, int(body.get("offset") or 0)
         sort_by = body.get("sort_by") or "updated_at"
         if sort_by not in SORT_BY:
             raise Invalid(f"sort_by: cannot sort threads by {sort_by!r}")

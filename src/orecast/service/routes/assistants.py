@@ -11,15 +11,23 @@ from orecast.service.auth import User, require_user
 from orecast.service.context import Svc
 from orecast.service.errors import NotFound
 from orecast.service.graphs import graph_drawing, graph_schemas
-from orecast.service.schemas import AssistantCreate, AssistantSearch, AssistantUpdate, selected
+from orecast.service.schemas import (
+    AssistantCreate,
+    AssistantSearch,
+    AssistantUpdate,
+    paginated,
+    selected,
+)
 
 router = APIRouter(prefix="/assistants", tags=["assistants"], dependencies=[Depends(require_user)])
 
 
 @router.post("/search")
-async def search(body: AssistantSearch, svc: Svc, user: User) -> list[dict[str, Any]]:
-    found = await svc.assistants.search(body.model_dump(exclude_none=True, exclude={"select"}), user)
-    return selected([public(a) for a in found], body.select)
+async def search(body: AssistantSearch, svc: Svc, user: User, response: Response) -> list[dict[str, Any]]:
+    found = await svc.assistants.search(body.model_dump(exclude_none=True, exclude={"select"}), user, lookahead=1)
+    page, headers = paginated([public(a) for a in found], body.offset, body.limit)
+    response.headers.update(headers)
+    return selected(page, body.select)
 
 
 @router.post("/count")
@@ -67,9 +75,21 @@ async def get_schemas(assistant_id: str, svc: Svc, user: User) -> dict[str, Any]
 
 
 @router.get("/{assistant_id}/subgraphs")
-async def get_subgraphs(assistant_id: str, svc: Svc, user: User) -> dict[str, Any]:
+async def get_subgraphs(assistant_id: str, svc: Svc, user: User, recurse: bool = False) -> dict[str, Any]:
+    return await _subgraphs(svc, user, assistant_id, None, recurse)
+
+
+@router.get("/{assistant_id}/subgraphs/{namespace}")
+async def get_subgraphs_in(
+    assistant_id: str, namespace: str, svc: Svc, user: User, recurse: bool = False
+) -> dict[str, Any]:
+    """`assistants.get_subgraphs(namespace=…)`: the subgraphs under that namespace only."""
+    return await _subgraphs(svc, user, assistant_id, namespace, recurse)
+
+
+async def _subgraphs(svc: Svc, user: User, assistant_id: str, namespace: str | None, recurse: bool) -> dict[str, Any]:
     served = _served(svc, await svc.assistants.get(assistant_id, user))
     return {
         ns: graph_schemas(type(served)(ns, sub, served.spec))
-        async for ns, sub in served.graph.aget_subgraphs()
+        async for ns, sub in served.graph.aget_subgraphs(namespace=namespace, recurse=recurse)
     }

@@ -61,7 +61,8 @@ async def chat(body: ChatRequest, svc: Svc, user: User) -> ChatReply:
     await svc.runs.wait(run_id)
     output = svc.runs.output(run_id)
     if isinstance(output, dict) and "__error__" in output:
-        raise RunFailed(output["__error__"]["message"], {"thread_id": thread_id})
+        failure = output["__error__"]
+        raise RunFailed(f"{failure['error']}: {failure['message']}", {"thread_id": thread_id})
     return ChatReply(reply=_last_reply(output), thread_id=thread_id)
 
 

@@ -26,8 +26,15 @@ from orecast.service.crons import (
 )
 from orecast.service.custom_auth import matches
 from orecast.service.errors import NotFound
-from orecast.service.schemas import CronCount, CronCreate, CronSearch, CronUpdate, selected
-from orecast.service.threads import same_json
+from orecast.service.schemas import (
+    CronCount,
+    CronCreate,
+    CronSearch,
+    CronUpdate,
+    paginated,
+    selected,
+)
+from orecast.service.threads import json_contains
 
 router = APIRouter(tags=["crons"], dependencies=[Depends(require_user)])
 
@@ -120,7 +127,7 @@ async def _matching(svc: Services, user: Principal, body: CronCount, sort_by: st
     wanted = body.metadata or {}
     return [
         cron for cron in await svc.crons.select(equal, sort_by, sort_order)
-        if all(k in cron.metadata and same_json(cron.metadata[k], v) for k, v in wanted.items())
+        if json_contains(cron.metadata, wanted)
         and matches(cron.metadata, filt)
     ]
 
@@ -136,15 +143,23 @@ async def create(body: CronCreate, svc: Svc, user: User) -> dict[str, Any]:
 
 
 @router.post("/runs/crons/search")
-async def search(body: CronSearch, svc: Svc, user: User) -> list[dict[str, Any]]:
+async def search(body: CronSearch, svc: Svc, user: User, response: Response) -> list[dict[str, Any]]:
     found = await _matching(svc, user, body, body.sort_by or "created_at", body.sort_order or "desc")
-    page = [c.public() for c in found[body.offset : body.offset + body.limit]]
+    page, headers = paginated([c.public() for c in found[body.offset : body.offset + body.limit + 1]],
+                              body.offset, body.limit)
+    response.headers.update(headers)
     return selected(page, body.select)
 
 
 @router.post("/runs/crons/count")
 async def count(body: CronCount, svc: Svc, user: User) -> int:
     return len(await _matching(svc, user, body, "cron_id", "asc"))
+
+
+@router.get("/runs/crons/{cron_id}")
+async def get(cron_id: str, svc: Svc, user: User) -> dict[str, Any]:
+    """One cron, as langgraph-api answers `GET /runs/crons/{id}`."""
+    return (await _visible(svc, user, cron_id, "read", {"cron_id": cron_id})).public()
 
 
 @router.patch("/runs/crons/{cron_id}")

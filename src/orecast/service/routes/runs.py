@@ -15,7 +15,7 @@ from orecast.service.encode import jsonable
 from orecast.service.errors import Invalid, NotFound
 from orecast.service.runs.prepare import may_use_run, start_run, visible_run
 from orecast.service.runs.records import ACTIVE, TERMINAL, RunRecord
-from orecast.service.schemas import CancelMany, RunCreate
+from orecast.service.schemas import CancelMany, RunCreate, RunField, selected
 from orecast.service.sse import HEARTBEAT, format_encoded, format_event, sse_response
 
 router = APIRouter(tags=["runs"], dependencies=[Depends(require_user)])
@@ -161,11 +161,14 @@ async def create_stateless(body: RunCreate, svc: Svc, user: User) -> JSONRespons
 
 @router.get("/threads/{thread_id}/runs")
 async def list_runs(
-    thread_id: str, svc: Svc, user: User, limit: int = 10, offset: int = 0, status: str | None = None
+    thread_id: str, svc: Svc, user: User, limit: int = 10, offset: int = 0, status: str | None = None,
+    select: list[RunField] | None = Query(None),
 ) -> list[dict[str, Any]]:
+    """The thread's runs, newest first; `select` (repeated in the query, as the SDKs send it) keeps
+    only those fields."""
     await svc.threads.info(thread_id, user, "search", {"thread_id": thread_id, "metadata": {}})
     runs = await svc.repo.list(thread_id, status, limit, offset)
-    return [r.public() for r in runs if user.may_see(r.owner)]
+    return selected([r.public() for r in runs if user.may_see(r.owner)], select)
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}")

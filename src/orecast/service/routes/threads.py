@@ -7,17 +7,21 @@ from typing import Any
 from fastapi import APIRouter, Depends, Response
 
 from orecast.service.auth import User, require_user
-from orecast.service.context import Svc
+from orecast.service.context import Services, Svc
+from orecast.service.errors import NotFound
 from orecast.service.schemas import (
     HistoryQuery,
     StateAt,
     StateUpdate,
     ThreadCount,
     ThreadCreate,
+    ThreadPrune,
     ThreadSearch,
     ThreadUpdate,
+    paginated,
     selected,
 )
+from orecast.service.threads import extract_path
 
 router = APIRouter(prefix="/threads", tags=["threads"], dependencies=[Depends(require_user)])
 
@@ -27,15 +31,22 @@ async def create(body: ThreadCreate, svc: Svc, user: User) -> dict[str, Any]:
     info = await svc.threads.create(
         user, thread_id=body.thread_id, metadata=body.metadata, if_exists=body.if_exists,
         ttl=body.ttl.model_dump() if body.ttl else None,
+        supersteps=[s.model_dump() for s in body.supersteps] if body.supersteps else None,
     )
     return await svc.threads.public(info)
 
 
 @router.post("/search")
-async def search(body: ThreadSearch, svc: Svc, user: User) -> list[dict[str, Any]]:
+async def search(body: ThreadSearch, svc: Svc, user: User, response: Response) -> list[dict[str, Any]]:
     """The page of matches (`values` too is matched before `limit`/`offset` cut the page)."""
-    found = [await svc.threads.public(t) for t in await svc.threads.search(user, body.model_dump())]
-    return selected(found, body.select)
+    found, headers = paginated(await svc.threads.search(user, body.model_dump(), lookahead=1), body.offset, body.limit)
+    response.headers.update(headers)
+    threads = [await svc.threads.public(t) for t in found]
+    page = selected(threads, body.select)
+    if body.extract:
+        for thread, item in zip(threads, page, strict=True):
+            item["extracted"] = {alias: extract_path(thread, path) for alias, path in body.extract.items()}
+    return page
 
 
 @router.post("/count")
@@ -63,6 +74,12 @@ async def update(thread_id: str, body: ThreadUpdate, svc: Svc, user: User) -> di
 @router.delete("/{thread_id}", status_code=204)
 async def delete(thread_id: str, svc: Svc, user: User) -> Response:
     await svc.threads.info(thread_id, user, "delete")
+    await _delete_thread(svc, thread_id)
+    return Response(status_code=204)
+
+
+async def _delete_thread(svc: Services, thread_id: str) -> None:
+    """The thread, its checkpoints and its runs, once its running runs have stopped."""
     for run_id, _ in await svc.repo.select_ids(
         thread_id=thread_id, run_ids=None, statuses=("pending", "running")
     ):
@@ -72,7 +89,24 @@ async def delete(thread_id: str, svc: Svc, user: User) -> Response:
         await svc.runs.wait(run_id)
     await svc.saver.adelete_thread(thread_id)
     await svc.repo.delete_thread_runs(thread_id)
-    return Response(status_code=204)
+
+
+@router.post("/prune")
+async def prune(body: ThreadPrune, svc: Svc, user: User) -> dict[str, int]:
+    """`threads.prune`: delete these threads (`delete`), or all but each one's latest checkpoint
+    (`keep_latest`); threads that do not exist or are not the caller's are skipped, as langgraph-api."""
+    pruned = 0
+    for thread_id in dict.fromkeys(body.thread_ids):
+        try:
+            await svc.threads.info(thread_id, user, "delete")
+        except NotFound:
+            continue
+        if body.strategy == "delete":
+            await _delete_thread(svc, thread_id)
+        else:
+            await svc.saver.aprune([thread_id], strategy="keep_latest")
+        pruned += 1
+    return {"pruned_count": pruned}
 
 
 @router.post("/{thread_id}/copy")

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import BaseMessageChunk
+from langchain_core.messages import BaseMessageChunk, message_chunk_to_message
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Send
 from langgraph_sdk.auth.types import BaseUser
@@ -38,9 +38,12 @@ class RunInput:
     factory: GraphFactory | None = None
     # for a factory's ServerRuntime: the user custom auth authenticated
     user: BaseUser | None = None
+    # `after_seconds`: how long the admitted run waits before its graph starts
+    delay_seconds: float = 0.0
 
 
-def _command(spec: dict[str, Any]) -> Command:
+def command_of(spec: dict[str, Any]) -> Command:
+    """A request's `command` (`resume`, `update`, `goto` with `Send`s as `{node, input}`) as LangGraph's."""
     goto = spec.get("goto")
     if isinstance(goto, dict):
         goto = Send(goto["node"], goto.get("input"))
@@ -54,6 +57,31 @@ def _native(modes: list[str]) -> list[str]:
     for mode in modes:
         native.add("messages" if mode in ("messages", "messages-tuple") else mode)
     return [m for m in NATIVE_MODES if m in native]
+
+
+def _checkpoint_of(config: dict[str, Any] | None) -> dict[str, Any] | None:
+    configurable = (config or {}).get("configurable") or {}
+    if not configurable.get("thread_id") or not configurable.get("checkpoint_id"):
+        return None
+    checkpoint = {"thread_id": configurable["thread_id"], "checkpoint_id": configurable["checkpoint_id"],
+                  "checkpoint_ns": configurable.get("checkpoint_ns") or ""}
+    if "checkpoint_map" in configurable:
+        checkpoint["checkpoint_map"] = configurable["checkpoint_map"]
+    return checkpoint
+
+
+def _debug_checkpoint(payload: dict[str, Any]) -> dict[str, Any]:
+    """A `debug` checkpoint event's payload as langgraph-api sends it: with `checkpoint` and
+    `parent_checkpoint` (what the SDKs' `ThreadState` calls them) next to LangGraph's configs, and a
+    subgraph task's `state` config as its `checkpoint`."""
+    tasks = []
+    for task in payload.get("tasks") or ():
+        state = task.get("state")
+        if isinstance(state, dict) and state.get("configurable"):
+            task = {**{k: v for k, v in task.items() if k != "state"}, "checkpoint": state["configurable"]}
+        tasks.append(task)
+    return {**payload, "checkpoint": _checkpoint_of(payload.get("config")),
+            "parent_checkpoint": _checkpoint_of(payload.get("parent_config")), "tasks": tasks}
 
 
 class _Messages:
@@ -81,7 +109,8 @@ class _Messages:
             await emit("messages/complete" + suffix, [message])
             return
         self.seen[key] = message if previous is None else previous + message
-        await emit("messages/partial" + suffix, [self.seen[key]])
+        # the message so far as a whole one (`ai`, not `AIMessageChunk`), as langgraph-api sends it
+        await emit("messages/partial" + suffix, [message_chunk_to_message(self.seen[key])])
 
 
 async def _parts(run: RunInput, payload: Any) -> AsyncIterator[tuple[tuple[str, ...], str, Any]]:
@@ -120,7 +149,7 @@ class RunOutcome:
 async def execute_run(run: RunInput, emit: Emit) -> RunOutcome:
     """Stream the graph, emitting each part as its SSE event; return its last `values` and whether it
     stopped at an interrupt (LangGraph streams the root's `values` with `__interrupt__` then)."""
-    payload = _command(run.command) if run.command else run.input
+    payload = command_of(run.command) if run.command else run.input
     messages = _Messages(run.stream_modes)
     last_values: Any = None
     interrupted = False
@@ -135,6 +164,8 @@ async def execute_run(run: RunInput, emit: Emit) -> RunOutcome:
         if mode == "messages":
             message, metadata = chunk
             await messages.emit(emit, suffix, message, metadata)
+        elif mode == "debug" and mode in run.stream_modes and chunk.get("type") == "checkpoint":
+            await emit(mode + suffix, {**chunk, "payload": _debug_checkpoint(chunk["payload"])})
         elif mode in run.stream_modes:
             await emit(mode + suffix, chunk)
     return RunOutcome(last_values, interrupted)

@@ -73,6 +73,8 @@ def traced_config(config: dict[str, Any], callbacks: list[Any]) -> dict[str, Any
 async def _run_graph(run: RunInput, events: RunEvents) -> Any:
     """`execute_run`, on a graph of the run's own when it is served by a factory (which may fail as the
     run would: its error is the run's); what the factory's context opened closes with the run."""
+    if run.delay_seconds > 0:  # `after_seconds`: watched meanwhile (heartbeat, cancel) as if running
+        await asyncio.sleep(run.delay_seconds)
     async with contextlib.AsyncExitStack() as resources:
         if run.factory is not None:
             graph = await run.factory.build(run.config, resources, user=run.user, context=run.context, executing=True)
@@ -253,10 +255,11 @@ class RunManager:
             return "interrupted", None
         except Exception as exc:
             log.warning("run %s failed: %s", run.run_id, exc, exc_info=exc)
-            message = f"{type(exc).__name__}: {exc}"
-            await events.put("error", {"error": type(exc).__name__, "message": message})
-            local.output = {"__error__": {"error": type(exc).__name__, "message": message}}
-            return "error", message
+            # as langgraph-api: the type and the message apart (the SDKs print "{error}: {message}")
+            failure = {"error": type(exc).__name__, "message": str(exc)}
+            await events.put("error", failure)
+            local.output = {"__error__": failure}
+            return "error", f"{type(exc).__name__}: {exc}"
         finally:
             watcher.cancel()
         values = outcome.values

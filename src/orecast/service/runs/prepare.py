@@ -156,6 +156,7 @@ async def _start_run(
         interrupt_before=body.interrupt_before,
         interrupt_after=body.interrupt_after,
         durability=body.durability,
+        delay_seconds=float(body.after_seconds or 0),
     )
     svc.runs.start(run, prepared, temporary=temporary, resumable=body.stream_resumable)
     return run, temporary
