@@ -1,9 +1,10 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { Client, Message, ThreadState } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
 import { ASSISTANT_ID, errorText, saveBlob, textOf } from "../api";
 import { useI18n } from "../i18n";
 import { pendingApproval } from "../lib/approval";
+import { newestBranch, type TreeSequence } from "../lib/branches";
 import { exportName, toJson, toMarkdown } from "../lib/exportConversation";
 import { groupTurns, type MessageLike } from "../lib/turns";
 import type { ToolRun } from "../lib/tools";
@@ -58,6 +59,17 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
   const pinned = useRef(true);
 
   useEffect(() => setForkFrom(null), [threadId]);
+
+  // Show the branch of the newest checkpoint whenever a new one arrives (the thread opened, a run
+  // ended): the SDK would show each fork's newest child, which is not where a run continued on an
+  // older branch went. Switching branches by hand leaves the newest checkpoint as it was.
+  const newest = newestBranch(stream.experimental_branchTree as TreeSequence | undefined);
+  const followed = useRef<string | null>(null);
+  useLayoutEffect(() => {
+    if (!newest || stream.isLoading || newest.checkpointId === followed.current) return;
+    followed.current = newest.checkpointId;
+    if (newest.branch !== stream.branch) stream.setBranch(newest.branch);
+  }, [newest?.checkpointId, newest?.branch, stream.isLoading]);
 
   const messages = (forkFrom ? forkFrom.values.messages ?? [] : stream.messages) as unknown as MessageLike[];
   const turns = useMemo(() => groupTurns(messages), [messages]);
