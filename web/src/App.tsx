@@ -41,6 +41,7 @@ export function App() {
   const [listError, setListError] = useState<string | null>(null);
   const [sidebarOpen, setSidebarOpen] = useState(false);
   const [historyOpen, setHistoryOpen] = useState(route.checkpointId !== null);
+  const [missingId, setMissingId] = useState<string | null>(null);
 
   const i18n = useMemo(() => ({ lang, t: (k: Key) => DICTS[lang][k] }), [lang]);
   const { t } = i18n;
@@ -109,6 +110,16 @@ export function App() {
     setFocusCheckpoint(null);
     setChatKey((k) => k + 1);
     setSidebarOpen(false);
+    setMissingId(null);
+  }, []);
+  // A link to a thread that does not exist: say so and start a new conversation in its place,
+  // rather than a raw 404 and a question box that could only fail again.
+  const onMissing = useCallback((id: string) => {
+    window.history.replaceState(null, "", "#/");
+    setThreadId(null);
+    setHistoryOpen(false);
+    setChatKey((k) => k + 1);
+    setMissingId(id);
   }, []);
   const openAt = useCallback((id: string, checkpointId: string | null) => {
     window.history.pushState(null, "", checkpointHash(id, checkpointId));
@@ -131,6 +142,7 @@ export function App() {
       setFocusCheckpoint(at.checkpointId);
       if (at.checkpointId) setHistoryOpen(true);
       setChatKey((k) => k + 1);
+      setMissingId(null);
     };
     window.addEventListener("popstate", onPop);
     return () => window.removeEventListener("popstate", onPop);
@@ -141,6 +153,7 @@ export function App() {
     (id: string) => {
       window.history.replaceState(null, "", `#/thread/${id}`);
       setThreadId(id);
+      setMissingId(null);
       refresh();
     },
     [refresh],
@@ -191,6 +204,11 @@ export function App() {
         </header>
         {access === "down" && <div className="error-box" role="alert">{t("errorTitle")}: {window.location.origin}</div>}
         {listError && <div className="error-box" role="alert">{listError}</div>}
+        {missingId && (
+          <div className="error-box" role="alert" data-testid="thread-missing">
+            {t("threadMissing")} <code>{missingId}</code>
+          </div>
+        )}
         <div className="body">
           <Sidebar
             threads={threads}
@@ -231,6 +249,7 @@ export function App() {
             focusCheckpoint={focusCheckpoint}
             onThreadId={onThreadId}
             onChanged={refresh}
+            onMissing={onMissing}
           />
           )}
         </div>

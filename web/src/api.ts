@@ -107,8 +107,24 @@ export function saveBlob(blob: Blob, filename: string): void {
   setTimeout(() => URL.revokeObjectURL(href), 1000);
 }
 
-/** A readable message for an error thrown by the SDK or fetch. */
+/** The HTTP status of an error thrown by the SDK's client (its `HTTPError`), if it is one. */
+export function httpStatus(err: unknown): number | null {
+  const status = (err as { status?: unknown } | null | undefined)?.status;
+  return typeof status === "number" ? status : null;
+}
+
+/** A readable message for an error thrown by the SDK or fetch: the server's JSON `message`, not its whole body. */
 export function errorText(err: unknown): string {
+  const body = (err as { text?: unknown } | null | undefined)?.text;
+  if (httpStatus(err) !== null && typeof body === "string") {
+    try {
+      const parsed = JSON.parse(body) as { message?: unknown; detail?: unknown };
+      const message = parsed.message ?? parsed.detail;
+      if (typeof message === "string" && message) return `${message} (HTTP ${httpStatus(err)})`;
+    } catch {
+      // not JSON: the SDK's own "HTTP <status>: <body>" below
+    }
+  }
   if (err instanceof Error) return err.message;
   if (typeof err === "string") return err;
   try {

@@ -113,6 +113,7 @@ const zh = {
   sweepPruned: "裁剪对话",
   opsUpdated: "统计于",
   adminOnly: "运维概览仅对管理员开放",
+  threadMissing: "找不到这个对话（可能已被删除），已为你打开新对话：",
 } as const;
 
 export type Key = keyof typeof zh;
@@ -228,6 +229,7 @@ const en: Record<Key, string> = {
   sweepPruned: "threads pruned",
   opsUpdated: "As of",
   adminOnly: "The operations view is for admins only",
+  threadMissing: "This conversation was not found (it may have been deleted); a new one is open instead:",
 };
 
 export const DICTS: Record<Lang, Record<Key, string>> = { zh, en };

@@ -94,3 +94,21 @@ def test_chinese_and_english(open_page: Any, web_server: Server) -> None:
     expect(english.locator("html")).to_have_attribute("lang", "en")
     english.get_by_test_id("lang-zh").click()
     expect(english.get_by_test_id("new-conversation")).to_contain_text("新")
+
+
+def test_a_link_to_a_missing_thread_opens_a_new_conversation(open_page: Any, web_server: Server) -> None:
+    """A stale link (the thread deleted, a typo) says so in the page's language and leaves a new
+    conversation that works, not the server's raw 404 body over a question box that fails again."""
+    missing = "00000000-0000-0000-0000-000000000000"
+    page = open_page(web_server, locale="zh-CN", path=f"/#/thread/{missing}")
+    notice = page.get_by_test_id("thread-missing")
+    expect(notice).to_contain_text("找不到这个对话")
+    expect(notice).to_contain_text(missing)
+    expect(page.get_by_test_id("run-error")).to_have_count(0)
+    expect(page.get_by_test_id("welcome")).to_be_visible()
+    assert page.url.endswith("/#/")
+    ask(page, "铁矿石现在多少钱？")
+    assert thread_id_of(page) != missing
+    expect(messages(page, "ai")).to_have_count(1)
+    expect(page.get_by_test_id("run-error")).to_have_count(0)
+    expect(notice).to_have_count(0)

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { Client, Message, ThreadState } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
-import { ASSISTANT_ID, errorText, saveBlob, textOf } from "../api";
+import { ASSISTANT_ID, errorText, httpStatus, saveBlob, textOf } from "../api";
 import { useI18n } from "../i18n";
 import { pendingApproval } from "../lib/approval";
 import { newestBranch, type TreeSequence } from "../lib/branches";
@@ -27,6 +27,8 @@ interface Props {
   onCloseHistory: () => void;
   onThreadId: (id: string) => void;
   onChanged: () => void;
+  /** The open thread does not exist (a stale link, deleted elsewhere). */
+  onMissing: (id: string) => void;
 }
 
 const HISTORY_LIMIT = 500;
@@ -34,7 +36,7 @@ const HISTORY_LIMIT = 500;
 const rejoinKey = (threadId: string) => `lg:stream:${threadId}`;
 
 /** The conversation: one `useStream` owns the thread's messages, runs, branches and interrupts. */
-export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoint, onCloseHistory, onThreadId, onChanged }: Props) {
+export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoint, onCloseHistory, onThreadId, onChanged, onMissing }: Props) {
   const { t } = useI18n();
   const stream = useStream<State>({
     client,
@@ -73,6 +75,10 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
 
   const messages = (forkFrom ? forkFrom.values.messages ?? [] : stream.messages) as unknown as MessageLike[];
   const turns = useMemo(() => groupTurns(messages), [messages]);
+  const missing = threadId !== null && messages.length === 0 && httpStatus(stream.error) === 404;
+  useEffect(() => {
+    if (missing && threadId) onMissing(threadId);
+  }, [missing]);
   const busy = stream.isLoading;
 
   // Live tool durations: a call first seen while streaming starts its clock; its result stops it.

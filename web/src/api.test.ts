@@ -1,0 +1,19 @@
+import { describe, expect, it } from "vitest";
+import { errorText, httpStatus } from "./api";
+
+// The shape of the SDK's HTTPError: message "HTTP <status>: <body>", with status and text.
+const httpError = (status: number, text: string) => Object.assign(new Error(`HTTP ${status}: ${text}`), { status, text });
+
+describe("errorText", () => {
+  it("shows the server's message, not its JSON body", () => {
+    const err = httpError(404, JSON.stringify({ detail: "thread t not found", error: "not_found", message: "thread t not found" }));
+    expect(httpStatus(err)).toBe(404);
+    expect(errorText(err)).toBe("thread t not found (HTTP 404)");
+  });
+
+  it("keeps anything else as it was", () => {
+    expect(errorText(httpError(502, "Bad Gateway"))).toBe("HTTP 502: Bad Gateway");
+    expect(errorText(new TypeError("Failed to fetch"))).toBe("Failed to fetch");
+    expect(httpStatus(new TypeError("Failed to fetch"))).toBeNull();
+  });
+});
