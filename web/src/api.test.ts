@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { errorText, httpStatus } from "./api";
+import { errorText, httpStatus, isUnreachable } from "./api";
 
 // The shape of the SDK's HTTPError: message "HTTP <status>: <body>", with status and text.
 const httpError = (status: number, text: string) => Object.assign(new Error(`HTTP ${status}: ${text}`), { status, text });
@@ -15,5 +15,15 @@ describe("errorText", () => {
     expect(errorText(httpError(502, "Bad Gateway"))).toBe("HTTP 502: Bad Gateway");
     expect(errorText(new TypeError("Failed to fetch"))).toBe("Failed to fetch");
     expect(httpStatus(new TypeError("Failed to fetch"))).toBeNull();
+  });
+});
+
+describe("isUnreachable", () => {
+  it("is a request that never reached the server, not an answer from it", () => {
+    const sdk = new Error("Unable to connect to LangGraph server. Please ensure the server is running and accessible. Original error: Failed to fetch");
+    expect(isUnreachable(sdk)).toBe(true);
+    expect(isUnreachable(new TypeError("Failed to fetch"))).toBe(true);
+    expect(isUnreachable(httpError(503, "Failed to fetch upstream"))).toBe(false);
+    expect(isUnreachable(new Error("thread t not found"))).toBe(false);
   });
 });

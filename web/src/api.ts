@@ -113,6 +113,12 @@ export function httpStatus(err: unknown): number | null {
   return typeof status === "number" ? status : null;
 }
 
+/** The request never reached the server (down, network gone): fetch's TypeError, as the SDK rethrows it. */
+export function isUnreachable(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : String(err);
+  return httpStatus(err) === null && /Failed to fetch|Unable to connect|NetworkError|Load failed/i.test(message);
+}
+
 /** A readable message for an error thrown by the SDK or fetch: the server's JSON `message`, not its whole body. */
 export function errorText(err: unknown): string {
   const body = (err as { text?: unknown } | null | undefined)?.text;

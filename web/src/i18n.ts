@@ -114,6 +114,7 @@ const zh = {
   opsUpdated: "统计于",
   adminOnly: "运维概览仅对管理员开放",
   threadMissing: "找不到这个对话（可能已被删除），已为你打开新对话：",
+  unreachable: "无法连接到服务器：请确认 orecast serve 正在运行，然后重试。",
 } as const;
 
 export type Key = keyof typeof zh;
@@ -230,6 +231,7 @@ const en: Record<Key, string> = {
   opsUpdated: "As of",
   adminOnly: "The operations view is for admins only",
   threadMissing: "This conversation was not found (it may have been deleted); a new one is open instead:",
+  unreachable: "Cannot reach the server: check that orecast serve is running, then retry.",
 };
 
 export const DICTS: Record<Lang, Record<Key, string>> = { zh, en };

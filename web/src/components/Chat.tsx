@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { Client, Message, ThreadState } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
-import { ASSISTANT_ID, errorText, httpStatus, saveBlob, textOf } from "../api";
+import { ASSISTANT_ID, errorText, httpStatus, isUnreachable, saveBlob, textOf } from "../api";
 import { useI18n } from "../i18n";
 import { pendingApproval } from "../lib/approval";
 import { newestBranch, type TreeSequence } from "../lib/branches";
@@ -29,6 +29,8 @@ interface Props {
   onChanged: () => void;
   /** The open thread does not exist (a stale link, deleted elsewhere). */
   onMissing: (id: string) => void;
+  /** Load the open thread again (its history could not be read). */
+  onReload: () => void;
 }
 
 const HISTORY_LIMIT = 500;
@@ -36,7 +38,7 @@ const HISTORY_LIMIT = 500;
 const rejoinKey = (threadId: string) => `lg:stream:${threadId}`;
 
 /** The conversation: one `useStream` owns the thread's messages, runs, branches and interrupts. */
-export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoint, onCloseHistory, onThreadId, onChanged, onMissing }: Props) {
+export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoint, onCloseHistory, onThreadId, onChanged, onMissing, onReload }: Props) {
   const { t } = useI18n();
   const stream = useStream<State>({
     client,
@@ -164,6 +166,8 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
     if (head && head.next.length > 0 && !stream.interrupt) rerun(head.checkpoint);
     else if (last?.input) send(last.input.messages[0].content, last.checkpoint);
     else if (last) rerun(last.checkpoint);
+    // Nothing was sent from this page: the thread itself failed to load (server down), so load it again.
+    else onReload();
   };
 
   // The SDK cancels the run it stored for re-joining; a run joined from elsewhere is cancelled here.
@@ -247,7 +251,8 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
           }}
         >
           {stream.isThreadLoading && messages.length === 0 && <p className="muted">{t("loading")}</p>}
-          {!stream.isThreadLoading && messages.length === 0 && <Welcome onPick={(q) => send(q)} />}
+          {/* Not for a thread that failed to load: it is not empty, only not shown. */}
+          {!stream.isThreadLoading && messages.length === 0 && !(threadId && stream.error != null) && <Welcome onPick={(q) => send(q)} />}
           {turns.map((turn, i) => {
             if (turn.kind === "human") {
               const meta = metaOf(turn.message, turn.index);
@@ -301,7 +306,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
           {stream.error != null && !busy && (
             <div className="error-box" role="alert" data-testid="run-error">
               <strong>{t("errorTitle")}</strong>
-              <span>{errorText(stream.error)}</span>
+              <span>{isUnreachable(stream.error) ? t("unreachable") : errorText(stream.error)}</span>
               <button type="button" className="btn small" onClick={() => void retry()} data-testid="retry-button">{t("retry")}</button>
             </div>
           )}
