@@ -112,3 +112,25 @@ def test_a_link_to_a_missing_thread_opens_a_new_conversation(open_page: Any, web
     expect(messages(page, "ai")).to_have_count(1)
     expect(page.get_by_test_id("run-error")).to_have_count(0)
     expect(notice).to_have_count(0)
+
+
+def test_chart_words_follow_the_page_language(open_page: Any, web_server: Server) -> None:
+    """The chart's title, legend and source are in the page's language (the spec carries English
+    series names and a two-language title), and the title sits above the chart as text: drawn
+    inside it, a wrapped title ran over the source line and the legend."""
+    page = open_page(web_server, locale="zh-CN")
+    ask(page, "画出2020年以来的铁矿石价格图")
+    chart = page.get_by_test_id("chart")
+    expect(chart.locator("svg path").first).to_be_attached()
+    title = page.get_by_test_id("chart-title")
+    expect(title).to_contain_text("铁矿石")
+    expect(title).not_to_contain_text("Iron ore")
+    expect(page.get_by_test_id("chart-source")).to_contain_text("来源：")
+    expect(chart.locator("svg")).to_contain_text("历史")
+    expect(chart.locator("svg")).not_to_contain_text("history")
+    heading = page.locator(".chart-figure figcaption").bounding_box()
+    drawn = chart.bounding_box()
+    assert heading and drawn and heading["y"] + heading["height"] <= drawn["y"]
+    page.get_by_test_id("lang-en").click()
+    expect(title).to_contain_text("Iron ore")
+    expect(chart.locator("svg")).to_contain_text("history")
