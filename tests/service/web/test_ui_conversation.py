@@ -134,3 +134,15 @@ def test_chart_words_follow_the_page_language(open_page: Any, web_server: Server
     page.get_by_test_id("lang-en").click()
     expect(title).to_contain_text("Iron ore")
     expect(chart.locator("svg")).to_contain_text("history")
+
+
+def test_notes_under_a_list_are_not_part_of_its_last_bullet(open_page: Any, web_server: Server) -> None:
+    """The analyst writes its "注意" and "来源" lines right under a list of changes; Markdown's lazy
+    continuation put them inside the last bullet, as if they were about that one change."""
+    page = open_page(web_server, locale="zh-CN")
+    ask(page, "铁矿石现在多少钱？")
+    answer = messages(page, "ai").last
+    expect(answer.locator(".md li").first).to_be_visible()
+    expect(answer.locator(".md p", has_text="来源：").first).to_be_visible()
+    expect(answer.locator(".md li", has_text="来源：")).to_have_count(0)
+    expect(answer.locator(".md li", has_text="注意：")).to_have_count(0)
