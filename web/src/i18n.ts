@@ -7,6 +7,7 @@ const zh = {
   newConversation: "新对话",
   search: "搜索对话",
   noConversations: "还没有对话",
+  noMatches: "没有匹配的对话",
   rename: "重命名",
   delete: "删除",
   confirmDelete: "删除这个对话？此操作无法撤销。",
@@ -124,6 +125,7 @@ const en: Record<Key, string> = {
   newConversation: "New conversation",
   search: "Search conversations",
   noConversations: "No conversations yet",
+  noMatches: "No matching conversations",
   rename: "Rename",
   delete: "Delete",
   confirmDelete: "Delete this conversation? This cannot be undone.",
@@ -244,6 +246,11 @@ export function browserLang(languages: readonly string[]): Lang {
     if (code.startsWith("en")) return "en";
   }
   return "zh";
+}
+
+/** The locale dates and times are written in: the page's language, not the browser's. */
+export function localeOf(lang: Lang): string {
+  return lang === "zh" ? "zh-CN" : "en-US";
 }
 
 export type T = (key: Key) => string;

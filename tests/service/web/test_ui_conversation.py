@@ -3,6 +3,7 @@ both languages. Against the session's real `orecast serve`-equivalent server (of
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -146,3 +147,22 @@ def test_notes_under_a_list_are_not_part_of_its_last_bullet(open_page: Any, web_
     expect(answer.locator(".md p", has_text="来源：").first).to_be_visible()
     expect(answer.locator(".md li", has_text="来源：")).to_have_count(0)
     expect(answer.locator(".md li", has_text="注意：")).to_have_count(0)
+
+
+def test_dates_and_an_empty_search_follow_the_page_language(open_page: Any, web_server: Server) -> None:
+    """A browser in English switched to 中文 writes the conversations' dates the Chinese way (they
+    followed the browser, not the page: "12/6/2026 10:22 PM" under Chinese labels), and a search
+    that matches nothing says so rather than "还没有对话" (no conversations yet)."""
+    page = open_page(web_server, locale="en-US")
+    ask(page, "What is the latest iron ore price?")
+    page.get_by_test_id("lang-zh").click()
+    when = page.get_by_test_id("thread-item").first.locator(".thread-meta")
+    expect(when).to_have_text(re.compile(r"^\d{4}/\d{1,2}/\d{1,2} \d{2}:\d{2}$"))
+    page.get_by_test_id("history-toggle").click()
+    expect(page.get_by_test_id("history-item").first.locator(".cp-time")).to_have_text(re.compile(r"^\d{2}:\d{2}:\d{2}$"))
+    page.get_by_test_id("thread-search").fill("no conversation is called this")
+    expect(page.get_by_test_id("sidebar")).to_contain_text("没有匹配的对话")
+    page.get_by_test_id("lang-en").click()
+    expect(when).to_have_count(0)  # filtered out by the search
+    page.get_by_test_id("thread-search").fill("")
+    expect(when.first).to_have_text(re.compile(r"^\d{1,2}/\d{1,2}/\d{4} \d{2}:\d{2} [AP]M$"))

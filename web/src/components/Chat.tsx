@@ -2,7 +2,7 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } fr
 import type { Client, Message, ThreadState } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
 import { ASSISTANT_ID, errorText, httpStatus, isUnreachable, saveBlob, textOf } from "../api";
-import { useI18n } from "../i18n";
+import { localeOf, useI18n } from "../i18n";
 import { pendingApproval } from "../lib/approval";
 import { newestBranch, type TreeSequence } from "../lib/branches";
 import { exportName, toJson, toMarkdown } from "../lib/exportConversation";
@@ -39,7 +39,7 @@ const rejoinKey = (threadId: string) => `lg:stream:${threadId}`;
 
 /** The conversation: one `useStream` owns the thread's messages, runs, branches and interrupts. */
 export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoint, onCloseHistory, onThreadId, onChanged, onMissing, onReload }: Props) {
-  const { t } = useI18n();
+  const { t, lang } = useI18n();
   const stream = useStream<State>({
     client,
     assistantId: ASSISTANT_ID,
@@ -315,7 +315,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
           <div className="fork-banner" data-testid="fork-banner">
             <span>
               {t("branchFromHere")}: {t("step")} {String(forkFrom.metadata?.step ?? "?")} ·{" "}
-              {forkFrom.created_at ? new Date(forkFrom.created_at).toLocaleString() : ""}
+              {forkFrom.created_at ? new Date(forkFrom.created_at).toLocaleString(localeOf(lang)) : ""}
             </span>
             <button type="button" className="btn small" onClick={() => setForkFrom(null)} data-testid="fork-cancel">{t("cancel")}</button>
           </div>
