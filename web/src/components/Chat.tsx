@@ -59,6 +59,8 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
   const [stopped, setStopped] = useState(false);
   const lastInput = useRef<{ input: Input | null; checkpoint?: ThreadState<State>["checkpoint"] } | null>(null);
   const timings = useRef(new Map<string, { start: number; end?: number }>());
+  /** The run going on was submitted from this page (not re-joined or followed). */
+  const startedHere = useRef(false);
   const list = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
 
@@ -85,13 +87,18 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
 
   // Live tool durations: a call first seen while streaming starts its clock; its result stops it.
   // A run that pauses (approval, stop) drops unfinished clocks, so waiting is not counted.
+  // Only for runs this page started: a run re-joined after a reload, or followed from another
+  // tab, replays its calls when joined, long after they began; those take the checkpoints' times.
+  const prevBusy = useRef(busy);
   useEffect(() => {
     const now = performance.now();
     if (!busy) {
       for (const [id, timing] of timings.current) if (timing.end === undefined) timings.current.delete(id);
+      if (prevBusy.current) startedHere.current = false;
     }
+    prevBusy.current = busy;
     for (const m of messages) {
-      if (m.type === "ai" && busy) {
+      if (m.type === "ai" && busy && startedHere.current) {
         for (const call of m.tool_calls ?? []) {
           if (call.id && !timings.current.has(call.id) && !messages.some((r) => r.tool_call_id === call.id)) {
             timings.current.set(call.id, { start: now });
@@ -133,6 +140,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
     (text: string, checkpoint?: ThreadState<State>["checkpoint"]) => {
       const input: Input = { messages: [{ type: "human", content: text }] };
       lastInput.current = { input, checkpoint };
+      startedHere.current = true;
       runId.current = null;
       pinned.current = true;
       setForkFrom(null);
@@ -152,6 +160,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
 
   const rerun = (checkpoint: ThreadState<State>["checkpoint"] | null | undefined) => {
     lastInput.current = { input: null, checkpoint: checkpoint ?? undefined };
+    startedHere.current = true;
     runId.current = null;
     setStopped(false);
     void stream.submit(null, { checkpoint: checkpoint ?? undefined });
@@ -298,6 +307,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
               busy={busy}
               onResume={(resume) => {
                 lastInput.current = null;
+                startedHere.current = true;
                 void stream.submit(null, { command: { resume } });
               }}
             />
