@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { errorText, httpStatus, isUnreachable } from "./api";
+import { errorText, httpStatus, isCancellation, isUnreachable } from "./api";
 
 // The shape of the SDK's HTTPError: message "HTTP <status>: <body>", with status and text.
 const httpError = (status: number, text: string) => Object.assign(new Error(`HTTP ${status}: ${text}`), { status, text });
@@ -25,5 +25,14 @@ describe("isUnreachable", () => {
     expect(isUnreachable(new TypeError("Failed to fetch"))).toBe(true);
     expect(isUnreachable(httpError(503, "Failed to fetch upstream"))).toBe(false);
     expect(isUnreachable(new Error("thread t not found"))).toBe(false);
+  });
+});
+
+describe("isCancellation", () => {
+  it("is the error a stopped run leaves on its step, as the SDK reads it back", () => {
+    expect(isCancellation("'CancelledError()'")).toBe(true);
+    expect(isCancellation("CancelledError()")).toBe(true);
+    expect(isCancellation(new Error("RuntimeError('the test made this run fail')"))).toBe(false);
+    expect(isCancellation("ValueError('CancelledError() in a message')")).toBe(false);
   });
 });

@@ -119,6 +119,14 @@ export function isUnreachable(err: unknown): boolean {
   return httpStatus(err) === null && /Failed to fetch|Unable to connect|NetworkError|Load failed/i.test(message);
 }
 
+/**
+ * The error a stopped run leaves on the step it was in (LangGraph stores the task's
+ * `CancelledError`): read back after a reload, it is the Stop, not a failure.
+ */
+export function isCancellation(err: unknown): boolean {
+  return /^'?CancelledError\(.*\)'?$/.test(errorText(err).trim());
+}
+
 /** A readable message for an error thrown by the SDK or fetch: the server's JSON `message`, not its whole body. */
 export function errorText(err: unknown): string {
   const body = (err as { text?: unknown } | null | undefined)?.text;

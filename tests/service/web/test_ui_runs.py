@@ -146,3 +146,21 @@ def test_a_tool_call_rejoined_after_a_reload_shows_its_whole_duration(
     duration = page.get_by_test_id("tool-duration")
     expect(duration).to_have_text(re.compile(r"^\d+(\.\d+)? s$"))
     assert float(duration.inner_text().removesuffix(" s")) >= HELD_SECONDS, duration.inner_text()
+
+
+def test_a_stopped_run_stays_stopped_after_a_reload(open_page: Any, slow_server: Server, held: None) -> None:
+    """After Stop the list's "running" badge goes, and a reload shows the run as stopped: the step
+    it was in holds LangGraph's `CancelledError`, which the page showed as a failure ("出错了
+    'CancelledError()'")."""
+    page = open_page(slow_server)
+    send(page, "stop and reload")
+    expect(messages(page, "ai").last).to_contain_text("slow1")
+    page.get_by_test_id("stop-button").click()
+    wait_idle(page)
+    tid = thread_id_of(page)
+    item = page.locator(f'[data-testid="thread-item"][data-thread-id="{tid}"]')
+    expect(item).to_have_attribute("data-status", "idle")
+    page.reload()
+    expect(questions(page)).to_have_text(["stop and reload"])
+    expect(page.get_by_test_id("stopped-note")).to_be_visible()
+    expect(page.get_by_test_id("run-error")).to_have_count(0)

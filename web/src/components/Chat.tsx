@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { Client, Message, ThreadState } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
-import { ASSISTANT_ID, errorText, httpStatus, isUnreachable, saveBlob, textOf } from "../api";
+import { ASSISTANT_ID, errorText, httpStatus, isCancellation, isUnreachable, saveBlob, textOf } from "../api";
 import { localeOf, useI18n } from "../i18n";
 import { pendingApproval } from "../lib/approval";
 import { newestBranch, type TreeSequence } from "../lib/branches";
@@ -84,6 +84,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
     if (missing && threadId) onMissing(threadId);
   }, [missing]);
   const busy = stream.isLoading;
+  const cancelled = stream.error != null && isCancellation(stream.error);
 
   // Live tool durations: a call first seen while streaming starts its clock; its result stops it.
   // A run that pauses (approval, stop) drops unfinished clocks, so waiting is not counted.
@@ -184,7 +185,8 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
     setStopped(true);
     const id = runId.current;
     const sdkCancels = threadId != null && sessionStorage.getItem(rejoinKey(threadId)) === id;
-    void stream.stop();
+    // The list's "running" badge goes once the server has ended the run (the cancel does not wait).
+    void stream.stop().finally(() => setTimeout(onChanged, 1000));
     if (id && threadId && !sdkCancels) client.runs.cancel(threadId, id).catch(() => undefined);
   };
 
@@ -312,8 +314,8 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
               }}
             />
           )}
-          {stopped && !busy && <p className="muted small stopped" data-testid="stopped-note">{t("stopped")}</p>}
-          {stream.error != null && !busy && (
+          {(stopped || cancelled) && !busy && <p className="muted small stopped" data-testid="stopped-note">{t("stopped")}</p>}
+          {stream.error != null && !busy && !cancelled && (
             <div className="error-box" role="alert" data-testid="run-error">
               <strong>{t("errorTitle")}</strong>
               <span>{isUnreachable(stream.error) ? t("unreachable") : errorText(stream.error)}</span>
