@@ -81,3 +81,19 @@ def test_edit_the_arguments_before_approving(open_page: Any, web_server: Server)
     text = open(info.value.path(), encoding="utf-8").read()
     assert text.startswith("# Edited title 编辑过\n")
     assert "What is the latest iron ore price?" in text
+
+
+def test_a_question_asked_instead_of_deciding_leaves_the_export_not_run(open_page: Any, web_server: Server) -> None:
+    """Asking something else while an export awaits approval drops the export (deepagents answers
+    the call "did not complete"): its card says it did not run, not that it failed."""
+    page = open_page(web_server)
+    ask(page, "What is the latest iron ore price?")
+    ask(page, "Export a report")
+    expect(page.get_by_test_id("approval-panel")).to_be_visible()
+    ask(page, "How volatile was iron ore over the past year?")
+    expect(page.get_by_test_id("approval-panel")).to_have_count(0)
+    card = page.locator('[data-testid="tool-card"][data-tool="export_report"]')
+    expect(card).to_have_attribute("data-state", "cancelled")
+    expect(card).to_contain_text("not run")
+    expect(card).not_to_contain_text("failed")
+    expect(card.get_by_test_id("tool-duration")).to_have_count(0)
