@@ -97,3 +97,27 @@ def test_a_question_asked_instead_of_deciding_leaves_the_export_not_run(open_pag
     expect(card).to_contain_text("not run")
     expect(card).not_to_contain_text("failed")
     expect(card.get_by_test_id("tool-duration")).to_have_count(0)
+
+
+def test_edited_arguments_that_are_no_json_object_are_explained_in_the_page_language(
+    open_page: Any, web_server: Server
+) -> None:
+    """Broken JSON showed the browser's own parser message (English in a Chinese page), and a JSON
+    list was sent to the server as the tool's arguments: both now stay in the page, explained."""
+    page = open_page(web_server, locale="zh-CN")
+    ask(page, "铁矿石现在多少钱？")
+    ask(page, "导出报告")
+    panel = page.get_by_test_id("approval-panel")
+    panel.get_by_test_id("approval-edit").click()
+    edit = panel.get_by_test_id("approval-edit-args")
+    args = {**json.loads(edit.input_value()), "filename": "edited-note.md"}
+    for text in ['{"filename": "a.md",}', '["a.md"]']:
+        edit.fill(text)
+        panel.get_by_test_id("approval-submit-edit").click()
+        expect(panel.get_by_role("alert")).to_contain_text("参数必须是一个 JSON 对象")
+        expect(panel.get_by_role("alert")).not_to_contain_text("JSON at position")
+    expect(page.locator('[data-testid="tool-card"][data-tool="export_report"]')).to_have_attribute("data-state", "waiting")
+    edit.fill(json.dumps(args, ensure_ascii=False))
+    panel.get_by_test_id("approval-submit-edit").click()
+    wait_idle(page)
+    expect(page.get_by_test_id("report-ready")).to_contain_text("edited-note.md")

@@ -20,16 +20,19 @@ export function Approval({ pending, busy, onResume }: Props) {
   const all = (d: Decision) => onResume(pending.resume(pending.actions.map(() => d)));
 
   const submitEdit = () => {
-    try {
-      const decisions: Decision[] = pending.actions.map((a, i) => ({
-        type: "edit",
-        edited_action: { name: a.name, args: JSON.parse(draft[i]) as Record<string, unknown> },
-      }));
-      setError(null);
-      onResume(pending.resume(decisions));
-    } catch (err) {
-      setError(err instanceof Error ? err.message : String(err));
+    const args = draft.map(argsOf);
+    if (args.some((a) => a === null)) {
+      // The browser's JSON.parse message is in its own language, and a list or a number parses
+      // but is no set of arguments: say what is wrong in the page's language.
+      setError(t("invalidArgs"));
+      return;
     }
+    const decisions: Decision[] = pending.actions.map((a, i) => ({
+      type: "edit",
+      edited_action: { name: a.name, args: args[i] as Record<string, unknown> },
+    }));
+    setError(null);
+    onResume(pending.resume(decisions));
   };
 
   return (
@@ -107,4 +110,14 @@ export function Approval({ pending, busy, onResume }: Props) {
       </div>
     </section>
   );
+}
+
+/** Edited arguments: a JSON object, else null. */
+function argsOf(text: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
 }
