@@ -121,3 +121,23 @@ def test_edited_arguments_that_are_no_json_object_are_explained_in_the_page_lang
     panel.get_by_test_id("approval-submit-edit").click()
     wait_idle(page)
     expect(page.get_by_test_id("report-ready")).to_contain_text("edited-note.md")
+
+
+def test_approval_and_history_words_in_one_language(open_page: Any, web_server: Server) -> None:
+    """The approval's description came in both languages at once ("导出报告需要批准 / Exporting a
+    report needs approval") and the history panel's detail said "next:" in a Chinese page."""
+    page = open_page(web_server, locale="zh-CN")
+    ask(page, "铁矿石现在多少钱？")
+    ask(page, "导出报告")
+    action = page.get_by_test_id("approval-action")
+    expect(action).to_contain_text("导出报告需要批准")
+    expect(action).not_to_contain_text("Exporting")
+    page.get_by_test_id("history-toggle").click()
+    page.get_by_test_id("history-item").first.click()  # the head: waiting for the approval
+    detail = page.get_by_test_id("history-detail")
+    expect(detail).to_contain_text("下一步: ")
+    expect(detail).not_to_contain_text("next:")
+    page.get_by_test_id("lang-en").click()
+    expect(action).to_contain_text("Exporting a report needs approval")
+    expect(action).not_to_contain_text("导出报告需要批准")
+    expect(detail).to_contain_text("next: ")

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { useI18n } from "../i18n";
-import type { Decision, Pending } from "../lib/approval";
+import { descriptionIn, type Decision, type Pending } from "../lib/approval";
 import { Icon } from "./Icon";
 
 interface Props {
@@ -11,7 +11,7 @@ interface Props {
 
 /** The pending sensitive action(s): approve, edit the arguments, or reject with a reason. */
 export function Approval({ pending, busy, onResume }: Props) {
-  const { t } = useI18n();
+  const { t, lang } = useI18n();
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(() => pending.actions.map((a) => JSON.stringify(a.args, null, 2)));
   const [reason, setReason] = useState("");
@@ -41,7 +41,7 @@ export function Approval({ pending, busy, onResume }: Props) {
       {pending.actions.map((a, i) => (
         <div key={i} className="approval-action" data-testid="approval-action" data-tool={a.name}>
           <div>
-            <code>{a.name}</code> {a.description && <span className="muted">{a.description}</span>}
+            <code>{a.name}</code> {a.description && <span className="muted">{descriptionIn(a.description, lang)}</span>}
           </div>
           {editing ? (
             <textarea
