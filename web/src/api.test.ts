@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { errorText, httpStatus, isCancellation, isUnreachable } from "./api";
+import { errorCode, errorText, httpStatus, isCancellation, isUnreachable } from "./api";
 
 // The shape of the SDK's HTTPError: message "HTTP <status>: <body>", with status and text.
 const httpError = (status: number, text: string) => Object.assign(new Error(`HTTP ${status}: ${text}`), { status, text });
@@ -34,5 +34,13 @@ describe("isCancellation", () => {
     expect(isCancellation("CancelledError()")).toBe(true);
     expect(isCancellation(new Error("RuntimeError('the test made this run fail')"))).toBe(false);
     expect(isCancellation("ValueError('CancelledError() in a message')")).toBe(false);
+  });
+});
+
+describe("errorCode", () => {
+  it("is the server's error code, when the error is the server's", () => {
+    expect(errorCode(httpError(413, JSON.stringify({ error: "too_large", message: "request body is larger than 10 bytes" })))).toBe("too_large");
+    expect(errorCode(httpError(502, "Bad Gateway"))).toBeNull();
+    expect(errorCode(new Error("too_large"))).toBeNull();
   });
 });

@@ -113,6 +113,18 @@ export function httpStatus(err: unknown): number | null {
   return typeof status === "number" ? status : null;
 }
 
+/** The `error` code of the server's JSON error body ("too_large", "not_found", …), if there is one. */
+export function errorCode(err: unknown): string | null {
+  const body = (err as { text?: unknown } | null | undefined)?.text;
+  if (httpStatus(err) === null || typeof body !== "string") return null;
+  try {
+    const code = (JSON.parse(body) as { error?: unknown }).error;
+    return typeof code === "string" ? code : null;
+  } catch {
+    return null;
+  }
+}
+
 /** The request never reached the server (down, network gone): fetch's TypeError, as the SDK rethrows it. */
 export function isUnreachable(err: unknown): boolean {
   const message = err instanceof Error ? err.message : String(err);

@@ -119,6 +119,7 @@ const zh = {
   adminOnly: "运维概览仅对管理员开放",
   threadMissing: "找不到这个对话（可能已被删除），已为你打开新对话：",
   unreachable: "无法连接到服务器：请确认 orecast serve 正在运行，然后重试。",
+  tooLarge: "问题太长，超过了服务器接受的请求大小。问题已放回输入框，请缩短后再发送。",
 } as const;
 
 export type Key = keyof typeof zh;
@@ -240,6 +241,7 @@ const en: Record<Key, string> = {
   adminOnly: "The operations view is for admins only",
   threadMissing: "This conversation was not found (it may have been deleted); a new one is open instead:",
   unreachable: "Cannot reach the server: check that orecast serve is running, then retry.",
+  tooLarge: "The question is longer than the server accepts. It is back in the box: shorten it and send it again.",
 };
 
 export const DICTS: Record<Lang, Record<Key, string>> = { zh, en };

@@ -4,12 +4,13 @@ both languages. Against the session's real `orecast serve`-equivalent server (of
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.service.conftest import Server
-from tests.service.web.conftest import ask, messages, questions, thread_id_of
+from tests.service.web.conftest import ask, messages, questions, thread_id_of, web_settings
 
 pytestmark = pytest.mark.slow
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -166,3 +167,25 @@ def test_dates_and_an_empty_search_follow_the_page_language(open_page: Any, web_
     expect(when).to_have_count(0)  # filtered out by the search
     page.get_by_test_id("thread-search").fill("")
     expect(when.first).to_have_text(re.compile(r"^\d{1,2}/\d{1,2}/\d{4} \d{2}:\d{2} [AP]M$"))
+
+
+def test_a_question_over_the_size_limit_is_explained_and_kept(open_page: Any, tmp_path: Path) -> None:
+    """A question longer than the server accepts (413 `too_large`) showed the server's English
+    sentence and a Retry that could only fail again, and the text was gone from the box."""
+    server = Server.start(web_settings(tmp_path, max_body_bytes=4000))
+    try:
+        page = open_page(server, locale="zh-CN")
+        question = "铁矿石价格走势" * 300  # 2100 characters, 6300 bytes of UTF-8
+        page.get_by_test_id("composer-input").fill(question)
+        page.get_by_test_id("composer-input").press("Enter")
+        error = page.get_by_test_id("run-error")
+        expect(error).to_contain_text("问题太长")
+        expect(error).not_to_contain_text("request body")
+        expect(error.get_by_test_id("retry-button")).to_have_count(0)
+        expect(page.get_by_test_id("composer-input")).to_have_value(question)
+        page.get_by_test_id("composer-input").fill("铁矿石现在多少钱？")  # shortened: it runs
+        page.get_by_test_id("composer-input").press("Enter")
+        expect(messages(page, "ai")).to_have_count(1)
+        expect(page.get_by_test_id("run-error")).to_have_count(0)
+    finally:
+        server.stop()

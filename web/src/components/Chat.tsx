@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { Client, Message, ThreadState } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
-import { ASSISTANT_ID, errorText, httpStatus, isCancellation, isUnreachable, saveBlob, textOf } from "../api";
+import { ASSISTANT_ID, errorCode, errorText, httpStatus, isCancellation, isUnreachable, saveBlob, textOf } from "../api";
 import { localeOf, useI18n } from "../i18n";
 import { pendingApproval } from "../lib/approval";
 import { newestBranch, type TreeSequence } from "../lib/branches";
@@ -85,6 +85,14 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
   }, [missing]);
   const busy = stream.isLoading;
   const cancelled = stream.error != null && isCancellation(stream.error);
+  // A question over the server's request size limit never ran: say so, and put it back in the
+  // box to be shortened (sending it again as it is, Retry, would only fail again).
+  const tooLarge = errorCode(stream.error) === "too_large";
+  const [restore, setRestore] = useState<{ text: string } | null>(null);
+  useEffect(() => {
+    const question = lastInput.current?.input?.messages[0]?.content;
+    if (tooLarge && question) setRestore({ text: question });
+  }, [tooLarge]);
 
   // Live tool durations: a call first seen while streaming starts its clock; its result stops it.
   // A run that pauses (approval, stop) drops unfinished clocks, so waiting is not counted.
@@ -318,8 +326,10 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
           {stream.error != null && !busy && !cancelled && (
             <div className="error-box" role="alert" data-testid="run-error">
               <strong>{t("errorTitle")}</strong>
-              <span>{isUnreachable(stream.error) ? t("unreachable") : errorText(stream.error)}</span>
-              <button type="button" className="btn small" onClick={() => void retry()} data-testid="retry-button">{t("retry")}</button>
+              <span>{tooLarge ? t("tooLarge") : isUnreachable(stream.error) ? t("unreachable") : errorText(stream.error)}</span>
+              {!tooLarge && (
+                <button type="button" className="btn small" onClick={() => void retry()} data-testid="retry-button">{t("retry")}</button>
+              )}
             </div>
           )}
         </div>
@@ -336,6 +346,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
           busy={busy}
           onSend={(text) => send(text, forkFrom?.checkpoint)}
           onStop={stop}
+          restore={restore}
         />
       </main>
       {historyOpen && threadId && (
