@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useState } from "react";
 import type { Thread } from "@langchain/langgraph-sdk";
-import { errorText, isAdmin, makeClient, probeAccess, storedKey, storeKey, threadTitle, type Access } from "./api";
+import { errorText, isAdmin, isUnreachable, makeClient, probeAccess, storedKey, storeKey, threadTitle, type Access } from "./api";
 import { Chat } from "./components/Chat";
 import { Icon } from "./components/Icon";
 import { LangSwitch } from "./components/LangSwitch";
@@ -38,9 +38,10 @@ export function App() {
   const [admin, setAdmin] = useState<boolean | null>(null);
   const [chatKey, setChatKey] = useState(0);
   const [threads, setThreads] = useState<Thread[]>([]);
-  const [listError, setListError] = useState<string | null>(null);
+  const [listError, setListError] = useState<unknown>(null);
   const [sidebarOpen, setSidebarOpen] = useState(false);
   const [historyOpen, setHistoryOpen] = useState(route.checkpointId !== null);
+  const [missingId, setMissingId] = useState<string | null>(null);
 
   const i18n = useMemo(() => ({ lang, t: (k: Key) => DICTS[lang][k] }), [lang]);
   const { t } = i18n;
@@ -81,7 +82,7 @@ export function App() {
           storeKey(null);
           setKey(null);
           setAccess("needs-key");
-        } else setListError(errorText(err));
+        } else setListError(err);
       });
   }, [client]);
   useEffect(() => {
@@ -109,6 +110,20 @@ export function App() {
     setFocusCheckpoint(null);
     setChatKey((k) => k + 1);
     setSidebarOpen(false);
+    setMissingId(null);
+  }, []);
+  const reloadChat = useCallback(() => {
+    setChatKey((k) => k + 1);
+    refresh();
+  }, [refresh]);
+  // A link to a thread that does not exist: say so and start a new conversation in its place,
+  // rather than a raw 404 and a question box that could only fail again.
+  const onMissing = useCallback((id: string) => {
+    window.history.replaceState(null, "", "#/");
+    setThreadId(null);
+    setHistoryOpen(false);
+    setChatKey((k) => k + 1);
+    setMissingId(id);
   }, []);
   const openAt = useCallback((id: string, checkpointId: string | null) => {
     window.history.pushState(null, "", checkpointHash(id, checkpointId));
@@ -131,6 +146,7 @@ export function App() {
       setFocusCheckpoint(at.checkpointId);
       if (at.checkpointId) setHistoryOpen(true);
       setChatKey((k) => k + 1);
+      setMissingId(null);
     };
     window.addEventListener("popstate", onPop);
     return () => window.removeEventListener("popstate", onPop);
@@ -141,6 +157,7 @@ export function App() {
     (id: string) => {
       window.history.replaceState(null, "", `#/thread/${id}`);
       setThreadId(id);
+      setMissingId(null);
       refresh();
     },
     [refresh],
@@ -190,7 +207,12 @@ export function App() {
           )}
         </header>
         {access === "down" && <div className="error-box" role="alert">{t("errorTitle")}: {window.location.origin}</div>}
-        {listError && <div className="error-box" role="alert">{listError}</div>}
+        {listError != null && <div className="error-box" role="alert">{isUnreachable(listError) ? t("unreachable") : errorText(listError)}</div>}
+        {missingId && (
+          <div className="error-box" role="alert" data-testid="thread-missing">
+            {t("threadMissing")} <code>{missingId}</code>
+          </div>
+        )}
         <div className="body">
           <Sidebar
             threads={threads}
@@ -231,6 +253,8 @@ export function App() {
             focusCheckpoint={focusCheckpoint}
             onThreadId={onThreadId}
             onChanged={refresh}
+            onMissing={onMissing}
+            onReload={reloadChat}
           />
           )}
         </div>

@@ -107,8 +107,50 @@ export function saveBlob(blob: Blob, filename: string): void {
   setTimeout(() => URL.revokeObjectURL(href), 1000);
 }
 
-/** A readable message for an error thrown by the SDK or fetch. */
+/** The HTTP status of an error thrown by the SDK's client (its `HTTPError`), if it is one. */
+export function httpStatus(err: unknown): number | null {
+  const status = (err as { status?: unknown } | null | undefined)?.status;
+  return typeof status === "number" ? status : null;
+}
+
+/** The `error` code of the server's JSON error body ("too_large", "not_found", …), if there is one. */
+export function errorCode(err: unknown): string | null {
+  const body = (err as { text?: unknown } | null | undefined)?.text;
+  if (httpStatus(err) === null || typeof body !== "string") return null;
+  try {
+    const code = (JSON.parse(body) as { error?: unknown }).error;
+    return typeof code === "string" ? code : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The request never reached the server (down, network gone): fetch's TypeError, as the SDK rethrows it. */
+export function isUnreachable(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : String(err);
+  return httpStatus(err) === null && /Failed to fetch|Unable to connect|NetworkError|Load failed/i.test(message);
+}
+
+/**
+ * The error a stopped run leaves on the step it was in (LangGraph stores the task's
+ * `CancelledError`): read back after a reload, it is the Stop, not a failure.
+ */
+export function isCancellation(err: unknown): boolean {
+  return /^'?CancelledError\(.*\)'?$/.test(errorText(err).trim());
+}
+
+/** A readable message for an error thrown by the SDK or fetch: the server's JSON `message`, not its whole body. */
 export function errorText(err: unknown): string {
+  const body = (err as { text?: unknown } | null | undefined)?.text;
+  if (httpStatus(err) !== null && typeof body === "string") {
+    try {
+      const parsed = JSON.parse(body) as { message?: unknown; detail?: unknown };
+      const message = parsed.message ?? parsed.detail;
+      if (typeof message === "string" && message) return `${message} (HTTP ${httpStatus(err)})`;
+    } catch {
+      // not JSON: the SDK's own "HTTP <status>: <body>" below
+    }
+  }
   if (err instanceof Error) return err.message;
   if (typeof err === "string") return err;
   try {

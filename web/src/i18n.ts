@@ -7,6 +7,7 @@ const zh = {
   newConversation: "新对话",
   search: "搜索对话",
   noConversations: "还没有对话",
+  noMatches: "没有匹配的对话",
   rename: "重命名",
   delete: "删除",
   confirmDelete: "删除这个对话？此操作无法撤销。",
@@ -32,6 +33,7 @@ const zh = {
   running: "运行中",
   failed: "失败",
   rejected: "已拒绝",
+  cancelled: "未执行",
   duration: "耗时",
   approvalTitle: "需要批准",
   approve: "批准",
@@ -39,6 +41,7 @@ const zh = {
   rejectReason: "拒绝理由（可选）",
   editArgs: "编辑参数",
   submitEdit: "按修改后的参数执行",
+  invalidArgs: "参数必须是一个 JSON 对象，例如 {\"filename\": \"weekly.md\"}；请检查引号、逗号和括号。",
   reportReady: "报告已生成",
   download: "下载",
   history: "历史",
@@ -48,6 +51,7 @@ const zh = {
   branchFromHere: "从这里分支",
   close: "关闭",
   stateAt: "此检查点的状态",
+  nextNodes: "下一步",
   messages: "消息",
   exportMd: "导出 Markdown",
   exportJson: "导出 JSON",
@@ -113,6 +117,9 @@ const zh = {
   sweepPruned: "裁剪对话",
   opsUpdated: "统计于",
   adminOnly: "运维概览仅对管理员开放",
+  threadMissing: "找不到这个对话（可能已被删除），已为你打开新对话：",
+  unreachable: "无法连接到服务器：请确认 orecast serve 正在运行，然后重试。",
+  tooLarge: "问题太长，超过了服务器接受的请求大小。问题已放回输入框，请缩短后再发送。",
 } as const;
 
 export type Key = keyof typeof zh;
@@ -122,6 +129,7 @@ const en: Record<Key, string> = {
   newConversation: "New conversation",
   search: "Search conversations",
   noConversations: "No conversations yet",
+  noMatches: "No matching conversations",
   rename: "Rename",
   delete: "Delete",
   confirmDelete: "Delete this conversation? This cannot be undone.",
@@ -147,6 +155,7 @@ const en: Record<Key, string> = {
   running: "running",
   failed: "failed",
   rejected: "rejected",
+  cancelled: "not run",
   duration: "Duration",
   approvalTitle: "Approval needed",
   approve: "Approve",
@@ -154,6 +163,7 @@ const en: Record<Key, string> = {
   rejectReason: "Reason (optional)",
   editArgs: "Edit arguments",
   submitEdit: "Run with these arguments",
+  invalidArgs: "The arguments must be a JSON object, e.g. {\"filename\": \"weekly.md\"}; check the quotes, commas and brackets.",
   reportReady: "Report written",
   download: "Download",
   history: "History",
@@ -163,6 +173,7 @@ const en: Record<Key, string> = {
   branchFromHere: "Branch from here",
   close: "Close",
   stateAt: "State at this checkpoint",
+  nextNodes: "next",
   messages: "messages",
   exportMd: "Export Markdown",
   exportJson: "Export JSON",
@@ -228,6 +239,9 @@ const en: Record<Key, string> = {
   sweepPruned: "threads pruned",
   opsUpdated: "As of",
   adminOnly: "The operations view is for admins only",
+  threadMissing: "This conversation was not found (it may have been deleted); a new one is open instead:",
+  unreachable: "Cannot reach the server: check that orecast serve is running, then retry.",
+  tooLarge: "The question is longer than the server accepts. It is back in the box: shorten it and send it again.",
 };
 
 export const DICTS: Record<Lang, Record<Key, string>> = { zh, en };
@@ -240,6 +254,11 @@ export function browserLang(languages: readonly string[]): Lang {
     if (code.startsWith("en")) return "en";
   }
   return "zh";
+}
+
+/** The locale dates and times are written in: the page's language, not the browser's. */
+export function localeOf(lang: Lang): string {
+  return lang === "zh" ? "zh-CN" : "en-US";
 }
 
 export type T = (key: Key) => string;

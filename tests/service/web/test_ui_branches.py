@@ -90,3 +90,26 @@ def test_regenerate_makes_a_second_answer(open_page: Any, web_server: Server) ->
         m["id"] for s in states for m in s["values"].get("messages", []) if m["type"] == "ai" and not s["next"]
     }
     assert {first_id, second_id} <= answered
+
+
+def test_a_question_on_an_older_branch_stays_in_view(open_page: Any, web_server: Server) -> None:
+    """Going back to branch 1 / 2 and asking there continues that branch: the page shows the new
+    question and answer, after the run and after a reload (the SDK alone showed branch 2 again,
+    each fork's newest child, and the question seemed lost)."""
+    page = open_page(web_server)
+    ask(page, FIRST)
+    page.locator('[data-testid="message"][data-role="human"]').first.get_by_test_id("edit-button").click()
+    page.get_by_test_id("edit-input").fill(EDITED)
+    page.get_by_test_id("edit-submit").click()
+    wait_idle(page)
+    page.get_by_test_id("branch-prev").first.click()
+    expect(questions(page)).to_have_text([FIRST])
+    ask(page, SECOND)
+    expect(questions(page)).to_have_text([FIRST, SECOND])
+    expect(page.get_by_test_id("branch-position").first).to_have_text("1 / 2")
+    expect(messages(page, "ai")).to_have_count(2)
+    page.reload()
+    expect(questions(page)).to_have_text([FIRST, SECOND])
+    expect(page.get_by_test_id("branch-position").first).to_have_text("1 / 2")
+    page.get_by_test_id("branch-next").first.click()  # the edited branch is still one click away
+    expect(questions(page)).to_have_text([EDITED])

@@ -3,12 +3,14 @@ both languages. Against the session's real `orecast serve`-equivalent server (of
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.service.conftest import Server
-from tests.service.web.conftest import ask, messages, questions, thread_id_of
+from tests.service.web.conftest import ask, messages, questions, thread_id_of, web_settings
 
 pytestmark = pytest.mark.slow
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -94,3 +96,96 @@ def test_chinese_and_english(open_page: Any, web_server: Server) -> None:
     expect(english.locator("html")).to_have_attribute("lang", "en")
     english.get_by_test_id("lang-zh").click()
     expect(english.get_by_test_id("new-conversation")).to_contain_text("新")
+
+
+def test_a_link_to_a_missing_thread_opens_a_new_conversation(open_page: Any, web_server: Server) -> None:
+    """A stale link (the thread deleted, a typo) says so in the page's language and leaves a new
+    conversation that works, not the server's raw 404 body over a question box that fails again."""
+    missing = "00000000-0000-0000-0000-000000000000"
+    page = open_page(web_server, locale="zh-CN", path=f"/#/thread/{missing}")
+    notice = page.get_by_test_id("thread-missing")
+    expect(notice).to_contain_text("找不到这个对话")
+    expect(notice).to_contain_text(missing)
+    expect(page.get_by_test_id("run-error")).to_have_count(0)
+    expect(page.get_by_test_id("welcome")).to_be_visible()
+    assert page.url.endswith("/#/")
+    ask(page, "铁矿石现在多少钱？")
+    assert thread_id_of(page) != missing
+    expect(messages(page, "ai")).to_have_count(1)
+    expect(page.get_by_test_id("run-error")).to_have_count(0)
+    expect(notice).to_have_count(0)
+
+
+def test_chart_words_follow_the_page_language(open_page: Any, web_server: Server) -> None:
+    """The chart's title, legend and source are in the page's language (the spec carries English
+    series names and a two-language title), and the title sits above the chart as text: drawn
+    inside it, a wrapped title ran over the source line and the legend."""
+    page = open_page(web_server, locale="zh-CN")
+    ask(page, "画出2020年以来的铁矿石价格图")
+    chart = page.get_by_test_id("chart")
+    expect(chart.locator("svg path").first).to_be_attached()
+    title = page.get_by_test_id("chart-title")
+    expect(title).to_contain_text("铁矿石")
+    expect(title).not_to_contain_text("Iron ore")
+    expect(page.get_by_test_id("chart-source")).to_contain_text("来源：")
+    expect(chart.locator("svg")).to_contain_text("历史")
+    expect(chart.locator("svg")).not_to_contain_text("history")
+    heading = page.locator(".chart-figure figcaption").bounding_box()
+    drawn = chart.bounding_box()
+    assert heading and drawn and heading["y"] + heading["height"] <= drawn["y"]
+    page.get_by_test_id("lang-en").click()
+    expect(title).to_contain_text("Iron ore")
+    expect(chart.locator("svg")).to_contain_text("history")
+
+
+def test_notes_under_a_list_are_not_part_of_its_last_bullet(open_page: Any, web_server: Server) -> None:
+    """The analyst writes its "注意" and "来源" lines right under a list of changes; Markdown's lazy
+    continuation put them inside the last bullet, as if they were about that one change."""
+    page = open_page(web_server, locale="zh-CN")
+    ask(page, "铁矿石现在多少钱？")
+    answer = messages(page, "ai").last
+    expect(answer.locator(".md li").first).to_be_visible()
+    expect(answer.locator(".md p", has_text="来源：").first).to_be_visible()
+    expect(answer.locator(".md li", has_text="来源：")).to_have_count(0)
+    expect(answer.locator(".md li", has_text="注意：")).to_have_count(0)
+
+
+def test_dates_and_an_empty_search_follow_the_page_language(open_page: Any, web_server: Server) -> None:
+    """A browser in English switched to 中文 writes the conversations' dates the Chinese way (they
+    followed the browser, not the page: "12/6/2026 10:22 PM" under Chinese labels), and a search
+    that matches nothing says so rather than "还没有对话" (no conversations yet)."""
+    page = open_page(web_server, locale="en-US")
+    ask(page, "What is the latest iron ore price?")
+    page.get_by_test_id("lang-zh").click()
+    when = page.get_by_test_id("thread-item").first.locator(".thread-meta")
+    expect(when).to_have_text(re.compile(r"^\d{4}/\d{1,2}/\d{1,2} \d{2}:\d{2}$"))
+    page.get_by_test_id("history-toggle").click()
+    expect(page.get_by_test_id("history-item").first.locator(".cp-time")).to_have_text(re.compile(r"^\d{2}:\d{2}:\d{2}$"))
+    page.get_by_test_id("thread-search").fill("no conversation is called this")
+    expect(page.get_by_test_id("sidebar")).to_contain_text("没有匹配的对话")
+    page.get_by_test_id("lang-en").click()
+    expect(when).to_have_count(0)  # filtered out by the search
+    page.get_by_test_id("thread-search").fill("")
+    expect(when.first).to_have_text(re.compile(r"^\d{1,2}/\d{1,2}/\d{4} \d{2}:\d{2} [AP]M$"))
+
+
+def test_a_question_over_the_size_limit_is_explained_and_kept(open_page: Any, tmp_path: Path) -> None:
+    """A question longer than the server accepts (413 `too_large`) showed the server's English
+    sentence and a Retry that could only fail again, and the text was gone from the box."""
+    server = Server.start(web_settings(tmp_path, max_body_bytes=4000))
+    try:
+        page = open_page(server, locale="zh-CN")
+        question = "铁矿石价格走势" * 300  # 2100 characters, 6300 bytes of UTF-8
+        page.get_by_test_id("composer-input").fill(question)
+        page.get_by_test_id("composer-input").press("Enter")
+        error = page.get_by_test_id("run-error")
+        expect(error).to_contain_text("问题太长")
+        expect(error).not_to_contain_text("request body")
+        expect(error.get_by_test_id("retry-button")).to_have_count(0)
+        expect(page.get_by_test_id("composer-input")).to_have_value(question)
+        page.get_by_test_id("composer-input").fill("铁矿石现在多少钱？")  # shortened: it runs
+        page.get_by_test_id("composer-input").press("Enter")
+        expect(messages(page, "ai")).to_have_count(1)
+        expect(page.get_by_test_id("run-error")).to_have_count(0)
+    finally:
+        server.stop()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,9 +14,10 @@ from langgraph_sdk import get_sync_client
 
 from tests.service.conftest import Server
 from tests.service.web.conftest import messages, questions, thread_id_of, wait_idle, web_settings
-from tests.service.web.slow_graph import FAIL_WHILE, GATE, SECONDS
+from tests.service.web.slow_graph import FAIL_WHILE, GATE, SECONDS, TOOL
 
 pytestmark = pytest.mark.slow
+HELD_SECONDS = 3
 expect = pytest.importorskip("playwright.sync_api").expect
 
 
@@ -123,3 +125,42 @@ def test_failed_run_shows_the_error_and_retry_runs_it_again(
     expect(page.get_by_test_id("run-error")).to_have_count(0)
     expect(questions(page)).to_have_text([f"{FAIL_WHILE}{flag}"])
     assert [r["status"] for r in runs_of(slow_server, tid)] == ["success", "error"]
+
+
+def test_a_tool_call_rejoined_after_a_reload_shows_its_whole_duration(
+    open_page: Any, slow_server: Server, held: None
+) -> None:
+    """A reload re-joins the run and the stream replays the tool call: the page must not start the
+    call's clock then (it showed the time since the reload, not since the call began)."""
+    page = open_page(slow_server)
+    send(page, f"{TOOL}held")
+    card = page.get_by_test_id("tool-card")
+    expect(card).to_have_attribute("data-state", "running")
+    time.sleep(HELD_SECONDS)
+    page.reload()
+    expect(page.get_by_test_id("stop-button")).to_be_visible()  # re-joined, the tool still held
+    expect(card).to_have_attribute("data-state", "running")
+    GATE.set()
+    expect(messages(page, "ai").last).to_contain_text("after tool")
+    wait_idle(page)
+    duration = page.get_by_test_id("tool-duration")
+    expect(duration).to_have_text(re.compile(r"^\d+(\.\d+)? s$"))
+    assert float(duration.inner_text().removesuffix(" s")) >= HELD_SECONDS, duration.inner_text()
+
+
+def test_a_stopped_run_stays_stopped_after_a_reload(open_page: Any, slow_server: Server, held: None) -> None:
+    """After Stop the list's "running" badge goes, and a reload shows the run as stopped: the step
+    it was in holds LangGraph's `CancelledError`, which the page showed as a failure ("出错了
+    'CancelledError()'")."""
+    page = open_page(slow_server)
+    send(page, "stop and reload")
+    expect(messages(page, "ai").last).to_contain_text("slow1")
+    page.get_by_test_id("stop-button").click()
+    wait_idle(page)
+    tid = thread_id_of(page)
+    item = page.locator(f'[data-testid="thread-item"][data-thread-id="{tid}"]')
+    expect(item).to_have_attribute("data-status", "idle")
+    page.reload()
+    expect(questions(page)).to_have_text(["stop and reload"])
+    expect(page.get_by_test_id("stopped-note")).to_be_visible()
+    expect(page.get_by_test_id("run-error")).to_have_count(0)

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { useI18n } from "../i18n";
-import type { Decision, Pending } from "../lib/approval";
+import { descriptionIn, type Decision, type Pending } from "../lib/approval";
 import { Icon } from "./Icon";
 
 interface Props {
@@ -11,7 +11,7 @@ interface Props {
 
 /** The pending sensitive action(s): approve, edit the arguments, or reject with a reason. */
 export function Approval({ pending, busy, onResume }: Props) {
-  const { t } = useI18n();
+  const { t, lang } = useI18n();
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(() => pending.actions.map((a) => JSON.stringify(a.args, null, 2)));
   const [reason, setReason] = useState("");
@@ -20,16 +20,19 @@ export function Approval({ pending, busy, onResume }: Props) {
   const all = (d: Decision) => onResume(pending.resume(pending.actions.map(() => d)));
 
   const submitEdit = () => {
-    try {
-      const decisions: Decision[] = pending.actions.map((a, i) => ({
-        type: "edit",
-        edited_action: { name: a.name, args: JSON.parse(draft[i]) as Record<string, unknown> },
-      }));
-      setError(null);
-      onResume(pending.resume(decisions));
-    } catch (err) {
-      setError(err instanceof Error ? err.message : String(err));
+    const args = draft.map(argsOf);
+    if (args.some((a) => a === null)) {
+      // The browser's JSON.parse message is in its own language, and a list or a number parses
+      // but is no set of arguments: say what is wrong in the page's language.
+      setError(t("invalidArgs"));
+      return;
     }
+    const decisions: Decision[] = pending.actions.map((a, i) => ({
+      type: "edit",
+      edited_action: { name: a.name, args: args[i] as Record<string, unknown> },
+    }));
+    setError(null);
+    onResume(pending.resume(decisions));
   };
 
   return (
@@ -38,7 +41,7 @@ export function Approval({ pending, busy, onResume }: Props) {
       {pending.actions.map((a, i) => (
         <div key={i} className="approval-action" data-testid="approval-action" data-tool={a.name}>
           <div>
-            <code>{a.name}</code> {a.description && <span className="muted">{a.description}</span>}
+            <code>{a.name}</code> {a.description && <span className="muted">{descriptionIn(a.description, lang)}</span>}
           </div>
           {editing ? (
             <textarea
@@ -107,4 +110,14 @@ export function Approval({ pending, busy, onResume }: Props) {
       </div>
     </section>
   );
+}
+
+/** Edited arguments: a JSON object, else null. */
+function argsOf(text: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
 }

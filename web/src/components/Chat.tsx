@@ -1,9 +1,10 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { Client, Message, ThreadState } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
-import { ASSISTANT_ID, errorText, saveBlob, textOf } from "../api";
-import { useI18n } from "../i18n";
+import { ASSISTANT_ID, errorCode, errorText, httpStatus, isCancellation, isUnreachable, saveBlob, textOf } from "../api";
+import { localeOf, useI18n } from "../i18n";
 import { pendingApproval } from "../lib/approval";
+import { newestBranch, type TreeSequence } from "../lib/branches";
 import { exportName, toJson, toMarkdown } from "../lib/exportConversation";
 import { groupTurns, type MessageLike } from "../lib/turns";
 import type { ToolRun } from "../lib/tools";
@@ -26,6 +27,10 @@ interface Props {
   onCloseHistory: () => void;
   onThreadId: (id: string) => void;
   onChanged: () => void;
+  /** The open thread does not exist (a stale link, deleted elsewhere). */
+  onMissing: (id: string) => void;
+  /** Load the open thread again (its history could not be read). */
+  onReload: () => void;
 }
 
 const HISTORY_LIMIT = 500;
@@ -33,8 +38,8 @@ const HISTORY_LIMIT = 500;
 const rejoinKey = (threadId: string) => `lg:stream:${threadId}`;
 
 /** The conversation: one `useStream` owns the thread's messages, runs, branches and interrupts. */
-export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoint, onCloseHistory, onThreadId, onChanged }: Props) {
-  const { t } = useI18n();
+export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoint, onCloseHistory, onThreadId, onChanged, onMissing, onReload }: Props) {
+  const { t, lang } = useI18n();
   const stream = useStream<State>({
     client,
     assistantId: ASSISTANT_ID,
@@ -54,24 +59,55 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
   const [stopped, setStopped] = useState(false);
   const lastInput = useRef<{ input: Input | null; checkpoint?: ThreadState<State>["checkpoint"] } | null>(null);
   const timings = useRef(new Map<string, { start: number; end?: number }>());
+  /** The run going on was submitted from this page (not re-joined or followed). */
+  const startedHere = useRef(false);
   const list = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
 
   useEffect(() => setForkFrom(null), [threadId]);
 
+  // Show the branch of the newest checkpoint whenever a new one arrives (the thread opened, a run
+  // ended): the SDK would show each fork's newest child, which is not where a run continued on an
+  // older branch went. Switching branches by hand leaves the newest checkpoint as it was.
+  const newest = newestBranch(stream.experimental_branchTree as TreeSequence | undefined);
+  const followed = useRef<string | null>(null);
+  useLayoutEffect(() => {
+    if (!newest || stream.isLoading || newest.checkpointId === followed.current) return;
+    followed.current = newest.checkpointId;
+    if (newest.branch !== stream.branch) stream.setBranch(newest.branch);
+  }, [newest?.checkpointId, newest?.branch, stream.isLoading]);
+
   const messages = (forkFrom ? forkFrom.values.messages ?? [] : stream.messages) as unknown as MessageLike[];
   const turns = useMemo(() => groupTurns(messages), [messages]);
+  const missing = threadId !== null && messages.length === 0 && httpStatus(stream.error) === 404;
+  useEffect(() => {
+    if (missing && threadId) onMissing(threadId);
+  }, [missing]);
   const busy = stream.isLoading;
+  const cancelled = stream.error != null && isCancellation(stream.error);
+  // A question over the server's request size limit never ran: say so, and put it back in the
+  // box to be shortened (sending it again as it is, Retry, would only fail again).
+  const tooLarge = errorCode(stream.error) === "too_large";
+  const [restore, setRestore] = useState<{ text: string } | null>(null);
+  useEffect(() => {
+    const question = lastInput.current?.input?.messages[0]?.content;
+    if (tooLarge && question) setRestore({ text: question });
+  }, [tooLarge]);
 
   // Live tool durations: a call first seen while streaming starts its clock; its result stops it.
   // A run that pauses (approval, stop) drops unfinished clocks, so waiting is not counted.
+  // Only for runs this page started: a run re-joined after a reload, or followed from another
+  // tab, replays its calls when joined, long after they began; those take the checkpoints' times.
+  const prevBusy = useRef(busy);
   useEffect(() => {
     const now = performance.now();
     if (!busy) {
       for (const [id, timing] of timings.current) if (timing.end === undefined) timings.current.delete(id);
+      if (prevBusy.current) startedHere.current = false;
     }
+    prevBusy.current = busy;
     for (const m of messages) {
-      if (m.type === "ai" && busy) {
+      if (m.type === "ai" && busy && startedHere.current) {
         for (const call of m.tool_calls ?? []) {
           if (call.id && !timings.current.has(call.id) && !messages.some((r) => r.tool_call_id === call.id)) {
             timings.current.set(call.id, { start: now });
@@ -113,6 +149,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
     (text: string, checkpoint?: ThreadState<State>["checkpoint"]) => {
       const input: Input = { messages: [{ type: "human", content: text }] };
       lastInput.current = { input, checkpoint };
+      startedHere.current = true;
       runId.current = null;
       pinned.current = true;
       setForkFrom(null);
@@ -132,6 +169,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
 
   const rerun = (checkpoint: ThreadState<State>["checkpoint"] | null | undefined) => {
     lastInput.current = { input: null, checkpoint: checkpoint ?? undefined };
+    startedHere.current = true;
     runId.current = null;
     setStopped(false);
     void stream.submit(null, { checkpoint: checkpoint ?? undefined });
@@ -146,6 +184,8 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
     if (head && head.next.length > 0 && !stream.interrupt) rerun(head.checkpoint);
     else if (last?.input) send(last.input.messages[0].content, last.checkpoint);
     else if (last) rerun(last.checkpoint);
+    // Nothing was sent from this page: the thread itself failed to load (server down), so load it again.
+    else onReload();
   };
 
   // The SDK cancels the run it stored for re-joining; a run joined from elsewhere is cancelled here.
@@ -153,7 +193,8 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
     setStopped(true);
     const id = runId.current;
     const sdkCancels = threadId != null && sessionStorage.getItem(rejoinKey(threadId)) === id;
-    void stream.stop();
+    // The list's "running" badge goes once the server has ended the run (the cancel does not wait).
+    void stream.stop().finally(() => setTimeout(onChanged, 1000));
     if (id && threadId && !sdkCancels) client.runs.cancel(threadId, id).catch(() => undefined);
   };
 
@@ -229,7 +270,8 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
           }}
         >
           {stream.isThreadLoading && messages.length === 0 && <p className="muted">{t("loading")}</p>}
-          {!stream.isThreadLoading && messages.length === 0 && <Welcome onPick={(q) => send(q)} />}
+          {/* Not for a thread that failed to load: it is not empty, only not shown. */}
+          {!stream.isThreadLoading && messages.length === 0 && !(threadId && stream.error != null) && <Welcome onPick={(q) => send(q)} />}
           {turns.map((turn, i) => {
             if (turn.kind === "human") {
               const meta = metaOf(turn.message, turn.index);
@@ -275,16 +317,19 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
               busy={busy}
               onResume={(resume) => {
                 lastInput.current = null;
+                startedHere.current = true;
                 void stream.submit(null, { command: { resume } });
               }}
             />
           )}
-          {stopped && !busy && <p className="muted small stopped" data-testid="stopped-note">{t("stopped")}</p>}
-          {stream.error != null && !busy && (
+          {(stopped || cancelled) && !busy && <p className="muted small stopped" data-testid="stopped-note">{t("stopped")}</p>}
+          {stream.error != null && !busy && !cancelled && (
             <div className="error-box" role="alert" data-testid="run-error">
               <strong>{t("errorTitle")}</strong>
-              <span>{errorText(stream.error)}</span>
-              <button type="button" className="btn small" onClick={() => void retry()} data-testid="retry-button">{t("retry")}</button>
+              <span>{tooLarge ? t("tooLarge") : isUnreachable(stream.error) ? t("unreachable") : errorText(stream.error)}</span>
+              {!tooLarge && (
+                <button type="button" className="btn small" onClick={() => void retry()} data-testid="retry-button">{t("retry")}</button>
+              )}
             </div>
           )}
         </div>
@@ -292,7 +337,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
           <div className="fork-banner" data-testid="fork-banner">
             <span>
               {t("branchFromHere")}: {t("step")} {String(forkFrom.metadata?.step ?? "?")} ·{" "}
-              {forkFrom.created_at ? new Date(forkFrom.created_at).toLocaleString() : ""}
+              {forkFrom.created_at ? new Date(forkFrom.created_at).toLocaleString(localeOf(lang)) : ""}
             </span>
             <button type="button" className="btn small" onClick={() => setForkFrom(null)} data-testid="fork-cancel">{t("cancel")}</button>
           </div>
@@ -301,6 +346,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
           busy={busy}
           onSend={(text) => send(text, forkFrom?.checkpoint)}
           onStop={stop}
+          restore={restore}
         />
       </main>
       {historyOpen && threadId && (

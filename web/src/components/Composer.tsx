@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { useI18n } from "../i18n";
 import { Icon } from "./Icon";
 
@@ -6,12 +6,17 @@ interface Props {
   busy: boolean;
   onSend: (text: string) => void;
   onStop: () => void;
+  /** Text to put back in the box (a question the server refused); a new object each time. */
+  restore?: { text: string } | null;
 }
 
 /** The question box: Enter sends, Shift+Enter adds a line (IME composition is left alone). */
-export function Composer({ busy, onSend, onStop }: Props) {
+export function Composer({ busy, onSend, onStop, restore }: Props) {
   const { t } = useI18n();
   const [text, setText] = useState("");
+  useEffect(() => {
+    if (restore) setText(restore.text);
+  }, [restore]);
   const send = () => {
     const q = text.trim();
     if (!q || busy) return;

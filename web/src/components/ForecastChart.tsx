@@ -9,20 +9,20 @@ import {
   TooltipComponent,
 } from "echarts/components";
 import { SVGRenderer } from "echarts/renderers";
-import { toEchartsOption, type Spec } from "../lib/chartOption";
+import { chartHeading, toEchartsOption, type Spec } from "../lib/chartOption";
 import { useI18n } from "../i18n";
 
 echarts.use([LineChart, GridComponent, LegendComponent, TitleComponent, TooltipComponent, DataZoomComponent, SVGRenderer]);
 
 /** A price history with its forecast fan, drawn from the market tools' chart spec. */
 export function ForecastChart({ spec, dark }: { spec: Spec; dark: boolean }) {
-  const { t } = useI18n();
+  const { t, lang } = useI18n();
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current;
     if (!el) return;
     const chart = echarts.init(el, undefined, { renderer: "svg" });
-    const draw = () => chart.setOption(toEchartsOption(spec, { dark, narrow: el.clientWidth < 520 }), true);
+    const draw = () => chart.setOption(toEchartsOption(spec, { dark, narrow: el.clientWidth < 520, lang }), true);
     draw();
     const observer = new ResizeObserver(() => {
       chart.resize();
@@ -33,7 +33,16 @@ export function ForecastChart({ spec, dark }: { spec: Spec; dark: boolean }) {
       observer.disconnect();
       chart.dispose();
     };
-  }, [spec, dark]);
-  const title = String((spec.title as { text?: string } | undefined)?.text ?? t("chart"));
-  return <div ref={box} className="chart" data-testid="chart" role="img" aria-label={title} />;
+  }, [spec, dark, lang]);
+  const heading = chartHeading(spec, lang);
+  const title = heading.title || t("chart");
+  return (
+    <figure className="chart-figure">
+      <figcaption>
+        <span className="chart-title" data-testid="chart-title">{title}</span>
+        {heading.source && <span className="chart-source" data-testid="chart-source">{heading.source}</span>}
+      </figcaption>
+      <div ref={box} className="chart" data-testid="chart" role="img" aria-label={title} />
+    </figure>
+  );
 }

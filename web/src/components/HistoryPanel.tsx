@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { Client, ThreadState } from "@langchain/langgraph-sdk";
 import { errorText, textOf } from "../api";
-import { useI18n } from "../i18n";
+import { localeOf, useI18n } from "../i18n";
 import { indexById, writerOf } from "../lib/history";
 import { Icon } from "./Icon";
 
@@ -18,16 +18,16 @@ interface Props {
 const LIMIT = 200;
 
 /** "14:03:07" today, "11-28 14:03" on other days. */
-function shortTime(d: Date): string {
+function shortTime(d: Date, locale: string): string {
   const today = new Date().toDateString() === d.toDateString();
   return today
-    ? d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" })
-    : d.toLocaleString([], { month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit" });
+    ? d.toLocaleTimeString(locale, { hour: "2-digit", minute: "2-digit", second: "2-digit" })
+    : d.toLocaleString(locale, { month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit" });
 }
 
 /** The thread's checkpoints (all branches, newest first) and the state at the selected one. */
 export function HistoryPanel({ client, threadId, refreshKey, focus = null, onClose, onBranch }: Props) {
-  const { t } = useI18n();
+  const { t, lang } = useI18n();
   const [states, setStates] = useState<ThreadState[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [selected, setSelected] = useState<string | null>(focus);
@@ -76,13 +76,13 @@ export function HistoryPanel({ client, threadId, refreshKey, focus = null, onClo
                 data-testid="history-item"
                 data-checkpoint-id={id}
               >
-                <span className="cp-time" title={s.created_at ?? ""}>{s.created_at ? shortTime(new Date(s.created_at)) : ""}</span>
+                <span className="cp-time" title={s.created_at ?? ""}>{s.created_at ? shortTime(new Date(s.created_at), localeOf(lang)) : ""}</span>
                 <span className="cp-step">{t("step")} {String(s.metadata?.step ?? "")}</span>
                 <span className="cp-node" data-testid="history-node" title={writerOf(s, byId)}>{writerOf(s, byId)}</span>
               </button>
               {open && (
                 <div className="cp-detail" data-testid="history-detail">
-                  <div className="muted small">{t("stateAt")} · {messages.length} {t("messages")}{s.next.length ? ` · next: ${s.next.join(", ")}` : ""}</div>
+                  <div className="muted small">{t("stateAt")} · {messages.length} {t("messages")}{s.next.length ? ` · ${t("nextNodes")}: ${s.next.join(", ")}` : ""}</div>
                   <ul className="cp-messages">
                     {messages.slice(-6).map((m, i) => (
                       <li key={i}><b>{m.type}</b> {textOf(m.content).slice(0, 160) || "…"}</li>

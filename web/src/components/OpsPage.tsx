@@ -1,6 +1,6 @@
 import { lazy, Suspense, useEffect, useMemo, useState } from "react";
 import { errorText, fetchOpsStats } from "../api";
-import { useI18n } from "../i18n";
+import { localeOf, useI18n } from "../i18n";
 import { count, growthOption, toolRankingOption, type OpsStats } from "../lib/ops";
 import { FailureList, SizeTable, SweepLine, ToolTable } from "./OpsSections";
 
@@ -49,7 +49,7 @@ export function OpsPage({ apiKey, dark, onOpenCheckpoint, onBack }: Props) {
         <div className="row">
           {stats && (
             <span className="muted small" data-testid="ops-at">
-              {t("opsUpdated")} {new Date(stats.at).toLocaleString(lang === "zh" ? "zh-CN" : "en-US")} · {stats.dialect}
+              {t("opsUpdated")} {new Date(stats.at).toLocaleString(localeOf(lang))} · {stats.dialect}
             </span>
           )}
           <button type="button" className="btn small" onClick={() => setTick((n) => n + 1)} data-testid="ops-refresh">{t("refresh")}</button>

@@ -1,8 +1,8 @@
-import { useI18n } from "../i18n";
+import { localeOf, useI18n, type Lang } from "../i18n";
 import { checkpointHash, count, DASH, duration, percent, size, type FailedCall, type OpsStats, type SweepStatus, type ToolStat } from "../lib/ops";
 
-const when = (iso: string | null | undefined, lang: string): string =>
-  iso ? new Date(iso).toLocaleString(lang === "zh" ? "zh-CN" : "en-US") : DASH;
+const when = (iso: string | null | undefined, lang: Lang): string =>
+  iso ? new Date(iso).toLocaleString(localeOf(lang)) : DASH;
 
 /** The tool ranking's exact figures under its chart. */
 export function ToolTable({ tools }: { tools: ToolStat[] }) {

@@ -1,7 +1,7 @@
 import { useState } from "react";
 import type { Thread } from "@langchain/langgraph-sdk";
 import { threadTitle } from "../api";
-import { useI18n } from "../i18n";
+import { localeOf, useI18n } from "../i18n";
 import { Icon } from "./Icon";
 
 interface Props {
@@ -34,7 +34,7 @@ export function Sidebar({ threads, activeId, open, onSelect, onNew, onRename, on
         onChange={(e) => setQuery(e.target.value)}
         data-testid="thread-search"
       />
-      {shown.length === 0 && <p className="muted small">{t("noConversations")}</p>}
+      {shown.length === 0 && <p className="muted small">{t(threads.length > 0 ? "noMatches" : "noConversations")}</p>}
       <ul className="threads" data-testid="thread-list">
         {shown.map((th) => (
           <ThreadItem
@@ -60,7 +60,7 @@ interface ItemProps {
 }
 
 function ThreadItem({ thread, active, onSelect, onRename, onDelete }: ItemProps) {
-  const { t } = useI18n();
+  const { t, lang } = useI18n();
   const title = threadTitle(thread) || t("untitled");
   const [mode, setMode] = useState<"view" | "rename" | "confirm">("view");
   const [draft, setDraft] = useState(title);
@@ -98,7 +98,7 @@ function ThreadItem({ thread, active, onSelect, onRename, onDelete }: ItemProps)
             {thread.status === "busy" && <span className="badge busy">{t("running")}</span>}
             {thread.status === "interrupted" && <span className="badge waiting">{t("approvalTitle")}</span>}
             {thread.status === "error" && <span className="badge error">{t("failed")}</span>}
-            {when.toLocaleDateString()} {when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}
+            {when.toLocaleDateString(localeOf(lang))} {when.toLocaleTimeString(localeOf(lang), { hour: "2-digit", minute: "2-digit" })}
           </span>
         </button>
       )}

@@ -18,8 +18,10 @@ interface Props {
 export function ToolCard({ run, durationMs, pending, dark, threadId }: Props) {
   const { t } = useI18n();
   const [open, setOpen] = useState(false);
-  const state = run.result ? (run.rejected ? "rejected" : run.failed ? "error" : "done") : pending ? "running" : "waiting";
-  const label = { running: t("running"), error: t("failed"), rejected: t("rejected"), done: "", waiting: "" }[state];
+  const state = run.result
+    ? run.rejected ? "rejected" : run.cancelled ? "cancelled" : run.failed ? "error" : "done"
+    : pending ? "running" : "waiting";
+  const label = { running: t("running"), error: t("failed"), rejected: t("rejected"), cancelled: t("cancelled"), done: "", waiting: "" }[state];
   return (
     <div className="tool" data-testid="tool-card" data-tool={run.call.name} data-state={state}>
       <button
@@ -32,7 +34,7 @@ export function ToolCard({ run, durationMs, pending, dark, threadId }: Props) {
         <span className={`dot dot-${state}`} aria-hidden="true" />
         <span className="tool-name">{run.call.name}</span>
         {label && <span className="tool-state">{label}</span>}
-        {durationMs != null && run.result && (
+        {durationMs != null && run.result && !run.cancelled && (
           <span className="tool-time" title={t("duration")} data-testid="tool-duration">
             {formatDuration(durationMs)}
           </span>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { pendingApproval } from "./approval";
+import { descriptionIn, pendingApproval } from "./approval";
 import { reportPath } from "./tools";
 
 describe("approval interrupts", () => {
@@ -35,5 +35,20 @@ describe("report path", () => {
     const edited = 'Note: replaced. Executed instead: export_report with arguments {"title": "B"}.\n\nTool response:\n{"report": "data/reports/b.md"}';
     expect(reportPath(edited)).toBe("data/reports/b.md");
     expect(reportPath("Error: rejected")).toBeNull();
+  });
+});
+
+describe("an action's description", () => {
+  it("is shown in the page's language when written in both", () => {
+    const both = "导出报告需要批准 / Exporting a report needs approval";
+    expect(descriptionIn(both, "zh")).toBe("导出报告需要批准");
+    expect(descriptionIn(both, "en")).toBe("Exporting a report needs approval");
+    expect(descriptionIn("Exporting a report needs approval / 导出报告需要批准", "zh")).toBe("导出报告需要批准");
+  });
+
+  it("is left alone otherwise", () => {
+    expect(descriptionIn("Tool execution requires approval", "zh")).toBe("Tool execution requires approval");
+    expect(descriptionIn("input / output files", "zh")).toBe("input / output files");
+    expect(descriptionIn("输入 / 输出", "en")).toBe("输入 / 输出");
   });
 });

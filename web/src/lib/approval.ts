@@ -65,3 +65,17 @@ export function pendingApproval(interrupts: InterruptLike[]): Pending | null {
   }
   return null;
 }
+
+const CJK = /[\u3400-\u9fff]/;
+
+/**
+ * A description written in both languages ("导出报告需要批准 / Exporting a report needs approval",
+ * as the analyst's approval policy says it) cut to the page's language; any other text as it is.
+ */
+export function descriptionIn(text: string, lang: "zh" | "en"): string {
+  const halves = text.split(" / ");
+  if (halves.length !== 2) return text;
+  const [zh, en] = CJK.test(halves[0]) ? halves : [halves[1], halves[0]];
+  if (!CJK.test(zh) || CJK.test(en)) return text;
+  return (lang === "zh" ? zh : en).trim();
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chartSpecOf, toEchartsOption, tooltipRows } from "./chartOption";
+import { chartHeading, chartSpecOf, seriesLabel, toEchartsOption, tooltipRows } from "./chartOption";
 
 // The shape market/chart.py's echarts_option returns: history, forecast, one 80 % band.
 const spec = {
@@ -39,5 +39,30 @@ describe("chart spec", () => {
     expect(zoom[0].startValue).toBe(0);
     const long = { ...spec, xAxis: { data: Array.from({ length: 300 }, (_, i) => String(i)) } };
     expect((toEchartsOption(long, { dark: false, narrow: true }).dataZoom as { startValue: number }[])[1].startValue).toBe(228);
+  });
+});
+
+describe("chart words in the page's language", () => {
+  const titled = {
+    ...spec,
+    title: { text: "Iron ore, CFR China (World Bank) / 铁矿石价格（世界银行，CFR中国） — nowcast forecast", subtext: "Source: World Bank Pink Sheet" },
+  };
+
+  it("names the series in Chinese in a Chinese page, as the PNG does", () => {
+    expect(["history", "forecast (theta)", "80% band"].map((n) => seriesLabel(n, "zh"))).toEqual(["历史", "预测（theta）", "80% 区间"]);
+    expect(seriesLabel("forecast (theta)", "en")).toBe("forecast (theta)");
+    expect(tooltipRows(spec.series, 2, "zh")).toEqual(["预测（theta）: 105.0", "80%: 98.00 – 112.0"]);
+  });
+
+  it("heads the chart with the title in one language and its source", () => {
+    expect(chartHeading(titled, "zh")).toEqual({ title: "铁矿石价格（世界银行，CFR中国） — nowcast 预测", source: "来源：World Bank Pink Sheet" });
+    expect(chartHeading(titled, "en")).toEqual({ title: "Iron ore, CFR China (World Bank) — nowcast forecast", source: "Source: World Bank Pink Sheet" });
+    expect(chartHeading({ ...spec, title: { text: "Rebar / 螺纹钢" } }, "zh")).toEqual({ title: "螺纹钢", source: "" });
+  });
+
+  it("leaves the heading to the page and labels the legend", () => {
+    const option = toEchartsOption(titled, { dark: false, narrow: false, lang: "zh" });
+    expect((option.title as { show: boolean }).show).toBe(false);
+    expect((option.legend as { formatter: (n: string) => string }).formatter("95% band")).toBe("95% 区间");
   });
 });

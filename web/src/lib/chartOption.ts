@@ -11,6 +11,38 @@ type Series = { name?: string; data?: (number | null)[]; stack?: string; [k: str
 export interface ChartLook {
   dark: boolean;
   narrow: boolean;
+  /** The page's language: the spec's words are English (series) or both languages (title). */
+  lang?: "zh" | "en";
+}
+
+/**
+ * A series' name as shown in the legend and tooltip. The spec names its series in English
+ * ("history", "forecast (theta)", "80% band"), which are also how the bands are found; in a
+ * Chinese page they read as market/chart.py's PNG labels do.
+ */
+export function seriesLabel(name: string, lang: "zh" | "en" = "en"): string {
+  if (lang === "en") return name;
+  if (name === "history") return "历史";
+  const forecast = /^forecast \((.+)\)$/.exec(name);
+  if (forecast) return `预测（${forecast[1]}）`;
+  const band = /^(\d+)% band$/.exec(name);
+  return band ? `${band[1]}% 区间` : name;
+}
+
+/**
+ * The chart's heading and source line in one language. The spec's title is "English / 中文" plus
+ * " — method forecast", its subtext "Source: …"; drawn by the page as text above the chart (it
+ * wraps there, where inside the chart a long title ran over the legend).
+ */
+export function chartHeading(spec: Spec, lang: "zh" | "en"): { title: string; source: string } {
+  const title = (spec.title as { text?: unknown; subtext?: unknown } | undefined) ?? {};
+  const [names, suffix] = String(title.text ?? "").split(" — ", 2);
+  const [en, zh] = names.split(" / ", 2);
+  const method = suffix?.replace(/ forecast$/, "");
+  const name = (lang === "zh" && zh ? zh : en).trim();
+  const heading = method ? (lang === "zh" ? `${name} — ${method} 预测` : `${name} — ${method} forecast`) : name;
+  const source = String(title.subtext ?? "").replace(/^Source: /, "");
+  return { title: heading, source: source ? (lang === "zh" ? `来源：${source}` : `Source: ${source}`) : "" };
 }
 
 /** Points shown at first (six years of months); the slider reaches the rest. */
@@ -28,7 +60,7 @@ export function chartSpecOf(artifact: unknown): Spec | null {
 }
 
 /** Tooltip lines for one x index: history/forecast values and each band's range. */
-export function tooltipRows(series: Series[], index: number): string[] {
+export function tooltipRows(series: Series[], index: number, lang: "zh" | "en" = "en"): string[] {
   const rows: string[] = [];
   for (const s of series) {
     const name = s.name ?? "";
@@ -39,7 +71,7 @@ export function tooltipRows(series: Series[], index: number): string[] {
       if (lower == null || v === 0) continue;
       rows.push(`${name.replace(" band", "")}: ${fmt(lower)} – ${fmt(lower + v)}`);
     } else {
-      rows.push(`${name}: ${fmt(v)}`);
+      rows.push(`${seriesLabel(name, lang)}: ${fmt(v)}`);
     }
   }
   return rows;
@@ -55,8 +87,8 @@ export function toEchartsOption(spec: Spec, look: ChartLook): Spec {
   });
   const xAxis = (spec.xAxis as Spec | undefined) ?? {};
   const dates = (xAxis.data as string[] | undefined) ?? [];
-  const title = (spec.title as Spec | undefined) ?? {};
   const legend = (spec.legend as Spec | undefined) ?? {};
+  const lang = look.lang ?? "en";
   const palette = look.dark ? ["#e8a878", "#f2c14e"] : ["#a0522d", "#d9822b"];
   const start = Math.max(0, dates.length - WINDOW);
   return {
@@ -64,14 +96,10 @@ export function toEchartsOption(spec: Spec, look: ChartLook): Spec {
     backgroundColor: "transparent",
     color: palette,
     textStyle: { color: text },
-    title: {
-      ...title,
-      left: 0,
-      textStyle: { color: text, fontSize: look.narrow ? 12 : 14, fontWeight: 600, overflow: "break", width: look.narrow ? 300 : 640 },
-      subtextStyle: { color: look.dark ? "#9a958e" : "#7a746c", fontSize: 11 },
-    },
-    legend: { ...legend, top: look.narrow ? 62 : 56, textStyle: { color: text }, type: "scroll" },
-    grid: { left: 48, right: 16, top: look.narrow ? 100 : 92, bottom: 64, containLabel: true },
+    // The heading and source are the page's text above the chart (chartHeading).
+    title: { show: false },
+    legend: { ...legend, top: 0, textStyle: { color: text }, type: "scroll", formatter: (name: string) => seriesLabel(name, lang) },
+    grid: { left: 48, right: 16, top: 48, bottom: 64, containLabel: true },
     tooltip: {
       trigger: "axis",
       backgroundColor: look.dark ? "#2a2724" : "#ffffff",
@@ -80,7 +108,7 @@ export function toEchartsOption(spec: Spec, look: ChartLook): Spec {
       formatter: (params: unknown) => {
         const first = Array.isArray(params) ? (params[0] as { dataIndex?: number }) : undefined;
         const i = first?.dataIndex ?? 0;
-        return [dates[i] ?? "", ...tooltipRows(series, i)].join("<br/>");
+        return [dates[i] ?? "", ...tooltipRows(series, i, lang)].join("<br/>");
       },
     },
     xAxis: { ...xAxis, axisLabel: { color: text }, axisLine: { lineStyle: { color: faint } } },

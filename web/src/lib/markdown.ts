@@ -31,6 +31,34 @@ export function closeTables(text: string): string {
   return out.join("\n");
 }
 
+const LIST_ITEM = /^\s*(?:[-*+]|\d+[.)])\s/;
+
+/**
+ * Markdown also keeps a line that follows a list item in that item (a "lazy continuation"), so a
+ * note or source line written right under a list, as the analyst does, read as part of its last
+ * bullet: end the list before a line that is neither indented nor a new item.
+ */
+export function closeLists(text: string): string {
+  const out: string[] = [];
+  let inList = false;
+  let inFence = false;
+  for (const line of text.split("\n")) {
+    if (line.trimStart().startsWith("```")) inFence = !inFence;
+    if (inFence) {
+      out.push(line);
+      continue;
+    }
+    if (!line.trim()) inList = false;
+    else if (LIST_ITEM.test(line)) inList = true;
+    else if (inList && !/^\s/.test(line)) {
+      out.push("");
+      inList = false;
+    }
+    out.push(line);
+  }
+  return out.join("\n");
+}
+
 let hooked = false;
 
 export function renderMarkdown(text: string): string {
@@ -43,7 +71,7 @@ export function renderMarkdown(text: string): string {
     });
     hooked = true;
   }
-  const html = marked.parse(closeTables(text), { async: false });
+  const html = marked.parse(closeLists(closeTables(text)), { async: false });
   return DOMPurify.sanitize(html, {
     FORBID_TAGS: ["img", "style", "form", "input", "button", "iframe", "object", "embed", "svg", "math"],
     FORBID_ATTR: ["style"],

@@ -27,7 +27,15 @@ export interface ToolRun {
   failed: boolean;
   /** A reviewer rejected the call (HumanInTheLoopMiddleware marks its answer `lc_data.decision`). */
   rejected: boolean;
+  /** The call never ran: its run was stopped, or a new question came while it awaited approval. */
+  cancelled: boolean;
 }
+
+/**
+ * deepagents' PatchToolCallsMiddleware answers a call left without a result (the run was stopped,
+ * or the next question came while it waited for approval) with an error of this wording.
+ */
+const NEVER_RAN = /^Tool call \S+ with id \S+ did not complete - no result was recorded\./;
 
 /** Each call with its result (matched by tool_call_id), its chart and its report file. */
 export function pairToolRuns(calls: ToolCallLike[], results: ToolResultLike[]): ToolRun[] {
@@ -39,6 +47,7 @@ export function pairToolRuns(calls: ToolCallLike[], results: ToolResultLike[]): 
       result,
       failed,
       rejected: result?.additional_kwargs?.lc_data?.decision === "reject",
+      cancelled: failed && NEVER_RAN.test(textOf(result?.content)),
       chart: result && !failed ? chartSpecOf(result.artifact) : null,
       report: result && !failed && call.name === "export_report" ? reportPath(textOf(result.content)) : null,
     };

@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { errorCode, errorText, httpStatus, isCancellation, isUnreachable } from "./api";
+
+// The shape of the SDK's HTTPError: message "HTTP <status>: <body>", with status and text.
+const httpError = (status: number, text: string) => Object.assign(new Error(`HTTP ${status}: ${text}`), { status, text });
+
+describe("errorText", () => {
+  it("shows the server's message, not its JSON body", () => {
+    const err = httpError(404, JSON.stringify({ detail: "thread t not found", error: "not_found", message: "thread t not found" }));
+    expect(httpStatus(err)).toBe(404);
+    expect(errorText(err)).toBe("thread t not found (HTTP 404)");
+  });
+
+  it("keeps anything else as it was", () => {
+    expect(errorText(httpError(502, "Bad Gateway"))).toBe("HTTP 502: Bad Gateway");
+    expect(errorText(new TypeError("Failed to fetch"))).toBe("Failed to fetch");
+    expect(httpStatus(new TypeError("Failed to fetch"))).toBeNull();
+  });
+});
+
+describe("isUnreachable", () => {
+  it("is a request that never reached the server, not an answer from it", () => {
+    const sdk = new Error("Unable to connect to LangGraph server. Please ensure the server is running and accessible. Original error: Failed to fetch");
+    expect(isUnreachable(sdk)).toBe(true);
+    expect(isUnreachable(new TypeError("Failed to fetch"))).toBe(true);
+    expect(isUnreachable(httpError(503, "Failed to fetch upstream"))).toBe(false);
+    expect(isUnreachable(new Error("thread t not found"))).toBe(false);
+  });
+});
+
+describe("isCancellation", () => {
+  it("is the error a stopped run leaves on its step, as the SDK reads it back", () => {
+    expect(isCancellation("'CancelledError()'")).toBe(true);
+    expect(isCancellation("CancelledError()")).toBe(true);
+    expect(isCancellation(new Error("RuntimeError('the test made this run fail')"))).toBe(false);
+    expect(isCancellation("ValueError('CancelledError() in a message')")).toBe(false);
+  });
+});
+
+describe("errorCode", () => {
+  it("is the server's error code, when the error is the server's", () => {
+    expect(errorCode(httpError(413, JSON.stringify({ error: "too_large", message: "request body is larger than 10 bytes" })))).toBe("too_large");
+    expect(errorCode(httpError(502, "Bad Gateway"))).toBeNull();
+    expect(errorCode(new Error("too_large"))).toBeNull();
+  });
+});
