@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import zlib
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from orecast.checkpoint import open_checkpointer
 from orecast.cli.main import app
 from tests.checkpoint.conftest import ph, raw_sql, stored_time
 from tests.checkpoint.graphs import TOOL_NAME, approval_graph, human, tool_loop
+from tests.cli import inprocess
 
 runner = CliRunner()
 LONG_AGO = datetime(2020, 1, 1, tzinfo=UTC)
@@ -138,6 +140,31 @@ def test_archive_idle_threads_then_restore(store_url: str, tmp_path: Path) -> No
     assert twice.exit_code == 1 and "already exists" in twice.stderr
     bad = run("db", "archive", "--idle-for", "soon", "--out", str(folder), "--database-url", store_url)
     assert bad.exit_code == 2 and "not a duration" in bad.stderr
+
+
+def test_archive_never_writes_over_another_threads_archive(sqlite_url: str, tmp_path: Path) -> None:
+    """`a/b` and `a_b-<crc32 of a/b>` have the same file name: the second archive replaced the first,
+    whose thread was already deleted from the store, and it was lost."""
+    twin = "a_b-" + format(zlib.crc32(b"a/b"), "08x")
+    for thread_id, turns in (("a/b", 1), (twin, 2)):
+        write(sqlite_url, thread_id, turns)
+    before = {t: history(sqlite_url, t) for t in ("a/b", twin)}
+    raw_sql(sqlite_url, "UPDATE threads SET updated_at = ?", (stored_time(sqlite_url, LONG_AGO),))
+    folder = tmp_path / "archive"
+    done = inprocess.orecast(["db", "archive", "--idle-for", "90d", "--out", str(folder), "--database-url", sqlite_url])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("archived 2 of 2 idle threads")
+    assert len(list(folder.iterdir())) == 2
+
+    restored = inprocess.orecast(["db", "restore", str(folder), "--database-url", sqlite_url])
+    assert restored.returncode == 0, restored.stderr
+    assert {t: history(sqlite_url, t) for t in ("a/b", twin)} == before
+
+    # Archived again after the restore: each thread's own file is replaced, nothing is added.
+    raw_sql(sqlite_url, "UPDATE threads SET updated_at = ?", (stored_time(sqlite_url, LONG_AGO),))
+    again = inprocess.orecast(["db", "archive", "--idle-for", "90d", "--out", str(folder), "--database-url", sqlite_url])
+    assert again.returncode == 0, again.stderr
+    assert len(list(folder.iterdir())) == 2
 
 
 def test_prune_dry_run_then_prune(store_url: str) -> None:

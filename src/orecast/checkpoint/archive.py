@@ -101,6 +101,34 @@ def archive_name(thread_id: str) -> str:
     return safe + SUFFIX
 
 
+def archive_path(folder: Path, thread_id: str) -> Path:
+    """Where `db archive` writes `thread_id`'s archive in `folder`: never over another thread's archive.
+
+    Different ids can share a file name (`a/b` and `a_b-<its crc>`; ids cut at 80 characters), and the
+    folder keeps archives of threads already deleted from the store, so a taken name gets a number.
+    An existing archive of the same thread (archived, restored, archived again) is replaced.
+    """
+    first = archive_name(thread_id)
+    stem = first[: -len(SUFFIX)]
+    path, n = folder / first, 1
+    while path.exists() and _archived_thread(path) != thread_id:
+        n += 1
+        path = folder / f"{stem}-{n}{SUFFIX}"
+    return path
+
+
+def _archived_thread(path: Path) -> str | None:
+    """The thread id in an archive's header; None when the file is not a readable archive."""
+    lines = _lines(path)
+    try:
+        header = next(lines, None)
+    except ArchiveError:
+        return None
+    finally:
+        lines.close()
+    return header.get("thread_id") if header is not None and header.get("format") == FORMAT else None
+
+
 # -- export ------------------------------------------------------------------------------------------
 
 

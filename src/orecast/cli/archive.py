@@ -24,7 +24,7 @@ from orecast.checkpoint.archive import (
     SUFFIX,
     ArchiveError,
     ArchiveSummary,
-    archive_name,
+    archive_path,
     export_thread,
     import_archive,
     read_archive,
@@ -137,7 +137,7 @@ async def _checkpoint_ids(saver: OrecastCheckpointer, thread_id: str) -> set[tup
 
 async def archive_one(saver: OrecastCheckpointer, info: ThreadInfo, folder: Path) -> dict[str, Any]:
     """Export one thread, check the file reads back complete, then delete the thread from the store."""
-    path = folder / archive_name(info.thread_id)
+    path = archive_path(folder, info.thread_id)
     summary = await export_thread(saver, info.thread_id, path)
     archive = read_archive(saver, path)
     stored = await _checkpoint_ids(saver, info.thread_id)
