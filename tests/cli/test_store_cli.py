@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 from orecast.checkpoint import open_checkpointer
 from orecast.checkpoint.migrations import latest
 from orecast.cli.main import app
-from tests.checkpoint.graphs import TOOL_NAME, human, tool_loop
+from tests.checkpoint.graphs import TOOL_NAME, delta_graph, human, tool_loop
+from tests.cli import inprocess
 
 runner = CliRunner()
 
@@ -50,6 +51,24 @@ def test_db_migrate_and_status(store_url: str) -> None:
     assert all(info["bytes"] > 0 for info in stats["tables"].values())
     table = run("db", "status", "--database-url", store_url)
     assert "checkpoints" in table.stdout and f"schema version {stats['schema_version']}" in table.stdout
+
+
+def test_history_counts_the_messages_of_a_delta_channel(store_url: str) -> None:
+    """deepagents (the analyst) keeps `messages` in a DeltaChannel: the count was 0 at every step."""
+
+    async def go() -> None:
+        async with open_checkpointer(store_url) as saver:
+            graph = delta_graph(saver)
+            for turn in range(4):
+                await graph.ainvoke({"messages": [human(turn)]}, {"configurable": {"thread_id": "t-delta"}})
+
+    asyncio.run(go())
+    history = inprocess.orecast(["threads", "history", "t-delta", "--database-url", store_url, "--json", "--limit", "100"])
+    assert history.returncode == 0, history.stderr
+    # Newest first; each turn is an input step (the messages so far), the question, the answer.
+    assert [s["messages"] for s in json.loads(history.stdout)] == [8, 7, 6, 6, 5, 4, 4, 3, 2, 2, 1, 0]
+    table = inprocess.orecast(["threads", "history", "t-delta", "--database-url", store_url], env={"COLUMNS": "200"})
+    assert table.stdout.splitlines()[3].split("│")[4].strip() == "8"
 
 
 def test_threads_list_show_delete(store_url: str) -> None:

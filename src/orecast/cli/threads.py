@@ -13,7 +13,7 @@ from rich.table import Table
 
 from orecast.checkpoint import ToolCallRecord
 from orecast.checkpoint.threads import ThreadInfo
-from orecast.checkpoint.transcript import thread_messages
+from orecast.checkpoint.transcript import checkpoint_messages, thread_messages
 from orecast.cli.archive import add_thread_commands
 from orecast.cli.common import DatabaseUrl, fail, open_store
 from orecast.cli.runs import run_state
@@ -119,15 +119,15 @@ def thread_history(
             steps = []
             config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
             async for tup in saver.alist(config, limit=limit):
-                messages = tup.checkpoint["channel_values"].get("messages")
-                messages = getattr(messages, "value", messages)
+                # deepagents keeps `messages` in a DeltaChannel: rebuilt at each step, not read from its values.
+                messages = await checkpoint_messages(saver, tup)
                 steps.append(
                     {
                         "checkpoint_id": tup.checkpoint["id"],
                         "ts": tup.checkpoint["ts"],
                         "step": tup.metadata.get("step"),
                         "source": tup.metadata.get("source"),
-                        "messages": len(messages) if isinstance(messages, list) else 0,
+                        "messages": len(messages),
                         "pending_writes": len(tup.pending_writes or []),
                         "parent_checkpoint_id": (tup.parent_config or {}).get("configurable", {}).get(
                             "checkpoint_id"
@@ -149,7 +149,7 @@ def thread_history(
             stored(step["ts"][:19].replace("T", " ")),
             stored(step["step"]),
             stored(step["source"]),
-            "" if step["messages"] is None else str(step["messages"]),
+            str(step["messages"]),
             str(step["pending_writes"]),
             stored(step["checkpoint_id"]),
         )
