@@ -71,6 +71,23 @@ def test_history_counts_the_messages_of_a_delta_channel(store_url: str) -> None:
     assert table.stdout.splitlines()[3].split("│")[4].strip() == "8"
 
 
+def test_list_shows_whole_thread_ids_in_80_columns(sqlite_url: str) -> None:
+    """The id was cut to `01a24d74-d978-7b67…` in a standard terminal, so it could not be continued."""
+    thread_id = "01a24d74-d978-7b67-b341-4d7814a1a489"
+    write_conversation(sqlite_url, thread_id, 1, title="铁矿石未来6个月走势？ " * 4)
+    listed = inprocess.orecast(["threads", "list", "--database-url", sqlite_url], env={"COLUMNS": "80"})
+    assert listed.returncode == 0, listed.stderr
+    assert thread_id in listed.stdout
+    assert max(len(line) for line in listed.stdout.splitlines()) <= 80
+
+
+def test_rename_echoes_the_title_without_its_escapes(sqlite_url: str) -> None:
+    write_conversation(sqlite_url, "t-r", 1)
+    renamed = inprocess.orecast(["threads", "rename", "t-r", "[/oops] \x1b[2J title", "--database-url", sqlite_url])
+    assert renamed.returncode == 0, renamed.stderr
+    assert renamed.stdout == "renamed t-r: [/oops] \\x1b[2J title\n"
+
+
 def test_threads_list_show_delete(store_url: str) -> None:
     write_conversation(store_url, "t-one", 2, title="Iron ore outlook")
     write_conversation(store_url, "t-two", 1)

@@ -9,7 +9,7 @@ from typing import Any
 import typer
 from langchain_core.messages import BaseMessage
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from orecast.checkpoint import ToolCallRecord
 from orecast.checkpoint.threads import ThreadInfo
@@ -17,7 +17,7 @@ from orecast.checkpoint.transcript import checkpoint_messages, thread_messages
 from orecast.cli.archive import add_thread_commands
 from orecast.cli.common import DatabaseUrl, fail, open_store
 from orecast.cli.runs import run_state
-from orecast.cli.terminal import stored
+from orecast.cli.terminal import escaped, stored
 
 threads_app = typer.Typer(help="Conversations / 对话", no_args_is_help=True)
 
@@ -46,7 +46,9 @@ def list_threads(
         rows = [{**t.to_dict(), "state": run_state(t)} for t in found]  # state: crashed, cancelled …
         typer.echo(json.dumps({"total": total, "threads": rows}, ensure_ascii=False))
         return
-    table = Table("thread", "updated", "status", "msgs", "title / last message")
+    table = Table("updated", "status", "msgs", "title / last message")
+    # The whole id, on one line, however narrow the terminal: it is what `chat --thread` needs.
+    table.columns.insert(0, Column("thread", no_wrap=True, overflow="ignore"))
     for t in found:
         table.add_row(
             stored(t.thread_id),
@@ -242,7 +244,7 @@ def rename_thread(
 
     if not asyncio.run(run()):
         fail(f"no thread {thread_id!r}")
-    typer.echo(f"renamed {thread_id}: {title}")
+    typer.echo(escaped(f"renamed {thread_id}: {title}"))
 
 
 add_thread_commands(threads_app)
