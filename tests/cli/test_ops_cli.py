@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from orecast.checkpoint import open_checkpointer
@@ -165,6 +166,24 @@ def test_archive_never_writes_over_another_threads_archive(sqlite_url: str, tmp_
     again = inprocess.orecast(["db", "archive", "--idle-for", "90d", "--out", str(folder), "--database-url", sqlite_url])
     assert again.returncode == 0, again.stderr
     assert len(list(folder.iterdir())) == 2
+
+
+@pytest.mark.parametrize("duration", ["99999999999d", "1000000d", "100000000000000s"])
+def test_a_duration_too_long_is_a_usage_error(sqlite_url: str, tmp_path: Path, duration: str) -> None:
+    """An OverflowError traceback before: too long for timedelta, or reaching back before the year 1."""
+    write(sqlite_url, "t", 1)
+    for args in (
+        ["db", "archive", "--idle-for", duration, "--out", str(tmp_path / "a"), "--dry-run"],
+        ["db", "prune", "--older-than", duration, "--dry-run"],
+        ["db", "sweep", "--ttl", duration, "--dry-run"],
+        ["audit", "tools", "--since", duration],
+    ):
+        result = inprocess.orecast([*args, "--database-url", sqlite_url])
+        assert result.returncode == 2, (args, result.stderr)
+        assert result.stderr == f"error: {duration!r} is longer than 365000d (about 1000 years)\n", args
+    kept = inprocess.orecast(["db", "archive", "--idle-for", "365000d", "--out", str(tmp_path / "a"), "--dry-run",
+                              "--database-url", sqlite_url])
+    assert kept.returncode == 0, kept.stderr
 
 
 def test_prune_dry_run_then_prune(store_url: str) -> None:
