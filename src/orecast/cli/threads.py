@@ -221,7 +221,7 @@ def delete_thread(
             await saver.adelete_thread(thread_id)
 
     asyncio.run(delete())
-    typer.echo(f"deleted {thread_id}")
+    typer.echo(escaped(f"deleted {thread_id}"))
 
 
 @threads_app.command("rename")
