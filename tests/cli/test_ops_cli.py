@@ -116,6 +116,24 @@ def test_bad_archives_are_one_line_and_write_nothing(sqlite_url: str, tmp_path: 
     assert not (tmp_path / "x.gz").exists()
 
 
+def test_an_archive_edited_into_bad_channel_versions_is_refused(sqlite_url: str, tmp_path: Path) -> None:
+    """It was imported, and every later run of the thread failed (`int() argument must be … not 'dict'`)."""
+    write(sqlite_url, "t", 1)
+    before = history(sqlite_url, "t")
+    good = tmp_path / "t.gz"
+    assert inprocess.orecast(["threads", "export", "t", "--out", str(good), "--database-url", sqlite_url]).returncode == 0
+    records = [json.loads(line) for line in gzip.decompress(good.read_bytes()).decode().splitlines()]
+    first = next(r for r in records if r.get("type") == "checkpoint")
+    first["checkpoint"]["channel_versions"]["messages"] = {"edited": 1}
+    edited = tmp_path / "edited.gz"
+    edited.write_bytes(gzip.compress("\n".join(json.dumps(r) for r in records).encode()))
+    result = inprocess.orecast(["threads", "import", str(edited), "--thread-id", "t", "--replace",
+                                "--database-url", sqlite_url])
+    assert result.returncode == 1
+    assert result.stderr == f"error: {edited}: checkpoint {first['id']!r} is malformed\n"
+    assert history(sqlite_url, "t") == before, "the thread it would have replaced is kept"
+
+
 def test_archive_idle_threads_then_restore(store_url: str, tmp_path: Path) -> None:
     write(store_url, "old", 2)
     write(store_url, "recent", 1)
