@@ -170,3 +170,13 @@ def test_a_thread_id_is_printed_as_typed(tmp_path: Path, thread: str) -> None:
     shown = thread.replace("\x1b", "\\x1b")
     assert f"thread {shown}  model offline" in out.stdout
     assert f"continue with: orecast chat --thread {shown}" in out.stdout
+
+
+def test_a_thread_id_the_store_cannot_keep_fails_before_the_chat_starts(tmp_path: Path) -> None:
+    """A 3000-character id was printed in the chat's header, then refused by the store."""
+    db = f"sqlite:///{tmp_path / 'chat.sqlite3'}"
+    out = orecast(tmp_path, "hi", "--thread", "a" * 3000, "--database-url", db)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr.startswith("error: thread_id 'aaaa") and "at most 1024" in out.stderr
+    assert len(out.stderr.splitlines()) == 1

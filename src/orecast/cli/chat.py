@@ -45,7 +45,7 @@ from orecast.agent import (
 )
 from orecast.agent.events import Payload
 from orecast.checkpoint import OrecastCheckpointer, default_database_url, open_checkpointer
-from orecast.checkpoint.ids import new_thread_id
+from orecast.checkpoint.ids import check_id, new_thread_id
 from orecast.checkpoint.store import open_store
 from orecast.checkpoint.urls import parse_url
 from orecast.cli.failures import describe_failure, first_line
@@ -473,6 +473,7 @@ def chat(
         raise typer.BadParameter("the message is empty / 问题为空", param_hint="MESSAGE")
     thread_id = thread or new_thread_id()
     try:
+        check_id(thread_id, "thread_id")  # one that the store cannot keep fails before the chat starts
         settings = AgentSettings.from_env(model=model)
         code = asyncio.run(_chat(message, thread_id, database_url or default_database_url(),
                                  settings, resume, term, from_checkpoint))
