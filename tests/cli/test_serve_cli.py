@@ -25,6 +25,8 @@ def serve_env() -> dict[str, str]:
         (["--database-url", "postgresql://u:SECRET@127.0.0.1:1/x"], 1,
          "error: cannot connect to postgresql://u:***@127.0.0.1:1/x: "),
         (["--no-analyst"], 2, "error: no graph to serve: enable the analyst or pass --graph / --config"),
+        (["--graph", "g=./nowhere.py:graph"], 2, "error: graph file ./nowhere.py does not exist"),
+        (["--graph", "g=no_such_package.graphs:graph"], 2, "error: cannot import 'no_such_package.graphs': no such"),
     ],
 )
 def test_what_the_server_would_fail_on_at_startup_is_one_line(

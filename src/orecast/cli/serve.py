@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -84,6 +86,9 @@ def _check_model_and_store(settings: ServiceSettings) -> None:
 
     if not (settings.analyst or settings.graphs or settings.config_file):
         fail("no graph to serve: enable the analyst or pass --graph / --config", 2)
+    for spec in _graph_specs(settings):
+        if why := _missing_graph(spec):
+            fail(why, 2)
     if settings.analyst:
         try:
             select_model(settings.model)
@@ -101,6 +106,31 @@ def _check_model_and_store(settings: ServiceSettings) -> None:
         fail(str(exc), 2)
     if not in_memory:
         asyncio.run(reach())
+
+
+def _graph_specs(settings: ServiceSettings) -> list[str]:
+    from orecast.service.graphs import GraphLoadError, graphs_from_config
+
+    specs = list(settings.graphs.values())
+    if settings.config_file:
+        try:
+            specs += graphs_from_config(settings.config_file).values()
+        except GraphLoadError as exc:
+            fail(str(exc), 2)
+    return specs
+
+
+def _missing_graph(spec: str) -> str | None:
+    """Why the module or file a graph spec names cannot be found; found, it is not run here (the server
+    imports it: its top level runs once)."""
+    target = spec.rpartition(":")[0]
+    if target.endswith(".py"):
+        return None if Path(target).is_file() else f"graph file {target} does not exist"
+    try:
+        found = importlib.util.find_spec(target) is not None
+    except (ImportError, ValueError):
+        found = False
+    return None if found else f"cannot import {target!r}: no such module"
 
 
 def register(app: typer.Typer) -> None:
