@@ -158,3 +158,25 @@ def test_a_note_outlives_the_thread(tmp_path: Path) -> None:
     assert recall.returncode == 0, recall.stderr
     assert thread_of(recall.stdout) != thread_of(noted.stdout)
     assert "我关注62%品位的CFR青岛价格" in recall.stdout
+
+
+@pytest.mark.parametrize("thread", ["[/oops]", "[red]t", "t\x1b[2J"])
+def test_a_thread_id_is_printed_as_typed(tmp_path: Path, thread: str) -> None:
+    """The thread id is the user's text: no markup parsed (a `[/…]` crashed the chat), no escape sent."""
+    db = f"sqlite:///{tmp_path / 'chat.sqlite3'}"
+    out = orecast(tmp_path, "what is my name?", "--thread", thread, "--database-url", db)
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr and "\x1b" not in out.stdout
+    shown = thread.replace("\x1b", "\\x1b")
+    assert f"thread {shown}  model offline" in out.stdout
+    assert f"continue with: orecast chat --thread {shown}" in out.stdout
+
+
+def test_a_thread_id_the_store_cannot_keep_fails_before_the_chat_starts(tmp_path: Path) -> None:
+    """A 3000-character id was printed in the chat's header, then refused by the store."""
+    db = f"sqlite:///{tmp_path / 'chat.sqlite3'}"
+    out = orecast(tmp_path, "hi", "--thread", "a" * 3000, "--database-url", db)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr.startswith("error: thread_id 'aaaa") and "at most 1024" in out.stderr
+    assert len(out.stderr.splitlines()) == 1

@@ -11,6 +11,9 @@ from typer.testing import CliRunner
 
 from orecast.checkpoint import open_checkpointer
 from orecast.cli.main import app
+from tests.checkpoint.conftest import raw_sql, stored_time
+from tests.cli.inprocess import orecast
+from tests.cli.test_ops_cli import LONG_AGO, write
 
 runner = CliRunner()
 
@@ -114,3 +117,22 @@ def test_bad_timeout_is_one_line(monkeypatch) -> None:
     assert result.stderr.strip() == "error: ORECAST_PG_LOCK_TIMEOUT must be a number of seconds, not 'soon'"
     result = run("threads", "list", "--database-url", "postgresql://me@127.0.0.1:1/x?lock_timeout=-1")
     assert result.exit_code == 2 and "lock_timeout in the database URL" in result.stderr
+
+
+def test_thread_ids_in_ops_lines_are_escaped(sqlite_url: str, tmp_path) -> None:
+    """export, import, archive --dry-run and delete echoed a stored id's escapes to the terminal."""
+    hostile = f"t{CLEAR_SCREEN}"
+    write(sqlite_url, hostile, 1)
+    raw_sql(sqlite_url, "UPDATE threads SET updated_at = ?", (stored_time(sqlite_url, LONG_AGO),))
+    archive = tmp_path / "t.orecast-thread.jsonl.gz"
+    commands = [
+        ["threads", "export", hostile, "--out", str(archive)],
+        ["threads", "import", str(archive), "--thread-id", f"u{OSC_TITLE}"],
+        ["db", "archive", "--idle-for", "90d", "--out", str(tmp_path / "a"), "--dry-run"],
+        ["threads", "delete", hostile, "--yes"],
+    ]
+    for args in commands:
+        result = orecast([*args, "--database-url", sqlite_url])
+        assert result.returncode == 0, (args, result.stderr)
+        assert_no_control(result.stdout + result.stderr)
+        assert "t\\x1b[2J" in result.stdout or "u\\x1b]0;pwned\\x07" in result.stdout, (args, result.stdout)

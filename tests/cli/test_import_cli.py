@@ -28,6 +28,7 @@ from tests.checkpoint.test_import import (
     row_counts,
     trap_graph,
 )
+from tests.cli import inprocess
 
 runner = CliRunner()
 
@@ -99,8 +100,23 @@ def test_dry_run_writes_nothing(tmp_path) -> None:
     out = run(*import_args("langgraph-sqlite", source, target, "--dry-run"))
     assert out.exit_code == 0, out.output
     assert out.stdout.startswith("dry run: ") and "threads      would import 5" in out.stdout
+    assert not (tmp_path / "orecast.sqlite3").exists(), "a dry run creates no store"
+    assert run("db", "migrate", "--database-url", target).exit_code == 0
+    again = run(*import_args("langgraph-sqlite", source, target, "--dry-run"))
+    assert again.exit_code == 0 and "threads      would import 5" in again.stdout
     assert raw_sql(target, "SELECT count(*) FROM threads") == [(0,)]
     assert raw_sql(target, "SELECT count(*) FROM checkpoints") == [(0,)]
+
+
+def test_dry_run_creates_no_store_on_any_database(store_url: str, tmp_path) -> None:
+    """The dry run created and migrated the target store, though it promises to write nothing."""
+    source = str(tmp_path / "official.sqlite3")
+    write_official("langgraph-sqlite", source)
+    out = inprocess.orecast(import_args("langgraph-sqlite", source, store_url, "--dry-run"))
+    assert out.returncode == 0, out.stderr
+    assert f"-> {store_url.split(':')[0]} " in out.stdout and "threads      would import 5" in out.stdout
+    listed = inprocess.orecast(["threads", "list", "--database-url", store_url])
+    assert listed.returncode == 1 and listed.stderr.startswith("error: no orecast store at ")
 
 
 def test_pickled_thread_is_refused_in_one_line(tmp_path) -> None:

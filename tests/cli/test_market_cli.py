@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from orecast.cli.main import app
+from tests.cli import inprocess
 
 runner = CliRunner()
 
@@ -104,6 +105,47 @@ def test_bad_input_is_one_clear_line_with_exit_code_2(args, message):
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("backtest", "iron_ore_wb_monthly", "-n", "1", "--method", "naive", "--start", "garbage"),
+         "start 'garbage' is not a date"),
+        (("backtest", "iron_ore_wb_monthly", "-n", "1", "--method", "naive", "--end", "2024-13"),
+         "end '2024-13' is not a date"),
+        (("series", "show", "[/oops]"), "CSV file not found: [/oops]"),
+        (("forecast", "iron_ore_wb_monthly", "-n", "1", "--method", "[/m]"), "unknown method '[/m]'"),
+        (("series", "show", "\x1b[2J"), "unknown series id '\\x1b[2J'"),
+    ],
+)
+def test_what_the_user_typed_is_quoted_in_one_line(args, message):
+    """Dates pandas cannot read and ids with markup were tracebacks; an escape reached the terminal."""
+    result = inprocess.orecast(list(args))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"Error: {message}")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr and "\x1b" not in result.stderr
+
+
+def test_plot_is_a_png_at_exactly_the_path_given(tmp_path):
+    for name in ("fan.txt", "fan"):  # `.txt` was a traceback; no suffix wrote `fan.png` instead
+        result = inprocess.orecast(["forecast", "iron_ore_wb_monthly", "-n", "2", "--method", "naive",
+                                    "--plot", str(tmp_path / name)])
+        assert result.returncode == 0, result.stderr
+        assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
+        assert f"Chart written to {tmp_path / name}" in " ".join(result.stdout.split())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fan", "fan.txt"]
+
+
+def test_plot_that_cannot_be_written_is_one_line(tmp_path):
+    (tmp_path / "file").write_text("not a folder")
+    for target in (tmp_path, tmp_path / "file" / "fan.png"):
+        result = inprocess.orecast(["forecast", "iron_ore_wb_monthly", "-n", "2", "--method", "naive",
+                                    "--plot", str(target)])
+        assert result.returncode == 1
+        assert result.stderr.startswith(f"Error: cannot write {target}: ")
+        assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
 
 
 def test_csv_without_date_column_is_a_clear_error(tmp_path):

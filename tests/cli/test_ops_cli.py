@@ -5,16 +5,19 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import zlib
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from orecast.checkpoint import open_checkpointer
 from orecast.cli.main import app
 from tests.checkpoint.conftest import ph, raw_sql, stored_time
 from tests.checkpoint.graphs import TOOL_NAME, approval_graph, human, tool_loop
+from tests.cli import inprocess
 
 runner = CliRunner()
 LONG_AGO = datetime(2020, 1, 1, tzinfo=UTC)
@@ -113,6 +116,24 @@ def test_bad_archives_are_one_line_and_write_nothing(sqlite_url: str, tmp_path: 
     assert not (tmp_path / "x.gz").exists()
 
 
+def test_an_archive_edited_into_bad_channel_versions_is_refused(sqlite_url: str, tmp_path: Path) -> None:
+    """It was imported, and every later run of the thread failed (`int() argument must be … not 'dict'`)."""
+    write(sqlite_url, "t", 1)
+    before = history(sqlite_url, "t")
+    good = tmp_path / "t.gz"
+    assert inprocess.orecast(["threads", "export", "t", "--out", str(good), "--database-url", sqlite_url]).returncode == 0
+    records = [json.loads(line) for line in gzip.decompress(good.read_bytes()).decode().splitlines()]
+    first = next(r for r in records if r.get("type") == "checkpoint")
+    first["checkpoint"]["channel_versions"]["messages"] = {"edited": 1}
+    edited = tmp_path / "edited.gz"
+    edited.write_bytes(gzip.compress("\n".join(json.dumps(r) for r in records).encode()))
+    result = inprocess.orecast(["threads", "import", str(edited), "--thread-id", "t", "--replace",
+                                "--database-url", sqlite_url])
+    assert result.returncode == 1
+    assert result.stderr == f"error: {edited}: checkpoint {first['id']!r} is malformed\n"
+    assert history(sqlite_url, "t") == before, "the thread it would have replaced is kept"
+
+
 def test_archive_idle_threads_then_restore(store_url: str, tmp_path: Path) -> None:
     write(store_url, "old", 2)
     write(store_url, "recent", 1)
@@ -138,6 +159,49 @@ def test_archive_idle_threads_then_restore(store_url: str, tmp_path: Path) -> No
     assert twice.exit_code == 1 and "already exists" in twice.stderr
     bad = run("db", "archive", "--idle-for", "soon", "--out", str(folder), "--database-url", store_url)
     assert bad.exit_code == 2 and "not a duration" in bad.stderr
+
+
+def test_archive_never_writes_over_another_threads_archive(sqlite_url: str, tmp_path: Path) -> None:
+    """`a/b` and `a_b-<crc32 of a/b>` have the same file name: the second archive replaced the first,
+    whose thread was already deleted from the store, and it was lost."""
+    twin = "a_b-" + format(zlib.crc32(b"a/b"), "08x")
+    for thread_id, turns in (("a/b", 1), (twin, 2)):
+        write(sqlite_url, thread_id, turns)
+    before = {t: history(sqlite_url, t) for t in ("a/b", twin)}
+    raw_sql(sqlite_url, "UPDATE threads SET updated_at = ?", (stored_time(sqlite_url, LONG_AGO),))
+    folder = tmp_path / "archive"
+    done = inprocess.orecast(["db", "archive", "--idle-for", "90d", "--out", str(folder), "--database-url", sqlite_url])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("archived 2 of 2 idle threads")
+    assert len(list(folder.iterdir())) == 2
+
+    restored = inprocess.orecast(["db", "restore", str(folder), "--database-url", sqlite_url])
+    assert restored.returncode == 0, restored.stderr
+    assert {t: history(sqlite_url, t) for t in ("a/b", twin)} == before
+
+    # Archived again after the restore: each thread's own file is replaced, nothing is added.
+    raw_sql(sqlite_url, "UPDATE threads SET updated_at = ?", (stored_time(sqlite_url, LONG_AGO),))
+    again = inprocess.orecast(["db", "archive", "--idle-for", "90d", "--out", str(folder), "--database-url", sqlite_url])
+    assert again.returncode == 0, again.stderr
+    assert len(list(folder.iterdir())) == 2
+
+
+@pytest.mark.parametrize("duration", ["99999999999d", "1000000d", "100000000000000s"])
+def test_a_duration_too_long_is_a_usage_error(sqlite_url: str, tmp_path: Path, duration: str) -> None:
+    """An OverflowError traceback before: too long for timedelta, or reaching back before the year 1."""
+    write(sqlite_url, "t", 1)
+    for args in (
+        ["db", "archive", "--idle-for", duration, "--out", str(tmp_path / "a"), "--dry-run"],
+        ["db", "prune", "--older-than", duration, "--dry-run"],
+        ["db", "sweep", "--ttl", duration, "--dry-run"],
+        ["audit", "tools", "--since", duration],
+    ):
+        result = inprocess.orecast([*args, "--database-url", sqlite_url])
+        assert result.returncode == 2, (args, result.stderr)
+        assert result.stderr == f"error: {duration!r} is longer than 365000d (about 1000 years)\n", args
+    kept = inprocess.orecast(["db", "archive", "--idle-for", "365000d", "--out", str(tmp_path / "a"), "--dry-run",
+                              "--database-url", sqlite_url])
+    assert kept.returncode == 0, kept.stderr
 
 
 def test_prune_dry_run_then_prune(store_url: str) -> None:

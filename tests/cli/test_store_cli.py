@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 from orecast.checkpoint import open_checkpointer
 from orecast.checkpoint.migrations import latest
 from orecast.cli.main import app
-from tests.checkpoint.graphs import TOOL_NAME, human, tool_loop
+from tests.checkpoint.graphs import TOOL_NAME, delta_graph, human, tool_loop
+from tests.cli import inprocess
 
 runner = CliRunner()
 
@@ -50,6 +51,41 @@ def test_db_migrate_and_status(store_url: str) -> None:
     assert all(info["bytes"] > 0 for info in stats["tables"].values())
     table = run("db", "status", "--database-url", store_url)
     assert "checkpoints" in table.stdout and f"schema version {stats['schema_version']}" in table.stdout
+
+
+def test_history_counts_the_messages_of_a_delta_channel(store_url: str) -> None:
+    """deepagents (the analyst) keeps `messages` in a DeltaChannel: the count was 0 at every step."""
+
+    async def go() -> None:
+        async with open_checkpointer(store_url) as saver:
+            graph = delta_graph(saver)
+            for turn in range(4):
+                await graph.ainvoke({"messages": [human(turn)]}, {"configurable": {"thread_id": "t-delta"}})
+
+    asyncio.run(go())
+    history = inprocess.orecast(["threads", "history", "t-delta", "--database-url", store_url, "--json", "--limit", "100"])
+    assert history.returncode == 0, history.stderr
+    # Newest first; each turn is an input step (the messages so far), the question, the answer.
+    assert [s["messages"] for s in json.loads(history.stdout)] == [8, 7, 6, 6, 5, 4, 4, 3, 2, 2, 1, 0]
+    table = inprocess.orecast(["threads", "history", "t-delta", "--database-url", store_url], env={"COLUMNS": "200"})
+    assert table.stdout.splitlines()[3].split("│")[4].strip() == "8"
+
+
+def test_list_shows_whole_thread_ids_in_80_columns(sqlite_url: str) -> None:
+    """The id was cut to `01a24d74-d978-7b67…` in a standard terminal, so it could not be continued."""
+    thread_id = "01a24d74-d978-7b67-b341-4d7814a1a489"
+    write_conversation(sqlite_url, thread_id, 1, title="铁矿石未来6个月走势？ " * 4)
+    listed = inprocess.orecast(["threads", "list", "--database-url", sqlite_url], env={"COLUMNS": "80"})
+    assert listed.returncode == 0, listed.stderr
+    assert thread_id in listed.stdout
+    assert max(len(line) for line in listed.stdout.splitlines()) <= 80
+
+
+def test_rename_echoes_the_title_without_its_escapes(sqlite_url: str) -> None:
+    write_conversation(sqlite_url, "t-r", 1)
+    renamed = inprocess.orecast(["threads", "rename", "t-r", "[/oops] \x1b[2J title", "--database-url", sqlite_url])
+    assert renamed.returncode == 0, renamed.stderr
+    assert renamed.stdout == "renamed t-r: [/oops] \\x1b[2J title\n"
 
 
 def test_threads_list_show_delete(store_url: str) -> None:

@@ -17,6 +17,7 @@ from orecast.checkpoint import open_checkpointer
 from orecast.cli.main import app
 from tests.checkpoint.conftest import ph, raw_sql, stored_time
 from tests.checkpoint.graphs import human, tool_loop
+from tests.cli import inprocess
 from tests.cli.test_ops_cli import write
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,6 +88,32 @@ def test_db_sweep_bad_input(sqlite_url: str) -> None:
         result = run("db", "sweep", "--database-url", sqlite_url, *args, env=env)
         assert result.exit_code == 2, (args, result.output)
         assert len(result.output.strip().splitlines()) == 1, result.output
+
+
+def test_db_sweep_creates_no_store(tmp_path: Path) -> None:
+    """A sweep has nothing to expire where there is no store: it says so instead of creating one."""
+    missing = tmp_path / "none.sqlite3"
+    for args in (["--dry-run"], ["--ttl", "1d"]):
+        result = inprocess.orecast(["db", "sweep", "--database-url", f"sqlite:///{missing}", *args])
+        assert result.returncode == 1, result.stdout
+        assert result.stderr.startswith("error: no orecast store at ") and len(result.stderr.splitlines()) == 1
+        assert not missing.exists()
+
+
+HOSTILE = "[/oops] \x1b[2J"
+
+
+def test_sweep_and_stats_print_stored_text_as_text(sqlite_url: str) -> None:
+    """A thread id or a recorded sweep error with markup crashed the output (after the sweep was done)."""
+    write(sqlite_url, HOSTILE, 1)
+    idle_since(sqlite_url, HOSTILE, 100)
+    result = inprocess.orecast(["db", "sweep", "--database-url", sqlite_url, "--ttl", "90d"], env={"COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr
+    assert "deleted  [/oops] \\x1b[2J" in result.stdout and "\x1b" not in result.stdout
+    raw_sql(sqlite_url, "UPDATE sweep_runs SET status = 'error', error = ?", ("ValueError: [/bad] \x1b[2J",))
+    stats = inprocess.orecast(["db", "stats", "--database-url", sqlite_url], env={"COLUMNS": "200"})
+    assert stats.returncode == 0, stats.stderr
+    assert "error: ValueError: [/bad] \\x1b[2J" in stats.stdout and "\x1b" not in stats.stdout
 
 
 def test_serve_refuses_bad_ttl_settings_in_one_line(sqlite_url: str) -> None:

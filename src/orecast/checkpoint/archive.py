@@ -101,6 +101,34 @@ def archive_name(thread_id: str) -> str:
     return safe + SUFFIX
 
 
+def archive_path(folder: Path, thread_id: str) -> Path:
+    """Where `db archive` writes `thread_id`'s archive in `folder`: never over another thread's archive.
+
+    Different ids can share a file name (`a/b` and `a_b-<its crc>`; ids cut at 80 characters), and the
+    folder keeps archives of threads already deleted from the store, so a taken name gets a number.
+    An existing archive of the same thread (archived, restored, archived again) is replaced.
+    """
+    first = archive_name(thread_id)
+    stem = first[: -len(SUFFIX)]
+    path, n = folder / first, 1
+    while path.exists() and _archived_thread(path) != thread_id:
+        n += 1
+        path = folder / f"{stem}-{n}{SUFFIX}"
+    return path
+
+
+def _archived_thread(path: Path) -> str | None:
+    """The thread id in an archive's header; None when the file is not a readable archive."""
+    lines = _lines(path)
+    try:
+        header = next(lines, None)
+    except ArchiveError:
+        return None
+    finally:
+        lines.close()
+    return header.get("thread_id") if header is not None and header.get("format") == FORMAT else None
+
+
 # -- export ------------------------------------------------------------------------------------------
 
 
@@ -359,6 +387,14 @@ def read_archive(saver: OrecastCheckpointer, path: str | Path) -> Archive:
         raise ArchiveError(f"{path}: corrupt archive ({type(exc).__name__}: {str(exc)[:200]})") from None
 
 
+def _channel_versions(versions: Any) -> bool:
+    """Whether `versions` maps channel names to versions as LangGraph writes them (a hand-edited archive
+    with another shape would be stored, and break every later run of the thread)."""
+    return type(versions) is dict and all(
+        type(ch) is str and type(v) in (str, int, float) for ch, v in versions.items()
+    )
+
+
 def _decode(saver: OrecastCheckpointer, path: Path, header: dict[str, Any], records: Iterator[dict[str, Any]]) -> Archive:
     codec = saver.plain_codec
     thread_id = check_id(header["thread_id"], "thread_id")
@@ -402,7 +438,7 @@ def _decode(saver: OrecastCheckpointer, path: Path, header: dict[str, Any], reco
                 ch: values[k] for ch, v in versions.items() if (k := (ns, ch, json.dumps(v))) in values
             }
             metadata = codec.from_tree(record["metadata"])
-            if type(metadata) is not dict or type(versions) is not dict:
+            if type(metadata) is not dict or not _channel_versions(versions):
                 raise ArchiveError(f"{path}: checkpoint {cid!r} is malformed")
             # Archives written before state versions: their source's version for every checkpoint.
             state_version = record.get("state_version", header.get("source", {}).get("schema_version", 1))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.messages import BaseMessage
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.graph.message import add_messages
 
 
@@ -15,12 +15,26 @@ async def thread_messages(
     """The messages at the thread's latest checkpoint, or None if the thread has no checkpoint.
 
     A plain `add_messages` channel holds the list; a `DeltaChannel` (deepagents) holds it only at
-    snapshots, so the list is rebuilt from the nearest snapshot and the writes after it.
+    snapshots, so the list is rebuilt from the nearest snapshot and the writes after it (and the
+    latest checkpoint's pending writes).
     """
     config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
     tup = await saver.aget_tuple(config)
     if tup is None:
         return None
+    messages = await checkpoint_messages(saver, tup, channel=channel)
+    if channel in tup.checkpoint["channel_values"]:
+        return messages
+    for _task, written_channel, value in tup.pending_writes or []:
+        if written_channel == channel:
+            messages = add_messages(messages, value)
+    return messages
+
+
+async def checkpoint_messages(
+    saver: BaseCheckpointSaver, tup: CheckpointTuple, *, channel: str = "messages"
+) -> list[BaseMessage]:
+    """The messages in the state at checkpoint `tup`, whichever channel type stores them."""
     values = tup.checkpoint["channel_values"]
     if channel in values:
         value = values[channel]
@@ -33,7 +47,4 @@ async def thread_messages(
     messages: list[Any] = list(getattr(seed, "value", seed) or [])
     for _task, _channel, value in entry["writes"]:
         messages = add_messages(messages, value)
-    for _task, written_channel, value in tup.pending_writes or []:
-        if written_channel == channel:
-            messages = add_messages(messages, value)
     return messages

@@ -24,7 +24,7 @@ from orecast.checkpoint.archive import (
     SUFFIX,
     ArchiveError,
     ArchiveSummary,
-    archive_name,
+    archive_path,
     export_thread,
     import_archive,
     read_archive,
@@ -32,6 +32,7 @@ from orecast.checkpoint.archive import (
 from orecast.checkpoint.threads import ThreadInfo
 from orecast.cli.common import DatabaseUrl, fail, open_store
 from orecast.cli.durations import parse_duration
+from orecast.cli.terminal import escaped
 
 
 def progress_bar(label: str, unit: str, quiet: bool = False) -> Progress:
@@ -85,7 +86,7 @@ def export_command(
                     fail(f"cannot write {out}: {exc.strerror or exc}")
 
     summary = asyncio.run(run())
-    typer.echo(f"exported {thread_id}: {_describe(summary)} -> {out} ({_kib(summary.bytes)})")
+    typer.echo(escaped(f"exported {thread_id}: {_describe(summary)} -> {out} ({_kib(summary.bytes)})"))
 
 
 def import_command(
@@ -111,7 +112,7 @@ def import_command(
             return target, summary
 
     target, summary = asyncio.run(run())
-    typer.echo(f"imported {target}: {_describe(summary)} from {file}")
+    typer.echo(escaped(f"imported {target}: {_describe(summary)} from {file}"))
 
 
 # -- db archive / restore ---------------------------------------------------------------------------
@@ -137,7 +138,7 @@ async def _checkpoint_ids(saver: OrecastCheckpointer, thread_id: str) -> set[tup
 
 async def archive_one(saver: OrecastCheckpointer, info: ThreadInfo, folder: Path) -> dict[str, Any]:
     """Export one thread, check the file reads back complete, then delete the thread from the store."""
-    path = folder / archive_name(info.thread_id)
+    path = archive_path(folder, info.thread_id)
     summary = await export_thread(saver, info.thread_id, path)
     archive = read_archive(saver, path)
     stored = await _checkpoint_ids(saver, info.thread_id)
@@ -201,13 +202,13 @@ def archive_command(
         typer.echo(json.dumps({"dry_run": dry_run, "before": before.isoformat(), "threads": rows}, ensure_ascii=False))
     elif dry_run:
         for row in rows:
-            typer.echo(f"would archive {row['thread_id']}  (updated {row['updated_at'][:16]}, {row['checkpoints']} checkpoints)")
+            typer.echo(escaped(f"would archive {row['thread_id']}  (updated {row['updated_at'][:16]}, {row['checkpoints']} checkpoints)"))
         typer.echo(f"dry run: {len(rows)} threads idle since before {before:%Y-%m-%d %H:%M} UTC")
     else:
         archived = [r for r in rows if r["archived"]]
         for row in rows:
             if not row["archived"]:
-                typer.echo(f"kept {row['thread_id']}: {row['reason']}", err=True)
+                typer.echo(escaped(f"kept {row['thread_id']}: {row['reason']}"), err=True)
         size = sum(r["bytes"] for r in archived)
         typer.echo(f"archived {len(archived)} of {len(rows)} idle threads to {out} ({_kib(size)})")
     if not dry_run and any(not r["archived"] for r in rows):
@@ -256,7 +257,7 @@ def restore_command(
     else:
         for row in results:
             if not row["restored"]:
-                typer.echo(f"error: {row['reason']}", err=True)
+                typer.echo(escaped(f"error: {row['reason']}"), err=True)
         restored = [r for r in results if r["restored"]]
         typer.echo(f"restored {len(restored)} of {len(results)} threads")
     if any(not r["restored"] for r in results):

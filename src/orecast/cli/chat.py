@@ -45,12 +45,13 @@ from orecast.agent import (
 )
 from orecast.agent.events import Payload
 from orecast.checkpoint import OrecastCheckpointer, default_database_url, open_checkpointer
-from orecast.checkpoint.ids import new_thread_id
+from orecast.checkpoint.ids import check_id, new_thread_id
 from orecast.checkpoint.store import open_store
 from orecast.checkpoint.urls import parse_url
 from orecast.cli.failures import describe_failure, first_line
 from orecast.cli.interrupts import CtrlC, Interrupted, LineReader
 from orecast.cli.runs import begin_turn, end_turn
+from orecast.cli.terminal import escaped
 from orecast.market.engine import stop_on
 
 REPL_COMMANDS: dict[str, str] = {
@@ -63,6 +64,11 @@ REPL_COMMANDS: dict[str, str] = {
 REPL_HELP = " · ".join(f"{name} {what}" for name, what in REPL_COMMANDS.items())
 TOOL_THREAD_PREFIX = "orecast-tool"
 CTRL_C_HINT = "Ctrl-C 取消当前回答 / cancels the current answer"
+
+
+def shown(text: str) -> str:
+    """Text a user or a model chose (a thread id, a tool's arguments) as markup that prints it literally."""
+    return escape(escaped(text))
 
 
 @dataclass(slots=True)
@@ -93,7 +99,7 @@ class Terminal:
             self.console.out("")
             self.at_line_start = True
         self.console.file.flush()
-        Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]error:[/] {escape(message)}")
+        Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]error:[/] {shown(message)}")
 
     async def ask(self, prompt: str) -> str | None:
         """One line from stdin; None at end of input (closed terminal, exhausted pipe)."""
@@ -113,17 +119,17 @@ def _short(value: Any, limit: int = 160) -> str:
 def _show(term: Terminal, event: ToolCall | ToolResult) -> None:
     who = f"{event.agent} › " if event.agent else ""
     if isinstance(event, ToolCall):
-        term.line(f"[dim]{escape(who)}→ {escape(event.name)}({escape(_short(event.args))})[/]")
+        term.line(f"[dim]{shown(who)}→ {shown(event.name)}({shown(_short(event.args))})[/]")
         return
     if not event.ok:
         first = event.content.strip().splitlines()[0] if event.content.strip() else ""
-        term.line(f"[yellow]{escape(who)}✗ {escape(event.name)}: {escape(_short(first))}[/]")
+        term.line(f"[yellow]{shown(who)}✗ {shown(event.name)}: {shown(_short(first))}[/]")
         return
-    term.line(f"[dim]{escape(who)}✓ {escape(event.name)}[/]")
+    term.line(f"[dim]{shown(who)}✓ {shown(event.name)}[/]")
     if event.chart_png:
-        term.line(f"[green]chart saved / 图表已保存: {escape(event.chart_png)}[/]")
+        term.line(f"[green]chart saved / 图表已保存: {shown(event.chart_png)}[/]")
     if event.report:
-        term.line(f"[green]report saved / 报告已保存: {escape(event.report)}[/]")
+        term.line(f"[green]report saved / 报告已保存: {shown(event.report)}[/]")
 
 
 async def _decide(term: Terminal, req: ApprovalRequest) -> Command | None:
@@ -132,9 +138,9 @@ async def _decide(term: Terminal, req: ApprovalRequest) -> Command | None:
     for i, action in enumerate(req.actions):
         allowed = req.allowed[i] if i < len(req.allowed) else ["approve", "reject"]
         name, args = action.get("name", "?"), dict(action.get("args", {}))
-        term.line(f"[bold magenta]approval needed / 需要批准: {escape(name)}[/]")
+        term.line(f"[bold magenta]approval needed / 需要批准: {shown(name)}[/]")
         for key, value in args.items():
-            term.line(f"  {escape(key)} = {escape(_short(value, 300))}")
+            term.line(f"  {shown(key)} = {shown(_short(value, 300))}")
         keys = "/".join(d[0] for d in allowed)
         while True:
             answer = await term.ask(f"{' / '.join(allowed)} [{keys}]: ")
@@ -186,7 +192,7 @@ async def _drive(
         command = await _decide(term, waiting)
         if command is None:
             term.line(
-                f"[yellow]waiting for approval; continue with: orecast chat --thread {thread_id} --resume[/]"
+                f"[yellow]waiting for approval; continue with: orecast chat --thread {shown(thread_id)} --resume[/]"
             )
             return False
         payload, checkpoint_id = command, None  # approvals continue the new branch's head
@@ -266,7 +272,7 @@ async def _repl(agent: CompiledStateGraph, saver: Any, thread_id: str, term: Ter
             else:
                 continue
         if text is None:
-            term.line(f"[dim]thread {thread_id}[/]")
+            term.line(f"[dim]thread {shown(thread_id)}[/]")
             return
         text = text.strip()
         if not text:
@@ -274,14 +280,14 @@ async def _repl(agent: CompiledStateGraph, saver: Any, thread_id: str, term: Ter
             continue
         command = text.split()[0].lower() if text.startswith("/") else None
         if command in ("/exit", "/quit") or text in ("exit", "quit"):
-            term.line(f"[dim]thread {thread_id}[/]")
+            term.line(f"[dim]thread {shown(thread_id)}[/]")
             return
         if command == "/new":
             thread_id, last = new_thread_id(), None
-            term.line(f"[bold]thread[/] {thread_id}")
+            term.line(f"[bold]thread[/] {shown(thread_id)}")
             continue
         if command == "/thread":
-            term.line(f"[bold]thread[/] {thread_id}")
+            term.line(f"[bold]thread[/] {shown(thread_id)}")
             continue
         if command == "/help":
             for name, what in REPL_COMMANDS.items():
@@ -294,7 +300,7 @@ async def _repl(agent: CompiledStateGraph, saver: Any, thread_id: str, term: Ter
                 continue
             text = last
         elif command is not None:
-            term.line(f"[yellow]未知命令 / unknown command {escape(command)} — /help[/]")
+            term.line(f"[yellow]未知命令 / unknown command {shown(command)} — /help[/]")
             continue
         last = text
         if await _turn(agent, saver, thread_id, text, term) == "failed":
@@ -379,19 +385,19 @@ async def _chat_in(
     model = select_model(settings.model)
     mcp = await load_mcp_tools(settings.mcp_config)
     for error in mcp.errors:
-        term.line(f"[yellow]{escape(error)}[/]")
+        term.line(f"[yellow]{shown(error)}[/]")
     async with _store(database_url) as (saver, store):
         agent = build_agent(saver, model=model, extra_tools=mcp.tools, settings=settings, store=store)
         if resume and await _unknown_thread(saver, thread_id):
             raise ChatError(f"no thread {thread_id!r} to resume (see: orecast threads list)", 2)
-        term.line(f"[bold]thread[/] {thread_id}  [dim]model {escape(resolve_model_spec(settings.model))}[/]")
+        term.line(f"[bold]thread[/] {shown(thread_id)}  [dim]model {shown(resolve_model_spec(settings.model))}[/]")
         if from_checkpoint is not None:
             step = {"configurable": {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": from_checkpoint}}
             if await saver.aget_tuple(step) is None:
                 raise ValueError(
                     f"no checkpoint {from_checkpoint} in thread {thread_id} (see: orecast threads history)"
                 )
-            term.line(f"[dim]branching from checkpoint {from_checkpoint} / 从该步骤分支[/]")
+            term.line(f"[dim]branching from checkpoint {shown(from_checkpoint)} / 从该步骤分支[/]")
         if resume:
             await _resume(agent, thread_id, term)
         elif from_checkpoint is None and await has_unfinished_run(agent, thread_id):
@@ -401,7 +407,7 @@ async def _chat_in(
             )
         if message is not None:
             outcome = await _turn(agent, saver, thread_id, message, term, from_checkpoint)
-            term.line(f"[dim]continue with: orecast chat --thread {thread_id}[/]")
+            term.line(f"[dim]continue with: orecast chat --thread {shown(thread_id)}[/]")
             return {"failed": 1, "cancelled": 130}.get(outcome, 0)
         if not resume:
             await _repl(agent, saver, thread_id, term)
@@ -467,16 +473,17 @@ def chat(
         raise typer.BadParameter("the message is empty / 问题为空", param_hint="MESSAGE")
     thread_id = thread or new_thread_id()
     try:
+        check_id(thread_id, "thread_id")  # one that the store cannot keep fails before the chat starts
         settings = AgentSettings.from_env(model=model)
         code = asyncio.run(_chat(message, thread_id, database_url or default_database_url(),
                                  settings, resume, term, from_checkpoint))
     except (AgentConfigError, ValueError, OSError, ChatError) as exc:
         if debug:
             raise
-        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {escape(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}")
+        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {shown(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}")
         raise typer.Exit(getattr(exc, "code", 2)) from None
     except (KeyboardInterrupt, Interrupted):
-        term.line(f"[yellow]interrupted; finish it with: orecast chat --thread {thread_id} --resume[/]")
+        term.line(f"[yellow]interrupted; finish it with: orecast chat --thread {shown(thread_id)} --resume[/]")
         _leave(130)
         raise typer.Exit(130) from None
     _leave(code)

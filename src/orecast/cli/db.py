@@ -23,6 +23,7 @@ from orecast.cli import prune as prune_cli
 from orecast.cli import stats as stats_cli
 from orecast.cli import sweep as sweep_cli
 from orecast.cli.common import DatabaseUrl, fail, open_store
+from orecast.cli.store_probe import schema_version
 
 db_app = typer.Typer(help="The checkpoint store / 检查点数据库", no_args_is_help=True)
 
@@ -76,6 +77,18 @@ def _location(format: str, url: str) -> str:
     return parse_url(url).target
 
 
+# A dry run into a store that does not exist yet compares with an empty one: every thread is new, and
+# nothing is created ("write nothing").
+EMPTY_STORE = "sqlite:///:memory:"
+
+
+def _no_store_yet(url: str) -> bool:
+    try:
+        return schema_version(parse_url(url)) is None
+    except Exception:  # unreachable, unreadable: opening it says why, in one line
+        return False
+
+
 def _mib(n: int) -> str:
     return f"{n / 1024 / 1024:.2f} MiB"
 
@@ -121,7 +134,8 @@ def import_(
 
     async def run() -> tuple[ImportReport, str, str]:
         try:
-            async with open_source(format, source_url) as source, open_store(target_url) as saver:
+            store_url = EMPTY_STORE if dry_run and _no_store_yet(target_url) else target_url
+            async with open_source(format, source_url) as source, open_store(store_url, read_only=dry_run) as saver:
                 progress_console = Console(stderr=True)
                 with Progress(
                     TextColumn("importing"),
@@ -143,7 +157,8 @@ def import_(
                         dry_run=dry_run,
                         progress=lambda _thread, done: bar.advance(task, done),
                     )
-                target = f"{saver.dialect} {parse_url(target_url).redacted()}"
+                where = parse_url(target_url)
+                target = f"{where.scheme} {where.redacted()}"
                 return report, source.description, target
         except (OSError, ValueError) as exc:
             fail(str(exc), 2)

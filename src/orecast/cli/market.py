@@ -11,13 +11,15 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from orecast.cli.terminal import escaped
 from orecast.market import (
     METHOD_HELP,
     MarketError,
@@ -50,8 +52,13 @@ def _market_errors() -> Iterator[None]:
     try:
         yield
     except MarketError as exc:
-        Console(stderr=True).print(f"[red]Error:[/red] {exc}", highlight=False, soft_wrap=True)
-        raise typer.Exit(code=2) from None
+        _fail(str(exc), 2)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    # The message quotes the user's input (a series id, a method, a path): printed as text, never as markup.
+    Console(stderr=True).print(f"[red]Error:[/red] {escape(escaped(message))}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code=code) from None
 
 
 def _print_json(data: object) -> None:
@@ -208,7 +215,10 @@ def forecast_command(
                           start=start, end=end, progress=progress)
     with _market_errors():
         if plot is not None:
-            chart(result.history, forecast=result, start=_plot_start(result), png=plot)
+            try:
+                chart(result.history, forecast=result, start=_plot_start(result), png=plot)
+            except OSError as exc:
+                _fail(f"cannot write {plot}: {exc.strerror or exc}", 1)
     if as_json:
         data = result.to_dict()
         if plot is not None:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from orecast.checkpoint.growth import DayGrowth, store_growth
 from orecast.checkpoint.stats import StoreStats, store_stats
@@ -94,11 +95,12 @@ def stats_command(
         console.print("last sweep: never (orecast db sweep, or the service's background sweep)", highlight=False)
     else:
         success = sweep["last_success_at"]
+        # Text, not markup: the recorded error quotes whatever failed (a thread id, a database message).
         console.print(
-            f"last sweep: {sweep['last_run_at']:%Y-%m-%d %H:%M} UTC, {sweep['last_status']}, "
-            f"{sweep['threads_deleted']} deleted, {sweep['threads_pruned']} pruned"
-            + (f"; error: {stored(sweep['last_error'])}" if sweep["last_error"] else "")
-            + (f"; last success {success:%Y-%m-%d %H:%M} UTC" if success and sweep["last_status"] != "ok" else ""),
+            Text(f"last sweep: {sweep['last_run_at']:%Y-%m-%d %H:%M} UTC, {sweep['last_status']}, "
+                 f"{sweep['threads_deleted']} deleted, {sweep['threads_pruned']} pruned")
+            + (Text("; error: ") + stored(sweep["last_error"]) if sweep["last_error"] else Text())
+            + Text(f"; last success {success:%Y-%m-%d %H:%M} UTC" if success and sweep["last_status"] != "ok" else ""),
             highlight=False,
         )
     for note in stats.notes:

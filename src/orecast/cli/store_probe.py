@@ -24,35 +24,39 @@ SQLITE_HAS_MIGRATIONS = (
 POSTGRES_HAS_MIGRATIONS = "SELECT to_regclass('orecast_migrations') IS NOT NULL"
 SCHEMA_VERSION = "SELECT COALESCE(MAX(version), 0) FROM orecast_migrations"
 CONNECT_TIMEOUT_SECONDS = 5
+DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "mysql": "mysql"}  # URL scheme → migrations
 
 
 def missing_store(parsed: StoreUrl) -> str | None:
     """None when the store exists at the latest schema; else why a read-only command cannot read it.
 
     Connection errors are left to the caller's usual handling (they raise as when opening)."""
-    if parsed.scheme == "sqlite":
-        if in_memory(parsed.target):
-            return None  # nothing stored to protect: the command sees a new, empty store
-        version = _sqlite_version(parsed.target)
-        dialect = "sqlite"
-    elif parsed.scheme == "postgresql":
-        version = _postgres_version(parsed.target)
-        dialect = "postgres"
-    elif parsed.scheme == "mysql":
-        # The CLI may be inside an event loop: the probe runs on one of its own.
-        with ThreadPoolExecutor(1) as pool:
-            version = pool.submit(asyncio.run, stored_schema_version(parsed.target)).result()
-        dialect = "mysql"
-    else:
+    if parsed.scheme == "sqlite" and in_memory(parsed.target):
+        return None  # nothing stored to protect: the command sees a new, empty store
+    if parsed.scheme not in DIALECTS:
         return None
+    version = schema_version(parsed)
     where = parsed.redacted()
     if version is None:
         return (f"no orecast store at {where} yet (the first `orecast chat` or "
                 "`orecast db migrate` creates it)")
-    latest = migrations.latest(dialect)
+    latest = migrations.latest(DIALECTS[parsed.scheme])
     if version < latest:
         return (f"the store at {where} has schema version {version} (latest {latest}); "
                 "run `orecast db migrate` first")
+    return None
+
+
+def schema_version(parsed: StoreUrl) -> int | None:
+    """The store's schema version; None when there is no orecast store there (nor a SQLite file)."""
+    if parsed.scheme == "sqlite":
+        return None if in_memory(parsed.target) else _sqlite_version(parsed.target)
+    if parsed.scheme == "postgresql":
+        return _postgres_version(parsed.target)
+    if parsed.scheme == "mysql":
+        # The CLI may be inside an event loop: the probe runs on one of its own.
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, stored_schema_version(parsed.target)).result()
     return None
 
 

@@ -12,6 +12,7 @@ import json
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from orecast.checkpoint import default_database_url
 from orecast.checkpoint.durations import parse_duration
@@ -53,7 +54,9 @@ def sweep_command(
     url = database_url or settings.database_url
 
     async def run() -> SweepResult:
-        async with open_store(url) as saver:
+        # Like prune and archive it never creates nor migrates a store: a sweep has nothing to expire in
+        # a store that is not there (and its --dry-run promises to change nothing).
+        async with open_store(url, read_only=True) as saver:
             try:
                 result = await sweep(saver, policy, limit=limit, dry_run=dry_run)
             except Exception as exc:  # recorded in sweep_runs; one line here
@@ -79,7 +82,7 @@ def sweep_command(
     out.print(f"default TTL: {default}", highlight=False)
     for verb, threads in (("deleted", result.deleted), ("pruned", result.pruned)):
         for thread_id in threads[:SHOWN]:
-            out.print(f"  {verb if not dry_run else 'would be ' + verb}  {stored(thread_id)}", highlight=False)
+            out.print(Text(f"  {verb if not dry_run else 'would be ' + verb}  ") + stored(thread_id), highlight=False)
         if len(threads) > SHOWN:
             out.print(f"  … and {len(threads) - SHOWN} more {verb}", highlight=False)
     would = "dry run: would expire" if dry_run else "expired"

@@ -9,15 +9,15 @@ from typing import Any
 import typer
 from langchain_core.messages import BaseMessage
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from orecast.checkpoint import ToolCallRecord
 from orecast.checkpoint.threads import ThreadInfo
-from orecast.checkpoint.transcript import thread_messages
+from orecast.checkpoint.transcript import checkpoint_messages, thread_messages
 from orecast.cli.archive import add_thread_commands
 from orecast.cli.common import DatabaseUrl, fail, open_store
 from orecast.cli.runs import run_state
-from orecast.cli.terminal import stored
+from orecast.cli.terminal import escaped, stored
 
 threads_app = typer.Typer(help="Conversations / 对话", no_args_is_help=True)
 
@@ -46,7 +46,9 @@ def list_threads(
         rows = [{**t.to_dict(), "state": run_state(t)} for t in found]  # state: crashed, cancelled …
         typer.echo(json.dumps({"total": total, "threads": rows}, ensure_ascii=False))
         return
-    table = Table("thread", "updated", "status", "msgs", "title / last message")
+    table = Table("updated", "status", "msgs", "title / last message")
+    # The whole id, on one line, however narrow the terminal: it is what `chat --thread` needs.
+    table.columns.insert(0, Column("thread", no_wrap=True, overflow="ignore"))
     for t in found:
         table.add_row(
             stored(t.thread_id),
@@ -119,15 +121,15 @@ def thread_history(
             steps = []
             config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
             async for tup in saver.alist(config, limit=limit):
-                messages = tup.checkpoint["channel_values"].get("messages")
-                messages = getattr(messages, "value", messages)
+                # deepagents keeps `messages` in a DeltaChannel: rebuilt at each step, not read from its values.
+                messages = await checkpoint_messages(saver, tup)
                 steps.append(
                     {
                         "checkpoint_id": tup.checkpoint["id"],
                         "ts": tup.checkpoint["ts"],
                         "step": tup.metadata.get("step"),
                         "source": tup.metadata.get("source"),
-                        "messages": len(messages) if isinstance(messages, list) else 0,
+                        "messages": len(messages),
                         "pending_writes": len(tup.pending_writes or []),
                         "parent_checkpoint_id": (tup.parent_config or {}).get("configurable", {}).get(
                             "checkpoint_id"
@@ -149,7 +151,7 @@ def thread_history(
             stored(step["ts"][:19].replace("T", " ")),
             stored(step["step"]),
             stored(step["source"]),
-            "" if step["messages"] is None else str(step["messages"]),
+            str(step["messages"]),
             str(step["pending_writes"]),
             stored(step["checkpoint_id"]),
         )
@@ -219,7 +221,7 @@ def delete_thread(
             await saver.adelete_thread(thread_id)
 
     asyncio.run(delete())
-    typer.echo(f"deleted {thread_id}")
+    typer.echo(escaped(f"deleted {thread_id}"))
 
 
 @threads_app.command("rename")
@@ -242,7 +244,7 @@ def rename_thread(
 
     if not asyncio.run(run()):
         fail(f"no thread {thread_id!r}")
-    typer.echo(f"renamed {thread_id}: {title}")
+    typer.echo(escaped(f"renamed {thread_id}: {title}"))
 
 
 add_thread_commands(threads_app)

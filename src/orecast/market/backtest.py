@@ -27,7 +27,7 @@ from orecast.market.engine import (
 )
 from orecast.market.errors import MarketError
 from orecast.market.fitcache import stored_fits
-from orecast.market.loaders import DateLike, SeriesLike, load_series, meta_of
+from orecast.market.loaders import DateLike, SeriesLike, load_series, meta_of, parse_date
 from orecast.market.methods import check_levels, check_method
 from orecast.market.util import iso, num
 
@@ -92,12 +92,14 @@ class BacktestResult:
 def _origins(s: Setup, horizon: int, start: DateLike, end: DateLike, step: int) -> list[int]:
     n = len(s.raw)
     last = n - 1 - horizon
-    if end is not None:
-        last = min(last, int(s.index.searchsorted(pd.Timestamp(end), side="right")) - 1)
-    if start is None:
+    # A date that does not parse is the caller's mistake (MarketError), not a pandas traceback.
+    last_origin, first_origin = parse_date(end, "end"), parse_date(start, "start")
+    if last_origin is not None:
+        last = min(last, int(s.index.searchsorted(last_origin, side="right")) - 1)
+    if first_origin is None:
         first = max(s.min_train - 1, last - DEFAULT_ORIGINS.get(s.meta.frequency, 60) + 1)
     else:
-        first = int(s.index.searchsorted(pd.Timestamp(start), side="left"))
+        first = int(s.index.searchsorted(first_origin, side="left"))
     if first < s.min_train - 1:
         earliest = s.index[min(s.min_train - 1, n - 1)].date()
         raise MarketError(

@@ -186,5 +186,7 @@ def render_png(ch: Chart, path: Path, *, dpi: int = 120) -> Path:
     ax.legend(loc="best", prop=sized(8))
     fig.text(0.01, 0.01, words.source, color="#555555", fontproperties=sized(6))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi, bbox_inches="tight")
+    # Always PNG, at exactly `path`: matplotlib would pick the format from the suffix (failing on `.txt`)
+    # and add `.png` to a name without one, writing a file other than the one asked for.
+    fig.savefig(path, dpi=dpi, bbox_inches="tight", format="png")
     return path

@@ -206,7 +206,8 @@ def load_csv(
     return _attach(values, meta)
 
 
-def _timestamp(value: DateLike, what: str) -> pd.Timestamp | None:
+def parse_date(value: DateLike, what: str) -> pd.Timestamp | None:
+    """`value` as a timestamp (None for no date); a MarketError naming `what` when it is not a date."""
     if value is None or value == "":
         return None
     try:
@@ -250,7 +251,7 @@ def load_series(
     """
     values = _resolve(series)
     meta = meta_of(values)
-    lo, hi = _timestamp(start, "start"), _timestamp(end, "end")
+    lo, hi = parse_date(start, "start"), parse_date(end, "end")
     if lo is not None and hi is not None and lo > hi:
         raise MarketError(f"start {start} is after end {end}", "start_after_end", start=str(start),
                           end=str(end))
