@@ -56,11 +56,21 @@ async def open_store(url: str) -> AsyncIterator[BaseStore]:
 @contextlib.asynccontextmanager
 async def _one_process_at_a_time(path: str) -> AsyncIterator[None]:
     """LangGraph's SQLite setup is not safe in two processes at once: `orecast serve --workers 2` on a
-    new file had both add the same column. An flock on the database file orders them (SQLite's own
-    locks are fcntl byte ranges, which an flock leaves alone). None for a database that is no file."""
+    new file had both add the same column. An flock on the database's folder orders them. Never on the
+    database file itself: SQLite's locks are POSIX record locks, which a process loses on every
+    descriptor of a file when it closes any one of them; another process could then take the file for
+    unused and delete the WAL this one writes to (docs/checkpoint.md, "One SQLite file, many
+    processes"). None for a database that is no file."""
     if fcntl is None or not os.path.isfile(path):
         yield
         return
-    with open(path, "rb") as handle:  # closing it releases the lock
-        await asyncio.to_thread(fcntl.flock, handle, fcntl.LOCK_EX)
+    try:
+        folder = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:  # a folder this process may not list: setups are not ordered, as on Windows
         yield
+        return
+    try:
+        await asyncio.to_thread(fcntl.flock, folder, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(folder)  # releases the flock

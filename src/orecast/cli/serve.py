@@ -101,13 +101,10 @@ def _check_model_and_store(settings: ServiceSettings) -> None:
 
     url = settings.database_url
     try:
-        scheme = parse_url(url).scheme if url is not None else "sqlite"
+        in_memory = url is not None and parse_url(url).scheme == "memory"
     except ValueError as exc:
         fail(str(exc), 2)
-    # Only a database server is reached first. Opening and closing a SQLite store here, before the
-    # server opens it again in this process, corrupted a file other processes were writing (the
-    # cross-process service tests, 7 Dec); until that is understood, SQLite is left to the server.
-    if scheme in ("postgresql", "mysql"):
+    if not in_memory:
         asyncio.run(reach())
 
 
