@@ -43,8 +43,9 @@ async def test_the_heartbeat_goes_by_the_clock_however_slow_the_polls(monkeypatc
             clock.now += 0.1  # each poll takes 0.1 s of the clock: a slow query, a busy loop
             return ("interrupt" if polls > 30 else None), "running", False
 
-        async def heartbeat(self, run_id: str) -> None:
+        async def heartbeat(self, run_id: str, attempt: int) -> bool:
             beats.append(clock.now)
+            return True
 
     manager = RunManager(
         SlowRepo(), saver=None, metrics=None, poll_seconds=0.001, stale_seconds=0.6,  # type: ignore[arg-type]

@@ -174,5 +174,5 @@ async def test_a_queued_run_whose_thread_is_swept_does_not_start(db_url: str) ->
             await repo.claim(queued, 30)
         assert (await repo.get(queued.run_id)).status == "pending"  # type: ignore[union-attr]  # the claim wrote nothing
         manager = RunManager(repo, saver, metrics=None, poll_seconds=0.05, stale_seconds=30)  # type: ignore[arg-type]
-        assert not await asyncio.wait_for(manager._admitted(queued), 10), "the run does not start"
+        assert not await asyncio.wait_for(manager._admitted(queued, 1), 10), "the run does not start"
         assert await saver.aget_thread(thread_id) is None

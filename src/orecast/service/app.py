@@ -36,6 +36,7 @@ from orecast.service.metrics import HttpMetrics, ServiceMetrics
 from orecast.service.routes import ROUTERS, TAGS
 from orecast.service.runs.manager import RunManager
 from orecast.service.runs.records import RunRepo
+from orecast.service.runs.recover import RunRecovery
 from orecast.service.settings import ServiceSettings
 from orecast.service.sweeper import Sweeper
 from orecast.service.threads import Threads
@@ -183,18 +184,23 @@ def create_app(
             cron_scheduler = app.state.cron_scheduler = CronScheduler(
                 services, services.crons, api_keys, custom_auth, settings.cron_poll_seconds
             )
+            # a run whose process died goes on here (runs/recover.py), looked for as often as runs beat
+            recovery = app.state.recovery = RunRecovery(services, runs.heartbeat_seconds)
             sweeper.start()
             cron_scheduler.start()
+            recovery.start()
             try:
                 yield
             finally:
-                await cron_scheduler.close()  # before the runs stop: it starts runs
+                await cron_scheduler.close()  # before the runs stop: both start runs
+                await recovery.close()
                 await sweeper.close()
                 await runs.close()
                 app.state.services = None
                 app.state.metrics = None
                 app.state.sweeper = None
                 app.state.cron_scheduler = None
+                app.state.recovery = None
                 if tracing is not None and tracer_provider is None:
                     tracing.shutdown()
 
@@ -211,6 +217,7 @@ def create_app(
     app.state.metrics = None
     app.state.sweeper = None
     app.state.cron_scheduler = None
+    app.state.recovery = None
     app.state.web_dir = settings.web_dir
     install_error_handlers(app)
     for router in ROUTERS:

@@ -12,7 +12,9 @@ from orecast.service.encode import dumps
 
 
 class RunEvents:
-    """Events numbered from 1; a reader resumes after any `Last-Event-ID` it has seen.
+    """Events numbered from `first_id + 1`; a reader resumes after any `Last-Event-ID` it has seen.
+    (`first_id` is 0 but for a run taken over from a dead process: its numbers go on after the events
+    its earlier attempts wrote to the database.)
 
     An event's data is kept as the graph streamed it and encoded to JSON once, when first read, or
     at once while a reader follows the log: a run nobody streams (`runs.wait`, most background runs)
@@ -20,8 +22,11 @@ class RunEvents:
     them for its own background checkpoint writes: a reducer that changes its state in place would
     change an event not yet encoded too."""
 
-    def __init__(self, run_id: str = "", ended: deque[tuple[float, str]] | None = None) -> None:
+    def __init__(
+        self, run_id: str = "", ended: deque[tuple[float, str]] | None = None, first_id: int = 0
+    ) -> None:
         self.run_id = run_id
+        self.first_id = first_id
         self.events: list[tuple[str, Any]] = []
         self._encoded: list[bytes] = []  # the JSON of the first len(_encoded) events' data
         self._readers = 0
@@ -56,7 +61,7 @@ class RunEvents:
 
     async def follow(self, after: int = 0) -> AsyncIterator[tuple[int, str, bytes]]:
         """(id, event, JSON of its data) after event number `after`, until the run ends."""
-        seen = after
+        seen = max(after - self.first_id, 0)
         self._readers += 1
         try:
             while True:
@@ -67,7 +72,7 @@ class RunEvents:
                     finished = self.done
                 for event, data in batch:
                     seen += 1
-                    yield seen, event, data
+                    yield self.first_id + seen, event, data
                 if finished and seen >= len(self.events):
                     return
         finally:
@@ -83,8 +88,8 @@ class Broker:
         # (end time, run id) in the order runs end: forgetting looks only at the oldest ones
         self._ended: deque[tuple[float, str]] = deque()
 
-    def open(self, run_id: str) -> RunEvents:
-        events = self._runs[run_id] = RunEvents(run_id, self._ended)
+    def open(self, run_id: str, first_id: int = 0) -> RunEvents:
+        events = self._runs[run_id] = RunEvents(run_id, self._ended, first_id)
         return events
 
     def get(self, run_id: str) -> RunEvents | None:

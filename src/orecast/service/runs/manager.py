@@ -29,6 +29,7 @@ from orecast.service.tracing import Tracing
 
 log = logging.getLogger("orecast.service.runs")
 HEARTBEAT_SECONDS = 5.0  # at most: a third of `stale_seconds` when that is shorter
+LOST = "lost"  # the cancel action of a run another process took over (its beats came too late)
 
 
 @dataclass
@@ -40,6 +41,7 @@ class _Local:
     paused: bool = False  # the run ended waiting for a human (interrupt or breakpoint)
     shared: int | None = None  # events copied to the database so far; None: nobody elsewhere follows
     claimed: bool = False  # the database admitted it: it ran (or runs) here
+    attempt: int = 1  # the processes that drove it so far, this one included (see runs/recover.py)
     work: asyncio.Task[Any] | None = None  # the graph's run, once admitted
     started: float | None = None  # perf_counter at admission
     finished: asyncio.Event = field(default_factory=asyncio.Event)
@@ -109,16 +111,18 @@ class RunManager:
     # -- starting -----------------------------------------------------------------------------------
 
     def start(
-        self, run: RunRecord, prepared: RunInput, *, temporary: bool = False, resumable: bool = False
+        self, run: RunRecord, prepared: RunInput, *, temporary: bool = False, resumable: bool = False,
+        attempt: int = 1, first_event_id: int = 0,
     ) -> RunEvents:
         """Drive `run` in the background; `temporary` threads (stateless runs) are deleted after. The
         events of a `resumable` run are all written to the database, so that any process can replay
-        them after a `Last-Event-ID` once the run is over."""
+        them after a `Last-Event-ID` once the run is over. A run taken over from a dead process
+        (`attempt` > 1) numbers its events after the `first_event_id` its earlier attempts wrote."""
         for gone in self.broker.forget_old():  # bounded memory: a run's state goes with its event log
             self._local.pop(gone, None)
-        events = self.broker.open(run.run_id)
+        events = self.broker.open(run.run_id, first_event_id)
         task = asyncio.create_task(self._drive(run, prepared, events, temporary))
-        self._local[run.run_id] = _Local(task, events, shared=0 if resumable else None)
+        self._local[run.run_id] = _Local(task, events, shared=0 if resumable else None, attempt=attempt)
         return events
 
     async def cancel_local(self, run_id: str, action: str) -> None:
@@ -138,16 +142,16 @@ class RunManager:
             await self.repo.request_cancel(run, "interrupt", reason)
             await self.cancel_local(run_id, "interrupt")
 
-    async def _admitted(self, run: RunRecord) -> bool:
+    async def _admitted(self, run: RunRecord, attempt: int) -> bool:
         """Wait until the database admits `run`; False if it was cancelled while pending, or its thread
-        was deleted meanwhile (its runs go with it)."""
+        was deleted meanwhile (its runs go with it), or another process took it over."""
         try:
-            return await self._claimed(run)
+            return await self._claimed(run, attempt)
         except ThreadGone:
             log.info("run %s does not start: its thread %s was deleted while it waited", run.run_id, run.thread_id)
             return False
 
-    async def _claimed(self, run: RunRecord) -> bool:
+    async def _claimed(self, run: RunRecord, attempt: int) -> bool:
         last_beat = time.monotonic()
         while (rollbacks_left := await self.repo.claim(run, self.stale_seconds)) is None:
             action, status, _ = await self.repo.cancel_state(run.run_id)
@@ -155,7 +159,8 @@ class RunManager:
                 return False
             if time.monotonic() - last_beat >= self.heartbeat_seconds:
                 last_beat = time.monotonic()
-                await self.repo.heartbeat(run.run_id)
+                if not await self.repo.heartbeat(run.run_id, attempt):
+                    return False
             async with self._freed:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._freed.wait(), self.poll_seconds)
@@ -197,25 +202,32 @@ class RunManager:
                 await self._share(run_id, local)
             if time.monotonic() - last_beat >= self.heartbeat_seconds:
                 last_beat = time.monotonic()
-                await self.repo.heartbeat(run_id)
+                attempt = local.attempt if local is not None else 1
+                if not await self.repo.heartbeat(run_id, attempt) and local is not None:
+                    # Its beats came so late that another process took the run for dead and took it
+                    # over: that one drives it now. Stop here, and leave its row to that process.
+                    log.warning("run %s was taken over by another process; stopping it here", run_id)
+                    local.cancel(LOST)
+                    return
 
     async def _share(self, run_id: str, local: _Local) -> None:
         """Copy the events not yet in the database there."""
         done = local.shared or 0
         fresh = local.events.encoded(done)
         if fresh:
-            await self.repo.add_events(run_id, done + 1, fresh)
+            await self.repo.add_events(run_id, local.events.first_id + done + 1, fresh)
         local.shared = done + len(fresh)
 
     async def _drive(
         self, run: RunRecord, prepared: RunInput, events: RunEvents, temporary: bool
     ) -> None:
         local = self._local[run.run_id]
-        await events.put("metadata", {"run_id": run.run_id, "attempt": 1})
+        await events.put("metadata", {"run_id": run.run_id, "attempt": local.attempt})
         status, error = "interrupted", None
         span = None
         try:
-            if run.status != "running" and not await self._admitted(run):  # running: claimed at admission
+            # running: claimed at admission (or by the dead process this one took it over from)
+            if run.status != "running" and not await self._admitted(run, local.attempt):
                 return
             local.claimed = True
             local.started = time.perf_counter()
@@ -297,6 +309,8 @@ class RunManager:
         thread_status = "error" if status == "error" else "interrupted" if local.paused else "idle"
         # a temporary thread is deleted below; a run that never ran leaves its thread as it was
         thread = (run.thread_id, thread_status) if local.claimed and not temporary else None
+        if local.cancel_action == LOST:
+            return  # the run's row, its thread and its checkpoints are the other process's now
         if local.cancel_action == "rollback":
             await self.saver.adelete_for_runs([run.run_id])
             await self.repo.delete(run.run_id)
@@ -306,7 +320,8 @@ class RunManager:
             done = local.shared or 0
             await self.repo.finish(
                 run.run_id, status, error, thread=thread,
-                unshared=lambda: (done + 1, local.events.encoded(done)), share=local.shared is not None,
+                unshared=lambda: (local.events.first_id + done + 1, local.events.encoded(done)),
+                share=local.shared is not None,
             )
         if temporary:
             await self.saver.adelete_thread(run.thread_id)

@@ -78,7 +78,21 @@ SELECT_ROLLBACKS_LEFT = """SELECT run_id FROM service_runs
 WHERE thread_id = ? AND cancel_action = 'rollback' AND status NOT IN ('pending', 'running')"""
 SELECT_ALL_ROLLBACKS_LEFT = """SELECT run_id, thread_id FROM service_runs
 WHERE cancel_action = 'rollback' AND status NOT IN ('pending', 'running')"""
-HEARTBEAT = "UPDATE service_runs SET heartbeat_at = ? WHERE run_id = ? AND status IN ('pending', 'running')"
+# A beat of the attempt that drives the run: a process whose run was taken over (its beats came too
+# late) changes nothing, and learns it must stop.
+HEARTBEAT = """UPDATE service_runs SET heartbeat_at = ? WHERE run_id = ? AND attempt = ?
+    AND status IN ('pending', 'running')"""
+# Runs whose process stopped beating its heart (it died) and that nobody asked to cancel: a live
+# process takes them over (runs/recover.py). Oldest first, a few at a time.
+SELECT_DEAD_RUNS = """SELECT run_id FROM service_runs WHERE status IN ('pending', 'running')
+    AND heartbeat_at < ? AND cancel_action IS NULL ORDER BY created_at LIMIT 20"""
+# The take-over: the process whose update changes the row drives the run from now on; the heartbeat
+# it sets keeps the other processes (and the expiry of a claim, EXPIRE_DEAD_RUNS) off it.
+TAKE_OVER_RUN = """UPDATE service_runs SET heartbeat_at = ?, attempt = attempt + 1
+    WHERE run_id = ? AND status IN ('pending', 'running') AND heartbeat_at < ? AND cancel_action IS NULL"""
+SELECT_ATTEMPT = "SELECT attempt FROM service_runs WHERE run_id = ?"
+# The last event the run's earlier attempts wrote for other processes: the next attempt numbers on.
+SELECT_LAST_EVENT = "SELECT COALESCE(MAX(seq), 0) FROM service_run_events WHERE run_id = ?"
 SELECT_CANCEL = "SELECT cancel_action, status, shared_stream FROM service_runs WHERE run_id = ?"
 SHARE_STREAM = "UPDATE service_runs SET shared_stream = 1 WHERE run_id = ?"
 # a copy interrupted between commit and bookkeeping is simply written again

@@ -332,8 +332,37 @@ class RunRepo:
 
         await self._retrying(request)
 
-    async def heartbeat(self, run_id: str) -> None:
-        await self._retrying(lambda: self._send(q.HEARTBEAT, (now_iso(), run_id)))
+    async def heartbeat(self, run_id: str, attempt: int) -> bool:
+        """Keep the run's attempt alive; False once another process took the run over (or it is over)."""
+        async def beat() -> bool:
+            async with self.db.transaction() as tx:
+                return await tx.execute(q.HEARTBEAT, (now_iso(), run_id, attempt)) == 1
+
+        return await self._retrying(beat)
+
+    async def dead_runs(self, stale_after: float) -> list[str]:
+        """Pending and running runs whose process stopped beating `stale_after` seconds ago, and that
+        nobody asked to cancel; oldest first, a few at a time."""
+        stale = (datetime.now(UTC) - timedelta(seconds=stale_after)).isoformat()
+        async with self.db.read() as tx:
+            return [r[0] for r in await tx.fetchall(q.SELECT_DEAD_RUNS, (stale,))]
+
+    async def take_over(self, run_id: str, stale_after: float) -> tuple[RunRecord, int, int] | None:
+        """Make this process the driver of a dead run: (the run, its attempt, the last event its
+        earlier attempts wrote to the database). None if another process took it first, or it ended."""
+        async def take() -> tuple[RunRecord, int, int] | None:
+            moment = datetime.now(UTC)
+            now, stale = moment.isoformat(), (moment - timedelta(seconds=stale_after)).isoformat()
+            async with self.db.transaction() as tx:
+                if await tx.execute(q.TAKE_OVER_RUN, (now, run_id, stale)) != 1:
+                    return None
+                row = await tx.fetchone(q.SELECT_RUN, (run_id,))
+                attempt = await tx.fetchone(q.SELECT_ATTEMPT, (run_id,))
+                last = await tx.fetchone(q.SELECT_LAST_EVENT, (run_id,))
+            assert row is not None and attempt is not None and last is not None
+            return RunRecord.from_row(row), int(attempt[0]), int(last[0])
+
+        return await self._retrying(take)
 
     async def finish(
         self,

@@ -1,0 +1,118 @@
+"""Runs whose process died, taken over by a live one and finished from their last checkpoint.
+
+Every process looks for them every few seconds (`RunRecovery`, on `app.state.recovery`): pending and
+running runs whose heartbeat stopped `stale_run_seconds` ago and that nobody asked to cancel. The one
+whose update changes the run's row first (`RunRepo.take_over`) drives it on; `attempt` counts the
+processes that drove it. A run that wrote a checkpoint goes on from its thread's latest checkpoint
+with no input, as LangGraph resumes an interrupted run: the tasks of the step that was cut short whose
+writes were stored (a tool call that finished) are not run again, the others are. A run that wrote
+nothing starts again from its input. After `MAX_ATTEMPTS` processes died driving it, it fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from typing import Any
+from uuid import UUID
+
+from orecast.service.context import Services
+from orecast.service.runs.execute import RunInput
+from orecast.service.runs.records import RunRecord
+
+log = logging.getLogger(__name__)
+MAX_ATTEMPTS = 3
+
+
+async def recover_dead_runs(svc: Services) -> list[str]:
+    """Take over the dead runs found now and start them here; their ids."""
+    taken = []
+    stale = svc.runs.stale_seconds
+    for run_id in await svc.repo.dead_runs(stale):
+        found = await svc.repo.take_over(run_id, stale)
+        if found is None:  # another process took it first, or it ended meanwhile
+            continue
+        run, attempt, last_event = found
+        thread = None if run.kwargs.get("temporary") else (run.thread_id, "error")
+        if attempt > MAX_ATTEMPTS:
+            log.error("run %s failed: the process driving it stopped %d times", run_id, MAX_ATTEMPTS)
+            await svc.repo.finish(
+                run_id, "error", f"the process driving it stopped {MAX_ATTEMPTS} times", thread=thread
+            )
+            continue
+        try:
+            prepared = await resumed_input(svc, run)
+        except LookupError as exc:
+            await svc.repo.finish(run_id, "error", str(exc), thread=thread)
+            continue
+        log.warning("run %s: its process stopped; attempt %d goes on from its last checkpoint", run_id, attempt)
+        svc.runs.start(
+            run, prepared, temporary=bool(run.kwargs.get("temporary")),
+            resumable=bool(run.kwargs.get("resumable")), attempt=attempt, first_event_id=last_event,
+        )
+        taken.append(run_id)
+    return taken
+
+
+async def resumed_input(svc: Services, run: RunRecord) -> RunInput:
+    """The run as its request prepared it (`kwargs`, as langgraph-api stores them), resumed from its
+    thread's latest checkpoint if it wrote one. LookupError if its graph is no longer served."""
+    kwargs: dict[str, Any] = run.kwargs
+    config = dict(kwargs.get("config") or {})
+    configurable = dict(config.get("configurable") or {})
+    graph_id = configurable.get("graph_id")
+    served = svc.graphs.get(graph_id) if isinstance(graph_id, str) else None
+    if served is None:
+        raise LookupError(f"graph {graph_id!r} of run {run.run_id} is no longer served")
+    run_input, command = kwargs.get("input"), kwargs.get("command")
+    latest = await svc.saver.aget_tuple({"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}})
+    if latest is not None and latest.metadata.get("run_id") == run.run_id:
+        # It got as far as its latest checkpoint (the thread runs one run at a time): on from there.
+        configurable.pop("checkpoint_id", None)
+        configurable.pop("checkpoint_ns", None)
+        run_input, command = None, None
+    config["configurable"] = configurable
+    return RunInput(
+        graph=served.graph,
+        factory=served.factory,
+        config={**config, "run_id": UUID(run.run_id)},
+        context=kwargs.get("context"),
+        input=run_input,
+        command=command,
+        stream_modes=list(kwargs.get("stream_mode") or ["values"]),
+        subgraphs=bool(kwargs.get("subgraphs")),
+        interrupt_before=kwargs.get("interrupt_before"),
+        interrupt_after=kwargs.get("interrupt_after"),
+        durability=kwargs.get("durability"),
+    )
+
+
+class RunRecovery:
+    """`recover_dead_runs` every `every` seconds, in the background."""
+
+    def __init__(self, svc: Services, every: float) -> None:
+        self.svc = svc
+        self.every = every
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._loop(), name="orecast-run-recovery")
+
+    async def _loop(self) -> None:
+        while True:
+            # Replicas started together drift apart instead of looking at the same moment.
+            await asyncio.sleep(self.every * random.uniform(0.8, 1.2))
+            try:
+                await recover_dead_runs(self.svc)
+            except Exception:
+                log.exception("looking for runs whose process died failed; next look in %.0f s", self.every)
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None

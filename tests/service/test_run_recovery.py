@@ -1,0 +1,81 @@
+"""A run whose server process dies half-way is taken over by another process and finished from its
+last checkpoint, without running again what had finished (runs/recover.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from langgraph_sdk import get_client
+
+from tests.checkpoint.conftest import raw_sql
+from tests.service.conftest import Server, free_port, settings_for, wait_for_serve
+
+CRASH = "crash"
+CRASH_GRAPH = "tests.service.crash_graph:graph"
+STALE = 2.0  # seconds without a heartbeat after which a run's process is taken for dead
+
+
+def serve(db_url: str) -> tuple[subprocess.Popen, str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "ORECAST_STALE_RUN_SECONDS": str(STALE)}
+    env.pop("ORECAST_API_KEYS", None)
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "orecast.cli.main", "serve", "--port", str(port), "--database-url", db_url,
+         "--no-analyst", "--graph", f"{CRASH}={CRASH_GRAPH}"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    wait_for_serve(proc, url, 90)
+    return proc, url
+
+
+def attempt_of(db_url: str, run_id: str) -> int:
+    mark = "?" if db_url.startswith("sqlite") else "%s"
+    return raw_sql(db_url, f"SELECT attempt FROM service_runs WHERE run_id = {mark}", (run_id,))[0][0]
+
+
+async def until(check, what: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, f"{what}: not within {seconds} s"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_run_whose_server_died_is_finished_by_another(db_url: str, tmp_path: Path) -> None:
+    log, hold = tmp_path / "ran.log", tmp_path / "hold"
+    log.touch()
+    hold.touch()
+    doomed, url = serve(db_url)
+    heir = None
+    try:
+        client = get_client(url=url)
+        tid = (await client.threads.create())["thread_id"]
+        run = await client.runs.create(
+            tid, CRASH, input={"messages": [{"role": "user", "content": "go"}], "log": str(log), "hold": str(hold)},
+        )
+        await until(lambda: sorted(log.read_text().split()) == ["fast", "slow"], "fast finished, slow started")
+        await asyncio.sleep(0.3)  # fast's write reaches the store (durability "async")
+        doomed.kill()
+        doomed.wait(30)
+        hold.unlink()
+
+        heir = Server.start(settings_for(db_url, graphs={CRASH: CRASH_GRAPH}, stale_run_seconds=STALE))
+        other = heir.client()
+        await until(lambda: attempt_of(db_url, run["run_id"]) == 2, "another process took the run over")
+        finished = await asyncio.wait_for(other.runs.join(tid, run["run_id"]), 60)
+        assert [m["content"] for m in finished["messages"]] == ["go", "fast done", "slow done", "after done"]
+        assert (await other.runs.get(tid, run["run_id"]))["status"] == "success"
+        assert (await other.threads.get(tid))["status"] == "idle"
+        # `fast` had finished and its write was stored: it ran once; `slow` was cut short: it ran again
+        ran = log.read_text().split()
+        assert sorted(ran[:2]) == ["fast", "slow"] and ran[2:] == ["slow", "after"], ran
+    finally:
+        doomed.kill()
+        doomed.wait(30)
+        if heir is not None:
+            heir.stop()
