@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -31,6 +32,22 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def start_serve(db_url: str, graphs: dict[str, str], **env: str) -> tuple[subprocess.Popen, str]:
+    """`orecast serve` of `graphs` (name → spec), without the analyst, in its own process on `db_url`
+    with `env` added to its environment: the process and its URL once it answers."""
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), **env}
+    environment.pop("ORECAST_API_KEYS", None)
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "orecast.cli.main", "serve", "--port", str(port), "--database-url", db_url,
+         "--no-analyst", *(f"--graph={name}={spec}" for name, spec in graphs.items())],
+        env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    wait_for_serve(proc, url, 90)
+    return proc, url
 
 
 def wait_for_serve(proc: subprocess.Popen, url: str, seconds: float) -> None:

@@ -5,9 +5,7 @@ elsewhere reach the client, live and replayed after a `Last-Event-ID`; and a can
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
-import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -17,23 +15,14 @@ import pytest
 from langgraph_sdk import get_client
 
 from tests.checkpoint.conftest import raw_sql
-from tests.service.conftest import ECHO, Server, free_port, held, say, wait_for_serve
+from tests.service.conftest import ECHO, Server, held, say, start_serve
 
 
 @contextmanager
 def serve_process(db_url: str) -> Iterator[str]:
     """`orecast serve` of the echo graph, in its own process, on `db_url`: its URL once it answers."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "ORECAST_CANCEL_POLL_SECONDS": "0.05"}
-    env.pop("ORECAST_API_KEYS", None)
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "orecast.cli.main", "serve", "--port", str(port), "--database-url", db_url,
-         "--no-analyst", "--graph", f"{ECHO}=tests.service.echo_graph:graph"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
+    proc, url = start_serve(db_url, {ECHO: "tests.service.echo_graph:graph"}, ORECAST_CANCEL_POLL_SECONDS="0.05")
     try:
-        wait_for_serve(proc, url, 90)
         yield url
     finally:
         proc.terminate()

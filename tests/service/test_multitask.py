@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +10,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.errors import ConflictError, NotFoundError
 
 from tests.checkpoint.conftest import raw_sql
-from tests.service.conftest import ECHO, Server, free_port, held, say, settings_for, wait_for_serve
+from tests.service.conftest import ECHO, Server, held, say, settings_for, start_serve
 
 
 def contents(values: dict) -> list[str]:
@@ -173,18 +170,14 @@ async def test_a_rollback_whose_process_died_is_finished_by_the_next_run(server,
     nobody is left to erase the run: the process that runs next erases it (its checkpoints and its row)
     first."""
     # it would notice a cancel only after a minute: it is killed before it can erase its run
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "ORECAST_CANCEL_POLL_SECONDS": "60"}
-    env.pop("ORECAST_API_KEYS", None)
-    port = free_port()
-    doomed = subprocess.Popen(
-        [sys.executable, "-m", "orecast.cli.main", "serve", "--port", str(port), "--database-url", db_url,
-         "--no-analyst", "--graph", f"{ECHO}=tests.service.echo_graph:graph"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    # (every process on one database takes a run for dead after the same time: the heir's 1 s)
+    doomed, url = start_serve(
+        db_url, {ECHO: "tests.service.echo_graph:graph"}, ORECAST_CANCEL_POLL_SECONDS="60",
+        ORECAST_STALE_RUN_SECONDS="1",
     )
     heir = Server.start(settings_for(db_url, stale_run_seconds=1))
     try:
-        wait_for_serve(doomed, f"http://127.0.0.1:{port}", 90)
-        a, b = get_client(url=f"http://127.0.0.1:{port}"), heir.client()
+        a, b = get_client(url=url), heir.client()
         tid = (await a.threads.create())["thread_id"]
         await a.runs.wait(tid, ECHO, input=say("kept"))
         erased = await a.runs.create(tid, ECHO, input=say("erased", delay=60))
@@ -194,9 +187,8 @@ async def test_a_rollback_whose_process_died_is_finished_by_the_next_run(server,
             await asyncio.sleep(0.02)
         assert checkpoints_of(db_url, erased["run_id"]), "the run to erase stored its input"
 
-        # Killed first: the heir expires runs whose heartbeat is 1 s old (`stale_run_seconds`), and the
-        # living process's own heartbeat comes every 5 s, so asked first, the heir could expire and erase
-        # the run while that process still wrote the run's last checkpoint (which then became the head).
+        # Killed first: asked first, the heir could expire and erase the run (its heartbeat 1 s old on a
+        # loaded machine) while that process still wrote the run's last checkpoint (then the head).
         # In the database it is the same: a running run, its rollback asked for, nobody to erase it.
         doomed.kill()
         doomed.wait(30)

@@ -4,34 +4,17 @@ last checkpoint, without running again what had finished (runs/recover.py)."""
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 from langgraph_sdk import get_client
 
 from tests.checkpoint.conftest import raw_sql
-from tests.service.conftest import Server, free_port, settings_for, wait_for_serve
+from tests.service.conftest import Server, settings_for, start_serve
 
 CRASH = "crash"
 CRASH_GRAPH = "tests.service.crash_graph:graph"
 STALE = 2.0  # seconds without a heartbeat after which a run's process is taken for dead
-
-
-def serve(db_url: str) -> tuple[subprocess.Popen, str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "ORECAST_STALE_RUN_SECONDS": str(STALE)}
-    env.pop("ORECAST_API_KEYS", None)
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "orecast.cli.main", "serve", "--port", str(port), "--database-url", db_url,
-         "--no-analyst", "--graph", f"{CRASH}={CRASH_GRAPH}"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    wait_for_serve(proc, url, 90)
-    return proc, url
 
 
 def attempt_of(db_url: str, run_id: str) -> int:
@@ -50,7 +33,7 @@ async def test_a_run_whose_server_died_is_finished_by_another(db_url: str, tmp_p
     log, hold = tmp_path / "ran.log", tmp_path / "hold"
     log.touch()
     hold.touch()
-    doomed, url = serve(db_url)
+    doomed, url = start_serve(db_url, {CRASH: CRASH_GRAPH}, ORECAST_STALE_RUN_SECONDS=str(STALE))
     heir = None
     try:
         client = get_client(url=url)
