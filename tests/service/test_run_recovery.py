@@ -7,6 +7,7 @@ import asyncio
 import time
 from pathlib import Path
 
+import httpx
 from langgraph_sdk import get_client
 
 from tests.checkpoint.conftest import raw_sql
@@ -54,6 +55,7 @@ async def test_a_run_whose_server_died_is_finished_by_another(db_url: str, tmp_p
         assert [m["content"] for m in finished["messages"]] == ["go", "fast done", "slow done", "after done"]
         assert (await other.runs.get(tid, run["run_id"]))["status"] == "success"
         assert (await other.threads.get(tid))["status"] == "idle"
+        assert "orecast_runs_taken_over_total 1.0" in httpx.get(f"{heir.url}/metrics").text
         # `fast` had finished and its write was stored: it ran once; `slow` was cut short: it ran again
         ran = log.read_text().split()
         assert sorted(ran[:2]) == ["fast", "slow"] and ran[2:] == ["slow", "after"], ran

@@ -122,6 +122,10 @@ class ServiceMetrics:
             ["method", "route"], registry=registry,
         )
         self.runs = Counter("orecast_runs", "Runs ended, by final status", ["status"], registry=registry)
+        self.runs_taken_over = Counter(
+            "orecast_runs_taken_over", "Runs whose process died that this process took over and went on with",
+            registry=registry,
+        )
         self.run_seconds = Histogram(
             "orecast_run_duration_seconds", "Runs from admission to end", ["status"],
             buckets=RUN_BUCKETS, registry=registry,

@@ -48,6 +48,7 @@ async def recover_dead_runs(svc: Services) -> list[str]:
             await svc.repo.finish(run_id, "error", str(exc), thread=thread)
             continue
         log.warning("run %s: its process stopped; attempt %d goes on from its last checkpoint", run_id, attempt)
+        svc.metrics.runs_taken_over.inc()
         svc.runs.start(
             run, prepared, temporary=bool(run.kwargs.get("temporary")),
             resumable=bool(run.kwargs.get("resumable")), attempt=attempt, first_event_id=last_event,
