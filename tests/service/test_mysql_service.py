@@ -33,7 +33,10 @@ from tests.service.test_multitask import (  # noqa: F401  (collected again, on M
     test_rollback_strategy_erases_the_current_run,
     test_two_servers_on_one_database_never_overlap_and_cancel_reaches_across,
 )
-from tests.service.test_run_recovery import test_a_run_whose_server_died_is_finished_by_another  # noqa: F401
+from tests.service.test_run_recovery import (  # noqa: F401
+    test_a_run_stopped_by_a_shutdown_goes_on_at_the_next_start,
+    test_a_run_whose_server_died_is_finished_by_another,
+)
 from tests.service.test_runs import (  # noqa: F401
     test_background_run_join_list_get_delete,
     test_cancel_interrupts_a_running_run,

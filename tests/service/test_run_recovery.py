@@ -64,3 +64,39 @@ async def test_a_run_whose_server_died_is_finished_by_another(db_url: str, tmp_p
         doomed.wait(30)
         if heir is not None:
             heir.stop()
+
+
+async def test_a_run_stopped_by_a_shutdown_goes_on_at_the_next_start(db_url: str, tmp_path: Path) -> None:
+    """A graceful stop releases its runs: the next process to start (or another replica) takes them over
+    at once, not after `stale_run_seconds`, and finishes them without running again what had finished."""
+    log, hold = tmp_path / "ran.log", tmp_path / "hold"
+    log.touch()
+    hold.touch()
+    settings = settings_for(db_url, graphs={CRASH: CRASH_GRAPH}, stale_run_seconds=600)
+    first = Server.start(settings)
+    try:
+        client = first.client()
+        tid = (await client.threads.create())["thread_id"]
+        run = await client.runs.create(
+            tid, CRASH, input={"messages": [{"role": "user", "content": "go"}], "log": str(log), "hold": str(hold)},
+        )
+        await until(lambda: sorted(log.read_text().split()) == ["fast", "slow"], "fast finished, slow started")
+        await asyncio.sleep(0.3)  # fast's write reaches the store (durability "async")
+    finally:
+        first.stop()
+    hold.unlink()
+    mark = "?" if db_url.startswith("sqlite") else "%s"
+    status = raw_sql(db_url, f"SELECT status FROM service_runs WHERE run_id = {mark}", (run["run_id"],))
+    assert status == [("running",)], "released, not ended"
+
+    second = Server.start(settings)
+    try:
+        again = second.client()
+        finished = await asyncio.wait_for(again.runs.join(tid, run["run_id"]), 60)
+        assert [m["content"] for m in finished["messages"]] == ["go", "fast done", "slow done", "after done"]
+        assert attempt_of(db_url, run["run_id"]) == 2
+        assert (await again.runs.get(tid, run["run_id"]))["status"] == "success"
+        ran = log.read_text().split()
+        assert sorted(ran[:2]) == ["fast", "slow"] and ran[2:] == ["slow", "after"], ran
+    finally:
+        second.stop()

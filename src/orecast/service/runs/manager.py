@@ -30,6 +30,7 @@ from orecast.service.tracing import Tracing
 log = logging.getLogger("orecast.service.runs")
 HEARTBEAT_SECONDS = 5.0  # at most: a third of `stale_seconds` when that is shorter
 LOST = "lost"  # the cancel action of a run another process took over (its beats came too late)
+RELEASED = "released"  # the cancel action of a run stopped by this process's shutdown, left to the next
 
 
 @dataclass
@@ -243,7 +244,8 @@ class RunManager:
                 raise
         finally:
             ran = None if local.started is None else time.perf_counter() - local.started
-            self.metrics.run_ended(status, ran)
+            if local.cancel_action not in (LOST, RELEASED):  # it goes on in another process
+                self.metrics.run_ended(status, ran)
             if span is not None:
                 self.tracing.end_run(span, status, error)
             await self._finish(run, status, error, local, temporary)
@@ -311,6 +313,9 @@ class RunManager:
         thread = (run.thread_id, thread_status) if local.claimed and not temporary else None
         if local.cancel_action == LOST:
             return  # the run's row, its thread and its checkpoints are the other process's now
+        if local.cancel_action == RELEASED:
+            await self.repo.release(run.run_id, local.attempt)
+            return
         if local.cancel_action == "rollback":
             await self.saver.adelete_for_runs([run.run_id])
             await self.repo.delete(run.run_id)
@@ -382,9 +387,16 @@ class RunManager:
             await asyncio.sleep(self.poll_seconds)
 
     async def close(self) -> None:
-        """Stop every run driven here; they end `interrupted` and the next process can go on."""
+        """Stop every run driven or waiting here, and release it: its row says so (an old heartbeat),
+        so the next process to look (another replica, or this one restarted) takes it over at once
+        and goes on from its last checkpoint (runs/recover.py)."""
         for local in self._local.values():
-            local.task.cancel()
+            if local.task.done():
+                continue
+            if local.cancel_action is None:
+                local.cancel(RELEASED)
+            else:  # a cancel already asked for ends it here, as asked
+                local.task.cancel()
         for local in self._local.values():
             with contextlib.suppress(BaseException):
                 await local.task

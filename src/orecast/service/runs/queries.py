@@ -90,6 +90,10 @@ SELECT_DEAD_RUNS = """SELECT run_id FROM service_runs WHERE status IN ('pending'
 # it sets keeps the other processes (and the expiry of a claim, EXPIRE_DEAD_RUNS) off it.
 TAKE_OVER_RUN = """UPDATE service_runs SET heartbeat_at = ?, attempt = attempt + 1
     WHERE run_id = ? AND status IN ('pending', 'running') AND heartbeat_at < ? AND cancel_action IS NULL"""
+# A run stopped by its process's shutdown: its heartbeat is made as old as can be, so the next process
+# to look takes it over at once.
+RELEASE_RUN = """UPDATE service_runs SET heartbeat_at = ? WHERE run_id = ? AND attempt = ?
+    AND status IN ('pending', 'running')"""
 SELECT_ATTEMPT = "SELECT attempt FROM service_runs WHERE run_id = ?"
 # The last event the run's earlier attempts wrote for other processes: the next attempt numbers on.
 SELECT_LAST_EVENT = "SELECT COALESCE(MAX(seq), 0) FROM service_run_events WHERE run_id = ?"

@@ -38,6 +38,10 @@ class ThreadLockStatement(Protocol):
 TERMINAL = ("success", "error", "interrupted", "timeout")
 
 
+# The heartbeat of a released run: older than any stale limit.
+RELEASED_AT = datetime(1970, 1, 1, tzinfo=UTC).isoformat()
+
+
 class ThreadGone(NotFound):
     """The run's thread was deleted (a TTL sweep, a delete) before the run was in: nothing was written."""
 
@@ -339,6 +343,10 @@ class RunRepo:
                 return await tx.execute(q.HEARTBEAT, (now_iso(), run_id, attempt)) == 1
 
         return await self._retrying(beat)
+
+    async def release(self, run_id: str, attempt: int) -> None:
+        """Leave a run this process stops (its shutdown) to the next process that looks for dead runs."""
+        await self._retrying(lambda: self._send(q.RELEASE_RUN, (RELEASED_AT, run_id, attempt)))
 
     async def dead_runs(self, stale_after: float) -> list[str]:
         """Pending and running runs whose process stopped beating `stale_after` seconds ago, and that

@@ -1,4 +1,5 @@
-"""Runs whose process died, taken over by a live one and finished from their last checkpoint.
+"""Runs whose process died (or released them at its shutdown), taken over by a live one and finished
+from their last checkpoint.
 
 Every process looks for them every few seconds (`RunRecovery`, on `app.state.recovery`): pending and
 running runs whose heartbeat stopped `stale_run_seconds` ago and that nobody asked to cancel. The one
@@ -103,13 +104,13 @@ class RunRecovery:
             self._task = asyncio.create_task(self._loop(), name="orecast-run-recovery")
 
     async def _loop(self) -> None:
-        while True:
-            # Replicas started together drift apart instead of looking at the same moment.
-            await asyncio.sleep(self.every * random.uniform(0.8, 1.2))
+        while True:  # a first look at once: runs a shutdown released wait for no one
             try:
                 await recover_dead_runs(self.svc)
             except Exception:
                 log.exception("looking for runs whose process died failed; next look in %.0f s", self.every)
+            # Replicas started together drift apart instead of looking at the same moment.
+            await asyncio.sleep(self.every * random.uniform(0.8, 1.2))
 
     async def close(self) -> None:
         if self._task is not None:
