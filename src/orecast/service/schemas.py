@@ -76,6 +76,18 @@ class AssistantUpdate(_Body):
     description: str | None = None
 
 
+class AssistantVersions(_Body):
+    """`assistants.get_versions`: the versions whose metadata contains `metadata`, newest first."""
+
+    metadata: dict[str, Any] | None = None
+    limit: int = Field(10, ge=1, le=1000)
+    offset: int = Field(0, ge=0)
+
+
+class AssistantLatest(_Body):
+    version: int = Field(ge=1, description="The version the assistant becomes again")
+
+
 class AssistantSearch(_Body):
     metadata: dict[str, Any] | None = None
     graph_id: str | None = None

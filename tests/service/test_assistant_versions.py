@@ -1,0 +1,93 @@
+"""Assistant versions (`assistants.get_versions`, `set_latest`, an update adding a version) and
+`runs.create_batch`, through the SDK, as langgraph-api answers them."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import pytest
+from langgraph_sdk.errors import NotFoundError
+
+from tests.service.conftest import ECHO, Server, say
+
+
+def last_reply(values: dict) -> str:
+    return values["messages"][-1]["content"]
+
+
+async def test_each_update_is_a_version_and_set_latest_brings_one_back(client) -> None:
+    created = await client.assistants.create(
+        ECHO, name="loud", config={"configurable": {"shout": True}}, context={"prefix": "v1"}, metadata={"m": 1},
+    )
+    aid = created["assistant_id"]
+    assert created["version"] == 1
+    second = await client.assistants.update(aid, name="quiet", config={"configurable": {"shout": False}}, metadata={"n": 2})
+    third = await client.assistants.update(aid, context={"prefix": "v3"})
+    assert (second["version"], third["version"]) == (2, 3)
+
+    versions = await client.assistants.get_versions(aid)
+    assert [v["version"] for v in versions] == [3, 2, 1]
+    assert set(versions[0]) == {"assistant_id", "version", "graph_id", "config", "context", "metadata",
+                                "created_at", "name", "description"}
+    assert [v["name"] for v in versions] == ["quiet", "quiet", "loud"]
+    assert versions[2]["metadata"] == {"m": 1} and versions[1]["metadata"] == {"m": 1, "n": 2}
+    assert [v["version"] for v in await client.assistants.get_versions(aid, limit=1, offset=1)] == [2]
+    assert [v["version"] for v in await client.assistants.get_versions(aid, metadata={"n": 2})] == [3, 2]
+
+    tid = (await client.threads.create())["thread_id"]
+    assert last_reply(await client.runs.wait(tid, aid, input=say("hi"))) == "v3: hi"
+    back = await client.assistants.set_latest(aid, 1)
+    assert back == await client.assistants.get(aid)
+    assert (back["version"], back["name"], back["metadata"]) == (1, "loud", {"m": 1})
+    assert back["config"] == {"configurable": {"shout": True}} and back["context"] == {"prefix": "v1"}
+    assert back["updated_at"] > third["updated_at"]
+    assert last_reply(await client.runs.wait(tid, aid, input=say("hi"))) == "v1: HI", "a run uses version 1 again"
+    assert [v["version"] for v in await client.assistants.get_versions(aid)] == [3, 2, 1], "no version is lost"
+
+    fourth = await client.assistants.update(aid, name="after")
+    assert fourth["version"] == 4 and fourth["config"] == {"configurable": {"shout": True}}, "numbered after the highest"
+
+
+async def test_version_errors_and_delete(client, server: Server) -> None:
+    aid = (await client.assistants.create(ECHO, name="v"))["assistant_id"]
+    [system] = await client.assistants.get_versions(ECHO)
+    assert system["version"] == 1 and system["metadata"] == {"created_by": "system"}
+    with pytest.raises(NotFoundError):
+        await client.assistants.set_latest(aid, 2)
+    with pytest.raises(NotFoundError):
+        await client.assistants.get_versions(str(uuid.uuid4()))
+    with pytest.raises(NotFoundError):
+        await client.assistants.set_latest(str(uuid.uuid4()), 1)
+    with pytest.raises(NotFoundError):  # as langgraph-api: no version left by the filter is a 404
+        await client.assistants.get_versions(aid, metadata={"nope": 1})
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        for path, body in (("latest", {"version": "x"}), ("latest", {}), ("versions", {"limit": 0})):
+            bad = await http.post(f"/assistants/{aid}/{path}", json=body)
+            assert bad.status_code == 422, (path, body, bad.text)
+    assert (await client.assistants.get(aid))["version"] == 1
+    await client.assistants.delete(aid)
+    with pytest.raises(NotFoundError):
+        await client.assistants.get_versions(aid)
+    again = await client.assistants.create(ECHO, assistant_id=aid, name="again")
+    assert [v["name"] for v in await client.assistants.get_versions(again["assistant_id"])] == ["again"]
+
+
+async def test_a_batch_starts_one_stateless_run_per_item(client, server: Server) -> None:
+    marker = uuid.uuid4().hex
+    runs = await client.runs.create_batch([
+        {"assistant_id": ECHO, "input": say("one"), "on_completion": "keep", "metadata": {"batch": marker}},
+        {"assistant_id": ECHO, "input": say("two"), "on_completion": "keep", "metadata": {"batch": marker}},
+    ])
+    assert len(runs) == 2 and len({r["thread_id"] for r in runs}) == 2
+    for run, text in zip(runs, ("one", "two"), strict=True):
+        assert run["metadata"] == {"batch": marker}
+        assert last_reply(await client.runs.join(run["thread_id"], run["run_id"])) == f"echo: {text}"
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        before = (await http.post("/threads/count", json={})).json()
+        unknown = [{"assistant_id": ECHO, "input": say("x"), "on_completion": "keep"},
+                   {"assistant_id": str(uuid.uuid4()), "input": say("y")}]
+        assert (await http.post("/runs/batch", json=unknown)).status_code == 404
+        assert (await http.post("/runs/batch", json=[])).status_code == 422
+        assert (await http.post("/runs/batch", json={"assistant_id": ECHO})).status_code == 422
+        assert (await http.post("/threads/count", json={})).json() == before, "a refused batch started nothing"
