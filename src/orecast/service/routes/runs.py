@@ -162,10 +162,11 @@ async def create_stateless(body: RunCreate, svc: Svc, user: User) -> JSONRespons
 @router.post("/runs/batch")
 async def create_batch(body: Annotated[list[RunCreate], Body(min_length=1)], svc: Svc, user: User) -> list[dict[str, Any]]:
     """`runs.batch` (as langgraph-api's `POST /runs/batch`): stateless background runs, one per item.
-    Every item's assistant is checked before the first run starts, so a batch naming an unknown one
-    starts nothing."""
+    Every item's assistant and webhook are checked before the first run starts, so a batch naming an
+    unknown assistant or a refused webhook starts nothing."""
     for item in body:
         await svc.assistants.for_run(item.assistant_id, user)
+        await svc.webhooks.check(item.webhook)
     return [(await start_run(svc, user, item, None))[0].public() for item in body]
 
 
