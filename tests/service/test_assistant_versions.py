@@ -9,7 +9,15 @@ import httpx
 import pytest
 from langgraph_sdk.errors import NotFoundError
 
+from orecast.service.assistants import Assistants
+from orecast.service.auth import Principal
+from orecast.service.db import open_db
+from orecast.service.graphs import GraphRegistry, ServedGraph
+from tests.checkpoint.conftest import raw_sql
 from tests.service.conftest import ECHO, Server, say
+from tests.service.echo_graph import graph
+
+MARK = {"sqlit": "?", "postg": "%s", "mysql": "%s"}  # each driver's placeholder
 
 
 def last_reply(values: dict) -> str:
@@ -91,3 +99,22 @@ async def test_a_batch_starts_one_stateless_run_per_item(client, server: Server)
         assert (await http.post("/runs/batch", json=[])).status_code == 422
         assert (await http.post("/runs/batch", json={"assistant_id": ECHO})).status_code == 422
         assert (await http.post("/threads/count", json={})).json() == before, "a refused batch started nothing"
+
+
+async def test_assistants_stored_before_versions_get_their_current_one(store_url: str) -> None:
+    """Migration 4 makes each assistant already stored its current version, so `get_versions` lists it
+    and the next update is numbered after it."""
+    async with open_db(store_url):  # every migration, then back to a store of version 3 with an assistant
+        pass
+    raw_sql(store_url, "DROP TABLE service_assistant_versions")
+    raw_sql(store_url, "DELETE FROM service_migrations WHERE version = 4")
+    now = "2026-01-02T03:04:05.000000+00:00"
+    raw_sql(store_url, f"INSERT INTO service_assistants (assistant_id, graph_id, name, description, config, context, "
+            f"metadata, version, owner, created_at, updated_at) VALUES ({', '.join([MARK[store_url[:5]]] * 11)})",
+            ("a1", ECHO, "old", None, '{"configurable": {"shout": true}}', "{}", '{"k": 1}', 7, None, now, now))
+    async with open_db(store_url) as db:
+        assistants = Assistants(db, GraphRegistry({ECHO: ServedGraph(ECHO, graph, "echo")}))
+        [version] = await assistants.versions("a1", {}, Principal(None))
+        assert (version["version"], version["name"], version["metadata"]) == (7, "old", {"k": 1})
+        assert version["config"] == {"configurable": {"shout": True}} and version["created_at"] == now
+        assert (await assistants.update("a1", {"name": "new"}, Principal(None)))["version"] == 8
