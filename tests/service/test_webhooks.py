@@ -16,12 +16,14 @@ from pathlib import Path
 import httpx
 import pytest
 
+from orecast.service.webhooks import WebhookPolicy, Webhooks
 from tests.service.conftest import ECHO, Server, free_port, held, say, settings_for
 from tests.service.test_crons import make_due
 
 
 class Receiver:
-    """An HTTP server recording every POST; `/fail…` answers 500, `/slow…` answers after 3 s."""
+    """An HTTP server recording every POST; `/fail…` answers 500, `/slow…` answers after 3 s,
+    `/redirect…` redirects to a metadata address."""
 
     def __init__(self) -> None:
         self.posts: list[dict] = []
@@ -33,7 +35,11 @@ class Receiver:
                 received.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(body)})
                 if self.path.startswith("/slow"):
                     time.sleep(3)
-                self.send_response(500 if self.path.startswith("/fail") else 200)
+                if self.path.startswith("/redirect"):  # to a metadata address, which is never called
+                    self.send_response(307)
+                    self.send_header("Location", "http://169.254.169.254/latest/meta-data")
+                else:
+                    self.send_response(500 if self.path.startswith("/fail") else 200)
                 self.end_headers()
 
             def log_message(self, *args: object) -> None:
@@ -202,3 +208,19 @@ async def test_a_cron_run_calls_the_crons_webhook(open_server: Server, receiver:
     [run] = await client.runs.list(tid)
     assert post["body"]["run_id"] == run["run_id"] and post["body"]["status"] == "success"
     assert contents(post["body"]["values"]) == ["tick", "echo: tick"]
+
+
+async def test_each_delivery_checks_the_address_it_connects_to(receiver: Receiver, caplog: pytest.LogCaptureFixture) -> None:
+    """The check at creation is not the only one: every request (every redirect too) is checked as it
+    connects, so a host that resolves elsewhere by then, or a redirect inside, is not called."""
+    caplog.set_level(logging.WARNING, "orecast.service.webhooks")
+    strict = Webhooks(WebhookPolicy(allow_private=False), retry_seconds=0.01)
+    await strict._deliver(f"{receiver.url}/moved?t=1", {"run_id": "r1"}, "r1")
+    assert receiver.to("/moved?t=1") == []
+    assert "r1 to http://127.0.0.1" in caplog.text and "failed after 1 attempt(s): host 127.0.0.1 is at 127.0.0.1, a loopback address" in caplog.text
+    await strict.close()
+    allowing = Webhooks(WebhookPolicy(allow_private=True), retry_seconds=0.01)
+    await allowing._deliver(f"{receiver.url}/redirect?t=2", {"run_id": "r2"}, "r2")
+    assert len(receiver.to("/redirect?t=2")) == 1, "the first hop is allowed, the redirect is not followed"
+    assert "r2 to" in caplog.text and "failed after 1 attempt(s): host 169.254.169.254 is at 169.254.169.254" in caplog.text
+    await allowing.close()
