@@ -224,3 +224,14 @@ async def test_each_delivery_checks_the_address_it_connects_to(receiver: Receive
     assert len(receiver.to("/redirect?t=2")) == 1, "the first hop is allowed, the redirect is not followed"
     assert "r2 to" in caplog.text and "failed after 1 attempt(s): host 169.254.169.254 is at 169.254.169.254" in caplog.text
     await allowing.close()
+
+
+async def test_a_delivery_cut_by_a_stop_is_logged(tmp_path: Path, receiver: Receiver, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, "orecast.service.webhooks")
+    running = Server.start(settings_for(f"sqlite:///{tmp_path / 'o.sqlite3'}", webhook_allow_private=True))
+    try:
+        await running.client().runs.wait(None, ECHO, input=say("x"), webhook=f"{receiver.url}/slow-stop?t=1")
+        await receiver.wait_for("/slow-stop?t=1")  # the receiver takes 3 s to answer
+    finally:
+        running.stop()
+    assert "/slow-stop not delivered: the server stopped" in caplog.text and "t=1" not in caplog.text

@@ -199,6 +199,13 @@ class Webhooks:
         task.add_done_callback(self._sending.discard)
 
     async def _deliver(self, url: str, payload: dict[str, Any], run_id: str) -> None:
+        try:
+            await self._attempts(url, payload, run_id)
+        except asyncio.CancelledError:
+            log.warning("webhook of run %s to %s not delivered: the server stopped", run_id, redacted(url))
+            raise
+
+    async def _attempts(self, url: str, payload: dict[str, Any], run_id: str) -> None:
         body = dumps(payload)
         headers = {"Content-Type": "application/json"}
         for attempt in range(1, ATTEMPTS + 1):
