@@ -25,14 +25,13 @@ def last_reply(values: dict) -> str:
 
 
 async def test_each_update_is_a_version_and_set_latest_brings_one_back(client) -> None:
-    created = await client.assistants.create(
-        ECHO, name="loud", config={"configurable": {"shout": True}}, context={"prefix": "v1"}, metadata={"m": 1},
-    )
+    created = await client.assistants.create(ECHO, name="loud", context={"prefix": "v1", "shout": True}, metadata={"m": 1})
     aid = created["assistant_id"]
-    assert created["version"] == 1
+    assert created["version"] == 1 and created["config"] == {"configurable": {"prefix": "v1", "shout": True}}
     second = await client.assistants.update(aid, name="quiet", config={"configurable": {"shout": False}}, metadata={"n": 2})
     third = await client.assistants.update(aid, context={"prefix": "v3"})
     assert (second["version"], third["version"]) == (2, 3)
+    assert second["context"] == {"shout": False} and third["config"] == {"configurable": {"prefix": "v3"}}
 
     versions = await client.assistants.get_versions(aid)
     assert [v["version"] for v in versions] == [3, 2, 1]
@@ -48,13 +47,32 @@ async def test_each_update_is_a_version_and_set_latest_brings_one_back(client) -
     back = await client.assistants.set_latest(aid, 1)
     assert back == await client.assistants.get(aid)
     assert (back["version"], back["name"], back["metadata"]) == (1, "loud", {"m": 1})
-    assert back["config"] == {"configurable": {"shout": True}} and back["context"] == {"prefix": "v1"}
+    assert back["config"] == {"configurable": {"prefix": "v1", "shout": True}}
+    assert back["context"] == {"prefix": "v1", "shout": True}
     assert back["updated_at"] > third["updated_at"]
     assert last_reply(await client.runs.wait(tid, aid, input=say("hi"))) == "v1: HI", "a run uses version 1 again"
     assert [v["version"] for v in await client.assistants.get_versions(aid)] == [3, 2, 1], "no version is lost"
 
     fourth = await client.assistants.update(aid, name="after")
-    assert fourth["version"] == 4 and fourth["config"] == {"configurable": {"shout": True}}, "numbered after the highest"
+    assert fourth["version"] == 4 and fourth["context"] == back["context"], "numbered after the highest"
+
+
+async def test_context_and_configurable_are_kept_in_step(client, server: Server) -> None:
+    """As langgraph-api: either fills the other, an update with one replaces both, both at once is a 400."""
+    made = await client.assistants.create(ECHO, config={"configurable": {"x": 1}, "tags": ["t"]})
+    assert made["context"] == {"x": 1}
+    updated = await client.assistants.update(made["assistant_id"], context={"y": 2})
+    assert updated["config"] == {"configurable": {"y": 2}} and updated["context"] == {"y": 2}
+    kept = await client.assistants.update(made["assistant_id"], config={}, name="renamed")
+    assert kept["config"] == updated["config"] and kept["context"] == {"y": 2}
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        count = (await http.post("/assistants/count", json={})).json()
+        both = {"graph_id": ECHO, "config": {"configurable": {"x": 1}}, "context": {"y": 2}}
+        refused = await http.post("/assistants", json=both)
+        assert refused.status_code == 400 and "either context or config.configurable" in refused.json()["detail"]
+        assert (await http.post("/assistants/count", json={})).json() == count
+        patched = await http.patch(f"/assistants/{made['assistant_id']}", json=both)
+        assert patched.status_code == 400 and (await client.assistants.get(made["assistant_id"]))["version"] == 3
 
 
 async def test_version_errors_and_delete(client, server: Server) -> None:

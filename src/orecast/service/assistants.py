@@ -11,7 +11,7 @@ from orecast.service.auth import Principal
 from orecast.service.custom_auth import matches
 from orecast.service.db import Db
 from orecast.service.db.connection import now_iso
-from orecast.service.errors import Conflict, Forbidden, NotFound
+from orecast.service.errors import Conflict, Forbidden, NotFound, ServiceError
 from orecast.service.graphs import GraphRegistry
 from orecast.service.threads import json_contains
 
@@ -86,12 +86,21 @@ def public(assistant: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in assistant.items() if not k.startswith("_")}
 
 
-def _context(body: dict[str, Any]) -> dict[str, Any]:
-    """The assistant's context; as langgraph-api, the config's `configurable` when none is given."""
-    if body.get("context"):
-        return body["context"]
-    configurable = (body.get("config") or {}).get("configurable")
-    return dict(configurable) if isinstance(configurable, dict) else {}
+def _config_and_context(body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The config and context a create or update gives, kept in step as langgraph-api keeps them: the
+    config's `configurable` is the context when one is given, and a context alone becomes the config's
+    `configurable`; both at once is a 400."""
+    config, context = dict(body.get("config") or {}), body.get("context")
+    configurable = config.get("configurable")
+    if configurable and context:
+        raise ServiceError(
+            "give either context or config.configurable, not both: context replaces configurable since LangGraph 0.6"
+        )
+    if configurable:
+        return config, dict(configurable)
+    if context:
+        config["configurable"] = context
+    return config, context
 
 
 KNOWN_MAX = 1024  # assistants remembered for runs; past that the memory starts afresh
@@ -200,10 +209,10 @@ class Assistants:
         assistant_id = body.get("assistant_id") or str(uuid.uuid4())
         value = {**body, "assistant_id": assistant_id, "metadata": dict(body.get("metadata") or {})}
         await user.authorize("assistants", "create", value)
+        config, context = _config_and_context(body)
         created = await self._insert(
             assistant_id, graph_id, body.get("name") or "Untitled", body.get("description"),
-            body.get("config") or {}, _context(body), value["metadata"],
-            user.user_id,
+            config, context or {}, value["metadata"], user.user_id,
         )
         if not created and body.get("if_exists", "raise") == "raise":
             raise Conflict(f"assistant {assistant_id} already exists")
@@ -217,12 +226,13 @@ class Assistants:
         if graph_id not in self.graphs:
             raise NotFound(f"graph {graph_id} is not served here")
         merged = {**current["metadata"], **value["metadata"]}
+        config, context = _config_and_context(body)
         assistant_id, now = current["assistant_id"], now_iso()
         name = body.get("name") or current["name"]
         description = body.get("description") if body.get("description") is not None else current["description"]
         fields = (
-            json.dumps(body["config"] if body.get("config") is not None else current["config"]),
-            json.dumps(body["context"] if body.get("context") is not None else current["context"]),
+            json.dumps(config or current["config"]),  # as langgraph-api: an empty config keeps the current one
+            json.dumps(context if context is not None else current["context"]),
             json.dumps(merged, ensure_ascii=False),
         )
         # as langgraph-api: each update is a new version, numbered after the highest one (after a
