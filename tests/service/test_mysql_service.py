@@ -18,6 +18,7 @@ from orecast.service.runs.records import RunRepo
 from tests.conftest import new_mysql_database
 from tests.service.test_assistant_versions import (  # noqa: F401
     test_a_batch_starts_one_stateless_run_per_item,
+    test_context_and_configurable_are_kept_in_step,
     test_each_update_is_a_version_and_set_latest_brings_one_back,
     test_version_errors_and_delete,
 )
