@@ -188,8 +188,8 @@ async def test_a_private_address_is_refused_unless_allowed(
                 assert why in answer["detail"] and "ORECAST_WEBHOOK_ALLOW_PRIVATE=true" in answer["detail"]
                 assert answer["details"][0]["field"] == "webhook"
         assert (await http.get(f"/threads/{tid}/runs")).json() == []
-        nothing = await http.post("/runs/wait", json={"assistant_id": ECHO, "input": say("x"), "webhook": ""})
-        assert nothing.status_code == 200, "an empty webhook is none, as langgraph-api takes it"
+        empty = await http.post("/runs/wait", json={"assistant_id": ECHO, "input": say("x"), "webhook": ""})
+        assert empty.status_code == 422, "an empty webhook is refused, as langgraph-api refuses it"
         assert (await http.post("/runs/crons/count", json={})).json() == 0
     async with httpx.AsyncClient(base_url=open_server.url) as http:
         for url in ("http://169.254.169.254/latest/meta-data", "ftp://example.com/x", "http:///nohost",

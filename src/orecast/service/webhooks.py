@@ -184,8 +184,8 @@ class Webhooks:
         self._sending: set[asyncio.Task[None]] = set()
 
     async def check(self, url: str | None, field: str = "webhook") -> None:
-        """Invalid (a 422) unless `url` may be called; none (or "", as langgraph-api takes it) is fine."""
-        if not url:
+        """Invalid (a 422) unless `url` is None or may be called."""
+        if url is None:
             return
         try:
             await self.policy.check(url)
