@@ -12,7 +12,11 @@ threads, state and history, runs with stream/wait/join/join_stream/cancel, state
 * `content-type`, and `location` / `content-location` with ids replaced by `{id}`;
 * the JSON body's shape: key sets and value types, recursively (a UUID, a timestamp and a plain
   string are different types; list lengths are not compared, only the shape of their items);
-* for SSE: the sequence of event names, whether events carry an `id:`, and each event's data shape.
+* for SSE: the sequence of event names, whether events carry an `id:`, and each event's data shape;
+* for a run's webhook: the shape of what the server POSTed to a receiver the script runs on this machine
+  (both servers must let webhooks call loopback: `langgraph dev` with
+  `"webhooks": {"url": {"disable_loopback": false, "require_https": false}}` in its langgraph.json,
+  orecast with `ORECAST_WEBHOOK_ALLOW_PRIVATE=true`).
 
 It prints one line per differing step and exits 1 when any step differs. Differences orecast makes on
 purpose (docs/service.md, "Differences from langgraph dev") are listed in `DELIBERATE` with their reason
@@ -28,10 +32,13 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -69,10 +76,10 @@ DELIBERATE: list[tuple[str, str, str]] = [
     (r"by graph name", r"^status 422 vs 200$", "a served graph's name is accepted as its assistant id everywhere"),
     (r"bad id \(422\)", r"^status 422 vs 200$", "without auth any thread id is accepted (the CLI names threads)"),
     (r"^runs.join unknown", r"", "joining an unknown run is a 404, not a 200 with an error body"),
-    (r"^assistants.(get_versions|set_latest)$", r"", "assistant versions are not kept (no version history)"),
-    (r"^runs.batch$", r"", "no batch run creation"),
     (r"^threads.get busy$", r"^\$\.values\.hold: extra$",
      "a busy thread's values are its newest checkpoint's; langgraph-api keeps those of its last finished run until the run ends"),
+    (r"^webhook stateless$", r"^\$\.values: null vs object$",
+     "a stateless run's webhook carries its final values; langgraph dev sends null (its thread is gone)"),
     (r"^crons.create seconds field", r"^status 200 vs 422$",
      "a schedule has the 5 standard fields; a 6th (croniter's seconds) would fire at every poll"),
 ]
@@ -186,10 +193,47 @@ def observe(resp: httpx.Response) -> Observed:
     return obs
 
 
+class Receiver:
+    """Records what webhooks POST, by path, for the `HOOK` steps."""
+
+    def __init__(self) -> None:
+        self.posts: dict[str, Any] = {}
+        posts = self.posts
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802  # http.server's name
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                posts[self.path] = {"content-type": self.headers.get("content-type"), "body": json.loads(body)}
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{server.server_address[1]}"
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    def wait(self, path: str, seconds: float = 20) -> httpx.Response:
+        """What was POSTed to `path`, as a response (504 if nothing came)."""
+        deadline = time.monotonic() + seconds
+        while path not in self.posts and time.monotonic() < deadline:
+            time.sleep(0.05)
+        post = self.posts.get(path)
+        if post is None:
+            return httpx.Response(504, json={"detail": f"no webhook POST to {path}"})
+        return httpx.Response(200, json=post["body"], headers={"content-type": post["content-type"]})
+
+
+@cache
+def receiver() -> Receiver:
+    return Receiver()
+
+
 @dataclass
 class Step:
     name: str
-    method: str
+    method: str  # HOOK: what the run's webhook POSTed to `path` (under the context's `hook`)
     path: str  # formatted with the context
     body: Any = None
     params: dict[str, Any] | None = None
@@ -343,6 +387,26 @@ def scenario(graph: str) -> list[Step]:
         Step("runs.wait unknown thread (404)", "POST", "/threads/{unknown}/runs/wait", {"assistant_id": graph, "input": {}}),
         Step("runs.wait if_not_exists create", "POST", "/threads/{fresh}/runs/wait",
              {"assistant_id": graph, "input": say("new"), "if_not_exists": "create"}),
+        # webhooks, each run on a thread of its own (a failed run leaves `fail` in its thread's state)
+        Step("runs.wait webhook", "POST", "/threads/{hook_thread}/runs/wait",
+             {"assistant_id": graph, "input": say("hooked"), "if_not_exists": "create", "webhook": "{hook}/success?k=1"}),
+        Step("webhook success", "HOOK", "/success?k=1"),
+        Step("runs.wait webhook error", "POST", "/threads/{hook_error}/runs/wait",
+             {"assistant_id": graph, "input": say("boom", fail=True), "if_not_exists": "create",
+              "webhook": "{hook}/error"}),
+        Step("webhook error", "HOOK", "/error"),
+        Step("runs.create webhook held", "POST", "/threads/{hook_cancel}/runs",
+             {"assistant_id": graph, "input": say("slow", hold="{hook_hold}"), "if_not_exists": "create",
+              "webhook": "{hook}/interrupted"},
+             before=_hold("hook_hold"), after=_put("hook_run", lambda o: o.body["run_id"])),
+        Step("runs.cancel webhook held", "POST", "/threads/{hook_cancel}/runs/{hook_run}/cancel",
+             params={"wait": "true"}, before=_sleep(1.5), body_shape=False),  # langgraph dev: until its queue starts it
+        Step("webhook interrupted", "HOOK", "/interrupted", before=_release("hook_hold")),
+        Step("stateless runs.wait webhook", "POST", "/runs/wait",
+             {"assistant_id": graph, "input": say("nobody"), "webhook": "{hook}/stateless"}),
+        Step("webhook stateless", "HOOK", "/stateless"),
+        Step("stateless runs.wait webhook blocked (422)", "POST", "/runs/wait",
+             {"assistant_id": graph, "input": say("x"), "webhook": "http://169.254.169.254/latest"}),
         # busy thread: reject, enqueue, cancel
         Step("runs.create slow", "POST", f"{t}/runs", {"assistant_id": graph, "input": say("slow", hold="{hold}")},
              before=_hold("hold"), after=_put("slow", lambda o: o.body["run_id"])),
@@ -469,6 +533,8 @@ def scenario(graph: str) -> list[Step]:
 
 
 def _send(http: httpx.Client, step: Step, path: str, kwargs: dict[str, Any], ctx: Ctx) -> httpx.Response:
+    if step.method == "HOOK":
+        return receiver().wait(ctx["hook"].removeprefix(receiver().url) + path)
     if step.read_for is None:
         return http.request(step.method, path, **kwargs)
     chunks: list[bytes] = []
@@ -487,7 +553,9 @@ def _send(http: httpx.Client, step: Step, path: str, kwargs: dict[str, Any], ctx
 
 
 def run(base: str, steps: list[Step], timeout: float = 30, progress: bool = False) -> dict[str, Observed]:
-    ctx: Ctx = {"unknown": str(uuid.uuid4()), "fixed": str(uuid.uuid4()), "fresh": str(uuid.uuid4())}
+    ctx: Ctx = {"unknown": str(uuid.uuid4()), "fixed": str(uuid.uuid4()), "fresh": str(uuid.uuid4()),
+                "hook": f"{receiver().url}/{uuid.uuid4().hex}", "hook_thread": str(uuid.uuid4()),
+                "hook_error": str(uuid.uuid4()), "hook_cancel": str(uuid.uuid4())}
     seen: dict[str, Observed] = {}
     with httpx.Client(base_url=base, timeout=timeout) as http:
         for step in steps:

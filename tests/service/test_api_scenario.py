@@ -18,7 +18,8 @@ OURS = {"threads.create bad id (422)": 200, "threads.update_state bad node (4xx)
 
 @pytest.fixture(scope="module")
 def sqlite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    running = Server.start(settings_for(f"sqlite:///{tmp_path_factory.mktemp('scenario') / 'o.sqlite3'}"))
+    url = f"sqlite:///{tmp_path_factory.mktemp('scenario') / 'o.sqlite3'}"
+    running = Server.start(settings_for(url, webhook_allow_private=True))  # the webhooks' receiver is local
     yield running
     running.stop()
 
@@ -35,7 +36,7 @@ def test_every_sdk_route_answers(sqlite_server: Server) -> None:
             assert status == OURS[step.name], step.name
         elif named:
             assert status == int(named.group(1)), (step.name, seen[step.name].body)
-        elif not step.name.startswith(("assistants.get_versions", "assistants.set_latest", "runs.batch")):
+        else:
             assert 200 <= status < 300, (step.name, status, seen[step.name].body)
     streamed = [e[0] for e in seen["runs.stream messages"].events]
     assert streamed == ["metadata", "messages/metadata", "messages/complete"]

@@ -16,6 +16,12 @@ from orecast.service.db import open_db
 from orecast.service.runs import queries as q
 from orecast.service.runs.records import RunRepo
 from tests.conftest import new_mysql_database
+from tests.service.test_assistant_versions import (  # noqa: F401
+    test_a_batch_starts_one_stateless_run_per_item,
+    test_context_and_configurable_are_kept_in_step,
+    test_each_update_is_a_version_and_set_latest_brings_one_back,
+    test_version_errors_and_delete,
+)
 from tests.service.test_crons import (  # noqa: F401
     cron_client,
     cron_server,

@@ -237,16 +237,6 @@ async def test_after_seconds_starts_the_run_later(client) -> None:
     assert contents((await client.threads.get(tid))["values"]) == ["later", "echo: later"]
 
 
-async def test_a_webhook_is_refused_not_ignored(client, server: Server) -> None:
-    tid = (await client.threads.create())["thread_id"]
-    async with httpx.AsyncClient(base_url=server.url) as http:
-        for path, body in ((f"/threads/{tid}/runs", {"input": say("x")}), ("/runs/wait", {"input": say("x")}),
-                           ("/runs/crons", {"schedule": "0 8 * * *"})):
-            refused = await http.post(path, json={"assistant_id": ECHO, "webhook": "https://example.com/hook", **body})
-            assert refused.status_code == 422 and refused.json()["detail"].startswith("webhook: "), path
-    assert await client.runs.list(tid) == [] and (await client.threads.get(tid))["values"] is None
-
-
 async def test_metadata_filters_match_alike_for_assistants_threads_and_crons(client) -> None:
     """A metadata filter is JSON containment everywhere, as a thread search's (PostgreSQL's `@>`, which
     langgraph-api's searches use): nested objects by their keys, lists by their elements."""

@@ -41,6 +41,7 @@ from orecast.service.settings import ServiceSettings
 from orecast.service.sweeper import Sweeper
 from orecast.service.threads import Threads
 from orecast.service.tracing import Tracing, provider_from_env
+from orecast.service.webhooks import WebhookPolicy, Webhooks
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -165,9 +166,10 @@ def create_app(
             tracing = None if provider is None else Tracing(provider)
             if tracing is not None:
                 tracing.instrument(saver)
+            webhooks = Webhooks(WebhookPolicy(allow_private=settings.webhook_allow_private))
             runs = RunManager(
                 repo, saver, metrics, poll_seconds=settings.cancel_poll_seconds,
-                stale_seconds=settings.stale_run_seconds, tracing=tracing,
+                stale_seconds=settings.stale_run_seconds, tracing=tracing, webhooks=webhooks,
             )
             sweeper = app.state.sweeper = Sweeper(
                 saver, repo, metrics, settings.ttl_policy(), settings.sweep_every()
@@ -179,7 +181,7 @@ def create_app(
                     saver, graphs, graphs.ids()[0], reserve_owner=custom_auth is None,
                     ttl_policy=settings.ttl_policy(),
                 ),
-                repo=repo, runs=runs, metrics=metrics, crons=CronRepo(db),
+                repo=repo, runs=runs, metrics=metrics, crons=CronRepo(db), webhooks=webhooks,
             )
             cron_scheduler = app.state.cron_scheduler = CronScheduler(
                 services, services.crons, api_keys, custom_auth, settings.cron_poll_seconds
@@ -196,6 +198,7 @@ def create_app(
                 await recovery.close()
                 await sweeper.close()
                 await runs.close()
+                await webhooks.close()
                 app.state.services = None
                 app.state.metrics = None
                 app.state.sweeper = None

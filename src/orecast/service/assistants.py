@@ -11,7 +11,7 @@ from orecast.service.auth import Principal
 from orecast.service.custom_auth import matches
 from orecast.service.db import Db
 from orecast.service.db.connection import now_iso
-from orecast.service.errors import Conflict, Forbidden, NotFound
+from orecast.service.errors import Conflict, Forbidden, NotFound, ServiceError
 from orecast.service.graphs import GraphRegistry
 from orecast.service.threads import json_contains
 
@@ -28,8 +28,19 @@ ON CONFLICT (assistant_id) DO NOTHING"""
 INSERT_MYSQL = f"""INSERT INTO service_assistants ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
 ON DUPLICATE KEY UPDATE assistant_id = assistant_id"""
 UPDATE = """UPDATE service_assistants SET graph_id = ?, name = ?, description = ?, config = ?, context = ?,
-    metadata = ?, version = version + 1, updated_at = ? WHERE assistant_id = ?"""
+    metadata = ?, version = ?, updated_at = ? WHERE assistant_id = ?"""
+# taken first by an update: the row's lock orders concurrent updates, so each reads the versions
+# the one before it added and numbers its own after them
+TOUCH = "UPDATE service_assistants SET updated_at = ? WHERE assistant_id = ?"
 DELETE = "DELETE FROM service_assistants WHERE assistant_id = ?"
+
+VERSION_COLUMNS = "assistant_id, version, graph_id, name, description, config, context, metadata, created_at"
+INSERT_VERSION = f"INSERT INTO service_assistant_versions ({VERSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+SELECT_NEXT_VERSION = "SELECT COALESCE(MAX(version), 0) + 1 FROM service_assistant_versions WHERE assistant_id = ?"
+SELECT_VERSION = f"SELECT {VERSION_COLUMNS} FROM service_assistant_versions WHERE assistant_id = ? AND version = ?"
+SELECT_VERSIONS = f"""SELECT {VERSION_COLUMNS} FROM service_assistant_versions WHERE assistant_id = ?
+    ORDER BY version DESC"""
+DELETE_VERSIONS = "DELETE FROM service_assistant_versions WHERE assistant_id = ?"
 
 
 @functools.lru_cache(maxsize=256)  # a uuid5 (a SHA-1) per call; a run asks two or three times
@@ -55,16 +66,41 @@ def _row(row: tuple[Any, ...]) -> dict[str, Any]:
     }
 
 
+def _version_row(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A row of `service_assistant_versions` as the SDK's `AssistantVersion`."""
+    assistant_id, version, graph_id, name, description, config, context, metadata, created_at = row
+    return {
+        "assistant_id": assistant_id,
+        "version": version,
+        "graph_id": graph_id,
+        "config": json.loads(config),
+        "context": json.loads(context),
+        "metadata": json.loads(metadata),
+        "created_at": created_at,
+        "name": name,
+        "description": description,
+    }
+
+
 def public(assistant: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in assistant.items() if not k.startswith("_")}
 
 
-def _context(body: dict[str, Any]) -> dict[str, Any]:
-    """The assistant's context; as langgraph-api, the config's `configurable` when none is given."""
-    if body.get("context"):
-        return body["context"]
-    configurable = (body.get("config") or {}).get("configurable")
-    return dict(configurable) if isinstance(configurable, dict) else {}
+def _config_and_context(body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The config and context a create or update gives, kept in step as langgraph-api keeps them: the
+    config's `configurable` is the context when one is given, and a context alone becomes the config's
+    `configurable`; both at once is a 400."""
+    config, context = dict(body.get("config") or {}), body.get("context")
+    configurable = config.get("configurable")
+    if configurable and context:
+        raise ServiceError(
+            "give either context or config.configurable, not both: context replaces configurable since LangGraph 0.6"
+        )
+    if configurable:
+        return config, dict(configurable)
+    if context:
+        config["configurable"] = context
+    return config, context
 
 
 KNOWN_MAX = 1024  # assistants remembered for runs; past that the memory starts afresh
@@ -103,12 +139,14 @@ class Assistants:
         owner: str | None,
     ) -> bool:
         now = now_iso()
+        fields = (json.dumps(config), json.dumps(context), json.dumps(metadata, ensure_ascii=False))
         async with self.db.transaction() as tx:
             changed = await tx.execute(
                 INSERT_MYSQL if self.db.dialect == "mysql" else INSERT,
-                (assistant_id, graph_id, name, description, json.dumps(config),
-                 json.dumps(context), json.dumps(metadata, ensure_ascii=False), owner, now, now),
+                (assistant_id, graph_id, name, description, *fields, owner, now, now),
             )
+            if changed == 1:
+                await tx.execute(INSERT_VERSION, (assistant_id, 1, graph_id, name, description, *fields, now))
         return changed == 1
 
     async def get(
@@ -171,10 +209,10 @@ class Assistants:
         assistant_id = body.get("assistant_id") or str(uuid.uuid4())
         value = {**body, "assistant_id": assistant_id, "metadata": dict(body.get("metadata") or {})}
         await user.authorize("assistants", "create", value)
+        config, context = _config_and_context(body)
         created = await self._insert(
             assistant_id, graph_id, body.get("name") or "Untitled", body.get("description"),
-            body.get("config") or {}, _context(body), value["metadata"],
-            user.user_id,
+            config, context or {}, value["metadata"], user.user_id,
         )
         if not created and body.get("if_exists", "raise") == "raise":
             raise Conflict(f"assistant {assistant_id} already exists")
@@ -188,20 +226,56 @@ class Assistants:
         if graph_id not in self.graphs:
             raise NotFound(f"graph {graph_id} is not served here")
         merged = {**current["metadata"], **value["metadata"]}
+        config, context = _config_and_context(body)
+        assistant_id, now = current["assistant_id"], now_iso()
+        name = body.get("name") or current["name"]
+        description = body.get("description") if body.get("description") is not None else current["description"]
+        fields = (
+            json.dumps(config or current["config"]),  # as langgraph-api: an empty config keeps the current one
+            json.dumps(context if context is not None else current["context"]),
+            json.dumps(merged, ensure_ascii=False),
+        )
+        # as langgraph-api: each update is a new version, numbered after the highest one (after a
+        # `set_latest` back to 1 of 3 versions, the next update is 4)
         async with self.db.transaction() as tx:
-            await tx.execute(
-                UPDATE,
-                (
-                    graph_id,
-                    body.get("name") or current["name"],
-                    body.get("description") if body.get("description") is not None else current["description"],
-                    json.dumps(body["config"] if body.get("config") is not None else current["config"]),
-                    json.dumps(body["context"] if body.get("context") is not None else current["context"]),
-                    json.dumps(merged, ensure_ascii=False),
-                    now_iso(),
-                    current["assistant_id"],
-                ),
-            )
+            if not await tx.execute(TOUCH, (now, assistant_id)):
+                raise NotFound(f"assistant {assistant_id} not found")
+            version = (await tx.fetchone(SELECT_NEXT_VERSION, (assistant_id,)))[0]
+            await tx.execute(INSERT_VERSION, (assistant_id, version, graph_id, name, description, *fields, now))
+            await tx.execute(UPDATE, (graph_id, name, description, *fields, version, now, assistant_id))
+        return await self.get(assistant_id, user)
+
+    async def versions(self, assistant_id: str, body: dict[str, Any], user: Principal) -> list[dict[str, Any]]:
+        """`assistants.get_versions`: newest first, those whose metadata contains `metadata`; 404 when
+        none is left (as langgraph-api answers)."""
+        filt = await user.authorize("assistants", "read", {"assistant_id": assistant_id})
+        found = await self._find(assistant_id, user)
+        async with self.db.read() as tx:
+            rows = await tx.fetchall(SELECT_VERSIONS, (found["assistant_id"],))
+        wanted = body.get("metadata") or {}
+        kept = [v for v in map(_version_row, rows) if json_contains(v["metadata"], wanted) and matches(v["metadata"], filt)]
+        offset, limit = int(body.get("offset") or 0), int(body.get("limit") or 10)
+        if not kept[offset : offset + limit]:
+            raise NotFound(f"assistant {assistant_id} has no such versions")
+        return kept[offset : offset + limit]
+
+    async def set_latest(self, assistant_id: str, version: int, user: Principal) -> dict[str, Any]:
+        """`assistants.set_latest`: the assistant becomes its version `version` again (what runs use)."""
+        current = await self.get(assistant_id, user, "update", {"assistant_id": assistant_id, "version": version})
+        self._check_writable(current, user)
+        async with self.db.transaction() as tx:
+            row = await tx.fetchone(SELECT_VERSION, (current["assistant_id"], version))
+            if row is None:
+                raise NotFound(f"version {version} of assistant {assistant_id} not found")
+            chosen = _version_row(row)
+            if chosen["graph_id"] not in self.graphs:
+                raise NotFound(f"graph {chosen['graph_id']} of version {version} is not served here")
+            # the whole version, its context too (langgraph dev's in-memory runtime keeps the newer
+            # context): a run then sees the assistant as it was
+            await tx.execute(UPDATE, (
+                chosen["graph_id"], chosen["name"], chosen["description"], row[5], row[6], row[7], version,
+                now_iso(), current["assistant_id"],
+            ))
         return await self.get(current["assistant_id"], user)
 
     async def delete(self, assistant_id: str, user: Principal) -> None:
@@ -209,6 +283,7 @@ class Assistants:
         self._check_writable(current, user)
         async with self.db.transaction() as tx:
             await tx.execute(DELETE, (current["assistant_id"],))
+            await tx.execute(DELETE_VERSIONS, (current["assistant_id"],))
 
     @staticmethod
     def _check_writable(assistant: dict[str, Any], user: Principal) -> None:

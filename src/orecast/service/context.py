@@ -18,6 +18,7 @@ from orecast.service.runs.manager import RunManager
 from orecast.service.runs.records import RunRepo
 from orecast.service.settings import ServiceSettings
 from orecast.service.threads import Threads
+from orecast.service.webhooks import Webhooks
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Services:
     runs: RunManager
     metrics: ServiceMetrics
     crons: CronRepo
+    webhooks: Webhooks
 
 
 async def get_services(request: Request) -> Services:

@@ -85,7 +85,6 @@ class CronScheduler:
             "metadata": {**cron.metadata, **(cron.payload.get("metadata") or {})},
             # a stateless cron's run deletes its thread after, unless the cron keeps them
             "on_completion": "keep" if cron.on_run_completed == "keep" else None,
-            "webhook": None,  # a cron stored before webhooks were refused: it fires without one, as it always did
         })
         run, _ = await start_run(self.services, user, body, cron.thread_id)
         return run.run_id

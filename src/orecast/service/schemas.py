@@ -76,6 +76,18 @@ class AssistantUpdate(_Body):
     description: str | None = None
 
 
+class AssistantVersions(_Body):
+    """`assistants.get_versions`: the versions whose metadata contains `metadata`, newest first."""
+
+    metadata: dict[str, Any] | None = None
+    limit: int = Field(10, ge=1, le=1000)
+    offset: int = Field(0, ge=0)
+
+
+class AssistantLatest(_Body):
+    version: int = Field(ge=1, description="The version the assistant becomes again")
+
+
 class AssistantSearch(_Body):
     metadata: dict[str, Any] | None = None
     graph_id: str | None = None
@@ -202,20 +214,14 @@ class HistoryQuery(_Body):
     checkpoint: CheckpointRef | None = None
 
 
-class _NoWebhook(_Body):
-    """A body that may name a `webhook` (runs, crons). This server calls no webhooks, so asking for
-    one is refused rather than silently dropped (langgraph-api POSTs the finished run there)."""
+class _WithWebhook(_Body):
+    """A body that may name a `webhook` (runs, crons): the finished run is POSTed there. The URL is
+    checked when the run or cron is created (`Webhooks.check`: it resolves the host)."""
 
-    webhook: str | None = Field(None, description="Not supported: a body with one is refused (422)")
-
-    @field_validator("webhook")
-    @classmethod
-    def _refuse_webhook(cls, url: str | None) -> None:
-        if url is not None:
-            raise ValueError("webhooks are not supported by this server; follow the run with runs.join or its stream")
+    webhook: str | None = Field(None, description="POST the run here once it has ended")
 
 
-class RunCreate(_NoWebhook):
+class RunCreate(_WithWebhook):
     assistant_id: str = Field(description="An assistant id or a served graph's name")
     input: Any = None
     command: CommandBody | None = None
@@ -240,7 +246,7 @@ class RunCreate(_NoWebhook):
         return [self.stream_mode] if isinstance(self.stream_mode, str) else list(self.stream_mode)
 
 
-class _CronFields(_NoWebhook):
+class _CronFields(_WithWebhook):
     """What a cron's create and update both take: when it ends, and the run each firing starts."""
 
     timezone: str | None = None

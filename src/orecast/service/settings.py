@@ -51,6 +51,11 @@ class ServiceSettings(BaseSettings):
         description="After startup, keep what startup built out of the garbage collector's scans (gc.freeze); "
         "`orecast serve` turns it on: a server process's CPU per request, not tests that start many apps",
     )
+    webhook_allow_private: bool = Field(
+        False,
+        description="Let run webhooks call loopback and private-network addresses (127.0.0.0/8, ::1, localhost, "
+        "10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7); off, such a webhook is refused with a 422",
+    )
     metrics_database_seconds: float = Field(
         30.0, ge=0, description="How long /metrics reuses the database's row counts and sizes"
     )

@@ -13,8 +13,10 @@ from orecast.service.errors import NotFound
 from orecast.service.graphs import graph_drawing, graph_schemas
 from orecast.service.schemas import (
     AssistantCreate,
+    AssistantLatest,
     AssistantSearch,
     AssistantUpdate,
+    AssistantVersions,
     paginated,
     selected,
 )
@@ -49,6 +51,16 @@ async def get(assistant_id: str, svc: Svc, user: User) -> dict[str, Any]:
 @router.patch("/{assistant_id}")
 async def update(assistant_id: str, body: AssistantUpdate, svc: Svc, user: User) -> dict[str, Any]:
     return public(await svc.assistants.update(assistant_id, body.model_dump(exclude_none=True), user))
+
+
+@router.post("/{assistant_id}/versions")
+async def get_versions(assistant_id: str, body: AssistantVersions, svc: Svc, user: User) -> list[dict[str, Any]]:
+    return await svc.assistants.versions(assistant_id, body.model_dump(exclude_none=True), user)
+
+
+@router.post("/{assistant_id}/latest")
+async def set_latest(assistant_id: str, body: AssistantLatest, svc: Svc, user: User) -> dict[str, Any]:
+    return public(await svc.assistants.set_latest(assistant_id, body.version, user))
 
 
 @router.delete("/{assistant_id}", status_code=204)

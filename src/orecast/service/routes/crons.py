@@ -59,6 +59,7 @@ def _auth_user(user: Principal) -> dict[str, Any] | None:
 
 async def _create(svc: Services, user: Principal, body: CronCreate, thread_id: str | None) -> dict[str, Any]:
     check_schedule(body.schedule, body.timezone)
+    await svc.webhooks.check(body.webhook)
     cron_id = str(uuid.uuid4())
     end_time = stored(_utc(body.end_time)) if body.end_time else None
     payload = body.model_dump(mode="json", exclude_unset=True, exclude_none=True)
@@ -169,6 +170,7 @@ async def update(cron_id: str, body: CronUpdate, svc: Svc, user: User) -> dict[s
     schedule = body.schedule or cron.schedule
     timezone = given["timezone"] if "timezone" in given else cron.timezone
     check_schedule(schedule, timezone)
+    await svc.webhooks.check(body.webhook)
     end_time = cron.end_time
     if "end_time" in given:
         end_time = stored(_utc(body.end_time)) if body.end_time else None

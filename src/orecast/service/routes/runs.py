@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from orecast.service.auth import User, require_user
@@ -157,6 +157,17 @@ async def create_run(thread_id: str, body: RunCreate, svc: Svc, user: User) -> J
 async def create_stateless(body: RunCreate, svc: Svc, user: User) -> JSONResponse:
     run, temporary = await start_run(svc, user, body, None)
     return JSONResponse(run.public(), headers={"Content-Location": _location(run, temporary)})
+
+
+@router.post("/runs/batch")
+async def create_batch(body: Annotated[list[RunCreate], Body(min_length=1)], svc: Svc, user: User) -> list[dict[str, Any]]:
+    """`runs.batch` (as langgraph-api's `POST /runs/batch`): stateless background runs, one per item.
+    Every item's assistant and webhook are checked before the first run starts, so a batch naming an
+    unknown assistant or a refused webhook starts nothing."""
+    for item in body:
+        await svc.assistants.for_run(item.assistant_id, user)
+        await svc.webhooks.check(item.webhook)
+    return [(await start_run(svc, user, item, None))[0].public() for item in body]
 
 
 @router.get("/threads/{thread_id}/runs")

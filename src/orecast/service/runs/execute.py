@@ -142,25 +142,26 @@ async def _parts(run: RunInput, payload: Any) -> AsyncIterator[tuple[tuple[str, 
 
 @dataclass
 class RunOutcome:
-    values: Any  # the last `values` of the root graph (None if it streamed none)
-    interrupted: bool  # the root graph stopped at an `interrupt()`, its own or a subgraph's
+    """What the run streamed so far, kept up to date as it goes (a failed run's last values too)."""
+
+    values: Any = None  # the last `values` of the root graph (None if it streamed none)
+    interrupted: bool = False  # the root graph stopped at an `interrupt()`, its own or a subgraph's
 
 
-async def execute_run(run: RunInput, emit: Emit) -> RunOutcome:
+async def execute_run(run: RunInput, emit: Emit, outcome: RunOutcome | None = None) -> RunOutcome:
     """Stream the graph, emitting each part as its SSE event; return its last `values` and whether it
     stopped at an interrupt (LangGraph streams the root's `values` with `__interrupt__` then)."""
     payload = command_of(run.command) if run.command else run.input
     messages = _Messages(run.stream_modes)
-    last_values: Any = None
-    interrupted = False
+    outcome = outcome or RunOutcome()
     async for namespace, mode, chunk in _parts(run, payload):
         if not namespace and mode in ("values", "updates") and isinstance(chunk, dict) and INTERRUPT in chunk:
-            interrupted = True
+            outcome.interrupted = True
         if namespace and not run.subgraphs:
             continue
         suffix = "|" + "|".join(namespace) if namespace else ""
         if mode == "values" and not namespace:
-            last_values = chunk
+            outcome.values = chunk
         if mode == "messages":
             message, metadata = chunk
             await messages.emit(emit, suffix, message, metadata)
@@ -168,4 +169,4 @@ async def execute_run(run: RunInput, emit: Emit) -> RunOutcome:
             await emit(mode + suffix, {**chunk, "payload": _debug_checkpoint(chunk["payload"])})
         elif mode in run.stream_modes:
             await emit(mode + suffix, chunk)
-    return RunOutcome(last_values, interrupted)
+    return outcome

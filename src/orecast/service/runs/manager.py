@@ -19,13 +19,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from orecast.checkpoint import OrecastCheckpointer
+from orecast.service.db.connection import now_iso
 from orecast.service.encode import dumps, interrupts_of, jsonable
 from orecast.service.metrics import ServiceMetrics
 from orecast.service.runs.broker import Broker, RunEvents
-from orecast.service.runs.execute import RunInput, execute_run
+from orecast.service.runs.execute import INTERRUPT, RunInput, RunOutcome, execute_run
 from orecast.service.runs.records import TERMINAL, RunRecord, RunRepo, ThreadGone
 from orecast.service.tracing import RUN_ATTRIBUTES as RUN_IDS
 from orecast.service.tracing import Tracing
+from orecast.service.webhooks import Webhooks
 
 log = logging.getLogger("orecast.service.runs")
 HEARTBEAT_SECONDS = 5.0  # at most: a third of `stale_seconds` when that is shorter
@@ -45,6 +47,8 @@ class _Local:
     attempt: int = 1  # the processes that drove it so far, this one included (see runs/recover.py)
     work: asyncio.Task[Any] | None = None  # the graph's run, once admitted
     started: float | None = None  # perf_counter at admission
+    started_at: str | None = None  # and the time then, for a webhook
+    outcome: RunOutcome = field(default_factory=RunOutcome)  # what the graph streamed so far
     finished: asyncio.Event = field(default_factory=asyncio.Event)
 
     def cancel(self, action: str) -> None:
@@ -73,7 +77,7 @@ def traced_config(config: dict[str, Any], callbacks: list[Any]) -> dict[str, Any
     }
 
 
-async def _run_graph(run: RunInput, events: RunEvents) -> Any:
+async def _run_graph(run: RunInput, events: RunEvents, outcome: RunOutcome) -> Any:
     """`execute_run`, on a graph of the run's own when it is served by a factory (which may fail as the
     run would: its error is the run's); what the factory's context opened closes with the run."""
     if run.delay_seconds > 0:  # `after_seconds`: watched meanwhile (heartbeat, cancel) as if running
@@ -82,7 +86,32 @@ async def _run_graph(run: RunInput, events: RunEvents) -> Any:
         if run.factory is not None:
             graph = await run.factory.build(run.config, resources, user=run.user, context=run.context, executing=True)
             run = replace(run, graph=graph)
-        return await execute_run(run, events.put)
+        return await execute_run(run, events.put, outcome)
+
+
+def _webhook_payload(run: RunRecord, status: str, local: _Local) -> dict[str, Any]:
+    """What langgraph-api POSTs to a run's webhook: the run, how it ended, and the thread's values then
+    (none after a rollback: they were erased)."""
+    ended = now_iso()
+    action = local.cancel_action
+    if status == "success" and isinstance(local.output, dict):
+        values = local.output
+    else:  # failed or cancelled: the values as the graph last streamed them
+        values = local.outcome.values
+    values = jsonable(values)
+    if isinstance(values, dict):
+        values = {k: v for k, v in values.items() if k != INTERRUPT}
+    payload = {
+        **run.public(), "status": "rollback" if action == "rollback" else status, "updated_at": ended,
+        "run_started_at": local.started_at, "run_ended_at": ended, "webhook_sent_at": ended,
+        "values": None if action == "rollback" else values,
+    }
+    if action is not None:
+        kind = "UserRollback" if action == "rollback" else "UserInterrupt"
+        payload["error"] = {"error": kind, "message": f"the run was cancelled ({action})"}
+    elif isinstance(local.output, dict) and "__error__" in local.output:
+        payload["error"] = local.output["__error__"]
+    return payload
 
 
 class RunManager:
@@ -95,8 +124,10 @@ class RunManager:
         poll_seconds: float,
         stale_seconds: float,
         tracing: Tracing | None = None,
+        webhooks: Webhooks | None = None,
     ) -> None:
         self.repo = repo
+        self.webhooks = webhooks
         self.saver = saver
         self.metrics = metrics
         self.tracing = tracing
@@ -226,12 +257,14 @@ class RunManager:
         await events.put("metadata", {"run_id": run.run_id, "attempt": local.attempt})
         status, error = "interrupted", None
         span = None
+        shutdown = False
         try:
             # running: claimed at admission (or by the dead process this one took it over from)
             if run.status != "running" and not await self._admitted(run, local.attempt):
                 return
             local.claimed = True
             local.started = time.perf_counter()
+            local.started_at = now_iso()
             if self.tracing is None:
                 status, error = await self._execute(run, prepared, events, local)
             else:
@@ -241,6 +274,7 @@ class RunManager:
         except asyncio.CancelledError:
             status = "interrupted"
             if local.cancel_action is None:  # shutdown, not a user's cancel
+                shutdown = True
                 raise
         finally:
             ran = None if local.started is None else time.perf_counter() - local.started
@@ -249,6 +283,11 @@ class RunManager:
             if span is not None:
                 self.tracing.end_run(span, status, error)
             await self._finish(run, status, error, local, temporary)
+            # as langgraph-api: a run that ran calls its webhook however it ended, but not when the
+            # server stops under it (another process may run it again)
+            webhook = run.kwargs.get("webhook")
+            if webhook and local.claimed and not shutdown and self.webhooks is not None:
+                self.webhooks.send(webhook, _webhook_payload(run, status, local), run.run_id)
 
     async def _execute(
         self, run: RunRecord, prepared: RunInput, events: RunEvents, local: _Local, span: Any = None
@@ -258,7 +297,7 @@ class RunManager:
             callbacks.append(self.tracing.callbacks(span))
         # a request's config is JSON, so it holds no callbacks of its own to keep
         observed = replace(prepared, config=traced_config(prepared.config, callbacks))
-        work = local.work = asyncio.create_task(_run_graph(observed, events))
+        work = local.work = asyncio.create_task(_run_graph(observed, events, local.outcome))
         watcher = asyncio.create_task(self._watch(run.run_id, work))
         try:
             outcome = await work

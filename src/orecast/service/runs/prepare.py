@@ -29,6 +29,7 @@ async def start_run(
     svc: Services, user: Principal, body: RunCreate, thread_id: str | None
 ) -> tuple[RunRecord, bool]:
     """Admit and start a run; (its record, whether its thread is temporary). 404/409 as the SDK expects."""
+    await svc.webhooks.check(body.webhook)
     try:
         return await _start_run(svc, user, body, thread_id, remembered=True)
     except Stale:  # another process changed the assistant or the thread since this one read them
