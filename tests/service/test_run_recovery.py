@@ -12,6 +12,7 @@ from langgraph_sdk import get_client
 
 from tests.checkpoint.conftest import raw_sql
 from tests.service.conftest import Server, settings_for, start_serve
+from tests.service.test_webhooks import Receiver
 
 CRASH = "crash"
 CRASH_GRAPH = "tests.service.crash_graph:graph"
@@ -72,19 +73,24 @@ async def test_a_run_stopped_by_a_shutdown_goes_on_at_the_next_start(db_url: str
     log, hold = tmp_path / "ran.log", tmp_path / "hold"
     log.touch()
     hold.touch()
-    settings = settings_for(db_url, graphs={CRASH: CRASH_GRAPH}, stale_run_seconds=600)
+    settings = settings_for(
+        db_url, graphs={CRASH: CRASH_GRAPH}, stale_run_seconds=600, webhook_allow_private=True
+    )
+    receiver = Receiver()
     first = Server.start(settings)
     try:
         client = first.client()
         tid = (await client.threads.create())["thread_id"]
         run = await client.runs.create(
             tid, CRASH, input={"messages": [{"role": "user", "content": "go"}], "log": str(log), "hold": str(hold)},
+            webhook=f"{receiver.url}/ended",
         )
         await until(lambda: sorted(log.read_text().split()) == ["fast", "slow"], "fast finished, slow started")
         await asyncio.sleep(0.3)  # fast's write reaches the store (durability "async")
     finally:
         first.stop()
     hold.unlink()
+    assert receiver.posts == [], "a run stopped by a shutdown has not ended: no webhook"
     mark = "?" if db_url.startswith("sqlite") else "%s"
     status = raw_sql(db_url, f"SELECT status FROM service_runs WHERE run_id = {mark}", (run["run_id"],))
     assert status == [("running",)], "released, not ended"
@@ -98,5 +104,8 @@ async def test_a_run_stopped_by_a_shutdown_goes_on_at_the_next_start(db_url: str
         assert (await again.runs.get(tid, run["run_id"]))["status"] == "success"
         ran = log.read_text().split()
         assert sorted(ran[:2]) == ["fast", "slow"] and ran[2:] == ["slow", "after"], ran
+        [post] = await receiver.wait_for("/ended")
+        assert post["body"]["status"] == "success" and post["body"]["run_id"] == run["run_id"]
     finally:
         second.stop()
+        receiver.server.shutdown()

@@ -278,15 +278,16 @@ class RunManager:
                 raise
         finally:
             ran = None if local.started is None else time.perf_counter() - local.started
-            if local.cancel_action not in (LOST, RELEASED):  # it goes on in another process
+            goes_on = local.cancel_action in (LOST, RELEASED)  # in another process: it has not ended
+            if not goes_on:
                 self.metrics.run_ended(status, ran)
             if span is not None:
                 self.tracing.end_run(span, status, error)
             await self._finish(run, status, error, local, temporary)
             # as langgraph-api: a run that ran calls its webhook however it ended, but not when the
-            # server stops under it (another process may run it again)
+            # server stops under it (another process goes on with it, and calls it at the end)
             webhook = run.kwargs.get("webhook")
-            if webhook and local.claimed and not shutdown and self.webhooks is not None:
+            if webhook and local.claimed and not (shutdown or goes_on) and self.webhooks is not None:
                 self.webhooks.send(webhook, _webhook_payload(run, status, local), run.run_id)
 
     async def _execute(
