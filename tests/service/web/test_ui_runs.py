@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_sync_client
 
-from tests.service.conftest import Server
+from tests.service.conftest import Server, free_port
 from tests.service.web.conftest import messages, questions, thread_id_of, wait_idle, web_settings
 from tests.service.web.slow_graph import FAIL_WHILE, GATE, SECONDS, TOOL
 
@@ -164,3 +164,30 @@ def test_a_stopped_run_stays_stopped_after_a_reload(open_page: Any, slow_server:
     expect(questions(page)).to_have_text(["stop and reload"])
     expect(page.get_by_test_id("stopped-note")).to_be_visible()
     expect(page.get_by_test_id("run-error")).to_have_count(0)
+
+
+def test_a_run_cut_by_a_server_restart_finishes_after_it(open_page: Any, tmp_path: Path, held: None) -> None:
+    """The server stops in the middle of an answer: it releases the run, the next start takes it over
+    (runs/recover.py) and finishes it, and the reloaded page shows the whole answer, once."""
+    port = free_port()
+    settings = web_settings(tmp_path, analyst=False, graphs={"orecast": "tests.service.web.slow_graph:graph"})
+    first = Server.start(settings, port=port)
+    try:
+        page = open_page(first)
+        send(page, "survive a restart")
+        expect(messages(page, "ai").last).to_contain_text("slow1")  # answering, held by `GATE`
+        tid = thread_id_of(page)
+    finally:
+        first.stop()
+    GATE.set()
+    second = Server.start(settings, port=port)
+    try:
+        page.reload()
+        expect(messages(page, "ai").last).to_contain_text("answer: survive a restart")
+        wait_idle(page)
+        expect(questions(page)).to_have_text(["survive a restart"])
+        expect(messages(page, "ai")).to_have_count(1)
+        [run] = runs_of(second, tid)
+        assert run["status"] == "success"
+    finally:
+        second.stop()
