@@ -109,3 +109,35 @@ async def test_a_run_stopped_by_a_shutdown_goes_on_at_the_next_start(db_url: str
     finally:
         second.stop()
         receiver.server.shutdown()
+
+
+async def test_a_run_taken_over_too_often_fails_and_its_old_driver_stops(db_url: str, tmp_path: Path) -> None:
+    """A run whose drivers died three times fails instead of being taken over again; and the process
+    still driving it (here: its heartbeats were made to look dead) learns at its next beat that it
+    lost the run, and stops it without writing its end."""
+    log, hold = tmp_path / "ran.log", tmp_path / "hold"
+    log.touch()
+    hold.touch()
+    server = Server.start(settings_for(db_url, graphs={CRASH: CRASH_GRAPH}, stale_run_seconds=STALE))
+    try:
+        client = server.client()
+        tid = (await client.threads.create())["thread_id"]
+        run = await client.runs.create(
+            tid, CRASH, input={"messages": [{"role": "user", "content": "go"}], "log": str(log), "hold": str(hold)},
+        )
+        await until(lambda: sorted(log.read_text().split()) == ["fast", "slow"], "fast finished, slow started")
+        mark = "?" if db_url.startswith("sqlite") else "%s"
+        raw_sql(db_url, f"UPDATE service_runs SET attempt = 3, heartbeat_at = '2000-01-01T00:00:00+00:00' "
+                        f"WHERE run_id = {mark}", (run["run_id"],))
+        await asyncio.wait_for(client.runs.join(tid, run["run_id"]), 60)
+        got = await client.runs.get(tid, run["run_id"])
+        assert got["status"] == "error", got
+        assert (await client.threads.get(tid))["status"] == "error"
+        stored = raw_sql(db_url, f"SELECT error, attempt FROM service_runs WHERE run_id = {mark}", (run["run_id"],))
+        assert stored == [("the process driving it stopped 3 times", 4)]
+        await asyncio.sleep(STALE)  # the old driver's next beats come and fail: it stopped the run
+        hold.unlink()
+        await asyncio.sleep(1)
+        assert log.read_text().split().count("after") == 0, "the lost run did not go on"
+    finally:
+        server.stop()
