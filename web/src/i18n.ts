@@ -16,6 +16,7 @@ const zh = {
   untitled: "未命名对话",
   composerLabel: "输入问题",
   composerPlaceholder: "问问铁矿石：价格走势、预测、驱动因素……（Enter 发送，Shift+Enter 换行）",
+  composerPlaceholderShort: "问问铁矿石：价格走势、预测、驱动因素……",
   send: "发送",
   stop: "停止",
   retry: "重试",
@@ -120,6 +121,9 @@ const zh = {
   threadMissing: "找不到这个对话（可能已被删除），已为你打开新对话：",
   unreachable: "无法连接到服务器：请确认 orecast serve 正在运行，然后重试。",
   tooLarge: "问题太长，超过了服务器接受的请求大小。问题已放回输入框，请缩短后再发送。",
+  renameFailed: "无法重命名对话",
+  deleteFailed: "无法删除对话",
+  stopFailed: "无法停止：服务器没有响应，分析可能仍在服务器上继续",
 } as const;
 
 export type Key = keyof typeof zh;
@@ -138,6 +142,7 @@ const en: Record<Key, string> = {
   untitled: "Untitled conversation",
   composerLabel: "Your question",
   composerPlaceholder: "Ask about iron ore: prices, forecasts, drivers… (Enter sends, Shift+Enter new line)",
+  composerPlaceholderShort: "Ask about iron ore: prices, forecasts, drivers…",
   send: "Send",
   stop: "Stop",
   retry: "Retry",
@@ -242,6 +247,9 @@ const en: Record<Key, string> = {
   threadMissing: "This conversation was not found (it may have been deleted); a new one is open instead:",
   unreachable: "Cannot reach the server: check that orecast serve is running, then retry.",
   tooLarge: "The question is longer than the server accepts. It is back in the box: shorten it and send it again.",
+  renameFailed: "Could not rename the conversation",
+  deleteFailed: "Could not delete the conversation",
+  stopFailed: "Could not stop: the server did not answer, and the run may still be going on there",
 };
 
 export const DICTS: Record<Lang, Record<Key, string>> = { zh, en };

@@ -164,3 +164,33 @@ def test_a_stopped_run_stays_stopped_after_a_reload(open_page: Any, slow_server:
     expect(questions(page)).to_have_text(["stop and reload"])
     expect(page.get_by_test_id("stopped-note")).to_be_visible()
     expect(page.get_by_test_id("run-error")).to_have_count(0)
+
+
+def test_a_second_tab_follows_a_run_started_in_the_first(open_page: Any, slow_server: Server, held: None) -> None:
+    """A tab showing a conversation sees a run another tab starts on it, as it streams, and its
+    answer, without a reload: it stayed on the old answer until reloaded."""
+    GATE.set()
+    first = open_page(slow_server)
+    send(first, "first question")
+    expect(messages(first, "ai").last).to_contain_text("answer: first question")
+    wait_idle(first)
+    tid = thread_id_of(first)
+    second = open_page(slow_server, path=f"/#/thread/{tid}")
+    expect(messages(second, "ai").last).to_contain_text("answer: first question")
+    wait_idle(second)
+    GATE.clear()
+    send(first, "asked in the first tab")
+    expect(questions(second)).to_have_text(["first question", "asked in the first tab"])
+    expect(messages(second, "ai")).to_have_count(2)
+    expect(messages(second, "ai").last).to_contain_text("slow1")  # streaming in the second tab too
+    expect(second.get_by_test_id("stop-button")).to_be_visible()
+    GATE.set()
+    expect(messages(second, "ai").last).to_contain_text("answer: asked in the first tab")
+    wait_idle(second)
+    # and back: a question asked in the second tab shows in the first (already finished when seen)
+    send(second, "asked in the second tab")
+    expect(messages(second, "ai").last).to_contain_text("answer: asked in the second tab")
+    expect(questions(first)).to_have_text(["first question", "asked in the first tab", "asked in the second tab"])
+    expect(messages(first, "ai").last).to_contain_text("answer: asked in the second tab")
+    wait_idle(first)
+    assert [r["status"] for r in runs_of(slow_server, tid)] == ["success"] * 3
