@@ -194,3 +194,21 @@ def test_a_second_tab_follows_a_run_started_in_the_first(open_page: Any, slow_se
     expect(messages(first, "ai").last).to_contain_text("answer: asked in the second tab")
     wait_idle(first)
     assert [r["status"] for r in runs_of(slow_server, tid)] == ["success"] * 3
+
+
+def test_a_tab_stops_looking_for_runs_of_a_thread_deleted_elsewhere(open_page: Any, slow_server: Server) -> None:
+    """A conversation deleted in another tab: the open tab asked the server for its runs every 2 s,
+    a 404 each time, for as long as it stayed open."""
+    page = open_page(slow_server)
+    send(page, "soon deleted")
+    expect(messages(page, "ai").last).to_contain_text("answer: soon deleted")
+    wait_idle(page)
+    tid = thread_id_of(page)
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if f"/threads/{tid}/runs" in r.url else None)
+    get_sync_client(url=slow_server.url).threads.delete(tid)
+    page.wait_for_timeout(3000)  # (the test's own sleep would hold the page's events back)
+    settled = len(asked)
+    assert settled >= 1  # it did look, and got its 404
+    page.wait_for_timeout(5000)
+    assert len(asked) == settled, asked

@@ -266,7 +266,12 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
     };
     const follow = async () => {
       while (live) {
-        const run = document.visibilityState === "visible" && !busyNow.current ? await next().catch(() => null) : null;
+        const run = document.visibilityState === "visible" && !busyNow.current
+          ? await next().catch((err) => {
+              if (httpStatus(err) === 404) live = false; // the thread is gone (deleted elsewhere): nothing more will run
+              return null;
+            })
+          : null;
         if (!live) return;
         if (run && !busyNow.current) {
           known.current.add(run);

@@ -82,7 +82,7 @@ export function HistoryPanel({ client, threadId, refreshKey, focus = null, onClo
               </button>
               {open && (
                 <div className="cp-detail" data-testid="history-detail">
-                  <div className="muted small">{t("stateAt")} · {messages.length} {t("messages")}{s.next.length ? ` · ${t("nextNodes")}: ${s.next.join(", ")}` : ""}</div>
+                  <div className="muted small">{t("stateAt")} · {messages.length} {t(messages.length === 1 ? "oneMessage" : "messages")}{s.next.length ? ` · ${t("nextNodes")}: ${s.next.join(", ")}` : ""}</div>
                   <ul className="cp-messages">
                     {messages.slice(-6).map((m, i) => (
                       <li key={i}><b>{m.type}</b> {textOf(m.content).slice(0, 160) || "…"}</li>
