@@ -212,3 +212,21 @@ def test_a_tab_stops_looking_for_runs_of_a_thread_deleted_elsewhere(open_page: A
     assert settled >= 1  # it did look, and got its 404
     page.wait_for_timeout(5000)
     assert len(asked) == settled, asked
+
+
+def test_a_question_to_a_conversation_deleted_elsewhere_is_explained_and_kept(open_page: Any, slow_server: Server) -> None:
+    """A question sent in a tab whose conversation another tab deleted showed the server's English
+    "thread … not found (HTTP 404)" with a Retry that could only fail again, and the question was
+    shown as asked; it is said in the page's language and put back in the box."""
+    page = open_page(slow_server, locale="zh-CN")
+    send(page, "before")
+    expect(messages(page, "ai").last).to_contain_text("answer: before")
+    wait_idle(page)
+    get_sync_client(url=slow_server.url).threads.delete(thread_id_of(page))
+    send(page, "after the delete")
+    error = page.get_by_test_id("run-error")
+    expect(error).to_contain_text("这个对话已不存在")
+    expect(error).not_to_contain_text("not found")
+    expect(error.get_by_test_id("retry-button")).to_have_count(0)
+    expect(questions(page)).to_have_text(["before"])
+    expect(page.get_by_test_id("composer-input")).to_have_value("after the delete")

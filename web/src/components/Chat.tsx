@@ -105,12 +105,15 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
   // A question over the server's request size limit never ran: the copy shown as sent (optimistically)
   // goes, and it is put back in the box to be shortened (sending it again as it is, Retry, would only
   // fail again). A thread made for it alone holds nothing: it is deleted, not left empty in the list.
+  // Nor did one sent to a thread deleted (in another tab) since it was opened: it is kept the same way.
   const tooLarge = errorCode(stream.error) === "too_large";
-  const refusedCopy = tooLarge && stream.messages.at(-1)?.type === "human" && !stream.messages.at(-1)?.id;
+  const gone = threadId !== null && httpStatus(stream.error) === 404;
+  const unsent = tooLarge || gone;
+  const refusedCopy = unsent && stream.messages.at(-1)?.type === "human" && !stream.messages.at(-1)?.id;
   const streamed = refusedCopy ? stream.messages.slice(0, -1) : stream.messages;
   const messages = (forkFrom ? forkFrom.values.messages ?? [] : streamed) as unknown as MessageLike[];
   const turns = useMemo(() => groupTurns(messages), [messages]);
-  const missing = threadId !== null && messages.length === 0 && httpStatus(stream.error) === 404;
+  const missing = gone && messages.length === 0;
   useEffect(() => {
     if (missing && threadId) onMissing(threadId);
   }, [missing]);
@@ -119,16 +122,16 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
   const [refused, setRefused] = useState(false);
   const [restore, setRestore] = useState<{ text: string } | null>(null);
   useEffect(() => {
+    const question = lastInput.current?.input?.messages[0]?.content;
+    if (unsent && question) setRestore({ text: question });
     if (!tooLarge) return;
     setRefused(true);
-    const question = lastInput.current?.input?.messages[0]?.content;
-    if (question) setRestore({ text: question });
     const made = createdHere.current;
     if (made && made === threadId) {
       createdHere.current = null;
       client.threads.delete(made).catch(() => undefined).finally(onDiscarded);
     }
-  }, [tooLarge]);
+  }, [unsent]);
 
   // Live tool durations: a call first seen while streaming starts its clock; its result stops it.
   // A run that pauses (approval, stop) drops unfinished clocks, so waiting is not counted.
@@ -383,8 +386,10 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
           {stream.error != null && !busy && !cancelled && !tooLarge && (
             <div className="error-box" role="alert" data-testid="run-error">
               <strong>{t("errorTitle")}</strong>
-              <span>{describeError(stream.error, t)}</span>
-              <button type="button" className="btn small" onClick={() => void retry()} data-testid="retry-button">{t("retry")}</button>
+              <span>{gone ? t("threadGone") : describeError(stream.error, t)}</span>
+              {!gone && (
+                <button type="button" className="btn small" onClick={() => void retry()} data-testid="retry-button">{t("retry")}</button>
+              )}
             </div>
           )}
           {refused && !busy && (
