@@ -66,6 +66,11 @@ def test_every_screen_fits_a_phone(open_page: Any, web_server: Server, locale: s
     page.get_by_test_id("new-conversation").click()
     ask(page, "Chart iron ore since 2020")
     expect(page.get_by_test_id("chart").locator("svg")).to_be_attached()
+    # the export buttons left the title a dozen characters ("Chart iron or…")
+    title = page.get_by_test_id("chat-title")
+    expect(title).to_have_text("Chart iron ore since 2020")
+    assert title.evaluate("el => el.scrollWidth <= el.clientWidth"), "the title is cut"
+    expect(page.get_by_role("button", name="Export Markdown" if locale == "en-US" else "导出 Markdown")).to_be_visible()
     ask(page, "Export a report")
     expect(page.get_by_test_id("approval-panel")).to_be_visible()
     fits(page)

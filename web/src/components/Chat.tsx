@@ -313,8 +313,9 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
           <h1 className="chat-title" data-testid="chat-title">{title || t("newConversation")}</h1>
           {messages.length > 0 && (
             <div className="row">
-              <button type="button" className="btn small" onClick={() => exportAs("md")} data-testid="export-md">{t("exportMd")}</button>
-              <button type="button" className="btn small" onClick={() => exportAs("json")} data-testid="export-json">{t("exportJson")}</button>
+              {/* On a phone the formats alone: the conversation's title keeps the room. */}
+              <button type="button" className="btn small" aria-label={t("exportMd")} title={t("exportMd")} onClick={() => exportAs("md")} data-testid="export-md">{narrow ? "MD" : t("exportMd")}</button>
+              <button type="button" className="btn small" aria-label={t("exportJson")} title={t("exportJson")} onClick={() => exportAs("json")} data-testid="export-json">{narrow ? "JSON" : t("exportJson")}</button>
             </div>
           )}
         </div>
