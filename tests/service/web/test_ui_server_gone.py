@@ -5,6 +5,7 @@ and none is left as an uncaught promise rejection (the browser's `pageerror`). T
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.service.conftest import Server, free_port, wait_for_serve
-from tests.service.web.conftest import messages, thread_id_of, wait_idle
+from tests.service.web.conftest import ask, messages, thread_id_of, wait_idle, web_settings
 
 pytestmark = pytest.mark.slow
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -100,4 +101,25 @@ def test_a_link_to_a_missing_thread_throws_nothing(open_page: Any, web_server: S
     page, errors = watched(open_page, web_server, path="/#/thread/00000000-0000-4000-8000-000000000000")
     expect(page.get_by_test_id("thread-missing")).to_be_visible()
     page.wait_for_timeout(1000)
+    assert errors == []
+
+
+def test_a_report_download_and_the_operations_view_without_a_server_are_said(
+    open_page: Any, tmp_path: Path
+) -> None:
+    """The report link and the operations view showed the browser's "Failed to fetch"."""
+    server = Server.start(web_settings(tmp_path))
+    try:
+        page, errors = watched(open_page, server)
+        ask(page, "导出报告")
+        page.get_by_test_id("approval-approve").click()
+        wait_idle(page)
+        expect(page.get_by_test_id("report-ready")).to_be_visible()
+        expect(page.get_by_test_id("ops-link")).to_be_visible()
+    finally:
+        server.stop()
+    page.get_by_test_id("report-download").click()
+    expect(page.get_by_test_id("report-ready").get_by_role("alert")).to_have_text(re.compile("^无法连接到服务器"))
+    page.get_by_test_id("ops-link").click()
+    expect(page.get_by_test_id("ops-error")).to_have_text(re.compile("^无法连接到服务器"))
     assert errors == []
