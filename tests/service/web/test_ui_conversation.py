@@ -224,3 +224,26 @@ def test_a_refused_first_question_leaves_no_empty_conversation(open_page: Any, t
         assert [t["thread_id"] for t in client.threads.search()] == [tid]
     finally:
         server.stop()
+
+
+def test_copy_says_it_copied(open_page: Any, web_server: Server) -> None:
+    """Copy gave no sign that it did anything, and did nothing where the browser has no Clipboard
+    API (a page served over plain http on the network): it says "已复制" and the answer is copied,
+    through a selection there."""
+    page = open_page(web_server, locale="zh-CN", permissions=["clipboard-read", "clipboard-write"])
+    ask(page, "铁矿石现在多少钱？")
+    copy = messages(page, "ai").last.get_by_test_id("copy-button")
+    copy.click()
+    expect(copy).to_have_text("已复制")
+    assert "108.64" in page.evaluate("navigator.clipboard.readText()")
+    expect(copy).to_have_text("复制")  # back after a moment
+    page.evaluate("navigator.clipboard.writeText('')")
+    # as on an insecure origin, where `navigator.clipboard` is undefined
+    page.add_init_script("Object.defineProperty(Navigator.prototype, 'clipboard', {get: () => undefined})")
+    page.reload()
+    copy = messages(page, "ai").last.get_by_test_id("copy-button")
+    copy.click()
+    expect(copy).to_have_text("已复制")
+    reader = page.context.new_page()
+    reader.goto(web_server.url + "/")
+    assert "108.64" in reader.evaluate("navigator.clipboard.readText()")
