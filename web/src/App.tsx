@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useState } from "react";
 import type { Thread } from "@langchain/langgraph-sdk";
-import { errorText, isAdmin, isUnreachable, makeClient, probeAccess, storedKey, storeKey, threadTitle, type Access } from "./api";
+import { describeError, isAdmin, makeClient, probeAccess, storedKey, storeKey, threadTitle, wasShown, type Access } from "./api";
 import { Chat } from "./components/Chat";
 import { Icon } from "./components/Icon";
 import { LangSwitch } from "./components/LangSwitch";
@@ -42,6 +42,9 @@ export function App() {
   const [sidebarOpen, setSidebarOpen] = useState(false);
   const [historyOpen, setHistoryOpen] = useState(route.checkpointId !== null);
   const [missingId, setMissingId] = useState<string | null>(null);
+  // Something that failed away from the conversation's own error box (rename, delete, stop): what, and why.
+  const [notice, setNotice] = useState<{ what: Key | null; err: unknown } | null>(null);
+  const report = useCallback((what: Key | null, err: unknown) => setNotice({ what, err }), []);
 
   const i18n = useMemo(() => ({ lang, t: (k: Key) => DICTS[lang][k] }), [lang]);
   const { t } = i18n;
@@ -56,6 +59,16 @@ export function App() {
     document.documentElement.dataset.theme = theme;
     localStorage.setItem("orecast:theme", theme);
   }, [theme]);
+  // The last resort for a failed request nobody waited for: said on the page, not only in the console.
+  // The SDK's hook rejects again the errors it already gave the conversation, which shows them.
+  useEffect(() => {
+    const onRejection = (e: PromiseRejectionEvent) => {
+      e.preventDefault();
+      if (!wasShown(e.reason)) report(null, e.reason);
+    };
+    window.addEventListener("unhandledrejection", onRejection);
+    return () => window.removeEventListener("unhandledrejection", onRejection);
+  }, [report]);
   useEffect(() => {
     let live = true;
     probeAccess(key).then((a) => {
@@ -125,6 +138,14 @@ export function App() {
     setChatKey((k) => k + 1);
     setMissingId(id);
   }, []);
+  // The thread made for a question the server refused (too long) was deleted: back to a new
+  // conversation, without remounting the chat that shows why and holds the question.
+  const onDiscarded = useCallback(() => {
+    window.history.replaceState(null, "", "#/");
+    setThreadId(null);
+    setHistoryOpen(false);
+    refresh();
+  }, [refresh]);
   const openAt = useCallback((id: string, checkpointId: string | null) => {
     window.history.pushState(null, "", checkpointHash(id, checkpointId));
     setThreadId(id);
@@ -207,7 +228,13 @@ export function App() {
           )}
         </header>
         {access === "down" && <div className="error-box" role="alert">{t("errorTitle")}: {window.location.origin}</div>}
-        {listError != null && <div className="error-box" role="alert">{isUnreachable(listError) ? t("unreachable") : errorText(listError)}</div>}
+        {listError != null && <div className="error-box" role="alert">{describeError(listError, t)}</div>}
+        {notice && (
+          <div className="error-box" role="alert" data-testid="notice">
+            <span>{t(notice.what ?? "errorTitle")}: {describeError(notice.err, t)}</span>
+            <button type="button" className="icon" aria-label={t("close")} onClick={() => setNotice(null)} data-testid="notice-close"><Icon name="close" /></button>
+          </div>
+        )}
         {missingId && (
           <div className="error-box" role="alert" data-testid="thread-missing">
             {t("threadMissing")} <code>{missingId}</code>
@@ -221,12 +248,16 @@ export function App() {
             onSelect={open}
             onNew={() => open(null)}
             onRename={async (id, name) => {
-              await client.threads.update(id, { metadata: { title: name } });
+              await client.threads.update(id, { metadata: { title: name } }).catch((err) => report("renameFailed", err));
               refresh();
             }}
             onDelete={async (id) => {
-              await client.threads.delete(id);
-              if (id === threadId) open(null);
+              try {
+                await client.threads.delete(id);
+                if (id === threadId) open(null);
+              } catch (err) {
+                report("deleteFailed", err);
+              }
               refresh();
             }}
           />
@@ -255,6 +286,8 @@ export function App() {
             onChanged={refresh}
             onMissing={onMissing}
             onReload={reloadChat}
+            onDiscarded={onDiscarded}
+            onNotice={report}
           />
           )}
         </div>

@@ -159,3 +159,22 @@ export function errorText(err: unknown): string {
     return String(err);
   }
 }
+
+/** An error in the page's language where it has its own words ("cannot reach the server"), else the server's. */
+export function describeError(err: unknown, t: (key: "unreachable") => string): string {
+  return isUnreachable(err) ? t("unreachable") : errorText(err);
+}
+
+/**
+ * Errors the page already shows where they happened (the conversation's load or run): the SDK's
+ * hook hands them to `onError`, then rejects the same error again with nobody to catch it.
+ */
+const shownErrors = new WeakSet<object>();
+
+export function markShown(err: unknown): void {
+  if (err !== null && typeof err === "object") shownErrors.add(err);
+}
+
+export function wasShown(err: unknown): boolean {
+  return err !== null && typeof err === "object" && shownErrors.has(err);
+}

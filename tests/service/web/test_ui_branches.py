@@ -113,3 +113,18 @@ def test_a_question_on_an_older_branch_stays_in_view(open_page: Any, web_server:
     expect(page.get_by_test_id("branch-position").first).to_have_text("1 / 2")
     page.get_by_test_id("branch-next").first.click()  # the edited branch is still one click away
     expect(questions(page)).to_have_text([EDITED])
+
+
+def test_history_counts_one_message_in_the_singular(open_page: Any, web_server: Server) -> None:
+    """The checkpoint of the question alone said "1 messages"."""
+    page = open_page(web_server)
+    ask(page, FIRST)
+    page.get_by_test_id("history-toggle").click()
+    history = page.get_by_test_id("history-panel")
+    states = get_sync_client(url=web_server.url).threads.get_history(thread_id_of(page), limit=100)
+    one = next(s["checkpoint"]["checkpoint_id"] for s in states if len(s["values"].get("messages", [])) == 1)
+    history.locator(f'[data-testid="history-item"][data-checkpoint-id="{one}"]').click()
+    expect(history.get_by_test_id("history-detail")).to_contain_text("· 1 message ·")
+    many = next(s["checkpoint"]["checkpoint_id"] for s in states if len(s["values"].get("messages", [])) == 2)
+    history.locator(f'[data-testid="history-item"][data-checkpoint-id="{many}"]').click()
+    expect(history.get_by_test_id("history-detail")).to_contain_text("· 2 messages")

@@ -4,10 +4,12 @@ both languages. Against the session's real `orecast serve`-equivalent server (of
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph_sdk import get_sync_client
 
 from tests.service.conftest import Server
 from tests.service.web.conftest import ask, messages, questions, thread_id_of, web_settings
@@ -189,3 +191,59 @@ def test_a_question_over_the_size_limit_is_explained_and_kept(open_page: Any, tm
         expect(page.get_by_test_id("run-error")).to_have_count(0)
     finally:
         server.stop()
+
+
+def test_a_refused_first_question_leaves_no_empty_conversation(open_page: Any, tmp_path: Path) -> None:
+    """The first question of a new conversation makes its thread before the run is refused (413):
+    the thread stayed in the list, empty, titled with the refused question. It is deleted again;
+    a refused question in a conversation that has others keeps that conversation."""
+    server = Server.start(web_settings(tmp_path, max_body_bytes=4000))
+    try:
+        page = open_page(server, locale="zh-CN")
+        too_long = "铁矿石价格走势" * 300
+        page.get_by_test_id("composer-input").fill(too_long)
+        page.get_by_test_id("composer-input").press("Enter")
+        expect(page.get_by_test_id("run-error")).to_contain_text("问题太长")
+        expect(page).to_have_url(re.compile(r"#/$"))
+        expect(page.get_by_test_id("composer-input")).to_have_value(too_long)
+        client = get_sync_client(url=server.url)
+        deadline = time.monotonic() + 10
+        while client.threads.search():
+            assert time.monotonic() < deadline, "the refused question's thread is still there"
+            time.sleep(0.1)
+        expect(page.get_by_test_id("thread-item")).to_have_count(0)
+        expect(page.get_by_test_id("run-error")).to_contain_text("问题太长")  # still said after the list changed
+        ask(page, "铁矿石现在多少钱？")
+        expect(page.get_by_test_id("thread-title")).to_have_text(["铁矿石现在多少钱？"])
+        tid = thread_id_of(page)
+        page.get_by_test_id("composer-input").fill(too_long)
+        page.get_by_test_id("composer-input").press("Enter")
+        expect(page.get_by_test_id("run-error")).to_contain_text("问题太长")
+        assert thread_id_of(page) == tid
+        expect(questions(page)).to_have_text(["铁矿石现在多少钱？"])
+        assert [t["thread_id"] for t in client.threads.search()] == [tid]
+    finally:
+        server.stop()
+
+
+def test_copy_says_it_copied(open_page: Any, web_server: Server) -> None:
+    """Copy gave no sign that it did anything, and did nothing where the browser has no Clipboard
+    API (a page served over plain http on the network): it says "已复制" and the answer is copied,
+    through a selection there."""
+    page = open_page(web_server, locale="zh-CN", permissions=["clipboard-read", "clipboard-write"])
+    ask(page, "铁矿石现在多少钱？")
+    copy = messages(page, "ai").last.get_by_test_id("copy-button")
+    copy.click()
+    expect(copy).to_have_text("已复制")
+    assert "108.64" in page.evaluate("navigator.clipboard.readText()")
+    expect(copy).to_have_text("复制")  # back after a moment
+    page.evaluate("navigator.clipboard.writeText('')")
+    # as on an insecure origin, where `navigator.clipboard` is undefined
+    page.add_init_script("Object.defineProperty(Navigator.prototype, 'clipboard', {get: () => undefined})")
+    page.reload()
+    copy = messages(page, "ai").last.get_by_test_id("copy-button")
+    copy.click()
+    expect(copy).to_have_text("已复制")
+    reader = page.context.new_page()
+    reader.goto(web_server.url + "/")
+    assert "108.64" in reader.evaluate("navigator.clipboard.readText()")

@@ -191,3 +191,69 @@ def test_a_run_cut_by_a_server_restart_finishes_after_it(open_page: Any, tmp_pat
         assert run["status"] == "success"
     finally:
         second.stop()
+
+
+def test_a_second_tab_follows_a_run_started_in_the_first(open_page: Any, slow_server: Server, held: None) -> None:
+    """A tab showing a conversation sees a run another tab starts on it, as it streams, and its
+    answer, without a reload: it stayed on the old answer until reloaded."""
+    GATE.set()
+    first = open_page(slow_server)
+    send(first, "first question")
+    expect(messages(first, "ai").last).to_contain_text("answer: first question")
+    wait_idle(first)
+    tid = thread_id_of(first)
+    second = open_page(slow_server, path=f"/#/thread/{tid}")
+    expect(messages(second, "ai").last).to_contain_text("answer: first question")
+    wait_idle(second)
+    GATE.clear()
+    send(first, "asked in the first tab")
+    expect(questions(second)).to_have_text(["first question", "asked in the first tab"])
+    expect(messages(second, "ai")).to_have_count(2)
+    expect(messages(second, "ai").last).to_contain_text("slow1")  # streaming in the second tab too
+    expect(second.get_by_test_id("stop-button")).to_be_visible()
+    GATE.set()
+    expect(messages(second, "ai").last).to_contain_text("answer: asked in the first tab")
+    wait_idle(second)
+    # and back: a question asked in the second tab shows in the first (already finished when seen)
+    send(second, "asked in the second tab")
+    expect(messages(second, "ai").last).to_contain_text("answer: asked in the second tab")
+    expect(questions(first)).to_have_text(["first question", "asked in the first tab", "asked in the second tab"])
+    expect(messages(first, "ai").last).to_contain_text("answer: asked in the second tab")
+    wait_idle(first)
+    assert [r["status"] for r in runs_of(slow_server, tid)] == ["success"] * 3
+
+
+def test_a_tab_stops_looking_for_runs_of_a_thread_deleted_elsewhere(open_page: Any, slow_server: Server) -> None:
+    """A conversation deleted in another tab: the open tab asked the server for its runs every 2 s,
+    a 404 each time, for as long as it stayed open."""
+    page = open_page(slow_server)
+    send(page, "soon deleted")
+    expect(messages(page, "ai").last).to_contain_text("answer: soon deleted")
+    wait_idle(page)
+    tid = thread_id_of(page)
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if f"/threads/{tid}/runs" in r.url else None)
+    get_sync_client(url=slow_server.url).threads.delete(tid)
+    page.wait_for_timeout(3000)  # (the test's own sleep would hold the page's events back)
+    settled = len(asked)
+    assert settled >= 1  # it did look, and got its 404
+    page.wait_for_timeout(5000)
+    assert len(asked) == settled, asked
+
+
+def test_a_question_to_a_conversation_deleted_elsewhere_is_explained_and_kept(open_page: Any, slow_server: Server) -> None:
+    """A question sent in a tab whose conversation another tab deleted showed the server's English
+    "thread … not found (HTTP 404)" with a Retry that could only fail again, and the question was
+    shown as asked; it is said in the page's language and put back in the box."""
+    page = open_page(slow_server, locale="zh-CN")
+    send(page, "before")
+    expect(messages(page, "ai").last).to_contain_text("answer: before")
+    wait_idle(page)
+    get_sync_client(url=slow_server.url).threads.delete(thread_id_of(page))
+    send(page, "after the delete")
+    error = page.get_by_test_id("run-error")
+    expect(error).to_contain_text("这个对话已不存在")
+    expect(error).not_to_contain_text("not found")
+    expect(error.get_by_test_id("retry-button")).to_have_count(0)
+    expect(questions(page)).to_have_text(["before"])
+    expect(page.get_by_test_id("composer-input")).to_have_value("after the delete")

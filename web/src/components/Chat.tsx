@@ -1,11 +1,12 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { Client, Message, ThreadState } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
-import { ASSISTANT_ID, errorCode, errorText, httpStatus, isCancellation, isUnreachable, saveBlob, textOf } from "../api";
-import { localeOf, useI18n } from "../i18n";
+import { ASSISTANT_ID, describeError, errorCode, httpStatus, isCancellation, markShown, saveBlob, textOf } from "../api";
+import { localeOf, useI18n, type Key } from "../i18n";
 import { pendingApproval } from "../lib/approval";
 import { newestBranch, type TreeSequence } from "../lib/branches";
 import { exportName, toJson, toMarkdown } from "../lib/exportConversation";
+import { useNarrow } from "../lib/narrow";
 import { groupTurns, type MessageLike } from "../lib/turns";
 import type { ToolRun } from "../lib/tools";
 import { Approval } from "./Approval";
@@ -31,28 +32,51 @@ interface Props {
   onMissing: (id: string) => void;
   /** Load the open thread again (its history could not be read). */
   onReload: () => void;
+  /** The thread made for the first question was deleted again (the server refused the question). */
+  onDiscarded: () => void;
+  /** Something failed that the conversation does not show in place (a Stop the server did not get). */
+  onNotice: (what: Key, err: unknown) => void;
 }
 
 const HISTORY_LIMIT = 500;
+/** How often an open conversation looks for runs started elsewhere (another tab), while visible. */
+const FOLLOW_POLL_MS = 2000;
 /** Where the SDK keeps the run to re-join after a reload (`reconnectOnMount`). */
 const rejoinKey = (threadId: string) => `lg:stream:${threadId}`;
 
 /** The conversation: one `useStream` owns the thread's messages, runs, branches and interrupts. */
-export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoint, onCloseHistory, onThreadId, onChanged, onMissing, onReload }: Props) {
+export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoint, onCloseHistory, onThreadId, onChanged, onMissing, onReload, onDiscarded, onNotice }: Props) {
   const { t, lang } = useI18n();
   const stream = useStream<State>({
     client,
     assistantId: ASSISTANT_ID,
     threadId,
-    onThreadId,
+    onThreadId: (id) => {
+      createdHere.current = id;
+      onThreadId(id);
+    },
     reconnectOnMount: true,
     fetchStateHistory: { limit: HISTORY_LIMIT },
     onFinish: () => onChanged(),
     onCreated: (run) => {
       runId.current = run.run_id;
+      known.current.add(run.run_id);
+      createdHere.current = null;
+    },
+    onError: (err) => {
+      markShown(err);
+      onChanged();
     },
   });
   const runId = useRef<string | null>(null);
+  /** Runs whose outcome the page shows: there when the thread opened, started here, or followed. */
+  const known = useRef(new Set<string>());
+  /** A thread the SDK made for this page's first question, before any run of it was created. */
+  const createdHere = useRef<string | null>(null);
+  const busyNow = useRef(false);
+  busyNow.current = stream.isLoading;
+  const streamNow = useRef(stream);
+  streamNow.current = stream;
   // Read before the SDK's own re-join consumes the stored run id.
   const [mounted] = useState(() => ({ threadId, stored: threadId ? sessionStorage.getItem(rejoinKey(threadId)) : null }));
   const [forkFrom, setForkFrom] = useState<ThreadState<State> | null>(null);
@@ -63,6 +87,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
   const startedHere = useRef(false);
   const list = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
+  const narrow = useNarrow();
 
   useEffect(() => setForkFrom(null), [threadId]);
 
@@ -77,22 +102,36 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
     if (newest.branch !== stream.branch) stream.setBranch(newest.branch);
   }, [newest?.checkpointId, newest?.branch, stream.isLoading]);
 
-  const messages = (forkFrom ? forkFrom.values.messages ?? [] : stream.messages) as unknown as MessageLike[];
+  // A question over the server's request size limit never ran: the copy shown as sent (optimistically)
+  // goes, and it is put back in the box to be shortened (sending it again as it is, Retry, would only
+  // fail again). A thread made for it alone holds nothing: it is deleted, not left empty in the list.
+  // Nor did one sent to a thread deleted (in another tab) since it was opened: it is kept the same way.
+  const tooLarge = errorCode(stream.error) === "too_large";
+  const gone = threadId !== null && httpStatus(stream.error) === 404;
+  const unsent = tooLarge || gone;
+  const refusedCopy = unsent && stream.messages.at(-1)?.type === "human" && !stream.messages.at(-1)?.id;
+  const streamed = refusedCopy ? stream.messages.slice(0, -1) : stream.messages;
+  const messages = (forkFrom ? forkFrom.values.messages ?? [] : streamed) as unknown as MessageLike[];
   const turns = useMemo(() => groupTurns(messages), [messages]);
-  const missing = threadId !== null && messages.length === 0 && httpStatus(stream.error) === 404;
+  const missing = gone && messages.length === 0;
   useEffect(() => {
     if (missing && threadId) onMissing(threadId);
   }, [missing]);
   const busy = stream.isLoading;
   const cancelled = stream.error != null && isCancellation(stream.error);
-  // A question over the server's request size limit never ran: say so, and put it back in the
-  // box to be shortened (sending it again as it is, Retry, would only fail again).
-  const tooLarge = errorCode(stream.error) === "too_large";
+  const [refused, setRefused] = useState(false);
   const [restore, setRestore] = useState<{ text: string } | null>(null);
   useEffect(() => {
     const question = lastInput.current?.input?.messages[0]?.content;
-    if (tooLarge && question) setRestore({ text: question });
-  }, [tooLarge]);
+    if (unsent && question) setRestore({ text: question });
+    if (!tooLarge) return;
+    setRefused(true);
+    const made = createdHere.current;
+    if (made && made === threadId) {
+      createdHere.current = null;
+      client.threads.delete(made).catch(() => undefined).finally(onDiscarded);
+    }
+  }, [unsent]);
 
   // Live tool durations: a call first seen while streaming starts its clock; its result stops it.
   // A run that pauses (approval, stop) drops unfinished clocks, so waiting is not counted.
@@ -154,13 +193,13 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
       pinned.current = true;
       setForkFrom(null);
       setStopped(false);
+      setRefused(false);
       void stream.submit(input, {
         checkpoint: checkpoint ?? undefined,
         metadata: threadId ? undefined : { title: text.slice(0, 80) },
         optimisticValues: checkpoint
           ? undefined
           : (prev) => ({ ...prev, messages: [...((prev.messages as Message[] | undefined) ?? []), { type: "human", content: text }] }),
-        onError: () => onChanged(),
       });
       if (!threadId) setTimeout(onChanged, 600);
     },
@@ -188,46 +227,67 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
     else onReload();
   };
 
-  // The SDK cancels the run it stored for re-joining; a run joined from elsewhere is cancelled here.
+  // The run is cancelled here, not by the SDK (which cancels the run it stored for re-joining but
+  // leaves a failed cancel, the server gone, unhandled): a Stop the server did not get is said so.
   const stop = () => {
     setStopped(true);
-    const id = runId.current;
-    const sdkCancels = threadId != null && sessionStorage.getItem(rejoinKey(threadId)) === id;
+    const stored = threadId ? sessionStorage.getItem(rejoinKey(threadId)) : null;
+    const id = runId.current ?? stored;
+    if (threadId) sessionStorage.removeItem(rejoinKey(threadId));
     // The list's "running" badge goes once the server has ended the run (the cancel does not wait).
     void stream.stop().finally(() => setTimeout(onChanged, 1000));
-    if (id && threadId && !sdkCancels) client.runs.cancel(threadId, id).catch(() => undefined);
+    if (!id || !threadId) return;
+    client.runs.cancel(threadId, id).catch((err) => {
+      // 404: the run had already ended, so there was nothing left to stop.
+      if (httpStatus(err) === 404) return;
+      setStopped(false);
+      onNotice("stopFailed", err);
+    });
   };
 
-  // A thread that is busy with runs this tab did not start (another tab, or a reload before the
-  // run id was stored): follow them one after the other, a queued ("pending") one included, whose
-  // stream starts when it does. Runs this tab started are re-joined by the SDK (`reconnectOnMount`).
+  // Runs this tab did not start (another tab, or a reload before the run id was stored) are followed
+  // one after the other: on opening, the running one (else the queued one, whose stream starts when
+  // it does); then, while the page is visible, each new one the thread's run list shows. A later run
+  // that already finished is joined too (the server replays its events), so the page ends on the
+  // thread's last state. Runs this tab started are its own; one it stored is re-joined by the SDK.
   useEffect(() => {
-    const id = mounted.threadId;
-    if (!id || mounted.stored) return;
+    const id = threadId;
+    if (!id) return;
     let live = true;
-    const joined = new Set<string>();
-    let since: string | null = null; // created_at of the first run followed
+    let opened = false;
+    const next = async (): Promise<string | null> => {
+      // Newest first.
+      const runs = await client.runs.list(id, { limit: 10 });
+      if (!opened) {
+        opened = true;
+        const active = mounted.stored || createdHere.current === id
+          ? undefined
+          : (runs.filter((r) => r.status === "running").at(-1) ?? runs.filter((r) => r.status === "pending").at(-1));
+        for (const r of runs) if (!active || r.created_at < active.created_at) known.current.add(r.run_id);
+      }
+      return runs.filter((r) => !known.current.has(r.run_id)).at(-1)?.run_id ?? null;
+    };
     const follow = async () => {
       while (live) {
-        // Newest first. After the first join, a later run that already finished is joined too
-        // (the server replays a finished run's events), so the page ends on the thread's last state.
-        const runs = (await client.runs.list(id, { limit: 10 })).filter((r) => !joined.has(r.run_id));
-        const next = since
-          ? runs.filter((r) => r.created_at >= (since as string)).at(-1)
-          : (runs.filter((r) => r.status === "running").at(-1) ?? runs.filter((r) => r.status === "pending").at(-1));
-        if (!live || !next) return;
-        joined.add(next.run_id);
-        since ??= next.created_at;
-        runId.current = next.run_id;
-        await stream.joinStream(next.run_id);
+        const run = document.visibilityState === "visible" && !busyNow.current
+          ? await next().catch((err) => {
+              if (httpStatus(err) === 404) live = false; // the thread is gone (deleted elsewhere): nothing more will run
+              return null;
+            })
+          : null;
+        if (!live) return;
+        if (run && !busyNow.current) {
+          known.current.add(run);
+          runId.current = run;
+          await streamNow.current.joinStream(run);
+        } else await new Promise((wake) => setTimeout(wake, FOLLOW_POLL_MS));
       }
     };
-    follow().catch(() => undefined);
+    void follow();
     return () => {
       live = false;
     };
-    // Once per opened thread: App remounts Chat when another thread is opened.
-  }, [client]);
+  }, [client, threadId]);
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -253,8 +313,9 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
           <h1 className="chat-title" data-testid="chat-title">{title || t("newConversation")}</h1>
           {messages.length > 0 && (
             <div className="row">
-              <button type="button" className="btn small" onClick={() => exportAs("md")} data-testid="export-md">{t("exportMd")}</button>
-              <button type="button" className="btn small" onClick={() => exportAs("json")} data-testid="export-json">{t("exportJson")}</button>
+              {/* On a phone the formats alone: the conversation's title keeps the room. */}
+              <button type="button" className="btn small" aria-label={t("exportMd")} title={t("exportMd")} onClick={() => exportAs("md")} data-testid="export-md">{narrow ? "MD" : t("exportMd")}</button>
+              <button type="button" className="btn small" aria-label={t("exportJson")} title={t("exportJson")} onClick={() => exportAs("json")} data-testid="export-json">{narrow ? "JSON" : t("exportJson")}</button>
             </div>
           )}
         </div>
@@ -323,13 +384,19 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
             />
           )}
           {(stopped || cancelled) && !busy && <p className="muted small stopped" data-testid="stopped-note">{t("stopped")}</p>}
-          {stream.error != null && !busy && !cancelled && (
+          {stream.error != null && !busy && !cancelled && !tooLarge && (
             <div className="error-box" role="alert" data-testid="run-error">
               <strong>{t("errorTitle")}</strong>
-              <span>{tooLarge ? t("tooLarge") : isUnreachable(stream.error) ? t("unreachable") : errorText(stream.error)}</span>
-              {!tooLarge && (
+              <span>{gone ? t("threadGone") : describeError(stream.error, t)}</span>
+              {!gone && (
                 <button type="button" className="btn small" onClick={() => void retry()} data-testid="retry-button">{t("retry")}</button>
               )}
+            </div>
+          )}
+          {refused && !busy && (
+            <div className="error-box" role="alert" data-testid="run-error">
+              <strong>{t("errorTitle")}</strong>
+              <span>{t("tooLarge")}</span>
             </div>
           )}
         </div>
@@ -356,7 +423,11 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
           refreshKey={`${busy}-${stream.messages.length}`}
           focus={focusCheckpoint ?? null}
           onClose={onCloseHistory}
-          onBranch={(state) => setForkFrom(state as ThreadState<State>)}
+          onBranch={(state) => {
+            setForkFrom(state as ThreadState<State>);
+            // On a phone the panel covers the conversation: show where the next question goes.
+            if (narrow) onCloseHistory();
+          }}
         />
       )}
     </div>

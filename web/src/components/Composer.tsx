@@ -1,5 +1,6 @@
 import { useEffect, useState } from "react";
 import { useI18n } from "../i18n";
+import { useNarrow } from "../lib/narrow";
 import { Icon } from "./Icon";
 
 interface Props {
@@ -14,6 +15,8 @@ interface Props {
 export function Composer({ busy, onSend, onStop, restore }: Props) {
   const { t } = useI18n();
   const [text, setText] = useState("");
+  // A phone's keyboard has no Shift+Enter, and the hint about it did not fit the box.
+  const narrow = useNarrow();
   useEffect(() => {
     if (restore) setText(restore.text);
   }, [restore]);
@@ -34,7 +37,7 @@ export function Composer({ busy, onSend, onStop, restore }: Props) {
     >
       <textarea
         aria-label={t("composerLabel")}
-        placeholder={t("composerPlaceholder")}
+        placeholder={t(narrow ? "composerPlaceholderShort" : "composerPlaceholder")}
         data-testid="composer-input"
         value={text}
         rows={Math.min(8, Math.max(2, text.split("\n").length))}

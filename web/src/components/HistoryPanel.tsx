@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { Client, ThreadState } from "@langchain/langgraph-sdk";
-import { errorText, textOf } from "../api";
+import { describeError, textOf } from "../api";
 import { localeOf, useI18n } from "../i18n";
 import { indexById, writerOf } from "../lib/history";
 import { Icon } from "./Icon";
@@ -29,7 +29,7 @@ function shortTime(d: Date, locale: string): string {
 export function HistoryPanel({ client, threadId, refreshKey, focus = null, onClose, onBranch }: Props) {
   const { t, lang } = useI18n();
   const [states, setStates] = useState<ThreadState[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
   const [selected, setSelected] = useState<string | null>(focus);
   const list = useRef<HTMLOListElement>(null);
 
@@ -38,7 +38,7 @@ export function HistoryPanel({ client, threadId, refreshKey, focus = null, onClo
     client.threads
       .getHistory(threadId, { limit: LIMIT })
       .then((h) => live && (setStates(h), setError(null)))
-      .catch((err) => live && setError(errorText(err)));
+      .catch((err) => live && setError(err));
     return () => {
       live = false;
     };
@@ -60,7 +60,7 @@ export function HistoryPanel({ client, threadId, refreshKey, focus = null, onClo
         <h2>{t("historyTitle")}</h2>
         <button type="button" className="icon" aria-label={t("close")} onClick={onClose} data-testid="history-close"><Icon name="close" /></button>
       </div>
-      {error && <p className="error-text" role="alert">{error}</p>}
+      {error != null && <p className="error-text" role="alert">{describeError(error, t)}</p>}
       {states && states.length === 0 && <p className="muted">{t("noHistory")}</p>}
       <ol className="checkpoints" ref={list}>
         {(states ?? []).map((s) => {
@@ -82,7 +82,7 @@ export function HistoryPanel({ client, threadId, refreshKey, focus = null, onClo
               </button>
               {open && (
                 <div className="cp-detail" data-testid="history-detail">
-                  <div className="muted small">{t("stateAt")} · {messages.length} {t("messages")}{s.next.length ? ` · ${t("nextNodes")}: ${s.next.join(", ")}` : ""}</div>
+                  <div className="muted small">{t("stateAt")} · {messages.length} {t(messages.length === 1 ? "oneMessage" : "messages")}{s.next.length ? ` · ${t("nextNodes")}: ${s.next.join(", ")}` : ""}</div>
                   <ul className="cp-messages">
                     {messages.slice(-6).map((m, i) => (
                       <li key={i}><b>{m.type}</b> {textOf(m.content).slice(0, 160) || "…"}</li>

@@ -1,5 +1,5 @@
 import { lazy, Suspense, useEffect, useMemo, useState } from "react";
-import { errorText, fetchOpsStats } from "../api";
+import { describeError, fetchOpsStats } from "../api";
 import { localeOf, useI18n } from "../i18n";
 import { count, growthOption, toolRankingOption, type OpsStats } from "../lib/ops";
 import { FailureList, SizeTable, SweepLine, ToolTable } from "./OpsSections";
@@ -17,14 +17,14 @@ interface Props {
 export function OpsPage({ apiKey, dark, onOpenCheckpoint, onBack }: Props) {
   const { t, lang } = useI18n();
   const [stats, setStats] = useState<OpsStats | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
   const [tick, setTick] = useState(0);
 
   useEffect(() => {
     let live = true;
     fetchOpsStats(apiKey)
       .then((s) => live && (setStats(s), setError(null)))
-      .catch((err) => live && setError(errorText(err)));
+      .catch((err) => live && setError(err));
     return () => {
       live = false;
     };
@@ -43,7 +43,7 @@ export function OpsPage({ apiKey, dark, onOpenCheckpoint, onBack }: Props) {
   const growthTotals = (stats?.growth ?? []).reduce((sum, d) => ({ checkpoints: sum.checkpoints + d.checkpoints, turns: sum.turns + d.turns }), { checkpoints: 0, turns: 0 });
 
   return (
-    <main className="ops" data-testid="ops-page" aria-busy={!stats && !error}>
+    <main className="ops" data-testid="ops-page" aria-busy={!stats && error == null}>
       <div className="chat-bar">
         <h1 className="chat-title">{t("opsTitle")}</h1>
         <div className="row">
@@ -57,8 +57,8 @@ export function OpsPage({ apiKey, dark, onOpenCheckpoint, onBack }: Props) {
         </div>
       </div>
       <div className="ops-body">
-        {error && <p className="error-box" role="alert" data-testid="ops-error">{error}</p>}
-        {!stats && !error && <p className="muted" role="status">{t("loading")}</p>}
+        {error != null && <p className="error-box" role="alert" data-testid="ops-error">{describeError(error, t)}</p>}
+        {!stats && error == null && <p className="muted" role="status">{t("loading")}</p>}
         {stats && (
           <>
             <section className="ops-figures" aria-label={t("activeThreads")}>

@@ -1,12 +1,12 @@
 import { useState } from "react";
-import { downloadWithKey, errorText, reportUrl, storedKey } from "../api";
+import { describeError, downloadWithKey, reportUrl, storedKey } from "../api";
 import { useI18n } from "../i18n";
 import { Icon } from "./Icon";
 
 /** Download of a written report; fetched with the API key header, so it works with auth on. */
 export function ReportLink({ threadId, path }: { threadId: string; path: string }) {
   const { t } = useI18n();
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
   const file = path.split(/[\\/]/).pop() ?? path;
   const url = reportUrl(threadId, path);
   return (
@@ -20,12 +20,12 @@ export function ReportLink({ threadId, path }: { threadId: string; path: string 
         onClick={(e) => {
           e.preventDefault();
           setError(null);
-          downloadWithKey(url, storedKey(), file).catch((err) => setError(errorText(err)));
+          downloadWithKey(url, storedKey(), file).catch((err) => setError(err));
         }}
       >
         {t("download")}
       </a>
-      {error && <span className="error-text" role="alert">{error}</span>}
+      {error != null && <span className="error-text" role="alert">{describeError(error, t)}</span>}
     </div>
   );
 }

@@ -127,7 +127,7 @@ export function AssistantTurn(props: AssistantProps) {
       <div className="msg-tools">
         <BranchSwitcher branch={branch.branch} options={branch.options} onSelect={onBranch} />
         {!streaming && text.trim() && (
-          <button type="button" className="link" onClick={() => navigator.clipboard?.writeText(text)}>{t("copy")}</button>
+          <CopyButton text={text} />
         )}
         {onRegenerate && (
           <button type="button" className="link" disabled={busy} onClick={onRegenerate} data-testid="regenerate-button">
@@ -137,4 +137,44 @@ export function AssistantTurn(props: AssistantProps) {
       </div>
     </div>
   );
+}
+
+/** Copy, and say whether it worked. The Clipboard API exists only on https and localhost: a page
+ * served over plain http on the network copies through a selection instead. */
+function CopyButton({ text }: { text: string }) {
+  const { t } = useI18n();
+  const [done, setDone] = useState<"copied" | "copyFailed" | null>(null);
+  const copy = async () => {
+    let ok: boolean;
+    try {
+      await navigator.clipboard.writeText(text);
+      ok = true;
+    } catch {
+      ok = copyBySelection(text);
+    }
+    setDone(ok ? "copied" : "copyFailed");
+    setTimeout(() => setDone(null), 2000);
+  };
+  return (
+    <button type="button" className="link" aria-live="polite" onClick={() => void copy()} data-testid="copy-button">
+      {t(done ?? "copy")}
+    </button>
+  );
+}
+
+function copyBySelection(text: string): boolean {
+  const area = document.createElement("textarea");
+  area.value = text;
+  area.setAttribute("readonly", "");
+  area.style.position = "fixed";
+  area.style.opacity = "0";
+  document.body.appendChild(area);
+  area.select();
+  try {
+    return document.execCommand("copy");
+  } catch {
+    return false;
+  } finally {
+    area.remove();
+  }
 }

@@ -110,7 +110,7 @@ type Option = Record<string, unknown>;
 
 function axisStyle(look: Look) {
   const c = palette(look);
-  return { axisLabel: { color: c.muted }, axisLine: { lineStyle: { color: c.line } }, splitLine: { lineStyle: { color: c.line } } };
+  return { axisLabel: { color: c.muted, hideOverlap: true }, axisLine: { lineStyle: { color: c.line } }, splitLine: { lineStyle: { color: c.line } } };
 }
 
 function base(look: Look): Option {
@@ -118,7 +118,8 @@ function base(look: Look): Option {
   return {
     backgroundColor: "transparent",
     textStyle: { color: c.text },
-    legend: { top: 0, textStyle: { color: c.text } },
+    // One line that scrolls rather than lines drawn over the chart on a narrow screen.
+    legend: { top: 0, type: "scroll", textStyle: { color: c.text } },
     tooltip: { trigger: "axis", backgroundColor: c.tip, borderColor: c.line, textStyle: { color: c.text } },
     animationDuration: 300,
   };
@@ -173,7 +174,7 @@ export function toolRankingOption(tools: ToolStat[], labels: ToolLabels, look: L
     ],
     xAxis: [
       { type: "value", gridIndex: 0, minInterval: 1, ...axisStyle(look) },
-      { type: "value", gridIndex: 1, show: hasTimes, ...axisStyle(look), axisLabel: { color: c.muted, formatter: (v: number) => duration(v) } },
+      { type: "value", gridIndex: 1, show: hasTimes, ...axisStyle(look), axisLabel: { color: c.muted, hideOverlap: true, formatter: (v: number) => duration(v) } },
     ],
     yAxis: [category(0, true), category(1, false)],
     series: [
@@ -205,7 +206,7 @@ export function growthOption(days: DayGrowth[], labels: GrowthLabels, look: Look
     xAxis: { type: "category", data: days.map((d) => d.day.slice(5)), ...axisStyle(look), splitLine: { show: false } },
     yAxis: [
       { type: "value", minInterval: 1, ...axisStyle(look) },
-      { type: "value", ...axisStyle(look), splitLine: { show: false }, axisLabel: { color: c.muted, formatter: (v: number) => `${v} KiB` } },
+      { type: "value", ...axisStyle(look), splitLine: { show: false }, axisLabel: { color: c.muted, hideOverlap: true, formatter: (v: number) => `${v} KiB` } },
     ],
     series: [
       { name: labels.written, type: "bar", yAxisIndex: 1, data: days.map((d) => Math.round((d.bytes / 1024) * 10) / 10), itemStyle: { color: c.soft, opacity: 0.45 } },
