@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { errorCode, errorText, httpStatus, isCancellation, isUnreachable } from "./api";
+import { describeError, errorCode, errorText, httpStatus, isCancellation, isUnreachable } from "./api";
+import { DICTS } from "./i18n";
 
 // The shape of the SDK's HTTPError: message "HTTP <status>: <body>", with status and text.
 const httpError = (status: number, text: string) => Object.assign(new Error(`HTTP ${status}: ${text}`), { status, text });
@@ -42,5 +43,24 @@ describe("errorCode", () => {
     expect(errorCode(httpError(413, JSON.stringify({ error: "too_large", message: "request body is larger than 10 bytes" })))).toBe("too_large");
     expect(errorCode(httpError(502, "Bad Gateway"))).toBeNull();
     expect(errorCode(new Error("too_large"))).toBeNull();
+  });
+});
+
+describe("describeError", () => {
+  const zh = (key: "unreachable" | "databaseUnavailable" | "serverError") => DICTS.zh[key];
+  it("says in the page's language what the page knows: the server unreachable, its database down", () => {
+    expect(describeError(new TypeError("Failed to fetch"), zh)).toBe(DICTS.zh.unreachable);
+    const outage = httpError(503, JSON.stringify({ error: "database_unavailable", message: "database unavailable: connection refused" }));
+    expect(describeError(outage, zh)).toBe(DICTS.zh.databaseUnavailable);
+    const timeout = httpError(503, JSON.stringify({ error: "database_timeout", message: "statement timeout" }));
+    expect(describeError(timeout, zh)).toBe(DICTS.zh.databaseUnavailable);
+  });
+
+  it("introduces a server failure in the page's language and keeps the server's words", () => {
+    const crash = httpError(500, JSON.stringify({ error: "internal", message: "boom" }));
+    expect(describeError(crash, zh)).toBe("服务器出错: boom (HTTP 500)");
+    expect(describeError(httpError(502, "Bad Gateway"), zh)).toBe("服务器出错: HTTP 502: Bad Gateway");
+    const missing = httpError(404, JSON.stringify({ error: "not_found", message: "thread t not found" }));
+    expect(describeError(missing, zh)).toBe("thread t not found (HTTP 404)");
   });
 });

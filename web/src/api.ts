@@ -160,9 +160,18 @@ export function errorText(err: unknown): string {
   }
 }
 
-/** An error in the page's language where it has its own words ("cannot reach the server"), else the server's. */
-export function describeError(err: unknown, t: (key: "unreachable") => string): string {
-  return isUnreachable(err) ? t("unreachable") : errorText(err);
+/**
+ * An error in the page's language where it has its own words (the server unreachable, its database
+ * down), else the server's own message, introduced in the page's language when the server failed (5xx).
+ */
+export function describeError(
+  err: unknown, t: (key: "unreachable" | "databaseUnavailable" | "serverError") => string,
+): string {
+  if (isUnreachable(err)) return t("unreachable");
+  const code = errorCode(err);
+  if (code === "database_unavailable" || code === "database_timeout") return t("databaseUnavailable");
+  const status = httpStatus(err);
+  return status !== null && status >= 500 ? `${t("serverError")}: ${errorText(err)}` : errorText(err);
 }
 
 /**
