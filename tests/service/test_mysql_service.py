@@ -40,6 +40,7 @@ from tests.service.test_multitask import (  # noqa: F401  (collected again, on M
     test_two_servers_on_one_database_never_overlap_and_cancel_reaches_across,
 )
 from tests.service.test_run_recovery import (  # noqa: F401
+    test_a_process_never_takes_over_a_run_it_drives,
     test_a_run_stopped_by_a_shutdown_goes_on_at_the_next_start,
     test_a_run_taken_over_too_often_fails_and_its_old_driver_stops,
     test_a_run_whose_server_died_is_finished_by_another,

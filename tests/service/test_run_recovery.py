@@ -113,8 +113,41 @@ async def test_a_run_stopped_by_a_shutdown_goes_on_at_the_next_start(db_url: str
 
 async def test_a_run_taken_over_too_often_fails_and_its_old_driver_stops(db_url: str, tmp_path: Path) -> None:
     """A run whose drivers died three times fails instead of being taken over again; and the process
-    still driving it (here: its heartbeats were made to look dead) learns at its next beat that it
-    lost the run, and stops it without writing its end."""
+    still driving it (alive, but its row says another attempt drives it) learns at its next beat that
+    it lost the run, and stops it without writing its end."""
+    log, hold = tmp_path / "ran.log", tmp_path / "hold"
+    log.touch()
+    hold.touch()
+    driver, url = start_serve(db_url, {CRASH: CRASH_GRAPH}, ORECAST_STALE_RUN_SECONDS=str(STALE))
+    heir = Server.start(settings_for(db_url, graphs={CRASH: CRASH_GRAPH}, stale_run_seconds=STALE))
+    try:
+        client = get_client(url=url)
+        tid = (await client.threads.create())["thread_id"]
+        run = await client.runs.create(
+            tid, CRASH, input={"messages": [{"role": "user", "content": "go"}], "log": str(log), "hold": str(hold)},
+        )
+        await until(lambda: sorted(log.read_text().split()) == ["fast", "slow"], "fast finished, slow started")
+        mark = "?" if db_url.startswith("sqlite") else "%s"
+        raw_sql(db_url, f"UPDATE service_runs SET attempt = 3, heartbeat_at = '2000-01-01T00:00:00+00:00' "
+                        f"WHERE run_id = {mark}", (run["run_id"],))
+        row = f"SELECT status, error, attempt FROM service_runs WHERE run_id = {mark}"
+        await until(lambda: raw_sql(db_url, row, (run["run_id"],))[0][0] == "error", "the run failed")
+        assert raw_sql(db_url, row, (run["run_id"],)) == [("error", "the process driving it stopped 3 times", 4)]
+        assert (await heir.client().threads.get(tid))["status"] == "error"
+        await asyncio.sleep(STALE)  # the driver's next beat finds another attempt on the row: it stops
+        hold.unlink()
+        await asyncio.sleep(1)
+        assert "after" not in log.read_text().split(), "the run the driver lost did not go on"
+        assert raw_sql(db_url, row, (run["run_id"],))[0][0] == "error", "nor did it write its end"
+    finally:
+        driver.kill()
+        driver.wait(30)
+        heir.stop()
+
+
+async def test_a_process_never_takes_over_a_run_it_drives(db_url: str, tmp_path: Path) -> None:
+    """A process whose own run's heartbeats look late (its event loop was blocked) is alive: it goes on
+    with the run, and its recovery leaves it alone."""
     log, hold = tmp_path / "ran.log", tmp_path / "hold"
     log.touch()
     hold.touch()
@@ -127,17 +160,13 @@ async def test_a_run_taken_over_too_often_fails_and_its_old_driver_stops(db_url:
         )
         await until(lambda: sorted(log.read_text().split()) == ["fast", "slow"], "fast finished, slow started")
         mark = "?" if db_url.startswith("sqlite") else "%s"
-        raw_sql(db_url, f"UPDATE service_runs SET attempt = 3, heartbeat_at = '2000-01-01T00:00:00+00:00' "
-                        f"WHERE run_id = {mark}", (run["run_id"],))
-        await asyncio.wait_for(client.runs.join(tid, run["run_id"]), 60)
-        got = await client.runs.get(tid, run["run_id"])
-        assert got["status"] == "error", got
-        assert (await client.threads.get(tid))["status"] == "error"
-        stored = raw_sql(db_url, f"SELECT error, attempt FROM service_runs WHERE run_id = {mark}", (run["run_id"],))
-        assert stored == [("the process driving it stopped 3 times", 4)]
-        await asyncio.sleep(STALE)  # the old driver's next beats come and fail: it stopped the run
+        raw_sql(db_url, f"UPDATE service_runs SET heartbeat_at = '2000-01-01T00:00:00+00:00' WHERE run_id = {mark}",
+                (run["run_id"],))
+        await asyncio.sleep(STALE)  # several looks of its recovery
         hold.unlink()
-        await asyncio.sleep(1)
-        assert log.read_text().split().count("after") == 0, "the lost run did not go on"
+        finished = await asyncio.wait_for(client.runs.join(tid, run["run_id"]), 60)
+        assert [m["content"] for m in finished["messages"]] == ["go", "fast done", "slow done", "after done"]
+        assert attempt_of(db_url, run["run_id"]) == 1
+        assert sorted(log.read_text().split()) == ["after", "fast", "slow"]
     finally:
         server.stop()

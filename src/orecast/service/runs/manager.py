@@ -157,6 +157,11 @@ class RunManager:
         self._local[run.run_id] = _Local(task, events, shared=0 if resumable else None, attempt=attempt)
         return events
 
+    def drives(self, run_id: str) -> bool:
+        """Whether this process drives the run now (however late its heartbeats)."""
+        local = self._local.get(run_id)
+        return local is not None and not local.task.done()
+
     async def cancel_local(self, run_id: str, action: str) -> None:
         local = self._local.get(run_id)
         if local is not None and not local.task.done():

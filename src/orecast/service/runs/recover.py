@@ -32,6 +32,8 @@ async def recover_dead_runs(svc: Services) -> list[str]:
     taken = []
     stale = svc.runs.stale_seconds
     for run_id in await svc.repo.dead_runs(stale):
+        if svc.runs.drives(run_id):  # alive here, its beats late (a blocked event loop): not dead
+            continue
         found = await svc.repo.take_over(run_id, stale)
         if found is None:  # another process took it first, or it ended meanwhile
             continue
