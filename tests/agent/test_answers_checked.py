@@ -463,7 +463,7 @@ async def test_which_rose_more_is_answered(agent: Any, thread_id: str, question:
 
 
 @pytest.mark.parametrize(("question", "words"), [
-    ("如果螺纹钢价格下跌10%，铁矿石期货会怎样？", "R² {r2} 表示这一因素解释了矿价变动的约 {share}"),
+    ("如果螺纹钢价格下跌10%，铁矿石期货会怎样？", "R² {r2} 表示这一因素解释了大商所铁矿石期货（连续，结算价）变动的约 {share}"),
     ("If coking coal rises 10%, what happens to iron ore?", "an R² of only {r2} means"),
 ])
 async def test_what_r2_says_follows_its_size(agent: Any, thread_id: str, question: str, words: str) -> None:
@@ -472,3 +472,61 @@ async def test_what_r2_says_follows_its_size(agent: Any, thread_id: str, questio
     r2 = market.scenario(args["driver"], args["shock"], args["target"]).r2
     assert words.format(r2=f"{r2:.2f}", share=f"{100 * r2:.0f}%") in turn.text
     assert "R² 低" not in turn.text and "a low R²" not in turn.text
+
+
+@pytest.mark.parametrize(("question", "unit"), [("热卷和螺纹钢的价差现在是多少？", "元/吨"),
+                                               ("What is the spread between HRC and rebar?", "CNY/t")])
+async def test_a_spread_is_computed(agent: Any, thread_id: str, question: str, unit: str) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    hrc = _csv("shfe_hot_rolled_coil_futures_daily.csv", "settle_cny_per_t")
+    rebar = _csv("shfe_rebar_futures_daily.csv", "settle_cny_per_t")
+    assert hrc.index[-1] == rebar.index[-1]
+    assert f"{float(hrc.iloc[-1] - rebar.iloc[-1]):+,.2f} {unit}" in turn.text
+    assert str(hrc.index[-1].date()) in turn.text
+
+
+@pytest.mark.parametrize(("question", "words"), [
+    ("What was the average DCE iron ore price in Q3 2026?", "do not cover the whole period"),
+    ("2026年铁矿石期货均价", "不是整个时期"),
+])
+async def test_a_period_the_data_covers_in_part_is_said_to(
+    agent: Any, thread_id: str, question: str, words: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    ore = _csv("dce_iron_ore_futures_daily.csv", "settle_cny_per_t")
+    start = "2026-07" if "Q3" in question else "2026"
+    assert words in turn.text and str(ore.index[-1].date()) in turn.text
+    assert_number(turn.text, float(ore[start:].mean()))
+
+
+async def test_a_scenario_answers_for_the_series_asked(agent: Any, thread_id: str) -> None:
+    turn = await run_turn(agent, thread_id, "如果PMI上升1个点，螺纹钢会怎样？")
+    assert turn.call("price_scenario").args == {"driver": "pmi", "shock": 1.0, "target": "shfe_rebar_daily"}
+    rebar = _csv("shfe_rebar_futures_daily.csv", "settle_cny_per_t")
+    assert f"以最新值 {float(rebar.iloc[-1]):,.2f} 元/吨" in turn.text
+    assert "矿价" not in turn.text
+
+
+@pytest.mark.parametrize(("question", "words"), [
+    ("What happens to iron ore if China's property market collapses?", "no history of property starts"),
+    ("What is the iron ore price in euros?", "I do not have data on euro exchange rates"),
+    ("铁矿石用欧元计价是多少？", "我没有欧元汇率"),
+])
+async def test_a_shock_or_currency_we_cannot_measure_gets_no_number(
+    agent: Any, thread_id: str, question: str, words: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    assert turn.calls == [] and words in turn.text
+    assert not re.search(r"\d+\.\d{2}", turn.text)
+
+
+@pytest.mark.parametrize(("question", "label"), [("What was the mill margin in 2025?", "value at the end of the period"),
+                                                ("2025年钢厂利润怎么样？", "期末值")])
+async def test_a_past_margin_is_not_called_latest(agent: Any, thread_id: str, question: str, label: str) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    frame = pd.concat([_csv(f, "settle_cny_per_t") for f in (
+        "shfe_rebar_futures_daily.csv", "dce_iron_ore_futures_daily.csv", "dce_coke_futures_daily.csv")],
+        axis=1, join="inner").dropna().loc["2025"]
+    margin = frame.iloc[:, 0] - 1.6 * frame.iloc[:, 1] - 0.5 * frame.iloc[:, 2]
+    assert f"{label} {float(margin.iloc[-1]):,.2f}" in turn.text
+    assert_number(turn.text, float(margin.mean()))

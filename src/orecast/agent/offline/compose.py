@@ -273,6 +273,20 @@ def change_ranking(payloads: list[dict[str, Any]], zh: bool) -> str:
     return f"Change over the period (first to last value of each): {listing}. {verdict[0].upper()}{verdict[1:]}."
 
 
+def spread(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:
+    """"热卷和螺纹钢的价差": the difference of two latest prices in one unit, on the dates they have."""
+    a, b = localise(a, zh), localise(b, zh)  # the analyst hands these over unrendered
+    unit, va, vb = a.get("unit"), a.get("latest", {}), b.get("latest", {})
+    if unit != b.get("unit") or not all(isinstance(x.get("value"), int | float) for x in (va, vb)):
+        return ""
+    na, nb = _name(a, zh), _name(b, zh)
+    when = va.get("date") if va.get("date") == vb.get("date") else f"{va.get('date')} / {vb.get('date')}"
+    diff = signed(va["value"] - vb["value"], unit)
+    if zh:
+        return f"价差（{na} − {nb}，{when}）：{diff}。"
+    return f"Spread ({na} − {nb}, {when}): {diff}."
+
+
 def seasonality(p: dict[str, Any], zh: bool) -> str:
     """Mean change of the monthly average by calendar month, with how many years stand behind it."""
     means = {int(m): v for m, v in (p.get("seasonal_mean_change_pct") or {}).items()
@@ -356,15 +370,17 @@ def relate(p: dict[str, Any], zh: bool) -> str:
 
 def margin(p: dict[str, Any], zh: bool) -> str:
     rng, last, unit = p.get("range", {}), p.get("last", {}), p.get("unit", "")
+    fresh = p.get("freshness") if isinstance(p.get("freshness"), dict) else {}
+    ended = bool(fresh.get("last_date")) and fresh.get("last_date") != last.get("date")  # "in 2025"
     if zh:
         text = (f"**{p.get('name_zh')}**（螺纹钢 − 1.6 × 铁矿石 − 0.5 × 焦炭，单位 {p.get('unit')}）：\n"
-                f"- 最新 {level(last.get('value'), unit)}（{last.get('date')}），处于 {rng.get('first')} 以来第 {fmt(p.get('percentile_in_range'))} 百分位\n"
+                f"- {'期末值' if ended else '最新'} {level(last.get('value'), unit)}（{last.get('date')}），处于 {rng.get('first')} 以来第 {fmt(p.get('percentile_in_range'))} 百分位\n"
                 f"- 均值 {level(p.get('mean'), unit)}，最低 {level(p.get('min'), unit)}，最高 {level(p.get('max'), unit)}\n"
                 "- 利润收缩时钢厂倾向减产、压低铁矿石需求；利润扩张则支撑矿价。"
                 "\n注意：连续合约的换月日期不同（螺纹钢 1/5/10 月，铁矿石 1/5/9 月），换月时利润会跳动。")
     else:
         text = (f"**{p.get('name_en')}** ({p.get('formula')}, unit {p.get('unit')}):\n"
-                f"- latest {level(last.get('value'), unit)} ({last.get('date')}), percentile {fmt(p.get('percentile_in_range'))} since {rng.get('first')}\n"
+                f"- {'value at the end of the period' if ended else 'latest'} {level(last.get('value'), unit)} ({last.get('date')}), percentile {fmt(p.get('percentile_in_range'))} since {rng.get('first')}\n"
                 f"- mean {level(p.get('mean'), unit)}, min {level(p.get('min'), unit)}, max {level(p.get('max'), unit)}\n"
                 "- Shrinking margins push mills to cut output and weigh on ore demand; wide margins support ore."
                 f"\nCaveat: {p.get('caveat')}")
@@ -528,18 +544,19 @@ def scenario(p: dict[str, Any], zh: bool) -> str:
     r2 = p.get("r2") if isinstance(p.get("r2"), int | float) else 0.0
     # What R² says depends on its size: "low" was said of 0.56 too.
     share_r2 = f"{100 * r2:.0f}%"
-    fit_zh = (f"R² 只有 {fmt(r2)}，这一因素只解释了矿价变动的约 {share_r2}" if r2 < 0.3
-              else f"R² {fmt(r2)} 表示这一因素解释了矿价变动的约 {share_r2}，其余来自别的因素")
-    fit_en = (f"an R² of only {fmt(r2)} means this driver explains about {share_r2} of the price's moves"
+    fit_zh = (f"R² 只有 {fmt(r2)}，这一因素只解释了{target}变动的约 {share_r2}" if r2 < 0.3
+              else f"R² {fmt(r2)} 表示这一因素解释了{target}变动的约 {share_r2}，其余来自别的因素")
+    fit_en = (f"an R² of only {fmt(r2)} means this driver explains about {share_r2} of the moves of {target}"
               if r2 < 0.3 else
-              f"an R² of {fmt(r2)} means this driver explains about {share_r2} of the price's moves, the rest comes from elsewhere")
+              f"an R² of {fmt(r2)} means this driver explains about {share_r2} of the moves of {target}, the rest "
+              "comes from elsewhere")
     if zh:
         lines = [
             f"**情景：如果{p.get('driver_name_zh')}变动 {shock_txt}**（{target}，单位 {p.get('unit')}）",
             f"- 历史上（{sample.get('first')} 至 {sample.get('last')}，{sample.get('n')} 个{freq_zh}观测），"
-            f"{p.get('driver_name_zh')}每变动 1{'个点' if unit_shock == '个点' else '%'}，矿价同期平均变动 "
+            f"{p.get('driver_name_zh')}每变动 1{'个点' if unit_shock == '个点' else '%'}，{target}同期平均变动 "
             f"{pct(p.get('slope_pct_per_unit'))}（标准误 {fmt(p.get('slope_se'))} 个百分点，R² {fmt(p.get('r2'))}）。",
-            f"- 按这个历史关系，这一冲击对应矿价约 {pct(p.get('effect_pct'))}（斜率不确定性的 80% 区间 "
+            f"- 按这个历史关系，这一冲击对应{target}约 {pct(p.get('effect_pct'))}（斜率不确定性的 80% 区间 "
             f"{pct(e80[0])} 至 {pct(e80[1])}）；加上其它因素的波动，80% 区间 {pct(o80[0])} 至 {pct(o80[1])}，"
             f"95% 区间 {pct(o95[0])} 至 {pct(o95[1])}。",
             f"- 以最新值 {level(base.get('value'), unit)}（{base.get('date')}）为基准，约 {level(p.get('implied_level'), unit)}"
@@ -554,8 +571,8 @@ def scenario(p: dict[str, Any], zh: bool) -> str:
             f"- Historically ({sample.get('first')} to {sample.get('last')}, {sample.get('n')} "
             f"{p.get('frequency')} observations), a 1{' point' if unit_shock == '个点' else '%'} change "
             f"in {p.get('driver_name_en')} came with an average {pct(p.get('slope_pct_per_unit'))} "
-            f"move in the ore price (standard error {fmt(p.get('slope_se'))} percentage points, R² {fmt(p.get('r2'))}).",
-            f"- On that relation, this shock would go with about {pct(p.get('effect_pct'))} on the price "
+            f"move in {target} (standard error {fmt(p.get('slope_se'))} percentage points, R² {fmt(p.get('r2'))}).",
+            f"- On that relation, this shock would go with about {pct(p.get('effect_pct'))} on {target} "
             f"(80% band from the slope {pct(e80[0])} to {pct(e80[1])}); with everything else that moves "
             f"the price, 80% range {pct(o80[0])} to {pct(o80[1])}, 95% range {pct(o95[0])} to {pct(o95[1])}.",
             f"- From the latest {level(base.get('value'), unit)} ({base.get('date')}): about "

@@ -135,6 +135,7 @@ MISSING_TOPICS: dict[str, tuple[str, ...]] = {
     "manganese": ("manganese", "锰"),
     "cobalt": ("cobalt", "钴"),
     "grains": ("soybean", "wheat", "corn", "大豆", "小麦", "玉米"),
+    "euro": ("欧元", "euros", "in euro", "eur/", "/eur"),  # no EUR rate: never a converted price
 }
 NAME_ASK = (
     "我叫什么", "我的名字是什么", "我是谁", "记得我的名字", "what is my name", "what's my name",
@@ -440,12 +441,12 @@ _SIZE = re.compile(r"([-+]?\d+(?:\.\d+)?)\s*(%|％|个百分点|百分点|percen
 def _scenario(text: str, low: str) -> tuple[tuple[str, float] | None, str | None]:
     if not _IF.search(low):
         return None, None
+    for key, words in _UNSUPPORTED_SHOCKS:
+        if any(w in low for w in words):  # "if the property market collapses": no size needed
+            return None, key
     size = _SIZE.search(low)
     if size is None:
         return None, None
-    for key, words in _UNSUPPORTED_SHOCKS:
-        if any(w in low for w in words):
-            return None, key
     driver = next((key for key, words in _DRIVER_WORDS
                    if any(re.search(rf"(?<![a-z]){re.escape(w)}", low) for w in words)), None)
     if driver is None:
@@ -537,6 +538,9 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     for intent, words in INTENT_WORDS.items():
         if _contains(low, words):
             q.intents.append(intent)
+    if re.search(r"价差|差价|spread", low) and not (q.start or q.end or q.last_period) and "history" in q.intents:
+        q.intents.remove("history")  # "the spread between HRC and rebar": now, not a history
+        q.intents.append("latest")
     if "seasonal" in q.intents:
         # "有季节性吗？哪个月份通常上涨？" asks for the by-month statistics, not the last price.
         q.intents = ["describe", *(i for i in q.intents

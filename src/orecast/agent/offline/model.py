@@ -146,6 +146,10 @@ class OfflineAnalyst(BaseChatModel):
                      and isinstance(p := compose.payload_of(m.text), dict)]
         if len(described) > 1 and re.search(r"volatil|波动", q.text, re.I):
             parts.append(compose.volatility_ranking(described, q.zh))
+        latests = [p for m in results if calls.get(m.tool_call_id, ("", {}))[0] == "latest_price"
+                   and isinstance(p := compose.payload_of(m.text), dict)]
+        if len(latests) == 2 and re.search(r"价差|差价|相差|spread|difference|gap between", q.text, re.I):
+            parts.append(compose.spread(*latests, q.zh))
         histories = [p for m in results if calls.get(m.tool_call_id, ("", {}))[0] == "price_history"
                      and isinstance(p := compose.payload_of(m.text), dict)]
         if len(histories) > 1 and re.search(r"which|more|better|compare|哪个|谁|更|对比|比较", q.text, re.I):

@@ -29,6 +29,14 @@ PRIMARY = (
 # Every method a user can ask for; `nowcast` only where a daily indicator exists (see below).
 COMPARED_METHODS = ("naive", "drift", "ets", "arima", "theta", "ensemble")
 COMPARISON_STEP = {"daily": 10, "weekly": 4, "monthly": 3}
+# The series a scenario driver is measured by: never the target of its own shock.
+DRIVER_SERIES = {
+    "steel_output": ("crude_steel_china_annual", "crude_steel_world_annual"),
+    "pmi": ("china_pmi_monthly",), "usd_cnh": ("usd_cnh_daily",),
+    "coking_coal": ("dce_coking_coal_daily",), "coke": ("dce_coke_daily",),
+    "rebar": ("shfe_rebar_daily",), "hrc": ("shfe_hrc_daily",),
+    "oil": ("brent_wb_monthly", "wti_wb_monthly", "crude_oil_avg_wb_monthly"),
+}
 
 
 def has_nowcast(series: str) -> bool:
@@ -127,8 +135,9 @@ class Planner:
             return Plan(reply=scope.unsupported_shock(q.scenario_unsupported, q.zh))
         if q.scenario and "price_scenario" in self.tools:
             driver, shock = q.scenario
-            target = ("dce_iron_ore_daily" if "dce_iron_ore_daily" in q.series
-                      else "iron_ore_wb_monthly")
+            # "如果PMI上升1个点，螺纹钢会怎样": the series named that is not the driver's own.
+            named = [s for s in q.series if s not in DRIVER_SERIES.get(driver, ())]
+            target = named[0] if named else "iron_ore_wb_monthly"
             return Plan([("price_scenario", {"driver": driver, "shock": shock, "target": target})])
         if q.missing:
             return Plan(reply=scope.no_data(q.missing, q.zh))
@@ -251,6 +260,8 @@ class Planner:
                 gap = scope.coverage_gap(s, q.start, q.end, q.zh)
                 if gap is None:
                     kept.append(s)
+                    if partial := scope.partial_note(s, q.start, q.end, q.zh):
+                        notes.append(partial)
                 else:
                     notes.append(gap)
                     calls.append(("latest_price", {"series": s}))

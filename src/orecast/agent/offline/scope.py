@@ -32,6 +32,7 @@ _TOPICS = {
     "manganese": ("锰矿价格", "manganese prices"),
     "cobalt": ("钴价", "cobalt prices"),
     "grains": ("农产品价格", "farm commodity prices"),
+    "euro": ("欧元汇率（只有美元兑离岸人民币）", "euro exchange rates (only USD/CNH)"),
     "interest_rate": ("利率", "interest rates"),
     "property": ("房地产新开工", "property starts"),
     "policy": ("限产政策", "output-cut policies"),
@@ -164,6 +165,22 @@ def coverage_gap(series: str, start: str | None, end: str | None, zh: bool) -> s
             "only. Below is the latest value I have; it does not answer for the period you asked about.")
 
 
+def partial_note(series: str, start: str | None, end: str | None, zh: bool) -> str | None:
+    """A period the data covers only in part ("Q3 2026", "今年" on data ending in August): say the
+    numbers stop where the data does, so a partial quarter is not read as the whole one."""
+    facts = cat.catalogue().get(series)
+    if facts is None or not facts.end or not end:
+        return None
+    last, hi = pd.Timestamp(facts.end), bound(end, True)
+    if hi <= last or (start and bound(start, False) > last):
+        return None
+    period = f"{bound(start).date() if start else facts.start} – {hi.date().isoformat()}"
+    return (f"你问的时期是 {period}，但我的{cat.name(series, True)}数据只到 {facts.end}：下面的数字只覆盖到 "
+            f"{facts.end}，不是整个时期。" if zh else
+            f"You asked about {period}, but my {cat.name(series, False)} data ends on {facts.end}: the "
+            "figures below stop there and do not cover the whole period.")
+
+
 def asks_benchmark(text: str) -> bool:
     """The World Bank monthly average was asked for by name."""
     return bool(re.search(r"world bank|世界银行|世行|monthly|月度|月均|62%|62品位|cfr|普氏|platts",
@@ -279,11 +296,11 @@ def gap_note(series: str, start: str, end: str | None, zh: bool) -> str:
     facts = cat.catalogue()[series]
     period = start if not end or end == start else f"{start} – {end}"
     if zh:
-        return (f"我的{cat.name(series, True)}数据只到 {facts.end}，{period} 没有实际数据（数据在那之后还没有更新，"
-                f"不是这段时间没有价格）。下面是对 {period} 的预测：从 {facts.end} 起逐期预测，中间各期本身也是预测；"
+        return (f"我的{cat.name(series, True)}数据只到 {facts.end}，{period} 没有实际数据（数据在那之后还没有更新）。"
+                f"下面是对 {period} 的预测：从 {facts.end} 起逐期预测，中间各期本身也是预测；"
                 f"{period} 的各行给出中位预测和 80%/95% 区间，这是一个可能的范围，不是实际价格。")
     return (f"My {cat.name(series, False)} data ends on {facts.end}, so I have no actual value for {period} "
-            "(the data has not been updated since; it is not that there was no price). Below is a "
+            "(the data has not been updated since). Below is a "
             f"forecast for {period} instead: it runs from {facts.end}, the periods in between are "
             f"forecasts too, and the rows for {period} give the median and 80%/95% ranges: a range "
             "of likely values, not the actual price.")
