@@ -342,10 +342,14 @@ def _csv(file: str, column: str) -> pd.Series:
     ("What was the iron ore price on 2025-02-29?", "2025-02-29 is not a date"),
     ("What is the price of unobtainium?", 'I do not have data on "unobtainium"'),
     ("香蕉的价格是多少？", "我没有“香蕉”的数据"),
-    ("Forecast iron ore for the next -3 months", "must be positive"),
+    ("Forecast iron ore for the next -3 months", "must be a positive whole number of periods, not -3"),
     ("预测未来100年的铁矿石价格", "太远"),
     ("What is the forecast for iron ore with method xyz?", "no forecasting method called xyz"),
     ("用xyz方法预测铁矿石", "我没有叫 xyz 的预测方法"),
+    ("预测铁矿石未来0个月", "必须是正整数，0 不行"),
+    ("forecast iron ore for the next 1.5 months", "positive whole number of periods, not 1.5"),
+    ("How accurate was your forecast for October 2026?", "no forecast for it can be checked"),
+    ("你对2026年10月的预测准吗？", "对它的任何预测都还无法检验"),
 ])
 async def test_what_cannot_be_answered_is_said_so_without_a_number(
     agent: Any, thread_id: str, question: str, words: str
@@ -530,3 +534,40 @@ async def test_a_past_margin_is_not_called_latest(agent: Any, thread_id: str, qu
     margin = frame.iloc[:, 0] - 1.6 * frame.iloc[:, 1] - 0.5 * frame.iloc[:, 2]
     assert f"{label} {float(margin.iloc[-1]):,.2f}" in turn.text
     assert_number(turn.text, float(margin.mean()))
+
+
+@pytest.mark.parametrize(("question", "words"), [("预测铁矿石过去3个月的价格", "过去的时期不需要预测"),
+                                                ("forecast iron ore over the past 3 months", "needs no forecast")])
+async def test_a_forecast_of_the_past_is_the_data(agent: Any, thread_id: str, question: str, words: str) -> None:
+    """It ignored "past" and forecast the next six months."""
+    turn = await run_turn(agent, thread_id, question)
+    ore = _csv("iron_ore_monthly_worldbank.csv", "iron_ore_price")
+    start = (ore.index[-1] - pd.DateOffset(months=3)).date().isoformat()
+    assert [(c.name, c.args) for c in turn.calls] == [
+        ("price_history", {"series": "iron_ore_wb_monthly", "start": start})]
+    assert words in turn.text
+    assert f"{float(100 * (ore.iloc[-1] / ore[start:].iloc[0] - 1)):+.2f}%" in turn.text
+
+
+@pytest.mark.parametrize(("question", "words"), [("PMI有季节性吗？", "个点"), ("PMI statistics", "points")])
+async def test_the_pmis_volatility_and_drawdown_are_points(
+    agent: Any, thread_id: str, question: str, words: str
+) -> None:
+    """The PMI's volatility was printed as 250.44 % (point changes times 100)."""
+    turn = await run_turn(agent, thread_id, question)
+    pmi = _csv("china_nbs_manufacturing_pmi_monthly.csv", "china_nbs_manufacturing_pmi")
+    changes = pmi.diff().dropna()
+    year = changes[changes.index > pmi.index[-1] - pd.DateOffset(years=1)]
+    volatility = float(year.std(ddof=1) * np.sqrt(12))
+    drawdown = float((pmi["2008":] - pmi["2008":].cummax()).min())
+    assert f"{volatility:.2f} {words}" in turn.text
+    assert f"{drawdown:+.2f} {words}" in turn.text
+    assert "%" not in next(x for x in turn.text.splitlines() if "回撤" in x or "drawdown" in x)
+
+
+@pytest.mark.parametrize("question", ["回测nowcast方法在螺纹钢上", "backtest the nowcast method on rebar"])
+async def test_a_method_named_is_the_method_used(agent: Any, thread_id: str, question: str) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    assert turn.call("backtest_forecast").args["method"] == "nowcast"
+    assert re.search(r"nowcast 方法需要一个日度指标|nowcast", turn.text)
+    assert not turn.results[0].ok  # rebar has no daily indicator: said, not replaced by auto

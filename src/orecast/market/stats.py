@@ -119,9 +119,13 @@ def describe(
     rets = returns(values, meta)
     year = rets[rets.index > values.index[-1] - pd.DateOffset(years=1)]
     ppy = PERIODS_PER_YEAR.get(meta.frequency, 12)
-    vol = float(year.std(ddof=1) * np.sqrt(ppy) * 100) if len(year) >= 3 else None
+    # A diffusion index (PMI) moves in points: its volatility and drawdown are points too (a % of
+    # points printed the PMI's volatility as 250 %).
+    scale = 100 if meta.log_model else 1
+    vol = float(year.std(ddof=1) * np.sqrt(ppy) * scale) if len(year) >= 3 else None
     running_max = values.cummax()
-    drawdown = values / running_max - 1 if bool((values > 0).all()) else values - running_max
+    relative = meta.log_model and bool((values > 0).all())
+    drawdown = values / running_max - 1 if relative else values - running_max
     trough = drawdown.idxmin()
     peak = values.loc[:trough].idxmax()
     seasonal: dict[int, float] = {}
@@ -143,7 +147,7 @@ def describe(
         changes={k: _change(values, off, meta) for k, off in CHANGE_WINDOWS.items()},
         change_unit="%" if meta.log_model else "points",
         volatility_pct=vol,
-        max_drawdown_pct=float(drawdown.min() * (100 if bool((values > 0).all()) else 1)),
+        max_drawdown_pct=float(drawdown.min() * (100 if relative else 1)),
         drawdown_peak=peak, drawdown_trough=trough,
         percentile=float(100 * (values <= values.iloc[-1]).mean()),
         minimum=float(values.min()), maximum=float(values.max()), mean=float(values.mean()),

@@ -218,14 +218,16 @@ def describe(p: dict[str, Any], zh: bool, *, seasonal: bool = False) -> str:
     lo, hi = _when(p.get("min_date"), zh), _when(p.get("max_date"), zh)
     def ch(v: Any) -> str:
         return points(v, zh) if diffusion else pct(v)
+    def size(v: Any) -> str:  # volatility and drawdown: points for the PMI, % for prices
+        return points(v, zh).lstrip("+") if diffusion else share(v)
     if zh:
         lines = [f"**{_name(p, zh)}** 统计（{rng.get('first')} 至 {rng.get('last')}，{rng.get('count')} 个观测，单位 {unit}）：",
                  f"- {'期末值' if period_end else '最新'} {level(last.get('value'), unit)}（{last.get('date')}），处于区间第 {fmt(p.get('percentile_in_range'))} 百分位",
                  f"- 均值 {level(p.get('mean'), unit)}，最低 {level(p.get('min'), unit)}{lo}，最高 {level(p.get('max'), unit)}{hi}"]
         if p.get("volatility_annualised_pct") is not None:
-            lines.append(f"- {'区间内（最多取最后一年）' if period_end else '近一年'}年化波动率 {share(p.get('volatility_annualised_pct'))}")
+            lines.append(f"- {'区间内（最多取最后一年）' if period_end else '近一年'}年化波动率 {size(p.get('volatility_annualised_pct'))}")
         if dd.get("pct") is not None:
-            lines.append(f"- 最大回撤 {share(dd.get('pct'))}（{dd.get('peak')} 至 {dd.get('trough')}）")
+            lines.append(f"- 最大回撤 {size(dd.get('pct'))}（{dd.get('peak')} 至 {dd.get('trough')}）")
         if changes:
             lines.append("- 涨跌：" + "，".join(f"{CHANGE_LABELS.get(k, (k, k))[0]} {ch(v)}" for k, v in changes.items()))
     else:
@@ -233,9 +235,9 @@ def describe(p: dict[str, Any], zh: bool, *, seasonal: bool = False) -> str:
                  f"- {'value at the end of the period' if period_end else 'latest'} {level(last.get('value'), unit)} ({last.get('date')}), percentile {fmt(p.get('percentile_in_range'))} of the range",
                  f"- mean {level(p.get('mean'), unit)}, min {level(p.get('min'), unit)}{lo}, max {level(p.get('max'), unit)}{hi}"]
         if p.get("volatility_annualised_pct") is not None:
-            lines.append(f"- annualised volatility ({'over the period, its last 12 months at most' if period_end else 'last year'}) {share(p.get('volatility_annualised_pct'))}")
+            lines.append(f"- annualised volatility ({'over the period, its last 12 months at most' if period_end else 'last year'}) {size(p.get('volatility_annualised_pct'))}")
         if dd.get("pct") is not None:
-            lines.append(f"- max drawdown {share(dd.get('pct'))} ({dd.get('peak')} to {dd.get('trough')})")
+            lines.append(f"- max drawdown {size(dd.get('pct'))} ({dd.get('peak')} to {dd.get('trough')})")
         if changes:
             lines.append("- changes: " + ", ".join(f"{CHANGE_LABELS.get(k, (k, k))[1]} {ch(v)}" for k, v in changes.items()))
     if seasonal:

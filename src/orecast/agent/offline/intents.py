@@ -48,7 +48,7 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
         "statistic", "stats", "average", "mean", "volatility", "volatile", "highest", "lowest",
         "maximum", "minimum", "peak", "describe", "summary", "summarise", "summarize", "range",
         "统计", "均价", "平均", "波动", "最高", "最低", "概况", "描述", "区间",
-        "drawdown", "回撤", "高位", "低位", "bull market", "bear market", "bull or bear", "牛市", "熊市",
+        "drawdown", "回撤", "高位", "低位", "cheap", "expensive", "便宜", "贵", "bull market", "bear market", "bull or bear", "牛市", "熊市",
         "regime",
     ),
     # Mean change by calendar month (describe_series computes it): answered by "describe".
@@ -525,8 +525,8 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         q.unknown = unknown_subject(text, known_series)
     q.method = find_method(text)
     q.horizon, q.last_period = _horizon(text)
-    if m := re.search(r"(?:next|未来|后|ahead)\s*(-\s*\d+|负\s*\S+?)\s*(?:个)?\s*(?:months?|weeks?|days?|years?|"
-                      r"trading days?|月|周|天|日|年|交易日)", low):
+    if m := re.search(r"(?:next|未来|后|ahead)\s*(-\s*\d+(?:\.\d+)?|负\s*\S+?|0+|零|\d+\.\d+)\s*(?:个)?\s*"
+                      r"(?:months?|weeks?|days?|years?|trading days?|月|周|天|日|年|交易日)", low):
         q.bad_horizon = m.group(1).replace(" ", "")
     if q.method is None:
         q.bad_method = _unknown_method(low)

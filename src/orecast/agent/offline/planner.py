@@ -219,6 +219,10 @@ class Planner:
         # "对比一下今年的表现": comparing over a period is the two histories; without one, co-movement.
         plain = "history" if (q.start or q.end or q.last_period) else "relate"
         first = intents[0] if intents[0] != "compare" else (intents[1:] or [plain])[0]
+        past_note = None
+        if first == "forecast" and q.last_period and not q.horizon:
+            # "预测过去3个月": a look-back has data (or is said to have none); nothing to forecast.
+            first, past_note = "history", scope.past_not_forecast(q.zh)
         if first == "catalogue":
             return Plan([("list_series", {})])
         if first == "report":
@@ -249,7 +253,7 @@ class Planner:
             return Plan([("relate_series", {"a": series[0], "b": series[1],
                                             **self._dates(q, series[0])})])
         calls: list[tuple[str, dict[str, Any]]] = []
-        notes: list[str] = []
+        notes: list[str] = [past_note] if past_note else []
         if first == "latest" and series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text):
             # "Price now": the freshest series first, the World Bank monthly average as context.
             series = ["dce_iron_ore_daily", DEFAULT_SERIES]
@@ -273,6 +277,8 @@ class Planner:
             if note:
                 notes.append(note)
         focus: dict[str, str] = {}
+        if first == "backtest" and (unchecked := scope.nothing_to_check(series[0], q.start, q.zh)):
+            return Plan(reply=unchecked)  # "how accurate was the forecast for October 2026?"
         if first == "backtest" and scope.asks_own_record(q.text):
             notes.append(scope.own_record_note(q.zh))
         for s in series[:4]:

@@ -77,10 +77,17 @@ def not_a_date(day: str, zh: bool) -> str:
     return f"{day} is not a date (that month has no such day), so there is no price for it. Please ask with another date."
 
 
+def past_not_forecast(zh: bool) -> str:
+    if zh:
+        return "过去的时期不需要预测：下面是这段时间的实际数据（按这个序列的最后日期倒推）。"
+    return "A past period needs no forecast: below is the actual data for it (counted back from the series' last date)."
+
+
 def not_a_horizon(text: str, zh: bool) -> str:
     if zh:
-        return f"预测期数必须是正数，{text} 不行：预测只能向前。请问“未来3个月”这样的正数期限。"
-    return f"A forecast horizon must be positive, not {text}: forecasts only run forward. Ask e.g. 'the next 3 months'."
+        return f"预测期数必须是正整数，{text} 不行：预测只能向前，按整期计。请问“未来3个月”这样的期限。"
+    return (f"A forecast horizon must be a positive whole number of periods, not {text}: forecasts only "
+            "run forward, period by period. Ask e.g. 'the next 3 months'.")
 
 
 METHODS = ("auto", "naive", "drift", "ets", "arima", "theta", "ensemble", "nowcast")
@@ -106,6 +113,19 @@ def asks_own_record(text: str) -> bool:
     """"你去年的预测准不准", "how good were your forecasts": the analyst's own past forecasts."""
     return bool(re.search(r"你(?:的|去年的?|之前的?|以前的?|上次的?)预测|your (?:past |previous |last year's )?"
                           r"(?:forecasts?|predictions?)", text, re.I))
+
+
+def nothing_to_check(series: str, start: str | None, zh: bool) -> str | None:
+    """Accuracy asked for a period the data does not reach: no outcome, so no error to measure."""
+    facts = cat.catalogue().get(series)
+    if facts is None or not facts.end or not start or bound(start) <= pd.Timestamp(facts.end):
+        return None
+    nm = cat.name(series, zh)
+    return (f"{start} 还没有{nm}的实际数据（数据只到 {facts.end}），所以对它的任何预测都还无法检验，我也不会给出一个误差。"
+            "要看这个方法过去有多准，可以问例如“去年的预测准不准”或“铁矿石预测的准确度”。" if zh else
+            f"There is no actual {nm} data for {start} yet (the data ends on {facts.end}), so no forecast "
+            "for it can be checked, and I give no error for it. To see how accurate the method has been, "
+            "ask e.g. 'how good were your forecasts last year?'.")
 
 
 def own_record_note(zh: bool) -> str:
