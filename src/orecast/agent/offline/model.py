@@ -142,18 +142,7 @@ class OfflineAnalyst(BaseChatModel):
                 continue
             parts.append(compose.render(name, msg.text, q.zh, seasonal="seasonal" in q.intents,
                                         focus=focus.get(str(args.get("series")))))
-        described = [p for m in results if calls.get(m.tool_call_id, ("", {}))[0] == "describe_series"
-                     and isinstance(p := compose.payload_of(m.text), dict)]
-        if len(described) > 1 and re.search(r"volatil|波动", q.text, re.I):
-            parts.append(compose.volatility_ranking(described, q.zh))
-        latests = [p for m in results if calls.get(m.tool_call_id, ("", {}))[0] == "latest_price"
-                   and isinstance(p := compose.payload_of(m.text), dict)]
-        if len(latests) == 2 and re.search(r"价差|差价|相差|spread|difference|gap between", q.text, re.I):
-            parts.append(compose.spread(*latests, q.zh))
-        histories = [p for m in results if calls.get(m.tool_call_id, ("", {}))[0] == "price_history"
-                     and isinstance(p := compose.payload_of(m.text), dict)]
-        if len(histories) > 1 and re.search(r"which|more|better|compare|哪个|谁|更|对比|比较", q.text, re.I):
-            parts.append(compose.change_ranking(histories, q.zh))
+        parts.extend(_comparisons(q, results, calls))
         methods = {b.get("method") for b in backtests}
         series = {b.get("series") for b in backtests}
         if len(backtests) > 1 and len(series) == 1 and len(methods) == len(backtests):
@@ -234,6 +223,25 @@ class OfflineAnalyst(BaseChatModel):
                 await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
             await asyncio.sleep(0)
+
+
+# "Which is more volatile / rose more?", "the spread": a line that answers it from two results.
+_COMPARED = (
+    ("describe_series", r"volatil|波动", compose.volatility_ranking),
+    ("price_history", r"which|more|better|compare|哪个|谁|更|对比|比较", compose.change_ranking),
+    ("latest_price", r"价差|差价|相差|spread|difference|gap between",
+     lambda ps, zh: compose.spread(*ps, zh) if len(ps) == 2 else ""),
+)
+
+
+def _comparisons(q: Query, results: list[ToolMessage], calls: dict[str, tuple[str, dict[str, Any]]]) -> list[str]:
+    out = []
+    for tool, asks, answer in _COMPARED:
+        payloads = [p for m in results if calls.get(m.tool_call_id, ("", {}))[0] == tool
+                    and isinstance(p := compose.payload_of(m.text), dict)]
+        if len(payloads) > 1 and re.search(asks, q.text, re.I):
+            out.append(answer(payloads, q.zh))
+    return out
 
 
 def _write_note(q: Query, after: list[BaseMessage]) -> AIMessage | None:
