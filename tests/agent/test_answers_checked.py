@@ -571,3 +571,24 @@ async def test_a_method_named_is_the_method_used(agent: Any, thread_id: str, que
     assert turn.call("backtest_forecast").args["method"] == "nowcast"
     assert re.search(r"nowcast 方法需要一个日度指标|nowcast", turn.text)
     assert not turn.results[0].ok  # rebar has no daily indicator: said, not replaced by auto
+
+
+@pytest.mark.parametrize(("question", "side"), [("铁矿石期货现在的波动率比历史平均高吗？", "低于"),
+                                               ("Is iron ore futures volatility high now compared with history?",
+                                                "below")])
+async def test_is_volatility_high_now_is_answered_against_the_years(
+    agent: Any, thread_id: str, question: str, side: str
+) -> None:
+    """It gave the last year's volatility with nothing to compare it with."""
+    turn = await run_turn(agent, thread_id, question)
+    ore = _csv("dce_iron_ore_futures_daily.csv", "settle_cny_per_t")
+    rets = np.log(ore).diff().dropna()
+    years = {y: float(r.std(ddof=1) * np.sqrt(252) * 100) for y, r in rets.groupby(rets.index.year)
+             if len(r) >= 0.9 * 252}
+    last = rets[rets.index > ore.index[-1] - pd.DateOffset(years=1)]
+    now, median = float(last.std(ddof=1) * np.sqrt(252) * 100), float(np.median(list(years.values())))
+    assert (now < median) == (side in ("低于", "below"))
+    line = next(x for x in turn.text.splitlines() if "波动率" in x or "volatility" in x)
+    for value in (now, median, min(years.values()), max(years.values())):
+        assert f"{value:.2f}%" in line, line
+    assert f"{min(years)}–{max(years)}" in line and side in line

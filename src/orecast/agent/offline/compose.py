@@ -225,7 +225,7 @@ def describe(p: dict[str, Any], zh: bool, *, seasonal: bool = False) -> str:
                  f"- {'期末值' if period_end else '最新'} {level(last.get('value'), unit)}（{last.get('date')}），处于区间第 {fmt(p.get('percentile_in_range'))} 百分位",
                  f"- 均值 {level(p.get('mean'), unit)}，最低 {level(p.get('min'), unit)}{lo}，最高 {level(p.get('max'), unit)}{hi}"]
         if p.get("volatility_annualised_pct") is not None:
-            lines.append(f"- {'区间内（最多取最后一年）' if period_end else '近一年'}年化波动率 {size(p.get('volatility_annualised_pct'))}")
+            lines.append(f"- {'区间内（最多取最后一年）' if period_end else '近一年'}年化波动率 {size(p.get('volatility_annualised_pct'))}{_yearly(p, zh, size)}")
         if dd.get("pct") is not None:
             lines.append(f"- 最大回撤 {size(dd.get('pct'))}（{dd.get('peak')} 至 {dd.get('trough')}）")
         if changes:
@@ -235,7 +235,7 @@ def describe(p: dict[str, Any], zh: bool, *, seasonal: bool = False) -> str:
                  f"- {'value at the end of the period' if period_end else 'latest'} {level(last.get('value'), unit)} ({last.get('date')}), percentile {fmt(p.get('percentile_in_range'))} of the range",
                  f"- mean {level(p.get('mean'), unit)}, min {level(p.get('min'), unit)}{lo}, max {level(p.get('max'), unit)}{hi}"]
         if p.get("volatility_annualised_pct") is not None:
-            lines.append(f"- annualised volatility ({'over the period, its last 12 months at most' if period_end else 'last year'}) {size(p.get('volatility_annualised_pct'))}")
+            lines.append(f"- annualised volatility ({'over the period, its last 12 months at most' if period_end else 'last year'}) {size(p.get('volatility_annualised_pct'))}{_yearly(p, zh, size)}")
         if dd.get("pct") is not None:
             lines.append(f"- max drawdown {size(dd.get('pct'))} ({dd.get('peak')} to {dd.get('trough')})")
         if changes:
@@ -243,6 +243,23 @@ def describe(p: dict[str, Any], zh: bool, *, seasonal: bool = False) -> str:
     if seasonal:
         lines.append(seasonality(p, zh))
     return "\n".join(lines) + _source(p, zh)
+
+
+def _yearly(p: dict[str, Any], zh: bool, size: Callable[[Any], str]) -> str:
+    """"Is volatility high now?": the last year's next to the calendar years' median and range."""
+    y = p.get("yearly_volatility")
+    if not isinstance(y, dict):
+        return ""
+    vol, median = p.get("volatility_annualised_pct"), y.get("median_pct")
+    if not isinstance(vol, int | float) or not isinstance(median, int | float):
+        return ""
+    if zh:
+        side = "高于" if vol > median else "低于" if vol < median else "等于"
+        return (f"，{side} {y.get('first')}–{y.get('last')} 年各自然年的中位数 {size(median)}"
+                f"（{y.get('years')} 年，最低 {size(y.get('min_pct'))}，最高 {size(y.get('max_pct'))}）")
+    side = "above" if vol > median else "below" if vol < median else "equal to"
+    return (f", {side} the median of the calendar years {y.get('first')}–{y.get('last')}, {size(median)} "
+            f"({y.get('years')} years, lowest {size(y.get('min_pct'))}, highest {size(y.get('max_pct'))})")
 
 
 def volatility_ranking(payloads: list[dict[str, Any]], zh: bool) -> str:
