@@ -262,6 +262,22 @@ def _yearly(p: dict[str, Any], zh: bool, size: Callable[[Any], str]) -> str:
             f"({y.get('years')} years, lowest {size(y.get('min_pct'))}, highest {size(y.get('max_pct'))})")
 
 
+def claim_check(claim: tuple[float, str], p: dict[str, Any], zh: bool) -> str:
+    """A price the user puts forward ("是不是10000元？") against the latest value in its currency."""
+    value, currency = claim
+    if ("CNY" in str(p.get("unit"))) != (currency == "CNY") or not isinstance(p.get("latest", {}).get("value"), int | float):
+        return ""  # 10000元 is checked against the yuan price, 1000 dollars against the dollar one
+    p = localise(p, zh)
+    unit, last = p.get("unit", ""), p.get("latest", {})
+    close = abs(value / last["value"] - 1) < 0.01 if last["value"] else False
+    if zh:
+        return (f"你说的 {fmt(value)} {'元' if currency == 'CNY' else '美元'}与{_name(p, zh)}的最新值 {level(last['value'], unit)}（{last.get('date')}）"
+                + ("相符。" if close else "不符，数据里没有这个价格。"))
+    return (f"The {fmt(value)} {'yuan' if currency == 'CNY' else 'dollars'} you mention " + ("matches" if close else "does not match")
+            + f" the latest {_name(p, zh)}, {level(last['value'], unit)} ({last.get('date')})"
+            + ("." if close else "; the data holds no such price."))
+
+
 def volatility_ranking(payloads: list[dict[str, Any]], zh: bool) -> str:
     """"Which is more volatile?": the annualised volatilities side by side, highest first."""
     ranked = sorted(((p["volatility_annualised_pct"], _name(p, zh)) for p in payloads

@@ -225,6 +225,7 @@ class Query:
     asks_why: bool = False  # "为什么？": causes, which price data cannot show
     bad_horizon: str | None = None  # "next -3 months": no forecast runs backwards
     bad_method: str | None = None  # "with method xyz": a method that does not exist
+    claim: tuple[float, str] | None = None  # "是不是10000元？": a price the user puts forward
 
 
 def _contains(low: str, words: tuple[str, ...]) -> bool:
@@ -466,6 +467,10 @@ def _scenario(text: str, low: str) -> tuple[tuple[str, float] | None, str | None
     return (driver, sign * value), None
 
 
+# "铁矿石价格是不是10000元？", "say the price is 1000 dollars": a price put forward, checked against the data.
+_CLAIM = re.compile(r"(?<![\d.])(\d[\d,]*(?:\.\d+)?)\s*(元|块|yuan|cny|rmb|美元|dollars?|usd|\$)")
+
+
 _METHOD_NAMED = (re.compile(r"\bmethod\s+(?:called\s+|named\s+)?([a-z][a-z0-9_-]*)"),
                  re.compile(r"\b([a-z][a-z0-9_-]*)\s+method\b"),
                  re.compile(r"用\s*([a-z][a-z0-9_-]*)\s*(?:方法|法|模型)"))
@@ -525,6 +530,8 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         q.unknown = unknown_subject(text, known_series)
     q.method = find_method(text)
     q.horizon, q.last_period = _horizon(text)
+    if not _IF.search(low) and (m := _CLAIM.search(low)):  # "如果…跌到3000元" is a condition, not a claim
+        q.claim = (float(m.group(1).replace(",", "")), "CNY" if re.match(r"元|块|yuan|cny|rmb", m.group(2)) else "USD")
     if m := re.search(r"(?:next|未来|后|ahead)\s*(-\s*\d+(?:\.\d+)?|负\s*\S+?|0+|零|\d+\.\d+)\s*(?:个)?\s*"
                       r"(?:months?|weeks?|days?|years?|trading days?|月|周|天|日|年|交易日)", low):
         q.bad_horizon = m.group(1).replace(" ", "")

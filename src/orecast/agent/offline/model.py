@@ -143,6 +143,10 @@ class OfflineAnalyst(BaseChatModel):
             parts.append(compose.render(name, msg.text, q.zh, seasonal="seasonal" in q.intents,
                                         focus=focus.get(str(args.get("series")))))
         parts.extend(_comparisons(q, results, calls))
+        if q.claim and not q.scenario:
+            parts.extend(compose.claim_check(q.claim, p, q.zh) for m in results
+                         if calls.get(m.tool_call_id, ("", {}))[0] == "latest_price"
+                         and isinstance(p := compose.payload_of(m.text), dict))
         methods = {b.get("method") for b in backtests}
         series = {b.get("series") for b in backtests}
         if len(backtests) > 1 and len(series) == 1 and len(methods) == len(backtests):
