@@ -606,3 +606,19 @@ async def test_a_price_put_forward_is_checked_against_the_data(
     turn = await run_turn(agent, thread_id, question)
     ore = _csv("dce_iron_ore_futures_daily.csv", "settle_cny_per_t")
     assert words.format(v=f"{float(ore.iloc[-1]):,.2f}", d=ore.index[-1].date()) in turn.text
+
+
+JULY = {"2026年7月铁矿石价格是多少？": "有这段时间的实际数据", "What was the iron ore price in July 2026?": "has actual data for it"}
+
+
+@pytest.mark.parametrize("question", list(JULY))
+async def test_a_month_after_the_benchmark_is_answered_from_the_futures_that_traded(
+    agent: Any, thread_id: str, question: str
+) -> None:
+    """After the World Bank's last month it said 'no data' (then forecast it) while the DCE futures had July."""
+    turn = await run_turn(agent, thread_id, question)
+    ore = _csv("dce_iron_ore_futures_daily.csv", "settle_cny_per_t")["2026-07"]
+    assert turn.call("price_history").args == {"series": "dce_iron_ore_daily", "start": "2026-07", "end": "2026-07"}
+    assert JULY[question] in turn.text
+    for value in (ore.iloc[0], ore.iloc[-1], ore.mean()):
+        assert_number(turn.text, float(value))

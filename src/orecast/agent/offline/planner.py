@@ -29,6 +29,7 @@ PRIMARY = (
 # Every method a user can ask for; `nowcast` only where a daily indicator exists (see below).
 COMPARED_METHODS = ("naive", "drift", "ets", "arima", "theta", "ensemble")
 COMPARISON_STEP = {"daily": 10, "weekly": 4, "monthly": 3}
+FRESHER = "dce_iron_ore_daily"  # the iron ore series that reaches furthest, for periods after the benchmark's
 # The series a scenario driver is measured by: never the target of its own shock.
 DRIVER_SERIES = {
     "steel_output": ("crude_steel_china_annual", "crude_steel_world_annual"),
@@ -175,6 +176,12 @@ class Planner:
         if target is None and intents[0] == "forecast":
             target = scope.forecast_target((series or [DEFAULT_SERIES])[0], q.start, q.end)
         gap = None
+        fresher = None
+        if target is None and series in ([], [DEFAULT_SERIES]) and not scope.asks_benchmark(q.text) \
+                and intents[0] in ("latest", "history", "describe", "chart"):
+            # "2026年7月铁矿石价格": past the World Bank's last month, but the futures traded then.
+            fresher = scope.fresher_note(DEFAULT_SERIES, FRESHER, q.start, q.end, q.zh)
+            series = [FRESHER] if fresher else series
         if target is None and intents[0] in ("latest", "history", "describe", "chart"):
             # "上个月的价格" when the data ends before last month: no value, but a forecast of it.
             gap = target = scope.gap_target((series or [DEFAULT_SERIES])[0], q.start, q.end)
@@ -185,6 +192,8 @@ class Planner:
             plan = self._plan_dated(q, intents, series, ctx)
         if q.asks_why:  # "Why did iron ore fall in 2015?": the numbers, and what they cannot show
             plan.notes.insert(0, scope.why_note(q.zh))
+        if fresher:
+            plan.notes.insert(0, fresher)
         return plan
 
     def _forecast_to(self, q: Query, series: list[str], target: Any, *, gap: bool = False) -> Plan:

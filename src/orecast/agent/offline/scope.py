@@ -311,6 +311,22 @@ def gap_target(series: str, start: str | None, end: str | None) -> pd.Timestamp 
     return bound(end or start, True)
 
 
+def fresher_note(series: str, fresher: str, start: str | None, end: str | None, zh: bool) -> str | None:
+    """A period after `series`' last date that `fresher` has data for: answer with it, and say so."""
+    if gap_target(series, start, end) is None or not start:
+        return None
+    facts, other = cat.catalogue()[series], cat.catalogue()[fresher]
+    if bound(start) > pd.Timestamp(other.end):
+        return None
+    return (f"{cat.name(series, True)}（月度）只到 {facts.end}，没有这段时间的值；{cat.name(fresher, True)}"
+            f"（日度，{UNIT_ZH_SHORT.get(other.unit, other.unit)}）有这段时间的实际数据，下面用它回答。" if zh else
+            f"{cat.name(series, False)} (monthly) ends on {facts.end} and has no value for this period; "
+            f"{cat.name(fresher, False)} (daily, {other.unit}) has actual data for it, so the answer uses it.")
+
+
+UNIT_ZH_SHORT = {"CNY/t": "元/吨", "US$/dmt": "美元/干吨"}
+
+
 def gap_note(series: str, start: str, end: str | None, zh: bool) -> str:
     """Why a period between the data's end and today gets a forecast instead of a value."""
     facts = cat.catalogue()[series]
