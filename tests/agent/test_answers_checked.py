@@ -563,6 +563,7 @@ async def test_the_pmis_volatility_and_drawdown_are_points(
     assert f"{volatility:.2f} {words}" in turn.text
     assert f"{drawdown:+.2f} {words}" in turn.text
     assert "%" not in next(x for x in turn.text.splitlines() if "回撤" in x or "drawdown" in x)
+    assert "月均价" not in turn.text  # an index has no price
 
 
 @pytest.mark.parametrize("question", ["回测nowcast方法在螺纹钢上", "backtest the nowcast method on rebar"])

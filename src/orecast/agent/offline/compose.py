@@ -340,7 +340,8 @@ def seasonality(p: dict[str, Any], zh: bool) -> str:
     if zh:
         listing = "，".join(f"{m}月 {val(v)}" + (f"（{ups[m]:.0f}% 的年份上涨）" if m in ups else "")
                             for m, v in sorted(means.items()))
-        return (f"- 季节性（各日历月份月均价的平均环比变动，每个月 {n} 个样本）：{listing}\n"
+        what = "月均值" if diffusion else "月均价"  # the PMI is an index, not a price
+        return (f"- 季节性（各日历月份{what}的平均环比变动，每个月 {n} 个样本）：{listing}\n"
                 f"- 平均涨幅最大的是 {up} 月（{val(means[up])}），平均跌幅最大的是 {down} 月（{val(means[down])}）。"
                 "这只是历史平均：每个月只有这么几个样本，年与年之间差异很大，不代表每年都会如此。")
     month = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
