@@ -16,20 +16,48 @@ import pandas as pd
 import pytest
 
 from orecast import market
+from orecast.agent import clock
 from orecast.agent.offline import catalogue as cat
 from tests.agent.conftest import run_turn
 
-NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
+NUMBER = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[-+]?\d+(?:\.\d+)?")
+
+
+def printed(text: str) -> list[tuple[float, int]]:
+    """Every number in `text` (thousands separators read) with its printed decimals."""
+    out = []
+    for x in NUMBER.findall(text):
+        plain = x.replace(",", "")
+        out.append((float(plain), len(plain.partition(".")[2])))
+    return out
 
 
 def numbers(text: str) -> list[float]:
-    return [float(x) for x in NUMBER.findall(text)]
+    return [n for n, _ in printed(text)]
 
 
 def assert_number(text: str, value: float) -> None:
-    """`value` appears in `text` as the analyst formats it (2 decimals, 4 below 10)."""
-    tol = 0.00006 if abs(value) < 10 else 0.0051
-    assert any(abs(n - value) <= tol for n in numbers(text)), f"{value} not in answer:\n{text}"
+    """`value` appears in `text` rounded to the decimals printed (at least 2)."""
+    assert any(d >= 2 and abs(n - value) <= 0.5 * 10 ** -d + 1e-9 for n, d in printed(text)), (
+        f"{value} not in answer:\n{text}")
+
+
+def ahead(series: str, n: int, unit: str) -> int:
+    """Forecast steps from the data's last date to the end of "the next n units" from today: the
+    periods between the data's end and today's period come first (counted here with pandas)."""
+    last = market.load_series(series).index[-1]
+    now = pd.Timestamp(clock.today())
+    if cat.catalogue()[series].frequency == "monthly":
+        gap = max(0, (now.year - last.year) * 12 + now.month - last.month - 1)
+        return gap + n * {"month": 1, "year": 12}[unit]
+    gap = len(pd.bdate_range(last + pd.Timedelta(days=1), now - pd.Timedelta(days=1)))
+    return gap + n * {"day": 1, "week": 5, "month": 21}[unit]
+
+
+def next_year(series: str) -> int:
+    """Monthly steps from the data's last month to December of next year ("明年")."""
+    last = market.load_series(series).index[-1]
+    return (clock.today().year + 1 - last.year) * 12 + 12 - last.month
 
 
 def year_ago(series: str) -> str:
@@ -152,19 +180,25 @@ CASES: list[Case] = [
     Case("PMI的最高和最低值", "describe_series", {"series": "china_pmi_monthly"}, describe),
     # forecasts
     Case("用naive方法预测铁矿石未来3个月", "forecast_price",
-         {"series": "iron_ore_wb_monthly", "horizon": 3, "method": "naive"}, forecast),
+         {"series": "iron_ore_wb_monthly", "horizon": ahead("iron_ore_wb_monthly", 3, "month"), "method": "naive"},
+         forecast),
     Case("Forecast rebar for the next 10 trading days with the drift method", "forecast_price",
-         {"series": "shfe_rebar_daily", "horizon": 10, "method": "drift"}, forecast),
+         {"series": "shfe_rebar_daily", "horizon": ahead("shfe_rebar_daily", 10, "day"), "method": "drift"},
+         forecast),
     Case("用ARIMA预测大商所铁矿石期货未来两周", "forecast_price",
-         {"series": "dce_iron_ore_daily", "horizon": 10, "method": "arima"}, forecast),
+         {"series": "dce_iron_ore_daily", "horizon": ahead("dce_iron_ore_daily", 2, "week"), "method": "arima"},
+         forecast),
     Case("forecast iron ore for the next 6 months", "forecast_price",
-         {"series": "iron_ore_wb_monthly", "horizon": 6, "method": "auto"}, forecast),
+         {"series": "iron_ore_wb_monthly", "horizon": ahead("iron_ore_wb_monthly", 6, "month"), "method": "auto"},
+         forecast),
     Case("预测焦炭下个月，用theta方法", "forecast_price",
-         {"series": "dce_coke_daily", "horizon": 21, "method": "theta"}, forecast),
+         {"series": "dce_coke_daily", "horizon": ahead("dce_coke_daily", 1, "month"), "method": "theta"}, forecast),
     Case("What's the outlook for the USD/CNH rate over the next 2 weeks using naive?",
-         "forecast_price", {"series": "usd_cnh_daily", "horizon": 10, "method": "naive"}, forecast),
+         "forecast_price", {"series": "usd_cnh_daily", "horizon": ahead("usd_cnh_daily", 2, "week"), "method": "naive"},
+         forecast),
     Case("铁矿石明年的价格预测（漂移法）", "forecast_price",
-         {"series": "iron_ore_wb_monthly", "horizon": 12, "method": "drift"}, forecast),
+         {"series": "iron_ore_wb_monthly", "horizon": next_year("iron_ore_wb_monthly"), "method": "drift"},
+         forecast),
     # accuracy
     Case("How accurate is a naive forecast of iron ore 3 months ahead?", "backtest_forecast",
          {"series": "iron_ore_wb_monthly", "horizon": 3, "method": "naive"}, backtest),
@@ -229,14 +263,16 @@ MULTI_PART = [
         "比较铁矿石期货和螺纹钢的相关性，再预测铁矿石期货未来20个交易日",
         [
             ("relate_series", {"a": "dce_iron_ore_daily", "b": "shfe_rebar_daily"}, relate),
-            ("forecast_price", {"series": "dce_iron_ore_daily", "horizon": 20, "method": "auto"}, forecast),
+            ("forecast_price", {"series": "dce_iron_ore_daily", "horizon": ahead("dce_iron_ore_daily", 20, "day"),
+                                "method": "auto"}, forecast),
         ],
     ),
     (
         "What is the latest rebar price, and then forecast it for 3 months with drift?",
         [
             ("latest_price", {"series": "shfe_rebar_daily"}, latest),
-            ("forecast_price", {"series": "shfe_rebar_daily", "horizon": 63, "method": "drift"}, forecast),
+            ("forecast_price", {"series": "shfe_rebar_daily", "horizon": ahead("shfe_rebar_daily", 3, "month"),
+                                "method": "drift"}, forecast),
         ],
     ),
 ]

@@ -7,7 +7,7 @@ from typing import Any
 
 from orecast import market
 from tests.agent.conftest import run_turn
-from tests.agent.test_conversation import assert_number
+from tests.agent.test_conversation import ahead, assert_number
 
 
 async def test_remembers_a_name_in_chinese(agent: Any, thread_id: str) -> None:
@@ -42,8 +42,9 @@ async def test_follow_up_reuses_series_and_tool(agent: Any, thread_id: str) -> N
     assert first.call("forecast_price").args["series"] == "shfe_rebar_daily"
     turn = await run_turn(agent, thread_id, "and for 6 months?")
     args = turn.call("forecast_price").args
-    assert args == {"series": "shfe_rebar_daily", "horizon": 126, "method": "drift"}
-    f = market.forecast("shfe_rebar_daily", 126, method="drift").to_dict()["forecast"][-1]
+    horizon = ahead("shfe_rebar_daily", 6, "month")
+    assert args == {"series": "shfe_rebar_daily", "horizon": horizon, "method": "drift"}
+    f = market.forecast("shfe_rebar_daily", horizon, method="drift").to_dict()["forecast"][-1]
     assert_number(turn.text, f["mean"])
 
 
@@ -54,4 +55,4 @@ async def test_follow_up_in_chinese_switches_series(agent: Any, thread_id: str) 
     assert_number(turn.text, float(market.load_series("shfe_rebar_daily").iloc[-1]))
     later = await run_turn(agent, thread_id, "那未来3个月呢？用naive方法")
     assert later.call("forecast_price").args == {
-        "series": "shfe_rebar_daily", "horizon": 63, "method": "naive"}
+        "series": "shfe_rebar_daily", "horizon": ahead("shfe_rebar_daily", 3, "month"), "method": "naive"}

@@ -234,10 +234,20 @@ def forecast_price(series: str, horizon: int, method: str = "auto") -> dict[str,
     out: dict[str, Any] = market.forecast(series, horizon, method=method, levels=(80, 95)).to_dict()
     fresh = freshness(str(out["last"]["date"]), str(out["frequency"]))  # type: ignore[index]
     out["freshness"] = fresh
+    today = pd.Timestamp(str(fresh["today"]))
     out["periods_already_past"] = [
-        row["date"] for row in out["forecast"] if str(row["date"]) <= str(fresh["today"])  # type: ignore[union-attr]
+        row["date"] for row in out["forecast"]  # type: ignore[union-attr]
+        if _period_end(pd.Timestamp(row["date"]), str(out["frequency"])) < today
     ]
     return out
+
+
+def _period_end(day: pd.Timestamp, frequency: str) -> pd.Timestamp:
+    """The last day a dated period covers: a monthly average dated 2026-12-01 runs to 2026-12-31,
+    so on 2026-12-07 it is the current month, not one already past."""
+    ends = {"weekly": pd.DateOffset(days=6), "monthly": pd.offsets.MonthEnd(0),
+            "quarterly": pd.offsets.QuarterEnd(0), "annual": pd.offsets.YearEnd(0)}
+    return day + ends[frequency] if frequency in ends else day
 
 
 def price_scenario(

@@ -123,8 +123,9 @@ def series_show(
     for key, value in summary.changes.items():
         suffix = f" {summary.change_unit}" if value is not None else ""
         table.add_row(f"change {key}", _fmt(value) + suffix)
-    table.add_row("volatility (annualised, 1y)", _fmt(summary.volatility_pct) + " %")
-    table.add_row("max drawdown", f"{_fmt(summary.max_drawdown_pct)} % "
+    unit = " %" if summary.change_unit == "%" else " points"  # the PMI moves in points
+    table.add_row("volatility (annualised, 1y)", _fmt(summary.volatility_pct) + unit)
+    table.add_row("max drawdown", f"{_fmt(summary.max_drawdown_pct)}{unit} "
                   f"({summary.drawdown_peak.date()} → {summary.drawdown_trough.date()})")
     table.add_row("percentile in range", f"{_fmt(summary.percentile, 1)} %")
     table.add_row("range", f"{summary.first_date.date()} .. {summary.last_date.date()} "

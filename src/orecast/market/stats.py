@@ -56,6 +56,8 @@ class Description:
     max_date: pd.Timestamp | None = None
     seasonal_count: dict[int, int] = field(default_factory=dict)  # changes behind each month's mean
     seasonal_up_pct: dict[int, float] = field(default_factory=dict)  # share of those that were rises
+    # Annualised volatility of each whole calendar year in the range: is the last year's high or low?
+    yearly_volatility_pct: dict[int, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -79,8 +81,19 @@ class Description:
             "seasonal_mean_change_pct": {str(m): num(v, 4) for m, v in self.seasonal_pct.items()},
             "seasonal_count": {str(m): n for m, n in self.seasonal_count.items()},
             "seasonal_up_pct": {str(m): num(v, 4) for m, v in self.seasonal_up_pct.items()},
+            "yearly_volatility": _yearly(self.yearly_volatility_pct),
             "source": self.source,
         }
+
+
+def _yearly(vols: dict[int, float]) -> dict[str, object] | None:
+    """The calendar years' volatilities summed up: median, range, how many years."""
+    if len(vols) < 3:
+        return None
+    values = pd.Series(vols)
+    return {"years": len(vols), "first": int(values.index.min()), "last": int(values.index.max()),
+            "median_pct": num(float(values.median()), 4), "min_pct": num(float(values.min()), 4),
+            "max_pct": num(float(values.max()), 4)}
 
 
 def reference_point(values: pd.Series, offset: pd.DateOffset) -> tuple[pd.Timestamp, float] | None:
@@ -119,9 +132,17 @@ def describe(
     rets = returns(values, meta)
     year = rets[rets.index > values.index[-1] - pd.DateOffset(years=1)]
     ppy = PERIODS_PER_YEAR.get(meta.frequency, 12)
-    vol = float(year.std(ddof=1) * np.sqrt(ppy) * 100) if len(year) >= 3 else None
+    # A diffusion index (PMI) moves in points: its volatility and drawdown are points too (a % of
+    # points printed the PMI's volatility as 250 %).
+    scale = 100 if meta.log_model else 1
+    vol = float(year.std(ddof=1) * np.sqrt(ppy) * scale) if len(year) >= 3 else None
+    # Whole calendar years only (at least 90 % of a year's periods): a stub year is no sample.
+    by_year = rets.groupby(rets.index.year)
+    yearly = {int(y): float(r.std(ddof=1) * np.sqrt(ppy) * scale) for y, r in by_year
+              if len(r) >= 0.9 * ppy and len(r) >= 3}
     running_max = values.cummax()
-    drawdown = values / running_max - 1 if bool((values > 0).all()) else values - running_max
+    relative = meta.log_model and bool((values > 0).all())
+    drawdown = values / running_max - 1 if relative else values - running_max
     trough = drawdown.idxmin()
     peak = values.loc[:trough].idxmax()
     seasonal: dict[int, float] = {}
@@ -143,12 +164,12 @@ def describe(
         changes={k: _change(values, off, meta) for k, off in CHANGE_WINDOWS.items()},
         change_unit="%" if meta.log_model else "points",
         volatility_pct=vol,
-        max_drawdown_pct=float(drawdown.min() * (100 if bool((values > 0).all()) else 1)),
+        max_drawdown_pct=float(drawdown.min() * (100 if relative else 1)),
         drawdown_peak=peak, drawdown_trough=trough,
         percentile=float(100 * (values <= values.iloc[-1]).mean()),
         minimum=float(values.min()), maximum=float(values.max()), mean=float(values.mean()),
         seasonal_pct=seasonal, min_date=values.idxmin(), max_date=values.idxmax(),
-        seasonal_count=seasonal_count, seasonal_up_pct=seasonal_up,
+        seasonal_count=seasonal_count, seasonal_up_pct=seasonal_up, yearly_volatility_pct=yearly,
     )
 
 

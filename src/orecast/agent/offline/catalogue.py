@@ -58,6 +58,11 @@ def periods(series: str, n: int, unit: str) -> int:
     return max(1, round(n * per[unit]))
 
 
+def frequency(series: str) -> str:
+    facts = catalogue().get(series)
+    return facts.frequency if facts else "monthly"
+
+
 def default_horizon(series: str) -> int:
     freq = catalogue().get(series)
     return {"daily": 20, "weekly": 8, "monthly": 6, "quarterly": 4, "annual": 3}.get(

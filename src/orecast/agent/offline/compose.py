@@ -14,20 +14,57 @@ from typing import Any
 from orecast.agent.offline import catalogue as cat
 from orecast.agent.tools import payload_of
 
+# One number format for every answer, in both languages: thousands separated, 2 decimals (4 for
+# exchange rates, whose moves are in the third and fourth), the unit after every level, changes of
+# prices in % and of the PMI in points. The decimals follow the series' unit, not the value, so a
+# price that crosses 10 (European gas) keeps its format.
+FX_UNITS = ("CNH per USD", "离岸人民币/美元")
 
-def fmt(value: Any, digits: int | None = None) -> str:
-    """2 decimals for prices and indices, 4 below 10 (exchange rates), '—' when missing."""
+
+def fmt(value: Any, digits: int = 2) -> str:
+    """A plain number: `digits` decimals, thousands separated, '—' when missing."""
     if not isinstance(value, int | float) or isinstance(value, bool):
         return "—"
-    if digits is None:
-        digits = 4 if abs(value) < 10 else 2
-    return f"{value:.{digits}f}"
+    return f"{value:,.{digits}f}"
+
+
+def digits_of(unit: Any) -> int:
+    return 4 if unit in FX_UNITS else 2
+
+
+def level(value: Any, unit: Any) -> str:
+    """A price or index level with its unit: '3,038.00 元/吨', '7.1234 CNH per USD'."""
+    text = fmt(value, digits_of(unit))
+    return f"{text} {unit}" if unit and text != "—" else text
+
+
+def signed(value: Any, unit: Any) -> str:
+    """A change of a level, with its unit: '+13.00 CNY/t'."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return "—"
+    text = f"{value:+,.{digits_of(unit)}f}"
+    return f"{text} {unit}" if unit else text
 
 
 def pct(value: Any) -> str:
-    if not isinstance(value, int | float):
+    """A change in per cent, signed: '+2.44%'."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
         return "—"
-    return f"{value:+.2f}%"
+    return f"{value:+,.2f}%"
+
+
+def share(value: Any) -> str:
+    """A per cent that is not a change (volatility, MAPE, coverage, percentile): '14.31%'."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return "—"
+    return f"{value:,.2f}%"
+
+
+def points(value: Any, zh: bool) -> str:
+    """A change of a diffusion index (PMI) in points: '+0.30 个点' / '+0.30 points'."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return "—"
+    return f"{value:+.2f} 个点" if zh else f"{value:+.2f} points"
 
 
 def _name(p: dict[str, Any], zh: bool) -> str:
@@ -101,14 +138,14 @@ def latest(p: dict[str, Any], zh: bool) -> str:
     last = p.get("latest", {})
     ch = p.get("changes", {})
     lines = [
-        (f"**{_name(p, zh)}** 最新值：{fmt(last.get('value'))} {unit}（{last.get('date')}）。" if zh
-         else f"**{_name(p, zh)}** latest: {fmt(last.get('value'))} {unit} ({last.get('date')}).")
+        (f"**{_name(p, zh)}** 最新值：{level(last.get('value'), unit)}（{last.get('date')}）。" if zh
+         else f"**{_name(p, zh)}** latest: {level(last.get('value'), unit)} ({last.get('date')}).")
     ]
     # Calendar windows, the same as describe_series and `orecast series show` (see latest_price).
     labels = {"previous": ("较上一期", "vs previous"), "1m": ("较一个月前", "vs 1 month earlier"),
               "1y": ("较一年前", "vs 1 year earlier")}
-    digits = 4 if isinstance(last.get("value"), int | float) and abs(last["value"]) < 10 else 2
     diffusion = "50" in str(p.get("unit", ""))  # PMI: a change in points, a % of it means nothing
+    digits = digits_of(unit)
     seen: set[str] = set()
     for key, (lz, le) in labels.items():
         c = ch.get(key)
@@ -116,26 +153,29 @@ def latest(p: dict[str, Any], zh: bool) -> str:
             seen.add(c.get("from", {}).get("date"))
             frm = c.get("from", {})
             rel = "" if diffusion else (f"，{pct(c.get('change_pct'))}" if zh else f", {pct(c.get('change_pct'))}")
-            change = f"{c.get('change'):+.{digits}f}" if isinstance(c.get("change"), int | float) else "—"
-            lines.append(f"- {lz if zh else le}（{frm.get('date')}，{fmt(frm.get('value'))}）：{change}{rel}"
+            change = points(c.get("change"), zh) if diffusion else signed(c.get("change"), unit)
+            lines.append(f"- {lz if zh else le}（{frm.get('date')}，{fmt(frm.get('value'), digits)}）：{change}{rel}"
                          if zh else
-                         f"- {le} ({frm.get('date')}, {fmt(frm.get('value'))}): {change}{rel}")
+                         f"- {le} ({frm.get('date')}, {fmt(frm.get('value'), digits)}): {change}{rel}")
     return "\n".join(lines) + _source(p, zh)
 
 
 def history(p: dict[str, Any], zh: bool) -> str:
     unit = p.get("unit", "")
     f, last, lo, hi = p.get("first", {}), p.get("last", {}), p.get("min", {}), p.get("max", {})
+    if p.get("count") == 1:  # one year of an annual series: a value, not a path
+        return ((f"**{_name(p, zh)}** {last.get('date')}：{level(last.get('value'), unit)}" if zh
+                 else f"**{_name(p, zh)}** {last.get('date')}: {level(last.get('value'), unit)}") + _source(p, zh))
     if zh:
         text = (f"**{_name(p, zh)}** {p.get('start')} 至 {p.get('end')}（{p.get('count')} 个观测）：\n"
-                f"- 起点 {fmt(f.get('value'))}，终点 {fmt(last.get('value'))} {unit}，区间涨跌 {pct(p.get('change_pct'))}\n"
-                f"- 最高 {fmt(hi.get('value'))}（{hi.get('date')}），最低 {fmt(lo.get('value'))}（{lo.get('date')}），"
-                f"均值 {fmt(p.get('mean'))}")
+                f"- 起点 {level(f.get('value'), unit)}，终点 {level(last.get('value'), unit)}，区间涨跌 {pct(p.get('change_pct'))}\n"
+                f"- 最高 {level(hi.get('value'), unit)}（{hi.get('date')}），最低 {level(lo.get('value'), unit)}（{lo.get('date')}），"
+                f"均值 {level(p.get('mean'), unit)}")
     else:
         text = (f"**{_name(p, zh)}** from {p.get('start')} to {p.get('end')} ({p.get('count')} observations):\n"
-                f"- from {fmt(f.get('value'))} to {fmt(last.get('value'))} {unit}, change {pct(p.get('change_pct'))}\n"
-                f"- high {fmt(hi.get('value'))} ({hi.get('date')}), low {fmt(lo.get('value'))} ({lo.get('date')}), "
-                f"mean {fmt(p.get('mean'))}")
+                f"- from {level(f.get('value'), unit)} to {level(last.get('value'), unit)}, change {pct(p.get('change_pct'))}\n"
+                f"- high {level(hi.get('value'), unit)} ({hi.get('date')}), low {level(lo.get('value'), unit)} ({lo.get('date')}), "
+                f"mean {level(p.get('mean'), unit)}")
     return text + _source(p, zh)
 
 
@@ -177,30 +217,109 @@ def describe(p: dict[str, Any], zh: bool, *, seasonal: bool = False) -> str:
     period_end = bool(fresh.get("last_date")) and fresh.get("last_date") != rng.get("last")
     lo, hi = _when(p.get("min_date"), zh), _when(p.get("max_date"), zh)
     def ch(v: Any) -> str:
-        return f"{v:+.2f}" if diffusion else pct(v)
+        return points(v, zh) if diffusion else pct(v)
+    def size(v: Any) -> str:  # volatility and drawdown: points for the PMI, % for prices
+        return points(v, zh).lstrip("+") if diffusion else share(v)
     if zh:
         lines = [f"**{_name(p, zh)}** 统计（{rng.get('first')} 至 {rng.get('last')}，{rng.get('count')} 个观测，单位 {unit}）：",
-                 f"- {'期末值' if period_end else '最新'} {fmt(last.get('value'))}（{last.get('date')}），处于区间第 {fmt(p.get('percentile_in_range'))} 百分位",
-                 f"- 均值 {fmt(p.get('mean'))}，最低 {fmt(p.get('min'))}{lo}，最高 {fmt(p.get('max'))}{hi}"]
+                 f"- {'期末值' if period_end else '最新'} {level(last.get('value'), unit)}（{last.get('date')}），处于区间第 {fmt(p.get('percentile_in_range'))} 百分位",
+                 f"- 均值 {level(p.get('mean'), unit)}，最低 {level(p.get('min'), unit)}{lo}，最高 {level(p.get('max'), unit)}{hi}"]
         if p.get("volatility_annualised_pct") is not None:
-            lines.append(f"- {'区间内（最多取最后一年）' if period_end else '近一年'}年化波动率 {fmt(p.get('volatility_annualised_pct'))}%")
+            lines.append(f"- {'区间内（最多取最后一年）' if period_end else '近一年'}年化波动率 {size(p.get('volatility_annualised_pct'))}{_yearly(p, zh, size)}")
         if dd.get("pct") is not None:
-            lines.append(f"- 最大回撤 {fmt(dd.get('pct'))}%（{dd.get('peak')} 至 {dd.get('trough')}）")
+            lines.append(f"- 最大回撤 {size(dd.get('pct'))}（{dd.get('peak')} 至 {dd.get('trough')}）")
         if changes:
             lines.append("- 涨跌：" + "，".join(f"{CHANGE_LABELS.get(k, (k, k))[0]} {ch(v)}" for k, v in changes.items()))
     else:
         lines = [f"**{_name(p, zh)}** statistics ({rng.get('first')} to {rng.get('last')}, {rng.get('count')} observations, unit {unit}):",
-                 f"- {'value at the end of the period' if period_end else 'latest'} {fmt(last.get('value'))} ({last.get('date')}), percentile {fmt(p.get('percentile_in_range'))} of the range",
-                 f"- mean {fmt(p.get('mean'))}, min {fmt(p.get('min'))}{lo}, max {fmt(p.get('max'))}{hi}"]
+                 f"- {'value at the end of the period' if period_end else 'latest'} {level(last.get('value'), unit)} ({last.get('date')}), percentile {fmt(p.get('percentile_in_range'))} of the range",
+                 f"- mean {level(p.get('mean'), unit)}, min {level(p.get('min'), unit)}{lo}, max {level(p.get('max'), unit)}{hi}"]
         if p.get("volatility_annualised_pct") is not None:
-            lines.append(f"- annualised volatility ({'over the period, its last 12 months at most' if period_end else 'last year'}) {fmt(p.get('volatility_annualised_pct'))}%")
+            lines.append(f"- annualised volatility ({'over the period, its last 12 months at most' if period_end else 'last year'}) {size(p.get('volatility_annualised_pct'))}{_yearly(p, zh, size)}")
         if dd.get("pct") is not None:
-            lines.append(f"- max drawdown {fmt(dd.get('pct'))}% ({dd.get('peak')} to {dd.get('trough')})")
+            lines.append(f"- max drawdown {size(dd.get('pct'))} ({dd.get('peak')} to {dd.get('trough')})")
         if changes:
             lines.append("- changes: " + ", ".join(f"{CHANGE_LABELS.get(k, (k, k))[1]} {ch(v)}" for k, v in changes.items()))
     if seasonal:
         lines.append(seasonality(p, zh))
     return "\n".join(lines) + _source(p, zh)
+
+
+def _yearly(p: dict[str, Any], zh: bool, size: Callable[[Any], str]) -> str:
+    """"Is volatility high now?": the last year's next to the calendar years' median and range."""
+    y = p.get("yearly_volatility")
+    if not isinstance(y, dict):
+        return ""
+    vol, median = p.get("volatility_annualised_pct"), y.get("median_pct")
+    if not isinstance(vol, int | float) or not isinstance(median, int | float):
+        return ""
+    if zh:
+        side = "高于" if vol > median else "低于" if vol < median else "等于"
+        return (f"，{side} {y.get('first')}–{y.get('last')} 年各自然年的中位数 {size(median)}"
+                f"（{y.get('years')} 年，最低 {size(y.get('min_pct'))}，最高 {size(y.get('max_pct'))}）")
+    side = "above" if vol > median else "below" if vol < median else "equal to"
+    return (f", {side} the median of the calendar years {y.get('first')}–{y.get('last')}, {size(median)} "
+            f"({y.get('years')} years, lowest {size(y.get('min_pct'))}, highest {size(y.get('max_pct'))})")
+
+
+def claim_check(claim: tuple[float, str], p: dict[str, Any], zh: bool) -> str:
+    """A price the user puts forward ("是不是10000元？") against the latest value in its currency."""
+    value, currency = claim
+    if ("CNY" in str(p.get("unit"))) != (currency == "CNY") or not isinstance(p.get("latest", {}).get("value"), int | float):
+        return ""  # 10000元 is checked against the yuan price, 1000 dollars against the dollar one
+    p = localise(p, zh)
+    unit, last = p.get("unit", ""), p.get("latest", {})
+    close = abs(value / last["value"] - 1) < 0.01 if last["value"] else False
+    if zh:
+        return (f"你说的 {fmt(value)} {'元' if currency == 'CNY' else '美元'}与{_name(p, zh)}的最新值 {level(last['value'], unit)}（{last.get('date')}）"
+                + ("相符。" if close else "不符，数据里没有这个价格。"))
+    return (f"The {fmt(value)} {'yuan' if currency == 'CNY' else 'dollars'} you mention " + ("matches" if close else "does not match")
+            + f" the latest {_name(p, zh)}, {level(last['value'], unit)} ({last.get('date')})"
+            + ("." if close else "; the data holds no such price."))
+
+
+def volatility_ranking(payloads: list[dict[str, Any]], zh: bool) -> str:
+    """"Which is more volatile?": the annualised volatilities side by side, highest first."""
+    ranked = sorted(((p["volatility_annualised_pct"], _name(p, zh)) for p in payloads
+                     if isinstance(p.get("volatility_annualised_pct"), int | float)), reverse=True)
+    if len(ranked) < 2:
+        return ""
+    listing = " > ".join(f"{name} {share(v)}" for v, name in ranked)
+    if zh:
+        return (f"年化波动率（各自统计区间的最后 12 个月，对数收益率）：{listing}。{ranked[0][1]}的波动最大；"
+                "波动率说的是涨跌的幅度，不是方向。")
+    return (f"Annualised volatility (the last 12 months of each period, log returns): {listing}. "
+            f"{ranked[0][1]} is the most volatile; volatility measures the size of moves, not their direction.")
+
+
+def change_ranking(payloads: list[dict[str, Any]], zh: bool) -> str:
+    """"Which rose more in 2024?": the changes over the period side by side, largest first."""
+    ranked = sorted(((p["change_pct"], _name(p, zh), p.get("start"), p.get("end")) for p in payloads
+                     if isinstance(p.get("change_pct"), int | float)), reverse=True)
+    if len(ranked) < 2:
+        return ""
+    listing = " > ".join(f"{name} {pct(v)}（{a} 至 {b}）" if zh else f"{name} {pct(v)} ({a} to {b})"
+                         for v, name, a, b in ranked)
+    best = ranked[0][1]
+    if zh:
+        verdict = f"都下跌了，{best}跌得最少" if ranked[0][0] < 0 else f"{best}涨得最多"
+        return f"区间涨跌对比（各自区间的起点到终点）：{listing}。{verdict}。"
+    verdict = f"all fell; {best} fell least" if ranked[0][0] < 0 else f"{best} rose most"
+    return f"Change over the period (first to last value of each): {listing}. {verdict[0].upper()}{verdict[1:]}."
+
+
+def spread(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:
+    """"热卷和螺纹钢的价差": the difference of two latest prices in one unit, on the dates they have."""
+    a, b = localise(a, zh), localise(b, zh)  # the analyst hands these over unrendered
+    unit, va, vb = a.get("unit"), a.get("latest", {}), b.get("latest", {})
+    if unit != b.get("unit") or not all(isinstance(x.get("value"), int | float) for x in (va, vb)):
+        return ""
+    na, nb = _name(a, zh), _name(b, zh)
+    when = va.get("date") if va.get("date") == vb.get("date") else f"{va.get('date')} / {vb.get('date')}"
+    diff = signed(va["value"] - vb["value"], unit)
+    if zh:
+        return f"价差（{na} − {nb}，{when}）：{diff}。"
+    return f"Spread ({na} − {nb}, {when}): {diff}."
 
 
 def seasonality(p: dict[str, Any], zh: bool) -> str:
@@ -214,14 +333,15 @@ def seasonality(p: dict[str, Any], zh: bool) -> str:
                 else "- seasonality: the period is shorter than 24 months, too short to estimate by month.")
     diffusion = "50" in str(p.get("unit", ""))  # PMI: points, not %
     def val(v: float) -> str:
-        return f"{v:+.2f}" if diffusion else pct(v)
+        return points(v, zh) if diffusion else pct(v)
     up = max(means, key=lambda m: means[m])
     down = min(means, key=lambda m: means[m])
     n = f"{min(counts)}–{max(counts)}" if counts and min(counts) != max(counts) else str(counts[0] if counts else "—")
     if zh:
         listing = "，".join(f"{m}月 {val(v)}" + (f"（{ups[m]:.0f}% 的年份上涨）" if m in ups else "")
                             for m, v in sorted(means.items()))
-        return (f"- 季节性（各日历月份月均价的平均环比变动，每个月 {n} 个样本）：{listing}\n"
+        what = "月均值" if diffusion else "月均价"  # the PMI is an index, not a price
+        return (f"- 季节性（各日历月份{what}的平均环比变动，每个月 {n} 个样本）：{listing}\n"
                 f"- 平均涨幅最大的是 {up} 月（{val(means[up])}），平均跌幅最大的是 {down} 月（{val(means[down])}）。"
                 "这只是历史平均：每个月只有这么几个样本，年与年之间差异很大，不代表每年都会如此。")
     month = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -285,17 +405,19 @@ def relate(p: dict[str, Any], zh: bool) -> str:
 
 
 def margin(p: dict[str, Any], zh: bool) -> str:
-    rng, last = p.get("range", {}), p.get("last", {})
+    rng, last, unit = p.get("range", {}), p.get("last", {}), p.get("unit", "")
+    fresh = p.get("freshness") if isinstance(p.get("freshness"), dict) else {}
+    ended = bool(fresh.get("last_date")) and fresh.get("last_date") != last.get("date")  # "in 2025"
     if zh:
         text = (f"**{p.get('name_zh')}**（螺纹钢 − 1.6 × 铁矿石 − 0.5 × 焦炭，单位 {p.get('unit')}）：\n"
-                f"- 最新 {fmt(last.get('value'))}（{last.get('date')}），处于 {rng.get('first')} 以来第 {fmt(p.get('percentile_in_range'))} 百分位\n"
-                f"- 均值 {fmt(p.get('mean'))}，最低 {fmt(p.get('min'))}，最高 {fmt(p.get('max'))}\n"
+                f"- {'期末值' if ended else '最新'} {level(last.get('value'), unit)}（{last.get('date')}），处于 {rng.get('first')} 以来第 {fmt(p.get('percentile_in_range'))} 百分位\n"
+                f"- 均值 {level(p.get('mean'), unit)}，最低 {level(p.get('min'), unit)}，最高 {level(p.get('max'), unit)}\n"
                 "- 利润收缩时钢厂倾向减产、压低铁矿石需求；利润扩张则支撑矿价。"
                 "\n注意：连续合约的换月日期不同（螺纹钢 1/5/10 月，铁矿石 1/5/9 月），换月时利润会跳动。")
     else:
         text = (f"**{p.get('name_en')}** ({p.get('formula')}, unit {p.get('unit')}):\n"
-                f"- latest {fmt(last.get('value'))} ({last.get('date')}), percentile {fmt(p.get('percentile_in_range'))} since {rng.get('first')}\n"
-                f"- mean {fmt(p.get('mean'))}, min {fmt(p.get('min'))}, max {fmt(p.get('max'))}\n"
+                f"- {'value at the end of the period' if ended else 'latest'} {level(last.get('value'), unit)} ({last.get('date')}), percentile {fmt(p.get('percentile_in_range'))} since {rng.get('first')}\n"
+                f"- mean {level(p.get('mean'), unit)}, min {level(p.get('min'), unit)}, max {level(p.get('max'), unit)}\n"
                 "- Shrinking margins push mills to cut output and weigh on ore demand; wide margins support ore."
                 f"\nCaveat: {p.get('caveat')}")
     return text + _source(p, zh)
@@ -373,11 +495,20 @@ def _reason(p: dict[str, Any], zh: bool) -> str:
     return f"{method}：{how}。"
 
 
-def forecast(p: dict[str, Any], zh: bool) -> str:
+def forecast(p: dict[str, Any], zh: bool, focus: str | None = None) -> str:
+    """The forecast path, with the periods asked about (from `focus`, else those after today) in
+    full and the ones between the data's end and them summed up as what they are: forecasts too."""
     unit = p.get("unit", "")
+    digits = digits_of(unit)
     rows = _forecast_rows(p)
     method = p.get("method_used") or p.get("method")
     last_obs = p.get("last_observation") or p.get("last") or {}
+    past = [str(d) for d in p.get("periods_already_past") or []]
+    asked_for = focus
+    if focus is None and past and len(past) < len(rows):
+        focus = str(rows[len(past)].get("date"))
+    before = [r for r in rows if focus and str(r.get("date")) < focus]
+    asked = rows[len(before):]
     first_date = rows[0].get("date") if rows else None
     last_date = rows[-1].get("date") if rows else None
     lines = [f"**{_name(p, zh)}** 预测（方法 {method}，{len(rows)} 期：{first_date} 至 {last_date}，单位 {unit}）："
@@ -385,18 +516,32 @@ def forecast(p: dict[str, Any], zh: bool) -> str:
              f"**{_name(p, zh)}** forecast (method {method}, {len(rows)} periods: {first_date} to "
              f"{last_date}, unit {unit}):"]
     if isinstance(last_obs, dict) and last_obs.get("value") is not None:
-        lines.append(f"- 最新实际值 {fmt(last_obs.get('value'))}（{last_obs.get('date')}），预测从这一天之后开始" if zh
-                     else f"- last actual {fmt(last_obs.get('value'))} ({last_obs.get('date')}); the forecast starts after it")
-    past = p.get("periods_already_past") or []
-    if past:
+        lines.append(f"- 最新实际值 {level(last_obs.get('value'), unit)}（{last_obs.get('date')}），预测从这一天之后开始" if zh
+                     else f"- last actual {level(last_obs.get('value'), unit)} ({last_obs.get('date')}); the forecast starts after it")
+    if before:
+        gap = before[-1]
+        lo80, hi80 = _band(gap, 80)
+        all_past = all(str(r.get("date")) in past for r in before)
+        lines.append(
+            f"- 数据只到 {last_obs.get('date')}：其后的 {len(before)} 期（{before[0].get('date')} 至 {gap.get('date')}）"
+            f"{'虽然已早于今天，' if all_past else ''}本地没有实际数据，它们本身也是预测"
+            f"（{gap.get('date')}：{level(_mean(gap), unit)}，80% 区间 {fmt(lo80, digits)} – {fmt(hi80, digits)}）。"
+            f"你问的时期从 {focus} 开始，要先跨过这些预测期，所以区间更宽。" if zh else
+            f"- The data ends on {last_obs.get('date')}: the {len(before)} period(s) after it "
+            f"({before[0].get('date')} to {gap.get('date')}) "
+            f"{'are already in the past but ' if all_past else ''}have no actual data here, so they are "
+            f"forecasts too ({gap.get('date')}: {level(_mean(gap), unit)}, 80% range {fmt(lo80, digits)} – "
+            f"{fmt(hi80, digits)}). The time you asked about starts on {focus}, after them, so its "
+            "ranges are wider.")
+    elif past:
         lines.append(
             f"- 注意：数据只到 {last_obs.get('date')}，所以前 {len(past)} 期（{past[0]} 至 {past[-1]}）"
             f"已早于今天，但本地还没有这些期间的实际数据；它们仍是预测值。" if zh else
             f"- Note: the data ends on {last_obs.get('date')}, so the first {len(past)} period(s) "
             f"({past[0]} to {past[-1]}) are already in the past but have no actual data here; "
             "they are still forecasts.")
-    if past and rows and len(past) >= len(rows):
-        # "未来3个月" on stale data: every period shown is before today, none is ahead of it.
+    if asked_for is None and past and rows and len(past) >= len(rows):
+        # A horizon counted from stale data: every period shown is before today, none is ahead of it.
         lines.append(
             "- 所以这里没有一期在今天之后：要看今天之后的某个时间，请直接问那个日期，例如“2027年3月铁矿石价格”。"
             if zh else
@@ -404,15 +549,16 @@ def forecast(p: dict[str, Any], zh: bool) -> str:
             "date, e.g. 'iron ore price in March 2027'.")
     if p.get("reason"):
         lines.append(f"- 方法选择：{_reason(p, zh)}" if zh else f"- method choice: {_reason(p, zh)}")
-    show = rows if len(rows) <= 6 else [rows[0], rows[len(rows) // 2], rows[-1]]
+    whole = 12 if p.get("frequency") in ("monthly", "月度") else 6  # a year of months, a week of days
+    show = asked if len(asked) <= whole else [asked[0], asked[len(asked) // 2], asked[-1]]
     for row in show:
         lo80, hi80 = _band(row, 80)
         lo95, hi95 = _band(row, 95)
         lines.append(
-            f"- {row.get('date')}：{fmt(_mean(row))}，80% 区间 {fmt(lo80)} – {fmt(hi80)}，"
-            f"95% 区间 {fmt(lo95)} – {fmt(hi95)}" if zh else
-            f"- {row.get('date')}: {fmt(_mean(row))}, 80% range {fmt(lo80)} – {fmt(hi80)}, "
-            f"95% range {fmt(lo95)} – {fmt(hi95)}"
+            f"- {row.get('date')}：{level(_mean(row), unit)}，80% 区间 {fmt(lo80, digits)} – {fmt(hi80, digits)}，"
+            f"95% 区间 {fmt(lo95, digits)} – {fmt(hi95, digits)}" if zh else
+            f"- {row.get('date')}: {level(_mean(row), unit)}, 80% range {fmt(lo80, digits)} – {fmt(hi80, digits)}, "
+            f"95% range {fmt(lo95, digits)} – {fmt(hi95, digits)}"
         )
     lines.append(RISKS_ZH if zh else RISKS_EN)
     return "\n".join(lines) + _source(p, zh)
@@ -428,21 +574,31 @@ def scenario(p: dict[str, Any], zh: bool) -> str:
     o95 = p.get("outcome_band_pct", {}).get("95", [None, None])
     lv = p.get("implied_band", {}).get("80", [None, None])
     target = cat.name(str(p.get("target")), zh)
+    unit = p.get("unit", "")
     freq_zh = FREQ_ZH.get(str(p.get("frequency")), str(p.get("frequency")))  # localise() may have run
     shock_txt = f"{shock:+g}{unit_shock}" if isinstance(shock, int | float) else "—"
+    r2 = p.get("r2") if isinstance(p.get("r2"), int | float) else 0.0
+    # What R² says depends on its size: "low" was said of 0.56 too.
+    share_r2 = f"{100 * r2:.0f}%"
+    fit_zh = (f"R² 只有 {fmt(r2)}，这一因素只解释了{target}变动的约 {share_r2}" if r2 < 0.3
+              else f"R² {fmt(r2)} 表示这一因素解释了{target}变动的约 {share_r2}，其余来自别的因素")
+    fit_en = (f"an R² of only {fmt(r2)} means this driver explains about {share_r2} of the moves of {target}"
+              if r2 < 0.3 else
+              f"an R² of {fmt(r2)} means this driver explains about {share_r2} of the moves of {target}, the rest "
+              "comes from elsewhere")
     if zh:
         lines = [
             f"**情景：如果{p.get('driver_name_zh')}变动 {shock_txt}**（{target}，单位 {p.get('unit')}）",
             f"- 历史上（{sample.get('first')} 至 {sample.get('last')}，{sample.get('n')} 个{freq_zh}观测），"
-            f"{p.get('driver_name_zh')}每变动 1{'个点' if unit_shock == '个点' else '%'}，矿价同期平均变动 "
-            f"{fmt(p.get('slope_pct_per_unit'), 2)}%（标准误 {fmt(p.get('slope_se'), 2)}，R² {fmt(p.get('r2'), 2)}）。",
-            f"- 按这个历史关系，这一冲击对应矿价约 {pct(p.get('effect_pct'))}（斜率不确定性的 80% 区间 "
+            f"{p.get('driver_name_zh')}每变动 1{'个点' if unit_shock == '个点' else '%'}，{target}同期平均变动 "
+            f"{pct(p.get('slope_pct_per_unit'))}（标准误 {fmt(p.get('slope_se'))} 个百分点，R² {fmt(p.get('r2'))}）。",
+            f"- 按这个历史关系，这一冲击对应{target}约 {pct(p.get('effect_pct'))}（斜率不确定性的 80% 区间 "
             f"{pct(e80[0])} 至 {pct(e80[1])}）；加上其它因素的波动，80% 区间 {pct(o80[0])} 至 {pct(o80[1])}，"
             f"95% 区间 {pct(o95[0])} 至 {pct(o95[1])}。",
-            f"- 以最新值 {fmt(base.get('value'))}（{base.get('date')}）为基准，约 {fmt(p.get('implied_level'))}"
-            f"（80% 区间 {fmt(lv[0])} – {fmt(lv[1])}）。",
+            f"- 以最新值 {level(base.get('value'), unit)}（{base.get('date')}）为基准，约 {level(p.get('implied_level'), unit)}"
+            f"（80% 区间 {fmt(lv[0], digits_of(unit))} – {level(lv[1], unit)}）。",
             "这是有条件的估计：它描述的是历史上的同步变动，不是因果关系；同一时期其它因素也在变化，"
-            "R² 低说明这一因素只解释了矿价变动的一小部分，关系在未来也可能改变。",
+            f"{fit_zh}，关系在未来也可能改变。",
         ]
     else:
         lines = [
@@ -450,21 +606,21 @@ def scenario(p: dict[str, Any], zh: bool) -> str:
             f"({target}, unit {p.get('unit')})",
             f"- Historically ({sample.get('first')} to {sample.get('last')}, {sample.get('n')} "
             f"{p.get('frequency')} observations), a 1{' point' if unit_shock == '个点' else '%'} change "
-            f"in {p.get('driver_name_en')} came with an average {fmt(p.get('slope_pct_per_unit'), 2)}% "
-            f"move in the ore price (standard error {fmt(p.get('slope_se'), 2)}, R² {fmt(p.get('r2'), 2)}).",
-            f"- On that relation, this shock would go with about {pct(p.get('effect_pct'))} on the price "
+            f"in {p.get('driver_name_en')} came with an average {pct(p.get('slope_pct_per_unit'))} "
+            f"move in {target} (standard error {fmt(p.get('slope_se'))} percentage points, R² {fmt(p.get('r2'))}).",
+            f"- On that relation, this shock would go with about {pct(p.get('effect_pct'))} on {target} "
             f"(80% band from the slope {pct(e80[0])} to {pct(e80[1])}); with everything else that moves "
             f"the price, 80% range {pct(o80[0])} to {pct(o80[1])}, 95% range {pct(o95[0])} to {pct(o95[1])}.",
-            f"- From the latest {fmt(base.get('value'))} ({base.get('date')}): about "
-            f"{fmt(p.get('implied_level'))} (80% range {fmt(lv[0])} – {fmt(lv[1])}).",
+            f"- From the latest {level(base.get('value'), unit)} ({base.get('date')}): about "
+            f"{level(p.get('implied_level'), unit)} (80% range {fmt(lv[0], digits_of(unit))} – {level(lv[1], unit)}).",
             "This is conditional: it describes past co-movement, not causation; other drivers moved at "
-            "the same time, a low R² means this driver explains little of the price, and the relation "
-            "may not hold in future.",
+            f"the same time, {fit_en}, and the relation may not hold in future.",
         ]
     return "\n".join(lines) + _source(p, zh)
 
 
 def backtest(p: dict[str, Any], zh: bool) -> str:
+    p = localise(p, zh)  # the analyst renders backtests itself, not through render()
     o = p.get("origins", {})
     cov = p.get("coverage_pct", {})
     unit = p.get("unit", "")
@@ -472,15 +628,15 @@ def backtest(p: dict[str, Any], zh: bool) -> str:
     if zh:
         text = (f"**{_name(p, zh)}** 回测（方法 {method}，提前 {p.get('horizon')} 期，"
                 f"{o.get('count')} 个起点 {o.get('first')} – {o.get('last')}）：\n"
-                f"- MAE {fmt(p.get('mae'))} {unit}，MAPE {fmt(p.get('mape_pct'))}%，MASE {fmt(p.get('mase'))}"
-                f"（随机游走 MAE {fmt(p.get('naive_mae'))}；MASE<1 表示优于“不变”预测）\n"
-                f"- 区间覆盖率：80% 区间 {fmt(cov.get('80'))}%，95% 区间 {fmt(cov.get('95'))}%")
+                f"- MAE {level(p.get('mae'), unit)}，MAPE {share(p.get('mape_pct'))}，MASE {fmt(p.get('mase'), 3)}"
+                f"（随机游走 MAE {level(p.get('naive_mae'), unit)}；MASE<1 表示优于“不变”预测）\n"
+                f"- 区间覆盖率：80% 区间 {share(cov.get('80'))}，95% 区间 {share(cov.get('95'))}")
     else:
         text = (f"**{_name(p, zh)}** backtest (method {method}, {p.get('horizon')} periods ahead, "
                 f"{o.get('count')} origins {o.get('first')} – {o.get('last')}):\n"
-                f"- MAE {fmt(p.get('mae'))} {unit}, MAPE {fmt(p.get('mape_pct'))}%, MASE {fmt(p.get('mase'))} "
-                f"(random-walk MAE {fmt(p.get('naive_mae'))}; MASE < 1 beats 'no change')\n"
-                f"- interval coverage: 80% {fmt(cov.get('80'))}%, 95% {fmt(cov.get('95'))}%")
+                f"- MAE {level(p.get('mae'), unit)}, MAPE {share(p.get('mape_pct'))}, MASE {fmt(p.get('mase'), 3)} "
+                f"(random-walk MAE {level(p.get('naive_mae'), unit)}; MASE < 1 beats 'no change')\n"
+                f"- interval coverage: 80% {share(cov.get('80'))}, 95% {share(cov.get('95'))}")
     return text + _source(p, zh)
 
 
@@ -490,18 +646,18 @@ def method_ranking(results: list[dict[str, Any]], zh: bool) -> str:
     if not ranked:
         return ""
     best = ranked[0]
-    o = best.get("origins", {})
+    o, unit = best.get("origins", {}), localise(best, zh).get("unit", "")
     lines = [f"**{_name(best, zh)}** 各预测方法的回测（提前 {best.get('horizon')} 期，{o.get('count')} 个起点 "
              f"{o.get('first')} – {o.get('last')}，按 MASE 排序）：" if zh
              else f"**{_name(best, zh)}** forecasting methods backtested ({best.get('horizon')} periods ahead, "
              f"{o.get('count')} origins {o.get('first')} – {o.get('last')}, by MASE):",
-             "| 方法 | MASE | MAE | MAPE % | 80% 覆盖率 | 95% 覆盖率 |" if zh
-             else "| method | MASE | MAE | MAPE % | 80% coverage | 95% coverage |",
+             f"| 方法 | MASE | MAE（{unit}） | MAPE | 80% 覆盖率 | 95% 覆盖率 |" if zh
+             else f"| method | MASE | MAE ({unit}) | MAPE | 80% coverage | 95% coverage |",
              "| --- | ---: | ---: | ---: | ---: | ---: |"]
     for r in ranked:
         cov = r.get("coverage_pct", {})
-        lines.append(f"| {r.get('method')} | {fmt(r.get('mase'), 3)} | {fmt(r.get('mae'))} | "
-                     f"{fmt(r.get('mape_pct'))} | {fmt(cov.get('80'), 1)}% | {fmt(cov.get('95'), 1)}% |")
+        lines.append(f"| {r.get('method')} | {fmt(r.get('mase'), 3)} | {fmt(r.get('mae'), digits_of(unit))} | "
+                     f"{share(r.get('mape_pct'))} | {share(cov.get('80'))} | {share(cov.get('95'))} |")
     if zh:
         lines.append(f"MASE 最低的是 {best.get('method')}（MASE < 1 表示优于“不变”的随机游走预测）；"
                      "覆盖率越接近 80% / 95%，区间越可信。差距小于约 0.02 时可视为不相上下。")
@@ -543,10 +699,12 @@ RENDERERS: dict[str, Callable[[dict[str, Any], bool], str]] = {
 }
 
 
-def render(tool: str, text: str, zh: bool, *, seasonal: bool = False) -> str:
+def render(tool: str, text: str, zh: bool, *, seasonal: bool = False, focus: str | None = None) -> str:
     p = payload_of(text)
     if not isinstance(p, dict):
         return text.strip()
+    if tool == "forecast_price":
+        return forecast(localise(p, zh), zh, focus)
     if tool == "describe_series" and seasonal:
         return describe(localise(p, zh), zh, seasonal=True)
     fn = RENDERERS.get(tool, generic)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import date
 
 from orecast.agent.offline.lexicon import find_method, find_series, is_chinese
 
@@ -35,7 +36,8 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
     "compare": ("compare", "comparison", " vs ", "versus", "对比", "比较"),
     "backtest": (
         "backtest", "back-test", "accuracy", "accurate", "error", "mape", "mae", "how good",
-        "回测", "准确", "误差", "精度", "靠谱",
+        "回测", "准确", "误差", "精度", "靠谱", "准不准", "准吗", "准么", "准不", "track record",
+        "how well did",
     ),
     "forecast": (
         "forecast", "predict", "prediction", "outlook", "projection", "expect", "going to",
@@ -46,7 +48,8 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
         "statistic", "stats", "average", "mean", "volatility", "volatile", "highest", "lowest",
         "maximum", "minimum", "peak", "describe", "summary", "summarise", "summarize", "range",
         "统计", "均价", "平均", "波动", "最高", "最低", "概况", "描述", "区间",
-        "drawdown", "回撤",
+        "drawdown", "回撤", "高位", "低位", "cheap", "expensive", "便宜", "贵", "bull market", "bear market", "bull or bear", "牛市", "熊市",
+        "regime",
     ),
     # Mean change by calendar month (describe_series computes it): answered by "describe".
     "seasonal": (
@@ -132,6 +135,7 @@ MISSING_TOPICS: dict[str, tuple[str, ...]] = {
     "manganese": ("manganese", "锰"),
     "cobalt": ("cobalt", "钴"),
     "grains": ("soybean", "wheat", "corn", "大豆", "小麦", "玉米"),
+    "euro": ("欧元", "euros", "in euro", "eur/", "/eur"),  # no EUR rate: never a converted price
 }
 NAME_ASK = (
     "我叫什么", "我的名字是什么", "我是谁", "记得我的名字", "what is my name", "what's my name",
@@ -179,7 +183,7 @@ _HORIZON = (
     (re.compile(_NUM + r"\s*年(?!\d|份|初|底|末|以来)"), "year"),
 )
 _NAMED_HORIZON = (
-    (re.compile(r"next year|明年|一年后", re.I), (12, "month")),
+    (re.compile(r"一年后", re.I), (12, "month")),
     (re.compile(r"next quarter|下个?季度", re.I), (3, "month")),
     (re.compile(r"next month|下个月", re.I), (1, "month")),
     (re.compile(r"next week|下周", re.I), (1, "week")),
@@ -216,7 +220,12 @@ class Query:
     scenario: tuple[str, float] | None = None  # (driver, shock) of "if X falls 5%"
     scenario_unsupported: str | None = None  # a shock no bundled series measures
     tomorrow: bool = False  # "明天的价格": a day no data can hold yet
+    bad_date: str | None = None  # "2030-02-30": a day no calendar has
+    unknown: str | None = None  # "the price of unobtainium": a subject no series measures
     asks_why: bool = False  # "为什么？": causes, which price data cannot show
+    bad_horizon: str | None = None  # "next -3 months": no forecast runs backwards
+    bad_method: str | None = None  # "with method xyz": a method that does not exist
+    claim: tuple[float, str] | None = None  # "是不是10000元？": a price the user puts forward
 
 
 def _contains(low: str, words: tuple[str, ...]) -> bool:
@@ -236,7 +245,7 @@ def _horizon(text: str) -> tuple[tuple[int, str] | None, tuple[int, str] | None]
     for rx, unit in _HORIZON:
         for m in rx.finditer(low):
             n = cn_number(m.group(1))
-            if n is None or n <= 0 or (unit == "year" and n > 50):  # "2021年" is a date
+            if n is None or n <= 0 or (unit == "year" and n >= 1000):  # "2021年" is a date
                 continue
             before = low[max(0, m.start() - 8) : m.start()]
             if re.search(r"(past|last|previous|过去|近|最近|(?<!提)前)\s*(the\s*)?$", before):
@@ -318,17 +327,63 @@ def _dates(text: str) -> tuple[str | None, str | None]:
 def _date_bounds(m: re.Match[str]) -> tuple[str, str] | None:
     """(start-of-period, end-of-period) of one explicit date, None if it is not a date."""
     year = int(m.group(1))
-    if not 1960 <= year <= 2100:
+    # An old year is a year only when written as one ("1900年", "in 1900"), not "1900 元".
+    said_year = m.string[m.end(1):m.end(1) + 1] == "年" or bool(
+        re.search(r"\b(?:in|year|since|from|before)\s+$", m.string[:m.start()], re.I))
+    if not (1960 <= year <= 2100 or (1800 <= year < 1960 and said_year)):
         return None
     month, day = m.group(2), m.group(3)
     if month and not 1 <= int(month) <= 12:
         month, day = None, None
+    if month and day and _invalid_day(year, int(month), int(day)):
+        return None
     if month and day:
         iso = f"{year:04d}-{int(month):02d}-{int(day):02d}"
         return iso, iso
     if month:
         return f"{year:04d}-{int(month):02d}", f"{year:04d}-{int(month):02d}"
     return f"{year:04d}", f"{year:04d}"
+
+
+def _invalid_day(year: int, month: int, day: int) -> bool:
+    try:
+        date(year, month, day)
+    except ValueError:
+        return True
+    return False
+
+
+def bad_date(text: str) -> str | None:
+    """A day that no calendar has ("2030年2月30日", "2025-04-31"), as the user wrote it."""
+    for m in _DATE.finditer(text):
+        month, day = m.group(2), m.group(3)
+        if month and day and 1 <= int(month) <= 12 and _invalid_day(int(m.group(1)), int(month), int(day)):
+            return f"{int(m.group(1)):04d}-{int(month):02d}-{int(day):02d}"
+    return None
+
+
+# "the price of unobtainium", "香蕉的价格": a subject named that may be no series at all.
+_SUBJECT_EN = re.compile(r"\b(?:price|prices|cost)\s+of\s+(?:the\s+|a\s+)?([a-z][a-z\- ]{1,30}?)"
+                         r"(?=\s*(?:[?.!,]|$|\bnow\b|\btoday\b|\bin\b|\bon\b|\bper\b))", re.I)
+_SUBJECT_ZH = re.compile(r"([\u4e00-\u9fffA-Za-z]{1,8})的(?:价格|价钱|售价)")
+_GENERIC_SUBJECTS = re.compile(
+    r"^(?:it|this|that|them|these|iron ore|ore|iron|steel|futures?|commodit(?:y|ies)|"
+    r"现在|目前|今天|明天|当前|最新|它|这个|那个|今年|去年|明年|上个月|下个月|本月|未来|历史|同期|期货|现货|"
+    r"国内|国际|中国|全球|铁矿|铁矿石|矿石|钢材|钢铁|大宗商品)$", re.I)
+
+
+def unknown_subject(text: str, known: set[str] | None) -> str | None:
+    """The thing whose price is asked, when no bundled series or known word names it."""
+    for rx in (_SUBJECT_EN, _SUBJECT_ZH):
+        m = rx.search(text)
+        if m is None:
+            continue
+        subject = m.group(1).strip()
+        if (_GENERIC_SUBJECTS.match(subject) or find_series(subject, known)
+                or re.search(r"\d|年|月|日|天|周", subject)):
+            return None
+        return subject
+    return None
 
 
 def _range_of(found: list[tuple[str, str]], text: str) -> tuple[str | None, str | None]:
@@ -346,6 +401,7 @@ def _range_of(found: list[tuple[str, str]], text: str) -> tuple[str | None, str 
 
 _RELATIVE = (
     (re.compile(r"去年|上一年|上年|last year|previous year|prior year", re.I), ("year", -1)),
+    (re.compile(r"明年|下一年|next year", re.I), ("year", 1)),  # a calendar year, forecast whole
     (re.compile(r"今年|本年|年初至今|年初以来|今年以来|this year|year[- ]to[- ]date|\bytd\b", re.I),
      ("year", 0)),
     (re.compile(r"上个?季度|上一季度|last quarter|previous quarter", re.I), ("quarter", -1)),
@@ -386,12 +442,12 @@ _SIZE = re.compile(r"([-+]?\d+(?:\.\d+)?)\s*(%|％|个百分点|百分点|percen
 def _scenario(text: str, low: str) -> tuple[tuple[str, float] | None, str | None]:
     if not _IF.search(low):
         return None, None
+    for key, words in _UNSUPPORTED_SHOCKS:
+        if any(w in low for w in words):  # "if the property market collapses": no size needed
+            return None, key
     size = _SIZE.search(low)
     if size is None:
         return None, None
-    for key, words in _UNSUPPORTED_SHOCKS:
-        if any(w in low for w in words):
-            return None, key
     driver = next((key for key, words in _DRIVER_WORDS
                    if any(re.search(rf"(?<![a-z]){re.escape(w)}", low) for w in words)), None)
     if driver is None:
@@ -409,6 +465,27 @@ def _scenario(text: str, low: str) -> tuple[tuple[str, float] | None, str | None
     ):
         sign = -sign  # "人民币贬值 3%" is USD/CNH up 3 %
     return (driver, sign * value), None
+
+
+# "铁矿石价格是不是10000元？", "say the price is 1000 dollars": a price put forward, checked against the data.
+_CLAIM = re.compile(r"(?<![\d.])(\d[\d,]*(?:\.\d+)?)\s*(元|块|yuan|cny|rmb|美元|dollars?|usd|\$)")
+
+
+_METHOD_NAMED = (re.compile(r"\bmethod\s+(?:called\s+|named\s+)?([a-z][a-z0-9_-]*)"),
+                 re.compile(r"\b([a-z][a-z0-9_-]*)\s+method\b"),
+                 re.compile(r"用\s*([a-z][a-z0-9_-]*)\s*(?:方法|法|模型)"))
+_NOT_A_NAME = {"the", "a", "an", "which", "this", "that", "best", "each", "every", "forecasting",
+               "forecast", "any", "your", "what", "one", "same", "other", "another", "with", "by",
+               "of", "for", "and", "or", "is", "are", "most", "accurate", "good", "better", "new"}
+
+
+def _unknown_method(low: str) -> str | None:
+    """"with method xyz": a word named as the method that is no method (known ones parse first)."""
+    for rx in _METHOD_NAMED:
+        m = rx.search(low)
+        if m and m.group(1) not in _NOT_A_NAME:
+            return m.group(1)
+    return None
 
 
 def parse(text: str, known_series: set[str] | None = None) -> Query:
@@ -448,8 +525,18 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     if q.scenario is None and q.scenario_unsupported is None:
         q.missing = [k for k, words in MISSING_TOPICS.items() if _contains(low, words)]
     q.series = find_series(text, known_series)
+    q.bad_date = bad_date(text)
+    if not q.series and not q.missing and not q.scenario:
+        q.unknown = unknown_subject(text, known_series)
     q.method = find_method(text)
     q.horizon, q.last_period = _horizon(text)
+    if not _IF.search(low) and (m := _CLAIM.search(low)):  # "如果…跌到3000元" is a condition, not a claim
+        q.claim = (float(m.group(1).replace(",", "")), "CNY" if re.match(r"元|块|yuan|cny|rmb", m.group(2)) else "USD")
+    if m := re.search(r"(?:next|未来|后|ahead)\s*(-\s*\d+(?:\.\d+)?|负\s*\S+?|0+|零|\d+\.\d+)\s*(?:个)?\s*"
+                      r"(?:months?|weeks?|days?|years?|trading days?|月|周|天|日|年|交易日)", low):
+        q.bad_horizon = m.group(1).replace(" ", "")
+    if q.method is None:
+        q.bad_method = _unknown_method(low)
     q.start, q.end = _dates(text)
     if _contains(low, ("hrc", "hot-rolled", "hot rolled", "热卷", "热轧")):
         q.product = "hrc"
@@ -458,6 +545,9 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     for intent, words in INTENT_WORDS.items():
         if _contains(low, words):
             q.intents.append(intent)
+    if re.search(r"价差|差价|spread", low) and not (q.start or q.end or q.last_period) and "history" in q.intents:
+        q.intents.remove("history")  # "the spread between HRC and rebar": now, not a history
+        q.intents.append("latest")
     if "seasonal" in q.intents:
         # "有季节性吗？哪个月份通常上涨？" asks for the by-month statistics, not the last price.
         q.intents = ["describe", *(i for i in q.intents

@@ -98,6 +98,7 @@ METHOD_ALIASES: dict[str, tuple[str, ...]] = {
     "theta": ("theta",),
     "ensemble": ("ensemble", "combination", "组合", "集成"),
     "auto": ("auto method", "automatic", "自动选择"),
+    "nowcast": ("nowcast", "即时预测"),
 }
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -89,7 +89,7 @@ class OfflineAnalyst(BaseChatModel):
         if results and (write := _write_note(q, after)) is not None:
             return write
         if results:
-            return AIMessage(content="\n\n".join([*plan.notes, self._answer(q, after)]))
+            return AIMessage(content="\n\n".join([*plan.notes, self._answer(q, after, plan.focus)]))
         calls = [(n, a) for n, a in plan.calls if not self.tool_schemas or n in self.tool_schemas]
         if calls:
             return AIMessage(
@@ -105,7 +105,7 @@ class OfflineAnalyst(BaseChatModel):
                                       else f"The tools needed are not available here: {missing}."))
         return AIMessage(content="\n\n".join([*plan.notes, plan.reply or ""]).strip())
 
-    def _answer(self, q: Query, after: list[BaseMessage]) -> str:
+    def _answer(self, q: Query, after: list[BaseMessage], focus: dict[str, str]) -> str:
         calls: dict[str, tuple[str, dict[str, Any]]] = {}
         for m in after:
             if isinstance(m, AIMessage):
@@ -140,7 +140,13 @@ class OfflineAnalyst(BaseChatModel):
                 head = f"工具 {name} 返回：" if q.zh else f"Tool {name} returned:"
                 parts.append(f"{head}\n{_plain(msg.content)}")
                 continue
-            parts.append(compose.render(name, msg.text, q.zh, seasonal="seasonal" in q.intents))
+            parts.append(compose.render(name, msg.text, q.zh, seasonal="seasonal" in q.intents,
+                                        focus=focus.get(str(args.get("series")))))
+        parts.extend(_comparisons(q, results, calls))
+        if q.claim and not q.scenario:
+            parts.extend(compose.claim_check(q.claim, p, q.zh) for m in results
+                         if calls.get(m.tool_call_id, ("", {}))[0] == "latest_price"
+                         and isinstance(p := compose.payload_of(m.text), dict))
         methods = {b.get("method") for b in backtests}
         series = {b.get("series") for b in backtests}
         if len(backtests) > 1 and len(series) == 1 and len(methods) == len(backtests):
@@ -221,6 +227,25 @@ class OfflineAnalyst(BaseChatModel):
                 await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
             await asyncio.sleep(0)
+
+
+# "Which is more volatile / rose more?", "the spread": a line that answers it from two results.
+_COMPARED = (
+    ("describe_series", r"volatil|波动", compose.volatility_ranking),
+    ("price_history", r"which|more|better|compare|哪个|谁|更|对比|比较", compose.change_ranking),
+    ("latest_price", r"价差|差价|相差|spread|difference|gap between",
+     lambda ps, zh: compose.spread(*ps, zh) if len(ps) == 2 else ""),
+)
+
+
+def _comparisons(q: Query, results: list[ToolMessage], calls: dict[str, tuple[str, dict[str, Any]]]) -> list[str]:
+    out = []
+    for tool, asks, answer in _COMPARED:
+        payloads = [p for m in results if calls.get(m.tool_call_id, ("", {}))[0] == tool
+                    and isinstance(p := compose.payload_of(m.text), dict)]
+        if len(payloads) > 1 and re.search(asks, q.text, re.I):
+            out.append(answer(payloads, q.zh))
+    return out
 
 
 def _write_note(q: Query, after: list[BaseMessage]) -> AIMessage | None:
@@ -311,11 +336,13 @@ def _plan_parts(planner: Planner, q: Query, ctx: Context) -> Plan:
         return planner.plan(q, ctx)
     calls: list[tuple[str, dict[str, Any]]] = []
     notes: list[str] = []
+    focus: dict[str, str] = {}
     for part in parts:
         part_q = parse(part, known)
         part_q.zh = q.zh
         plan = planner.plan(part_q, ctx)
         notes.extend(n for n in plan.notes if n not in notes)
+        focus.update(plan.focus)
         if not plan.calls:
             if not plan.in_scope:
                 notes.append(f"关于“{part.strip()}”：这部分超出了我的数据范围，我无法回答。" if q.zh
@@ -331,7 +358,7 @@ def _plan_parts(planner: Planner, q: Query, ctx: Context) -> Plan:
         ctx = replace(ctx, last_call=(name, args), last_series=series if isinstance(series, str) else ctx.last_series)
     if not calls:
         return Plan(reply="\n\n".join(notes))
-    return Plan(calls=calls, notes=notes)
+    return Plan(calls=calls, notes=notes, focus=focus)
 
 
 def _plain(content: Any) -> str:

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from orecast.agent.offline import catalogue as cat
@@ -28,6 +29,15 @@ PRIMARY = (
 # Every method a user can ask for; `nowcast` only where a daily indicator exists (see below).
 COMPARED_METHODS = ("naive", "drift", "ets", "arima", "theta", "ensemble")
 COMPARISON_STEP = {"daily": 10, "weekly": 4, "monthly": 3}
+FRESHER = "dce_iron_ore_daily"  # the iron ore series that reaches furthest, for periods after the benchmark's
+# The series a scenario driver is measured by: never the target of its own shock.
+DRIVER_SERIES = {
+    "steel_output": ("crude_steel_china_annual", "crude_steel_world_annual"),
+    "pmi": ("china_pmi_monthly",), "usd_cnh": ("usd_cnh_daily",),
+    "coking_coal": ("dce_coking_coal_daily",), "coke": ("dce_coke_daily",),
+    "rebar": ("shfe_rebar_daily",), "hrc": ("shfe_hrc_daily",),
+    "oil": ("brent_wb_monthly", "wti_wb_monthly", "crude_oil_avg_wb_monthly"),
+}
 
 
 def has_nowcast(series: str) -> bool:
@@ -44,6 +54,7 @@ class Plan:
     reply: str | None = None
     notes: list[str] = field(default_factory=list)  # said before the tool results' answer
     in_scope: bool = True  # False: the reply is the "what I can do" text
+    focus: dict[str, str] = field(default_factory=dict)  # series -> first forecast date asked about
 
 
 @dataclass(slots=True)
@@ -125,11 +136,20 @@ class Planner:
             return Plan(reply=scope.unsupported_shock(q.scenario_unsupported, q.zh))
         if q.scenario and "price_scenario" in self.tools:
             driver, shock = q.scenario
-            target = ("dce_iron_ore_daily" if "dce_iron_ore_daily" in q.series
-                      else "iron_ore_wb_monthly")
+            # "如果PMI上升1个点，螺纹钢会怎样": the series named that is not the driver's own.
+            named = [s for s in q.series if s not in DRIVER_SERIES.get(driver, ())]
+            target = named[0] if named else "iron_ore_wb_monthly"
             return Plan([("price_scenario", {"driver": driver, "shock": shock, "target": target})])
         if q.missing:
             return Plan(reply=scope.no_data(q.missing, q.zh))
+        if q.bad_date:
+            return Plan(reply=scope.not_a_date(q.bad_date, q.zh))
+        if q.bad_horizon:
+            return Plan(reply=scope.not_a_horizon(q.bad_horizon, q.zh))
+        if q.bad_method:
+            return Plan(reply=scope.not_a_method(q.bad_method, q.zh))
+        if q.unknown and not q.series:
+            return Plan(reply=scope.no_series(q.unknown, q.zh))
         extra = self._extra_tool(q)
         if extra:
             return extra
@@ -155,16 +175,28 @@ class Planner:
         target = scope.future_target(q.start, q.end, q.tomorrow)
         if target is None and intents[0] == "forecast":
             target = scope.forecast_target((series or [DEFAULT_SERIES])[0], q.start, q.end)
+        gap = None
+        fresher = None
+        if target is None and series in ([], [DEFAULT_SERIES]) and not scope.asks_benchmark(q.text) \
+                and intents[0] in ("latest", "history", "describe", "chart"):
+            # "2026年7月铁矿石价格": past the World Bank's last month, but the futures traded then.
+            fresher = scope.fresher_note(DEFAULT_SERIES, FRESHER, q.start, q.end, q.zh)
+            series = [FRESHER] if fresher else series
+        if target is None and intents[0] in ("latest", "history", "describe", "chart"):
+            # "上个月的价格" when the data ends before last month: no value, but a forecast of it.
+            gap = target = scope.gap_target((series or [DEFAULT_SERIES])[0], q.start, q.end)
         if target is not None and intents[0] in ("latest", "history", "describe", "forecast", "chart"):
             # "2027年的价格", "明天的价格": no data holds a future period; a forecast to it does.
-            plan = self._forecast_to(q, series or [DEFAULT_SERIES], target)
+            plan = self._forecast_to(q, series or [DEFAULT_SERIES], target, gap=gap is not None)
         else:
             plan = self._plan_dated(q, intents, series, ctx)
         if q.asks_why:  # "Why did iron ore fall in 2015?": the numbers, and what they cannot show
             plan.notes.insert(0, scope.why_note(q.zh))
+        if fresher:
+            plan.notes.insert(0, fresher)
         return plan
 
-    def _forecast_to(self, q: Query, series: list[str], target: Any) -> Plan:
+    def _forecast_to(self, q: Query, series: list[str], target: Any, *, gap: bool = False) -> Plan:
         s = series[0]
         if q.tomorrow and s == DEFAULT_SERIES and not scope.asks_benchmark(q.text):
             s = "dce_iron_ore_daily"  # tomorrow is a trading day: the daily futures, as "price now"
@@ -173,8 +205,11 @@ class Planner:
         limit = scope.MAX_TARGET_PERIODS.get(facts.frequency if facts else "monthly", 36)
         if h is None or h > limit:
             return Plan(reply=scope.too_far(s, target, q.zh))
+        first = target if q.tomorrow or not q.start else scope.period_start(s, scope.bound(q.start))
+        note = (scope.gap_note(s, q.start, q.end, q.zh) if gap and q.start
+                else scope.future_note(s, target, q.tomorrow, q.zh))
         return Plan([("forecast_price", {"series": s, "horizon": h, "method": q.method or "auto"})],
-                    notes=[scope.future_note(s, target, q.tomorrow, q.zh)])
+                    notes=[note], focus={s: first.date().isoformat()})
 
     def _plan_dated(self, q: Query, intents: list[str], series: list[str], ctx: Context) -> Plan:
         if (q.start or q.end or q.last_period) and intents[0] == "latest":
@@ -193,6 +228,10 @@ class Planner:
         # "对比一下今年的表现": comparing over a period is the two histories; without one, co-movement.
         plain = "history" if (q.start or q.end or q.last_period) else "relate"
         first = intents[0] if intents[0] != "compare" else (intents[1:] or [plain])[0]
+        past_note = None
+        if first == "forecast" and q.last_period and not q.horizon:
+            # "预测过去3个月": a look-back has data (or is said to have none); nothing to forecast.
+            first, past_note = "history", scope.past_not_forecast(q.zh)
         if first == "catalogue":
             return Plan([("list_series", {})])
         if first == "report":
@@ -223,7 +262,7 @@ class Planner:
             return Plan([("relate_series", {"a": series[0], "b": series[1],
                                             **self._dates(q, series[0])})])
         calls: list[tuple[str, dict[str, Any]]] = []
-        notes: list[str] = []
+        notes: list[str] = [past_note] if past_note else []
         if first == "latest" and series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text):
             # "Price now": the freshest series first, the World Bank monthly average as context.
             series = ["dce_iron_ore_daily", DEFAULT_SERIES]
@@ -234,6 +273,8 @@ class Planner:
                 gap = scope.coverage_gap(s, q.start, q.end, q.zh)
                 if gap is None:
                     kept.append(s)
+                    if partial := scope.partial_note(s, q.start, q.end, q.zh):
+                        notes.append(partial)
                 else:
                     notes.append(gap)
                     calls.append(("latest_price", {"series": s}))
@@ -244,6 +285,11 @@ class Planner:
             note = scope.lookback_note(series[0], q.last_period, q.zh)
             if note:
                 notes.append(note)
+        focus: dict[str, str] = {}
+        if first == "backtest" and (unchecked := scope.nothing_to_check(series[0], q.start, q.zh)):
+            return Plan(reply=unchecked)  # "how accurate was the forecast for October 2026?"
+        if first == "backtest" and scope.asks_own_record(q.text):
+            notes.append(scope.own_record_note(q.zh))
         for s in series[:4]:
             if first == "backtest":
                 args: dict[str, Any] = {"series": s, "horizon": self._horizon(q, s),
@@ -252,8 +298,14 @@ class Planner:
                     args["start"] = q.start
                 calls.append(("backtest_forecast", args))
             elif first == "forecast":
-                calls.append(("forecast_price", {"series": s, "horizon": self._horizon(q, s),
-                                                 "method": q.method or "auto"}))
+                h, start = self._ahead(q, s)
+                if h > scope.MAX_TARGET_PERIODS.get(cat.frequency(s), 36) and q.horizon:
+                    n, unit = q.horizon
+                    return Plan(reply=scope.too_far(s, start + pd.DateOffset(**{f"{unit}s": n}), q.zh))
+                calls.append(("forecast_price", {"series": s, "horizon": h, "method": q.method or "auto"}))
+                focus[s] = start.date().isoformat()
+                if s == series[0] and q.horizon and (note := scope.ahead_note(s, *q.horizon, start, q.zh)):
+                    notes.append(note)
             elif first == "describe":
                 calls.append(("describe_series", {"series": s, **self._dates(q, s)}))
             elif first == "history":
@@ -264,9 +316,9 @@ class Planner:
             s = series[0]
             chart_args: dict[str, Any] = {"series": s, **self._dates(q, s)}
             if first == "forecast":
-                chart_args["forecast_horizon"] = self._horizon(q, s)
+                chart_args["forecast_horizon"] = self._ahead(q, s)[0]
             calls.append(("make_chart", chart_args))
-        return Plan(calls, notes=notes)
+        return Plan(calls, notes=notes, focus=focus)
 
     def _follow_up(self, q: Query, ctx: Context) -> Plan:
         assert ctx.last_call is not None
@@ -281,10 +333,12 @@ class Planner:
             if name == "relate_series" and len(q.series) > 1:
                 args["b"] = q.series[1]
         s = args.get(series_key) or DEFAULT_SERIES
-        if q.horizon and "horizon" in args:
-            args["horizon"] = cat.periods(s, *q.horizon)
+        if q.horizon and name == "backtest_forecast":
+            args["horizon"] = cat.periods(s, *q.horizon)  # steps ahead of each origin, not dates
+        elif q.horizon and "horizon" in args:
+            args["horizon"] = scope.ahead(s, *q.horizon)[0]
         elif q.horizon and name == "make_chart":
-            args["forecast_horizon"] = cat.periods(s, *q.horizon)
+            args["forecast_horizon"] = scope.ahead(s, *q.horizon)[0]
         if q.method and "method" in args:
             args["method"] = q.method
         if (q.start or q.end or q.last_period) and name in (
@@ -295,8 +349,11 @@ class Planner:
             args.update(self._dates(q, s))
         if q.horizon and name in ("latest_price", "price_history", "describe_series"):
             # "and for 6 months?" after a price question most likely asks for a forecast.
-            return Plan([("forecast_price", {"series": s, "horizon": cat.periods(s, *q.horizon),
-                                             "method": q.method or "auto"})])
+            h, start = scope.ahead(s, *q.horizon)
+            return Plan([("forecast_price", {"series": s, "horizon": h, "method": q.method or "auto"})],
+                        focus={s: start.date().isoformat()})
+        if name == "forecast_price" and q.horizon:
+            return Plan([(name, args)], focus={s: scope.ahead(s, *q.horizon)[1].date().isoformat()})
         return Plan([(name, args)])
 
     def _extra_tool(self, q: Query) -> Plan | None:
@@ -315,9 +372,14 @@ class Planner:
     # ---- argument helpers ---------------------------------------------------------------
 
     def _horizon(self, q: Query, series: str) -> int:
+        """Steps ahead for a backtest: counted from each origin, not from today."""
         if q.horizon:
             return cat.periods(series, *q.horizon)
         return cat.default_horizon(series)
+
+    def _ahead(self, q: Query, series: str) -> tuple[int, Any]:
+        """A forecast's horizon from the data's end to the periods asked, counted from today."""
+        return scope.ahead(series, *q.horizon) if q.horizon else scope.ahead(series)
 
     def _dates(self, q: Query, series: str | None) -> dict[str, Any]:
         out: dict[str, Any] = {}

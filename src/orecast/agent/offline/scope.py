@@ -32,6 +32,7 @@ _TOPICS = {
     "manganese": ("锰矿价格", "manganese prices"),
     "cobalt": ("钴价", "cobalt prices"),
     "grains": ("农产品价格", "farm commodity prices"),
+    "euro": ("欧元汇率（只有美元兑离岸人民币）", "euro exchange rates (only USD/CNH)"),
     "interest_rate": ("利率", "interest rates"),
     "property": ("房地产新开工", "property starts"),
     "policy": ("限产政策", "output-cut policies"),
@@ -70,6 +71,73 @@ def unsupported_shock(topic: str, zh: bool) -> str:
             "(e.g. 'If China's crude steel output falls 5%, what happens to iron ore?').")
 
 
+def not_a_date(day: str, zh: bool) -> str:
+    if zh:
+        return f"{day} 不是一个存在的日期（这个月没有这一天），所以没有这一天的价格。请换一个日期再问。"
+    return f"{day} is not a date (that month has no such day), so there is no price for it. Please ask with another date."
+
+
+def past_not_forecast(zh: bool) -> str:
+    if zh:
+        return "过去的时期不需要预测：下面是这段时间的实际数据（按这个序列的最后日期倒推）。"
+    return "A past period needs no forecast: below is the actual data for it (counted back from the series' last date)."
+
+
+def not_a_horizon(text: str, zh: bool) -> str:
+    if zh:
+        return f"预测期数必须是正整数，{text} 不行：预测只能向前，按整期计。请问“未来3个月”这样的期限。"
+    return (f"A forecast horizon must be a positive whole number of periods, not {text}: forecasts only "
+            "run forward, period by period. Ask e.g. 'the next 3 months'.")
+
+
+METHODS = ("auto", "naive", "drift", "ets", "arima", "theta", "ensemble", "nowcast")
+
+
+def not_a_method(word: str, zh: bool) -> str:
+    names = "、".join(METHODS) if zh else ", ".join(METHODS)
+    if zh:
+        return f"我没有叫 {word} 的预测方法，所以没有用它预测。可用的方法：{names}（nowcast 只用于世界银行铁矿石）。"
+    return (f"I have no forecasting method called {word}, so I made no forecast with it. The methods are "
+            f"{names} (nowcast for the World Bank iron ore price only).")
+
+
+def no_series(subject: str, zh: bool) -> str:
+    """A price asked for a thing no bundled series measures: say so, never the ore price instead."""
+    if zh:
+        return f"我没有“{subject}”的数据，所以不能给出它的价格，也不会用别的数字代替。\n" + HAVE_ZH
+    return (f"I do not have data on \"{subject}\", so I cannot give its price, and I will not "
+            "substitute another number.\n" + HAVE_EN)
+
+
+def asks_own_record(text: str) -> bool:
+    """"你去年的预测准不准", "how good were your forecasts": the analyst's own past forecasts."""
+    return bool(re.search(r"你(?:的|去年的?|之前的?|以前的?|上次的?)预测|your (?:past |previous |last year's )?"
+                          r"(?:forecasts?|predictions?)", text, re.I))
+
+
+def nothing_to_check(series: str, start: str | None, zh: bool) -> str | None:
+    """Accuracy asked for a period the data does not reach: no outcome, so no error to measure."""
+    facts = cat.catalogue().get(series)
+    if facts is None or not facts.end or not start or bound(start) <= pd.Timestamp(facts.end):
+        return None
+    nm = cat.name(series, zh)
+    return (f"{start} 还没有{nm}的实际数据（数据只到 {facts.end}），所以对它的任何预测都还无法检验，我也不会给出一个误差。"
+            "要看这个方法过去有多准，可以问例如“去年的预测准不准”或“铁矿石预测的准确度”。" if zh else
+            f"There is no actual {nm} data for {start} yet (the data ends on {facts.end}), so no forecast "
+            "for it can be checked, and I give no error for it. To see how accurate the method has been, "
+            "ask e.g. 'how good were your forecasts last year?'.")
+
+
+def own_record_note(zh: bool) -> str:
+    if zh:
+        return ("我不保存以前对话里给出的预测，所以没有“我当时说了什么”的记录。下面是回测：在每个起点只用当时已有的数据"
+                "重新做一次同样的预测，再和后来的实际值比较——这就是这个方法在那段时间会有的准确度。")
+    return ("I keep no record of forecasts given in earlier conversations, so I cannot replay what I said "
+            "then. Below is a backtest instead: at each origin the same forecast is made again from the "
+            "data known at that time and compared with what happened, which is how accurate the method "
+            "would have been over that period.")
+
+
 def calendar_period(unit: str, shift: int) -> tuple[str, str]:
     """("year", -1) → the whole of last calendar year, as ISO start and end dates."""
     now = pd.Timestamp(today())
@@ -83,11 +151,11 @@ def calendar_period(unit: str, shift: int) -> tuple[str, str]:
     else:
         start = pd.Timestamp(year=now.year, month=now.month, day=1) + pd.DateOffset(months=shift)
         end = start + pd.DateOffset(months=1) - pd.DateOffset(days=1)
-    end = min(end, now)
+    end = min(end, now) if start <= now else end  # "明年" is all of next year
     return start.date().isoformat(), end.date().isoformat()
 
 
-def _bound(text: str, upper: bool) -> pd.Timestamp:
+def bound(text: str, upper: bool = False) -> pd.Timestamp:
     ts = pd.Timestamp(text)
     if not upper:
         return ts
@@ -104,17 +172,33 @@ def coverage_gap(series: str, start: str | None, end: str | None, zh: bool) -> s
     if facts is None or not facts.end:
         return None
     first, last = pd.Timestamp(facts.start), pd.Timestamp(facts.end)
-    lo = _bound(start, False) if start else first
-    hi = _bound(end, True) if end else last
+    lo = bound(start, False) if start else first
+    hi = bound(end, True) if end else last
     if lo <= last and hi >= first:
         return None
-    period = f"{start or facts.start} – {end or facts.end}"
+    period = start if start and start == end else f"{start or facts.start} – {end or facts.end}"
     nm = cat.name(series, zh)
     if zh:
         return (f"我没有{nm}在 {period} 的数据：这个序列只覆盖 {facts.start} 至 {facts.end}。"
                 "下面是我有的最新数据，不能代替你问的时期。")
     return (f"I have no {nm} data for {period}: the series covers {facts.start} to {facts.end} "
             "only. Below is the latest value I have; it does not answer for the period you asked about.")
+
+
+def partial_note(series: str, start: str | None, end: str | None, zh: bool) -> str | None:
+    """A period the data covers only in part ("Q3 2026", "今年" on data ending in August): say the
+    numbers stop where the data does, so a partial quarter is not read as the whole one."""
+    facts = cat.catalogue().get(series)
+    if facts is None or not facts.end or not end:
+        return None
+    last, hi = pd.Timestamp(facts.end), bound(end, True)
+    if hi <= last or (start and bound(start, False) > last):
+        return None
+    period = f"{bound(start).date() if start else facts.start} – {hi.date().isoformat()}"
+    return (f"你问的时期是 {period}，但我的{cat.name(series, True)}数据只到 {facts.end}：下面的数字只覆盖到 "
+            f"{facts.end}，不是整个时期。" if zh else
+            f"You asked about {period}, but my {cat.name(series, False)} data ends on {facts.end}: the "
+            "figures below stop there and do not cover the whole period.")
 
 
 def asks_benchmark(text: str) -> bool:
@@ -155,8 +239,8 @@ def future_target(start: str | None, end: str | None, tomorrow: bool) -> pd.Time
     now = pd.Timestamp(today())
     if tomorrow:
         return now + pd.DateOffset(days=1)
-    if start and _bound(start, False) > now:
-        return _bound(end or start, True)
+    if start and bound(start, False) > now:
+        return bound(end or start, True)
     return None
 
 
@@ -165,7 +249,7 @@ def forecast_target(series: str, start: str | None, end: str | None) -> pd.Times
     facts = cat.catalogue().get(series)
     if facts is None or not facts.end or not (start or end):
         return None
-    last_day = _bound(end or start, True)  # type: ignore[arg-type]
+    last_day = bound(end or start, True)  # type: ignore[arg-type]
     return last_day if last_day > pd.Timestamp(facts.end) else None
 
 
@@ -186,6 +270,92 @@ def periods_until(series: str, target: pd.Timestamp) -> int | None:
     else:
         n = target.year - last.year
     return n if n > 0 else None
+
+
+def period_start(series: str, day: pd.Timestamp) -> pd.Timestamp:
+    """The first day of the period of `series` that holds `day` (its month for monthly data)."""
+    facts = cat.catalogue().get(series)
+    frequency = facts.frequency if facts else "monthly"
+    if frequency == "monthly":
+        return day.normalize().replace(day=1)
+    if frequency == "quarterly":
+        return pd.Timestamp(year=day.year, month=3 * ((day.month - 1) // 3) + 1, day=1)
+    if frequency == "annual":
+        return pd.Timestamp(year=day.year, month=1, day=1)
+    return day.normalize()
+
+
+def ahead(series: str, n: int | None = None, unit: str = "month") -> tuple[int, pd.Timestamp]:
+    """'The next n units' asked today: (forecast horizon from the data's last date, first day asked).
+
+    The forecast starts where the data ends; the periods between that and today's period must be
+    forecast too before the n periods asked for begin (on 2026-12-07, "the next 3 months" of a
+    series ending in May are December to February, nine steps ahead). No `n`: the series' usual
+    horizon, also counted from today.
+    """
+    first = period_start(series, pd.Timestamp(today()))
+    gap = periods_until(series, first - pd.DateOffset(days=1)) or 0
+    return gap + (cat.periods(series, n, unit) if n else cat.default_horizon(series)), first
+
+
+def gap_target(series: str, start: str | None, end: str | None) -> pd.Timestamp | None:
+    """A period after the data's last date that has begun by today ("上个月" on stale data): the
+    end of that period, which a forecast can reach; None when the data covers any of it."""
+    facts = cat.catalogue().get(series)
+    # Annual crude steel is a finished historical table (to 2018), not data that lags: no forecast.
+    if facts is None or not facts.end or not start or facts.frequency not in ("daily", "weekly", "monthly"):
+        return None
+    lo = bound(start, False)
+    if lo <= pd.Timestamp(facts.end) or lo > pd.Timestamp(today()):
+        return None
+    return bound(end or start, True)
+
+
+def fresher_note(series: str, fresher: str, start: str | None, end: str | None, zh: bool) -> str | None:
+    """A period after `series`' last date that `fresher` has data for: answer with it, and say so."""
+    if gap_target(series, start, end) is None or not start:
+        return None
+    facts, other = cat.catalogue()[series], cat.catalogue()[fresher]
+    if bound(start) > pd.Timestamp(other.end):
+        return None
+    return (f"{cat.name(series, True)}（月度）只到 {facts.end}，没有这段时间的值；{cat.name(fresher, True)}"
+            f"（日度，{UNIT_ZH_SHORT.get(other.unit, other.unit)}）有这段时间的实际数据，下面用它回答。" if zh else
+            f"{cat.name(series, False)} (monthly) ends on {facts.end} and has no value for this period; "
+            f"{cat.name(fresher, False)} (daily, {other.unit}) has actual data for it, so the answer uses it.")
+
+
+UNIT_ZH_SHORT = {"CNY/t": "元/吨", "US$/dmt": "美元/干吨"}
+
+
+def gap_note(series: str, start: str, end: str | None, zh: bool) -> str:
+    """Why a period between the data's end and today gets a forecast instead of a value."""
+    facts = cat.catalogue()[series]
+    period = start if not end or end == start else f"{start} – {end}"
+    if zh:
+        return (f"我的{cat.name(series, True)}数据只到 {facts.end}，{period} 没有实际数据（数据在那之后还没有更新）。"
+                f"下面是对 {period} 的预测：从 {facts.end} 起逐期预测，中间各期本身也是预测；"
+                f"{period} 的各行给出中位预测和 80%/95% 区间，这是一个可能的范围，不是实际价格。")
+    return (f"My {cat.name(series, False)} data ends on {facts.end}, so I have no actual value for {period} "
+            "(the data has not been updated since). Below is a "
+            f"forecast for {period} instead: it runs from {facts.end}, the periods in between are "
+            f"forecasts too, and the rows for {period} give the median and 80%/95% ranges: a range "
+            "of likely values, not the actual price.")
+
+
+def ahead_note(series: str, n: int, unit: str, first: pd.Timestamp, zh: bool) -> str | None:
+    """'The next n months' on data that ends before today: where the forecast starts and why."""
+    facts = cat.catalogue().get(series)
+    if facts is None or not facts.end or first <= pd.Timestamp(facts.end):
+        return None
+    day = first.date().isoformat()
+    if zh:
+        return (f"你问的是今天（{today().isoformat()}）起的未来 {n} {_UNIT_ZH[unit]}，从 {day} 开始。"
+                f"我的{cat.name(series, True)}数据只到 {facts.end}，所以预测从那天之后开始；"
+                f"{facts.end} 到今天之间的各期没有实际数据，本身也是预测，你问的时期排在它们之后。")
+    return (f"You asked for the next {n} {unit}(s) from today ({today().isoformat()}), starting {day}. "
+            f"My {cat.name(series, False)} data ends on {facts.end}, so the forecast starts there; the "
+            "periods between that and today have no actual data and are forecasts themselves, and "
+            "the ones you asked about come after them.")
 
 
 def future_note(series: str, target: pd.Timestamp, tomorrow: bool, zh: bool) -> str:

@@ -1,0 +1,136 @@
+"""Forecasts asked from today on data that ends earlier: the horizon the user asked for, and the
+periods between the data's end and today said to be forecasts too.
+
+The data's last dates are read from the bundled CSVs with pandas and the expected horizons counted
+from them and the pinned "today"; the numbers are the engine's forecast for that horizon.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from orecast import market
+from tests.agent.conftest import run_turn
+from tests.agent.test_conversation import assert_number
+
+TODAY = pd.Timestamp(date(2026, 12, 7))
+DATA = Path(market.__file__).parent / "data"
+CSV = {
+    "iron_ore_wb_monthly": ("iron_ore_monthly_worldbank.csv", "iron_ore_price"),
+    "dce_iron_ore_daily": ("dce_iron_ore_futures_daily.csv", "settle_cny_per_t"),
+    "shfe_rebar_daily": ("shfe_rebar_futures_daily.csv", "settle_cny_per_t"),
+}
+
+
+@pytest.fixture(autouse=True)
+def pinned_today(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ORECAST_TODAY", TODAY.date().isoformat())
+
+
+def last_date(series: str) -> pd.Timestamp:
+    file, column = CSV[series]
+    frame = pd.read_csv(DATA / file, parse_dates=["date"])
+    return frame.loc[frame[column].notna() | frame["close_cny_per_t"].notna()
+                     if "close_cny_per_t" in frame else frame[column].notna(), "date"].max()
+
+
+def months(a: pd.Timestamp, b: pd.Timestamp) -> int:
+    return (b.year - a.year) * 12 + b.month - a.month
+
+
+def row(text: str, day: pd.Timestamp, fc: market.Forecast, zh: bool) -> None:
+    """The forecast of `day` is a row of the answer: median with its unit, 80% and 95% ranges."""
+    i = list(fc.mean.index).index(day)
+    line = next((x for x in text.splitlines() if x.startswith(f"- {day.date()}")), "")
+    assert line, f"no row for {day.date()}:\n{text}"
+    for value in (fc.mean.iloc[i], fc.lower[80].iloc[i], fc.upper[80].iloc[i], fc.lower[95].iloc[i],
+                  fc.upper[95].iloc[i]):
+        assert_number(line, float(value))
+    assert re.search(r"美元/干吨|元/吨" if zh else r"US\$/dmt|CNY/t", line), line
+
+
+@pytest.mark.parametrize(("question", "n"), [
+    ("预测未来3个月铁矿石价格", 3),
+    ("Forecast iron ore for the next 3 months", 3),
+    ("下个月铁矿石价格预测", 1),
+    ("Forecast the World Bank iron ore price for the next 12 months", 12),
+])
+async def test_the_next_months_are_the_months_from_today(
+    agent: Any, thread_id: str, question: str, n: int
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    zh = "铁" in question
+    last = last_date("iron_ore_wb_monthly")
+    first = TODAY.replace(day=1)  # this month's average is not known yet: it is the first asked
+    asked = pd.date_range(first, periods=n, freq="MS")
+    horizon = months(last, asked[-1])
+    assert turn.call("forecast_price").args == {
+        "series": "iron_ore_wb_monthly", "horizon": horizon, "method": "auto"}
+    fc = market.forecast("iron_ore_wb_monthly", horizon)
+    for day in asked:
+        row(turn.text, day, fc, zh)
+    gap = pd.date_range(last + pd.offsets.MonthBegin(1), first - pd.offsets.MonthBegin(1), freq="MS")
+    assert len(gap) == months(last, first) - 1 > 0  # the data is that stale
+    span = f"{gap[0].date()} 至 {gap[-1].date()}" if zh else f"{gap[0].date()} to {gap[-1].date()}"
+    assert span in turn.text
+    assert ("本身也是预测" if zh else "forecasts too") in turn.text
+    assert str(last.date()) in turn.text and str(TODAY.date()) in turn.text
+    for day in gap[:-1]:  # the months before today are summed up, not listed as the answer
+        assert not re.search(rf"^- {day.date()}[:：]", turn.text, re.M), turn.text
+
+
+@pytest.mark.parametrize(("question", "series", "n"), [
+    ("预测未来6个月铁矿石期货价格", "dce_iron_ore_daily", 126),
+    ("Forecast rebar for the next 2 weeks", "shfe_rebar_daily", 10),
+])
+async def test_the_next_trading_days_start_today(
+    agent: Any, thread_id: str, question: str, series: str, n: int
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    last = last_date(series)
+    gap = pd.bdate_range(last + pd.Timedelta(days=1), TODAY - pd.Timedelta(days=1))
+    asked = pd.bdate_range(TODAY, periods=n)
+    assert turn.call("forecast_price").args == {"series": series, "horizon": len(gap) + n, "method": "auto"}
+    fc = market.forecast(series, len(gap) + n)
+    assert fc.mean.index[-1] == asked[-1]
+    for day in (asked[0], asked[-1]):
+        row(turn.text, day, fc, "期货" in question)
+    assert f"({gap[0].date()} to {gap[-1].date()})" in turn.text or (
+        f"（{gap[0].date()} 至 {gap[-1].date()}）" in turn.text)
+
+
+@pytest.mark.parametrize(("question", "series", "period"), [
+    ("2026年10月铁矿石价格是多少？", "iron_ore_wb_monthly", ("2026-10-01", "2026-10-31")),
+    ("What was the World Bank iron ore price in August 2026?", "iron_ore_wb_monthly",
+     ("2026-08-01", "2026-08-31")),
+    ("上个月铁矿石期货均价是多少？", "dce_iron_ore_daily", ("2026-11-01", "2026-11-30")),
+    ("What was the rebar price last month?", "shfe_rebar_daily", ("2026-11-01", "2026-11-30")),
+])
+async def test_a_period_between_the_data_and_today_gets_its_forecast(
+    agent: Any, thread_id: str, question: str, series: str, period: tuple[str, str]
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    zh = "铁" in question
+    last = last_date(series)
+    start, end = (pd.Timestamp(d) for d in period)
+    assert last < start <= TODAY  # after the data, not after today
+    if series.endswith("_monthly"):
+        horizon, days = months(last, start), [start]
+    else:
+        horizon = len(pd.bdate_range(last + pd.Timedelta(days=1), end))
+        days = list(pd.bdate_range(start, end)[[0, -1]])
+    assert [(c.name, c.args) for c in turn.calls] == [
+        ("forecast_price", {"series": series, "horizon": horizon, "method": "auto"})]
+    fc = market.forecast(series, horizon)
+    for day in days:
+        row(turn.text, day, fc, zh)
+    assert re.search(rf"数据只到 {last.date()}" if zh else rf"data ends on {last.date()}", turn.text)
+    assert re.search(r"不是实际价格" if zh else r"not the actual price", turn.text)
+    latest = float(market.load_series(series).iloc[-1])
+    assert not re.search(rf"(最新值|latest:) ?{latest:,.2f}", turn.text), "no old price in its place"
