@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import resource
+import signal
+import subprocess
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -146,6 +151,27 @@ def test_plot_that_cannot_be_written_is_one_line(tmp_path):
         assert result.returncode == 1
         assert result.stderr.startswith(f"Error: cannot write {target}: ")
         assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_a_plot_that_fails_midway_leaves_no_file_and_keeps_the_old_chart(tmp_path):
+    """A full disk (here: a file-size limit of 10 kB, below a chart's size) once left a truncated PNG."""
+    target = tmp_path / "fan.png"
+    target.write_bytes(b"the chart of yesterday")
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (10_000, 10_000))
+
+    result = subprocess.run(
+        [sys.executable, "-m", "orecast.cli.main", "forecast", "iron_ore_wb_monthly", "-n", "2",
+         "--method", "naive", "--plot", str(target)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, preexec_fn=small_files,
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith(f"Error: cannot write {target}: File too large"), result.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["fan.png"]
+    assert target.read_bytes() == b"the chart of yesterday"
 
 
 def test_csv_without_date_column_is_a_clear_error(tmp_path):
