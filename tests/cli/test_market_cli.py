@@ -174,6 +174,15 @@ def test_a_plot_that_fails_midway_leaves_no_file_and_keeps_the_old_chart(tmp_pat
     assert target.read_bytes() == b"the chart of yesterday"
 
 
+def test_relate_with_a_max_lag_beyond_the_data_is_a_usage_error():
+    result = inprocess.orecast(["series", "relate", "iron_ore_wb_monthly", "shfe_rebar_daily",
+                                "--start", "2025-01", "--max-lag", "14"])
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("Error: max_lag 14 is too long: iron_ore_wb_monthly and "
+                                    "shfe_rebar_daily share 16 returns in range")
+    assert "use at most 13" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
 def test_csv_without_date_column_is_a_clear_error(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text("price\n1\n2\n3\n")
