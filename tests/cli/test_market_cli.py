@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 from typer.testing import CliRunner
@@ -181,6 +183,23 @@ def test_relate_with_a_max_lag_beyond_the_data_is_a_usage_error():
     assert result.stderr.startswith("Error: max_lag 14 is too long: iron_ore_wb_monthly and "
                                     "shfe_rebar_daily share 16 returns in range")
     assert "use at most 13" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_ctrl_c_mid_backtest_says_how_far_it_got(tmp_path):
+    """It exited 130 without a word. This backtest fits for ~45 s: Ctrl-C comes after 4."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "orecast.cli.main", "backtest", "dce_iron_ore_daily", "--horizon", "5",
+         "--start", "2015-01", "--method", "auto"],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "XDG_CACHE_HOME": str(tmp_path)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    time.sleep(4)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert re.fullmatch(r"interrupted (after \d+ of \d+ fits|before the first fit); run the same command again\n", err), err
+    assert out == ""
 
 
 def test_csv_without_date_column_is_a_clear_error(tmp_path):
