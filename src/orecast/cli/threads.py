@@ -17,7 +17,12 @@ from orecast.checkpoint.transcript import checkpoint_messages, thread_messages
 from orecast.cli.archive import add_thread_commands
 from orecast.cli.common import DatabaseUrl, fail, open_store
 from orecast.cli.runs import run_state
-from orecast.cli.terminal import escaped, stored
+from orecast.cli.terminal import OneLineColumn, escaped, one_line_table, stored
+
+TOOL_COLUMNS = (
+    OneLineColumn("#", 6, "right"), OneLineColumn("tool", 24), OneLineColumn("status", 9),
+    OneLineColumn("arguments"), OneLineColumn("result"),
+)
 
 threads_app = typer.Typer(help="Conversations / 对话", no_args_is_help=True)
 
@@ -178,19 +183,21 @@ def thread_tools(
     if as_json:
         typer.echo(json.dumps([c.to_dict() for c in calls], ensure_ascii=False, default=str))
         return
-    table = Table("#", "tool", "arguments", "status", "result")
-    for call in calls:
-        result = call.result if isinstance(call.result, str) else json.dumps(call.result, ensure_ascii=False)
-        table.add_row(
+    rows = [
+        [
             str(call.item_no),
-            stored(call.tool),
-            stored(json.dumps(call.args, ensure_ascii=False)),
-            stored(call.status),
-            stored((result or "")[:80]),
-        )
+            call.tool,
+            call.status,
+            json.dumps(call.args, ensure_ascii=False),
+            call.result if isinstance(call.result, str) else json.dumps(call.result, ensure_ascii=False),
+        ]
+        for call in calls
+    ]
     console = Console()
+    # One line per call, cut to the terminal's width: `--json` has every argument and result in full.
+    table, _hidden = one_line_table(TOOL_COLUMNS, rows, console.width)
     console.print(table)
-    console.print(f"{len(calls)} tool calls")
+    console.print(f"{len(calls)} tool call{'' if len(calls) == 1 else 's'}")
 
 
 @threads_app.command("delete")
