@@ -202,6 +202,23 @@ def test_ctrl_c_mid_backtest_says_how_far_it_got(tmp_path):
     assert out == ""
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        # NaN printed "series 'mill_margin' has fewer than 3 numeric values"; inf a margin of -inf
+        (["series", "margin", "--iron-ore-coef", "nan"], "Error: iron_ore_coef and coke_coef must be finite"),
+        (["series", "margin", "--coke-coef", "inf"], "Error: iron_ore_coef and coke_coef must be finite"),
+        # -1 printed every value but the first
+        (["series", "show", "iron_ore_wb_monthly", "--tail", "-1"], "error: Invalid value for '--tail'"),
+    ],
+)
+def test_numbers_out_of_range_are_one_line(args, message):
+    result = inprocess.orecast(args)
+    assert result.returncode == 2, result.stdout
+    assert result.stderr.startswith(message) and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert result.stdout == ""
+
+
 def test_csv_without_date_column_is_a_clear_error(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text("price\n1\n2\n3\n")

@@ -98,7 +98,7 @@ def series_show(
     start: Start = None,
     end: End = None,
     freq: Annotated[str | None, typer.Option(help="Resample: W, M, Q or A.")] = None,
-    tail: Annotated[int, typer.Option(help="How many recent values to print.")] = 10,
+    tail: Annotated[int, typer.Option(min=0, help="How many recent values to print.")] = 10,
     as_json: AsJson = False,
 ) -> None:
     """Describe a series: last value, changes, volatility, drawdown, percentile, recent values.
