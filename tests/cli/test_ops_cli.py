@@ -21,6 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from orecast.checkpoint import open_checkpointer
+from orecast.checkpoint.archive import archive_path
 from orecast.cli.main import app
 from tests.checkpoint.conftest import ph, raw_sql, stored_time
 from tests.checkpoint.graphs import TOOL_NAME, approval_graph, human, tool_loop
@@ -94,6 +95,21 @@ def test_export_then_import_elsewhere(store_url: str, tmp_path: Path) -> None:
     replaced = run("threads", "import", str(out), "--replace", "--database-url", store_url)
     assert replaced.exit_code == 0, replaced.output
     assert history(store_url, "t-1") == history(target, "t-1")
+
+
+def test_export_into_a_folder_names_the_file_as_db_archive_does(sqlite_url: str, tmp_path: Path) -> None:
+    """`--out backups/` wrote a file named `backups`, and `--out` an existing folder was an error."""
+    write(sqlite_url, "铁矿 🚢/1", 1)
+    for out in (f"{tmp_path / 'new'}/", str(tmp_path)):
+        exported = run("threads", "export", "铁矿 🚢/1", "--out", out, "--database-url", sqlite_url)
+        assert exported.exit_code == 0, exported.output
+        path = archive_path(Path(out), "铁矿 🚢/1")
+        assert path.parent == Path(out) and path.is_file()
+        assert exported.stdout.rstrip().endswith(f"-> {path} ({path.stat().st_size / 1024:.1f} KiB)")
+    target = f"sqlite:///{tmp_path / 'other.sqlite3'}"
+    restored = run("db", "restore", str(tmp_path / "new"), "--database-url", target)
+    assert restored.exit_code == 0 and restored.stdout == "restored 1 of 1 threads\n", restored.output
+    assert history(target, "铁矿 🚢/1") == history(sqlite_url, "铁矿 🚢/1")
 
 
 def test_bad_archives_are_one_line_and_write_nothing(sqlite_url: str, tmp_path: Path) -> None:

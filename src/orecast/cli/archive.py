@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -50,10 +51,16 @@ def _describe(summary: ArchiveSummary) -> str:
 
 def export_command(
     thread_id: str = typer.Argument(..., help="The conversation's thread id."),
-    out: Path = typer.Option(..., "--out", "-o", help="The archive file to write (gzip'd JSON lines)."),
+    out: str = typer.Option(
+        ..., "--out", "-o",
+        help="The archive file to write (gzip'd JSON lines), or a folder (an existing one, or ending in /) to write it in.",
+    ),
     database_url: DatabaseUrl = None,
 ) -> None:
     """Write a conversation to a portable archive: every checkpoint, write, branch, namespace and its metadata."""
+    # `--out backups/` once wrote a file named `backups`: a folder gets the name `db archive` gives.
+    into_folder = out.endswith(("/", os.sep)) or Path(out).is_dir()
+    path = archive_path(Path(out), thread_id) if into_folder else Path(out)
 
     tally = Tally("checkpoints")
 
@@ -64,14 +71,16 @@ def export_command(
                 fail(f"no thread {thread_id!r}")
             with tally.bar("exporting", info.checkpoint_count) as advance:
                 try:
-                    return await export_thread(saver, thread_id, out, progress=advance)
+                    if into_folder:
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                    return await export_thread(saver, thread_id, path, progress=advance)
                 except ArchiveError as exc:
                     fail(str(exc))
                 except OSError as exc:
-                    fail(f"cannot write {out}: {exc.strerror or exc}")
+                    fail(f"cannot write {path}: {exc.strerror or exc}")
 
-    summary = run_to_end(run(), tally, f"nothing was written to {out}; run the same command again")
-    typer.echo(escaped(f"exported {thread_id}: {_describe(summary)} -> {out} ({_kib(summary.bytes)})"))
+    summary = run_to_end(run(), tally, f"nothing was written to {path}; run the same command again")
+    typer.echo(escaped(f"exported {thread_id}: {_describe(summary)} -> {path} ({_kib(summary.bytes)})"))
 
 
 def import_command(
