@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from orecast.checkpoint import open_checkpointer
@@ -172,3 +173,31 @@ def test_thread_id_the_store_cannot_keep_is_one_line(sqlite_url: str) -> None:
         assert result.exit_code == 2, result.output
         assert result.output.startswith("error: thread_id 'xxxx")
         assert "at most 1024" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["threads", "list", "--limit"], ["threads", "list", "--offset"], ["threads", "history", "t", "--limit"],
+        ["audit", "tools", "--limit"], ["audit", "summary", "--top"], ["db", "stats", "--top"],
+        ["db", "sweep", "--dry-run", "--limit"], ["db", "prune", "--dry-run", "--keep-last"],
+        ["db", "migrate-state", "--dry-run", "--batch"],
+    ],
+)
+def test_a_count_too_large_for_the_database_is_a_usage_error(args: list[str], tmp_path) -> None:
+    """10**20 was a traceback from SQLite or MySQL, and `cannot connect … bigint out of range` from PostgreSQL."""
+    url = f"sqlite:///{tmp_path / 'orecast.sqlite3'}"
+    assert inprocess.orecast(["db", "migrate", "--database-url", url]).returncode == 0
+    result = inprocess.orecast([*args, str(10**20), "--database-url", url])
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("error: Invalid value for ") and "less than or equal to 2147483647" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_the_largest_count_works_on_every_database(store_url: str) -> None:
+    assert inprocess.orecast(["db", "migrate", "--database-url", store_url]).returncode == 0
+    top = str(2**31 - 1)
+    for args in (["threads", "list", "--limit", top, "--offset", top], ["audit", "tools", "--limit", top],
+                 ["db", "stats", "--top", top]):
+        result = inprocess.orecast([*args, "--database-url", store_url])
+        assert result.returncode == 0, result.stderr

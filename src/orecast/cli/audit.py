@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from orecast.checkpoint.audit import AUDIT_STATUSES, ToolCallAudit, ToolSummary, check_status
-from orecast.cli.common import DatabaseUrl, fail, open_store
+from orecast.cli.common import MAX_COUNT, DatabaseUrl, fail, open_store
 from orecast.cli.durations import parse_duration
 from orecast.cli.terminal import OneLineColumn, one_line_table, stored
 
@@ -48,7 +48,7 @@ def audit_tools(
         None, "--status", help=f"Only calls with this status: {', '.join(AUDIT_STATUSES)}."
     ),
     since: str | None = typer.Option(None, "--since", help=SINCE_HELP),
-    limit: int = typer.Option(50, "--limit", min=1, help="At most this many calls, newest first."),
+    limit: int = typer.Option(50, "--limit", min=1, max=MAX_COUNT, help="At most this many calls, newest first."),
     database_url: DatabaseUrl = None,
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
@@ -98,7 +98,7 @@ def audit_tools(
 @audit_app.command("summary")
 def audit_summary(
     since: str | None = typer.Option(None, "--since", help=SINCE_HELP),
-    top: int = typer.Option(50, "--top", min=1, help="How many tools, most called first."),
+    top: int = typer.Option(50, "--top", min=1, max=MAX_COUNT, help="How many tools, most called first."),
     database_url: DatabaseUrl = None,
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:

@@ -31,6 +31,10 @@ DatabaseUrl = Annotated[
     ),
 ]
 
+# The largest count (a --limit, --offset, --top) a command takes: each database takes it in its SQL, where
+# 10**20 was a traceback (SQLite, MySQL) or "cannot connect … bigint out of range" (PostgreSQL).
+MAX_COUNT = 2**31 - 1
+
 
 def fail(message: str, code: int = 1) -> NoReturn:
     """One clear line on stderr and an exit code, never a traceback."""

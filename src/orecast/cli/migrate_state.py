@@ -15,12 +15,12 @@ import typer
 from rich.console import Console
 
 from orecast.checkpoint import StateMigration, StateVersionError
-from orecast.cli.common import DatabaseUrl, fail, open_store
+from orecast.cli.common import MAX_COUNT, DatabaseUrl, fail, open_store
 from orecast.cli.progress import Tally, run_to_end
 
 
 def migrate_state_command(
-    batch: int = typer.Option(100, "--batch", min=1, help="Threads looked up per page."),
+    batch: int = typer.Option(100, "--batch", min=1, max=MAX_COUNT, help="Threads looked up per page."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Count what would be rewritten; change nothing."),
     database_url: DatabaseUrl = None,
     as_json: bool = typer.Option(False, "--json"),

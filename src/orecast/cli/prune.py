@@ -17,7 +17,7 @@ from rich.table import Table
 
 from orecast.checkpoint import OrecastCheckpointer
 from orecast.checkpoint.retention import PruneResult
-from orecast.cli.common import DatabaseUrl, fail, open_store
+from orecast.cli.common import MAX_COUNT, DatabaseUrl, fail, open_store
 from orecast.cli.durations import parse_duration
 from orecast.cli.progress import Tally, run_to_end
 from orecast.cli.terminal import stored
@@ -36,7 +36,7 @@ async def _all_thread_ids(saver: OrecastCheckpointer) -> list[str]:
 
 def prune_command(
     keep_latest: bool = typer.Option(False, "--keep-latest", help="Keep only each namespace's newest checkpoint."),
-    keep_last: int | None = typer.Option(None, "--keep-last", min=1, help="Keep each namespace's newest N checkpoints."),
+    keep_last: int | None = typer.Option(None, "--keep-last", min=1, max=MAX_COUNT, help="Keep each namespace's newest N checkpoints."),
     older_than: str | None = typer.Option(None, "--older-than", help="Delete only checkpoints older than this: 30d, 12h …"),
     thread: list[str] = typer.Option(None, "--thread", help="Prune only this thread (repeatable; default: all)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be deleted and the bytes freed; change nothing."),

@@ -17,7 +17,7 @@ from rich.text import Text
 from orecast.checkpoint import default_database_url
 from orecast.checkpoint.durations import parse_duration
 from orecast.checkpoint.sweep import STRATEGIES, SweepResult, TtlPolicy, sweep
-from orecast.cli.common import DatabaseUrl, fail, open_store
+from orecast.cli.common import MAX_COUNT, DatabaseUrl, fail, open_store
 from orecast.cli.terminal import stored
 from orecast.service.db import open_db
 from orecast.service.runs.records import RunRepo
@@ -28,7 +28,7 @@ SHOWN = 20  # thread ids listed in the terminal; --json lists them all
 
 def sweep_command(
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would expire; change nothing."),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Expire at most N threads in this run."),
+    limit: int | None = typer.Option(None, "--limit", min=1, max=MAX_COUNT, help="Expire at most N threads in this run."),
     ttl: str | None = typer.Option(
         None, "--ttl", help="Default TTL for this run (90d, 12h …); default: ORECAST_THREAD_TTL"
     ),

@@ -15,7 +15,7 @@ from orecast.checkpoint import ToolCallRecord
 from orecast.checkpoint.threads import ThreadInfo
 from orecast.checkpoint.transcript import checkpoint_messages, thread_messages
 from orecast.cli.archive import add_thread_commands
-from orecast.cli.common import DatabaseUrl, fail, open_store
+from orecast.cli.common import MAX_COUNT, DatabaseUrl, fail, open_store
 from orecast.cli.runs import run_state
 from orecast.cli.terminal import OneLineColumn, escaped, one_line_table, stored
 
@@ -30,8 +30,8 @@ threads_app = typer.Typer(help="Conversations / 对话", no_args_is_help=True)
 @threads_app.command("list")
 def list_threads(
     database_url: DatabaseUrl = None,
-    limit: int = typer.Option(20, min=1, help="How many, most recently updated first."),
-    offset: int = typer.Option(0, min=0),
+    limit: int = typer.Option(20, min=1, max=MAX_COUNT, help="How many, most recently updated first."),
+    offset: int = typer.Option(0, min=0, max=MAX_COUNT),
     status: str | None = typer.Option(None, help="idle, busy, interrupted or error"),
     title: str | None = typer.Option(None, help="Text the title contains."),
     as_json: bool = typer.Option(False, "--json"),
@@ -115,7 +115,7 @@ def show_thread(
 def thread_history(
     thread_id: str = typer.Argument(..., help="The conversation's thread id."),
     database_url: DatabaseUrl = None,
-    limit: int = typer.Option(20, min=1, help="How many checkpoints, newest first."),
+    limit: int = typer.Option(20, min=1, max=MAX_COUNT, help="How many checkpoints, newest first."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """The conversation's checkpoints (its steps), newest first: any of them can be resumed or forked."""
