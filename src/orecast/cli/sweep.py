@@ -61,7 +61,7 @@ def sweep_command(
                 result = await sweep(saver, policy, limit=limit, dry_run=dry_run)
             except Exception as exc:  # recorded in sweep_runs; one line here
                 fail(f"sweep failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
-            if result.deleted:
+            if result.deleted and not dry_run:
                 # The service's runs of a deleted thread go with it, as DELETE /threads/{id} does.
                 async with open_db(url or default_database_url()) as db:
                     repo = RunRepo(db, saver.thread_status_statement, saver.thread_lock_statement)
