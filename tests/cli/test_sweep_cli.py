@@ -189,3 +189,19 @@ def test_a_dry_run_keeps_the_service_runs_and_a_sweep_deletes_them_for_any_id(st
     swept = run("db", "sweep", "--ttl", "90d", "--json", "--database-url", store_url)
     assert swept.exit_code == 0, swept.output
     assert _service_runs(store_url) == 0 and threads(store_url) == []
+
+
+def test_threads_delete_and_db_archive_take_the_service_runs_along(store_url: str, tmp_path: Path) -> None:
+    """They left the runs (and crons) of the threads they deleted: `GET /threads/{id}/runs` of a thread
+    gone, and a cron firing on it; `DELETE /threads/{id}` and `db sweep` always took them along."""
+    for thread_id in ("kept", "铁矿 🚢", "old"):
+        write(store_url, thread_id, 1)
+        _with_a_service_run(store_url, thread_id)
+    idle_since(store_url, "old", 100)
+
+    deleted = run("threads", "delete", "铁矿 🚢", "--yes", "--database-url", store_url)
+    assert deleted.exit_code == 0, deleted.output
+    archived = run("db", "archive", "--idle-for", "90d", "--out", str(tmp_path), "--database-url", store_url)
+    assert archived.exit_code == 0, archived.output
+    assert threads(store_url) == ["kept"]
+    assert raw_sql(store_url, "SELECT thread_id FROM service_runs") == [("kept",)]

@@ -29,7 +29,7 @@ from orecast.checkpoint.archive import (
     stored_share,
 )
 from orecast.checkpoint.threads import ThreadInfo
-from orecast.cli.common import DatabaseUrl, fail, open_store
+from orecast.cli.common import DatabaseUrl, delete_service_runs, fail, open_store
 from orecast.cli.durations import parse_duration
 from orecast.cli.progress import Tally, run_to_end
 from orecast.cli.terminal import escaped
@@ -187,6 +187,8 @@ def archive_command(
                 for info in idle:
                     try:
                         done.append(await archive_one(saver, info, out))
+                        if done[-1]["archived"]:
+                            await delete_service_runs(database_url, saver, [info.thread_id])
                     except (ArchiveError, OSError) as exc:
                         done.append({"thread_id": info.thread_id, "archived": False, "reason": str(exc)})
                     advance()

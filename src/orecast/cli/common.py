@@ -76,3 +76,17 @@ async def open_store(url: str | None, *, read_only: bool = False) -> AsyncIterat
         fail(f"cannot connect to {parsed.redacted()}: {parsed.scrub(first_line)}")
     except (OSError, sqlite3.DatabaseError) as exc:
         fail(f"cannot open {parsed.redacted()}: {exc}")
+
+
+async def delete_service_runs(url: str | None, saver: OrecastCheckpointer, thread_ids: list[str]) -> None:
+    """What the service keeps of deleted threads (runs, their events, crons) goes with them, as
+    `DELETE /threads/{id}` does: a cron left behind fired every time on a thread that was gone."""
+    if not thread_ids:
+        return
+    from orecast.service.db import open_db  # the service's modules only when a thread was deleted
+    from orecast.service.runs.records import RunRepo
+
+    async with open_db(url or default_database_url()) as db:
+        repo = RunRepo(db, saver.thread_status_statement, saver.thread_lock_statement)
+        for thread_id in thread_ids:
+            await repo.delete_thread_runs(thread_id)

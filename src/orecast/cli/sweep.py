@@ -14,13 +14,10 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from orecast.checkpoint import default_database_url
 from orecast.checkpoint.durations import parse_duration
 from orecast.checkpoint.sweep import STRATEGIES, SweepResult, TtlPolicy, sweep
-from orecast.cli.common import MAX_COUNT, DatabaseUrl, fail, open_store
+from orecast.cli.common import MAX_COUNT, DatabaseUrl, delete_service_runs, fail, open_store
 from orecast.cli.terminal import stored
-from orecast.service.db import open_db
-from orecast.service.runs.records import RunRepo
 from orecast.service.settings import ServiceSettings
 
 SHOWN = 20  # thread ids listed in the terminal; --json lists them all
@@ -61,12 +58,8 @@ def sweep_command(
                 result = await sweep(saver, policy, limit=limit, dry_run=dry_run)
             except Exception as exc:  # recorded in sweep_runs; one line here
                 fail(f"sweep failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
-            if result.deleted and not dry_run:
-                # The service's runs of a deleted thread go with it, as DELETE /threads/{id} does.
-                async with open_db(url or default_database_url()) as db:
-                    repo = RunRepo(db, saver.thread_status_statement, saver.thread_lock_statement)
-                    for thread_id in result.deleted:
-                        await repo.delete_thread_runs(thread_id)
+            if not dry_run:
+                await delete_service_runs(url, saver, result.deleted)
             return result
 
     console = Console(stderr=True)
