@@ -6,6 +6,7 @@ import asyncio
 import json
 
 import pytest
+from rich.cells import cell_len
 from typer.testing import CliRunner
 
 from orecast.checkpoint import open_checkpointer
@@ -80,6 +81,20 @@ def test_list_shows_whole_thread_ids_in_80_columns(sqlite_url: str) -> None:
     assert listed.returncode == 0, listed.stderr
     assert thread_id in listed.stdout
     assert max(len(line) for line in listed.stdout.splitlines()) <= 80
+
+
+def test_list_is_one_line_a_thread_in_80_columns(sqlite_url: str) -> None:
+    """At 80 columns a row took four lines: the title wrapped word by word beside a cut date (`2026-12-…`)."""
+    ids = ["01a24d74-d978-7b67-b341-4d7814a1a489", "01a24d74-d978-7b67-b341-4d7814a1a48a"]
+    for thread_id in ids:
+        write_conversation(sqlite_url, thread_id, 1, title="What will iron ore cost in six months? 铁矿石未来6个月走势？")
+    listed = inprocess.orecast(["threads", "list", "--database-url", sqlite_url], env={"COLUMNS": "80"})
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert all(cell_len(line) <= 80 for line in lines), listed.stdout
+    rows = [line for line in lines if any(t in line for t in ids)]
+    assert len(rows) == 2 and all("What will iron ore cost" in row and "idle" in row for row in rows), listed.stdout
+    assert lines[-2:] == ["(updated, msgs: hidden at this width; --json has every field)", "2 of 2 threads"]
 
 
 def test_rename_echoes_the_title_without_its_escapes(sqlite_url: str) -> None:

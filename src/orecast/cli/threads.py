@@ -9,7 +9,7 @@ from typing import Any
 import typer
 from langchain_core.messages import BaseMessage
 from rich.console import Console
-from rich.table import Column, Table
+from rich.table import Table
 
 from orecast.checkpoint import ToolCallRecord
 from orecast.checkpoint.threads import ThreadInfo
@@ -19,6 +19,12 @@ from orecast.cli.common import MAX_COUNT, DatabaseUrl, delete_service_runs, fail
 from orecast.cli.runs import run_state
 from orecast.cli.terminal import OneLineColumn, escaped, one_line_table, stored
 
+# One line per thread. The whole id however narrow the terminal (it is what `chat --thread` needs): when
+# the title would get too little room, the message count, then the time are hidden instead.
+LIST_COLUMNS = (
+    OneLineColumn("thread", 1024), OneLineColumn("updated", 16, drop=1), OneLineColumn("status", 11),
+    OneLineColumn("msgs", 6, "right", drop=2), OneLineColumn("title / last message"),
+)
 TOOL_COLUMNS = (
     OneLineColumn("#", 6, "right"), OneLineColumn("tool", 24), OneLineColumn("status", 9),
     OneLineColumn("arguments"), OneLineColumn("result"),
@@ -51,19 +57,15 @@ def list_threads(
         rows = [{**t.to_dict(), "state": run_state(t)} for t in found]  # state: crashed, cancelled …
         typer.echo(json.dumps({"total": total, "threads": rows}, ensure_ascii=False))
         return
-    table = Table("updated", "status", "msgs", "title / last message")
-    # The whole id, on one line, however narrow the terminal: it is what `chat --thread` needs.
-    table.columns.insert(0, Column("thread", no_wrap=True, overflow="ignore"))
-    for t in found:
-        table.add_row(
-            stored(t.thread_id),
-            t.updated_at.strftime("%Y-%m-%d %H:%M"),
-            stored(run_state(t)),
-            str(t.message_count),
-            stored(t.title or t.preview or ""),
-        )
+    rows = [
+        [t.thread_id, t.updated_at.strftime("%Y-%m-%d %H:%M"), run_state(t), str(t.message_count), t.title or t.preview]
+        for t in found
+    ]
     console = Console()
+    table, hidden = one_line_table(LIST_COLUMNS, rows, console.width)
     console.print(table)
+    if hidden:
+        console.print(f"({', '.join(hidden)}: hidden at this width; --json has every field)", highlight=False)
     console.print(f"{len(found)} of {total} threads")
 
 
