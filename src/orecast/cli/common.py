@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Annotated, NoReturn
 
 import psycopg
@@ -18,7 +19,7 @@ from orecast.checkpoint import (
     open_checkpointer,
 )
 from orecast.checkpoint.postgres.timeouts import resolve_timeouts
-from orecast.checkpoint.urls import parse_url
+from orecast.checkpoint.urls import DEFAULT_SQLITE_NAME, parse_url
 from orecast.cli.store_probe import missing_store
 
 DatabaseUrl = Annotated[
@@ -55,6 +56,10 @@ async def open_store(url: str | None, *, read_only: bool = False) -> AsyncIterat
         fail(str(exc), 2)
     if parsed.scheme == "memory":
         fail("memory:// keeps nothing between commands; use a sqlite://, postgresql:// or mysql:// URL", 2)
+    if parsed.scheme == "sqlite" and Path(parsed.target).is_dir():
+        # It was "no orecast store at DIR yet (`orecast db migrate` creates it)", which then failed.
+        fail(f"{parsed.target} is a folder, not a SQLite file: name a file in it, e.g. "
+             f"sqlite:///{Path(parsed.target) / DEFAULT_SQLITE_NAME}", 2)
     try:
         if parsed.scheme in ("postgresql", "mysql"):
             resolve_timeouts(parsed.options)  # a bad setting is a usage error, found before connecting
