@@ -374,24 +374,6 @@ def test_ctrl_c_mid_archive_says_how_far_and_running_it_again_finishes(sqlite_ur
 
 
 @pytest.mark.slow
-def test_ctrl_c_mid_thread_import_says_nothing_was_imported(sqlite_url: str, tmp_path: Path) -> None:
-    source = f"sqlite:///{tmp_path / 'source.sqlite3'}"
-    write(source, "big", 60)
-    file = tmp_path / "big.orecast-thread.jsonl.gz"
-    assert run("threads", "export", "big", "--out", str(file), "--database-url", source).exit_code == 0
-    assert run("db", "migrate", "--database-url", sqlite_url).exit_code == 0
-    process = _start("threads", "import", str(file), "--database-url", sqlite_url)
-    err = _signal_when(process, lambda: _count(sqlite_url, "checkpoints") >= 20, signal.SIGINT)
-    assert process.returncode == 130, f"the import was not interrupted: {err}"
-    assert re.fullmatch(r"interrupted after \d+ of \d+ checkpoints; nothing was imported; run the same command again\n", err), err
-    assert _count(sqlite_url, "threads") == 0 and _count(sqlite_url, "checkpoints") == 0
-
-    again = run("threads", "import", str(file), "--database-url", sqlite_url)
-    assert again.exit_code == 0, again.output
-    assert history(sqlite_url, "big") == history(source, "big")
-
-
-@pytest.mark.slow
 @pytest.mark.parametrize("store_url", ["sqlite", "mysql"], indirect=True)
 def test_kill_9_mid_restore_then_running_it_again_replaces_the_partial_thread(store_url: str, tmp_path: Path) -> None:
     folder = tmp_path / "archive"
@@ -406,3 +388,32 @@ def test_kill_9_mid_restore_then_running_it_again_replaces_the_partial_thread(st
     assert again.stdout == "restored 1 of 1 threads\n"
     assert history(store_url, "t00") == before["t00"]
     assert [row[0] for row in raw_sql(store_url, "SELECT thread_id FROM threads")] == ["t00"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_ctrl_c_or_kill_9_mid_thread_import_then_running_it_again_finishes(
+    sig: signal.Signals, sqlite_url: str, tmp_path: Path
+) -> None:
+    """Ctrl-C exited 130 without a word; after a kill -9 the half-written thread made the second run
+    refuse ("already exists; pass --replace")."""
+    source = f"sqlite:///{tmp_path / 'source.sqlite3'}"
+    write(source, "big", 60)
+    file = tmp_path / "big.orecast-thread.jsonl.gz"
+    assert run("threads", "export", "big", "--out", str(file), "--database-url", source).exit_code == 0
+    assert run("db", "migrate", "--database-url", sqlite_url).exit_code == 0
+    process = _start("threads", "import", str(file), "--database-url", sqlite_url)
+    err = _signal_when(process, lambda: _count(sqlite_url, "checkpoints") >= 20, sig)
+    if sig == signal.SIGINT:
+        assert process.returncode == 130, f"the import was not interrupted: {err}"
+        expected = r"interrupted after \d+ of \d+ checkpoints; nothing was imported; run the same command again\n"
+        assert re.fullmatch(expected, err), err
+        assert _count(sqlite_url, "threads") == 0 and _count(sqlite_url, "checkpoints") == 0
+    else:
+        assert process.returncode == -signal.SIGKILL, "the import finished before it could be killed"
+        assert 0 < _count(sqlite_url, "checkpoints") < _count(source, "checkpoints")
+
+    again = run("threads", "import", str(file), "--database-url", sqlite_url)
+    assert again.exit_code == 0, again.output
+    assert history(sqlite_url, "big") == history(source, "big")
+    assert [row[0] for row in raw_sql(sqlite_url, "SELECT thread_id FROM threads")] == ["big"]

@@ -89,7 +89,9 @@ def import_command(
     replace: bool = typer.Option(False, "--replace", help="Overwrite a thread that exists under that id."),
     database_url: DatabaseUrl = None,
 ) -> None:
-    """Bring a conversation back from an archive, into any store (SQLite or PostgreSQL)."""
+    """Bring a conversation back from an archive, into any store (SQLite, PostgreSQL or MySQL).
+
+    A thread an earlier import of the same archive left half-written (killed) is written again."""
 
     tally = Tally("checkpoints")
 
@@ -98,8 +100,12 @@ def import_command(
             try:
                 archive = read_archive(saver, file)
                 target = thread_id or archive.thread_id
+                # A thread an import killed midway left (its first checkpoints) is written again, not refused.
+                cut_short = await stored_share(saver, archive, target) == "part"
                 with tally.bar("importing", archive.summary.checkpoints) as advance:
-                    summary = await import_archive(saver, archive, thread_id=target, replace=replace, progress=advance)
+                    summary = await import_archive(
+                        saver, archive, thread_id=target, replace=replace or cut_short, progress=advance
+                    )
             except ArchiveError as exc:
                 fail(str(exc))
             return target, summary
