@@ -417,3 +417,19 @@ def test_ctrl_c_or_kill_9_mid_thread_import_then_running_it_again_finishes(
     assert again.exit_code == 0, again.output
     assert history(sqlite_url, "big") == history(source, "big")
     assert [row[0] for row in raw_sql(sqlite_url, "SELECT thread_id FROM threads")] == ["big"]
+
+
+def test_restore_refuses_an_empty_thread_the_service_made_under_that_id(sqlite_url: str, tmp_path: Path) -> None:
+    """A thread without checkpoints (POST /threads) is not a restore cut short: it is not written over."""
+    write(sqlite_url, "t", 1)
+    assert run("threads", "export", "t", "--out", f"{tmp_path}/", "--database-url", sqlite_url).exit_code == 0
+    assert run("threads", "delete", "t", "--yes", "--database-url", sqlite_url).exit_code == 0
+
+    async def create_empty() -> None:
+        async with open_checkpointer(sqlite_url) as saver:
+            await saver.aupdate_thread("t", metadata={"owner": "alice"}, status="idle")
+
+    asyncio.run(create_empty())
+    refused = run("db", "restore", str(tmp_path), "--database-url", sqlite_url)
+    assert refused.exit_code == 1 and "thread 't' already exists" in refused.stderr, refused.output
+    assert raw_sql(sqlite_url, "SELECT count(*) FROM checkpoints") == [(0,)]

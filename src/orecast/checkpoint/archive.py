@@ -554,7 +554,8 @@ async def stored_share(saver: OrecastCheckpointer, archive: Archive, thread_id: 
     async for tup in saver.alist({"configurable": {"thread_id": target}}):
         conf = tup.config["configurable"]
         writes[(conf["checkpoint_ns"], conf["checkpoint_id"])] = len(tup.pending_writes or [])
-    if set(writes) != set(order[: len(writes)]):
+    # An import's first put creates the thread: one without checkpoints (made by the service) is another.
+    if not writes or set(writes) != set(order[: len(writes)]):
         return "other"
     complete = len(writes) == len(order) and all(
         writes[key] == sum(len(task["writes"]) for task in archive.writes.get(key, [])) for key in order
