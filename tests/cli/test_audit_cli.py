@@ -8,10 +8,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from rich.cells import cell_len
 from typer.testing import CliRunner
 
 from orecast.checkpoint import open_checkpointer
 from orecast.cli.main import app
+from tests.cli import inprocess
 
 runner = CliRunner()
 HOSTILE = "[/oops] \x1b[2J\x1b]0;pwned\x07\x9b31m"
@@ -109,3 +111,42 @@ def test_missing_store_is_one_line(tmp_path) -> None:
     result = run("audit", "summary", "--database-url", url)
     assert result.exit_code == 1 and result.stderr.startswith("error: ") and "Traceback" not in result.output
     assert not (tmp_path / "none.sqlite3").exists()  # a read-only command creates nothing
+
+
+def test_the_tool_tables_fit_an_80_column_terminal(sqlite_url: str) -> None:
+    """At 80 columns `audit tools` cut every tool name to four letters (`fore…`) and `threads tools`
+    wrapped a call over several lines; now a call is one line, its tool in full, within 80 cells."""
+    chat = inprocess.orecast(["chat", "未来3个月铁矿石价格预测", "--model", "offline", "--new",
+                              "--database-url", sqlite_url])
+    assert chat.returncode == 0, chat.stderr
+    thread_id = chat.stdout.split("orecast chat --thread ")[-1].split()[0]
+    asyncio.run(_record_a_long_chinese_call(sqlite_url, thread_id))
+    calls = json.loads(run("audit", "tools", "--json", "--database-url", sqlite_url).stdout)
+    assert {c["tool"] for c in calls} >= {"forecast_price", "export_report"}
+
+    def lines(*args: str) -> list[str]:
+        result = runner.invoke(app, [*args, "--database-url", sqlite_url], env={"COLUMNS": "80"})
+        assert result.exit_code == 0, result.output
+        assert all(cell_len(line) <= 80 for line in result.stdout.splitlines()), result.stdout
+        return result.stdout.splitlines()
+
+    audit = lines("audit", "tools")
+    for call in calls:
+        assert sum(call["tool"] in line and call["status"] in line for line in audit) == sum(
+            c["tool"] == call["tool"] and c["status"] == call["status"] for c in calls), "\n".join(audit)
+    assert "(started UTC, thread, try: hidden at this width; --json has every field)" in audit
+    assert audit[1].split() == ["tool", "status", "ms", "arguments", "result", "/", "error"]
+
+    listed = lines("threads", "tools", thread_id)
+    in_messages = json.loads(run("threads", "tools", thread_id, "--json", "--database-url", sqlite_url).stdout)
+    rows = [line for line in listed if any(f" {c['tool']} " in line for c in in_messages)]
+    assert len(rows) == len(in_messages) > 0, "\n".join(listed)
+    assert listed[-1] == f"{len(in_messages)} tool call{'' if len(in_messages) == 1 else 's'}"
+
+
+async def _record_a_long_chinese_call(url: str, thread_id: str) -> None:
+    async with open_checkpointer(url) as saver:
+        await saver.arecord_tool_call(
+            thread_id=thread_id, call_id="long", tool="export_report", status="ok",
+            args={"title": "铁矿石价格预测报告 🚢 " * 8}, result="已导出：" + "港口库存、钢厂利润、到港量 " * 10,
+        )

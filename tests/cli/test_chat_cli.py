@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -169,7 +170,22 @@ def test_a_thread_id_is_printed_as_typed(tmp_path: Path, thread: str) -> None:
     assert "Traceback" not in out.stderr and "\x1b" not in out.stdout
     shown = thread.replace("\x1b", "\\x1b")
     assert f"thread {shown}  model offline" in out.stdout
-    assert f"continue with: orecast chat --thread {shown}" in out.stdout
+    assert f"continue with: orecast chat --thread '{shown}'" in out.stdout
+
+
+def test_the_command_to_continue_can_be_pasted_into_a_shell(tmp_path: Path) -> None:
+    """`continue with: orecast chat --thread 铁矿 问答 1` split the id at its space when pasted."""
+    db = f"sqlite:///{tmp_path / 'chat.sqlite3'}"
+    first = orecast(tmp_path, "铁矿石现在多少钱？", "--thread", "铁矿 问答 'v1'", "--database-url", db)
+    assert first.returncode == 0, first.stderr
+    hint = first.stdout.strip().splitlines()[-1]
+    assert hint == """continue with: orecast chat --thread '铁矿 问答 '"'"'v1'"'"''"""
+    pasted = shlex.split(hint.removeprefix("continue with: orecast chat "))
+    again = orecast(tmp_path, "那未来3个月呢？", *pasted, "--database-url", db)
+    assert again.returncode == 0, again.stderr
+    assert "thread 铁矿 问答 'v1'  model offline" in again.stdout
+    listed = inprocess.orecast(["threads", "list", "--json", "--database-url", db])
+    assert [t["thread_id"] for t in json.loads(listed.stdout)["threads"]] == ["铁矿 问答 'v1'"]
 
 
 def test_a_thread_id_the_store_cannot_keep_fails_before_the_chat_starts(tmp_path: Path) -> None:

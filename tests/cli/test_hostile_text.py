@@ -102,6 +102,24 @@ def test_password_with_an_at_sign_in_the_user_part() -> None:
     assert "p@ss" not in result.output
 
 
+@pytest.mark.parametrize(
+    ("args", "shown"),
+    [
+        (["threads", "list", "--database-url", "sqlite://user:s3cret@x"], "bad SQLite URL 'sqlite://user:***@x'"),
+        (["db", "migrate", "--database-url", "sqlite://:s3cret@/tmp/x.db"], "bad SQLite URL 'sqlite://:***@/tmp/x.db'"),
+        (["db", "status", "--database-url", "sqlite://s3cret@x"], "bad SQLite URL 'sqlite://***@x'"),
+        (["db", "status", "--database-url", "me:s3cret@db.example/x"], "unsupported database URL 'me:***@db.example/x'"),
+        (["db", "import", "--format", "langgraph-sqlite", "--from", "sqlite://me:s3cret@x"],
+         "bad SQLite URL 'sqlite://me:***@x'"),
+    ],
+)
+def test_a_malformed_url_is_shown_without_its_password(args: list[str], shown: str) -> None:
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: {shown}: use "), result.stderr
+    assert "s3cret" not in result.output and len(result.stderr.strip().splitlines()) == 1
+
+
 def test_unknown_query_option_is_one_line() -> None:
     result = run("threads", "list", "--database-url", "postgresql://me:s3cret@127.0.0.1:1/x?badopt=1")
     assert result.exit_code == 2

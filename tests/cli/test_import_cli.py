@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -168,7 +169,9 @@ async def _open_and_close(url: str) -> None:
 
 
 @pytest.mark.slow
-def test_kill_9_mid_import_then_run_again(tmp_path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
+def test_kill_9_or_ctrl_c_mid_import_then_run_again(tmp_path, sig: signal.Signals) -> None:
+    """Ctrl-C exited 130 without a word; it now says how far the import got and how to finish it."""
     source = str(tmp_path / "official.sqlite3")
 
     async def go() -> None:
@@ -183,7 +186,7 @@ def test_kill_9_mid_import_then_run_again(tmp_path) -> None:
     target = f"sqlite:///{tmp_path / 'orecast.sqlite3'}"
     command = [sys.executable, "-m", "orecast.cli.main", *import_args("langgraph-sqlite", source, target)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     stored = 0
     while time.monotonic() < deadline and process.poll() is None:
@@ -192,11 +195,17 @@ def test_kill_9_mid_import_then_run_again(tmp_path) -> None:
         except Exception:  # the store is still being created
             stored = 0
         if stored >= 10:
-            process.send_signal(signal.SIGKILL)
+            process.send_signal(sig)
             break
         time.sleep(0.02)
-    process.wait(timeout=60)
-    assert process.returncode == -signal.SIGKILL, "the import finished before it could be killed"
+    _out, err = process.communicate(timeout=60)
+    if sig == signal.SIGKILL:
+        assert process.returncode == -signal.SIGKILL, "the import finished before it could be killed"
+    else:
+        assert process.returncode == 130, f"the import was not interrupted: {err}"
+        assert re.fullmatch(
+            r"interrupted after \d+ of \d+ checkpoints; run the same command again to import the rest\n", err
+        ), err
     stored = raw_sql(target, "SELECT count(*) FROM checkpoints")[0][0]
     assert 0 < stored < total
 

@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import resource
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 from typer.testing import CliRunner
@@ -146,6 +153,70 @@ def test_plot_that_cannot_be_written_is_one_line(tmp_path):
         assert result.returncode == 1
         assert result.stderr.startswith(f"Error: cannot write {target}: ")
         assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_a_plot_that_fails_midway_leaves_no_file_and_keeps_the_old_chart(tmp_path):
+    """A full disk (here: a file-size limit of 10 kB, below a chart's size) once left a truncated PNG."""
+    target = tmp_path / "fan.png"
+    target.write_bytes(b"the chart of yesterday")
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (10_000, 10_000))
+
+    result = subprocess.run(
+        [sys.executable, "-m", "orecast.cli.main", "forecast", "iron_ore_wb_monthly", "-n", "2",
+         "--method", "naive", "--plot", str(target)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, preexec_fn=small_files,
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith(f"Error: cannot write {target}: File too large"), result.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["fan.png"]
+    assert target.read_bytes() == b"the chart of yesterday"
+
+
+def test_relate_with_a_max_lag_beyond_the_data_is_a_usage_error():
+    result = inprocess.orecast(["series", "relate", "iron_ore_wb_monthly", "shfe_rebar_daily",
+                                "--start", "2025-01", "--max-lag", "14"])
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("Error: max_lag 14 is too long: iron_ore_wb_monthly and "
+                                    "shfe_rebar_daily share 16 returns in range")
+    assert "use at most 13" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_ctrl_c_mid_backtest_says_how_far_it_got(tmp_path):
+    """It exited 130 without a word. This backtest fits for ~45 s: Ctrl-C comes after 4."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "orecast.cli.main", "backtest", "dce_iron_ore_daily", "--horizon", "5",
+         "--start", "2015-01", "--method", "auto"],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "XDG_CACHE_HOME": str(tmp_path)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    time.sleep(4)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert re.fullmatch(r"interrupted (after \d+ of \d+ fits|before the first fit); run the same command again\n", err), err
+    assert out == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        # NaN printed "series 'mill_margin' has fewer than 3 numeric values"; inf a margin of -inf
+        (["series", "margin", "--iron-ore-coef", "nan"], "Error: iron_ore_coef and coke_coef must be finite"),
+        (["series", "margin", "--coke-coef", "inf"], "Error: iron_ore_coef and coke_coef must be finite"),
+        # -1 printed every value but the first
+        (["series", "show", "iron_ore_wb_monthly", "--tail", "-1"], "error: Invalid value for '--tail'"),
+    ],
+)
+def test_numbers_out_of_range_are_one_line(args, message):
+    result = inprocess.orecast(args)
+    assert result.returncode == 2, result.stdout
+    assert result.stderr.startswith(message) and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert result.stdout == ""
 
 
 def test_csv_without_date_column_is_a_clear_error(tmp_path):

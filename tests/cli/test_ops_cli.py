@@ -5,7 +5,14 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
 import zlib
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,6 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from orecast.checkpoint import open_checkpointer
+from orecast.checkpoint.archive import archive_path
 from orecast.cli.main import app
 from tests.checkpoint.conftest import ph, raw_sql, stored_time
 from tests.checkpoint.graphs import TOOL_NAME, approval_graph, human, tool_loop
@@ -89,6 +97,21 @@ def test_export_then_import_elsewhere(store_url: str, tmp_path: Path) -> None:
     assert history(store_url, "t-1") == history(target, "t-1")
 
 
+def test_export_into_a_folder_names_the_file_as_db_archive_does(sqlite_url: str, tmp_path: Path) -> None:
+    """`--out backups/` wrote a file named `backups`, and `--out` an existing folder was an error."""
+    write(sqlite_url, "铁矿 🚢/1", 1)
+    for out in (f"{tmp_path / 'new'}/", str(tmp_path)):
+        exported = run("threads", "export", "铁矿 🚢/1", "--out", out, "--database-url", sqlite_url)
+        assert exported.exit_code == 0, exported.output
+        path = archive_path(Path(out), "铁矿 🚢/1")
+        assert path.parent == Path(out) and path.is_file()
+        assert exported.stdout.rstrip().endswith(f"-> {path} ({path.stat().st_size / 1024:.1f} KiB)")
+    target = f"sqlite:///{tmp_path / 'other.sqlite3'}"
+    restored = run("db", "restore", str(tmp_path / "new"), "--database-url", target)
+    assert restored.exit_code == 0 and restored.stdout == "restored 1 of 1 threads\n", restored.output
+    assert history(target, "铁矿 🚢/1") == history(sqlite_url, "铁矿 🚢/1")
+
+
 def test_bad_archives_are_one_line_and_write_nothing(sqlite_url: str, tmp_path: Path) -> None:
     write(sqlite_url, "t", 1)
     good = tmp_path / "t.gz"
@@ -156,7 +179,10 @@ def test_archive_idle_threads_then_restore(store_url: str, tmp_path: Path) -> No
     assert restored.exit_code == 0, restored.output
     assert history(store_url, "old") == before
     twice = run("db", "restore", str(folder), "--database-url", store_url)
-    assert twice.exit_code == 1 and "already exists" in twice.stderr
+    assert twice.exit_code == 0 and twice.stdout == "restored 1 of 1 threads (1 there already)\n", twice.output
+    write(store_url, "old", 1)  # used since: no longer the archive's thread
+    used = run("db", "restore", str(folder), "--database-url", store_url)
+    assert used.exit_code == 1 and "already exists" in used.stderr
     bad = run("db", "archive", "--idle-for", "soon", "--out", str(folder), "--database-url", store_url)
     assert bad.exit_code == 2 and "not a duration" in bad.stderr
 
@@ -261,3 +287,149 @@ def test_stats(store_url: str) -> None:
     assert table.exit_code == 0 and TOOL_NAME in table.stdout and "active threads" in table.stdout
     assert "growth" in table.stdout and today["day"] in table.stdout
     assert "p95 ms" in table.stdout and "recent failed tool calls" in table.stdout
+
+
+# -- Ctrl-C and kill -9 in the middle of a long command: a real process, a real signal -------------------
+
+
+def _start(*args: str) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "orecast.cli.main", *args]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _signal_when(process: subprocess.Popen[str], ready: Callable[[], bool], sig: signal.Signals) -> str:
+    """Send `sig` once `ready()`; the command's stderr."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if ready():
+                process.send_signal(sig)
+                break
+        except Exception:  # the store or folder is still being created
+            pass
+        time.sleep(0.01)
+    _out, err = process.communicate(timeout=60)
+    return err
+
+
+def _count(url: str, table: str) -> int:
+    return raw_sql(url, f"SELECT count(*) FROM {table}")[0][0]
+
+
+def _archived(store_url: str, folder: Path, threads: int, turns: int) -> dict[str, list[Any]]:
+    """`threads` idle threads of `turns` turns archived into `folder`; their histories."""
+    ids = [f"t{n:02d}" for n in range(threads)]
+    for thread_id in ids:
+        write(store_url, thread_id, turns)
+    before = {thread_id: history(store_url, thread_id) for thread_id in ids}
+    raw_sql(store_url, f"UPDATE threads SET updated_at = {ph(store_url)}", (stored_time(store_url, LONG_AGO),))
+    done = run("db", "archive", "--idle-for", "90d", "--out", str(folder), "--database-url", store_url)
+    assert done.exit_code == 0, done.output
+    return before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("store_url", ["sqlite", "postgres"], indirect=True)
+def test_ctrl_c_mid_restore_says_how_far_and_running_it_again_finishes(store_url: str, tmp_path: Path) -> None:
+    """Ctrl-C once exited 130 without a word, and running the same restore again refused every thread
+    restored before it ("already exists")."""
+    folder = tmp_path / "archive"
+    before = _archived(store_url, folder, threads=12, turns=8)
+    process = _start("db", "restore", str(folder), "--database-url", store_url)
+    err = _signal_when(process, lambda: _count(store_url, "threads") >= 2, signal.SIGINT)
+    assert process.returncode == 130, f"the restore was not interrupted: {err}"
+    line = re.fullmatch(r"interrupted after (\d+) of 12 threads; run the same command again to restore the rest\n", err)
+    assert line, err
+    # what it was restoring when stopped is gone again: only whole threads are left
+    assert _count(store_url, "threads") == int(line[1])
+
+    again = run("db", "restore", str(folder), "--database-url", store_url)
+    assert again.exit_code == 0, again.output
+    assert again.stdout == f"restored 12 of 12 threads ({line[1]} there already)\n"
+    assert {thread_id: history(store_url, thread_id) for thread_id in before} == before
+
+
+@pytest.mark.slow
+def test_ctrl_c_mid_archive_says_how_far_and_running_it_again_finishes(sqlite_url: str, tmp_path: Path) -> None:
+    ids = [f"t{n:02d}" for n in range(12)]
+    for thread_id in ids:
+        write(sqlite_url, thread_id, 8)
+    raw_sql(sqlite_url, "UPDATE threads SET updated_at = ?", (stored_time(sqlite_url, LONG_AGO),))
+    folder = tmp_path / "archive"
+    process = _start("db", "archive", "--idle-for", "90d", "--out", str(folder), "--database-url", sqlite_url)
+    err = _signal_when(process, lambda: len(list(folder.glob("*.gz"))) >= 2, signal.SIGINT)
+    assert process.returncode == 130, f"the archive was not interrupted: {err}"
+    line = re.fullmatch(r"interrupted after (\d+) of 12 threads; run the same command again to archive the rest\n", err)
+    assert line, err
+    # every thread is still in the store or in a complete file (or both: stopped before its delete)
+    left = {row[0] for row in raw_sql(sqlite_url, "SELECT thread_id FROM threads")}
+    files = {p.name.split(".")[0] for p in folder.iterdir()}
+    assert left | files == set(ids) and len(files) >= int(line[1])
+    assert all(p.name.endswith(".orecast-thread.jsonl.gz") for p in folder.iterdir())
+
+    again = run("db", "archive", "--idle-for", "90d", "--out", str(folder), "--database-url", sqlite_url)
+    assert again.exit_code == 0, again.output
+    assert _count(sqlite_url, "threads") == 0 and len(list(folder.iterdir())) == 12
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("store_url", ["sqlite", "mysql"], indirect=True)
+def test_kill_9_mid_restore_then_running_it_again_replaces_the_partial_thread(store_url: str, tmp_path: Path) -> None:
+    folder = tmp_path / "archive"
+    before = _archived(store_url, folder, threads=1, turns=60)
+    process = _start("db", "restore", str(folder), "--database-url", store_url)
+    _signal_when(process, lambda: _count(store_url, "checkpoints") >= 20, signal.SIGKILL)
+    assert process.returncode == -signal.SIGKILL, "the restore finished before it could be killed"
+    assert 0 < _count(store_url, "checkpoints") < 60 * 4
+
+    again = run("db", "restore", str(folder), "--database-url", store_url)
+    assert again.exit_code == 0, again.output
+    assert again.stdout == "restored 1 of 1 threads\n"
+    assert history(store_url, "t00") == before["t00"]
+    assert [row[0] for row in raw_sql(store_url, "SELECT thread_id FROM threads")] == ["t00"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_ctrl_c_or_kill_9_mid_thread_import_then_running_it_again_finishes(
+    sig: signal.Signals, sqlite_url: str, tmp_path: Path
+) -> None:
+    """Ctrl-C exited 130 without a word; after a kill -9 the half-written thread made the second run
+    refuse ("already exists; pass --replace")."""
+    source = f"sqlite:///{tmp_path / 'source.sqlite3'}"
+    write(source, "big", 60)
+    file = tmp_path / "big.orecast-thread.jsonl.gz"
+    assert run("threads", "export", "big", "--out", str(file), "--database-url", source).exit_code == 0
+    assert run("db", "migrate", "--database-url", sqlite_url).exit_code == 0
+    process = _start("threads", "import", str(file), "--database-url", sqlite_url)
+    err = _signal_when(process, lambda: _count(sqlite_url, "checkpoints") >= 20, sig)
+    if sig == signal.SIGINT:
+        assert process.returncode == 130, f"the import was not interrupted: {err}"
+        expected = r"interrupted after \d+ of \d+ checkpoints; nothing was imported; run the same command again\n"
+        assert re.fullmatch(expected, err), err
+        assert _count(sqlite_url, "threads") == 0 and _count(sqlite_url, "checkpoints") == 0
+    else:
+        assert process.returncode == -signal.SIGKILL, "the import finished before it could be killed"
+        assert 0 < _count(sqlite_url, "checkpoints") < _count(source, "checkpoints")
+
+    again = run("threads", "import", str(file), "--database-url", sqlite_url)
+    assert again.exit_code == 0, again.output
+    assert history(sqlite_url, "big") == history(source, "big")
+    assert [row[0] for row in raw_sql(sqlite_url, "SELECT thread_id FROM threads")] == ["big"]
+
+
+def test_restore_refuses_an_empty_thread_the_service_made_under_that_id(sqlite_url: str, tmp_path: Path) -> None:
+    """A thread without checkpoints (POST /threads) is not a restore cut short: it is not written over."""
+    write(sqlite_url, "t", 1)
+    assert run("threads", "export", "t", "--out", f"{tmp_path}/", "--database-url", sqlite_url).exit_code == 0
+    assert run("threads", "delete", "t", "--yes", "--database-url", sqlite_url).exit_code == 0
+
+    async def create_empty() -> None:
+        async with open_checkpointer(sqlite_url) as saver:
+            await saver.aupdate_thread("t", metadata={"owner": "alice"}, status="idle")
+
+    asyncio.run(create_empty())
+    refused = run("db", "restore", str(tmp_path), "--database-url", sqlite_url)
+    assert refused.exit_code == 1 and "thread 't' already exists" in refused.stderr, refused.output
+    assert raw_sql(sqlite_url, "SELECT count(*) FROM checkpoints") == [(0,)]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+from rich.cells import cell_len
 from typer.testing import CliRunner
 
 from orecast.checkpoint import open_checkpointer
@@ -79,6 +81,20 @@ def test_list_shows_whole_thread_ids_in_80_columns(sqlite_url: str) -> None:
     assert listed.returncode == 0, listed.stderr
     assert thread_id in listed.stdout
     assert max(len(line) for line in listed.stdout.splitlines()) <= 80
+
+
+def test_list_is_one_line_a_thread_in_80_columns(sqlite_url: str) -> None:
+    """At 80 columns a row took four lines: the title wrapped word by word beside a cut date (`2026-12-…`)."""
+    ids = ["01a24d74-d978-7b67-b341-4d7814a1a489", "01a24d74-d978-7b67-b341-4d7814a1a48a"]
+    for thread_id in ids:
+        write_conversation(sqlite_url, thread_id, 1, title="What will iron ore cost in six months? 铁矿石未来6个月走势？")
+    listed = inprocess.orecast(["threads", "list", "--database-url", sqlite_url], env={"COLUMNS": "80"})
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert all(cell_len(line) <= 80 for line in lines), listed.stdout
+    rows = [line for line in lines if any(t in line for t in ids)]
+    assert len(rows) == 2 and all("What will iron ore cost" in row and "idle" in row for row in rows), listed.stdout
+    assert lines[-2:] == ["(updated, msgs: hidden at this width; --json has every field)", "2 of 2 threads"]
 
 
 def test_rename_echoes_the_title_without_its_escapes(sqlite_url: str) -> None:
@@ -172,3 +188,41 @@ def test_thread_id_the_store_cannot_keep_is_one_line(sqlite_url: str) -> None:
         assert result.exit_code == 2, result.output
         assert result.output.startswith("error: thread_id 'xxxx")
         assert "at most 1024" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["threads", "list", "--limit"], ["threads", "list", "--offset"], ["threads", "history", "t", "--limit"],
+        ["audit", "tools", "--limit"], ["audit", "summary", "--top"], ["db", "stats", "--top"],
+        ["db", "sweep", "--dry-run", "--limit"], ["db", "prune", "--dry-run", "--keep-last"],
+        ["db", "migrate-state", "--dry-run", "--batch"],
+    ],
+)
+def test_a_count_too_large_for_the_database_is_a_usage_error(args: list[str], tmp_path) -> None:
+    """10**20 was a traceback from SQLite or MySQL, and `cannot connect … bigint out of range` from PostgreSQL."""
+    url = f"sqlite:///{tmp_path / 'orecast.sqlite3'}"
+    assert inprocess.orecast(["db", "migrate", "--database-url", url]).returncode == 0
+    result = inprocess.orecast([*args, str(10**20), "--database-url", url])
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("error: Invalid value for ") and "less than or equal to 2147483647" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_the_largest_count_works_on_every_database(store_url: str) -> None:
+    assert inprocess.orecast(["db", "migrate", "--database-url", store_url]).returncode == 0
+    top = str(2**31 - 1)
+    for args in (["threads", "list", "--limit", top, "--offset", top], ["audit", "tools", "--limit", top],
+                 ["db", "stats", "--top", top]):
+        result = inprocess.orecast([*args, "--database-url", store_url])
+        assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("args", [["db", "migrate"], ["threads", "list"], ["db", "stats"]])
+def test_a_folder_as_the_sqlite_store_is_one_clear_line(args: list[str], tmp_path) -> None:
+    """`threads list` said "no orecast store at DIR yet (`orecast db migrate` creates it)"; that failed."""
+    result = inprocess.orecast([*args, "--database-url", f"sqlite:///{tmp_path}"], cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == (f"error: {tmp_path} is a folder, not a SQLite file: name a file in it, "
+                             f"e.g. sqlite:///{tmp_path / 'orecast.sqlite3'}\n")
+    assert list(tmp_path.iterdir()) == []

@@ -7,6 +7,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from typer.testing import CliRunner
 
 from orecast.checkpoint import open_checkpointer
 from orecast.cli.main import app
+from orecast.service.db import open_db
+from orecast.service.runs.records import RunRepo
 from tests.checkpoint.conftest import ph, raw_sql, stored_time
 from tests.checkpoint.graphs import human, tool_loop
 from tests.cli import inprocess
@@ -149,3 +152,56 @@ def test_two_sweep_processes_at_once_share_the_threads_without_overlap(store_url
     assert not set(first) & set(second)
     assert sorted(first + second) == [f"t{n:02d}" for n in range(40)]
     assert threads(store_url) == []
+
+
+def _with_a_service_run(url: str, thread_id: str) -> None:
+    """A run of the service on the thread, as `POST /threads/{id}/runs` admits it; the thread idle again."""
+
+    async def go() -> None:
+        async with open_checkpointer(url) as saver, open_db(url) as db:
+            repo = RunRepo(db, saver.thread_status_statement, saver.thread_lock_statement)
+            await repo.admit(run_id=str(uuid.uuid4()), thread_id=thread_id, assistant_id="orecast", metadata={},
+                             kwargs={}, strategy="enqueue", owner=None)
+            await saver.aupdate_thread(thread_id, status="idle")
+
+    asyncio.run(go())
+
+
+def _service_runs(url: str) -> int:
+    return raw_sql(url, "SELECT count(*) FROM service_runs")[0][0]
+
+
+def test_a_dry_run_keeps_the_service_runs_and_a_sweep_deletes_them_for_any_id(store_url: str) -> None:
+    """`db sweep --dry-run` deleted the service's runs of every thread it would expire; on MariaDB the
+    real sweep failed with a traceback (collations) on a thread id with an emoji."""
+    ids = ["a-old", "铁矿 🚢/β"]
+    for thread_id in ids:
+        write(store_url, thread_id, 1)
+        _with_a_service_run(store_url, thread_id)
+        idle_since(store_url, thread_id, 100)
+    assert _service_runs(store_url) == 2
+
+    dry = run("db", "sweep", "--dry-run", "--ttl", "90d", "--json", "--database-url", store_url)
+    assert dry.exit_code == 0, dry.output
+    assert sorted(json.loads(dry.output)["deleted"]) == sorted(ids)
+    assert _service_runs(store_url) == 2 and threads(store_url) == sorted(ids)
+
+    swept = run("db", "sweep", "--ttl", "90d", "--json", "--database-url", store_url)
+    assert swept.exit_code == 0, swept.output
+    assert _service_runs(store_url) == 0 and threads(store_url) == []
+
+
+def test_threads_delete_and_db_archive_take_the_service_runs_along(store_url: str, tmp_path: Path) -> None:
+    """They left the runs (and crons) of the threads they deleted: `GET /threads/{id}/runs` of a thread
+    gone, and a cron firing on it; `DELETE /threads/{id}` and `db sweep` always took them along."""
+    for thread_id in ("kept", "铁矿 🚢", "old"):
+        write(store_url, thread_id, 1)
+        _with_a_service_run(store_url, thread_id)
+    idle_since(store_url, "old", 100)
+
+    deleted = run("threads", "delete", "铁矿 🚢", "--yes", "--database-url", store_url)
+    assert deleted.exit_code == 0, deleted.output
+    archived = run("db", "archive", "--idle-for", "90d", "--out", str(tmp_path), "--database-url", store_url)
+    assert archived.exit_code == 0, archived.output
+    assert threads(store_url) == ["kept"]
+    assert raw_sql(store_url, "SELECT thread_id FROM service_runs") == [("kept",)]

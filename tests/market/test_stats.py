@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pandas as pd
@@ -72,6 +73,18 @@ def test_relate_compares_daily_with_monthly_at_monthly_frequency():
     assert result.frequency == "monthly"
     assert 0.5 < result.correlation < 1.0
     assert "World Bank" in result.to_dict()["source"]
+
+
+def test_relate_refuses_a_lag_longer_than_the_data_quickly():
+    """A max_lag of 10**8 once ran for minutes (a correlation a lag), and a long one found nothing."""
+    started = time.monotonic()
+    with pytest.raises(MarketError, match="max_lag 100000000 is too long: .* share 3111 returns") as caught:
+        relate("dce_iron_ore_daily", "shfe_rebar_daily", max_lag=10**8)
+    assert time.monotonic() - started < 10
+    with pytest.raises(MarketError, match="use at most 3108"):
+        relate("dce_iron_ore_daily", "shfe_rebar_daily", max_lag=3109)
+    assert caught.value.code == "max_lag_too_long" and caught.value.params["limit"] == 3108
+    assert relate("dce_iron_ore_daily", "shfe_rebar_daily", max_lag=3108).n == 3111
 
 
 def test_relate_needs_overlapping_dates():

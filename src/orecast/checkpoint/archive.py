@@ -31,6 +31,7 @@ and item numbering come out as if the graph had run on the target, whichever dia
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import os
@@ -505,15 +506,14 @@ async def import_archive(
     staging = f"{target}.import-{random.randbytes(6).hex()}" if exists else target
     await _store(saver, archive, staging, progress)  # removes what it wrote if it fails
     if exists:
-        await saver.adelete_thread(target)
+        # Carried to its end even when Ctrl-C cancels the import meanwhile: stopped between the delete
+        # and the copy, it would leave the thread only under its staging id.
+        swap = asyncio.ensure_future(_swap(saver, staging, target))
         try:
-            await saver.acopy_thread(staging, target)
-        except Exception as exc:
-            raise ArchiveError(
-                f"thread {target!r} was deleted but the copy failed ({exc}); the archive's thread is "
-                f"stored as {staging!r}"
-            ) from exc
-        await saver.adelete_thread(staging)
+            await asyncio.shield(swap)
+        except asyncio.CancelledError:
+            await swap
+            raise
     own_ttl = archive.thread.get("ttl")
     if isinstance(own_ttl, dict):
         seconds, strategy = own_ttl.get("seconds"), own_ttl.get("strategy")
@@ -522,6 +522,45 @@ async def import_archive(
         if ttl is not None or strategy is not None:
             await set_thread_ttl(saver, target, ttl, strategy)
     return archive.summary
+
+
+async def _swap(saver: OrecastCheckpointer, staging: str, target: str) -> None:
+    await saver.adelete_thread(target)
+    try:
+        await saver.acopy_thread(staging, target)
+    except Exception as exc:
+        raise ArchiveError(
+            f"thread {target!r} was deleted but the copy failed ({exc}); the archive's thread is "
+            f"stored as {staging!r}"
+        ) from exc
+    await saver.adelete_thread(staging)
+
+
+async def stored_share(saver: OrecastCheckpointer, archive: Archive, thread_id: str | None = None) -> str:
+    """How much of `archive` the store holds as `thread_id` (default: the archive's own id).
+
+    "all": every checkpoint with its writes (imported before); "part": its first checkpoints, in the
+    order an import writes them (an import killed midway); "none": no such thread; "other": a thread
+    that is not the archive's (it has checkpoints the archive lacks, or lacks some of its first ones).
+    A "part" is replaced without loss: the archive holds all of it and more."""
+    target = thread_id or archive.thread_id
+    info = await saver.aget_thread(target)
+    if info is None:
+        return "none"
+    order = [(c["ns"], c["id"]) for c in archive.checkpoints]
+    if info.checkpoint_count > len(order):
+        return "other"
+    writes: dict[tuple[str, str], int] = {}
+    async for tup in saver.alist({"configurable": {"thread_id": target}}):
+        conf = tup.config["configurable"]
+        writes[(conf["checkpoint_ns"], conf["checkpoint_id"])] = len(tup.pending_writes or [])
+    # An import's first put creates the thread: one without checkpoints (made by the service) is another.
+    if not writes or set(writes) != set(order[: len(writes)]):
+        return "other"
+    complete = len(writes) == len(order) and all(
+        writes[key] == sum(len(task["writes"]) for task in archive.writes.get(key, [])) for key in order
+    )
+    return "all" if complete else "part"
 
 
 async def _store(saver: OrecastCheckpointer, archive: Archive, thread_id: str, progress: Progress | None) -> None:

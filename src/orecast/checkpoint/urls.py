@@ -60,6 +60,19 @@ def _redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
+def _masked(url: str) -> str:
+    """A URL that did not parse, for a message: everything between the user name and the last `@`
+    (a password, or a token written as the user) masked, as `redacted()` does for a good one."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    userinfo, at, tail = rest.rpartition("@")
+    if not at:
+        return url
+    user, colon, _password = userinfo.partition(":")
+    return f"{scheme}{sep}{user}:***@{tail}" if colon else f"{scheme}{sep}***@{tail}"
+
+
 def _postgres_url(url: str) -> StoreUrl:
     target = "postgresql://" + url.split("://", 1)[1]
     parts = urlsplit(target)
@@ -98,7 +111,7 @@ def parse_url(url: str) -> StoreUrl:
     if url.startswith("sqlite://"):
         rest = url[len("sqlite://") :]
         if not rest.startswith("/") or rest == "/":
-            raise ValueError(f"bad SQLite URL {url!r}: use sqlite:///relative.db or sqlite:////abs.db")
+            raise ValueError(f"bad SQLite URL {_masked(url)!r}: use sqlite:///relative.db or sqlite:////abs.db")
         path = rest[1:]
         return StoreUrl("sqlite", path)
     if url.startswith("postgresql://") or url.startswith("postgres://"):
@@ -106,7 +119,7 @@ def parse_url(url: str) -> StoreUrl:
     if url.startswith("mysql://") or url.startswith("mariadb://"):
         return _mysql_url(url)
     raise ValueError(
-        f"unsupported database URL {url.split('://')[0] + '://…' if '://' in url else url!r}: "
+        f"unsupported database URL {url.split('://')[0] + '://…' if '://' in url else _masked(url)!r}: "
         "use sqlite:///path.db, postgresql://…, mysql://… or memory://"
     )
 

@@ -8,16 +8,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
+import os
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from orecast.checkpoint import OrecastCheckpointer
 from orecast.checkpoint.archive import (
@@ -28,26 +26,13 @@ from orecast.checkpoint.archive import (
     export_thread,
     import_archive,
     read_archive,
+    stored_share,
 )
 from orecast.checkpoint.threads import ThreadInfo
-from orecast.cli.common import DatabaseUrl, fail, open_store
+from orecast.cli.common import DatabaseUrl, delete_service_runs, fail, open_store
 from orecast.cli.durations import parse_duration
+from orecast.cli.progress import Tally, run_to_end
 from orecast.cli.terminal import escaped
-
-
-def progress_bar(label: str, unit: str, quiet: bool = False) -> Progress:
-    """A bar on stderr while a terminal watches (never in --json output or a pipe)."""
-    console = Console(stderr=True)
-    return Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn(unit),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=quiet or not console.is_terminal,
-    )
 
 
 def _kib(n: int) -> str:
@@ -66,27 +51,36 @@ def _describe(summary: ArchiveSummary) -> str:
 
 def export_command(
     thread_id: str = typer.Argument(..., help="The conversation's thread id."),
-    out: Path = typer.Option(..., "--out", "-o", help="The archive file to write (gzip'd JSON lines)."),
+    out: str = typer.Option(
+        ..., "--out", "-o",
+        help="The archive file to write (gzip'd JSON lines), or a folder (an existing one, or ending in /) to write it in.",
+    ),
     database_url: DatabaseUrl = None,
 ) -> None:
     """Write a conversation to a portable archive: every checkpoint, write, branch, namespace and its metadata."""
+    # `--out backups/` once wrote a file named `backups`: a folder gets the name `db archive` gives.
+    into_folder = out.endswith(("/", os.sep)) or Path(out).is_dir()
+    path = archive_path(Path(out), thread_id) if into_folder else Path(out)
+
+    tally = Tally("checkpoints")
 
     async def run() -> ArchiveSummary:
         async with open_store(database_url, read_only=True) as saver:
             info = await saver.aget_thread(thread_id)
             if info is None:
                 fail(f"no thread {thread_id!r}")
-            with progress_bar("exporting", "checkpoints") as bar:
-                task = bar.add_task("export", total=info.checkpoint_count)
+            with tally.bar("exporting", info.checkpoint_count) as advance:
                 try:
-                    return await export_thread(saver, thread_id, out, progress=lambda n: bar.advance(task, n))
+                    if into_folder:
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                    return await export_thread(saver, thread_id, path, progress=advance)
                 except ArchiveError as exc:
                     fail(str(exc))
                 except OSError as exc:
-                    fail(f"cannot write {out}: {exc.strerror or exc}")
+                    fail(f"cannot write {path}: {exc.strerror or exc}")
 
-    summary = asyncio.run(run())
-    typer.echo(escaped(f"exported {thread_id}: {_describe(summary)} -> {out} ({_kib(summary.bytes)})"))
+    summary = run_to_end(run(), tally, f"nothing was written to {path}; run the same command again")
+    typer.echo(escaped(f"exported {thread_id}: {_describe(summary)} -> {path} ({_kib(summary.bytes)})"))
 
 
 def import_command(
@@ -95,23 +89,29 @@ def import_command(
     replace: bool = typer.Option(False, "--replace", help="Overwrite a thread that exists under that id."),
     database_url: DatabaseUrl = None,
 ) -> None:
-    """Bring a conversation back from an archive, into any store (SQLite or PostgreSQL)."""
+    """Bring a conversation back from an archive, into any store (SQLite, PostgreSQL or MySQL).
+
+    A thread an earlier import of the same archive left half-written (killed) is written again."""
+
+    tally = Tally("checkpoints")
 
     async def run() -> tuple[str, ArchiveSummary]:
         async with open_store(database_url) as saver:
             try:
                 archive = read_archive(saver, file)
                 target = thread_id or archive.thread_id
-                with progress_bar("importing", "checkpoints") as bar:
-                    task = bar.add_task("import", total=archive.summary.checkpoints)
+                # A thread an import killed midway left (its first checkpoints) is written again, not refused.
+                cut_short = await stored_share(saver, archive, target) == "part"
+                with tally.bar("importing", archive.summary.checkpoints) as advance:
                     summary = await import_archive(
-                        saver, archive, thread_id=target, replace=replace, progress=lambda n: bar.advance(task, n)
+                        saver, archive, thread_id=target, replace=replace or cut_short, progress=advance
                     )
             except ArchiveError as exc:
                 fail(str(exc))
             return target, summary
 
-    target, summary = asyncio.run(run())
+    # An import is all or nothing: what a Ctrl-C cut short is deleted again.
+    target, summary = run_to_end(run(), tally, "nothing was imported; run the same command again")
     typer.echo(escaped(f"imported {target}: {_describe(summary)} from {file}"))
 
 
@@ -168,6 +168,8 @@ def archive_command(
     except ValueError as exc:
         fail(str(exc), 2)
 
+    tally = Tally("threads")
+
     async def run() -> list[dict[str, Any]]:
         async with open_store(database_url, read_only=True) as saver:
             idle = [t for t in await _idle_threads(saver, before) if t.status != "busy"]
@@ -187,17 +189,19 @@ def archive_command(
             except OSError as exc:
                 fail(f"cannot create {out}: {exc.strerror or exc}")
             done = []
-            with progress_bar("archiving", "threads", as_json) as bar:
-                task = bar.add_task("archive", total=len(idle))
+            with tally.bar("archiving", len(idle), as_json) as advance:
                 for info in idle:
                     try:
                         done.append(await archive_one(saver, info, out))
+                        if done[-1]["archived"]:
+                            await delete_service_runs(database_url, saver, [info.thread_id])
                     except (ArchiveError, OSError) as exc:
                         done.append({"thread_id": info.thread_id, "archived": False, "reason": str(exc)})
-                    bar.advance(task)
+                    advance()
             return done
 
-    rows = asyncio.run(run())
+    # Each thread is deleted only once its file reads back: a Ctrl-C leaves it in the store, or archived.
+    rows = run_to_end(run(), tally, "run the same command again to archive the rest")
     if as_json:
         typer.echo(json.dumps({"dry_run": dry_run, "before": before.isoformat(), "threads": rows}, ensure_ascii=False))
     elif dry_run:
@@ -231,27 +235,34 @@ def restore_command(
     database_url: DatabaseUrl = None,
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Bring archived threads back into the store (the files are kept)."""
+    """Bring archived threads back into the store (the files are kept).
+
+    Resumable: run again after an interruption, it skips the threads restored already and writes
+    again the one it was cut short in."""
     files = _archive_files(paths)
     if not files:
         fail("no archive files found (they end in " + SUFFIX + ")", 2)
+    tally = Tally("threads")
 
     async def run() -> list[dict[str, Any]]:
         results = []
         async with open_store(database_url) as saver:
-            with progress_bar("restoring", "threads", as_json) as bar:
-                task = bar.add_task("restore", total=len(files))
+            with tally.bar("restoring", len(files), as_json) as advance:
                 for file in files:
                     try:
                         archive = read_archive(saver, file)
-                        summary = await import_archive(saver, archive, replace=replace)
-                        results.append({"file": str(file), "restored": True, **asdict(summary)})
+                        share = await stored_share(saver, archive)
+                        if share == "all" and not replace:
+                            results.append({"file": str(file), "restored": True, "already": True, **asdict(archive.summary)})
+                        else:
+                            summary = await import_archive(saver, archive, replace=replace or share == "part")
+                            results.append({"file": str(file), "restored": True, "already": False, **asdict(summary)})
                     except ArchiveError as exc:
                         results.append({"file": str(file), "restored": False, "reason": str(exc)})
-                    bar.advance(task)
+                    advance()
         return results
 
-    results = asyncio.run(run())
+    results = run_to_end(run(), tally, "run the same command again to restore the rest")
     if as_json:
         typer.echo(json.dumps(results, ensure_ascii=False))
     else:
@@ -259,7 +270,8 @@ def restore_command(
             if not row["restored"]:
                 typer.echo(escaped(f"error: {row['reason']}"), err=True)
         restored = [r for r in results if r["restored"]]
-        typer.echo(f"restored {len(restored)} of {len(results)} threads")
+        already = sum(1 for r in restored if r["already"])
+        typer.echo(f"restored {len(restored)} of {len(results)} threads" + (f" ({already} there already)" if already else ""))
     if any(not r["restored"] for r in results):
         raise typer.Exit(1)
 

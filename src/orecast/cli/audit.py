@@ -10,22 +10,21 @@ import json
 from datetime import UTC, datetime
 
 import typer
-from rich import box
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from orecast.checkpoint.audit import AUDIT_STATUSES, ToolCallAudit, ToolSummary, check_status
-from orecast.cli.common import DatabaseUrl, fail, open_store
+from orecast.cli.common import MAX_COUNT, DatabaseUrl, fail, open_store
 from orecast.cli.durations import parse_duration
-from orecast.cli.terminal import stored
+from orecast.cli.terminal import OneLineColumn, one_line_table, stored
 
 audit_app = typer.Typer(help="The tool-call audit / 工具调用审计", no_args_is_help=True)
 
-# (name, justify, width or share): the short columns keep their width, the long ones share the rest.
+# One line per call; on a narrow terminal `try`, then the thread, then the start time are hidden.
 CALL_COLUMNS = (
-    ("started UTC", "left", 14), ("thread", "left", 0.15), ("tool", "left", 0.15), ("status", "left", 9),
-    ("try", "right", 3), ("ms", "right", 9), ("arguments", "left", 0.35), ("result / error", "left", 0.35),
+    OneLineColumn("started UTC", 14, drop=1), OneLineColumn("thread", 36, drop=2), OneLineColumn("tool", 24),
+    OneLineColumn("status", 9), OneLineColumn("try", 3, "right", drop=3), OneLineColumn("ms", 10, "right"),
+    OneLineColumn("arguments"), OneLineColumn("result / error"),
 )
 SINCE_HELP = "Only calls started within this long before now (e.g. 24h, 7d, 1d12h)."
 
@@ -41,13 +40,6 @@ def _ms(value: float | None) -> str:
     return "—" if value is None else f"{value:,.1f}"
 
 
-def _cell(text: str | None, width: int) -> Text:
-    """Stored text on one line, cut to `width` terminal cells (a CJK character takes two)."""
-    cell = stored(" ".join((text or "").split()))
-    cell.truncate(width, overflow="ellipsis")
-    return cell
-
-
 @audit_app.command("tools")
 def audit_tools(
     thread_id: str | None = typer.Option(None, "--thread", help="Only this conversation's calls."),
@@ -56,7 +48,7 @@ def audit_tools(
         None, "--status", help=f"Only calls with this status: {', '.join(AUDIT_STATUSES)}."
     ),
     since: str | None = typer.Option(None, "--since", help=SINCE_HELP),
-    limit: int = typer.Option(50, "--limit", min=1, help="At most this many calls, newest first."),
+    limit: int = typer.Option(50, "--limit", min=1, max=MAX_COUNT, help="At most this many calls, newest first."),
     database_url: DatabaseUrl = None,
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
@@ -82,19 +74,10 @@ def audit_tools(
     if not calls:
         console.print("no tool calls")
         return
-    # One line per call, as wide as the terminal: long cells are cut (`--json` has everything).
-    table = Table(box=box.SIMPLE_HEAD)
-    # each column: a cell of padding either side and a separator
-    fixed = sum(w for _n, _j, w in CALL_COLUMNS if isinstance(w, int)) + 3 * len(CALL_COLUMNS) + 1
-    room = max(console.width - fixed, 24)
-    widths = [w if isinstance(w, int) else max(int(room * w), 6) for _n, _j, w in CALL_COLUMNS]
-    for (name, justify, _w), width in zip(CALL_COLUMNS, widths, strict=True):
-        table.add_column(name, justify=justify, width=width, no_wrap=True, overflow="ellipsis")
-    for call in calls:
-        where = call.thread_id + (f" ({call.checkpoint_ns})" if call.checkpoint_ns else "")
-        cells = [
+    rows = [
+        [
             call.started_at.astimezone(UTC).strftime("%m-%d %H:%M:%S"),
-            where,
+            call.thread_id + (f" ({call.checkpoint_ns})" if call.checkpoint_ns else ""),
             call.tool,
             call.status,
             str(call.attempt),
@@ -102,15 +85,20 @@ def audit_tools(
             json.dumps(call.args, ensure_ascii=False),
             call.error if call.error is not None else call.result,
         ]
-        table.add_row(*(_cell(text, width) for text, width in zip(cells, widths, strict=True)))
+        for call in calls
+    ]
+    # Long cells are cut (`--json` has everything).
+    table, hidden = one_line_table(CALL_COLUMNS, rows, console.width)
     console.print(table)
+    if hidden:
+        console.print(f"({', '.join(hidden)}: hidden at this width; --json has every field)", highlight=False)
     console.print(f"{len(calls)} tool calls")
 
 
 @audit_app.command("summary")
 def audit_summary(
     since: str | None = typer.Option(None, "--since", help=SINCE_HELP),
-    top: int = typer.Option(50, "--top", min=1, help="How many tools, most called first."),
+    top: int = typer.Option(50, "--top", min=1, max=MAX_COUNT, help="How many tools, most called first."),
     database_url: DatabaseUrl = None,
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shlex
 import sys
 import threading
 from collections.abc import AsyncIterator
@@ -69,6 +70,11 @@ CTRL_C_HINT = "Ctrl-C 取消当前回答 / cancels the current answer"
 def shown(text: str) -> str:
     """Text a user or a model chose (a thread id, a tool's arguments) as markup that prints it literally."""
     return escape(escaped(text))
+
+
+def shell_arg(text: str) -> str:
+    """A thread id in a command to copy: quoted for the shell when it has spaces or quotes in it."""
+    return shown(shlex.quote(text))
 
 
 @dataclass(slots=True)
@@ -192,7 +198,7 @@ async def _drive(
         command = await _decide(term, waiting)
         if command is None:
             term.line(
-                f"[yellow]waiting for approval; continue with: orecast chat --thread {shown(thread_id)} --resume[/]"
+                f"[yellow]waiting for approval; continue with: orecast chat --thread {shell_arg(thread_id)} --resume[/]"
             )
             return False
         payload, checkpoint_id = command, None  # approvals continue the new branch's head
@@ -407,7 +413,7 @@ async def _chat_in(
             )
         if message is not None:
             outcome = await _turn(agent, saver, thread_id, message, term, from_checkpoint)
-            term.line(f"[dim]continue with: orecast chat --thread {shown(thread_id)}[/]")
+            term.line(f"[dim]continue with: orecast chat --thread {shell_arg(thread_id)}[/]")
             return {"failed": 1, "cancelled": 130}.get(outcome, 0)
         if not resume:
             await _repl(agent, saver, thread_id, term)
@@ -483,7 +489,7 @@ def chat(
         Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {shown(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}")
         raise typer.Exit(getattr(exc, "code", 2)) from None
     except (KeyboardInterrupt, Interrupted):
-        term.line(f"[yellow]interrupted; finish it with: orecast chat --thread {shown(thread_id)} --resume[/]")
+        term.line(f"[yellow]interrupted; finish it with: orecast chat --thread {shell_arg(thread_id)} --resume[/]")
         _leave(130)
         raise typer.Exit(130) from None
     _leave(code)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Annotated, NoReturn
 
 import psycopg
@@ -18,7 +19,7 @@ from orecast.checkpoint import (
     open_checkpointer,
 )
 from orecast.checkpoint.postgres.timeouts import resolve_timeouts
-from orecast.checkpoint.urls import parse_url
+from orecast.checkpoint.urls import DEFAULT_SQLITE_NAME, parse_url
 from orecast.cli.store_probe import missing_store
 
 DatabaseUrl = Annotated[
@@ -30,6 +31,10 @@ DatabaseUrl = Annotated[
         show_default=False,
     ),
 ]
+
+# The largest count (a --limit, --offset, --top) a command takes: each database takes it in its SQL, where
+# 10**20 was a traceback (SQLite, MySQL) or "cannot connect … bigint out of range" (PostgreSQL).
+MAX_COUNT = 2**31 - 1
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -51,6 +56,10 @@ async def open_store(url: str | None, *, read_only: bool = False) -> AsyncIterat
         fail(str(exc), 2)
     if parsed.scheme == "memory":
         fail("memory:// keeps nothing between commands; use a sqlite://, postgresql:// or mysql:// URL", 2)
+    if parsed.scheme == "sqlite" and Path(parsed.target).is_dir():
+        # It was "no orecast store at DIR yet (`orecast db migrate` creates it)", which then failed.
+        fail(f"{parsed.target} is a folder, not a SQLite file: name a file in it, e.g. "
+             f"sqlite:///{Path(parsed.target) / DEFAULT_SQLITE_NAME}", 2)
     try:
         if parsed.scheme in ("postgresql", "mysql"):
             resolve_timeouts(parsed.options)  # a bad setting is a usage error, found before connecting
@@ -72,3 +81,17 @@ async def open_store(url: str | None, *, read_only: bool = False) -> AsyncIterat
         fail(f"cannot connect to {parsed.redacted()}: {parsed.scrub(first_line)}")
     except (OSError, sqlite3.DatabaseError) as exc:
         fail(f"cannot open {parsed.redacted()}: {exc}")
+
+
+async def delete_service_runs(url: str | None, saver: OrecastCheckpointer, thread_ids: list[str]) -> None:
+    """What the service keeps of deleted threads (runs, their events, crons) goes with them, as
+    `DELETE /threads/{id}` does: a cron left behind fired every time on a thread that was gone."""
+    if not thread_ids:
+        return
+    from orecast.service.db import open_db  # the service's modules only when a thread was deleted
+    from orecast.service.runs.records import RunRepo
+
+    async with open_db(url or default_database_url()) as db:
+        repo = RunRepo(db, saver.thread_status_statement, saver.thread_lock_statement)
+        for thread_id in thread_ids:
+            await repo.delete_thread_runs(thread_id)

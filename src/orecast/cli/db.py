@@ -11,7 +11,6 @@ from pathlib import Path
 import psycopg
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from orecast.checkpoint import default_database_url, migrations
@@ -23,6 +22,7 @@ from orecast.cli import prune as prune_cli
 from orecast.cli import stats as stats_cli
 from orecast.cli import sweep as sweep_cli
 from orecast.cli.common import DatabaseUrl, fail, open_store
+from orecast.cli.progress import Tally, run_to_end
 from orecast.cli.store_probe import schema_version
 
 db_app = typer.Typer(help="The checkpoint store / 检查点数据库", no_args_is_help=True)
@@ -132,30 +132,20 @@ def import_(
     if same:
         fail("the orecast store must be another database (or schema) than the one imported from", 2)
 
+    tally = Tally("checkpoints")
+
     async def run() -> tuple[ImportReport, str, str]:
         try:
             store_url = EMPTY_STORE if dry_run and _no_store_yet(target_url) else target_url
             async with open_source(format, source_url) as source, open_store(store_url, read_only=dry_run) as saver:
-                progress_console = Console(stderr=True)
-                with Progress(
-                    TextColumn("importing"),
-                    BarColumn(),
-                    MofNCompleteColumn(),
-                    TextColumn("checkpoints"),
-                    TimeElapsedColumn(),
-                    console=progress_console,
-                    transient=True,
-                    disable=as_json or not progress_console.is_terminal,
-                ) as bar:
-                    task = bar.add_task("import", total=await source.count_checkpoints(
-                        await source.thread_ids(thread or None)
-                    ))
+                total = await source.count_checkpoints(await source.thread_ids(thread or None))
+                with tally.bar("importing", total, as_json) as advance:
                     report = await import_threads(
                         source,
                         saver,
                         thread_ids=thread or None,
                         dry_run=dry_run,
-                        progress=lambda _thread, done: bar.advance(task, done),
+                        progress=lambda _thread, done: advance(done),
                     )
                 where = parse_url(target_url)
                 target = f"{where.scheme} {where.redacted()}"
@@ -166,7 +156,8 @@ def import_(
             first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             fail(f"cannot read {parse_url(source_url).redacted()}: {first_line}")
 
-    report, source_name, target_name = asyncio.run(run())
+    then = "nothing was changed" if dry_run else "run the same command again to import the rest"
+    report, source_name, target_name = run_to_end(run(), tally, then)
     if as_json:
         typer.echo(json.dumps(dataclasses.asdict(report), ensure_ascii=False))
     else:

@@ -16,9 +16,9 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from orecast.cli.progress import progress_bar
 from orecast.cli.terminal import escaped
 from orecast.market import (
     METHOD_HELP,
@@ -98,7 +98,7 @@ def series_show(
     start: Start = None,
     end: End = None,
     freq: Annotated[str | None, typer.Option(help="Resample: W, M, Q or A.")] = None,
-    tail: Annotated[int, typer.Option(help="How many recent values to print.")] = 10,
+    tail: Annotated[int, typer.Option(min=0, help="How many recent values to print.")] = 10,
     as_json: AsJson = False,
 ) -> None:
     """Describe a series: last value, changes, volatility, drawdown, percentile, recent values.
@@ -253,23 +253,29 @@ def _plot_start(result: Any) -> Any:
 
 @contextmanager
 def _progress_after(seconds: float, label: str = "backtest") -> Iterator[Callable[[int, int], None]]:
-    """A progress callback that shows a bar (on stderr) only once the work has taken `seconds`."""
+    """A progress callback that shows a bar (on stderr) only once the work has taken `seconds`;
+    Ctrl-C meanwhile ends the command with 130 and one line saying how far it got."""
     started = time.monotonic()
     state: dict[str, Any] = {}
 
     def update(done: int, total: int) -> None:
+        state["done"], state["total"] = done, total
         if "bar" not in state:
             if time.monotonic() - started < seconds:
                 return
-            bar = Progress(TextColumn(label), BarColumn(), TextColumn("{task.completed}/"
-                           "{task.total} fits"), TimeElapsedColumn(),
-                           console=Console(stderr=True), transient=True)
+            bar = progress_bar(label, "fits")  # none in a pipe: its last frame would stay in the log
             bar.start()
             state["bar"], state["task"] = bar, bar.add_task("backtest", total=total)
         state["bar"].update(state["task"], completed=done, total=total)
 
     try:
         yield update
+    except KeyboardInterrupt:
+        if "bar" in state:  # gone before the line, which would otherwise share the screen with it
+            state.pop("bar").stop()
+        where = f"after {state['done']} of {state['total']} fits" if "total" in state else "before the first fit"
+        typer.echo(f"interrupted {where}; run the same command again", err=True)
+        raise typer.Exit(130) from None
     finally:
         if "bar" in state:
             state["bar"].stop()

@@ -9,19 +9,18 @@ transaction, so it can be stopped and run again at any time.
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import typer
 from rich.console import Console
 
 from orecast.checkpoint import StateMigration, StateVersionError
-from orecast.cli.archive import progress_bar
-from orecast.cli.common import DatabaseUrl, fail, open_store
+from orecast.cli.common import MAX_COUNT, DatabaseUrl, fail, open_store
+from orecast.cli.progress import Tally, run_to_end
 
 
 def migrate_state_command(
-    batch: int = typer.Option(100, "--batch", min=1, help="Threads looked up per page."),
+    batch: int = typer.Option(100, "--batch", min=1, max=MAX_COUNT, help="Threads looked up per page."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Count what would be rewritten; change nothing."),
     database_url: DatabaseUrl = None,
     as_json: bool = typer.Option(False, "--json"),
@@ -29,19 +28,19 @@ def migrate_state_command(
     """Rewrite checkpoints older agents wrote to the analyst's current state version (resumable)."""
     from orecast.agent.state import ANALYST_STATE  # the agent's imports only for this command
 
+    tally = Tally("threads")
+
     async def run() -> StateMigration:
         async with open_store(database_url, read_only=True) as opened:
             saver = opened.with_state_schema(ANALYST_STATE)
-            with progress_bar("migrating state", "threads", as_json) as bar:
-                task = bar.add_task("migrate", total=await saver.acount_old_state_threads())
+            with tally.bar("migrating state", await saver.acount_old_state_threads(), as_json) as advance:
                 try:
-                    return await saver.amigrate_state(
-                        batch=batch, dry_run=dry_run, progress=lambda n: bar.advance(task, n)
-                    )
+                    return await saver.amigrate_state(batch=batch, dry_run=dry_run, progress=advance)
                 except StateVersionError as exc:
                     fail(str(exc))
 
-    result = asyncio.run(run())
+    then = "nothing was changed" if dry_run else "run the same command again to rewrite the rest"
+    result = run_to_end(run(), tally, then)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))
         return

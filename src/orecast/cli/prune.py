@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -18,9 +17,9 @@ from rich.table import Table
 
 from orecast.checkpoint import OrecastCheckpointer
 from orecast.checkpoint.retention import PruneResult
-from orecast.cli.archive import progress_bar
-from orecast.cli.common import DatabaseUrl, fail, open_store
+from orecast.cli.common import MAX_COUNT, DatabaseUrl, fail, open_store
 from orecast.cli.durations import parse_duration
+from orecast.cli.progress import Tally, run_to_end
 from orecast.cli.terminal import stored
 
 TOTALS = ("checkpoints_deleted", "writes_deleted", "values_deleted", "items_deleted", "bytes_freed")
@@ -37,7 +36,7 @@ async def _all_thread_ids(saver: OrecastCheckpointer) -> list[str]:
 
 def prune_command(
     keep_latest: bool = typer.Option(False, "--keep-latest", help="Keep only each namespace's newest checkpoint."),
-    keep_last: int | None = typer.Option(None, "--keep-last", min=1, help="Keep each namespace's newest N checkpoints."),
+    keep_last: int | None = typer.Option(None, "--keep-last", min=1, max=MAX_COUNT, help="Keep each namespace's newest N checkpoints."),
     older_than: str | None = typer.Option(None, "--older-than", help="Delete only checkpoints older than this: 30d, 12h …"),
     thread: list[str] = typer.Option(None, "--thread", help="Prune only this thread (repeatable; default: all)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be deleted and the bytes freed; change nothing."),
@@ -55,22 +54,24 @@ def prune_command(
     except ValueError as exc:
         fail(str(exc), 2)
 
+    tally = Tally("threads")
+
     async def run() -> list[PruneResult]:
         async with open_store(database_url, read_only=True) as saver:
             ids = list(dict.fromkeys(thread)) if thread else await _all_thread_ids(saver)
             if thread and (missing := [t for t in ids if await saver.aget_thread(t) is None]):
                 fail(f"no thread {missing[0]!r}")
             results = []
-            with progress_bar("pruning", "threads", as_json) as bar:
-                task = bar.add_task("prune", total=len(ids))
+            with tally.bar("pruning", len(ids), as_json) as advance:
                 for thread_id in ids:
                     results += await saver.aprune(
                         [thread_id], keep_last=keep_last or 1, older_than=cutoff, dry_run=dry_run
                     )
-                    bar.advance(task)
+                    advance()
             return results
 
-    results = asyncio.run(run())
+    then = "nothing was changed" if dry_run else "run the same command again to prune the rest"
+    results = run_to_end(run(), tally, then)
     totals = {name: sum(getattr(r, name) for r in results) for name in TOTALS}
     if as_json:
         rows = [{**asdict(r), "deleted": [list(k) for k in r.deleted]} for r in results if r.checkpoints_deleted]

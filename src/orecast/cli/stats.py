@@ -13,7 +13,7 @@ from rich.text import Text
 
 from orecast.checkpoint.growth import DayGrowth, store_growth
 from orecast.checkpoint.stats import StoreStats, store_stats
-from orecast.cli.common import DatabaseUrl, open_store
+from orecast.cli.common import MAX_COUNT, DatabaseUrl, open_store
 from orecast.cli.terminal import stored
 
 
@@ -42,7 +42,7 @@ def _ms(value: float | None) -> str:
 
 
 def stats_command(
-    top: int = typer.Option(10, "--top", min=1, help="How many tools to rank."),
+    top: int = typer.Option(10, "--top", min=1, max=MAX_COUNT, help="How many tools to rank."),
     database_url: DatabaseUrl = None,
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:

@@ -14,13 +14,10 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from orecast.checkpoint import default_database_url
 from orecast.checkpoint.durations import parse_duration
 from orecast.checkpoint.sweep import STRATEGIES, SweepResult, TtlPolicy, sweep
-from orecast.cli.common import DatabaseUrl, fail, open_store
+from orecast.cli.common import MAX_COUNT, DatabaseUrl, delete_service_runs, fail, open_store
 from orecast.cli.terminal import stored
-from orecast.service.db import open_db
-from orecast.service.runs.records import RunRepo
 from orecast.service.settings import ServiceSettings
 
 SHOWN = 20  # thread ids listed in the terminal; --json lists them all
@@ -28,7 +25,7 @@ SHOWN = 20  # thread ids listed in the terminal; --json lists them all
 
 def sweep_command(
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would expire; change nothing."),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Expire at most N threads in this run."),
+    limit: int | None = typer.Option(None, "--limit", min=1, max=MAX_COUNT, help="Expire at most N threads in this run."),
     ttl: str | None = typer.Option(
         None, "--ttl", help="Default TTL for this run (90d, 12h …); default: ORECAST_THREAD_TTL"
     ),
@@ -61,12 +58,8 @@ def sweep_command(
                 result = await sweep(saver, policy, limit=limit, dry_run=dry_run)
             except Exception as exc:  # recorded in sweep_runs; one line here
                 fail(f"sweep failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
-            if result.deleted:
-                # The service's runs of a deleted thread go with it, as DELETE /threads/{id} does.
-                async with open_db(url or default_database_url()) as db:
-                    repo = RunRepo(db, saver.thread_status_statement, saver.thread_lock_statement)
-                    for thread_id in result.deleted:
-                        await repo.delete_thread_runs(thread_id)
+            if not dry_run:
+                await delete_service_runs(url, saver, result.deleted)
             return result
 
     console = Console(stderr=True)

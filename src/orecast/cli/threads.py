@@ -9,15 +9,26 @@ from typing import Any
 import typer
 from langchain_core.messages import BaseMessage
 from rich.console import Console
-from rich.table import Column, Table
+from rich.table import Table
 
 from orecast.checkpoint import ToolCallRecord
 from orecast.checkpoint.threads import ThreadInfo
 from orecast.checkpoint.transcript import checkpoint_messages, thread_messages
 from orecast.cli.archive import add_thread_commands
-from orecast.cli.common import DatabaseUrl, fail, open_store
+from orecast.cli.common import MAX_COUNT, DatabaseUrl, delete_service_runs, fail, open_store
 from orecast.cli.runs import run_state
-from orecast.cli.terminal import escaped, stored
+from orecast.cli.terminal import OneLineColumn, escaped, one_line_table, stored
+
+# One line per thread. The whole id however narrow the terminal (it is what `chat --thread` needs): when
+# the title would get too little room, the message count, then the time are hidden instead.
+LIST_COLUMNS = (
+    OneLineColumn("thread", 1024), OneLineColumn("updated", 16, drop=1), OneLineColumn("status", 11),
+    OneLineColumn("msgs", 6, "right", drop=2), OneLineColumn("title / last message"),
+)
+TOOL_COLUMNS = (
+    OneLineColumn("#", 6, "right"), OneLineColumn("tool", 24), OneLineColumn("status", 9),
+    OneLineColumn("arguments"), OneLineColumn("result"),
+)
 
 threads_app = typer.Typer(help="Conversations / 对话", no_args_is_help=True)
 
@@ -25,8 +36,8 @@ threads_app = typer.Typer(help="Conversations / 对话", no_args_is_help=True)
 @threads_app.command("list")
 def list_threads(
     database_url: DatabaseUrl = None,
-    limit: int = typer.Option(20, min=1, help="How many, most recently updated first."),
-    offset: int = typer.Option(0, min=0),
+    limit: int = typer.Option(20, min=1, max=MAX_COUNT, help="How many, most recently updated first."),
+    offset: int = typer.Option(0, min=0, max=MAX_COUNT),
     status: str | None = typer.Option(None, help="idle, busy, interrupted or error"),
     title: str | None = typer.Option(None, help="Text the title contains."),
     as_json: bool = typer.Option(False, "--json"),
@@ -46,19 +57,15 @@ def list_threads(
         rows = [{**t.to_dict(), "state": run_state(t)} for t in found]  # state: crashed, cancelled …
         typer.echo(json.dumps({"total": total, "threads": rows}, ensure_ascii=False))
         return
-    table = Table("updated", "status", "msgs", "title / last message")
-    # The whole id, on one line, however narrow the terminal: it is what `chat --thread` needs.
-    table.columns.insert(0, Column("thread", no_wrap=True, overflow="ignore"))
-    for t in found:
-        table.add_row(
-            stored(t.thread_id),
-            t.updated_at.strftime("%Y-%m-%d %H:%M"),
-            stored(run_state(t)),
-            str(t.message_count),
-            stored(t.title or t.preview or ""),
-        )
+    rows = [
+        [t.thread_id, t.updated_at.strftime("%Y-%m-%d %H:%M"), run_state(t), str(t.message_count), t.title or t.preview]
+        for t in found
+    ]
     console = Console()
+    table, hidden = one_line_table(LIST_COLUMNS, rows, console.width)
     console.print(table)
+    if hidden:
+        console.print(f"({', '.join(hidden)}: hidden at this width; --json has every field)", highlight=False)
     console.print(f"{len(found)} of {total} threads")
 
 
@@ -110,7 +117,7 @@ def show_thread(
 def thread_history(
     thread_id: str = typer.Argument(..., help="The conversation's thread id."),
     database_url: DatabaseUrl = None,
-    limit: int = typer.Option(20, min=1, help="How many checkpoints, newest first."),
+    limit: int = typer.Option(20, min=1, max=MAX_COUNT, help="How many checkpoints, newest first."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """The conversation's checkpoints (its steps), newest first: any of them can be resumed or forked."""
@@ -178,19 +185,21 @@ def thread_tools(
     if as_json:
         typer.echo(json.dumps([c.to_dict() for c in calls], ensure_ascii=False, default=str))
         return
-    table = Table("#", "tool", "arguments", "status", "result")
-    for call in calls:
-        result = call.result if isinstance(call.result, str) else json.dumps(call.result, ensure_ascii=False)
-        table.add_row(
+    rows = [
+        [
             str(call.item_no),
-            stored(call.tool),
-            stored(json.dumps(call.args, ensure_ascii=False)),
-            stored(call.status),
-            stored((result or "")[:80]),
-        )
+            call.tool,
+            call.status,
+            json.dumps(call.args, ensure_ascii=False),
+            call.result if isinstance(call.result, str) else json.dumps(call.result, ensure_ascii=False),
+        ]
+        for call in calls
+    ]
     console = Console()
+    # One line per call, cut to the terminal's width: `--json` has every argument and result in full.
+    table, _hidden = one_line_table(TOOL_COLUMNS, rows, console.width)
     console.print(table)
-    console.print(f"{len(calls)} tool calls")
+    console.print(f"{len(calls)} tool call{'' if len(calls) == 1 else 's'}")
 
 
 @threads_app.command("delete")
@@ -219,6 +228,7 @@ def delete_thread(
             if not yes and not confirmed(info):
                 fail("not deleted (pass --yes to delete without asking)")
             await saver.adelete_thread(thread_id)
+            await delete_service_runs(database_url, saver, [thread_id])
 
     asyncio.run(delete())
     typer.echo(escaped(f"deleted {thread_id}"))

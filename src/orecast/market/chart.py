@@ -6,7 +6,9 @@ tests. The spec is plain JSON for the web page's ECharts: stacked areas draw the
 
 from __future__ import annotations
 
+import os
 import re
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,5 +190,13 @@ def render_png(ch: Chart, path: Path, *, dpi: int = 120) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     # Always PNG, at exactly `path`: matplotlib would pick the format from the suffix (failing on `.txt`)
     # and add `.png` to a name without one, writing a file other than the one asked for.
-    fig.savefig(path, dpi=dpi, bbox_inches="tight", format="png")
+    # Drawn beside `path` under another name and renamed once complete: a failed write (a full disk)
+    # leaves no empty or half chart behind, and an older chart at `path` stays as it was.
+    partial = path.with_name(f".{path.name}.{secrets.token_hex(4)}.partial")
+    try:
+        fig.savefig(partial, dpi=dpi, bbox_inches="tight", format="png")
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     return path

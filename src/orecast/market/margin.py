@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import pandas as pd
@@ -64,8 +65,13 @@ def mill_margin(
     tonne of rebar. Pass `other_costs` (CNY/t) to include conversion costs.
     Example: `mill_margin(start="2020").to_dict()`.
     """
-    if iron_ore_coef < 0 or coke_coef < 0:
-        raise MarketError("iron_ore_coef and coke_coef must be ≥ 0", "bad_coefficients")
+    # NaN passes `< 0` and turned every margin into NaN; infinity into -inf: both refused by name.
+    if not all(math.isfinite(x) for x in (iron_ore_coef, coke_coef, other_costs)) or min(iron_ore_coef, coke_coef) < 0:
+        raise MarketError(
+            f"iron_ore_coef and coke_coef must be finite numbers ≥ 0 and other_costs finite; got "
+            f"{iron_ore_coef}, {coke_coef} and {other_costs}",
+            "bad_coefficients",
+        )
     rebar = load_series("shfe_rebar_daily")
     ore = load_series("dce_iron_ore_daily")
     coke = load_series("dce_coke_daily")

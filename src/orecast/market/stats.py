@@ -204,6 +204,8 @@ class Relation:
         }
 
 
+MIN_OVERLAP = 10  # returns two series must share for `relate`
+LAG_PAIRS = 3  # returns each lag `relate` tries must leave overlapping: the fewest a correlation needs
 _ORDER = ["daily", "weekly", "monthly", "quarterly", "annual"]
 _CODE = {"daily": None, "weekly": "W", "monthly": "M", "quarterly": "Q", "annual": "A"}
 
@@ -229,10 +231,19 @@ def relate(
         ma, mb = meta_of(sa), meta_of(sb)
     ra, rb = returns(sa, ma), returns(sb, mb)
     joined = pd.concat([ra.rename("a"), rb.rename("b")], axis=1, join="inner").dropna()
-    if len(joined) < 10:
+    if len(joined) < MIN_OVERLAP:
         raise MarketError(
-            f"{ma.id} and {mb.id} share only {len(joined)} dates in range; need at least 10",
-            "too_little_overlap", a=ma.id, b=mb.id, count=len(joined), need=10,
+            f"{ma.id} and {mb.id} share only {len(joined)} dates in range; need at least {MIN_OVERLAP}",
+            "too_little_overlap", a=ma.id, b=mb.id, count=len(joined), need=MIN_OVERLAP,
+        )
+    # A lag must leave a few overlapping returns to correlate; a longer one correlates nothing and only
+    # costs time (a max_lag of 10**8 ran for minutes).
+    longest = len(joined) - LAG_PAIRS
+    if max_lag > longest:
+        raise MarketError(
+            f"max_lag {max_lag} is too long: {ma.id} and {mb.id} share {len(joined)} returns in range "
+            f"and each lag must leave {LAG_PAIRS} of them; use at most {longest}",
+            "max_lag_too_long", value=max_lag, limit=longest, count=len(joined), a=ma.id, b=mb.id,
         )
     corr = float(joined["a"].corr(joined["b"]))
     beta = float(np.cov(joined["a"], joined["b"], ddof=1)[0, 1] / joined["b"].var(ddof=1))

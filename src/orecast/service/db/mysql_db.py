@@ -24,8 +24,11 @@ from orecast.checkpoint.mysql.saver import (
 from orecast.checkpoint.postgres.timeouts import Timeouts
 
 # Named locks are server-wide: the name carries the database, hashed to the 64 characters allowed.
-LOCK = "SELECT GET_LOCK(LEFT(SHA2(CONCAT('orecast-service:', DATABASE(), ':', %s), 256), 64), %s)"
-UNLOCK = "SELECT RELEASE_LOCK(LEFT(SHA2(CONCAT('orecast-service:', DATABASE(), ':', %s), 256), 64))"
+# DATABASE() is utf8mb3 on MariaDB: concatenated as it is with a key holding a 4-byte character (an
+# emoji thread id) it was "Illegal mix of collations". Converted, an ASCII name hashes as before.
+_LOCK_NAME = "LEFT(SHA2(CONCAT('orecast-service:', CONVERT(DATABASE() USING utf8mb4), ':', %s), 256), 64)"
+LOCK = f"SELECT GET_LOCK({_LOCK_NAME}, %s)"
+UNLOCK = f"SELECT RELEASE_LOCK({_LOCK_NAME})"
 LOCK_WAIT_SECONDS = 30
 ER_DUP_ENTRY = 1062
 
