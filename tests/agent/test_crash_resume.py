@@ -89,4 +89,4 @@ def test_resume_after_kill_does_not_rerun_finished_tools(tmp_path: Path) -> None
     assert calls.count("done iron_ore_wb_monthly") == 1, calls
     assert calls.count("start shfe_rebar_daily") == 2 and calls.count("done shfe_rebar_daily") == 1
     for series in ("iron_ore_wb_monthly", "shfe_rebar_daily"):
-        assert f"{market.load_series(series).iloc[-1]:.2f}" in done.stdout
+        assert f"{market.load_series(series).iloc[-1]:,.2f}" in done.stdout

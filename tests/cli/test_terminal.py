@@ -48,7 +48,7 @@ def test_version_help_and_one_line_usage_errors(tmp_path: Path) -> None:
     assert re.fullmatch(r"orecast \S+\n", orecast(tmp_path, "--version").stdout)
     helped = orecast(tmp_path, "forecast", "-h")
     assert helped.returncode == 0 and "-n, --horizon" in helped.stdout and "[default: auto]" in helped.stdout
-    assert "[default: 20; x>=1]" in " ".join(orecast(tmp_path, "threads", "list", "-h").stdout.split())
+    assert "[default: 20; 1<=x<=2147483647]" in " ".join(orecast(tmp_path, "threads", "list", "-h").stdout.split())
     for args, text in ((("forecast", "iron_ore_wb_monthly"), "Missing option '--horizon'"),
                        (("nope",), "No such command 'nope'"),
                        (("threads", "list", "--limit", "x"), "Invalid value for '--limit'")):

@@ -49,6 +49,11 @@ async def test_a_run_whose_server_died_is_finished_by_another(db_url: str, tmp_p
         doomed.wait(30)
         hold.unlink()
 
+        # a process that does not serve the run's graph leaves it alone (the echo graphs only)
+        bystander = Server.start(settings_for(db_url, stale_run_seconds=STALE))
+        await asyncio.sleep(STALE * 2)
+        bystander.stop()
+        assert attempt_of(db_url, run["run_id"]) == 1
         heir = Server.start(settings_for(db_url, graphs={CRASH: CRASH_GRAPH}, stale_run_seconds=STALE))
         other = heir.client()
         await until(lambda: attempt_of(db_url, run["run_id"]) == 2, "another process took the run over")

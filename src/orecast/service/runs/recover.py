@@ -4,10 +4,11 @@ from their last checkpoint.
 Every process looks for them every few seconds (`RunRecovery`, on `app.state.recovery`): pending and
 running runs whose heartbeat stopped `stale_run_seconds` ago and that nobody asked to cancel. The one
 whose update changes the run's row first (`RunRepo.take_over`) drives it on; `attempt` counts the
-processes that drove it. A run that wrote a checkpoint goes on from its thread's latest checkpoint
-with no input, as LangGraph resumes an interrupted run: the tasks of the step that was cut short whose
-writes were stored (a tool call that finished) are not run again, the others are. A run that wrote
-nothing starts again from its input. After `MAX_ATTEMPTS` processes died driving it, it fails.
+processes that drove it. Only a process that serves the run's graph looks at it. A run that wrote a
+checkpoint goes on from its thread's latest checkpoint with no input, as LangGraph resumes an
+interrupted run: the tasks of the step that was cut short whose writes were stored (a tool call that
+finished) are not run again, the others are. A run that wrote nothing starts again from its input.
+After `MAX_ATTEMPTS` processes died driving it, it fails.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ async def recover_dead_runs(svc: Services) -> list[str]:
     for run_id in await svc.repo.dead_runs(stale):
         if svc.runs.drives(run_id):  # alive here, its beats late (a blocked event loop): not dead
             continue
+        dead = await svc.repo.get(run_id)
+        if dead is None or svc.graphs.get(_graph_of(dead)) is None:
+            continue  # left to a process that serves its graph (or to a claim on its thread, which fails it)
         found = await svc.repo.take_over(run_id, stale)
         if found is None:  # another process took it first, or it ended meanwhile
             continue
@@ -60,16 +64,22 @@ async def recover_dead_runs(svc: Services) -> list[str]:
     return taken
 
 
+def _graph_of(run: RunRecord) -> str:
+    configurable = (run.kwargs.get("config") or {}).get("configurable") or {}
+    graph_id = configurable.get("graph_id")
+    return graph_id if isinstance(graph_id, str) else ""
+
+
 async def resumed_input(svc: Services, run: RunRecord) -> RunInput:
     """The run as its request prepared it (`kwargs`, as langgraph-api stores them), resumed from its
     thread's latest checkpoint if it wrote one. LookupError if its graph is no longer served."""
     kwargs: dict[str, Any] = run.kwargs
     config = dict(kwargs.get("config") or {})
     configurable = dict(config.get("configurable") or {})
-    graph_id = configurable.get("graph_id")
-    served = svc.graphs.get(graph_id) if isinstance(graph_id, str) else None
+    graph_id = _graph_of(run)
+    served = svc.graphs.get(graph_id)
     if served is None:
-        raise LookupError(f"graph {graph_id!r} of run {run.run_id} is no longer served")
+        raise LookupError(f"graph {graph_id!r} of run {run.run_id} is not served here")
     run_input, command = kwargs.get("input"), kwargs.get("command")
     latest = await svc.saver.aget_tuple({"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}})
     if latest is not None and latest.metadata.get("run_id") == run.run_id:
