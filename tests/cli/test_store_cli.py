@@ -218,9 +218,11 @@ def test_the_largest_count_works_on_every_database(store_url: str) -> None:
         assert result.returncode == 0, result.stderr
 
 
-@pytest.mark.parametrize("args", [["db", "migrate"], ["threads", "list"], ["db", "stats"]])
+@pytest.mark.parametrize("args", [["db", "migrate"], ["threads", "list"], ["db", "stats"],
+                                  ["chat", "铁矿石价格最近怎么样？", "--model", "offline"]])
 def test_a_folder_as_the_sqlite_store_is_one_clear_line(args: list[str], tmp_path) -> None:
-    """`threads list` said "no orecast store at DIR yet (`orecast db migrate` creates it)"; that failed."""
+    """`threads list` said "no orecast store at DIR yet (`orecast db migrate` creates it)"; that failed.
+    `chat` said "cannot open the store …: unable to open database file"."""
     result = inprocess.orecast([*args, "--database-url", f"sqlite:///{tmp_path}"], cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert result.stderr == (f"error: {tmp_path} is a folder, not a SQLite file: name a file in it, "

@@ -49,6 +49,7 @@ from orecast.checkpoint import OrecastCheckpointer, default_database_url, open_c
 from orecast.checkpoint.ids import check_id, new_thread_id
 from orecast.checkpoint.store import open_store
 from orecast.checkpoint.urls import parse_url
+from orecast.cli.common import folder_as_store
 from orecast.cli.failures import describe_failure, first_line
 from orecast.cli.interrupts import CtrlC, Interrupted, LineReader
 from orecast.cli.runs import begin_turn, end_turn
@@ -329,9 +330,12 @@ async def _store(url: str) -> AsyncIterator[tuple[Any, BaseStore]]:
     analyst's /memories/ are the same here and there), or one line (ChatError) when they cannot be
     opened."""
     try:
-        redacted = parse_url(url).redacted()
+        parsed = parse_url(url)
     except ValueError as exc:
         raise ChatError(str(exc), 2) from None
+    if (why := folder_as_store(parsed)) is not None:
+        raise ChatError(why, 2)
+    redacted = parsed.redacted()
     async with contextlib.AsyncExitStack() as stack:
         try:
             saver = await stack.enter_async_context(open_checkpointer(url))

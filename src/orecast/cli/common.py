@@ -19,7 +19,7 @@ from orecast.checkpoint import (
     open_checkpointer,
 )
 from orecast.checkpoint.postgres.timeouts import resolve_timeouts
-from orecast.checkpoint.urls import DEFAULT_SQLITE_NAME, parse_url
+from orecast.checkpoint.urls import DEFAULT_SQLITE_NAME, StoreUrl, parse_url
 from orecast.cli.store_probe import missing_store
 
 DatabaseUrl = Annotated[
@@ -43,6 +43,15 @@ def fail(message: str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
+def folder_as_store(parsed: StoreUrl) -> str | None:
+    """Why a SQLite URL naming a folder is no store, or None. (It was "no orecast store at DIR yet
+    (`orecast db migrate` creates it)", which then failed; `chat` gave SQLite's "unable to open".)"""
+    if parsed.scheme != "sqlite" or not Path(parsed.target).is_dir():
+        return None
+    return (f"{parsed.target} is a folder, not a SQLite file: name a file in it, e.g. "
+            f"sqlite:///{Path(parsed.target) / DEFAULT_SQLITE_NAME}")
+
+
 @contextlib.asynccontextmanager
 async def open_store(url: str | None, *, read_only: bool = False) -> AsyncIterator[OrecastCheckpointer]:
     """The same factory the service uses, with errors turned into one line for the terminal.
@@ -56,10 +65,8 @@ async def open_store(url: str | None, *, read_only: bool = False) -> AsyncIterat
         fail(str(exc), 2)
     if parsed.scheme == "memory":
         fail("memory:// keeps nothing between commands; use a sqlite://, postgresql:// or mysql:// URL", 2)
-    if parsed.scheme == "sqlite" and Path(parsed.target).is_dir():
-        # It was "no orecast store at DIR yet (`orecast db migrate` creates it)", which then failed.
-        fail(f"{parsed.target} is a folder, not a SQLite file: name a file in it, e.g. "
-             f"sqlite:///{Path(parsed.target) / DEFAULT_SQLITE_NAME}", 2)
+    if (why := folder_as_store(parsed)) is not None:
+        fail(why, 2)
     try:
         if parsed.scheme in ("postgresql", "mysql"):
             resolve_timeouts(parsed.options)  # a bad setting is a usage error, found before connecting
