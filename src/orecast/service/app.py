@@ -36,7 +36,7 @@ from orecast.service.metrics import HttpMetrics, ServiceMetrics
 from orecast.service.routes import ROUTERS, TAGS
 from orecast.service.runs.manager import RunManager
 from orecast.service.runs.records import RunRepo
-from orecast.service.runs.recover import RunRecovery
+from orecast.service.runs.recover import run_recovery
 from orecast.service.settings import ServiceSettings
 from orecast.service.sweeper import Sweeper
 from orecast.service.threads import Threads
@@ -187,7 +187,7 @@ def create_app(
                 services, services.crons, api_keys, custom_auth, settings.cron_poll_seconds
             )
             # a run whose process died goes on here (runs/recover.py), looked for as often as runs beat
-            recovery = app.state.recovery = RunRecovery(services, runs.heartbeat_seconds)
+            recovery = app.state.recovery = run_recovery(services, runs.heartbeat_seconds)
             sweeper.start()
             cron_scheduler.start()
             recovery.start()

@@ -10,16 +10,14 @@ once per missed date.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import random
 from datetime import UTC, datetime
 
 from orecast.service.auth import ApiKeys, Principal
 from orecast.service.context import Services
 from orecast.service.crons import CronRecord, CronRepo, next_date, stored
 from orecast.service.custom_auth import Access, CustomAuth, User
+from orecast.service.periodic import Periodic
 from orecast.service.runs.prepare import start_run
 from orecast.service.schemas import RunCreate
 
@@ -41,7 +39,7 @@ class CronScheduler:
         self.api_keys = api_keys
         self.custom_auth = custom_auth
         self.poll_seconds = poll_seconds
-        self._task: asyncio.Task[None] | None = None
+        self._periodic = Periodic("orecast-crons", poll_seconds, self.tick)
 
     def runs_as(self, cron: CronRecord) -> Principal | None:
         """Who the cron's runs run as: its creator; None when that user is no longer configured."""
@@ -90,21 +88,7 @@ class CronScheduler:
         return run.run_id
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="orecast-crons")
-
-    async def _loop(self) -> None:
-        while True:
-            try:
-                await self.tick()
-            except Exception:
-                log.exception("cron tick failed; next attempt in %s s", self.poll_seconds)
-            # replicas started together drift apart instead of polling in step
-            await asyncio.sleep(self.poll_seconds * random.uniform(0.9, 1.1))
+        self._periodic.start()
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._periodic.close()

@@ -1,7 +1,7 @@
 """Runs whose process died (or released them at its shutdown), taken over by a live one and finished
 from their last checkpoint.
 
-Every process looks for them every few seconds (`RunRecovery`, on `app.state.recovery`): pending and
+Every process looks for them every few seconds (`run_recovery`, on `app.state.recovery`): pending and
 running runs whose heartbeat stopped `stale_run_seconds` ago and that nobody asked to cancel. The one
 whose update changes the run's row first (`RunRepo.take_over`) drives it on; `attempt` counts the
 processes that drove it. Only a process that serves the run's graph looks at it. A run that wrote a
@@ -13,14 +13,12 @@ After `MAX_ATTEMPTS` processes died driving it, it fails.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import random
 from typing import Any
 from uuid import UUID
 
 from orecast.service.context import Services
+from orecast.service.periodic import Periodic
 from orecast.service.runs.execute import RunInput
 from orecast.service.runs.records import RunRecord
 
@@ -103,30 +101,6 @@ async def resumed_input(svc: Services, run: RunRecord) -> RunInput:
     )
 
 
-class RunRecovery:
-    """`recover_dead_runs` every `every` seconds, in the background."""
-
-    def __init__(self, svc: Services, every: float) -> None:
-        self.svc = svc
-        self.every = every
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="orecast-run-recovery")
-
-    async def _loop(self) -> None:
-        while True:  # a first look at once: runs a shutdown released wait for no one
-            try:
-                await recover_dead_runs(self.svc)
-            except Exception:
-                log.exception("looking for runs whose process died failed; next look in %.0f s", self.every)
-            # Replicas started together drift apart instead of looking at the same moment.
-            await asyncio.sleep(self.every * random.uniform(0.8, 1.2))
-
-    async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+def run_recovery(svc: Services, every: float) -> Periodic:
+    """`recover_dead_runs` at once (runs a shutdown released wait for no one), then every `every` seconds."""
+    return Periodic("orecast-run-recovery", every, lambda: recover_dead_runs(svc))
