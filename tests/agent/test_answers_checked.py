@@ -17,6 +17,7 @@ import pytest
 
 from orecast import market
 from orecast.agent.offline import catalogue as cat
+from orecast.market import trading_days
 from tests.agent.conftest import run_turn
 from tests.agent.test_conversation import assert_number
 
@@ -160,7 +161,7 @@ async def test_tomorrow_is_a_forecast_with_a_range_not_the_last_price(
     turn = await run_turn(agent, thread_id, question)
     tomorrow = pd.Timestamp(TODAY + timedelta(days=1))
     last = market.load_series("dce_iron_ore_daily").index[-1]
-    steps = len(pd.bdate_range(last + pd.Timedelta(days=1), tomorrow))
+    steps = len(trading_days.trading_days(last + pd.Timedelta(days=1), tomorrow))
     assert [(c.name, c.args) for c in turn.calls] == [
         ("forecast_price", {"series": "dce_iron_ore_daily", "horizon": steps, "method": "auto"})]
     fc = market.forecast("dce_iron_ore_daily", steps)

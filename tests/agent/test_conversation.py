@@ -18,6 +18,8 @@ import pytest
 from orecast import market
 from orecast.agent import clock
 from orecast.agent.offline import catalogue as cat
+from orecast.market import trading_days
+from orecast.market.catalog import find_spec
 from tests.agent.conftest import run_turn
 
 NUMBER = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[-+]?\d+(?:\.\d+)?")
@@ -44,14 +46,19 @@ def assert_number(text: str, value: float) -> None:
 
 def ahead(series: str, n: int, unit: str) -> int:
     """Forecast steps from the data's last date to the end of "the next n units" from today: the
-    periods between the data's end and today's period come first (counted here with pandas)."""
+    periods between the data's end and today's period come first (counted here with pandas).
+    Daily series count their trading days: "the next 2 weeks" are the trading days of those weeks."""
     last = market.load_series(series).index[-1]
     now = pd.Timestamp(clock.today())
     if cat.catalogue()[series].frequency == "monthly":
         gap = max(0, (now.year - last.year) * 12 + now.month - last.month - 1)
         return gap + n * {"month": 1, "year": 12}[unit]
-    gap = len(pd.bdate_range(last + pd.Timedelta(days=1), now - pd.Timedelta(days=1)))
-    return gap + n * {"day": 1, "week": 5, "month": 21}[unit]
+    calendar = find_spec(series).calendar
+    gap = len(trading_days.trading_days(last + pd.Timedelta(days=1), now - pd.Timedelta(days=1), calendar))
+    if unit == "day":
+        return gap + n
+    end = now + pd.DateOffset(**{f"{unit}s": n}) - pd.Timedelta(days=1)
+    return gap + len(trading_days.trading_days(now, end, calendar))
 
 
 def next_year(series: str) -> int:

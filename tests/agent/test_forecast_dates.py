@@ -12,6 +12,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import chinese_calendar
 import pandas as pd
 import pytest
 
@@ -85,20 +86,39 @@ async def test_the_next_months_are_the_months_from_today(
         assert not re.search(rf"^- {day.date()}[:：]", turn.text, re.M), turn.text
 
 
-@pytest.mark.parametrize(("question", "series", "n"), [
-    ("预测未来6个月铁矿石期货价格", "dce_iron_ore_daily", 126),
-    ("Forecast rebar for the next 2 weeks", "shfe_rebar_daily", 10),
+def exchange_days(start: pd.Timestamp, end: pd.Timestamp) -> pd.DatetimeIndex:
+    """DCE/SHFE trading days: weekdays less China's public holidays (chinese_calendar, to 2026)
+    and, for 2027, the Spring Festival, Qingming and Labour Day closures projected from the rules
+    of the 2025-2026 schedules (除夕 2027-02-05 to the eighth day; 清明 2027-04-05; 1-5 May)."""
+    projected = {*pd.bdate_range("2027-02-05", "2027-02-12"), pd.Timestamp("2027-01-01"),
+                 pd.Timestamp("2027-04-05"), *pd.bdate_range("2027-05-03", "2027-05-05")}
+    return pd.DatetimeIndex([d for d in pd.bdate_range(start, end)
+                             if d not in projected and d.date() not in chinese_calendar.holidays])
+
+
+@pytest.mark.parametrize(("question", "series", "months", "weeks"), [
+    ("预测未来6个月铁矿石期货价格", "dce_iron_ore_daily", 6, 0),
+    ("Forecast rebar for the next 2 weeks", "shfe_rebar_daily", 0, 2),
+    ("预测未来3个月螺纹钢期货价格", "shfe_rebar_daily", 3, 0),  # over the Spring Festival of 2027
 ])
 async def test_the_next_trading_days_start_today(
-    agent: Any, thread_id: str, question: str, series: str, n: int
+    agent: Any, thread_id: str, question: str, series: str, months: int, weeks: int
 ) -> None:
     turn = await run_turn(agent, thread_id, question)
     last = last_date(series)
-    gap = pd.bdate_range(last + pd.Timedelta(days=1), TODAY - pd.Timedelta(days=1))
-    asked = pd.bdate_range(TODAY, periods=n)
-    assert turn.call("forecast_price").args == {"series": series, "horizon": len(gap) + n, "method": "auto"}
-    fc = market.forecast(series, len(gap) + n)
-    assert fc.mean.index[-1] == asked[-1]
+    gap = exchange_days(last + pd.Timedelta(days=1), TODAY - pd.Timedelta(days=1))
+    end = TODAY + pd.DateOffset(months=months, weeks=weeks) - pd.Timedelta(days=1)
+    asked = exchange_days(TODAY, end)
+    n = len(gap) + len(asked)
+    assert turn.call("forecast_price").args == {"series": series, "horizon": n, "method": "auto"}
+    fc = market.forecast(series, n)
+    assert list(fc.mean.index) == [*gap, *asked]  # trading days only: no weekend, no holiday
+    assert pd.Timestamp("2026-10-01") not in fc.mean.index
+    if months:  # the holidays skipped are named, and 2027's said to be projected
+        assert re.search(r"春节 2027-02-05 至 2027-02-12" if "期货" in question else
+                         r"Spring Festival 2027-02-05 to 2027-02-12", turn.text), turn.text
+        assert re.search(r"尚未公布.*推算" if "期货" in question else r"not published yet.*projected",
+                         turn.text)
     for day in (asked[0], asked[-1]):
         row(turn.text, day, fc, "期货" in question)
     assert f"({gap[0].date()} to {gap[-1].date()})" in turn.text or (
@@ -123,8 +143,8 @@ async def test_a_period_between_the_data_and_today_gets_its_forecast(
     if series.endswith("_monthly"):
         horizon, days = months(last, start), [start]
     else:
-        horizon = len(pd.bdate_range(last + pd.Timedelta(days=1), end))
-        days = list(pd.bdate_range(start, end)[[0, -1]])
+        horizon = len(exchange_days(last + pd.Timedelta(days=1), end))
+        days = list(exchange_days(start, end)[[0, -1]])
     assert [(c.name, c.args) for c in turn.calls] == [
         ("forecast_price", {"series": series, "horizon": horizon, "method": "auto"})]
     fc = market.forecast(series, horizon)

@@ -15,8 +15,8 @@ from orecast.market.errors import MarketError
 Frequency = Literal["daily", "weekly", "monthly", "quarterly", "annual"]
 Kind = Literal["price", "index", "fx", "diffusion", "quantity"]
 
-# Pandas offsets used to build future dates and to resample. Daily exchange data uses business days:
-# an approximation, because Chinese exchange holidays are not in any bundled calendar.
+# Pandas offsets used to build future dates and to resample. Daily futures add their exchange's
+# holidays (`SeriesSpec.calendar`, `orecast.market.trading_days`).
 PANDAS_FREQ: dict[str, str] = {
     "daily": "B",
     "weekly": "W-FRI",
@@ -74,6 +74,8 @@ class SeriesSpec:
     notes: str = ""
     # A daily series whose month-end level nowcasts this monthly average (the `nowcast` method).
     indicator: str | None = None
+    # Daily series: the days it trades (`trading_days.CN_EXCHANGE` skips China's holidays).
+    calendar: str = "weekdays"
 
     @property
     def log_model(self) -> bool:
@@ -118,6 +120,7 @@ def _futures(
         source=SINA_SOURCE.format(exchange=exchange),
         licence=SINA_LICENCE,
         notes=f"{_ROLL_NOTE} One lot is {lot}.",
+        calendar="cn_exchange",
     )
 
 

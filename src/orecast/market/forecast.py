@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
-from orecast.market.catalog import PANDAS_FREQ
+from orecast.market import trading_days
+from orecast.market.catalog import PANDAS_FREQ, find_spec
 from orecast.market.engine import (
     Setup,
     candidate_errors,
@@ -56,6 +57,7 @@ class Forecast:
     log_scale: bool
     scores: dict[str, float] = field(default_factory=dict)  # auto: MASE of each candidate
     history: pd.Series = field(default_factory=pd.Series, repr=False, compare=False)
+    calendar: str = trading_days.WEEKDAYS  # daily series: the days the dates skip
 
     def to_frame(self) -> pd.DataFrame:
         """The long shape shared with the backtest table: ds, mean, lo-80, hi-80, …"""
@@ -92,11 +94,20 @@ class Forecast:
         }
         if self.scores:
             out["backtest_mase"] = {m: num(v, 3) for m, v in self.scores.items()}
+        if self.frequency == "daily":
+            out["calendar"] = self.calendar
+            if self.calendar == trading_days.CN_EXCHANGE and len(self.mean):
+                # The holidays the dates skip, so an answer can name them (and say which are projected).
+                out["closed"] = [c.to_dict() for c in trading_days.closures_between(
+                    self.last_date + pd.Timedelta(days=1), self.mean.index[-1])]
         return out
 
 
-def future_dates(last: pd.Timestamp, frequency: str, horizon: int) -> pd.DatetimeIndex:
-    """The next `horizon` period dates (weekdays for daily data: holidays are not modelled)."""
+def future_dates(last: pd.Timestamp, frequency: str, horizon: int,
+                 calendar: str = trading_days.WEEKDAYS) -> pd.DatetimeIndex:
+    """The next `horizon` period dates; daily data: the trading days of `calendar`."""
+    if frequency == "daily":
+        return trading_days.next_trading_days(last, horizon, calendar)
     offset = to_offset(PANDAS_FREQ.get(frequency, "B"))
     return pd.DatetimeIndex([last + k * offset for k in range(1, horizon + 1)], name="date")
 
@@ -172,7 +183,9 @@ def forecast(
         path = rolling(s, chosen, horizon, (origin,), levels_t)
     if progress is not None:
         progress(total, total)
-    dates = future_dates(values.index[-1], meta.frequency, horizon)
+    spec = find_spec(meta.id)
+    calendar = spec.calendar if spec is not None else trading_days.WEEKDAYS
+    dates = future_dates(values.index[-1], meta.frequency, horizon, calendar)
 
     def series_of(row: np.ndarray) -> pd.Series:
         return pd.Series(s.back(row), index=dates, name=meta.id)
@@ -185,5 +198,5 @@ def forecast(
         mean=series_of(path.mean[0]),
         lower={lv: series_of(path.lower[lv][0]) for lv in levels_t},
         upper={lv: series_of(path.upper[lv][0]) for lv in levels_t},
-        log_scale=s.log, scores=scores, history=values,
+        log_scale=s.log, scores=scores, history=values, calendar=calendar,
     )

@@ -560,8 +560,49 @@ def forecast(p: dict[str, Any], zh: bool, focus: str | None = None) -> str:
             f"- {row.get('date')}: {level(_mean(row), unit)}, 80% range {fmt(lo80, digits)} – {fmt(hi80, digits)}, "
             f"95% range {fmt(lo95, digits)} – {fmt(hi95, digits)}"
         )
+    if note := _closed_note(p.get("closed"), zh):
+        lines.append(note)
     lines.append(RISKS_ZH if zh else RISKS_EN)
     return "\n".join(lines) + _source(p, zh)
+
+
+HOLIDAY_ZH = {"New Year's Day": "元旦", "Spring Festival": "春节", "Tomb-sweeping Day": "清明节",
+              "Labour Day": "劳动节", "Dragon Boat Festival": "端午节", "Mid-autumn Festival": "中秋节",
+              "National Day": "国庆节"}
+
+
+def _closed_note(closed: Any, zh: bool) -> str:
+    """The exchange holidays the forecast dates skip, one run of days per holiday."""
+    if not isinstance(closed, list) or not closed:
+        return ""
+    runs: list[list[dict[str, Any]]] = []
+    for c in closed:
+        if runs and runs[-1][-1].get("holiday") == c.get("holiday") and \
+                str(c.get("date"))[:4] == str(runs[-1][-1].get("date"))[:4]:
+            runs[-1].append(c)
+        else:
+            runs.append([c])
+
+    def span(run: list[dict[str, Any]]) -> str:
+        a, b = run[0].get("date"), run[-1].get("date")
+        return str(a) if a == b else (f"{a} 至 {b}" if zh else f"{a} to {b}")
+
+    projected = sorted({str(c.get("date"))[:4] for c in closed if c.get("projected")})
+    if zh:
+        listing = "；".join(f"{HOLIDAY_ZH.get(str(r[0].get('holiday')), r[0].get('holiday'))} {span(r)}"
+                           for r in runs)
+        text = f"- 预测日期只取交易日，已跳过交易所休市日（{listing}）。"
+        if projected:
+            text += (f"{'、'.join(projected)} 年的休市安排尚未公布（国务院每年11月前后公布次年安排），"
+                     "这些日期是按近年规则推算的。")
+        return text
+    listing = "; ".join(f"{r[0].get('holiday')} {span(r)}" for r in runs)
+    text = f"- Forecast dates are trading days only: the exchange holidays are skipped ({listing})."
+    if projected:
+        text += (f" The {', '.join(projected)} holiday schedule is not published yet (the State Council "
+                 "publishes it around November of the year before): those days are projected from "
+                 "recent years' rules.")
+    return text
 
 
 def scenario(p: dict[str, Any], zh: bool) -> str:

@@ -15,6 +15,8 @@ import pandas as pd
 from orecast.agent.clock import today
 from orecast.agent.offline import catalogue as cat
 from orecast.agent.offline.intents import Query
+from orecast.market import trading_days
+from orecast.market.catalog import find_spec
 
 _TOPICS = {
     "port_inventory": ("港口铁矿石库存", "port iron ore inventories"),
@@ -253,14 +255,19 @@ def forecast_target(series: str, start: str | None, end: str | None) -> pd.Times
     return last_day if last_day > pd.Timestamp(facts.end) else None
 
 
+def calendar_of(series: str) -> str:
+    spec = find_spec(series)
+    return spec.calendar if spec is not None else trading_days.WEEKDAYS
+
+
 def periods_until(series: str, target: pd.Timestamp) -> int | None:
-    """Forecast periods of `series` from its last date to `target` (weekdays for daily data)."""
+    """Forecast periods of `series` from its last date to `target` (its trading days for daily data)."""
     facts = cat.catalogue().get(series)
     if facts is None or not facts.end:
         return None
     last = pd.Timestamp(facts.end)
     if facts.frequency == "daily":
-        n = len(pd.bdate_range(last + pd.DateOffset(days=1), target))
+        n = len(trading_days.trading_days(last + pd.DateOffset(days=1), target, calendar_of(series)))
     elif facts.frequency == "weekly":
         n = (target - last).days // 7
     elif facts.frequency == "monthly":
@@ -295,6 +302,12 @@ def ahead(series: str, n: int | None = None, unit: str = "month") -> tuple[int, 
     """
     first = period_start(series, pd.Timestamp(today()))
     gap = periods_until(series, first - pd.DateOffset(days=1)) or 0
+    if n and unit != "day" and cat.frequency(series) == "daily":
+        # "The next 2 weeks" of a daily series: the trading days in those calendar weeks, not 10
+        # weekdays (a week with a holiday has fewer; the Spring Festival week may have none).
+        end = first + pd.DateOffset(**{f"{unit}s": n}) - pd.DateOffset(days=1)
+        asked = trading_days.trading_days(first, end, calendar_of(series))
+        return gap + max(1, len(asked)), first
     return gap + (cat.periods(series, n, unit) if n else cat.default_horizon(series)), first
 
 
