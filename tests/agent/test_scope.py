@@ -55,14 +55,20 @@ async def test_calendar_words(agent: Any, thread_id: str, question: str, start: 
     ("How are Australian iron ore shipments doing?", "I do not have data on Australian/Brazilian"),
     ("海运运费现在多少？", "海运运费"),
     ("What is the freight rate from Australia to China?", "ocean freight"),
+    # A place no market in the data is in: the Earth price is not the price there.
+    ("火星上的铁矿石价格是多少？", "我没有地球以外（火星、月球、小行星等）的价格的数据"),
+    ("What is the price of iron ore on Mars?", "I do not have data on prices off Earth"),
+    ("预测一下月球上铁矿石明年的价格", "地球以外"),
+    ("How much would iron ore mined from an asteroid cost?", "no iron ore market there"),
 ])
 async def test_data_we_do_not_have(agent: Any, thread_id: str, question: str, words: str) -> None:
     turn = await run_turn(agent, thread_id, question)
     assert turn.calls == [], "never a substitute number"
     assert words in turn.text
     assert re.search(r"我有的数据|What I do have", turn.text)
-    latest = float(market.load_series("iron_ore_wb_monthly").iloc[-1])
-    assert f"{latest:.2f}" not in turn.text
+    for series in ("iron_ore_wb_monthly", "dce_iron_ore_daily"):
+        latest = float(market.load_series(series).iloc[-1])
+        assert f"{latest:.2f}" not in turn.text and f"{latest:,.2f}" not in turn.text
 
 
 @pytest.mark.parametrize("question", ["2023年中国粗钢产量是多少？", "China crude steel output in 2023"])
@@ -291,3 +297,4 @@ async def test_a_chart_is_named_in_the_questions_language(
     assert turn.call("make_chart")
     line = next(x for x in turn.text.splitlines() if "PNG" in x)
     assert name in line and other not in line
+

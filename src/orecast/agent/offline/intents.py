@@ -136,6 +136,11 @@ MISSING_TOPICS: dict[str, tuple[str, ...]] = {
     "cobalt": ("cobalt", "钴"),
     "grains": ("soybean", "wheat", "corn", "大豆", "小麦", "玉米"),
     "euro": ("欧元", "euros", "in euro", "eur/", "/eur"),  # no EUR rate: never a converted price
+    # "火星上的铁矿石价格": a place no market in the data is in; never the Earth price instead.
+    "off_earth": ("火星", "月球", "月亮上", "金星", "木星", "土星", "外太空", "太空中", "太空里", "小行星",
+                  "外星", "其他星球", "别的星球", "on mars", "mars'", "mars?", "mars.", "martian",
+                  "on the moon", "the moon's", "lunar surface", "on venus", "on jupiter", "on saturn",
+                  "asteroid", "outer space", "in space", "off earth", "another planet", "other planets"),
 }
 NAME_ASK = (
     "我叫什么", "我的名字是什么", "我是谁", "记得我的名字", "what is my name", "what's my name",

@@ -35,6 +35,7 @@ _TOPICS = {
     "cobalt": ("钴价", "cobalt prices"),
     "grains": ("农产品价格", "farm commodity prices"),
     "euro": ("欧元汇率（只有美元兑离岸人民币）", "euro exchange rates (only USD/CNH)"),
+    "off_earth": ("地球以外（火星、月球、小行星等）的价格", "prices off Earth (Mars, the Moon, asteroids …)"),
     "interest_rate": ("利率", "interest rates"),
     "property": ("房地产新开工", "property starts"),
     "policy": ("限产政策", "output-cut policies"),
@@ -50,13 +51,24 @@ HAVE_EN = ("What I do have: World Bank monthly iron ore prices (US$/dmt), DCE ir
            "crude steel output for 2000–2018. `orecast series list` shows every series.")
 
 
+# Why a topic is missing, where the reason is not just that no series was bundled.
+_WHY_MISSING = {
+    "off_earth": ("那里没有铁矿石市场，我的价格数据都来自地球上的市场（中国的期货交易所、世界银行的 CFR 中国现货价），"
+                  "不能代表别处的价格。",
+                  "There is no iron ore market there: every price I have comes from markets on Earth "
+                  "(Chinese futures exchanges, the World Bank's CFR China spot price) and says nothing "
+                  "about a price elsewhere."),
+}
+
+
 def no_data(topics: list[str], zh: bool) -> str:
     names = [_TOPICS.get(t, _TOPICS["unknown"])[0 if zh else 1] for t in topics]
+    why = "".join(_WHY_MISSING[t][0 if zh else 1] + ("" if zh else " ") for t in topics if t in _WHY_MISSING)
     if zh:
-        return (f"我没有{'、'.join(names)}的数据，所以不能回答这个问题，也不会用别的数字代替。\n"
+        return (f"我没有{'、'.join(names)}的数据，所以不能回答这个问题，也不会用别的数字代替。{why}\n"
                 + HAVE_ZH)
     return (f"I do not have data on {', '.join(names)}, so I cannot answer this, and I will not "
-            f"substitute another number.\n" + HAVE_EN)
+            f"substitute another number. {why}".rstrip() + "\n" + HAVE_EN)
 
 
 def unsupported_shock(topic: str, zh: bool) -> str:
