@@ -99,6 +99,36 @@ async def test_scenario_tool(agent: Any, thread_id: str, question: str, driver: 
     assert re.search(rf"{n} 个{kind[0]}观测|{n} {kind[1]} observations", turn.text)
 
 
+@pytest.mark.parametrize(("question", "args", "outside"), [
+    ("如果螺纹钢跌到3000元/吨，铁矿石会怎样？",
+     {"driver": "rebar", "level": 3000.0, "target": "dce_iron_ore_daily"}, False),
+    ("what if iron ore falls to 80 USD/t",
+     {"driver": "iron_ore", "level": 80.0, "target": "shfe_rebar_daily"}, True),
+    ("如果铁矿石期货跌到600元，螺纹钢会怎样？",
+     {"driver": "iron_ore_futures", "level": 600.0, "target": "shfe_rebar_daily"}, False),
+    ("If the PMI drops to 48, what happens to iron ore?",
+     {"driver": "pmi", "level": 48.0, "target": "iron_ore_wb_monthly"}, False),
+])
+async def test_a_scenario_given_as_a_price_level(
+    agent: Any, thread_id: str, question: str, args: dict[str, Any], outside: bool
+) -> None:
+    """A level is a scenario from the driver's latest value, not the latest prices."""
+    turn = await run_turn(agent, thread_id, question)
+    assert [(c.name, c.args) for c in turn.calls] == [("price_scenario", args)]
+    driver = market.load_series(market.DRIVERS[args["driver"]].series)
+    last = float(driver.iloc[-1])
+    move = args["level"] - last if args["driver"] == "pmi" else 100 * (args["level"] / last - 1)
+    r = market.scenario(args["driver"], target=args["target"], level=args["level"]).to_dict()
+    assert_number(turn.text, move)  # the move the level means, from the driver's latest value
+    assert_number(turn.text, last)
+    assert str(driver.index[-1].date()) in turn.text
+    assert_number(turn.text, r["implied_level"])
+    assert f"{r['effect_pct']:+.2f}%" in turn.text
+    assert re.search(r"假设：变动从.*最新值|Assumptions: the move starts from", turn.text)
+    assert re.search(r"不是因果|not causation", turn.text)
+    assert bool(re.search(r"超出了样本中任何单期变动|outside every single-period move", turn.text)) is outside
+
+
 @pytest.mark.parametrize("question", ["如果港口库存增加10%，铁矿石会怎样？",
                                       "What if port inventories rise 10%?"])
 async def test_unsupported_scenario_is_named(agent: Any, thread_id: str, question: str) -> None:

@@ -20,6 +20,7 @@ _ZH: dict[str, str] = {
     "bad_date": "{what_zh} {value} 不是日期（请用 YYYY-MM-DD 或 YYYY-MM）。",
     "bad_horizon": "预测步数必须是不小于 1 的整数（收到 {value}）。",
     "bad_index": "序列需要至少 3 个日期的时间索引。",
+    "bad_level": "情景需要冲击幅度或目标价位其中之一，价位必须是正数（收到 {value}）。",
     "bad_levels": "置信水平必须在 0 到 100 之间（收到 {value}）。",
     "bad_max_lag": "最大滞后期必须 ≥ 0（收到 {value}）。",
     "bad_shock": "冲击幅度必须是有限的数字（收到 {value}）。",

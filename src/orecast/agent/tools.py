@@ -251,15 +251,27 @@ def _period_end(day: pd.Timestamp, frequency: str) -> pd.Timestamp:
 
 
 def price_scenario(
-    driver: str, shock: float, target: str = "iron_ore_wb_monthly", start: str | None = None
+    driver: str,
+    shock: float | None = None,
+    target: str = "iron_ore_wb_monthly",
+    start: str | None = None,
+    level: float | None = None,
 ) -> dict[str, Any]:
     """Scenario: how `target` has historically moved when `driver` moved by `shock`, estimated by
     regression of period changes on the bundled history, with slope, R², sample and 80%/95%
     bands. `driver`: steel_output (China crude steel, annual, % change), pmi (points), usd_cnh
-    (%), coking_coal, coke, rebar, hrc, oil (% change). Shocks with no data (port inventories,
-    shipments, freight, interest rates, property, policy) are refused: say the data is missing.
-    Present the result as conditional and hedged (co-movement, not causation)."""
-    return market.scenario(driver, shock, target, start=start).to_dict()
+    (%), coking_coal, coke, rebar, hrc, oil, iron_ore (World Bank, US$/dmt), iron_ore_futures
+    (DCE, CNY/t) (% change). A price level instead of a change ("if rebar falls to 3000 CNY/t"):
+    pass `level` in the driver series' unit and no shock; the shock is computed from the driver's
+    latest value (`driver_base`), and `outside_sample` says whether it exceeds every period move
+    in the sample. Shocks with no data (port inventories, shipments, freight, interest rates,
+    property, policy) are refused: say the data is missing. Present the result as conditional and
+    hedged (co-movement, not causation)."""
+    out: dict[str, Any] = market.scenario(driver, shock, target, level=level, start=start).to_dict()
+    if level is not None:  # the level is reached from the driver's latest value: how old it is
+        driver_series = market.load_series(str(out["driver_series"]))
+        out["driver_freshness"] = _freshness_of(str(out["driver_series"]), str(_meta(driver_series)["frequency"]))
+    return out
 
 
 def backtest_forecast(

@@ -2,7 +2,9 @@
 
 `scenario("pmi", 2)` regresses the target's period-on-period change (log change in % for prices)
 on the driver's change over the bundled history (ordinary least squares, contemporaneous), and
-scales the slope by the stated shock. It reports the slope with its standard error, the fit (R²),
+scales the slope by the stated shock. A shock can also be given as the driver's level ("if rebar
+falls to 3,000 CNY/t"): the shock is then the change from the driver's latest value to that level,
+taken as one period's move. It reports the slope with its standard error, the fit (R²),
 the sample and 80 %/95 % bands for the effect (slope uncertainty) and for the outcome (slope plus
 the scatter of the fit). It is an in-sample co-movement, not a causal model: the wording of every
 answer built on it must stay conditional ("historically, when …, the price moved …").
@@ -42,6 +44,10 @@ DRIVERS: dict[str, Driver] = {
     "rebar": Driver("shfe_rebar_daily", "螺纹钢期货价格", "rebar futures price", "%", "M"),
     "hrc": Driver("shfe_hrc_daily", "热卷期货价格", "hot-rolled coil futures price", "%", "M"),
     "oil": Driver("brent_wb_monthly", "布伦特原油价格", "Brent crude oil price", "%", "M"),
+    "iron_ore": Driver("iron_ore_wb_monthly", "铁矿石价格（世界银行）", "iron ore price (World Bank)",
+                       "%", "M"),
+    "iron_ore_futures": Driver("dce_iron_ore_daily", "铁矿石期货价格", "iron ore futures price",
+                               "%", "M"),
 }
 
 # Shocks people ask about that no bundled series measures: named, never approximated.
@@ -78,6 +84,11 @@ class Scenario:
     base_date: pd.Timestamp
     base_value: float
     sources: tuple[str, str]
+    driver_unit: str = ""
+    driver_base_date: pd.Timestamp | None = None
+    driver_base_value: float | None = None
+    level: float | None = None  # the driver level the shock was computed from, if one was given
+    driver_range: tuple[float, float] = (float("nan"), float("nan"))  # smallest, largest change
 
     def to_dict(self) -> dict[str, object]:
         d = DRIVERS[self.driver]
@@ -109,6 +120,13 @@ class Scenario:
             "implied_level": level(self.effect_pct),
             "implied_band": {str(lv): [level(lo), level(hi)]
                              for lv, (lo, hi) in self.outcome_band.items()},
+            "driver_unit": self.driver_unit,
+            "driver_base": {"date": iso(self.driver_base_date), "value": num(self.driver_base_value)},
+            "level": num(self.level) if self.level is not None else None,
+            # The driver's smallest and largest period change in the sample, in shock units: a
+            # shock outside it is an extrapolation.
+            "driver_change_range": [num(self.driver_range[0], 4), num(self.driver_range[1], 4)],
+            "outside_sample": not self.driver_range[0] <= self.shock <= self.driver_range[1],
             "caveat": ("Historical co-movement, not causation: other drivers moved at the same "
                        "time, and the relation may not hold in future."),
             "source": " | ".join(dict.fromkeys(s.removeprefix("Source: ") for s in self.sources)),
@@ -123,16 +141,19 @@ def _changes(values: pd.Series, log: bool) -> pd.Series:
 
 def scenario(
     driver: str,
-    shock: float,
+    shock: float | None = None,
     target: str = "iron_ore_wb_monthly",
     *,
+    level: float | None = None,
     start: DateLike = None,
     end: DateLike = None,
     levels: tuple[int, ...] = (80, 95),
 ) -> Scenario:
-    """Price response of `target` to a `shock` of `driver` (in % or PMI points; see DRIVERS).
+    """Price response of `target` to a `shock` of `driver` (in % or PMI points; see DRIVERS), or
+    to the driver reaching `level` (in the driver series' unit) from its latest value.
 
-    Example: `scenario("steel_output", -5).to_dict()["effect_pct"]`.
+    Example: `scenario("steel_output", -5).to_dict()["effect_pct"]`,
+    `scenario("rebar", level=3000).to_dict()["shock"]`.
     """
     key = driver.strip().lower()
     if key in UNSUPPORTED:
@@ -144,13 +165,20 @@ def scenario(
     if key not in DRIVERS:
         raise MarketError(f"unknown driver {driver!r}; supported drivers: {', '.join(DRIVERS)}",
                           "unknown_driver", driver=driver, supported=list(DRIVERS))
+    if (shock is None) == (level is None) or (level is not None and not (np.isfinite(level) and level > 0)):
+        raise MarketError(f"give either a shock or a positive level of the driver; got shock={shock!r}, "
+                          f"level={level!r}", "bad_level", value=repr(level if shock is None else shock))
+    d = DRIVERS[key]
+    x_raw = load_series(d.series, start, end)
+    if level is not None:
+        last = float(x_raw.iloc[-1])
+        shock = 100 * (level / last - 1) if d.shock_unit == "%" else level - last
+    assert shock is not None
     if not np.isfinite(shock):
         raise MarketError(f"shock must be a finite number; got {shock!r}", "bad_shock",
                           value=repr(shock))
-    if DRIVERS[key].shock_unit == "%" and shock <= -100:
+    if d.shock_unit == "%" and shock <= -100:
         raise MarketError("a relative shock must be above -100 %", "shock_too_low")
-    d = DRIVERS[key]
-    x_raw = load_series(d.series, start, end)
     y_raw = load_series(target, start, end)
     mx, my = meta_of(x_raw), meta_of(y_raw)
     if my.id == mx.id:
@@ -167,6 +195,10 @@ def scenario(
             "too_little_overlap", a=mx.id, b=my.id, count=len(joined), need=8,
         )
     x, y = joined["x"].to_numpy(), joined["y"].to_numpy()
+    # A level is reached from the driver's latest value: the target moves from its value then, not
+    # from a later one (a fresher target's last value already holds what happened since).
+    y_base = y_raw[: x_raw.index[-1]] if level is not None else y_raw
+    y_base = y_base if len(y_base) else y_raw
     n = len(x)
     xc = x - x.mean()
     slope = float((xc * (y - y.mean())).sum() / (xc**2).sum())
@@ -193,6 +225,8 @@ def scenario(
     def pct(v: float) -> float:
         return float(100 * np.expm1(v / 100))
 
+    as_shock = pct if d.shock_unit == "%" else float  # the sample's changes in the shock's units
+
     return Scenario(
         driver=key, driver_series=mx.id, shock=float(shock), shock_unit=d.shock_unit,
         target=my.id, target_unit=my.unit, frequency=d.frequency,
@@ -200,6 +234,9 @@ def scenario(
         slope_se=se, r2=r2, effect_pct=pct(effect_log),
         effect_band={lv: (pct(a), pct(b)) for lv, (a, b) in eff_band.items()},
         outcome_band={lv: (pct(a), pct(b)) for lv, (a, b) in out_band.items()},
-        base_date=y_raw.index[-1], base_value=float(y_raw.iloc[-1]),
-        sources=(my.source, mx.source),
+        base_date=y_base.index[-1], base_value=float(y_base.iloc[-1]),
+        sources=(my.source, mx.source), driver_unit=mx.unit,
+        driver_base_date=x_raw.index[-1], driver_base_value=float(x_raw.iloc[-1]),
+        level=None if level is None else float(level),
+        driver_range=(as_shock(float(x.min())), as_shock(float(x.max()))),
     )

@@ -90,3 +90,10 @@ def name(series: str, zh: bool) -> str:
     if not facts:
         return series
     return facts.name_zh if zh else facts.name_en
+
+
+def latest_value(series: str) -> float:
+    """The last value of a bundled series: to read which unit a bare number is in, not to quote."""
+    from orecast import market
+
+    return float(market.load_series(series).iloc[-1])

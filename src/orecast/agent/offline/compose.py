@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import pandas as pd
+
 from orecast.agent.offline import catalogue as cat
 from orecast.agent.tools import payload_of
 
@@ -627,8 +629,22 @@ def scenario(p: dict[str, Any], zh: bool) -> str:
               if r2 < 0.3 else
               f"an R² of {fmt(r2)} means this driver explains about {share_r2} of the moves of {target}, the rest "
               "comes from elsewhere")
+    level_lines = _level_lines(p, zh) if p.get("level") is not None else []
+    if level_lines:
+        dunit, dbase = p.get("driver_unit", ""), p.get("driver_base", {})
+        dunit = UNIT_ZH.get(dunit, dunit) if zh else dunit
+        move = points(shock, zh) if unit_shock == "个点" else pct(shock)
+        falls = isinstance(shock, int | float) and shock < 0
+        head = (f"**情景：如果{p.get('driver_name_zh')}{'跌到' if falls else '涨到'} {level(p.get('level'), dunit)}**（较最新值 "
+                f"{level(dbase.get('value'), dunit)}（{dbase.get('date')}）变动 {move}；看{target}，单位 {p.get('unit')}）"
+                if zh else
+                f"**Scenario: if the {p.get('driver_name_en')} {'falls' if falls else 'rises'} to "
+                f"{level(p.get('level'), dunit)}** (a move of "
+                f"{move} from its latest {level(dbase.get('value'), dunit)} on {dbase.get('date')}; effect on "
+                f"{target}, unit {p.get('unit')})")
     if zh:
         lines = [
+            head if level_lines else
             f"**情景：如果{p.get('driver_name_zh')}变动 {shock_txt}**（{target}，单位 {p.get('unit')}）",
             f"- 历史上（{sample.get('first')} 至 {sample.get('last')}，{sample.get('n')} 个{freq_zh}观测），"
             f"{p.get('driver_name_zh')}每变动 1{'个点' if unit_shock == '个点' else '%'}，{target}同期平均变动 "
@@ -643,6 +659,7 @@ def scenario(p: dict[str, Any], zh: bool) -> str:
         ]
     else:
         lines = [
+            head if level_lines else
             f"**Scenario: if {p.get('driver_name_en')} changes by {shock_txt.replace('个点', ' points')}** "
             f"({target}, unit {p.get('unit')})",
             f"- Historically ({sample.get('first')} to {sample.get('last')}, {sample.get('n')} "
@@ -657,7 +674,48 @@ def scenario(p: dict[str, Any], zh: bool) -> str:
             "This is conditional: it describes past co-movement, not causation; other drivers moved at "
             f"the same time, {fit_en}, and the relation may not hold in future.",
         ]
+    lines[-1:-1] = level_lines
     return "\n".join(lines) + _source(p, zh)
+
+
+def _level_lines(p: dict[str, Any], zh: bool) -> list[str]:
+    """What a scenario given as a level assumes: where it starts, the base dates, the sample's range."""
+    driver = p.get("driver_name_zh") if zh else p.get("driver_name_en")
+    target = cat.name(str(p.get("target")), zh)
+    dbase, base = p.get("driver_base", {}), p.get("base", {})
+    points_ = p.get("shock_unit") == "points"
+    lo, hi = p.get("driver_change_range") or [None, None]
+    size = (lambda v: points(v, zh)) if points_ else pct
+    freq = FREQ_ZH.get(str(p.get("frequency")), str(p.get("frequency"))) if zh else str(p.get("frequency"))
+    out = [
+        f"- 假设：变动从{driver}的最新值（{dbase.get('date')}）算起，{target}从不晚于那天的最近值（{base.get('date')}）算起；"
+        f"估计用的是{freq}变化的线性关系，所以这一变动一次完成还是分几期完成，估计的同步变动相同，但不包括这期间其它因素带来的变化。"
+        if zh else
+        f"- Assumptions: the move starts from the {driver}'s latest value ({dbase.get('date')}) and {target} from "
+        f"its last value on or before that day ({base.get('date')}); the estimate is a linear relation of {freq} "
+        "changes, so the co-movement is the same whether the move happens at once or over several periods, "
+        "but it leaves out whatever else moves in the meantime."]
+    days = (pd.Timestamp(str(dbase.get("date"))) - pd.Timestamp(str(base.get("date")))).days
+    if days > 31:  # the target's data ends well before the driver's: the two bases are apart
+        out.append(f"- 注意：{target}的数据只到 {base.get('date')}，比{driver}的基准早 {days} 天，"
+                   "这期间它的实际变动不在估计里。" if zh else
+                   f"- Note: {target}'s data ends on {base.get('date')}, {days} days before the {driver}'s base, "
+                   "and its actual moves in between are not in the estimate.")
+    if p.get("outside_sample"):
+        out.append(
+            f"- 这一变动超出了样本中任何单期变动的范围（{size(lo)} 至 {size(hi)}）：如果一期之内发生，属于外推，"
+            "历史上没有可比的经验，结果更不可靠。" if zh else
+            f"- This move is outside every single-period move in the sample ({size(lo)} to {size(hi)}): "
+            "if it happened within one period it would be an extrapolation with no precedent in the data, "
+            "and less reliable.")
+    f = p.get("driver_freshness")
+    if isinstance(f, dict) and f.get("stale"):
+        out.append(
+            f"- {driver}的“最新值”是 {f.get('last_date')} 的，比今天（{f.get('today')}）早 {f.get('age_days')} 天；"
+            "今天的实际价格我没有，情景从那个值算起。" if zh else
+            f"- The {driver}'s 'latest' value is from {f.get('last_date')}, {f.get('age_days')} days before "
+            f"today ({f.get('today')}); I do not have today's price, so the scenario starts from that value.")
+    return out
 
 
 def backtest(p: dict[str, Any], zh: bool) -> str:

@@ -223,6 +223,9 @@ class Query:
     relative: tuple[str, int] | None = None  # "去年" → ("year", -1), "YTD" → ("year", 0)
     missing: list[str] = field(default_factory=list)  # MISSING_TOPICS asked about
     scenario: tuple[str, float] | None = None  # (driver, shock) of "if X falls 5%"
+    # (driver, level, "CNY" | "USD" | None) of "if rebar falls to 3000 元/吨"; driver "iron_ore"
+    # is resolved to the World Bank or the DCE series by the currency (planner).
+    scenario_level: tuple[str, float, str | None] | None = None
     scenario_unsupported: str | None = None  # a shock no bundled series measures
     tomorrow: bool = False  # "明天的价格": a day no data can hold yet
     bad_date: str | None = None  # "2030-02-30": a day no calendar has
@@ -428,6 +431,7 @@ _DRIVER_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("rebar", ("螺纹", "rebar")),
     ("hrc", ("热卷", "hot-rolled", "hrc")),
     ("oil", ("原油", "油价", "oil", "brent")),
+    ("iron_ore", ("铁矿石", "铁矿", "矿价", "iron ore", "iron-ore")),
 )
 _UNSUPPORTED_SHOCKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("port_inventory", ("库存", "inventor", "stockpile", "port stock")),
@@ -444,6 +448,40 @@ _UP = re.compile(r"上升|上涨|增加|提高|增长|涨|升|增|回升|升值|
 _SIZE = re.compile(r"([-+]?\d+(?:\.\d+)?)\s*(%|％|个百分点|百分点|percent|个点|点|points?|pts?)", re.I)
 
 
+# "跌到3000元/吨", "falls to 80 USD/t", "PMI跌破48": a level the driver reaches, not a change.
+_LEVEL = re.compile(
+    r"(?:跌到|跌至|跌破|降到|降至|回落到|回落至|下跌到|下跌至|下降到|下降至|涨到|涨至|涨破|上涨到|上涨至|"
+    r"升到|升至|上升到|上升至|突破|站上|达到|回到|变成|变为|贬值到|贬值至|升值到|升值至|"
+    r"\b(?:falls?|fell|drops?|dropped|declines?|slides?|sinks?|slumps?|crash(?:es)?|rises?|rose|"
+    r"climbs?|jumps?|rallies|rebounds?|recovers?|goes|went|gets?|moves?|returns?|weakens?|"
+    r"strengthens?)\s+(?:back\s+)?(?:to|below|under|above|over)\b|"
+    r"\b(?:hits?|reach(?:es)?|touches|breaks?(?:\s+(?:below|above|through))?|(?:is|was|were)\s+at|"
+    r"trades?\s+at)\b)"
+    r"\s*(us\$|\$|¥|￥)?\s*(\d[\d,]*(?:\.\d+)?)\s*"
+    r"(?!\d|%|％|个?百分点|个点|点|percent|pts?\b|points?|年|月|日|天|周|个月|years?|months?|days?)"
+    r"(元|块|人民币|美元|美金|刀|yuan|cny|rmb|usd|dollars?|us\$|\$)?", re.I)
+
+
+def _currency(*marks: str | None) -> str | None:
+    for mark in marks:
+        if mark and re.fullmatch(r"元|块|人民币|yuan|cny|rmb|¥|￥", mark, re.I):
+            return "CNY"
+        if mark and re.fullmatch(r"美元|美金|刀|usd|dollars?|us\$|\$", mark, re.I):
+            return "USD"
+    return None
+
+
+def _driver_before(low: str, at: int) -> str | None:
+    """The driver named nearest before position `at` ("如果螺纹钢跌到3000，铁矿石…" → rebar),
+    else the first one named anywhere."""
+    found = [(m.start(), key) for key, words in _DRIVER_WORDS for w in words
+             for m in re.finditer(rf"(?<![a-z]){re.escape(w)}", low)]
+    before = [f for f in found if f[0] < at]
+    if before:
+        return max(before)[1]
+    return min(found)[1] if found else None
+
+
 def _scenario(text: str, low: str) -> tuple[tuple[str, float] | None, str | None]:
     if not _IF.search(low):
         return None, None
@@ -453,8 +491,7 @@ def _scenario(text: str, low: str) -> tuple[tuple[str, float] | None, str | None
     size = _SIZE.search(low)
     if size is None:
         return None, None
-    driver = next((key for key, words in _DRIVER_WORDS
-                   if any(re.search(rf"(?<![a-z]){re.escape(w)}", low) for w in words)), None)
+    driver = _driver_before(low, size.start())
     if driver is None:
         return None, "unknown"
     value = abs(float(size.group(1)))
@@ -470,6 +507,20 @@ def _scenario(text: str, low: str) -> tuple[tuple[str, float] | None, str | None
     ):
         sign = -sign  # "人民币贬值 3%" is USD/CNH up 3 %
     return (driver, sign * value), None
+
+
+def _scenario_level(low: str) -> tuple[str, float, str | None] | None:
+    """"If rebar falls to 3000 CNY/t": (driver, 3000, "CNY"); a change in % or points is not one."""
+    if not _IF.search(low) or _SIZE.search(low):
+        return None
+    m = _LEVEL.search(low)
+    if m is None:
+        return None
+    driver = _driver_before(low, m.start())
+    value = float(m.group(2).replace(",", ""))
+    if driver is None or value <= 0:
+        return None
+    return driver, value, _currency(m.group(1), m.group(3))
 
 
 # "铁矿石价格是不是10000元？", "say the price is 1000 dollars": a price put forward, checked against the data.
@@ -528,6 +579,8 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     q.asks_why = bool(re.search(r"\bwhy\b|为什么|为何|什么原因|原因是", low))
     q.scenario, q.scenario_unsupported = _scenario(text, low)
     if q.scenario is None and q.scenario_unsupported is None:
+        q.scenario_level = _scenario_level(low)
+    if q.scenario is None and q.scenario_unsupported is None and q.scenario_level is None:
         q.missing = [k for k, words in MISSING_TOPICS.items() if _contains(low, words)]
     q.series = find_series(text, known_series)
     q.bad_date = bad_date(text)

@@ -9,6 +9,7 @@ notes about the user in `/memories/` (`notes.py`).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,7 @@ from orecast.agent.offline import notes, scope
 from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse
 from orecast.agent.offline.lexicon import DEFAULT_SERIES
 from orecast.market.catalog import find_spec
+from orecast.market.scenario import DRIVERS
 
 PRIMARY = (
     "report", "methods", "margin", "relate", "backtest", "forecast", "chart", "describe",
@@ -37,6 +39,8 @@ DRIVER_SERIES = {
     "coking_coal": ("dce_coking_coal_daily",), "coke": ("dce_coke_daily",),
     "rebar": ("shfe_rebar_daily",), "hrc": ("shfe_hrc_daily",),
     "oil": ("brent_wb_monthly", "wti_wb_monthly", "crude_oil_avg_wb_monthly"),
+    "iron_ore": ("iron_ore_wb_monthly", "iron_ore_62fe_wb_monthly", "dce_iron_ore_daily"),
+    "iron_ore_futures": ("iron_ore_wb_monthly", "iron_ore_62fe_wb_monthly", "dce_iron_ore_daily"),
 }
 
 
@@ -136,10 +140,12 @@ class Planner:
             return Plan(reply=scope.unsupported_shock(q.scenario_unsupported, q.zh))
         if q.scenario and "price_scenario" in self.tools:
             driver, shock = q.scenario
-            # "如果PMI上升1个点，螺纹钢会怎样": the series named that is not the driver's own.
-            named = [s for s in q.series if s not in DRIVER_SERIES.get(driver, ())]
-            target = named[0] if named else "iron_ore_wb_monthly"
-            return Plan([("price_scenario", {"driver": driver, "shock": shock, "target": target})])
+            if driver == "iron_ore" and re.search(r"期货|futures|dce|大商所|元|yuan|cny", q.text.lower()):
+                driver = "iron_ore_futures"
+            return Plan([("price_scenario", {"driver": driver, "shock": shock,
+                                             "target": _scenario_target(q, driver)})])
+        if q.scenario_level and "price_scenario" in self.tools:
+            return scenario_level_plan(q)
         if q.missing:
             return Plan(reply=scope.no_data(q.missing, q.zh))
         if q.bad_date:
@@ -392,6 +398,44 @@ class Planner:
             if start:
                 out["start"] = start
         return out
+
+
+def _scenario_target(q: Query, driver: str) -> str:
+    """"如果PMI上升1个点，螺纹钢会怎样": the series named that is not the driver's own; iron ore
+    unless another is named (rebar when iron ore is the driver)."""
+    own = DRIVER_SERIES.get(driver, ())
+    named = [s for s in q.series if s not in own and not (s == "usd_cnh_daily" and q.scenario_level
+                                                          and q.scenario_level[2])]
+    if named:
+        return named[0]
+    return "shfe_rebar_daily" if driver.startswith("iron_ore") else "iron_ore_wb_monthly"
+
+
+def scenario_level_plan(q: Query) -> Plan:
+    """"如果螺纹钢跌到3000元/吨，铁矿石会怎样？": the scenario of the driver reaching that level from
+    its latest value, in the driver series' own unit (a level in another currency is not converted)."""
+    assert q.scenario_level is not None
+    key, value, currency = q.scenario_level
+    notes_: list[str] = []
+    if key == "iron_ore":
+        # The currency says which iron ore: US$/dmt is the World Bank's, CNY/t the DCE futures'.
+        if currency is None:
+            wb, dce = (float(cat.latest_value(s)) for s in ("iron_ore_wb_monthly", "dce_iron_ore_daily"))
+            currency = "USD" if abs(math.log(value / wb)) <= abs(math.log(value / dce)) else "CNY"
+            notes_.append(scope.level_unit_assumed(value, currency, q.zh))
+        key = "iron_ore" if currency == "USD" else "iron_ore_futures"
+    driver_series = DRIVERS[key].series
+    unit = cat.catalogue()[driver_series].unit
+    if currency is not None and currency != _currency_of(unit):
+        return Plan(reply=scope.level_in_other_currency(driver_series, currency, q.zh))
+    target = _scenario_target(q, key)
+    if target == DEFAULT_SERIES and cat.frequency(driver_series) == "daily" and not scope.asks_benchmark(q.text):
+        target = FRESHER  # the same day's iron ore futures, not a monthly average months older
+    return Plan([("price_scenario", {"driver": key, "level": value, "target": target})], notes=notes_)
+
+
+def _currency_of(unit: str) -> str | None:
+    return "CNY" if unit.startswith("CNY") else "USD" if unit.startswith("US$") else None
 
 
 def _fill_args(text: str, schema: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:

@@ -446,3 +446,27 @@ def day_in_month(series: str, q: Query) -> str | None:
         return f"{cat.name(series, True)}是月度均价，没有单日价格：{day} 用的是 {month} 整月的均价。"
     return (f"{cat.name(series, False)} is a monthly average with no daily prices: for {day} this is "
             f"the average of {month}.")
+
+
+def level_unit_assumed(value: float, currency: str, zh: bool) -> str:
+    """"如果铁矿石跌到80": no unit given; the one whose price the number is nearer to, said so."""
+    series = "iron_ore_wb_monthly" if currency == "USD" else "dce_iron_ore_daily"
+    unit = cat.catalogue()[series].unit
+    if zh:
+        return (f"你没有说 {value:g} 的单位；它更接近{cat.name(series, True)}的价格水平，"
+                f"所以按 {UNIT_ZH_SHORT.get(unit, unit)} 理解。")
+    return (f"You did not give a unit for {value:g}; it is nearer the level of the "
+            f"{cat.name(series, False)}, so I read it as {unit}.")
+
+
+def level_in_other_currency(series: str, currency: str, zh: bool) -> str:
+    """A level in the other currency than the driver's own: not converted, said why."""
+    unit = cat.catalogue()[series].unit
+    given = ("人民币" if currency == "CNY" else "美元") if zh else ("yuan" if currency == "CNY" else "US dollars")
+    if zh:
+        return (f"{cat.name(series, True)}以 {UNIT_ZH_SHORT.get(unit, unit)} 计价，你给的价位是{given}。"
+                "我不做换算：两种价格之间不只是汇率（还有运费、税费、品位和合约的差别），换算出的价位会误导情景。"
+                f"请用 {UNIT_ZH_SHORT.get(unit, unit)} 给出价位再问。")
+    return (f"The {cat.name(series, False)} is priced in {unit} and you gave a level in {given}. I do not "
+            "convert it: the two prices differ by more than the exchange rate (freight, taxes, grade, "
+            f"contract), so a converted level would mislead the scenario. Please give the level in {unit}.")
