@@ -8,6 +8,7 @@ from them and the pinned "today"; the numbers are the engine's forecast for that
 from __future__ import annotations
 
 import re
+import uuid
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -88,10 +89,12 @@ async def test_the_next_months_are_the_months_from_today(
 
 def exchange_days(start: pd.Timestamp, end: pd.Timestamp) -> pd.DatetimeIndex:
     """DCE/SHFE trading days: weekdays less China's public holidays (chinese_calendar, to 2026)
-    and, for 2027, the Spring Festival, Qingming and Labour Day closures projected from the rules
-    of the 2025-2026 schedules (除夕 2027-02-05 to the eighth day; 清明 2027-04-05; 1-5 May)."""
+    and, for 2027, the closures projected from the rules of the 2025-2026 schedules (New Year 1 Jan;
+    除夕 2027-02-05 to the eighth day; 清明 5 Apr; 1-5 May; 端午 9 Jun; 中秋 15 Sep; 1-7 Oct)."""
     projected = {*pd.bdate_range("2027-02-05", "2027-02-12"), pd.Timestamp("2027-01-01"),
-                 pd.Timestamp("2027-04-05"), *pd.bdate_range("2027-05-03", "2027-05-05")}
+                 pd.Timestamp("2027-04-05"), *pd.bdate_range("2027-05-03", "2027-05-05"),
+                 pd.Timestamp("2027-06-09"), pd.Timestamp("2027-09-15"),
+                 *pd.bdate_range("2027-10-01", "2027-10-07")}
     return pd.DatetimeIndex([d for d in pd.bdate_range(start, end)
                              if d not in projected and d.date() not in chinese_calendar.holidays])
 
@@ -154,3 +157,36 @@ async def test_a_period_between_the_data_and_today_gets_its_forecast(
     assert re.search(r"不是实际价格" if zh else r"not the actual price", turn.text)
     latest = float(market.load_series(series).iloc[-1])
     assert not re.search(rf"(最新值|latest:) ?{latest:,.2f}", turn.text), "no old price in its place"
+
+
+@pytest.mark.parametrize(("today", "question", "closed", "why"), [
+    ("2026-09-30", "明天螺纹钢期货价格是多少？用naive方法", "2026-10-01", "交易所休市（国庆节）"),
+    ("2026-12-11", "What will rebar be tomorrow? naive method", "2026-12-12", "a Saturday"),
+])
+async def test_tomorrow_without_trading_gets_the_next_trading_day(
+    agent: Any, thread_id: str, monkeypatch: pytest.MonkeyPatch, today: str, question: str,
+    closed: str, why: str
+) -> None:
+    monkeypatch.setenv("ORECAST_TODAY", today)
+    turn = await run_turn(agent, thread_id, question)
+    last = last_date("shfe_rebar_daily")
+    after = exchange_days(pd.Timestamp(closed), pd.Timestamp(closed) + pd.Timedelta(days=10))[0]
+    horizon = len(exchange_days(last + pd.Timedelta(days=1), after))
+    assert [(c.name, c.args) for c in turn.calls] == [
+        ("forecast_price", {"series": "shfe_rebar_daily", "horizon": horizon, "method": "naive"})]
+    assert closed in turn.text and why in turn.text
+    row(turn.text, after, market.forecast("shfe_rebar_daily", horizon, "naive"), "期货" in question)
+
+
+async def test_a_period_that_opens_on_a_holiday_says_the_exchange_is_closed(agent: Any) -> None:
+    """October 2027 opens with the (projected) National Day closure: said, and the rows start after."""
+    first = exchange_days(pd.Timestamp("2027-10-01"), pd.Timestamp("2027-10-31"))[0]
+    assert first == pd.Timestamp("2027-10-08")
+    for question, note in (
+        ("2027年10月螺纹钢期货价格预测，用naive方法", "2027-10-01 至 2027-10-07 交易所休市（国庆节，按规则推算）"),
+        ("Forecast rebar for October 2027 with the naive method",
+         "The exchange is closed on 2027-10-01 to 2027-10-07 (National Day, projected)"),
+    ):
+        turn = await run_turn(agent, str(uuid.uuid4()), question)
+        assert note in turn.text
+        assert re.search(rf"^- {first.date()}[:：]", turn.text, re.M)

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from orecast.agent.offline import catalogue as cat
+from orecast.agent.offline.scope import HOLIDAY_ZH
 from orecast.agent.tools import payload_of
 
 # One number format for every answer, in both languages: thousands separated, 2 decimals (4 for
@@ -564,13 +565,31 @@ def forecast(p: dict[str, Any], zh: bool, focus: str | None = None) -> str:
         )
     if note := _closed_note(p.get("closed"), zh):
         lines.append(note)
+    if asked and (note := _asked_on_closure(p.get("closed"), asked_for, str(asked[0].get("date")), zh)):
+        lines.insert(1, note)
     lines.append(RISKS_ZH if zh else RISKS_EN)
     return "\n".join(lines) + _source(p, zh)
 
 
-HOLIDAY_ZH = {"New Year's Day": "元旦", "Spring Festival": "春节", "Tomb-sweeping Day": "清明节",
-              "Labour Day": "劳动节", "Dragon Boat Festival": "端午节", "Mid-autumn Festival": "中秋节",
-              "National Day": "国庆节"}
+
+def _asked_on_closure(closed: Any, asked_for: str | None, first_row: str, zh: bool) -> str:
+    """"Rebar in the first week of October 2027": the day asked is an exchange holiday, so no price
+    exists for it; the answer starts at the first trading day after it, and says so."""
+    if not asked_for or not isinstance(closed, list):
+        return ""
+    hit = next((c for c in closed if str(c.get("date")) == asked_for[:10]), None)
+    if hit is None:
+        return ""
+    run = [str(c.get("date")) for c in closed if c.get("holiday") == hit.get("holiday")
+           and str(c.get("date"))[:4] == asked_for[:4] and asked_for[:10] <= str(c.get("date")) < first_row]
+    days = run[0] if len(run) == 1 else (f"{run[0]} 至 {run[-1]}" if zh else f"{run[0]} to {run[-1]}")
+    name = HOLIDAY_ZH.get(str(hit.get("holiday")), hit.get("holiday")) if zh else hit.get("holiday")
+    guess = ("，按规则推算" if zh else ", projected") if hit.get("projected") else ""
+    if zh:
+        return (f"- {days} 交易所休市（{name}{guess}），这些天没有价格，也没有预测；"
+                f"下面从休市后第一个交易日 {first_row} 开始。")
+    return (f"- The exchange is closed on {days} ({name}{guess}): there is no price for those days, and "
+            f"no forecast; the rows below start at the first trading day after, {first_row}.")
 
 
 def _closed_note(closed: Any, zh: bool) -> str:

@@ -21,6 +21,7 @@ from orecast.agent.offline import catalogue as cat
 from orecast.agent.offline import notes, scope
 from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse
 from orecast.agent.offline.lexicon import DEFAULT_SERIES
+from orecast.market import trading_days
 from orecast.market.catalog import find_spec
 from orecast.market.scenario import DRIVERS
 
@@ -207,12 +208,19 @@ class Planner:
         if q.tomorrow and s == DEFAULT_SERIES and not scope.asks_benchmark(q.text):
             s = "dce_iron_ore_daily"  # tomorrow is a trading day: the daily futures, as "price now"
         facts = cat.catalogue().get(s)
+        closed_day = None
+        if q.tomorrow and facts and facts.frequency == "daily" and \
+                not trading_days.is_trading_day(target, scope.calendar_of(s)):
+            # Tomorrow is a weekend or an exchange holiday: no price exists for it; the next
+            # trading day's forecast is what can be given.
+            closed_day, target = target, trading_days.next_trading_days(target, 1, scope.calendar_of(s))[0]
         h = scope.periods_until(s, target)
         limit = scope.MAX_TARGET_PERIODS.get(facts.frequency if facts else "monthly", 36)
         if h is None or h > limit:
             return Plan(reply=scope.too_far(s, target, q.zh))
         first = target if q.tomorrow or not q.start else scope.period_start(s, scope.bound(q.start))
         note = (scope.gap_note(s, q.start, q.end, q.zh) if gap and q.start
+                else scope.closed_tomorrow_note(s, closed_day, target, q.zh) if closed_day is not None
                 else scope.future_note(s, target, q.tomorrow, q.zh))
         return Plan([("forecast_price", {"series": s, "horizon": h, "method": q.method or "auto"})],
                     notes=[note], focus={s: first.date().isoformat()})

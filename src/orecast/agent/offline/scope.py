@@ -401,6 +401,29 @@ def future_note(series: str, target: pd.Timestamp, tomorrow: bool, zh: bool) -> 
             "range: it is a range of likely prices, not a price.")
 
 
+HOLIDAY_ZH = {"New Year's Day": "元旦", "Spring Festival": "春节", "Tomb-sweeping Day": "清明节",
+              "Labour Day": "劳动节", "Dragon Boat Festival": "端午节", "Mid-autumn Festival": "中秋节",
+              "National Day": "国庆节"}
+_WEEKDAY_ZH = "一二三四五六日"
+
+
+def closed_tomorrow_note(series: str, closed: pd.Timestamp, trading: pd.Timestamp, zh: bool) -> str:
+    """"明天的价格" when tomorrow the exchange does not trade: no price that day, the next one's."""
+    facts = cat.catalogue()[series]
+    day, nxt = closed.date().isoformat(), trading.date().isoformat()
+    holiday = next((c.holiday for c in trading_days.closures_between(closed, closed)), None) \
+        if calendar_of(series) == trading_days.CN_EXCHANGE and closed.weekday() < 5 else None
+    if zh:
+        why = f"交易所休市（{HOLIDAY_ZH.get(holiday, holiday)}）" if holiday else f"星期{_WEEKDAY_ZH[closed.weekday()]}，不交易"
+        return (f"明天（{day}）{why}，没有价格，也没有人能给出那天的价格。下一个交易日是 {nxt}：我的"
+                f"{cat.name(series, True)}数据只到 {facts.end}，下面是从那天起一直预测到 {nxt} 的结果，最后一行"
+                "给出中位预测和 80%/95% 区间；它是一个概率范围，不是确定的价格。")
+    why = f"an exchange holiday ({holiday})" if holiday else f"a {closed.strftime('%A')}, with no trading"
+    return (f"Tomorrow ({day}) is {why}: there is no price for it. The next trading day is {nxt}: my "
+            f"{cat.name(series, False)} data ends on {facts.end}; below is a forecast from there to {nxt}, "
+            "the last row with the median and 80%/95% ranges: a range of likely prices, not a price.")
+
+
 def too_far(series: str, target: pd.Timestamp, zh: bool) -> str:
     facts = cat.catalogue()[series]
     day = target.date().isoformat()
