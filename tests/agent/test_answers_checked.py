@@ -109,7 +109,7 @@ async def test_seasonality_is_answered_by_calendar_month(
     turn = await run_turn(agent, thread_id, question)
     assert [c.name for c in turn.calls] == ["describe_series"]
     ore = market.load_series("iron_ore_wb_monthly")
-    changes = (100 * np.log(ore).diff()).dropna()  # monthly log changes, in %
+    changes = (100 * ore.pct_change()).dropna()  # month-on-month % changes (not log changes)
     by_month = changes.groupby(changes.index.month).mean()
     best = int(by_month.idxmax())
     month = str(best) if "月" in top else pd.Timestamp(2000, best, 1).strftime("%b")

@@ -152,9 +152,11 @@ def describe(
         monthly = values.resample("MS").mean()
         mret = returns(monthly, meta)
         if len(mret) >= 24:
-            scale = 100 if meta.log_model else 1
-            by_month = mret.groupby(mret.index.month)
-            seasonal = {int(m): float(v * scale) for m, v in by_month.mean().items()}
+            # Prices: the mean of the months' % changes (what "January rose 5% on average" means),
+            # not of log changes, which understate rises (+5.06 log-% is a +5.19 % change).
+            change = 100 * np.expm1(mret) if meta.log_model and bool((monthly > 0).all()) else mret
+            by_month = change.groupby(change.index.month)
+            seasonal = {int(m): float(v) for m, v in by_month.mean().items()}
             seasonal_count = {int(m): int(n) for m, n in by_month.size().items()}
             seasonal_up = {int(m): float(100 * (v > 0).mean()) for m, v in by_month}
     return Description(
