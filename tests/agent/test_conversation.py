@@ -121,7 +121,8 @@ def relate(text: str, args: dict[str, Any]) -> None:
 
 
 def margin(text: str, args: dict[str, Any]) -> None:
-    m = market.mill_margin(start=args.get("start"), end=args.get("end")).to_dict()
+    m = market.mill_margin(start=args.get("start"), end=args.get("end"),
+                           product=args.get("product", "rebar")).to_dict()
     for v in (m["last"]["value"], m["mean"], m["min"], m["max"]):
         assert_number(text, v)
 
@@ -227,6 +228,8 @@ CASES: list[Case] = [
     # mill margin
     Case("螺纹钢厂利润现在怎么样？", "mill_margin", {}, margin),
     Case("What is the steel mill margin since 2023?", "mill_margin", {"start": "2023"}, margin),
+    Case("热卷利润是多少？", "mill_margin", {"product": "hrc"}, margin),  # not rebar's
+    Case("What is the HRC mill margin?", "mill_margin", {"product": "hrc"}, margin),
     # catalogue
     Case("What data series do you have?", "list_series", {}, catalogue),
     Case("有哪些数据可以查？", "list_series", {}, catalogue),

@@ -60,6 +60,11 @@ async def test_calendar_words(agent: Any, thread_id: str, question: str, start: 
     ("What is the price of iron ore on Mars?", "I do not have data on prices off Earth"),
     ("预测一下月球上铁矿石明年的价格", "地球以外"),
     ("How much would iron ore mined from an asteroid cost?", "no iron ore market there"),
+    # A local market the data does not cover, and a subject named without 的 / of.
+    ("印度的铁矿石价格是多少？", "我没有其他国家的本地铁矿石价格（如印度国内矿价）的数据"),
+    ("What is the iron ore price in India?", "I do not have data on local iron ore prices in other countries"),
+    ("比特币价格是多少？", "我没有“比特币”的数据"),
+    ("What is the bitcoin price?", 'I do not have data on "bitcoin"'),
 ])
 async def test_data_we_do_not_have(agent: Any, thread_id: str, question: str, words: str) -> None:
     turn = await run_turn(agent, thread_id, question)
@@ -127,6 +132,31 @@ async def test_a_scenario_given_as_a_price_level(
     assert re.search(r"假设：变动从.*最新值|Assumptions: the move starts from", turn.text)
     assert re.search(r"不是因果|not causation", turn.text)
     assert bool(re.search(r"超出了样本中任何单期变动|outside every single-period move", turn.text)) is outside
+
+
+async def test_a_level_for_the_series_talked_about(agent: Any, thread_id: str) -> None:
+    """"如果它跌到2900元" after a rebar question is rebar at 2,900 CNY/t."""
+    await run_turn(agent, thread_id, "螺纹钢现在多少钱？")
+    turn = await run_turn(agent, thread_id, "如果它跌到2900元，铁矿石期货会怎样？")
+    assert [(c.name, c.args) for c in turn.calls] == [
+        ("price_scenario", {"driver": "rebar", "level": 2900.0, "target": "dce_iron_ore_daily"})]
+    rebar = market.load_series("shfe_rebar_daily")
+    assert_number(turn.text, 100 * (2900 / float(rebar.iloc[-1]) - 1))
+
+
+async def test_prices_no_data_can_hold_get_no_tool_and_no_number(agent: Any) -> None:
+    """A level four times the price, a level of nothing named, a day the exchanges are closed."""
+    for question, words in (
+        ("如果铁矿石期货涨到2900元，螺纹钢会怎样？", "相差三倍以上"),
+        ("If iron ore futures rise to 2900 yuan, what happens to rebar?", "more than three times away"),
+        ("如果它跌到2900元，铁矿石会怎样？", "我不知道 2900 指的是哪个价格"),
+        ("国庆节期间铁矿石期货价格是多少？", "国庆节期间大商所和上期所休市"),
+        ("What was rebar during Golden Week 2025?", "closed over National Day"),
+        ("春节期间螺纹钢多少钱？", "春节期间大商所和上期所休市"),
+    ):
+        turn = await run_turn(agent, str(uuid.uuid4()), question)
+        assert turn.calls == [] and words in turn.text, turn.text
+        assert not re.search(r"\d+\.\d{2}", turn.text)
 
 
 @pytest.mark.parametrize("question", ["如果港口库存增加10%，铁矿石会怎样？",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -129,3 +130,24 @@ def test_describe_seasonal_shares_keep_their_digits():
         values.append(values[-1] * (0.95 if i == 36 else 1.05 if (i % 12) == 0 else 1.0))
     d = describe(monthly(np.array(values), "shares")).to_dict()
     assert d["seasonal_up_pct"]["1"] == pytest.approx(200 / 3, abs=0.01)
+
+
+def test_the_hrc_margin_is_hot_rolled_coil_not_rebar():
+    """The formula on the CSVs' settle prices (close where no settle), on the days all three traded."""
+    data = Path(__file__).resolve().parents[2] / "src" / "orecast" / "market" / "data"
+
+    def settle(file: str) -> pd.Series:
+        frame = pd.read_csv(data / file, parse_dates=["date"], index_col="date")
+        return frame["settle_cny_per_t"].fillna(frame["close_cny_per_t"]).dropna()
+
+    prices = pd.concat([settle("shfe_hot_rolled_coil_futures_daily.csv"),
+                        settle("dce_iron_ore_futures_daily.csv"),
+                        settle("dce_coke_futures_daily.csv")], axis=1, join="inner")
+    expected = prices.iloc[:, 0] - 1.6 * prices.iloc[:, 1] - 0.5 * prices.iloc[:, 2]
+    d = mill_margin(product="hrc").to_dict()
+    assert d["last"] == {"date": str(expected.index[-1].date()), "value": pytest.approx(expected.iloc[-1])}
+    assert d["mean"] == pytest.approx(expected.mean()) and d["min"] == pytest.approx(expected.min())
+    assert d["name_en"] == "Futures steel-mill margin (hot-rolled coil)" and d["product"] == "hrc"
+    with pytest.raises(MarketError, match="unknown product 'wire'") as err:
+        mill_margin(product="wire")
+    assert err.value.code == "unknown_product"

@@ -49,6 +49,7 @@ _ZH: dict[str, str] = {
     "unknown_driver": "不认识的驱动因素 {driver}；支持：{supported}。",
     "unknown_freq": "不认识的频率 {freq}；可用 W（周）、M（月）、Q（季）、A（年）。",
     "unknown_method": "不认识的方法 {method}；可用：{choices}。",
+    "unknown_product": "不认识的钢材品种 {product}；盘面利润可算：{choices}。",
     "unknown_series": "没有 {series} 这个序列{hint_zh}",
     "unknown_source": "不认识的数据源 {source}；可用：{choices}。",
     "unsupported_driver": "我没有衡量{what_zh}的数据，无法做这个情景；支持的驱动因素：{supported}。",

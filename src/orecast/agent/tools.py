@@ -211,16 +211,17 @@ def mill_margin(
     iron_ore_coef: float = 1.6,
     coke_coef: float = 0.5,
     other_costs: float = 0.0,
+    product: str = "rebar",
 ) -> dict[str, Any]:
-    """China's futures steel-mill margin (盘面利润) in CNY/t: rebar − 1.6 × iron ore − 0.5 × coke
-    (DCE/SHFE settle prices), over [start, end]. Latest value, percentile, mean, min, max.
-    `freshness` says how old the last day all three prices traded is today."""
+    """China's futures steel-mill margin (盘面利润) in CNY/t: rebar (or product="hrc": hot-rolled
+    coil) − 1.6 × iron ore − 0.5 × coke (DCE/SHFE settle prices), over [start, end]. Latest value,
+    percentile, mean, min, max. `freshness` says how old the last day all three prices traded is today."""
     out: dict[str, Any] = market.mill_margin(
         start=start, end=end, iron_ore_coef=iron_ore_coef, coke_coef=coke_coef,
-        other_costs=other_costs,
+        other_costs=other_costs, product=product,
     ).to_dict()
     # "钢厂利润现在怎么样": the data's last day, not the window's, decides whether it is stale.
-    last = market.mill_margin().last_date if start or end else out["last"]["date"]
+    last = market.mill_margin(product=product).last_date if start or end else out["last"]["date"]
     out["freshness"] = freshness(str(last)[:10], "daily")
     return out
 

@@ -16,7 +16,7 @@ CODES: frozenset[str] = frozenset({
     "csv_no_numeric", "csv_not_found", "csv_too_short", "csv_unreadable", "finer_freq",
     "horizon_too_long", "invalid", "max_lag_too_long", "no_data_in_range", "no_indicator", "no_origin", "same_series",
     "shock_too_low", "start_after_end", "start_too_early", "too_few_values", "too_little_overlap",
-    "too_short", "unknown_driver", "unknown_freq", "unknown_method", "unknown_series",
+    "too_short", "unknown_driver", "unknown_freq", "unknown_method", "unknown_product", "unknown_series",
     "unknown_source", "unsupported_driver",
 })
 

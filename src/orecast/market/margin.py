@@ -11,6 +11,10 @@ from orecast.market.errors import MarketError
 from orecast.market.loaders import DateLike, SeriesMeta, _attach, load_series, meta_of
 from orecast.market.util import iso, num
 
+# The steel product the margin is of: its series, Chinese and English names.
+PRODUCTS = {"rebar": ("螺纹钢", "rebar"), "hrc": ("热卷", "hot-rolled coil")}
+_PRODUCT_SERIES = {"rebar": "shfe_rebar_daily", "hrc": "shfe_hrc_daily"}
+
 
 @dataclass(frozen=True)
 class MillMargin:
@@ -27,16 +31,19 @@ class MillMargin:
     minimum: float
     maximum: float
     source: str
+    product: str = "rebar"
 
     def to_dict(self) -> dict[str, object]:
         tail = self.series.iloc[-10:]
+        zh, en = PRODUCTS[self.product]
         return {
             "series": "mill_margin",
-            "name_en": "Futures steel-mill margin (rebar)",
-            "name_zh": "螺纹钢盘面利润",
+            "product": self.product,
+            "name_en": f"Futures steel-mill margin ({en})",
+            "name_zh": f"{zh}盘面利润",
             "unit": "CNY/t",
             "formula": (
-                f"rebar - {self.iron_ore_coef:g} x iron ore - {self.coke_coef:g} x coke"
+                f"{en} - {self.iron_ore_coef:g} x iron ore - {self.coke_coef:g} x coke"
                 + (f" - {self.other_costs:g}" if self.other_costs else "")
             ),
             "last": {"date": iso(self.last_date), "value": num(self.last_value)},
@@ -45,7 +52,7 @@ class MillMargin:
                       "count": len(self.series)},
             "mean": num(self.mean), "min": num(self.minimum), "max": num(self.maximum),
             "recent": [{"date": iso(d), "value": num(v)} for d, v in tail.items()],
-            "caveat": "continuous contracts roll on different dates (rebar 1/5/10, ore 1/5/9)",
+            "caveat": f"continuous contracts roll on different dates ({en} 1/5/10, ore 1/5/9)",
             "source": self.source,
         }
 
@@ -58,8 +65,10 @@ def mill_margin(
     coke_coef: float = 0.5,
     other_costs: float = 0.0,
     freq: str | None = None,
+    product: str = "rebar",
 ) -> MillMargin:
-    """The rebar futures margin on DCE/SHFE settle prices, on the days all three traded.
+    """The rebar (or `product="hrc"`: hot-rolled coil) futures margin on DCE/SHFE settle prices, on
+    the days all three traded.
 
     The default coefficients are the market's rule of thumb: 1.6 t of ore and 0.5 t of coke per
     tonne of rebar. Pass `other_costs` (CNY/t) to include conversion costs.
@@ -72,7 +81,10 @@ def mill_margin(
             f"{iron_ore_coef}, {coke_coef} and {other_costs}",
             "bad_coefficients",
         )
-    rebar = load_series("shfe_rebar_daily")
+    if product not in PRODUCTS:
+        raise MarketError(f"unknown product {product!r}; the margin is of {' or '.join(PRODUCTS)}",
+                          "unknown_product", product=product, choices=list(PRODUCTS))
+    rebar = load_series(_PRODUCT_SERIES[product])
     ore = load_series("dce_iron_ore_daily")
     coke = load_series("dce_coke_daily")
     frame = pd.concat([rebar, ore, coke], axis=1, join="inner")
@@ -81,7 +93,8 @@ def mill_margin(
     source = " | ".join(dict.fromkeys(meta_of(s).source for s in (rebar, ore, coke)))
     margin.name = "mill_margin"
     _attach(margin, SeriesMeta(
-        id="mill_margin", name_zh="螺纹钢盘面利润", name_en="Futures steel-mill margin (rebar)",
+        id="mill_margin", name_zh=f"{PRODUCTS[product][0]}盘面利润",
+        name_en=f"Futures steel-mill margin ({PRODUCTS[product][1]})",
         unit="CNY/t", frequency="daily", kind="diffusion", source=source,
         licence="derived from exchange quotes: not stated",
     ))
@@ -90,5 +103,5 @@ def mill_margin(
         series=margin, iron_ore_coef=iron_ore_coef, coke_coef=coke_coef, other_costs=other_costs,
         last_date=margin.index[-1], last_value=float(margin.iloc[-1]),
         percentile=float(100 * (margin <= margin.iloc[-1]).mean()), mean=float(margin.mean()),
-        minimum=float(margin.min()), maximum=float(margin.max()), source=source,
+        minimum=float(margin.min()), maximum=float(margin.max()), source=source, product=product,
     )

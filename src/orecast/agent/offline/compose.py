@@ -411,12 +411,13 @@ def margin(p: dict[str, Any], zh: bool) -> str:
     rng, last, unit = p.get("range", {}), p.get("last", {}), p.get("unit", "")
     fresh = p.get("freshness") if isinstance(p.get("freshness"), dict) else {}
     ended = bool(fresh.get("last_date")) and fresh.get("last_date") != last.get("date")  # "in 2025"
+    product = "热卷" if p.get("product") == "hrc" else "螺纹钢"
     if zh:
-        text = (f"**{p.get('name_zh')}**（螺纹钢 − 1.6 × 铁矿石 − 0.5 × 焦炭，单位 {p.get('unit')}）：\n"
+        text = (f"**{p.get('name_zh')}**（{product} − 1.6 × 铁矿石 − 0.5 × 焦炭，单位 {p.get('unit')}）：\n"
                 f"- {'期末值' if ended else '最新'} {level(last.get('value'), unit)}（{last.get('date')}），处于 {rng.get('first')} 以来第 {fmt(p.get('percentile_in_range'))} 百分位\n"
                 f"- 均值 {level(p.get('mean'), unit)}，最低 {level(p.get('min'), unit)}，最高 {level(p.get('max'), unit)}\n"
                 "- 利润收缩时钢厂倾向减产、压低铁矿石需求；利润扩张则支撑矿价。"
-                "\n注意：连续合约的换月日期不同（螺纹钢 1/5/10 月，铁矿石 1/5/9 月），换月时利润会跳动。")
+                f"\n注意：连续合约的换月日期不同（{product} 1/5/10 月，铁矿石 1/5/9 月），换月时利润会跳动。")
     else:
         text = (f"**{p.get('name_en')}** ({p.get('formula')}, unit {p.get('unit')}):\n"
                 f"- {'value at the end of the period' if ended else 'latest'} {level(last.get('value'), unit)} ({last.get('date')}), percentile {fmt(p.get('percentile_in_range'))} since {rng.get('first')}\n"

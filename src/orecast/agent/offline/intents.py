@@ -136,6 +136,11 @@ MISSING_TOPICS: dict[str, tuple[str, ...]] = {
     "cobalt": ("cobalt", "钴"),
     "grains": ("soybean", "wheat", "corn", "大豆", "小麦", "玉米"),
     "euro": ("欧元", "euros", "in euro", "eur/", "/eur"),  # no EUR rate: never a converted price
+    # A local price in a market no series covers ("印度的铁矿石价格"): the China prices are not it.
+    "local_market": ("印度的铁矿", "印度铁矿", "印度国内", "日本的铁矿", "韩国的铁矿", "欧洲的铁矿", "美国的铁矿",
+                     "俄罗斯的铁矿", "in india", "indian iron ore", "india's iron ore", "in japan",
+                     "in korea", "in europe", "european iron ore", "in the us", "in the united states",
+                     "in russia", "nmdc"),
     # "火星上的铁矿石价格": a place no market in the data is in; never the Earth price instead.
     "off_earth": ("火星", "月球", "月亮上", "金星", "木星", "土星", "外太空", "太空中", "太空里", "小行星",
                   "外星", "其他星球", "别的星球", "on mars", "mars'", "mars?", "mars.", "martian",
@@ -234,6 +239,7 @@ class Query:
     bad_horizon: str | None = None  # "next -3 months": no forecast runs backwards
     bad_method: str | None = None  # "with method xyz": a method that does not exist
     claim: tuple[float, str] | None = None  # "是不是10000元？": a price the user puts forward
+    holiday: str | None = None  # "国庆节期间的价格": a holiday the exchanges close for (English name)
 
 
 def _contains(low: str, words: tuple[str, ...]) -> bool:
@@ -374,19 +380,39 @@ def bad_date(text: str) -> str | None:
 _SUBJECT_EN = re.compile(r"\b(?:price|prices|cost)\s+of\s+(?:the\s+|a\s+)?([a-z][a-z\- ]{1,30}?)"
                          r"(?=\s*(?:[?.!,]|$|\bnow\b|\btoday\b|\bin\b|\bon\b|\bper\b))", re.I)
 _SUBJECT_ZH = re.compile(r"([\u4e00-\u9fffA-Za-z]{1,8})的(?:价格|价钱|售价)")
+# "比特币价格", "bitcoin price": a subject right before the word, with no 的 / of.
+_SUBJECT_ZH_BARE = re.compile(r"([\u4e00-\u9fff]{2,6})(?:价格|价钱|售价|现价|报价)")
+_SUBJECT_EN_BARE = re.compile(r"\b([a-z][a-z\-]{2,20})\s+prices?\b", re.I)
+_EN_NOT_A_SUBJECT = {
+    "latest", "current", "average", "mean", "spot", "futures", "future", "lowest", "highest", "max",
+    "min", "closing", "settlement", "settle", "market", "ore", "steel", "commodity", "commodities",
+    "recent", "last", "previous", "first", "target", "expected", "historical", "real", "nominal",
+    "the", "its", "their", "your", "this", "that", "which", "what", "our", "my", "monthly", "daily",
+    "annual", "yearly", "today", "today's", "tomorrow's", "benchmark", "contract", "fines", "cfr",
+    "import", "imported", "seaborne", "port", "forecast", "predicted", "median", "peak", "low",
+    "high", "record", "same", "whose", "any", "world", "bank", "dce", "shfe", "china", "chinese",
+}
 _GENERIC_SUBJECTS = re.compile(
     r"^(?:it|this|that|them|these|iron ore|ore|iron|steel|futures?|commodit(?:y|ies)|"
     r"现在|目前|今天|明天|当前|最新|它|这个|那个|今年|去年|明年|上个月|下个月|本月|未来|历史|同期|期货|现货|"
-    r"国内|国际|中国|全球|铁矿|铁矿石|矿石|钢材|钢铁|大宗商品)$", re.I)
+    r"国内|国际|中国|全球|铁矿|铁矿石|矿石|钢材|钢铁|大宗商品|进口矿|进口铁矿|外矿|港口|现货|期货|"
+    r"平均|均价|结算|收盘|开盘|最高|最低|历史|预测|合约|主力|连续|人民币|美元|计价|以人民币|用人民币|"
+    r"用美元|以美元|这个月|上月|本月|近期|同期价|什么|多少|哪个|哪些)$", re.I)
 
 
 def unknown_subject(text: str, known: set[str] | None) -> str | None:
     """The thing whose price is asked, when no bundled series or known word names it."""
-    for rx in (_SUBJECT_EN, _SUBJECT_ZH):
+    for rx in (_SUBJECT_EN, _SUBJECT_ZH, _SUBJECT_ZH_BARE, _SUBJECT_EN_BARE):
         m = rx.search(text)
         if m is None:
             continue
         subject = m.group(1).strip()
+        if rx is _SUBJECT_EN_BARE and subject.lower() in _EN_NOT_A_SUBJECT:
+            continue
+        if rx is _SUBJECT_ZH_BARE:
+            subject = re.sub(r"^(?:现在|目前|今天|当前|最新|请问|告诉我|查一下|查询|的)+", "", subject)
+            if len(subject) < 2:
+                continue
         if (_GENERIC_SUBJECTS.match(subject) or find_series(subject, known)
                 or re.search(r"\d|年|月|日|天|周", subject)):
             return None
@@ -471,15 +497,15 @@ def _currency(*marks: str | None) -> str | None:
     return None
 
 
-def _driver_before(low: str, at: int) -> str | None:
+def _driver_before(low: str, at: int, *, strict: bool = False) -> str | None:
     """The driver named nearest before position `at` ("如果螺纹钢跌到3000，铁矿石…" → rebar),
-    else the first one named anywhere."""
+    else (not `strict`) the first one named anywhere."""
     found = [(m.start(), key) for key, words in _DRIVER_WORDS for w in words
              for m in re.finditer(rf"(?<![a-z]){re.escape(w)}", low)]
     before = [f for f in found if f[0] < at]
     if before:
         return max(before)[1]
-    return min(found)[1] if found else None
+    return min(found)[1] if found and not strict else None
 
 
 def _scenario(text: str, low: str) -> tuple[tuple[str, float] | None, str | None]:
@@ -516,9 +542,11 @@ def _scenario_level(low: str) -> tuple[str, float, str | None] | None:
     m = _LEVEL.search(low)
     if m is None:
         return None
-    driver = _driver_before(low, m.start())
+    # "如果它跌到2900元，铁矿石会怎样": a series named only after the level is the target; the driver
+    # is then the one talked about before ("" here, the planner reads it from the conversation).
+    driver = _driver_before(low, m.start(), strict=True) or ""
     value = float(m.group(2).replace(",", ""))
-    if driver is None or value <= 0:
+    if value <= 0:
         return None
     return driver, value, _currency(m.group(1), m.group(3))
 
@@ -542,6 +570,26 @@ def _unknown_method(low: str) -> str | None:
         if m and m.group(1) not in _NOT_A_NAME:
             return m.group(1)
     return None
+
+
+# "国庆节期间铁矿石期货价格": the exchanges are closed then. Not "节后" / "after the holiday".
+_HOLIDAYS = (
+    ("National Day", ("国庆", "十一黄金周", "十一长假", "national day", "golden week")),
+    ("Spring Festival", ("春节", "过年", "除夕", "spring festival", "chinese new year", "lunar new year")),
+    ("Mid-autumn Festival", ("中秋", "mid-autumn", "mid autumn")),
+    ("Labour Day", ("劳动节", "五一", "labour day", "labor day", "may day")),
+    ("Dragon Boat Festival", ("端午", "dragon boat")),
+    ("Tomb-sweeping Day", ("清明", "qingming", "tomb-sweeping")),
+    ("New Year's Day", ("元旦", "new year's day")),
+)
+_AROUND = re.compile(r"节前|节后|之前|之后|以前|以后|前后|前夕|前一|后一|假期前|假期后|\bbefore\b|\bafter\b|"
+                     r"leading up|\bahead of\b|\baround\b", re.I)
+
+
+def _holiday(low: str) -> str | None:
+    if _AROUND.search(low):
+        return None
+    return next((name for name, words in _HOLIDAYS if any(w in low for w in words)), None)
 
 
 def parse(text: str, known_series: set[str] | None = None) -> Query:
@@ -584,6 +632,7 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         q.missing = [k for k, words in MISSING_TOPICS.items() if _contains(low, words)]
     q.series = find_series(text, known_series)
     q.bad_date = bad_date(text)
+    q.holiday = _holiday(low)
     if not q.series and not q.missing and not q.scenario:
         q.unknown = unknown_subject(text, known_series)
     q.method = find_method(text)

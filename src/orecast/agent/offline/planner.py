@@ -146,7 +146,7 @@ class Planner:
             return Plan([("price_scenario", {"driver": driver, "shock": shock,
                                              "target": _scenario_target(q, driver)})])
         if q.scenario_level and "price_scenario" in self.tools:
-            return scenario_level_plan(q)
+            return scenario_level_plan(q, ctx)
         if q.missing:
             return Plan(reply=scope.no_data(q.missing, q.zh))
         if q.bad_date:
@@ -157,6 +157,8 @@ class Planner:
             return Plan(reply=scope.not_a_method(q.bad_method, q.zh))
         if q.unknown and not q.series:
             return Plan(reply=scope.no_series(q.unknown, q.zh))
+        if q.holiday and (q.series or [FRESHER])[0] in scope.EXCHANGE_SERIES and not scope.asks_benchmark(q.text):
+            return Plan(reply=scope.closed_for_holiday((q.series or [FRESHER])[0], q.holiday, q.zh))
         extra = self._extra_tool(q)
         if extra:
             return extra
@@ -265,7 +267,8 @@ class Planner:
             return Plan([("backtest_forecast", {"series": s, "horizon": h, "method": m, "step": step})
                          for m in methods])
         if first == "margin":
-            return Plan([("mill_margin", self._dates(q, "shfe_rebar_daily"))])
+            product = {"product": "hrc"} if q.product == "hrc" else {}  # "热卷利润": not rebar's
+            return Plan([("mill_margin", {**self._dates(q, "shfe_rebar_daily"), **product})])
         if first == "relate" or (first == "compare" and many):
             if len(series) < 2 and ctx.last_series and ctx.last_series != series[0]:
                 # "螺纹钢最新价，以及和铁矿石的相关性": the series talked about is the other side.
@@ -419,11 +422,17 @@ def _scenario_target(q: Query, driver: str) -> str:
     return "shfe_rebar_daily" if driver.startswith("iron_ore") else "iron_ore_wb_monthly"
 
 
-def scenario_level_plan(q: Query) -> Plan:
+def scenario_level_plan(q: Query, ctx: Context) -> Plan:
     """"如果螺纹钢跌到3000元/吨，铁矿石会怎样？": the scenario of the driver reaching that level from
     its latest value, in the driver series' own unit (a level in another currency is not converted)."""
     assert q.scenario_level is not None
     key, value, currency = q.scenario_level
+    if not key:  # "如果它跌到2900元": the series talked about before, if a driver measures it
+        key = next((k for k, d in DRIVERS.items() if d.series == ctx.last_series), "")
+        if key == "iron_ore_futures":
+            key = "iron_ore"  # resolved by the currency below, as when it is named
+        if not key:
+            return Plan(reply=scope.level_without_driver(value, q.zh))
     notes_: list[str] = []
     if key == "iron_ore":
         # The currency says which iron ore: US$/dmt is the World Bank's, CNY/t the DCE futures'.
@@ -436,6 +445,10 @@ def scenario_level_plan(q: Query) -> Plan:
     unit = cat.catalogue()[driver_series].unit
     if currency is not None and currency != _currency_of(unit):
         return Plan(reply=scope.level_in_other_currency(driver_series, currency, q.zh))
+    if not 1 / 3 <= value / cat.latest_value(driver_series) <= 3:
+        # A level a third or three times the price is no scenario the data can speak to; most
+        # likely the number belongs to another series or unit.
+        return Plan(reply=scope.level_too_far(driver_series, value, q.zh))
     target = _scenario_target(q, key)
     if target == DEFAULT_SERIES and cat.frequency(driver_series) == "daily" and not scope.asks_benchmark(q.text):
         target = FRESHER  # the same day's iron ore futures, not a monthly average months older

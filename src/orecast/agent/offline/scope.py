@@ -35,6 +35,7 @@ _TOPICS = {
     "cobalt": ("钴价", "cobalt prices"),
     "grains": ("农产品价格", "farm commodity prices"),
     "euro": ("欧元汇率（只有美元兑离岸人民币）", "euro exchange rates (only USD/CNH)"),
+    "local_market": ("其他国家的本地铁矿石价格（如印度国内矿价）", "local iron ore prices in other countries (e.g. India's domestic price)"),
     "off_earth": ("地球以外（火星、月球、小行星等）的价格", "prices off Earth (Mars, the Moon, asteroids …)"),
     "interest_rate": ("利率", "interest rates"),
     "property": ("房地产新开工", "property starts"),
@@ -53,6 +54,9 @@ HAVE_EN = ("What I do have: World Bank monthly iron ore prices (US$/dmt), DCE ir
 
 # Why a topic is missing, where the reason is not just that no series was bundled.
 _WHY_MISSING = {
+    "local_market": ("我的铁矿石价格只有中国市场的：世界银行的 CFR 中国进口价和大商所期货，它们不是别国的本地价格。",
+                     "My iron ore prices are China's only: the World Bank's CFR China import price and the "
+                     "DCE futures, which are not another country's local price."),
     "off_earth": ("那里没有铁矿石市场，我的价格数据都来自地球上的市场（中国的期货交易所、世界银行的 CFR 中国现货价），"
                   "不能代表别处的价格。",
                   "There is no iron ore market there: every price I have comes from markets on Earth "
@@ -493,3 +497,42 @@ def level_in_other_currency(series: str, currency: str, zh: bool) -> str:
     return (f"The {cat.name(series, False)} is priced in {unit} and you gave a level in {given}. I do not "
             "convert it: the two prices differ by more than the exchange rate (freight, taxes, grade, "
             f"contract), so a converted level would mislead the scenario. Please give the level in {unit}.")
+
+
+def level_without_driver(value: float, zh: bool) -> str:
+    """"如果它跌到2900元" with nothing talked about before: which price is meant is unknown."""
+    if zh:
+        return (f"我不知道 {value:g} 指的是哪个价格。请说明品种，例如“如果螺纹钢跌到{value:g}元/吨，铁矿石会怎样？”。")
+    return (f"I do not know which price {value:g} refers to. Please name it, e.g. 'if rebar falls to "
+            f"{value:g} CNY/t, what happens to iron ore?'.")
+
+
+def level_too_far(series: str, value: float, zh: bool) -> str:
+    """A level a third or three times the series' price: no scenario, and the likely mix-up said."""
+    unit = cat.catalogue()[series].unit
+    if zh:
+        return (f"{value:g} {UNIT_ZH_SHORT.get(unit, unit)} 与{cat.name(series, True)}的价格水平相差三倍以上，"
+                "这样的变动在数据里没有任何可比的经验，我不据此做情景估计。请确认品种和单位"
+                "（例如这个数字是不是另一个品种的价格）。")
+    return (f"{value:g} {unit} is more than three times away from the level of the {cat.name(series, False)}: "
+            "the data holds no move like that to estimate from, so I make no scenario of it. Please check "
+            "the series and the unit (is the number another series' price?).")
+
+
+# Series traded on DCE/SHFE, which close on China's public holidays (the iron ore default included:
+# "国庆节期间铁矿石价格" asks about days the futures do not trade).
+EXCHANGE_SERIES = frozenset(s for s in ("iron_ore_wb_monthly", "dce_iron_ore_daily", "shfe_rebar_daily",
+                                        "shfe_hrc_daily", "dce_coke_daily", "dce_coking_coal_daily"))
+
+
+def closed_for_holiday(series: str, holiday: str, zh: bool) -> str:
+    """"国庆节期间铁矿石期货价格": the exchanges do not trade then, so no price exists for those days."""
+    exchange_series = series if calendar_of(series) == trading_days.CN_EXCHANGE else "dce_iron_ore_daily"
+    if zh:
+        return (f"{HOLIDAY_ZH.get(holiday, holiday)}期间大商所和上期所休市，{cat.name(exchange_series, True)}"
+                "这些天没有成交，也就没有价格，我不会编一个。可以问节前最后一个交易日或节后第一个交易日的价格，"
+                "或者问包含假期的整个月份（例如“2025年10月铁矿石期货均价”）。")
+    return (f"The exchanges (DCE, SHFE) are closed over {holiday}, so the {cat.name(exchange_series, False)} "
+            "has no trades and no price on those days, and I will not make one up. Ask for the last trading "
+            "day before the holiday or the first one after it, or for the whole month that holds it "
+            "(e.g. 'average DCE iron ore futures price in October 2025').")
