@@ -159,6 +159,19 @@ async def test_prices_no_data_can_hold_get_no_tool_and_no_number(agent: Any) -> 
         assert not re.search(r"\d+\.\d{2}", turn.text)
 
 
+async def test_steel_prices_are_the_steel_futures_and_imported_ore_is_priced(agent: Any) -> None:
+    """"钢材价格" got the iron ore price; "进口矿价格" (the CFR China price the data has) got "no data
+    on imports"."""
+    steel = [("latest_price", {"series": "shfe_rebar_daily"}), ("latest_price", {"series": "shfe_hrc_daily"})]
+    for question, calls in (("钢材现在什么价格？", steel), ("What are steel prices now?", steel)):
+        turn = await run_turn(agent, str(uuid.uuid4()), question)
+        assert [(c.name, c.args) for c in turn.calls] == calls
+        assert_number(turn.text, float(market.load_series("shfe_hrc_daily").iloc[-1]))
+    turn = await run_turn(agent, str(uuid.uuid4()), "进口矿价格是多少？")
+    assert ("latest_price", {"series": "iron_ore_wb_monthly"}) in [(c.name, c.args) for c in turn.calls]
+    assert_number(turn.text, float(market.load_series("iron_ore_wb_monthly").iloc[-1]))
+
+
 @pytest.mark.parametrize("question", ["如果港口库存增加10%，铁矿石会怎样？",
                                       "What if port inventories rise 10%?"])
 async def test_unsupported_scenario_is_named(agent: Any, thread_id: str, question: str) -> None:

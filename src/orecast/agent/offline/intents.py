@@ -118,7 +118,9 @@ MISSING_TOPICS: dict[str, tuple[str, ...]] = {
                   "export volume"),
     "freight": ("运费", "海运费", "航运", "freight", "bdi", "baltic dry", "shipping rate",
                 "shipping cost"),
-    "imports": ("进口量", "进口", "imports", "import volume"),
+    # "进口矿价格" is the CFR China price the data has; the volume imported is what it lacks.
+    "imports": ("进口量", "进口了多少", "进口多少", "进口数量", "进口总量", "进口数据", "imports",
+                "import volume"),
     "mine_output": ("矿山产量", "铁矿石产量", "铁矿产量", "mine output", "mine production",
                     "iron ore production", "iron ore output"),
     "steel_output_recent": ("月度粗钢", "粗钢日产", "monthly steel output", "monthly crude steel"),

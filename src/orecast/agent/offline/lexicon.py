@@ -122,6 +122,10 @@ _CNY_UNIT = re.compile(r"(?:yuan|rmb|cny|renminbi)\s*(?:per|/|a)\s*(?:metric\s+)
                        r"\bin (?:yuan|rmb|cny|renminbi)\b|(?:以|用)?人民币(?:计价|计算|计)|元每吨")
 
 
+# "钢材价格", "steel prices": the steel futures (rebar and hot-rolled coil), not the ore.
+_STEEL_PRICES = re.compile(r"钢材|钢价|成材|\bsteel (?:prices?|futures)\b|\bprice of steel\b")
+
+
 def find_series(text: str, known: set[str] | None = None) -> list[str]:
     """Series ids named in `text`, in the order they appear, most specific alias winning."""
     low = _CNY_UNIT.sub(" 元/吨 ", text.lower())
@@ -153,6 +157,8 @@ def find_series(text: str, known: set[str] | None = None) -> list[str]:
         # "62% Fe CFR China" names one series twice (the benchmark is 62% Fe since 2008-12).
         ids.remove("iron_ore_wb_monthly")
     ids = _steel_countries(low, ids, known)
+    if _STEEL_PRICES.search(low) and not {"shfe_rebar_daily", "shfe_hrc_daily"} & set(ids):
+        ids += [s for s in ("shfe_rebar_daily", "shfe_hrc_daily") if known is None or s in known]
     if "iron_ore_wb_monthly" in ids and any(_boundary_match(low, h) >= 0 for h in FUTURES_HINTS):
         ids = [("dce_iron_ore_daily" if s == "iron_ore_wb_monthly" else s) for s in ids]
         ids = list(dict.fromkeys(ids))
