@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from orecast import market
-from orecast.market import trading_days
+from orecast.market import MarketError, trading_days
 
 DATA = Path(market.__file__).parent / "data"
 FUTURES = (
@@ -96,8 +96,11 @@ def test_the_projection_rules_reproduce_the_published_schedules(
 
 
 def test_a_year_beyond_the_lunar_table_is_an_error_not_weekdays() -> None:
-    with pytest.raises(ValueError, match="no holiday calendar for 2036"):
+    with pytest.raises(MarketError, match="no holiday calendar for 2036") as err:
         trading_days.closures(2036)
+    assert err.value.code == "no_calendar"
+    with pytest.raises(MarketError, match="known to 2035"):  # not a crash, and no weekday guess
+        market.forecast("dce_iron_ore_daily", 3000, "naive")
     assert trading_days.next_trading_days(date(2026, 12, 31), 1)[0] == pd.Timestamp("2027-01-04")
     assert trading_days.trading_days(date(2027, 2, 1), date(2027, 2, 14)).size == 4  # 1-4 Feb
 

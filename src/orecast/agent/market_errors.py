@@ -36,6 +36,7 @@ _ZH: dict[str, str] = {
     "horizon_too_long": "预测 {horizon} 期比序列本身还长（只有 {count} 个数据）。",
     "invalid": "输入有误，这个请求无法完成。",
     "max_lag_too_long": "最大滞后期 {value} 太长：{a} 和 {b} 在范围内只有 {count} 个共同收益率，最多可试 {limit} 期。",
+    "no_calendar": "没有 {year} 年的交易所休市日历：中国期货交易所的交易日只知道到 {last} 年，请缩短预测期。",
     "no_data_in_range": "{series} 在 {start_zh} 到 {end_zh} 之间没有数据；它覆盖 {first} 至 {last}。",
     "no_indicator": "nowcast 方法需要一个日度指标，{series} 没有（只有世界银行月度铁矿石价格有）。",
     "no_origin": "在 {start_zh} 与最后一个已知 {horizon} 步结果的日期（{last}）之间没有可回测的起点。",

@@ -22,6 +22,8 @@ from functools import cache
 import chinese_calendar
 import pandas as pd
 
+from orecast.market.errors import MarketError
+
 CN_EXCHANGE = "cn_exchange"
 WEEKDAYS = "weekdays"
 CALENDARS = (CN_EXCHANGE, WEEKDAYS)
@@ -84,9 +86,13 @@ def _span(first: date, last: date) -> list[date]:
 
 def _projected(year: int) -> dict[date, str]:
     if year not in LUNAR_HOLIDAYS:
-        raise ValueError(
-            f"no holiday calendar for {year}: projected years are "
-            f"{min(LUNAR_HOLIDAYS)}-{max(LUNAR_HOLIDAYS)}"
+        # Past the lunar table the exchange's trading days are unknown: no dates are made up.
+        raise MarketError(
+            f"no holiday calendar for {year}: Chinese exchange trading days are known to "
+            f"{max(LUNAR_HOLIDAYS)}; ask for a shorter horizon",
+            "no_calendar",
+            year=year,
+            last=max(LUNAR_HOLIDAYS),
         )
     new_year, dragon_boat, mid_autumn = LUNAR_HOLIDAYS[year]
     days: dict[date, str] = {}
@@ -118,7 +124,9 @@ def closures(year: int) -> tuple[Closure, ...]:
     """The weekdays of `year` the exchanges are closed, official or projected."""
     first, last = official_years()
     if year < first:
-        raise ValueError(f"no holiday calendar before {first}")
+        raise MarketError(
+            f"no holiday calendar before {first}", "no_calendar", year=year, last=last
+        )
     if year <= last:
         found = {
             d: str(h)
