@@ -61,8 +61,9 @@ async def test_calendar_words(agent: Any, thread_id: str, question: str, start: 
     ("预测一下月球上铁矿石明年的价格", "地球以外"),
     ("How much would iron ore mined from an asteroid cost?", "no iron ore market there"),
     # A local market the data does not cover, and a subject named without 的 / of.
-    ("印度的铁矿石价格是多少？", "我没有其他国家的本地铁矿石价格（如印度国内矿价）的数据"),
-    ("What is the iron ore price in India?", "I do not have data on local iron ore prices in other countries"),
+    ("印度的铁矿石价格是多少？", "我没有本地铁矿石价格（如印度国内矿价、中国国产矿或铁精粉）的数据"),
+    ("What is the iron ore price in India?", "I do not have data on local iron ore prices"),
+    ("国产矿价格是多少？", "不是别国或国产矿的本地价格"),
     ("比特币价格是多少？", "我没有“比特币”的数据"),
     ("What is the bitcoin price?", 'I do not have data on "bitcoin"'),
 ])

@@ -142,7 +142,7 @@ MISSING_TOPICS: dict[str, tuple[str, ...]] = {
     "local_market": ("印度的铁矿", "印度铁矿", "印度国内", "日本的铁矿", "韩国的铁矿", "欧洲的铁矿", "美国的铁矿",
                      "俄罗斯的铁矿", "in india", "indian iron ore", "india's iron ore", "in japan",
                      "in korea", "in europe", "european iron ore", "in the us", "in the united states",
-                     "in russia", "nmdc"),
+                     "in russia", "nmdc", "国产矿", "国内矿", "铁精粉", "domestic ore", "domestic iron ore"),
     # "火星上的铁矿石价格": a place no market in the data is in; never the Earth price instead.
     "off_earth": ("火星", "月球", "月亮上", "金星", "木星", "土星", "外太空", "太空中", "太空里", "小行星",
                   "外星", "其他星球", "别的星球", "on mars", "mars'", "mars?", "mars.", "martian",

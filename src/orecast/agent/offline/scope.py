@@ -35,7 +35,8 @@ _TOPICS = {
     "cobalt": ("钴价", "cobalt prices"),
     "grains": ("农产品价格", "farm commodity prices"),
     "euro": ("欧元汇率（只有美元兑离岸人民币）", "euro exchange rates (only USD/CNH)"),
-    "local_market": ("其他国家的本地铁矿石价格（如印度国内矿价）", "local iron ore prices in other countries (e.g. India's domestic price)"),
+    "local_market": ("本地铁矿石价格（如印度国内矿价、中国国产矿或铁精粉）",
+                     "local iron ore prices (e.g. India's domestic price, Chinese domestic ore or concentrate)"),
     "off_earth": ("地球以外（火星、月球、小行星等）的价格", "prices off Earth (Mars, the Moon, asteroids …)"),
     "interest_rate": ("利率", "interest rates"),
     "property": ("房地产新开工", "property starts"),
@@ -54,9 +55,9 @@ HAVE_EN = ("What I do have: World Bank monthly iron ore prices (US$/dmt), DCE ir
 
 # Why a topic is missing, where the reason is not just that no series was bundled.
 _WHY_MISSING = {
-    "local_market": ("我的铁矿石价格只有中国市场的：世界银行的 CFR 中国进口价和大商所期货，它们不是别国的本地价格。",
-                     "My iron ore prices are China's only: the World Bank's CFR China import price and the "
-                     "DCE futures, which are not another country's local price."),
+    "local_market": ("我的铁矿石价格只有两个：世界银行的 CFR 中国进口价和大商所期货，它们不是别国或国产矿的本地价格。",
+                     "My iron ore prices are two: the World Bank's CFR China import price and the DCE "
+                     "futures, which are not another country's or domestic ore's local price."),
     "off_earth": ("那里没有铁矿石市场，我的价格数据都来自地球上的市场（中国的期货交易所、世界银行的 CFR 中国现货价），"
                   "不能代表别处的价格。",
                   "There is no iron ore market there: every price I have comes from markets on Earth "
