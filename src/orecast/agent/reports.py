@@ -21,6 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.tools import BaseTool, StructuredTool
 
 REPORT_TOOL = "export_report"
+NOTHING_ANSWERED = "_本对话还没有已回答的问题。 / No question of this conversation has been answered yet._"
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,19 +33,26 @@ class Exchange:
 
 
 def collect(messages: list[BaseMessage]) -> tuple[list[Exchange], list[Path], list[str]]:
-    """Questions with their final answers, chart PNGs and data sources found in the thread."""
+    """Questions with their final answers, chart PNGs and data sources found in the thread.
+
+    A final answer is the analyst's text without a tool call: a preface to one ("let me export it")
+    answers nothing, so the question that asked for the report being written is not in it, nor are
+    earlier requests for a report (their answer is only where a file went)."""
     exchanges: list[Exchange] = []
     charts: list[Path] = []
     sources: list[str] = []
     question: str | None = None
     answer = ""
+    exported = False
     for msg in messages:
         if isinstance(msg, HumanMessage):
-            if question is not None:
+            if question is not None and answer and not exported:
                 exchanges.append(Exchange(question, answer))
-            question, answer = msg.text, ""
-        elif isinstance(msg, AIMessage) and msg.text.strip():
-            answer = msg.text.strip()
+            question, answer, exported = msg.text, "", False
+        elif isinstance(msg, AIMessage):
+            exported = exported or any(call["name"] == REPORT_TOOL for call in msg.tool_calls)
+            if not msg.tool_calls and msg.text.strip():
+                answer = msg.text.strip()
         elif isinstance(msg, ToolMessage) and msg.status != "error":
             payload = _json(msg.text)
             if isinstance(payload, dict):
@@ -54,7 +62,7 @@ def collect(messages: list[BaseMessage]) -> tuple[list[Exchange], list[Path], li
                 for src in _sources(payload):
                     if src not in sources:
                         sources.append(src)
-    if question is not None and answer:
+    if question is not None and answer and not exported:
         exchanges.append(Exchange(question, answer))
     return exchanges, charts, sources
 
@@ -89,7 +97,9 @@ def render(title: str, summary: str, thread_id: str, messages: list[BaseMessage]
         lines += ["## 摘要 / Summary", "", summary.strip(), ""]
     lines += ["## 问答 / Analysis", ""]
     for ex in exchanges:
-        lines += [f"### {ex.question.strip()}", "", ex.answer or "_(no answer)_", ""]
+        lines += [f"### {ex.question.strip()}", "", ex.answer, ""]
+    if not exchanges:
+        lines += [NOTHING_ANSWERED, ""]
     copied = [c for c in charts if c.is_file()]
     if copied:
         figures_dir.mkdir(parents=True, exist_ok=True)
