@@ -4,7 +4,7 @@ import { useCallback, useEffect, useRef } from "react";
  * How the page learns what changed elsewhere (another tab, another browser, `orecast chat`): it looks
  * at the conversation list now and then, while visible. The server's thread stream
  * (`GET /threads/{id}/stream`) was no substitute: it sees only the runs still going at its own poll
- * (4 of 5 short runs were never reported) and does not end when the thread is deleted.
+ * (of 5 short runs it reported 1, then 2) and stays open, silent, after the thread is deleted.
  */
 export const REFRESH_MIN_MS = 2000;
 export const REFRESH_MAX_MS = 16000;
