@@ -96,3 +96,17 @@ async def test_a_report_counts_the_answered_questions_it_holds(agent: Any, threa
     assert summary.startswith("本报告汇总本对话中已回答的 9 个问题")
     assert text.count("\n### ") == 9 and "### Export a report" not in text
     assert "（9 个问答" in reply
+
+
+async def test_a_report_names_its_own_copy_of_a_chart_not_the_servers_files(
+    agent: Any, thread_id: str, settings: AgentSettings
+) -> None:
+    """The chart's answer said where the server saved its PNG and its ECharts option (for the web
+    page); the report repeated both paths, which mean nothing next to it."""
+    await _ask_for_report(agent, thread_id)
+    turn = await run_turn(agent, thread_id, decisions({"type": "approve"}))
+    report = Path(turn.results[0].report)
+    text = report.read_text(encoding="utf-8")
+    (figure,) = settings.reports_dir.glob("*_figures/*.png")
+    assert text.count(f"{figure.parent.name}/{figure.name}") == 2  # in the answer, and as the figure
+    assert str(settings.charts_dir) not in text and "ECharts" not in text
