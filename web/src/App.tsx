@@ -1,6 +1,6 @@
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { Thread } from "@langchain/langgraph-sdk";
-import { describeError, isAdmin, makeClient, probeAccess, storedKey, storeKey, threadTitle, wasShown, type Access } from "./api";
+import { describeError, isAdmin, makeClient, probeAccess, storedKey, storeKey, threadTitle, titleFollowsQuestion, wasShown, type Access } from "./api";
 import { Chat } from "./components/Chat";
 import { Icon } from "./components/Icon";
 import { LangSwitch } from "./components/LangSwitch";
@@ -9,6 +9,7 @@ import { Sidebar } from "./components/Sidebar";
 import { SignIn } from "./components/SignIn";
 import { browserLang, DICTS, I18nContext, type Key, type Lang } from "./i18n";
 import { checkpointHash } from "./lib/ops";
+import { useRefreshCycle } from "./lib/refreshCycle";
 import { parseRoute, type Route } from "./lib/route";
 
 type Theme = "light" | "dark";
@@ -41,7 +42,10 @@ export function App() {
   const [listError, setListError] = useState<unknown>(null);
   const [sidebarOpen, setSidebarOpen] = useState(false);
   const [historyOpen, setHistoryOpen] = useState(route.checkpointId !== null);
-  const [missingId, setMissingId] = useState<string | null>(null);
+  /** The thread the address named that does not exist, or the open one deleted elsewhere, and which. */
+  const [missing, setMissing] = useState<{ id: string; why: "threadMissing" | "threadDeleted" | "threadGone" } | null>(null);
+  /** How many times the list was looked at: the open thread's stamp when the list does not hold it. */
+  const [looks, setLooks] = useState(0);
   // Something that failed away from the conversation's own error box (rename, delete, stop): what, and why.
   const [notice, setNotice] = useState<{ what: Key | null; err: unknown } | null>(null);
   const report = useCallback((what: Key | null, err: unknown) => setNotice({ what, err }), []);
@@ -80,27 +84,34 @@ export function App() {
     };
   }, [key]);
 
-  const refresh = useCallback(() => {
-    client.threads
-      .search({ limit: 200, sortBy: "updated_at", sortOrder: "desc" })
-      .then((list) => {
-        setThreads(list);
-        setListError(null);
-      })
-      .catch((err) => {
-        // A key that stopped working (revoked, server restarted with other keys): ask again.
-        if ((err as { status?: number }).status === 401) {
-          // "needs-key", not "checking": when the key is already null (sign-out) setKey changes
-          // nothing, the probe effect does not run again, and "checking" would stay forever.
-          storeKey(null);
-          setKey(null);
-          setAccess("needs-key");
-        } else setListError(err);
-      });
+  // The list as last seen: what a look compares with to tell whether anything changed.
+  const listed = useRef("");
+  const lookAtList = useCallback(async (): Promise<boolean> => {
+    try {
+      const list = await client.threads.search({ limit: 200, sortBy: "updated_at", sortOrder: "desc" });
+      const seen = list.map((th) => `${th.thread_id} ${th.updated_at} ${th.status} ${threadTitle(th)}`).join("\n");
+      const changed = seen !== listed.current;
+      listed.current = seen;
+      if (changed) setThreads(list);
+      setListError(null);
+      setLooks((n) => n + 1);
+      return changed;
+    } catch (err) {
+      // A key that stopped working (revoked, server restarted with other keys): ask again.
+      if ((err as { status?: number }).status === 401) {
+        // "needs-key", not "checking": when the key is already null (sign-out) setKey changes
+        // nothing, the probe effect does not run again, and "checking" would stay forever.
+        storeKey(null);
+        setKey(null);
+        setAccess("needs-key");
+      } else setListError(err);
+      return false;
+    }
   }, [client]);
-  useEffect(() => {
-    if (access === "ok") refresh();
-  }, [access, refresh]);
+  const poke = useRefreshCycle(lookAtList, access === "ok");
+  useEffect(() => poke(), [client, poke]);
+  /** This page changed something: look at once, and have this browser's other tabs look too. */
+  const refresh = useCallback(() => poke(true), [poke]);
   useEffect(() => {
     let live = true;
     if (access === "ok") isAdmin(key).then((a) => live && setAdmin(a));
@@ -123,7 +134,7 @@ export function App() {
     setFocusCheckpoint(null);
     setChatKey((k) => k + 1);
     setSidebarOpen(false);
-    setMissingId(null);
+    setMissing(null);
   }, []);
   const reloadChat = useCallback(() => {
     setChatKey((k) => k + 1);
@@ -136,8 +147,19 @@ export function App() {
     setThreadId(null);
     setHistoryOpen(false);
     setChatKey((k) => k + 1);
-    setMissingId(id);
+    setMissing({ id, why: "threadMissing" });
   }, []);
+  // The open thread was deleted elsewhere (another tab, the API, its TTL): a new conversation takes
+  // its place, without remounting the chat, so a question being typed stays in the box.
+  // `unsent`: a question sent to it is back in the box, which the notice says (a later look that
+  // finds the thread gone too does not take that back).
+  const onGone = useCallback((id: string, unsent = false) => {
+    window.history.replaceState(null, "", "#/");
+    setThreadId(null);
+    setHistoryOpen(false);
+    setMissing((shown) => (shown?.id === id && shown.why === "threadGone" ? shown : { id, why: unsent ? "threadGone" : "threadDeleted" }));
+    poke();
+  }, [poke]);
   // The thread made for a question the server refused (too long) was deleted: back to a new
   // conversation, without remounting the chat that shows why and holds the question.
   const onDiscarded = useCallback(() => {
@@ -167,7 +189,7 @@ export function App() {
       setFocusCheckpoint(at.checkpointId);
       if (at.checkpointId) setHistoryOpen(true);
       setChatKey((k) => k + 1);
-      setMissingId(null);
+      setMissing(null);
     };
     window.addEventListener("popstate", onPop);
     return () => window.removeEventListener("popstate", onPop);
@@ -178,7 +200,7 @@ export function App() {
     (id: string) => {
       window.history.replaceState(null, "", `#/thread/${id}`);
       setThreadId(id);
-      setMissingId(null);
+      setMissing(null);
       refresh();
     },
     [refresh],
@@ -186,6 +208,9 @@ export function App() {
 
   const active = threads.find((th) => th.thread_id === threadId);
   const title = active ? threadTitle(active) : "";
+  // What the chat watches to look for runs started elsewhere: the open thread's entry in the list,
+  // or, when the list does not hold it (older than its 200), every look.
+  const stamp = active ? `${active.updated_at} ${active.status}` : `unlisted ${looks}`;
 
   if (access === "checking") return <I18nContext.Provider value={i18n}><p className="muted center">{t("loading")}</p></I18nContext.Provider>;
   if (access === "needs-key") {
@@ -235,9 +260,9 @@ export function App() {
             <button type="button" className="icon" aria-label={t("close")} onClick={() => setNotice(null)} data-testid="notice-close"><Icon name="close" /></button>
           </div>
         )}
-        {missingId && (
+        {missing && (
           <div className="error-box" role="alert" data-testid="thread-missing">
-            {t("threadMissing")} <code>{missingId}</code>
+            {t(missing.why)} <code>{missing.id}</code>
           </div>
         )}
         <div className="body">
@@ -278,6 +303,8 @@ export function App() {
             client={client}
             threadId={threadId}
             title={title}
+            titleFollowsQuestion={active ? titleFollowsQuestion(active) : false}
+            stamp={stamp}
             dark={theme === "dark"}
             historyOpen={historyOpen}
             onCloseHistory={() => setHistoryOpen(false)}
@@ -285,6 +312,7 @@ export function App() {
             onThreadId={onThreadId}
             onChanged={refresh}
             onMissing={onMissing}
+            onGone={onGone}
             onReload={reloadChat}
             onDiscarded={onDiscarded}
             onNotice={report}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { describeError, errorCode, errorText, httpStatus, isCancellation, isUnreachable } from "./api";
+import type { Thread } from "@langchain/langgraph-sdk";
+import { describeError, errorCode, errorText, httpStatus, isCancellation, isUnreachable, threadTitle, titleFollowsQuestion } from "./api";
 import { DICTS } from "./i18n";
 
 // The shape of the SDK's HTTPError: message "HTTP <status>: <body>", with status and text.
@@ -62,5 +63,21 @@ describe("describeError", () => {
     expect(describeError(httpError(502, "Bad Gateway"), zh)).toBe("服务器出错: HTTP 502: Bad Gateway");
     const missing = httpError(404, JSON.stringify({ error: "not_found", message: "thread t not found" }));
     expect(describeError(missing, zh)).toBe("thread t not found (HTTP 404)");
+  });
+});
+
+describe("thread titles", () => {
+  const thread = (title: unknown, first: string) =>
+    ({ thread_id: "t", metadata: title === undefined ? {} : { title }, values: { messages: [{ type: "human", content: first }] } }) as unknown as Thread;
+
+  it("is the metadata title, else the head's first question as a new conversation is titled", () => {
+    expect(threadTitle(thread("My ore notes", "铁矿石现在多少钱？"))).toBe("My ore notes");
+    expect(threadTitle(thread(undefined, "铁矿石\n现在多少钱？"))).toBe("铁矿石 现在多少钱？");
+  });
+
+  it("follows the first question until the user renames it", () => {
+    expect(titleFollowsQuestion(thread("铁矿石现在多少钱？", "铁矿石现在多少钱？"))).toBe(true);
+    expect(titleFollowsQuestion(thread(undefined, "铁矿石现在多少钱？"))).toBe(true);
+    expect(titleFollowsQuestion(thread("My ore notes", "铁矿石现在多少钱？"))).toBe(false);
   });
 });

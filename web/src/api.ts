@@ -1,6 +1,7 @@
 import { Client } from "@langchain/langgraph-sdk";
 import type { Thread } from "@langchain/langgraph-sdk";
 import type { OpsStats } from "./lib/ops";
+import { autoTitle, isTitleOf } from "./lib/title";
 
 export const ASSISTANT_ID = "orecast";
 const KEY_STORAGE = "orecast:apiKey";
@@ -74,13 +75,26 @@ export function textOf(content: unknown): string {
   return "";
 }
 
-/** The sidebar title: the renamed title, else the first question, else nothing. */
+/** The first question of the thread's head (the branch its last run went on), if it has one. */
+export function firstQuestion(thread: Thread): string | null {
+  const values = thread.values as { messages?: Msg[] } | null | undefined;
+  const first = values?.messages?.find((m) => m.type === "human");
+  return first ? textOf(first.content) : null;
+}
+
+/** The title (see lib/title.ts): the thread's metadata `title`, else its first question, else nothing. */
 export function threadTitle(thread: Thread): string {
   const title = thread.metadata?.title;
   if (typeof title === "string" && title.trim()) return title.trim();
-  const values = thread.values as { messages?: Msg[] } | null | undefined;
-  const first = values?.messages?.find((m) => m.type === "human");
-  return first ? textOf(first.content).trim().slice(0, 80) : "";
+  const first = firstQuestion(thread);
+  return first ? autoTitle(first) : "";
+}
+
+/** Whether the thread's title is still the one its first question gave (not the user's own). */
+export function titleFollowsQuestion(thread: Thread): boolean {
+  const title = thread.metadata?.title;
+  const first = firstQuestion(thread);
+  return typeof title !== "string" || !title.trim() || (first !== null && isTitleOf(title, first));
 }
 
 /** A report's download address (see web/SERVER_NEEDS.md): by thread, by file name. */

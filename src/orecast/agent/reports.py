@@ -21,6 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.tools import BaseTool, StructuredTool
 
 REPORT_TOOL = "export_report"
+NOTHING_ANSWERED = "_本对话还没有已回答的问题。 / No question of this conversation has been answered yet._"
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,30 +32,46 @@ class Exchange:
     answer: str
 
 
-def collect(messages: list[BaseMessage]) -> tuple[list[Exchange], list[Path], list[str]]:
-    """Questions with their final answers, chart PNGs and data sources found in the thread."""
+@dataclass(frozen=True, slots=True)
+class Chart:
+    """A chart a tool drew: its PNG (copied beside the report) and its ECharts option file, which
+    only the web page reads."""
+
+    png: Path
+    option: str | None
+
+
+def collect(messages: list[BaseMessage]) -> tuple[list[Exchange], list[Chart], list[str]]:
+    """Questions with their final answers, chart PNGs and data sources found in the thread.
+
+    A final answer is the analyst's text without a tool call: a preface to one ("let me export it")
+    answers nothing, so the question that asked for the report being written is not in it, nor are
+    earlier requests for a report (their answer is only where a file went)."""
     exchanges: list[Exchange] = []
-    charts: list[Path] = []
+    charts: list[Chart] = []
     sources: list[str] = []
     question: str | None = None
     answer = ""
+    exported = False
     for msg in messages:
         if isinstance(msg, HumanMessage):
-            if question is not None:
+            if question is not None and answer and not exported:
                 exchanges.append(Exchange(question, answer))
-            question, answer = msg.text, ""
-        elif isinstance(msg, AIMessage) and msg.text.strip():
-            answer = msg.text.strip()
+            question, answer, exported = msg.text, "", False
+        elif isinstance(msg, AIMessage):
+            exported = exported or any(call["name"] == REPORT_TOOL for call in msg.tool_calls)
+            if not msg.tool_calls and msg.text.strip():
+                answer = msg.text.strip()
         elif isinstance(msg, ToolMessage) and msg.status != "error":
             payload = _json(msg.text)
             if isinstance(payload, dict):
-                png = payload.get("png")
-                if isinstance(png, str) and png not in {str(c) for c in charts}:
-                    charts.append(Path(png))
+                png, option = payload.get("png"), payload.get("echarts")
+                if isinstance(png, str) and png not in {str(c.png) for c in charts}:
+                    charts.append(Chart(Path(png), option if isinstance(option, str) else None))
                 for src in _sources(payload):
                     if src not in sources:
                         sources.append(src)
-    if question is not None and answer:
+    if question is not None and answer and not exported:
         exchanges.append(Exchange(question, answer))
     return exchanges, charts, sources
 
@@ -87,17 +104,19 @@ def render(title: str, summary: str, thread_id: str, messages: list[BaseMessage]
     lines = [f"# {title}", "", f"*orecast · thread `{thread_id}` · {now}*", ""]
     if summary.strip():
         lines += ["## 摘要 / Summary", "", summary.strip(), ""]
+    copied = [c for c in charts if c.png.is_file()]
     lines += ["## 问答 / Analysis", ""]
     for ex in exchanges:
-        lines += [f"### {ex.question.strip()}", "", ex.answer or "_(no answer)_", ""]
-    copied = [c for c in charts if c.is_file()]
+        lines += [f"### {ex.question.strip()}", "", _as_reported(ex.answer, copied, figures_dir), ""]
+    if not exchanges:
+        lines += [NOTHING_ANSWERED, ""]
     if copied:
         figures_dir.mkdir(parents=True, exist_ok=True)
         lines += ["## 图表 / Figures", ""]
         for chart in copied:
-            target = figures_dir / chart.name
-            shutil.copyfile(chart, target)
-            lines += [f"![{chart.stem}]({figures_dir.name}/{chart.name})", ""]
+            target = figures_dir / chart.png.name
+            shutil.copyfile(chart.png, target)
+            lines += [f"![{chart.png.stem}]({figures_dir.name}/{chart.png.name})", ""]
     if sources:
         lines += ["## 数据来源 / Sources", ""] + [f"- {s}" for s in sources] + [""]
     lines += [
@@ -107,6 +126,28 @@ def render(title: str, summary: str, thread_id: str, messages: list[BaseMessage]
         "",
     ]
     return "\n".join(lines)
+
+
+# Text left on a line once a chart's files are named no more, above which it says more than where
+# they are (the page's rule too: web/src/lib/chartCaption.ts).
+NOTICE_CHARS = 120
+
+
+def _as_reported(answer: str, charts: list[Chart], figures_dir: Path) -> str:
+    """An answer names the server's chart files: in the report a PNG is named by its copy beside it,
+    and a line that only points the web page at an ECharts option file goes (the figure is there)."""
+    kept: list[str] = []
+    for line in answer.split("\n"):
+        options = [c.option for c in charts if c.option and c.option in line]
+        rest = line
+        for chart in charts:
+            rest = rest.replace(str(chart.png), "").replace(chart.option or str(chart.png), "")
+        if options and len(rest.strip(" `")) <= NOTICE_CHARS:
+            continue
+        for chart in charts:
+            line = line.replace(str(chart.png), f"{figures_dir.name}/{chart.png.name}")
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def _slug(text: str) -> str:
@@ -138,7 +179,7 @@ def report_tool(reports_dir: Path) -> BaseTool:
                 "report": str(path),
                 "title": title,
                 "sections": len(exchanges),
-                "figures": len([c for c in charts if c.is_file()]),
+                "figures": len([c for c in charts if c.png.is_file()]),
                 "bytes": len(text.encode("utf-8")),
             },
             ensure_ascii=False,

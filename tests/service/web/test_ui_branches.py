@@ -128,3 +128,33 @@ def test_history_counts_one_message_in_the_singular(open_page: Any, web_server: 
     many = next(s["checkpoint"]["checkpoint_id"] for s in states if len(s["values"].get("messages", [])) == 2)
     history.locator(f'[data-testid="history-item"][data-checkpoint-id="{many}"]').click()
     expect(history.get_by_test_id("history-detail")).to_contain_text("· 2 messages")
+
+
+def test_the_title_follows_an_edited_first_question_unless_renamed(open_page: Any, web_server: Server) -> None:
+    """The title (metadata `title`, which the API, the CLI and the list show) is the first question;
+    after that question was edited the list and the heading still said the old one. A title the user
+    gave stays as it is."""
+    page = open_page(web_server)
+    ask(page, FIRST)
+    tid = thread_id_of(page)
+    item = page.locator(f'[data-testid="thread-item"][data-thread-id="{tid}"]')
+    expect(item.get_by_test_id("thread-title")).to_have_text(FIRST)
+    page.locator('[data-testid="message"][data-role="human"]').first.get_by_test_id("edit-button").click()
+    page.get_by_test_id("edit-input").fill(EDITED)
+    page.get_by_test_id("edit-submit").click()
+    wait_idle(page)
+    expect(item.get_by_test_id("thread-title")).to_have_text(EDITED)
+    expect(page.get_by_test_id("chat-title")).to_have_text(EDITED)
+    client = get_sync_client(url=web_server.url)
+    assert client.threads.get(tid)["metadata"]["title"] == EDITED
+    # renamed by the user: an edit of the first question leaves the name alone
+    client.threads.update(tid, metadata={"title": "My ore notes"})
+    page.reload()
+    expect(item.get_by_test_id("thread-title")).to_have_text("My ore notes")
+    page.locator('[data-testid="message"][data-role="human"]').first.get_by_test_id("edit-button").click()
+    page.get_by_test_id("edit-input").fill(SECOND)
+    page.get_by_test_id("edit-submit").click()
+    wait_idle(page)
+    expect(questions(page)).to_have_text([SECOND])
+    expect(item.get_by_test_id("thread-title")).to_have_text("My ore notes")
+    assert client.threads.get(tid)["metadata"]["title"] == "My ore notes"

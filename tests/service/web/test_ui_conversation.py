@@ -247,3 +247,19 @@ def test_copy_says_it_copied(open_page: Any, web_server: Server) -> None:
     reader = page.context.new_page()
     reader.goto(web_server.url + "/")
     assert "108.64" in reader.evaluate("navigator.clipboard.readText()")
+
+
+def test_a_long_question_titles_the_conversation_as_the_cli_does_and_the_list_shows_it_whole(
+    open_page: Any, web_server: Server
+) -> None:
+    """The list cuts a long title to its width ("铁矿石价格未来6个月预…") and gave no way to read the
+    rest but opening it; the title itself was the question's first 80 characters, where `orecast
+    chat` puts a long question on one line and ends the cut with "…"."""
+    question = "铁矿石现在多少钱？\n" + "请说明数据来源、单位和日期，" * 8
+    page = open_page(web_server, locale="zh-CN")
+    ask(page, question)
+    title = " ".join(question.split())[:79] + "…"
+    item = page.locator(f'[data-testid="thread-item"][data-thread-id="{thread_id_of(page)}"]')
+    expect(item.get_by_test_id("thread-title")).to_have_text(title)
+    expect(item.get_by_test_id("thread-open")).to_have_attribute("title", title)
+    assert get_sync_client(url=web_server.url).threads.get(thread_id_of(page))["metadata"]["title"] == title

@@ -21,6 +21,16 @@ HELD_SECONDS = 3
 expect = pytest.importorskip("playwright.sync_api").expect
 
 
+
+def set_hidden(page: Any, hidden: bool) -> None:
+    """As if the tab went to the background (or came back): the page reads `visibilityState`."""
+    page.evaluate("""(hidden) => {
+      for (const [name, value] of [["visibilityState", hidden ? "hidden" : "visible"], ["hidden", hidden]])
+        Object.defineProperty(document, name, { value, configurable: true });
+      document.dispatchEvent(new Event("visibilitychange"));
+    }""", hidden)
+
+
 @pytest.fixture(scope="module")
 def slow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     running = Server.start(web_settings(
@@ -244,16 +254,80 @@ def test_a_tab_stops_looking_for_runs_of_a_thread_deleted_elsewhere(open_page: A
 def test_a_question_to_a_conversation_deleted_elsewhere_is_explained_and_kept(open_page: Any, slow_server: Server) -> None:
     """A question sent in a tab whose conversation another tab deleted showed the server's English
     "thread … not found (HTTP 404)" with a Retry that could only fail again, and the question was
-    shown as asked; it is said in the page's language and put back in the box."""
+    shown as asked; it is said in the page's language, the question is put back in the box, and a new
+    conversation takes the deleted one's place (as when the page's look finds it deleted)."""
     page = open_page(slow_server, locale="zh-CN")
     send(page, "before")
     expect(messages(page, "ai").last).to_contain_text("answer: before")
     wait_idle(page)
-    get_sync_client(url=slow_server.url).threads.delete(thread_id_of(page))
+    tid = thread_id_of(page)
+    set_hidden(page, True)  # no look at the list (which would find it deleted first) until the question fails
+    get_sync_client(url=slow_server.url).threads.delete(tid)
     send(page, "after the delete")
-    error = page.get_by_test_id("run-error")
-    expect(error).to_contain_text("这个对话已不存在")
-    expect(error).not_to_contain_text("not found")
-    expect(error.get_by_test_id("retry-button")).to_have_count(0)
-    expect(questions(page)).to_have_text(["before"])
+    notice = page.get_by_test_id("thread-missing")
+    expect(notice).to_contain_text("问题没有发送，已放回输入框")
+    expect(notice).to_contain_text(tid)
     expect(page.get_by_test_id("composer-input")).to_have_value("after the delete")
+    expect(page.get_by_test_id("welcome")).to_be_visible()
+    expect(page.get_by_test_id("run-error")).to_have_count(0)
+    expect(page.get_by_text("not found")).to_have_count(0)
+    expect(questions(page)).to_have_count(0)
+
+def item(page: Any, thread_id: str) -> Any:
+    return page.locator(f'[data-testid="thread-item"][data-thread-id="{thread_id}"]')
+
+
+def test_conversations_deleted_elsewhere_leave_the_page_without_a_question(
+    open_page: Any, slow_server: Server
+) -> None:
+    """Deleted in another tab (or through the API): the tab kept showing them, in the list and open,
+    until a question sent to the open one failed. Now, at the page's next look, the list drops them
+    and the open one gives way to a new conversation with a notice in the page's language; what was
+    being typed stays in the box."""
+    page = open_page(slow_server, locale="zh-CN")
+    send(page, "listed")
+    expect(messages(page, "ai").last).to_contain_text("answer: listed")
+    listed = thread_id_of(page)
+    page.get_by_test_id("new-conversation").click()
+    send(page, "open")
+    expect(messages(page, "ai").last).to_contain_text("answer: open")
+    wait_idle(page)
+    opened = thread_id_of(page)
+    expect(item(page, listed)).to_have_count(1)
+    client = get_sync_client(url=slow_server.url)
+    client.threads.delete(listed)
+    expect(item(page, listed)).to_have_count(0, timeout=10_000)
+    expect(questions(page)).to_have_text(["open"])
+    page.get_by_test_id("composer-input").fill("half-typed")
+    client.threads.delete(opened)
+    notice = page.get_by_test_id("thread-missing")
+    expect(notice).to_contain_text("这个对话已被删除", timeout=10_000)
+    expect(notice).to_contain_text(opened)
+    expect(item(page, opened)).to_have_count(0)
+    expect(page.get_by_test_id("welcome")).to_be_visible()
+    assert page.url.endswith("#/"), page.url
+    expect(page.get_by_test_id("composer-input")).to_have_value("half-typed")
+
+
+def test_an_idle_tab_looks_for_changes_less_and_less_and_not_while_hidden(
+    open_page: Any, slow_server: Server
+) -> None:
+    """An open conversation listed its runs every 2 s for as long as the tab was visible (30 requests
+    a minute for nothing). The page now looks at the conversation list, twice as long after each
+    look that finds nothing (up to 16 s), lists the runs only when the open thread changed there, and
+    looks at nothing while hidden; shown again, it looks at once."""
+    page = open_page(slow_server)
+    send(page, "then idle")
+    expect(messages(page, "ai").last).to_contain_text("answer: then idle")
+    wait_idle(page)
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/threads" in r.url else None)
+    page.wait_for_timeout(16_000)
+    assert 1 <= len(asked) <= 4, asked  # it was 8
+    set_hidden(page, True)
+    hidden_from = len(asked)
+    page.wait_for_timeout(4_000)
+    assert asked[hidden_from:] == []
+    set_hidden(page, False)
+    page.wait_for_timeout(1_000)
+    assert any("/threads/search" in url for url in asked[hidden_from:]), asked[hidden_from:]

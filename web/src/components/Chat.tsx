@@ -7,6 +7,7 @@ import { pendingApproval } from "../lib/approval";
 import { newestBranch, type TreeSequence } from "../lib/branches";
 import { exportName, toJson, toMarkdown } from "../lib/exportConversation";
 import { useNarrow } from "../lib/narrow";
+import { autoTitle, isTitleOf } from "../lib/title";
 import { groupTurns, type MessageLike } from "../lib/turns";
 import type { ToolRun } from "../lib/tools";
 import { Approval } from "./Approval";
@@ -21,6 +22,10 @@ interface Props {
   client: Client;
   threadId: string | null;
   title: string;
+  /** The title is the one the first question gave (lib/title.ts): an edit of that question retitles it. */
+  titleFollowsQuestion: boolean;
+  /** Changes when the open thread changed on the server (seen by the page's look at the list). */
+  stamp: string;
   dark: boolean;
   historyOpen: boolean;
   /** The checkpoint the history panel opens at (a link from the operations view). */
@@ -30,6 +35,9 @@ interface Props {
   onChanged: () => void;
   /** The open thread does not exist (a stale link, deleted elsewhere). */
   onMissing: (id: string) => void;
+  /** The open thread was deleted since it was opened (another tab, the API, its TTL); `unsent`: a
+   * question sent to it is back in the box. */
+  onGone: (id: string, unsent?: boolean) => void;
   /** Load the open thread again (its history could not be read). */
   onReload: () => void;
   /** The thread made for the first question was deleted again (the server refused the question). */
@@ -39,13 +47,11 @@ interface Props {
 }
 
 const HISTORY_LIMIT = 500;
-/** How often an open conversation looks for runs started elsewhere (another tab), while visible. */
-const FOLLOW_POLL_MS = 2000;
 /** Where the SDK keeps the run to re-join after a reload (`reconnectOnMount`). */
 const rejoinKey = (threadId: string) => `lg:stream:${threadId}`;
 
 /** The conversation: one `useStream` owns the thread's messages, runs, branches and interrupts. */
-export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoint, onCloseHistory, onThreadId, onChanged, onMissing, onReload, onDiscarded, onNotice }: Props) {
+export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dark, historyOpen, focusCheckpoint, onCloseHistory, onThreadId, onChanged, onMissing, onGone, onReload, onDiscarded, onNotice }: Props) {
   const { t, lang } = useI18n();
   const stream = useStream<State>({
     client,
@@ -62,6 +68,15 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
       runId.current = run.run_id;
       known.current.add(run.run_id);
       createdHere.current = null;
+      // Once the edited first question is a run of the thread (not before: a refused one is not).
+      const title = retitle.current;
+      retitle.current = null;
+      if (title) {
+        client.threads
+          .update(run.thread_id, { metadata: { title } })
+          .then(() => onChanged())
+          .catch((err) => onNotice("renameFailed", err));
+      }
     },
     onError: (err) => {
       markShown(err);
@@ -73,6 +88,8 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
   const known = useRef(new Set<string>());
   /** A thread the SDK made for this page's first question, before any run of it was created. */
   const createdHere = useRef<string | null>(null);
+  /** The title the thread takes when the run just sent is created (its first question was edited). */
+  const retitle = useRef<string | null>(null);
   const busyNow = useRef(false);
   busyNow.current = stream.isLoading;
   const streamNow = useRef(stream);
@@ -89,7 +106,10 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
   const pinned = useRef(true);
   const narrow = useNarrow();
 
-  useEffect(() => setForkFrom(null), [threadId]);
+  useEffect(() => {
+    setForkFrom(null);
+    setStopped(false);
+  }, [threadId]);
 
   // Show the branch of the newest checkpoint whenever a new one arrives (the thread opened, a run
   // ended): the SDK would show each fork's newest child, which is not where a run continued on an
@@ -105,7 +125,8 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
   // A question over the server's request size limit never ran: the copy shown as sent (optimistically)
   // goes, and it is put back in the box to be shortened (sending it again as it is, Retry, would only
   // fail again). A thread made for it alone holds nothing: it is deleted, not left empty in the list.
-  // Nor did one sent to a thread deleted (in another tab) since it was opened: it is kept the same way.
+  // Nor did one sent to a thread deleted (in another tab) since it was opened: it is kept the same way,
+  // and the notice above a new conversation says why (as when the page's look finds it deleted).
   const tooLarge = errorCode(stream.error) === "too_large";
   const gone = threadId !== null && httpStatus(stream.error) === 404;
   const unsent = tooLarge || gone;
@@ -113,7 +134,9 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
   const streamed = refusedCopy ? stream.messages.slice(0, -1) : stream.messages;
   const messages = (forkFrom ? forkFrom.values.messages ?? [] : streamed) as unknown as MessageLike[];
   const turns = useMemo(() => groupTurns(messages), [messages]);
-  const missing = gone && messages.length === 0;
+  const firstHuman = turns.find((turn) => turn.kind === "human")?.message;
+  // Not found when opened (nothing was sent to it): a stale link.
+  const missing = gone && messages.length === 0 && lastInput.current === null;
   useEffect(() => {
     if (missing && threadId) onMissing(threadId);
   }, [missing]);
@@ -124,6 +147,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
   useEffect(() => {
     const question = lastInput.current?.input?.messages[0]?.content;
     if (unsent && question) setRestore({ text: question });
+    if (gone && !missing && threadId) onGone(threadId, Boolean(question));
     if (!tooLarge) return;
     setRefused(true);
     const made = createdHere.current;
@@ -184,10 +208,14 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
     return from && seen?.created_at ? Date.parse(seen.created_at) - Date.parse(from) : null;
   };
 
+  // The question shown first: when it is edited, the title it gave follows the new one.
+  const shownFirst = textOf(messages.find((m) => m.type === "human")?.content);
   const send = useCallback(
-    (text: string, checkpoint?: ThreadState<State>["checkpoint"]) => {
+    (text: string, checkpoint?: ThreadState<State>["checkpoint"], replacesFirst = false) => {
       const input: Input = { messages: [{ type: "human", content: text }] };
       lastInput.current = { input, checkpoint };
+      retitle.current =
+        threadId && replacesFirst && (titleFollowsQuestion || isTitleOf(title, shownFirst)) ? autoTitle(text) : null;
       startedHere.current = true;
       runId.current = null;
       pinned.current = true;
@@ -196,14 +224,14 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
       setRefused(false);
       void stream.submit(input, {
         checkpoint: checkpoint ?? undefined,
-        metadata: threadId ? undefined : { title: text.slice(0, 80) },
+        metadata: threadId ? undefined : { title: autoTitle(text) },
         optimisticValues: checkpoint
           ? undefined
           : (prev) => ({ ...prev, messages: [...((prev.messages as Message[] | undefined) ?? []), { type: "human", content: text }] }),
       });
       if (!threadId) setTimeout(onChanged, 600);
     },
-    [stream, threadId, onChanged],
+    [stream, threadId, onChanged, title, titleFollowsQuestion, shownFirst],
   );
 
   const rerun = (checkpoint: ThreadState<State>["checkpoint"] | null | undefined) => {
@@ -247,12 +275,20 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
 
   // Runs this tab did not start (another tab, or a reload before the run id was stored) are followed
   // one after the other: on opening, the running one (else the queued one, whose stream starts when
-  // it does); then, while the page is visible, each new one the thread's run list shows. A later run
-  // that already finished is joined too (the server replays its events), so the page ends on the
-  // thread's last state. Runs this tab started are its own; one it stored is re-joined by the SDK.
+  // it does); then each new one the thread's run list shows when the page's look at the conversation
+  // list saw the thread change (`stamp`), or this tab's own run ended. A later run that already
+  // finished is joined too (the server replays its events), so the page ends on the thread's last
+  // state. Runs this tab started are its own; one it stored is re-joined by the SDK.
+  const followDue = useRef(true);
+  const wakeFollow = useRef<(() => void) | null>(null);
+  useEffect(() => {
+    followDue.current = true;
+    wakeFollow.current?.();
+  }, [stamp, busy]);
   useEffect(() => {
     const id = threadId;
     if (!id) return;
+    followDue.current = true;
     let live = true;
     let opened = false;
     const next = async (): Promise<string | null> => {
@@ -269,23 +305,33 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
     };
     const follow = async () => {
       while (live) {
-        const run = document.visibilityState === "visible" && !busyNow.current
-          ? await next().catch((err) => {
-              if (httpStatus(err) === 404) live = false; // the thread is gone (deleted elsewhere): nothing more will run
-              return null;
-            })
-          : null;
+        if (!followDue.current || busyNow.current) {
+          await new Promise<void>((wake) => (wakeFollow.current = wake));
+          continue;
+        }
+        followDue.current = false;
+        const run = await next().catch((err) => {
+          if (httpStatus(err) === 404 && live) {
+            live = false; // nothing will run there
+            // Deleted since it was opened; not found at once is a stale link, which the load says.
+            if (opened) onGone(id);
+          }
+          return null;
+        });
         if (!live) return;
         if (run && !busyNow.current) {
           known.current.add(run);
           runId.current = run;
           await streamNow.current.joinStream(run);
-        } else await new Promise((wake) => setTimeout(wake, FOLLOW_POLL_MS));
+          followDue.current = true; // a later run may have been queued meanwhile
+        }
       }
     };
     void follow();
     return () => {
       live = false;
+      wakeFollow.current?.();
+      wakeFollow.current = null;
     };
   }, [client, threadId]);
 
@@ -343,7 +389,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
                   message={turn.message}
                   branch={{ branch: meta?.branch, options: meta?.branchOptions }}
                   busy={busy}
-                  onEdit={parent ? (text) => send(text, parent) : null}
+                  onEdit={parent ? (text) => send(text, parent, turn.message === firstHuman) : null}
                   onBranch={stream.setBranch}
                 />
               );
@@ -384,13 +430,11 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
             />
           )}
           {(stopped || cancelled) && !busy && <p className="muted small stopped" data-testid="stopped-note">{t("stopped")}</p>}
-          {stream.error != null && !busy && !cancelled && !tooLarge && (
+          {stream.error != null && !busy && !cancelled && !tooLarge && !gone && (
             <div className="error-box" role="alert" data-testid="run-error">
               <strong>{t("errorTitle")}</strong>
-              <span>{gone ? t("threadGone") : describeError(stream.error, t)}</span>
-              {!gone && (
-                <button type="button" className="btn small" onClick={() => void retry()} data-testid="retry-button">{t("retry")}</button>
-              )}
+              <span>{describeError(stream.error, t)}</span>
+              <button type="button" className="btn small" onClick={() => void retry()} data-testid="retry-button">{t("retry")}</button>
             </div>
           )}
           {refused && !busy && (
@@ -411,7 +455,7 @@ export function Chat({ client, threadId, title, dark, historyOpen, focusCheckpoi
         )}
         <Composer
           busy={busy}
-          onSend={(text) => send(text, forkFrom?.checkpoint)}
+          onSend={(text) => send(text, forkFrom?.checkpoint, forkFrom !== null && !(forkFrom.values.messages ?? []).some((m) => m.type === "human"))}
           onStop={stop}
           restore={restore}
         />

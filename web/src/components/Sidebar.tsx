@@ -92,7 +92,8 @@ function ThreadItem({ thread, active, onSelect, onRename, onDelete }: ItemProps)
           }}
         />
       ) : (
-        <button type="button" className="thread-open" aria-current={active ? "page" : undefined} onClick={onSelect} data-testid="thread-open">
+        // `title`: the whole title on hover, where the list's width cuts it.
+        <button type="button" className="thread-open" title={title} aria-current={active ? "page" : undefined} onClick={onSelect} data-testid="thread-open">
           <span className="thread-title" data-testid="thread-title">{title}</span>
           <span className="thread-meta">
             {thread.status === "busy" && <span className="badge busy">{t("running")}</span>}

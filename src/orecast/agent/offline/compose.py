@@ -800,7 +800,9 @@ def chart(p: dict[str, Any], zh: bool) -> str:
 def report(p: dict[str, Any], zh: bool) -> str:
     if zh:
         return (f"报告已导出：{p.get('report')}（{p.get('sections')} 个问答，{p.get('figures')} 张图）。")
-    return f"Report exported: {p.get('report')} ({p.get('sections')} sections, {p.get('figures')} figures)."
+    sections, figures = p.get("sections"), p.get("figures")
+    return (f"Report exported: {p.get('report')} ({sections} {'section' if sections == 1 else 'sections'}, "
+            f"{figures} {'figure' if figures == 1 else 'figures'}).")
 
 
 RENDERERS: dict[str, Callable[[dict[str, Any], bool], str]] = {

@@ -21,6 +21,7 @@ from orecast.agent.offline import catalogue as cat
 from orecast.agent.offline import notes, scope
 from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse
 from orecast.agent.offline.lexicon import DEFAULT_SERIES
+from orecast.agent.reports import collect
 from orecast.market import trading_days
 from orecast.market.catalog import find_spec
 from orecast.market.scenario import DRIVERS
@@ -72,6 +73,7 @@ class Context:
     last_series: str | None
     user_role: str | None = None
     answers: list[str] = field(default_factory=list)  # earlier final answers, oldest first
+    answered: int = 0  # earlier questions with an answer, as a report counts them
 
 
 def context_of(messages: list[BaseMessage], upto: int) -> Context:
@@ -104,7 +106,8 @@ def context_of(messages: list[BaseMessage], upto: int) -> Context:
                 series = tc["args"].get("series") or tc["args"].get("a")
                 if isinstance(series, str):
                     last_series = series
-    return Context(questions, name, last_call, last_series, role, answers)
+    answered = len(collect(messages[:upto])[0])
+    return Context(questions, name, last_call, last_series, role, answers, answered)
 
 
 class Planner:
@@ -481,14 +484,25 @@ def _fill_args(text: str, schema: dict[str, Any]) -> tuple[dict[str, Any], list[
 def _report_args(q: Query, ctx: Context) -> dict[str, Any]:
     s = ctx.last_series or DEFAULT_SERIES
     title = f"{cat.name(s, True)}分析报告" if q.zh else f"{cat.name(s, False)} analysis report"
-    asked = [x for x in ctx.questions if x.strip()][-8:]
-    if q.zh:
-        summary = f"本报告汇总本对话中的 {len(asked)} 个问题及其回答（数据均来自 orecast.market）。"
-    else:
-        summary = (f"This report collects the {len(asked)} questions of this conversation and the "
-                   "answers given (all figures from orecast.market).")
+    summary = _report_summary(ctx.answered, q.zh)
     # An empty filename lets the reviewer pick one when editing the call.
     return {"title": title, "summary": summary, "filename": ""}
+
+
+def _report_summary(answered: int, zh: bool) -> str:
+    """What the report holds, counted as `export_report` will write it (its answered questions)."""
+    if zh:
+        if not answered:
+            return "本对话还没有已回答的问题，所以这份报告只有标题和说明。"
+        return f"本报告汇总本对话中已回答的 {answered} 个问题及其回答（数据均来自 orecast.market）。"
+    if not answered:
+        return ("No question of this conversation has been answered yet, so this report holds only "
+                "its title and notes.")
+    if answered == 1:
+        return ("This report holds the one question of this conversation answered so far, with its "
+                "answer (all figures from orecast.market).")
+    return (f"This report collects the {answered} questions of this conversation answered so far, with "
+            "their answers (all figures from orecast.market).")
 
 
 def _is_greeting(text: str) -> bool:

@@ -1,0 +1,17 @@
+import { describe, expect, it } from "vitest";
+import { autoTitle, isTitleOf } from "./title";
+
+describe("titles", () => {
+  it("titles a conversation as orecast chat does: one line, 80 characters", () => {
+    expect(autoTitle("  铁矿石\n现在  多少钱？ ")).toBe("铁矿石 现在 多少钱？");
+    const long = "x".repeat(100);
+    expect(autoTitle(long)).toBe(`${"x".repeat(79)}…`);
+    expect(autoTitle(long)).toHaveLength(80);
+  });
+
+  it("knows a title its question gave from one the user chose", () => {
+    expect(isTitleOf("铁矿石 现在多少钱？", "铁矿石\n现在多少钱？")).toBe(true);
+    expect(isTitleOf("y".repeat(80), "y".repeat(120))).toBe(true); // cut by an earlier page
+    expect(isTitleOf("My ore notes", "铁矿石现在多少钱？")).toBe(false);
+  });
+});
