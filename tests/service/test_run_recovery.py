@@ -50,6 +50,9 @@ async def test_a_run_whose_server_died_is_finished_by_another(db_url: str, tmp_p
         )
         await until(lambda: sorted(log.read_text().split()) == ["fast", "slow"], "fast finished, slow started")
         await asyncio.sleep(0.3)  # fast's write reaches the store (durability "async")
+        mark = "?" if db_url.startswith("sqlite") else "%s"
+        [(stored,)] = raw_sql(db_url, f"SELECT kwargs FROM service_runs WHERE run_id = {mark}", (run["run_id"],))
+        assert "alice" in stored and "alice-upstream-secret" not in stored, "its user's identity, no secret"
         doomed.kill()
         doomed.wait(30)
         hold.unlink()
