@@ -8,7 +8,8 @@ from __future__ import annotations
 from langgraph_sdk import Auth
 
 USERS = {
-    "tok-alice": {"identity": "alice", "permissions": ["write"]},
+    # a field beyond identity and permissions, which a graph may use but no run row may keep
+    "tok-alice": {"identity": "alice", "permissions": ["write"], "upstream_token": "alice-upstream-secret"},
     "tok-bob": {"identity": "bob", "permissions": []},
     "tok-carol": {"identity": "carol", "permissions": ["admin"]},  # may open the operations view
 }

@@ -12,10 +12,13 @@ from langgraph_sdk import get_client
 
 from tests.checkpoint.conftest import raw_sql
 from tests.service.conftest import Server, settings_for, start_serve
+from tests.service.test_custom_auth import AUTH_FILE, as_user
 from tests.service.test_webhooks import Receiver
 
 CRASH = "crash"
 CRASH_GRAPH = "tests.service.crash_graph:graph"
+USER_GRAPH = "tests.service.crash_graph:for_user"  # the same graph, its `after` naming the run's user
+AUTH = f"{AUTH_FILE}:auth"
 STALE = 2.0  # seconds without a heartbeat after which a run's process is taken for dead
 
 
@@ -32,19 +35,24 @@ async def until(check, what: str, seconds: float = 60) -> None:
 
 
 async def test_a_run_whose_server_died_is_finished_by_another(db_url: str, tmp_path: Path) -> None:
+    """The process that takes the run over runs it as the user custom auth authenticated for it: a
+    graph factory's ServerRuntime sees the same user there."""
     log, hold = tmp_path / "ran.log", tmp_path / "hold"
     log.touch()
     hold.touch()
-    doomed, url = start_serve(db_url, {CRASH: CRASH_GRAPH}, ORECAST_STALE_RUN_SECONDS=str(STALE))
+    doomed, url = start_serve(db_url, {CRASH: USER_GRAPH}, ORECAST_STALE_RUN_SECONDS=str(STALE), ORECAST_AUTH_PATH=AUTH)
     heir = None
     try:
-        client = get_client(url=url)
+        client = get_client(url=url, headers={"Authorization": "Bearer tok-alice"})
         tid = (await client.threads.create())["thread_id"]
         run = await client.runs.create(
             tid, CRASH, input={"messages": [{"role": "user", "content": "go"}], "log": str(log), "hold": str(hold)},
         )
         await until(lambda: sorted(log.read_text().split()) == ["fast", "slow"], "fast finished, slow started")
         await asyncio.sleep(0.3)  # fast's write reaches the store (durability "async")
+        mark = "?" if db_url.startswith("sqlite") else "%s"
+        [(stored,)] = raw_sql(db_url, f"SELECT kwargs FROM service_runs WHERE run_id = {mark}", (run["run_id"],))
+        assert "alice" in stored and "alice-upstream-secret" not in stored, "its user's identity, no secret"
         doomed.kill()
         doomed.wait(30)
         hold.unlink()
@@ -54,14 +62,16 @@ async def test_a_run_whose_server_died_is_finished_by_another(db_url: str, tmp_p
         await asyncio.sleep(STALE * 2)
         bystander.stop()
         assert attempt_of(db_url, run["run_id"]) == 1
-        heir = Server.start(settings_for(db_url, graphs={CRASH: CRASH_GRAPH}, stale_run_seconds=STALE))
-        other = heir.client()
+        heir = Server.start(settings_for(db_url, graphs={CRASH: USER_GRAPH}, stale_run_seconds=STALE, auth_path=AUTH))
+        other = as_user(heir, "tok-alice")
         await until(lambda: attempt_of(db_url, run["run_id"]) == 2, "another process took the run over")
         finished = await asyncio.wait_for(other.runs.join(tid, run["run_id"]), 60)
-        assert [m["content"] for m in finished["messages"]] == ["go", "fast done", "slow done", "after done"]
+        assert [m["content"] for m in finished["messages"]] == [
+            "go", "fast done", "slow done", "after done for alice ['write']"]
         assert (await other.runs.get(tid, run["run_id"]))["status"] == "success"
         assert (await other.threads.get(tid))["status"] == "idle"
-        assert "orecast_runs_taken_over_total 1.0" in httpx.get(f"{heir.url}/metrics").text
+        metrics = httpx.get(f"{heir.url}/metrics", headers={"Authorization": "Bearer tok-alice"}).text
+        assert "orecast_runs_taken_over_total 1.0" in metrics
         # `fast` had finished and its write was stored: it ran once; `slow` was cut short: it ran again
         ran = log.read_text().split()
         assert sorted(ran[:2]) == ["fast", "slow"] and ran[2:] == ["slow", "after"], ran

@@ -87,7 +87,7 @@ async def test_analyst_streams_tokens(client) -> None:
 async def test_background_run_join_list_get_delete(client) -> None:
     tid = (await client.threads.create())["thread_id"]
     run = await client.runs.create(tid, ECHO, input=say("bg", delay=0.2), metadata={"k": "v"})
-    assert run["status"] in ("pending", "running") and run["metadata"] == {"k": "v"}
+    assert run["status"] == "pending" and run["metadata"] == {"k": "v"}, "as langgraph-api answers a new run"
     assert run["thread_id"] == tid and run["multitask_strategy"] == "enqueue"
     joined = await client.runs.join(tid, run["run_id"])
     assert contents(joined) == ["bg", "echo: bg"]

@@ -22,6 +22,7 @@ from orecast.service.errors import ServiceError
 
 Filter = dict[str, Any]
 _MISSING = object()
+STORED_FIELDS = ("identity", "display_name", "is_authenticated", "permissions")
 
 
 class AuthDenied(ServiceError):
@@ -63,6 +64,11 @@ class User(Mapping[str, Any]):
 
     def dict(self) -> dict[str, Any]:
         return dict(self._fields)
+
+    def identity_only(self) -> dict[str, Any]:
+        """What is stored of the user with a run: who it is and what it may do, none of the other fields
+        the authenticate handler returned (a token for a service it calls, say)."""
+        return {k: self._fields[k] for k in STORED_FIELDS if k in self._fields}
 
 
 def _user(result: Any) -> User:

@@ -1,4 +1,5 @@
-"""LangGraph's suite starts as soon as collection ends, in the background, so its minutes of waiting
+"""LangGraph's suite starts as soon as its test is collected (or, when `-k`, `-m` … may still deselect
+it, once collection ends), in the background, so its minutes of waiting
 (LangGraph's tests sleep, the databases commit) overlap the rest of our suite; its test only waits.
 
 A plugin that tests/conftest.py names, not a conftest of this folder: under pytest-xdist the controller
@@ -60,11 +61,32 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.name == TEST_NAME)
 
 
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Start the runs as soon as their test is collected, not once every test is (the rest of the
+    collection takes a minute on a busy machine): when no option can deselect it afterwards."""
+    config = item.config
+    if item.name != TEST_NAME or RUNNING in config.stash or not _kept_once_collected(config):
+        return
+    if hasattr(config, "workerinput") or config.option.collectonly:
+        return
+    config.stash[RUNNING] = start_runs()
+
+
+def _kept_once_collected(config: pytest.Config) -> bool:
+    return not (
+        config.option.keyword
+        or config.option.markexpr
+        or config.getoption("deselect", None)
+        or config.getoption("lf", False)
+        or config.getoption("failedfirst", False)
+    )
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     # Not in a worker of pytest-xdist: its controller starts them (below).
     if hasattr(session.config, "workerinput") or session.config.option.collectonly:
         return
-    if any(item.name == TEST_NAME for item in session.items):
+    if RUNNING not in session.config.stash and any(item.name == TEST_NAME for item in session.items):
         session.config.stash[RUNNING] = start_runs()
 
 

@@ -5,7 +5,8 @@ end of its `conftest.py`, so these fixtures replace LangGraph's own there. It ru
 where `tests` is LangGraph's package, so it imports nothing from ours.
 
 ORECAST_SUITE_BACKENDS: comma-separated `sqlite`, `postgres`, `mysql` (default sqlite,postgres).
-PostgreSQL needs ORECAST_TEST_PG_URL; each test gets a fresh schema in a database made for the session.
+PostgreSQL needs ORECAST_TEST_PG_URL; each test gets a clean schema (a new one, or one emptied after
+another test) in a database made for the session.
 MySQL needs ORECAST_TEST_MYSQL_URL (`python -m tests.mysql_server ensure`); each test gets a fresh
 database, dropped after it.
 """
@@ -90,9 +91,50 @@ def _mysql_store_url() -> Iterator[str]:
         _mysql(server, f"DROP DATABASE IF EXISTS `{name}`")
 
 
+class _PgSchemas:
+    """Clean PostgreSQL stores, one schema each, used again once a test is done with them (emptied).
+
+    PostgreSQL 15 syncs every index it builds to disk at once; a migrated store has a dozen of them,
+    so a new schema per test cost 0.5–1.3 s of waiting on the disk, more than most of LangGraph's
+    tests themselves. Emptying a schema's tables (all but `orecast_migrations`; none has a foreign
+    key) costs one commit, and leaves a store as a new one is: migrated, no rows. A test that holds two
+    stores gets two schemas.
+    """
+
+    def __init__(self, database_url: str) -> None:
+        self.database_url = database_url
+        self.free: list[str] = []
+
+    @contextlib.contextmanager
+    def clean(self) -> Iterator[str]:
+        # Not uuid4: some tests patch it to count the ids LangGraph draws.
+        schema = self.free.pop() if self.free else self._new()
+        yield _with_search_path(self.database_url, schema)
+        with psycopg.connect(self.database_url, autocommit=True) as conn, conn.transaction():
+            tables = conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = %s AND tablename <> 'orecast_migrations'",
+                (schema,),
+            ).fetchall()
+            for (table,) in tables:
+                conn.execute(f'DELETE FROM "{schema}"."{table}"')
+        self.free.append(schema)
+
+    def _new(self) -> str:
+        schema = f"t_{secrets.token_hex(6)}"
+        with psycopg.connect(self.database_url, autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA "{schema}"')
+        return schema
+
+
+@pytest.fixture(scope="session")
+def orecast_pg_schemas(orecast_pg_database: str) -> _PgSchemas:
+    return _PgSchemas(orecast_pg_database)  # dropped with the database
+
+
 @contextlib.contextmanager
 def _store_url(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A clean store: a SQLite file in the test's tmp_path, a fresh PostgreSQL schema or MySQL database."""
+    """A clean store: a SQLite file in the test's tmp_path, a clean PostgreSQL schema or a fresh MySQL
+    database."""
     if request.param == "orecast_sqlite":
         yield f"sqlite:///{request.getfixturevalue('tmp_path') / 'store.sqlite3'}"
         return
@@ -100,16 +142,8 @@ def _store_url(request: pytest.FixtureRequest) -> Iterator[str]:
         with _mysql_store_url() as url:
             yield url
         return
-    database_url = request.getfixturevalue("orecast_pg_database")
-    # Not uuid4: some tests patch it to count the ids LangGraph draws.
-    schema = f"t_{secrets.token_hex(6)}"
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA "{schema}"')
-    try:
-        yield _with_search_path(database_url, schema)
-    finally:
-        with psycopg.connect(database_url, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    with request.getfixturevalue("orecast_pg_schemas").clean() as url:
+        yield url
 
 
 @pytest.fixture(params=[f"orecast_{b}" for b in BACKENDS])

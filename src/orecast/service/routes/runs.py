@@ -147,16 +147,22 @@ async def wait_stateless(body: RunCreate, svc: Svc, user: User) -> Response:
     return await _wait_response(svc, user, body, None)
 
 
+def _created(run: RunRecord) -> dict[str, Any]:
+    """A run just created as langgraph-api answers it: `pending` (its worker has not picked it up yet),
+    even when this process claimed it at its admission; a read of the run then shows `running`."""
+    return {**run.public(), "status": "pending"}
+
+
 @router.post("/threads/{thread_id}/runs")
 async def create_run(thread_id: str, body: RunCreate, svc: Svc, user: User) -> JSONResponse:
     run, temporary = await start_run(svc, user, body, thread_id)
-    return JSONResponse(run.public(), headers={"Content-Location": _location(run, temporary)})
+    return JSONResponse(_created(run), headers={"Content-Location": _location(run, temporary)})
 
 
 @router.post("/runs")
 async def create_stateless(body: RunCreate, svc: Svc, user: User) -> JSONResponse:
     run, temporary = await start_run(svc, user, body, None)
-    return JSONResponse(run.public(), headers={"Content-Location": _location(run, temporary)})
+    return JSONResponse(_created(run), headers={"Content-Location": _location(run, temporary)})
 
 
 @router.post("/runs/batch")
@@ -167,7 +173,7 @@ async def create_batch(body: Annotated[list[RunCreate], Body(min_length=1)], svc
     for item in body:
         await svc.assistants.for_run(item.assistant_id, user)
         await svc.webhooks.check(item.webhook)
-    return [(await start_run(svc, user, item, None))[0].public() for item in body]
+    return [_created((await start_run(svc, user, item, None))[0]) for item in body]
 
 
 @router.get("/threads/{thread_id}/runs")

@@ -121,9 +121,14 @@ async def _start_run(
     # pydantic model) is then made from it with its defaults
     context = {**(assistant.get("context") or {}), **(body.context or {})}
     command = body.command.model_dump(exclude_none=True) if body.command else None
-    # the run's `kwargs` as langgraph-api shows them
+    # the run's `kwargs` as langgraph-api shows them; stored, so its user without the fields beyond
+    # identity and permissions (a process that takes the run over rebuilds the user from them)
+    stored_config = config
+    if user.access is not None:
+        stored_config = {**config, "configurable": {
+            **configurable, "langgraph_auth_user": user.access.user.identity_only()}}
     kwargs = {
-        "input": body.input, "command": command, "config": config, "context": context,
+        "input": body.input, "command": command, "config": stored_config, "context": context,
         "stream_mode": body.modes(), "interrupt_before": body.interrupt_before,
         "interrupt_after": body.interrupt_after, "webhook": body.webhook, "feedback_keys": None,
         "temporary": temporary, "subgraphs": body.stream_subgraphs, "resumable": body.stream_resumable,

@@ -18,6 +18,7 @@ from typing import Any
 from uuid import UUID
 
 from orecast.service.context import Services
+from orecast.service.custom_auth import User
 from orecast.service.periodic import Periodic
 from orecast.service.runs.execute import RunInput
 from orecast.service.runs.records import RunRecord
@@ -89,6 +90,7 @@ async def resumed_input(svc: Services, run: RunRecord) -> RunInput:
     return RunInput(
         graph=served.graph,
         factory=served.factory,
+        user=_user_of(configurable),
         config={**config, "run_id": UUID(run.run_id)},
         context=kwargs.get("context"),
         input=run_input,
@@ -99,6 +101,16 @@ async def resumed_input(svc: Services, run: RunRecord) -> RunInput:
         interrupt_after=kwargs.get("interrupt_after"),
         durability=kwargs.get("durability"),
     )
+
+
+def _user_of(configurable: dict[str, Any]) -> User | None:
+    """The user custom auth authenticated for the run, from the `langgraph_auth_user` its config
+    carries (as langgraph-api hands it to the graph): a factory's ServerRuntime sees the run's user in
+    the process that took it over too. None for a run made without custom auth."""
+    fields = configurable.get("langgraph_auth_user")
+    if isinstance(fields, dict) and isinstance(fields.get("identity"), str):
+        return User(fields)
+    return None
 
 
 def run_recovery(svc: Services, every: float) -> Periodic:
