@@ -295,6 +295,9 @@ async def test_custom_auth_decides_on_crons(custom: tuple[Server, str]) -> None:
     tid = (await alice.threads.create())["thread_id"]
     cron = await alice.crons.create_for_thread(tid, ECHO, schedule=YEARLY, input=say("hers"))
     assert cron["metadata"] == {"owner": "alice"}, "the `crons` create handler stamped it"
+    mark = "?" if url.startswith("sqlite") else "%s"
+    [(stored,)] = raw_sql(url, f"SELECT auth_user FROM service_crons WHERE cron_id = {mark}", (cron["cron_id"],))
+    assert "alice" in str(stored) and "alice-upstream-secret" not in str(stored), "its user's identity, no secret"
     assert await bob.crons.search() == [] and await bob.crons.count() == 0
     with pytest.raises(NotFoundError):
         await bob.crons.delete(cron["cron_id"])

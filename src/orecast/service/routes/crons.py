@@ -51,10 +51,11 @@ def _first_date(schedule: str, timezone: str | None, end_time: str | None, now: 
 
 
 def _auth_user(user: Principal) -> dict[str, Any] | None:
-    """Custom auth: who the cron's runs run as (its creator, as langgraph-api runs them)."""
+    """Custom auth: who the cron's runs run as (its creator, as langgraph-api runs them). Stored, so only
+    the user's identity and permissions: never a token the authenticate handler returned with them."""
     if user.access is None:
         return None
-    return {"user": user.access.user.dict(), "permissions": list(user.access.permissions)}
+    return {"user": user.access.user.identity_only(), "permissions": list(user.access.permissions)}
 
 
 async def _create(svc: Services, user: Principal, body: CronCreate, thread_id: str | None) -> dict[str, Any]:
