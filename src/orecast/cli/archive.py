@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +30,7 @@ from orecast.checkpoint.archive import (
     stored_share,
 )
 from orecast.checkpoint.threads import ThreadInfo
-from orecast.cli.common import DatabaseUrl, delete_service_runs, fail, open_store
+from orecast.cli.common import DatabaseUrl, fail, open_store, service_rows_of_thread
 from orecast.cli.durations import parse_duration
 from orecast.cli.progress import Tally, run_to_end
 from orecast.cli.terminal import escaped
@@ -136,8 +137,11 @@ async def _checkpoint_ids(saver: OrecastCheckpointer, thread_id: str) -> set[tup
     return out
 
 
-async def archive_one(saver: OrecastCheckpointer, info: ThreadInfo, folder: Path) -> dict[str, Any]:
-    """Export one thread, check the file reads back complete, then delete the thread from the store."""
+async def archive_one(
+    saver: OrecastCheckpointer, info: ThreadInfo, folder: Path, also: Sequence[str]
+) -> dict[str, Any]:
+    """Export one thread, check the file reads back complete, then delete the thread from the store
+    (and, in the same transaction, `also`: what the service keeps of it)."""
     path = archive_path(folder, info.thread_id)
     summary = await export_thread(saver, info.thread_id, path)
     archive = read_archive(saver, path)
@@ -149,7 +153,7 @@ async def archive_one(saver: OrecastCheckpointer, info: ThreadInfo, folder: Path
     if now is None or (now.updated_at, now.head_checkpoint_id) != (info.updated_at, info.head_checkpoint_id):
         path.unlink(missing_ok=True)  # it is in use again: it stays in the store
         return {"thread_id": info.thread_id, "archived": False, "reason": "updated while it was archived"}
-    await saver.adelete_thread(info.thread_id)
+    await saver.adelete_thread(info.thread_id, also=also)
     return {"thread_id": info.thread_id, "archived": True, "file": str(path), **summary.counts(), "bytes": summary.bytes}
 
 
@@ -189,12 +193,11 @@ def archive_command(
             except OSError as exc:
                 fail(f"cannot create {out}: {exc.strerror or exc}")
             done = []
+            service_rows = await service_rows_of_thread(database_url)
             with tally.bar("archiving", len(idle), as_json) as advance:
                 for info in idle:
                     try:
-                        done.append(await archive_one(saver, info, out))
-                        if done[-1]["archived"]:
-                            await delete_service_runs(database_url, saver, [info.thread_id])
+                        done.append(await archive_one(saver, info, out, service_rows))
                     except (ArchiveError, OSError) as exc:
                         done.append({"thread_id": info.thread_id, "archived": False, "reason": str(exc)})
                     advance()
