@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 
 from orecast.checkpoint import open_checkpointer
 from orecast.checkpoint.archive import archive_path
+from orecast.checkpoint.urls import parse_url
 from orecast.cli.main import app
 from tests.checkpoint.conftest import ph, raw_sql, stored_time
 from tests.checkpoint.graphs import TOOL_NAME, approval_graph, human, tool_loop
@@ -348,6 +349,25 @@ def test_ctrl_c_mid_restore_says_how_far_and_running_it_again_finishes(store_url
     assert again.exit_code == 0, again.output
     assert again.stdout == f"restored 12 of 12 threads ({line[1]} there already)\n"
     assert {thread_id: history(store_url, thread_id) for thread_id in before} == before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("store_url", ["sqlite", "postgres"], indirect=True)
+def test_two_restores_of_one_archive_at_once_take_turns(store_url: str, tmp_path: Path) -> None:
+    """Both wrote the same thread, each over the other's rows: both said they restored it, or one failed
+    with "corrupt stored row" reading the other's half-written rows (and a stopped one deleted it)."""
+    folder = tmp_path / "archive"
+    before = _archived(store_url, folder, threads=1, turns=60)
+    processes = [_start("db", "restore", str(folder), "--database-url", store_url, "--json") for _ in range(2)]
+    outputs = [process.communicate(timeout=300) for process in processes]
+    for process, (_out, err) in zip(processes, outputs, strict=True):
+        assert process.returncode == 0, err
+        waiting = f"waiting for another restore into {parse_url(store_url).redacted()} to finish…\n"
+        assert err in ("", waiting), err
+    # the one that waited found the thread there already
+    assert sorted(json.loads(out)[0]["already"] for out, _err in outputs) == [False, True]
+    assert history(store_url, "t00") == before["t00"]
+    assert [row[0] for row in raw_sql(store_url, "SELECT thread_id FROM threads")] == ["t00"]
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ from typing import Any
 
 import typer
 
-from orecast.checkpoint import OrecastCheckpointer
+from orecast.checkpoint import OrecastCheckpointer, default_database_url
 from orecast.checkpoint.archive import (
     SUFFIX,
     ArchiveError,
@@ -33,6 +33,7 @@ from orecast.checkpoint.threads import ThreadInfo
 from orecast.cli.common import DatabaseUrl, fail, open_store, service_rows_of_thread
 from orecast.cli.durations import parse_duration
 from orecast.cli.progress import Tally, run_to_end
+from orecast.cli.store_lock import restoring_alone
 from orecast.cli.terminal import escaped
 
 
@@ -97,7 +98,7 @@ def import_command(
     tally = Tally("checkpoints")
 
     async def run() -> tuple[str, ArchiveSummary]:
-        async with open_store(database_url) as saver:
+        async with open_store(database_url) as saver, restoring_alone(database_url or default_database_url()):
             try:
                 archive = read_archive(saver, file)
                 target = thread_id or archive.thread_id
@@ -249,7 +250,7 @@ def restore_command(
 
     async def run() -> list[dict[str, Any]]:
         results = []
-        async with open_store(database_url) as saver:
+        async with open_store(database_url) as saver, restoring_alone(database_url or default_database_url()):
             with tally.bar("restoring", len(files), as_json) as advance:
                 for file in files:
                     try:
