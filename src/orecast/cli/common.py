@@ -46,7 +46,10 @@ def fail(message: str, code: int = 1) -> NoReturn:
 def folder_as_store(parsed: StoreUrl) -> str | None:
     """Why a SQLite URL naming a folder is no store, or None. (It was "no orecast store at DIR yet
     (`orecast db migrate` creates it)", which then failed; `chat` gave SQLite's "unable to open".)"""
-    if parsed.scheme != "sqlite" or not Path(parsed.target).is_dir():
+    try:
+        if parsed.scheme != "sqlite" or not Path(parsed.target).is_dir():
+            return None
+    except OSError:  # a name too long: opening the store says so, in one line
         return None
     return (f"{parsed.target} is a folder, not a SQLite file: name a file in it, e.g. "
             f"sqlite:///{Path(parsed.target) / DEFAULT_SQLITE_NAME}")
