@@ -251,3 +251,17 @@ def test_ctrl_c_mid_sweep_says_how_far_and_leaves_no_runs_of_deleted_threads(sto
     assert again.exit_code == 0, again.output
     assert len(json.loads(again.output)["deleted"]) == left
     assert _count(store_url, "threads") == 0 and _count(store_url, "service_runs") == 0
+
+
+def test_sweep_lines_are_not_wrapped_at_the_terminal_width(sqlite_url: str) -> None:
+    """In a pipe (80 columns) the summary was cut in two lines, and so was a long thread id."""
+    thread_id = "铁矿石价格预测-" + "长" * 40
+    write(sqlite_url, thread_id, 1)
+    idle_since(sqlite_url, thread_id, 100)
+    result = inprocess.orecast(["db", "sweep", "--ttl", "90d", "--database-url", sqlite_url], env={"COLUMNS": "40"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "default TTL: 90d (delete)",
+        f"  deleted  {thread_id}",
+        "expired 1 threads: 1 deleted, 0 pruned to their latest checkpoint; 5 checkpoints",
+    ]

@@ -73,7 +73,7 @@ def sweep_command(
         return
     with console.status("sweeping expired threads…"):
         result = run_to_end(run(), tally, then)
-    out = Console()
+    out = Console(soft_wrap=True)  # in a pipe too, each line whole: scripts read them
     shown = ttl or settings.thread_ttl
     default = "none (only threads with their own TTL expire)" if policy.default is None else f"{shown} ({policy.strategy})"
     out.print(f"default TTL: {default}", highlight=False)
