@@ -453,3 +453,17 @@ def test_restore_refuses_an_empty_thread_the_service_made_under_that_id(sqlite_u
     refused = run("db", "restore", str(tmp_path), "--database-url", sqlite_url)
     assert refused.exit_code == 1 and "thread 't' already exists" in refused.stderr, refused.output
     assert raw_sql(sqlite_url, "SELECT count(*) FROM checkpoints") == [(0,)]
+
+
+def test_an_archive_of_one_endless_line_is_refused_in_one_line(sqlite_url: str, tmp_path: Path) -> None:
+    """A gzip bomb (a few MB unpacking to gigabytes of one line) was read whole: all the memory, then a
+    MemoryError traceback. Here 65 Mi characters, past the longest line read."""
+    bomb = tmp_path / f"bomb{archive_path(tmp_path, 'x').name[1:]}"
+    with gzip.open(bomb, "wb", compresslevel=1) as file:
+        for _ in range(65):
+            file.write(b"a" * 2**20)
+    for args in (["threads", "import", str(bomb)], ["db", "restore", str(tmp_path)]):
+        result = inprocess.orecast([*args, "--database-url", sqlite_url])
+        assert result.returncode == 1, result.stderr
+        assert result.stderr == (f"error: {bomb}: line 1 is longer than 64 Mi characters: not an orecast "
+                                 "thread archive\n")
