@@ -362,12 +362,33 @@ def test_two_restores_of_one_archive_at_once_take_turns(store_url: str, tmp_path
     outputs = [process.communicate(timeout=300) for process in processes]
     for process, (_out, err) in zip(processes, outputs, strict=True):
         assert process.returncode == 0, err
-        waiting = f"waiting for another restore into {parse_url(store_url).redacted()} to finish…\n"
+        waiting = f"waiting for another restore or archive of {parse_url(store_url).redacted()} to finish…\n"
         assert err in ("", waiting), err
     # the one that waited found the thread there already
     assert sorted(json.loads(out)[0]["already"] for out, _err in outputs) == [False, True]
     assert history(store_url, "t00") == before["t00"]
     assert [row[0] for row in raw_sql(store_url, "SELECT thread_id FROM threads")] == ["t00"]
+
+
+@pytest.mark.slow
+def test_two_archives_into_one_folder_at_once_take_turns(sqlite_url: str, tmp_path: Path) -> None:
+    """Both wrote the same `.part` files: threads kept with "CRC check failed" or "No such file", exit 1
+    (and a garbled file could be renamed over the checked one of a thread already deleted)."""
+    ids = [f"t{n:02d}" for n in range(6)]
+    for thread_id in ids:
+        write(sqlite_url, thread_id, 12)
+    before = {thread_id: history(sqlite_url, thread_id) for thread_id in ids}
+    raw_sql(sqlite_url, "UPDATE threads SET updated_at = ?", (stored_time(sqlite_url, LONG_AGO),))
+    folder = tmp_path / "archive"
+    command = ("db", "archive", "--idle-for", "90d", "--out", str(folder), "--database-url", sqlite_url, "--json")
+    processes = [_start(*command) for _ in range(2)]
+    outputs = [process.communicate(timeout=300) for process in processes]
+    for process, (_out, err) in zip(processes, outputs, strict=True):
+        assert process.returncode == 0, err
+    archived = sorted(row["thread_id"] for out, _err in outputs for row in json.loads(out)["threads"])
+    assert archived == ids and _count(sqlite_url, "threads") == 0
+    assert run("db", "restore", str(folder), "--database-url", sqlite_url).exit_code == 0
+    assert {thread_id: history(sqlite_url, thread_id) for thread_id in ids} == before
 
 
 @pytest.mark.slow

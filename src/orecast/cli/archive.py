@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Sequence
@@ -33,7 +34,7 @@ from orecast.checkpoint.threads import ThreadInfo
 from orecast.cli.common import DatabaseUrl, fail, open_store, service_rows_of_thread
 from orecast.cli.durations import parse_duration
 from orecast.cli.progress import Tally, run_to_end
-from orecast.cli.store_lock import restoring_alone
+from orecast.cli.store_lock import moving_threads_alone
 from orecast.cli.terminal import escaped
 
 
@@ -98,7 +99,7 @@ def import_command(
     tally = Tally("checkpoints")
 
     async def run() -> tuple[str, ArchiveSummary]:
-        async with open_store(database_url) as saver, restoring_alone(database_url or default_database_url()):
+        async with open_store(database_url) as saver, moving_threads_alone(database_url or default_database_url()):
             try:
                 archive = read_archive(saver, file)
                 target = thread_id or archive.thread_id
@@ -176,7 +177,9 @@ def archive_command(
     tally = Tally("threads")
 
     async def run() -> list[dict[str, Any]]:
-        async with open_store(database_url, read_only=True) as saver:
+        async with open_store(database_url, read_only=True) as saver, contextlib.AsyncExitStack() as alone:
+            if not dry_run:  # taken before listing: the threads another archive took are gone by then
+                await alone.enter_async_context(moving_threads_alone(database_url or default_database_url()))
             idle = [t for t in await _idle_threads(saver, before) if t.status != "busy"]
             if dry_run:
                 return [
@@ -250,7 +253,7 @@ def restore_command(
 
     async def run() -> list[dict[str, Any]]:
         results = []
-        async with open_store(database_url) as saver, restoring_alone(database_url or default_database_url()):
+        async with open_store(database_url) as saver, moving_threads_alone(database_url or default_database_url()):
             with tally.bar("restoring", len(files), as_json) as advance:
                 for file in files:
                     try:

@@ -1,10 +1,14 @@
-"""One restore at a time per store: `db restore` and `threads import` of two processes take turns.
+"""One restore or archive at a time per store: `db restore`, `threads import` and `db archive` of two
+processes take turns.
 
 Two restores of one archive into one store at once both wrote the same threads: each saw a thread the
 other was writing as cut short and wrote it again over it, one of them failed with "corrupt stored row"
 when it read the other's half-written rows, and one stopped (Ctrl-C, an error) deleted the thread it was
 writing, which the other was writing too. Now the second waits, saying so in one line, then finds the
-threads there already. The lock is the database's own where it has one (a PostgreSQL advisory lock of
+threads there already. Two archives at once wrote the same `.part` file: one failed its read-back
+("CRC check failed"), the other "No such file" when it renamed it, and one could rename a garbled file
+over the checked file of a thread the other had deleted. An archive and a restore at once would archive
+what the restore writes. The lock is the database's own where it has one (a PostgreSQL advisory lock of
 the store's schema, a MySQL named lock of its database), a lock file next to a SQLite file; either is
 let go when the process ends, however it ends.
 """
@@ -86,9 +90,9 @@ async def _lock_of(parsed: StoreUrl) -> _SqliteLockFile | _PostgresLock | _Mysql
 
 
 @contextlib.asynccontextmanager
-async def restoring_alone(url: str) -> AsyncIterator[None]:
-    """Held while this process restores into the store at `url`; waits, saying so once, while another
-    holds it. Call it once the store is open: its errors are the store's, said by `open_store`."""
+async def moving_threads_alone(url: str) -> AsyncIterator[None]:
+    """Held while this process restores into or archives from the store at `url`; waits, saying so
+    once, while another holds it. Call it once the store is open: its errors are the store's, said by `open_store`."""
     parsed = parse_url(url)
     lock = await _lock_of(parsed)
     if lock is None:
@@ -96,7 +100,7 @@ async def restoring_alone(url: str) -> AsyncIterator[None]:
         return
     try:
         if not await lock.try_lock():
-            typer.echo(f"waiting for another restore into {parsed.redacted()} to finish…", err=True)
+            typer.echo(f"waiting for another restore or archive of {parsed.redacted()} to finish…", err=True)
             while not await lock.try_lock():
                 await asyncio.sleep(POLL_SECONDS)
         yield
