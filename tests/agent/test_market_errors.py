@@ -41,6 +41,7 @@ def test_an_unknown_code_is_refused() -> None:
     (lambda: market.scenario("weather", 1), "unknown_driver"),
     (lambda: market.scenario("coking_coal", -150), "shock_too_low"),
     (lambda: market.load_series("/nonexistent/prices.csv"), "csv_not_found"),
+    (lambda: market.load_series("/dev/zero"), "csv_not_a_file"),
 ])
 def test_market_errors_carry_a_code_worded_in_both_languages(call: Any, code: str) -> None:
     with pytest.raises(MarketError) as info:

@@ -163,6 +163,26 @@ def test_bad_input_is_one_line(args: list[str], message: str, tmp_path) -> None:
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], out.stderr
 
 
+def test_a_folder_or_a_device_as_the_source_is_said_for_what_it_is(tmp_path) -> None:
+    """All three were "no such SQLite file": the folder names the SQLite file it holds (the one to give)."""
+    folder, empty = tmp_path / "langgraph", tmp_path / "empty"
+    folder.mkdir()
+    empty.mkdir()
+    write_official("langgraph-sqlite", str(folder / "checkpoints.sqlite"))
+    (folder / "notes.txt").write_text("not a database")
+    target = f"sqlite:///{tmp_path / 'target.sqlite3'}"
+    for source, line in (
+        (str(folder), f"error: {folder} is a folder, not a SQLite file: name one of the SQLite files in it: "
+                      f"{folder / 'checkpoints.sqlite'}"),
+        (f"sqlite:///{empty}", f"error: {empty} is a folder, not a SQLite file: name the file the official "
+                               "SqliteSaver wrote (it holds no SQLite file)"),
+        ("/dev/zero", "error: /dev/zero is a device, pipe or socket, not a SQLite file"),
+    ):
+        result = inprocess.orecast(import_args("langgraph-sqlite", source, target))
+        assert (result.returncode, result.stderr) == (2, line + "\n")
+    assert not (tmp_path / "target.sqlite3").exists()
+
+
 async def _open_and_close(url: str) -> None:
     async with open_checkpointer(url):
         pass

@@ -232,3 +232,45 @@ def test_every_market_command_has_help_with_an_example():
                  ("series", "margin"), ("forecast",), ("backtest",)):
         result = run(*args, "--help")
         assert result.exit_code == 0 and "Example:" in result.stdout
+
+
+def _no_csv_files(tmp_path):
+    """Paths that exist but are no CSV file to read: (path, what the one line says)."""
+    fifo = tmp_path / "prices.csv"
+    os.mkfifo(fifo)  # opened, it would block until a writer came
+    binary = tmp_path / "prices.xlsx"
+    binary.write_bytes(b"PK\x03\x04\x14\x00\x06\x00" + bytes(range(256)) * 4)
+    huge = tmp_path / "huge.csv"
+    with huge.open("wb") as file:
+        file.truncate(40 * 2**20)  # sparse: 40 MiB of NUL bytes that take no disk
+    cases = [
+        ("/dev/zero", "Error: /dev/zero is a device, not a CSV file"),  # endless
+        (f"{tmp_path}/", f"Error: {tmp_path} is a folder, not a CSV file"),
+        (str(fifo), f"Error: {fifo} is a pipe, not a CSV file"),
+        (str(binary), f"Error: cannot read {binary}: it holds binary data, not CSV text"),
+        (str(huge), f"Error: {huge} is larger than 32 MiB: too large for a CSV of one series"),
+    ]
+    if os.path.exists("/proc/self/mem"):  # a regular file whose read fails (EIO), even for root
+        cases.append(("/proc/self/mem", "Error: cannot read /proc/self/mem: Input/output error"))
+    return cases
+
+
+def test_a_path_that_is_no_csv_file_is_said_for_what_it_is(tmp_path):
+    """/dev/zero, a folder and a FIFO were "CSV file not found"; a binary file quoted a decoder's error
+    and a large one went to pandas whole."""
+    for path, line in _no_csv_files(tmp_path):
+        result = inprocess.orecast(["series", "show", path])
+        assert result.returncode == 2, (path, result.stderr)
+        assert result.stderr == line + "\n", (path, result.stderr)
+
+
+def test_a_chinese_excel_csv_in_gbk_with_a_date_column_named_in_chinese(tmp_path):
+    """Excel on a Chinese Windows saves CSV as GBK: it was "'utf-8' codec can't decode byte", and a
+    date column headed 日期 was "no date column"."""
+    path = tmp_path / "铁矿石价格.csv"
+    rows = "".join(f"2024-{month:02d}-01,{100 + month}\n" for month in range(1, 13))
+    path.write_bytes(("日期,价格（元/吨）\n" + rows).encode("gbk"))
+    result = inprocess.orecast(["series", "show", str(path), "--json"])
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["last"]["value"] == 112.0 and data["frequency"] == "monthly"

@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 
 from orecast.checkpoint import open_checkpointer
 from orecast.checkpoint.archive import archive_path
+from orecast.checkpoint.urls import parse_url
 from orecast.cli.main import app
 from tests.checkpoint.conftest import ph, raw_sql, stored_time
 from tests.checkpoint.graphs import TOOL_NAME, approval_graph, human, tool_loop
@@ -351,6 +352,46 @@ def test_ctrl_c_mid_restore_says_how_far_and_running_it_again_finishes(store_url
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("store_url", ["sqlite", "postgres"], indirect=True)
+def test_two_restores_of_one_archive_at_once_take_turns(store_url: str, tmp_path: Path) -> None:
+    """Both wrote the same thread, each over the other's rows: both said they restored it, or one failed
+    with "corrupt stored row" reading the other's half-written rows (and a stopped one deleted it)."""
+    folder = tmp_path / "archive"
+    before = _archived(store_url, folder, threads=1, turns=60)
+    processes = [_start("db", "restore", str(folder), "--database-url", store_url, "--json") for _ in range(2)]
+    outputs = [process.communicate(timeout=300) for process in processes]
+    for process, (_out, err) in zip(processes, outputs, strict=True):
+        assert process.returncode == 0, err
+        waiting = f"waiting for another restore or archive of {parse_url(store_url).redacted()} to finish…\n"
+        assert err in ("", waiting), err
+    # the one that waited found the thread there already
+    assert sorted(json.loads(out)[0]["already"] for out, _err in outputs) == [False, True]
+    assert history(store_url, "t00") == before["t00"]
+    assert [row[0] for row in raw_sql(store_url, "SELECT thread_id FROM threads")] == ["t00"]
+
+
+@pytest.mark.slow
+def test_two_archives_into_one_folder_at_once_take_turns(sqlite_url: str, tmp_path: Path) -> None:
+    """Both wrote the same `.part` files: threads kept with "CRC check failed" or "No such file", exit 1
+    (and a garbled file could be renamed over the checked one of a thread already deleted)."""
+    ids = [f"t{n:02d}" for n in range(6)]
+    for thread_id in ids:
+        write(sqlite_url, thread_id, 12)
+    before = {thread_id: history(sqlite_url, thread_id) for thread_id in ids}
+    raw_sql(sqlite_url, "UPDATE threads SET updated_at = ?", (stored_time(sqlite_url, LONG_AGO),))
+    folder = tmp_path / "archive"
+    command = ("db", "archive", "--idle-for", "90d", "--out", str(folder), "--database-url", sqlite_url, "--json")
+    processes = [_start(*command) for _ in range(2)]
+    outputs = [process.communicate(timeout=300) for process in processes]
+    for process, (_out, err) in zip(processes, outputs, strict=True):
+        assert process.returncode == 0, err
+    archived = sorted(row["thread_id"] for out, _err in outputs for row in json.loads(out)["threads"])
+    assert archived == ids and _count(sqlite_url, "threads") == 0
+    assert run("db", "restore", str(folder), "--database-url", sqlite_url).exit_code == 0
+    assert {thread_id: history(sqlite_url, thread_id) for thread_id in ids} == before
+
+
+@pytest.mark.slow
 def test_ctrl_c_mid_archive_says_how_far_and_running_it_again_finishes(sqlite_url: str, tmp_path: Path) -> None:
     ids = [f"t{n:02d}" for n in range(12)]
     for thread_id in ids:
@@ -433,3 +474,17 @@ def test_restore_refuses_an_empty_thread_the_service_made_under_that_id(sqlite_u
     refused = run("db", "restore", str(tmp_path), "--database-url", sqlite_url)
     assert refused.exit_code == 1 and "thread 't' already exists" in refused.stderr, refused.output
     assert raw_sql(sqlite_url, "SELECT count(*) FROM checkpoints") == [(0,)]
+
+
+def test_an_archive_of_one_endless_line_is_refused_in_one_line(sqlite_url: str, tmp_path: Path) -> None:
+    """A gzip bomb (a few MB unpacking to gigabytes of one line) was read whole: all the memory, then a
+    MemoryError traceback. Here 65 Mi characters, past the longest line read."""
+    bomb = tmp_path / f"bomb{archive_path(tmp_path, 'x').name[1:]}"
+    with gzip.open(bomb, "wb", compresslevel=1) as file:
+        for _ in range(65):
+            file.write(b"a" * 2**20)
+    for args in (["threads", "import", str(bomb)], ["db", "restore", str(tmp_path)]):
+        result = inprocess.orecast([*args, "--database-url", sqlite_url])
+        assert result.returncode == 1, result.stderr
+        assert result.stderr == (f"error: {bomb}: line 1 is longer than 64 Mi characters: not an orecast "
+                                 "thread archive\n")

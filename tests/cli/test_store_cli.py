@@ -228,3 +228,13 @@ def test_a_folder_as_the_sqlite_store_is_one_clear_line(args: list[str], tmp_pat
     assert result.stderr == (f"error: {tmp_path} is a folder, not a SQLite file: name a file in it, "
                              f"e.g. sqlite:///{tmp_path / 'orecast.sqlite3'}\n")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [["db", "migrate"], ["threads", "list"], ["db", "sweep"]])
+def test_a_sqlite_file_name_too_long_is_one_line(args: list[str], tmp_path) -> None:
+    """It was a traceback (OSError: File name too long, from the check for a folder)."""
+    name = "铁" * 100 + ".sqlite3"  # 300 bytes in UTF-8: more than a file name may have
+    result = inprocess.orecast([*args, "--database-url", f"sqlite:///{tmp_path / name}"])
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith(f"error: cannot open {tmp_path / name}: ") and "File name too long" in result.stderr
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import signal
 import subprocess
 import sys
 import uuid
@@ -21,7 +23,7 @@ from orecast.service.runs.records import RunRepo
 from tests.checkpoint.conftest import ph, raw_sql, stored_time
 from tests.checkpoint.graphs import human, tool_loop
 from tests.cli import inprocess
-from tests.cli.test_ops_cli import write
+from tests.cli.test_ops_cli import _count, _signal_when, _start, write
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -205,3 +207,61 @@ def test_threads_delete_and_db_archive_take_the_service_runs_along(store_url: st
     assert archived.exit_code == 0, archived.output
     assert threads(store_url) == ["kept"]
     assert raw_sql(store_url, "SELECT thread_id FROM service_runs") == [("kept",)]
+
+
+def _idle_threads_with_service_runs(url: str, count: int) -> None:
+    """`count` idle threads (copies of one conversation), each with a run of the service."""
+
+    async def go() -> None:
+        async with open_checkpointer(url) as saver, open_db(url) as db:
+            await tool_loop(saver).ainvoke({"messages": [human(0)]}, {"configurable": {"thread_id": "t0000"}})
+            repo = RunRepo(db, saver.thread_status_statement, saver.thread_lock_statement)
+            for n in range(count):
+                thread_id = f"t{n:04d}"
+                if n:
+                    await saver.acopy_thread("t0000", thread_id)
+                await repo.admit(run_id=str(uuid.uuid4()), thread_id=thread_id, assistant_id="orecast",
+                                 metadata={}, kwargs={}, strategy="enqueue", owner=None)
+                await saver.aupdate_thread(thread_id, status="idle")
+
+    asyncio.run(go())
+    raw_sql(url, f"UPDATE threads SET updated_at = {ph(url)}",
+            (stored_time(url, datetime.now(UTC) - timedelta(days=100)),))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("store_url", "count"), [("sqlite", 300), ("postgres", 100)], indirect=["store_url"])
+def test_ctrl_c_mid_sweep_says_how_far_and_leaves_no_runs_of_deleted_threads(store_url: str, count: int) -> None:
+    """Ctrl-C exited 130 without a word, and the service runs of the threads it had deleted stayed (they
+    were deleted after the whole sweep, in transactions of their own). `count`: enough batches of 20
+    threads to be stopped between two."""
+    _idle_threads_with_service_runs(store_url, count)
+    process = _start("db", "sweep", "--ttl", "90d", "--database-url", store_url)
+    err = _signal_when(process, lambda: _count(store_url, "threads") < count, signal.SIGINT)
+    assert process.returncode == 130, f"the sweep was not interrupted: {err}"
+    line = re.fullmatch(r"interrupted after (\d+) threads expired; run the same command again to expire the rest\n", err)
+    assert line, err
+    left = _count(store_url, "threads")
+    assert count - left == int(line[1]) and left > 0
+    orphans = "SELECT count(*) FROM service_runs WHERE thread_id NOT IN (SELECT thread_id FROM threads)"
+    assert raw_sql(store_url, orphans) == [(0,)]
+    assert _count(store_url, "service_runs") == left
+
+    again = run("db", "sweep", "--ttl", "90d", "--json", "--database-url", store_url)
+    assert again.exit_code == 0, again.output
+    assert len(json.loads(again.output)["deleted"]) == left
+    assert _count(store_url, "threads") == 0 and _count(store_url, "service_runs") == 0
+
+
+def test_sweep_lines_are_not_wrapped_at_the_terminal_width(sqlite_url: str) -> None:
+    """In a pipe (80 columns) the summary was cut in two lines, and so was a long thread id."""
+    thread_id = "铁矿石价格预测-" + "长" * 40
+    write(sqlite_url, thread_id, 1)
+    idle_since(sqlite_url, thread_id, 100)
+    result = inprocess.orecast(["db", "sweep", "--ttl", "90d", "--database-url", sqlite_url], env={"COLUMNS": "40"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "default TTL: 90d (delete)",
+        f"  deleted  {thread_id}",
+        "expired 1 threads: 1 deleted, 0 pruned to their latest checkpoint; 5 checkpoints",
+    ]

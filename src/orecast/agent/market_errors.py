@@ -29,7 +29,9 @@ _ZH: dict[str, str] = {
     "csv_no_column": "{file} 没有 {column} 列。",
     "csv_no_date_column": "{file} 没有日期列（现有列：{columns}）；请把日期列命名为 date。",
     "csv_no_numeric": "{file} 没有数值列。",
+    "csv_not_a_file": "{path} 是{kind_zh}，不是 CSV 文件。",
     "csv_not_found": "找不到 CSV 文件：{path}。",
+    "csv_too_large": "{path} 超过 {limit_mib} MiB，作为一个序列的 CSV 文件太大了。",
     "csv_too_short": "{file} 中带日期的数值行少于 3 行。",
     "csv_unreadable": "无法把 {path} 当作 CSV 读取。",
     "finer_freq": "不能把{frequency_zh}序列 {series} 转换成更细的{target_zh}数据。",
@@ -55,6 +57,7 @@ _ZH: dict[str, str] = {
     "unknown_source": "不认识的数据源 {source}；可用：{choices}。",
     "unsupported_driver": "我没有衡量{what_zh}的数据，无法做这个情景；支持的驱动因素：{supported}。",
 }
+_KIND_ZH = {"folder": "文件夹", "device": "设备文件", "pipe": "管道", "socket": "套接字"}
 _FREQ_ZH = {"daily": "日度", "weekly": "周度", "monthly": "月度", "quarterly": "季度",
             "annual": "年度", "W": "周度", "M": "月度", "Q": "季度", "A": "年度"}
 
@@ -86,6 +89,7 @@ def explain(text: str, zh: bool) -> str | None:
         else "日期")
     values["start_zh"] = params.get("start") or "开头"
     values["end_zh"] = params.get("end") or "结尾"
+    values["kind_zh"] = _KIND_ZH.get(str(params.get("kind")), "特殊文件")
     values["frequency_zh"] = _FREQ_ZH.get(str(params.get("frequency")), "")
     values["target_zh"] = _FREQ_ZH.get(str(params.get("target")), "")
     close = params.get("suggestions") or []

@@ -64,6 +64,9 @@ from orecast.checkpoint.upcast import OLDER_VALUES, WRITE_VERSIONS, StateSchema
 FORMAT = "orecast-thread"
 VERSION = 2  # 2: `tool_call` records are the audit table's rows (see the module docstring)
 SUFFIX = ".orecast-thread.jsonl.gz"
+# The longest line read: one record (a checkpoint, a message). A longer one is no archive's: a gzip bomb
+# of one endless line (7 MB of file, gigabytes unpacked) took all the memory, then was a traceback.
+MAX_RECORD_CHARS = 64 * 2**20
 Progress = Callable[[int], None]  # called with the number of checkpoints just done
 
 
@@ -352,7 +355,12 @@ class Archive:
 def _lines(path: Path) -> Iterator[dict[str, Any]]:
     try:
         with gzip.open(path, "rt", encoding="utf-8") as f:
-            for number, line in enumerate(f, 1):
+            for number, line in enumerate(iter(lambda: f.readline(MAX_RECORD_CHARS + 1), ""), 1):
+                if len(line) > MAX_RECORD_CHARS:
+                    raise ArchiveError(
+                        f"{path}: line {number} is longer than {MAX_RECORD_CHARS // 2**20} Mi characters: "
+                        "not an orecast thread archive"
+                    )
                 try:
                     record = json.loads(line)
                 except json.JSONDecodeError as exc:

@@ -33,13 +33,21 @@ class Maintenance(DeltaHistory):
 
     # -- deleting, copying, pruning ----------------------------------------------------------------
 
-    async def adelete_thread(self, thread_id: str) -> None:
+    async def adelete_thread(self, thread_id: str, *, also: Sequence[str] = ()) -> None:
+        """Delete the thread. `also`: the caller's statements deleting what it keeps of the thread in
+        tables of its own on this database (a run server's runs), run in the same transaction: both go,
+        or neither does. A Ctrl-C or a crash between two transactions left the runs of a thread gone."""
         thread_id = check_id(thread_id, "thread_id")
         async with self._write() as db:
-            for sql in self.q.DELETE_THREAD:
+            for sql in (*self.q.DELETE_THREAD, *self._callers_sql(also)):
                 await db.execute(sql, (thread_id,))
         self.items.drop(thread_id)
         await self._after_thread_deleted(thread_id)
+
+    def _callers_sql(self, statements: Sequence[str]) -> list[str]:
+        """A caller's statements, written with `?` placeholders whatever the dialect (the convention of
+        `thread_status_statement`), as this dialect's driver takes them."""
+        return list(statements) if self.dialect == "sqlite" else [s.replace("?", "%s") for s in statements]
 
     async def _after_thread_deleted(self, thread_id: str) -> None:
         """What a dialect does once a deleted thread's rows are gone (committed)."""

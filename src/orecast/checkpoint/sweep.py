@@ -21,7 +21,9 @@ same thread; on SQLite the single writer's transaction does the same. Each sweep
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -185,11 +187,16 @@ async def sweep(
     now: datetime | None = None,
     limit: int | None = None,
     dry_run: bool = False,
+    also: Sequence[str] = (),
+    progress: Callable[[int], None] | None = None,
 ) -> SweepResult:
     """Delete or prune every expired thread (at most `limit`), as of `now` (default: the clock).
 
     Recorded in `sweep_runs`, unless `dry_run`: then nothing is changed and the result says what
     would be. A failure is recorded (status `error`) and raised; what was done before it stays done.
+    `also`: the caller's statements deleting what it keeps of a deleted thread, run in the transaction
+    that deletes it (as `adelete_thread`'s). `progress` is told how many threads each batch expired,
+    once that batch is committed.
     """
     now = now or utc_now()
     if now.tzinfo is None:
@@ -203,11 +210,12 @@ async def sweep(
             await db.execute(_sql(saver, INSERT_SWEEP_RUN), (result.run_id, saver._ts(utc_now())))
     try:
         if policy.default is not None:
-            await _sweep_phase(saver, CLAIM_DEFAULT_TTL, now - policy.default, policy, result, limit)
-        await _sweep_phase(saver, CLAIM_OWN_TTL, now, policy, result, limit)
+            await _sweep_phase(saver, CLAIM_DEFAULT_TTL, now - policy.default, policy, result, limit, also, progress)
+        await _sweep_phase(saver, CLAIM_OWN_TTL, now, policy, result, limit, also, progress)
     except BaseException as exc:
         if result.run_id is not None:
-            await _finish(saver, result, "error", f"{type(exc).__name__}: {exc}"[:2000])
+            why = "interrupted" if isinstance(exc, asyncio.CancelledError) else f"{type(exc).__name__}: {exc}"
+            await _finish(saver, result, "error", why[:2000])
         raise
     if result.run_id is not None:
         await _finish(saver, result, "ok", None)
@@ -221,8 +229,11 @@ async def _sweep_phase(
     policy: TtlPolicy,
     result: SweepResult,
     limit: int | None,
+    also: Sequence[str],
+    progress: Callable[[int], None] | None,
 ) -> None:
     lock = "" if result.dry_run else SKIP_LOCKED[saver.dialect]
+    deletes = [*saver.q.DELETE_THREAD, *saver._callers_sql(also)]
     claim = claims[saver.dialect].format(lock=lock)
     cursor: tuple[Any, str] = (saver._ts(_EPOCH), "")
     while limit is None or result.expired < limit:
@@ -232,13 +243,15 @@ async def _sweep_phase(
         async with saver._read() if result.dry_run else saver._write() as db:
             rows = await db.fetchall(claim, (policy.strategy, saver._ts(bound), *cursor, size))
             for thread_id, _updated_at, strategy in rows:
-                done.append(await _expire(saver, db, thread_id, strategy, result.dry_run))
+                done.append(await _expire(saver, db, thread_id, strategy, result.dry_run, deletes))
         # Counted once committed: a batch that fails is not reported as done.
         for thread_id, how, checkpoints, freed in done:
             (result.pruned if how == "keep_latest" else result.deleted).append(thread_id)
             result.checkpoints_deleted += checkpoints
             result.bytes_freed += freed
             saver.items.drop(thread_id)
+        if progress is not None and done:
+            progress(len(done))
         if rows:
             cursor = (saver._ts(_utc(rows[-1][1])), rows[-1][0])
         if len(rows) < size:
@@ -246,7 +259,7 @@ async def _sweep_phase(
 
 
 async def _expire(
-    saver: OrecastCheckpointer, db: Any, thread_id: str, strategy: str, dry_run: bool
+    saver: OrecastCheckpointer, db: Any, thread_id: str, strategy: str, dry_run: bool, deletes: Sequence[str]
 ) -> tuple[str, str, int, int]:
     """Prune or delete one claimed thread: (thread, strategy applied, checkpoints deleted, bytes freed)."""
     if strategy == "keep_latest":
@@ -257,7 +270,7 @@ async def _expire(
     # Any other value (a strategy written by hand) deletes: the thread did ask to expire.
     row = await db.fetchone(_sql(saver, SELECT_CHECKPOINT_COUNT), (thread_id,))
     if not dry_run:
-        for statement in saver.q.DELETE_THREAD:
+        for statement in deletes:
             await db.execute(statement, (thread_id,))
     return thread_id, "delete", int(row[0]) if row else 0, 0
 

@@ -8,8 +8,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +19,7 @@ from typing import Any
 
 import typer
 
-from orecast.checkpoint import OrecastCheckpointer
+from orecast.checkpoint import OrecastCheckpointer, default_database_url
 from orecast.checkpoint.archive import (
     SUFFIX,
     ArchiveError,
@@ -29,9 +31,10 @@ from orecast.checkpoint.archive import (
     stored_share,
 )
 from orecast.checkpoint.threads import ThreadInfo
-from orecast.cli.common import DatabaseUrl, delete_service_runs, fail, open_store
+from orecast.cli.common import DatabaseUrl, fail, open_store, service_rows_of_thread
 from orecast.cli.durations import parse_duration
 from orecast.cli.progress import Tally, run_to_end
+from orecast.cli.store_lock import moving_threads_alone
 from orecast.cli.terminal import escaped
 
 
@@ -96,7 +99,7 @@ def import_command(
     tally = Tally("checkpoints")
 
     async def run() -> tuple[str, ArchiveSummary]:
-        async with open_store(database_url) as saver:
+        async with open_store(database_url) as saver, moving_threads_alone(database_url or default_database_url()):
             try:
                 archive = read_archive(saver, file)
                 target = thread_id or archive.thread_id
@@ -136,8 +139,11 @@ async def _checkpoint_ids(saver: OrecastCheckpointer, thread_id: str) -> set[tup
     return out
 
 
-async def archive_one(saver: OrecastCheckpointer, info: ThreadInfo, folder: Path) -> dict[str, Any]:
-    """Export one thread, check the file reads back complete, then delete the thread from the store."""
+async def archive_one(
+    saver: OrecastCheckpointer, info: ThreadInfo, folder: Path, also: Sequence[str]
+) -> dict[str, Any]:
+    """Export one thread, check the file reads back complete, then delete the thread from the store
+    (and, in the same transaction, `also`: what the service keeps of it)."""
     path = archive_path(folder, info.thread_id)
     summary = await export_thread(saver, info.thread_id, path)
     archive = read_archive(saver, path)
@@ -149,7 +155,7 @@ async def archive_one(saver: OrecastCheckpointer, info: ThreadInfo, folder: Path
     if now is None or (now.updated_at, now.head_checkpoint_id) != (info.updated_at, info.head_checkpoint_id):
         path.unlink(missing_ok=True)  # it is in use again: it stays in the store
         return {"thread_id": info.thread_id, "archived": False, "reason": "updated while it was archived"}
-    await saver.adelete_thread(info.thread_id)
+    await saver.adelete_thread(info.thread_id, also=also)
     return {"thread_id": info.thread_id, "archived": True, "file": str(path), **summary.counts(), "bytes": summary.bytes}
 
 
@@ -171,7 +177,9 @@ def archive_command(
     tally = Tally("threads")
 
     async def run() -> list[dict[str, Any]]:
-        async with open_store(database_url, read_only=True) as saver:
+        async with open_store(database_url, read_only=True) as saver, contextlib.AsyncExitStack() as alone:
+            if not dry_run:  # taken before listing: the threads another archive took are gone by then
+                await alone.enter_async_context(moving_threads_alone(database_url or default_database_url()))
             idle = [t for t in await _idle_threads(saver, before) if t.status != "busy"]
             if dry_run:
                 return [
@@ -189,12 +197,11 @@ def archive_command(
             except OSError as exc:
                 fail(f"cannot create {out}: {exc.strerror or exc}")
             done = []
+            service_rows = await service_rows_of_thread(database_url)
             with tally.bar("archiving", len(idle), as_json) as advance:
                 for info in idle:
                     try:
-                        done.append(await archive_one(saver, info, out))
-                        if done[-1]["archived"]:
-                            await delete_service_runs(database_url, saver, [info.thread_id])
+                        done.append(await archive_one(saver, info, out, service_rows))
                     except (ArchiveError, OSError) as exc:
                         done.append({"thread_id": info.thread_id, "archived": False, "reason": str(exc)})
                     advance()
@@ -246,7 +253,7 @@ def restore_command(
 
     async def run() -> list[dict[str, Any]]:
         results = []
-        async with open_store(database_url) as saver:
+        async with open_store(database_url) as saver, moving_threads_alone(database_url or default_database_url()):
             with tally.bar("restoring", len(files), as_json) as advance:
                 for file in files:
                     try:

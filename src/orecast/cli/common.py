@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -46,7 +46,10 @@ def fail(message: str, code: int = 1) -> NoReturn:
 def folder_as_store(parsed: StoreUrl) -> str | None:
     """Why a SQLite URL naming a folder is no store, or None. (It was "no orecast store at DIR yet
     (`orecast db migrate` creates it)", which then failed; `chat` gave SQLite's "unable to open".)"""
-    if parsed.scheme != "sqlite" or not Path(parsed.target).is_dir():
+    try:
+        if parsed.scheme != "sqlite" or not Path(parsed.target).is_dir():
+            return None
+    except OSError:  # a name too long: opening the store says so, in one line
         return None
     return (f"{parsed.target} is a folder, not a SQLite file: name a file in it, e.g. "
             f"sqlite:///{Path(parsed.target) / DEFAULT_SQLITE_NAME}")
@@ -90,15 +93,14 @@ async def open_store(url: str | None, *, read_only: bool = False) -> AsyncIterat
         fail(f"cannot open {parsed.redacted()}: {exc}")
 
 
-async def delete_service_runs(url: str | None, saver: OrecastCheckpointer, thread_ids: list[str]) -> None:
-    """What the service keeps of deleted threads (runs, their events, crons) goes with them, as
-    `DELETE /threads/{id}` does: a cron left behind fired every time on a thread that was gone."""
-    if not thread_ids:
-        return
-    from orecast.service.db import open_db  # the service's modules only when a thread was deleted
-    from orecast.service.runs.records import RunRepo
+async def service_rows_of_thread(url: str | None) -> Sequence[str]:
+    """The statements that delete what the service keeps of a thread (its runs, their events, its
+    crons), for the transaction that deletes the thread (`adelete_thread(also=…)`, `sweep(also=…)`), as
+    `DELETE /threads/{id}` takes them along: a cron left behind fired every time on a thread that was
+    gone, and a Ctrl-C between two transactions left them. Makes the service's tables where the service
+    never ran, so that the statements have them."""
+    from orecast.service.db import open_db  # the service's modules only for commands that delete
+    from orecast.service.runs.queries import DELETE_THREAD_SERVICE_ROWS
 
-    async with open_db(url or default_database_url()) as db:
-        repo = RunRepo(db, saver.thread_status_statement, saver.thread_lock_statement)
-        for thread_id in thread_ids:
-            await repo.delete_thread_runs(thread_id)
+    async with open_db(url or default_database_url()):
+        return DELETE_THREAD_SERVICE_ROWS

@@ -49,11 +49,12 @@ class Tally:
         self.unit = unit
         self.done = 0
         self.total: int | None = None
+        self.started = False
 
     @contextlib.contextmanager
     def bar(self, label: str, total: int, quiet: bool = False) -> Iterator[Callable[[int], None]]:
         """A progress bar of `total` units; the callable it yields advances it (by 1 unless told)."""
-        self.total = total
+        self.total, self.started = total, True
         with progress_bar(label, self.unit, quiet) as bar:
             task = bar.add_task(label, total=total)
 
@@ -63,8 +64,19 @@ class Tally:
 
             yield advance
 
+    def counter(self) -> Callable[[int], None]:
+        """Counts without a bar, for a command that finds its work as it goes (no total to show)."""
+        self.started = True
+
+        def advance(n: int = 1) -> None:
+            self.done += n
+
+        return advance
+
     def __str__(self) -> str:
-        return "before it started" if self.total is None else f"after {self.done} of {self.total} {self.unit}"
+        if not self.started:
+            return "before it started"
+        return f"after {self.done} {self.unit}" if self.total is None else f"after {self.done} of {self.total} {self.unit}"
 
 
 def run_to_end(main: Coroutine[Any, Any, T], tally: Tally, then: str) -> T:

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import typer
@@ -16,7 +15,8 @@ from rich.text import Text
 
 from orecast.checkpoint.durations import parse_duration
 from orecast.checkpoint.sweep import STRATEGIES, SweepResult, TtlPolicy, sweep
-from orecast.cli.common import MAX_COUNT, DatabaseUrl, delete_service_runs, fail, open_store
+from orecast.cli.common import MAX_COUNT, DatabaseUrl, fail, open_store, service_rows_of_thread
+from orecast.cli.progress import Tally, run_to_end
 from orecast.cli.terminal import stored
 from orecast.service.settings import ServiceSettings
 
@@ -49,27 +49,31 @@ def sweep_command(
     except ValueError as exc:
         fail(str(exc).splitlines()[0], 2)
     url = database_url or settings.database_url
+    # Ctrl-C: the batch in flight is rolled back; the threads of the batches before are gone, each with
+    # its service runs in its own transaction, so running the sweep again just goes on.
+    tally = Tally("threads found to expire" if dry_run else "threads expired")
+    then = "nothing was changed (dry run)" if dry_run else "run the same command again to expire the rest"
 
     async def run() -> SweepResult:
         # Like prune and archive it never creates nor migrates a store: a sweep has nothing to expire in
         # a store that is not there (and its --dry-run promises to change nothing).
         async with open_store(url, read_only=True) as saver:
+            service_rows = () if dry_run else await service_rows_of_thread(url)
             try:
-                result = await sweep(saver, policy, limit=limit, dry_run=dry_run)
+                return await sweep(
+                    saver, policy, limit=limit, dry_run=dry_run, also=service_rows, progress=tally.counter()
+                )
             except Exception as exc:  # recorded in sweep_runs; one line here
                 fail(f"sweep failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
-            if not dry_run:
-                await delete_service_runs(url, saver, result.deleted)
-            return result
 
     console = Console(stderr=True)
     if as_json:
-        result = asyncio.run(run())
+        result = run_to_end(run(), tally, then)
         typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))
         return
     with console.status("sweeping expired threads…"):
-        result = asyncio.run(run())
-    out = Console()
+        result = run_to_end(run(), tally, then)
+    out = Console(soft_wrap=True)  # in a pipe too, each line whole: scripts read them
     shown = ttl or settings.thread_ttl
     default = "none (only threads with their own TTL expire)" if policy.default is None else f"{shown} ({policy.strategy})"
     out.print(f"default TTL: {default}", highlight=False)

@@ -15,7 +15,7 @@ from orecast.checkpoint import ToolCallRecord
 from orecast.checkpoint.threads import ThreadInfo
 from orecast.checkpoint.transcript import checkpoint_messages, thread_messages
 from orecast.cli.archive import add_thread_commands
-from orecast.cli.common import MAX_COUNT, DatabaseUrl, delete_service_runs, fail, open_store
+from orecast.cli.common import MAX_COUNT, DatabaseUrl, fail, open_store, service_rows_of_thread
 from orecast.cli.runs import run_state
 from orecast.cli.terminal import OneLineColumn, escaped, one_line_table, stored
 
@@ -227,8 +227,7 @@ def delete_thread(
                 fail(f"no thread {thread_id!r}")
             if not yes and not confirmed(info):
                 fail("not deleted (pass --yes to delete without asking)")
-            await saver.adelete_thread(thread_id)
-            await delete_service_runs(database_url, saver, [thread_id])
+            await saver.adelete_thread(thread_id, also=await service_rows_of_thread(database_url))
 
     asyncio.run(delete())
     typer.echo(escaped(f"deleted {thread_id}"))

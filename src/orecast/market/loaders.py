@@ -7,6 +7,7 @@ its id, and carrying its metadata (unit, source, …) in `series.attrs`, so a se
 
 from __future__ import annotations
 
+import io
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -15,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from orecast.market.catalog import PANDAS_FREQ, SeriesSpec, get_spec
+from orecast.market.csv_file import read_csv_text
 from orecast.market.errors import MarketError
 from orecast.market.update.store import active_file
 
@@ -26,6 +28,8 @@ _FREQ_CODES: dict[str, str] = {
     "D": "daily", "B": "daily", "W": "weekly", "M": "monthly", "MS": "monthly", "ME": "monthly",
     "Q": "quarterly", "QS": "quarterly", "A": "annual", "Y": "annual", "YS": "annual",
 }
+# A Chinese spreadsheet's date column: 日期 (date), 时间 (time), 月份 (month), 交易日期 (trading date).
+_CHINESE_DATE_HEADERS = ("日期", "时间", "月份", "交易日期")
 _ORDER = ["daily", "weekly", "monthly", "quarterly", "annual"]
 
 
@@ -151,16 +155,15 @@ def load_csv(
     Example: `load_csv("my_prices.csv", value_column="close")`.
     """
     path = Path(path)
-    if not path.is_file():
-        raise MarketError(f"CSV file not found: {path}", "csv_not_found", path=str(path))
+    text = read_csv_text(path)
     try:
-        frame = pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        frame = pd.read_csv(io.StringIO(text))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise MarketError(f"cannot read {path} as CSV: {exc}".splitlines()[0], "csv_unreadable",
                           path=str(path)) from None
     columns = {str(c).strip().lower(): c for c in frame.columns}
     date_key = (date_column or "").lower() or next(
-        (c for c in ("date", "ds", "time", "timestamp", "month", "day") if c in columns), None
+        (c for c in ("date", "ds", "time", "timestamp", "month", "day", *_CHINESE_DATE_HEADERS) if c in columns), None
     )
     if date_key is None or date_key not in columns:
         raise MarketError(

@@ -171,9 +171,7 @@ def create_app(
                 repo, saver, metrics, poll_seconds=settings.cancel_poll_seconds,
                 stale_seconds=settings.stale_run_seconds, tracing=tracing, webhooks=webhooks,
             )
-            sweeper = app.state.sweeper = Sweeper(
-                saver, repo, metrics, settings.ttl_policy(), settings.sweep_every()
-            )
+            sweeper = app.state.sweeper = Sweeper(saver, metrics, settings.ttl_policy(), settings.sweep_every())
             await runs.erase_rollbacks_left()
             services = app.state.services = Services(
                 settings=settings, saver=saver, store=store, db=db, graphs=graphs,

@@ -1,8 +1,9 @@
 """The service's background sweep of expired threads (`checkpoint/sweep.py`), kept on `app.state.sweeper`.
 
 Every replica runs one; their claims skip each other's threads, so running several is safe and only
-spreads the work. A deleted thread's runs go with it, as `DELETE /threads/{id}` does. A failed sweep is
-logged and recorded; the loop goes on at the next interval.
+spreads the work. A deleted thread's runs, their events and its crons go with it, as `DELETE /threads/{id}`
+takes them, in the very transaction that deletes it: a sweep cut short (a crash, a shutdown) leaves none
+behind. A failed sweep is logged and recorded; the loop goes on at the next interval.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from datetime import datetime, timedelta
 from orecast.checkpoint import OrecastCheckpointer
 from orecast.checkpoint.sweep import SweepResult, TtlPolicy, sweep
 from orecast.service.metrics import ServiceMetrics
-from orecast.service.runs.records import RunRepo
+from orecast.service.runs.queries import DELETE_THREAD_SERVICE_ROWS
 
 log = logging.getLogger(__name__)
 LIMIT_PER_RUN = 10_000  # a backlog is worked off over several intervals, not in one long sweep
@@ -26,13 +27,11 @@ class Sweeper:
     def __init__(
         self,
         saver: OrecastCheckpointer,
-        repo: RunRepo,
         metrics: ServiceMetrics,
         policy: TtlPolicy,
         every: timedelta | None,
     ) -> None:
         self.saver = saver
-        self.repo = repo
         self.metrics = metrics
         self.policy = policy
         self.every = every
@@ -40,9 +39,7 @@ class Sweeper:
 
     async def run_once(self, *, now: datetime | None = None, limit: int | None = LIMIT_PER_RUN) -> SweepResult:
         """One sweep as of `now` (default: the clock)."""
-        result = await sweep(self.saver, self.policy, now=now, limit=limit)
-        for thread_id in result.deleted:
-            await self.repo.delete_thread_runs(thread_id)
+        result = await sweep(self.saver, self.policy, now=now, limit=limit, also=DELETE_THREAD_SERVICE_ROWS)
         self.metrics.sweep_done(result)
         return result
 

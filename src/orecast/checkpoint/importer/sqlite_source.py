@@ -5,6 +5,7 @@ Each checkpoint row holds the whole checkpoint, values included, as one msgpack 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sqlite3
@@ -55,12 +56,46 @@ WHERE thread_id = ?
 ORDER BY checkpoint_ns, checkpoint_id, {task_path}, task_id, idx"""
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+LOOKED_AT = 200  # entries of a folder looked at for SQLite files to suggest
+
+
+def _check_is_a_file(path: Path) -> None:
+    """A folder, a device or a missing path each said as such (all three were "no such SQLite file")."""
+    if path.is_dir():
+        found = _sqlite_files_in(path)
+        which = (f"one of the SQLite files in it: {', '.join(found)}" if found else
+                 "the file the official SqliteSaver wrote (it holds no SQLite file)")
+        raise ValueError(f"{path} is a folder, not a SQLite file: name {which}")
+    if path.exists() and not path.is_file():
+        raise ValueError(f"{path} is a device, pipe or socket, not a SQLite file")
+    if not path.exists():
+        raise FileNotFoundError(f"no such SQLite file: {path}")
+
+
+def _sqlite_files_in(folder: Path) -> list[str]:
+    """Paths of the SQLite databases among the first entries of `folder` (their first bytes say so)."""
+    found = []
+    try:
+        entries = sorted(itertools.islice(folder.iterdir(), LOOKED_AT))
+    except OSError:
+        return []
+    for entry in entries:
+        try:
+            if entry.is_file():
+                with entry.open("rb") as file:
+                    if file.read(len(SQLITE_HEADER)) == SQLITE_HEADER:
+                        found.append(str(entry))
+        except OSError:
+            continue
+    return found[:3] + (["…"] if len(found) > 3 else [])
+
+
 class SqliteSource:
     """A `SqliteSaver` / `AsyncSqliteSaver` database file, opened read-only."""
 
     def __init__(self, path: str) -> None:
-        if not Path(path).is_file():
-            raise FileNotFoundError(f"no such SQLite file: {path}")
+        _check_is_a_file(Path(path))
         self.path = path
         self.description = f"langgraph-sqlite {path}"
         self.conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)

@@ -134,4 +134,7 @@ WHERE run_id = ?"""
 DELETE_RUN = "DELETE FROM service_runs WHERE run_id = ?"
 DELETE_THREAD_RUNS = "DELETE FROM service_runs WHERE thread_id = ?"
 DELETE_THREAD_CRONS = "DELETE FROM service_crons WHERE thread_id = ?"
+# What a deleted thread leaves in the service tables (its runs, their events, its crons), for the store's
+# transaction that deletes the thread (`adelete_thread(also=…)`, `sweep(also=…)`): both go, or neither.
+DELETE_THREAD_SERVICE_ROWS = (DELETE_THREAD_RUN_EVENTS, DELETE_THREAD_RUNS, DELETE_THREAD_CRONS)
 SELECT_RUN_IDS = "SELECT run_id, thread_id FROM service_runs WHERE {where}"

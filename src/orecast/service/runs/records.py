@@ -449,9 +449,8 @@ class RunRepo:
 
         async def erase() -> None:
             async with self.db.transaction(thread_id) as tx:
-                await tx.send(q.DELETE_THREAD_RUN_EVENTS, (thread_id,))
-                await tx.send(q.DELETE_THREAD_RUNS, (thread_id,))
-                await tx.send(q.DELETE_THREAD_CRONS, (thread_id,))
+                for statement in q.DELETE_THREAD_SERVICE_ROWS:
+                    await tx.send(statement, (thread_id,))
 
         await self._retrying(erase)
 
