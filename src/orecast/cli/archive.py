@@ -197,7 +197,7 @@ def archive_command(
             except OSError as exc:
                 fail(f"cannot create {out}: {exc.strerror or exc}")
             done = []
-            service_rows = await service_rows_of_thread(database_url)
+            service_rows = await service_rows_of_thread(database_url, saver)
             with tally.bar("archiving", len(idle), as_json) as advance:
                 for info in idle:
                     try:

@@ -93,14 +93,17 @@ async def open_store(url: str | None, *, read_only: bool = False) -> AsyncIterat
         fail(f"cannot open {parsed.redacted()}: {exc}")
 
 
-async def service_rows_of_thread(url: str | None) -> Sequence[str]:
+async def service_rows_of_thread(url: str | None, saver: OrecastCheckpointer) -> Sequence[str]:
     """The statements that delete what the service keeps of a thread (its runs, their events, its
     crons), for the transaction that deletes the thread (`adelete_thread(also=…)`, `sweep(also=…)`), as
     `DELETE /threads/{id}` takes them along: a cron left behind fired every time on a thread that was
     gone, and a Ctrl-C between two transactions left them. Makes the service's tables where the service
-    never ran, so that the statements have them."""
+    never ran, so that the statements have them; none for a store `saver` opened read-only, which
+    refuses the delete itself (with its own message, not SQLite's about making those tables)."""
     from orecast.service.db import open_db  # the service's modules only for commands that delete
     from orecast.service.runs.queries import DELETE_THREAD_SERVICE_ROWS
 
+    if getattr(saver, "read_only", None) is not None:
+        return ()
     async with open_db(url or default_database_url()):
         return DELETE_THREAD_SERVICE_ROWS

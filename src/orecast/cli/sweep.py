@@ -58,7 +58,7 @@ def sweep_command(
         # Like prune and archive it never creates nor migrates a store: a sweep has nothing to expire in
         # a store that is not there (and its --dry-run promises to change nothing).
         async with open_store(url, read_only=True) as saver:
-            service_rows = () if dry_run else await service_rows_of_thread(url)
+            service_rows = () if dry_run else await service_rows_of_thread(url, saver)
             try:
                 return await sweep(
                     saver, policy, limit=limit, dry_run=dry_run, also=service_rows, progress=tally.counter()

@@ -227,7 +227,7 @@ def delete_thread(
                 fail(f"no thread {thread_id!r}")
             if not yes and not confirmed(info):
                 fail("not deleted (pass --yes to delete without asking)")
-            await saver.adelete_thread(thread_id, also=await service_rows_of_thread(database_url))
+            await saver.adelete_thread(thread_id, also=await service_rows_of_thread(database_url, saver))
 
     asyncio.run(delete())
     typer.echo(escaped(f"deleted {thread_id}"))
