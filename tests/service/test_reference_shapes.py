@@ -95,6 +95,48 @@ async def test_thread_stream_follows_the_runs_of_a_thread(client, tmp_path: Path
     assert seen[-1] == ("metadata", {"status": "run_done", "run_id": run["run_id"]})
 
 
+async def test_thread_stream_sends_every_run_however_short(client, tmp_path: Path) -> None:
+    """Runs that start and end between two of the stream's looks at the table are sent too (it used to
+    send one or two of five quick runs)."""
+    tid = (await client.threads.create())["thread_id"]
+    done: list[str] = []
+
+    async def follow() -> None:
+        async for part in await client.threads.join_stream(tid, stream_mode="lifecycle"):
+            if part.event == "metadata" and part.data.get("status") == "run_done":
+                done.append(part.data["run_id"])
+                if len(done) == 6:
+                    return
+
+    follower = asyncio.create_task(follow())
+    hold = held(tmp_path)  # a first run that lasts until the stream has sent it: the stream is open then
+    first = await client.runs.create(tid, ECHO, input=say("first", hold=str(hold)))
+    for _ in range(3000):
+        if (await client.runs.get(tid, first["run_id"]))["status"] == "running":
+            break
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.5)  # the stream has looked at the table and follows the running run
+    hold.unlink()
+    await client.runs.join(tid, first["run_id"])
+    quick = [(await client.runs.create(tid, ECHO, input=say(f"quick {i}")))["run_id"] for i in range(5)]
+    for run_id in quick:
+        await client.runs.join(tid, run_id)
+    await asyncio.wait_for(follower, 60)
+    assert done == [first["run_id"], *quick]
+
+
+async def test_thread_stream_ends_when_the_thread_is_deleted(client) -> None:
+    tid = (await client.threads.create())["thread_id"]
+
+    async def follow() -> list[str]:
+        return [part.event async for part in await client.threads.join_stream(tid)]
+
+    follower = asyncio.create_task(follow())
+    await asyncio.sleep(0.5)
+    await client.threads.delete(tid)
+    assert await asyncio.wait_for(follower, 10) == []
+
+
 async def test_messages_mode_sends_a_whole_message_as_complete(client) -> None:
     tid = (await client.threads.create())["thread_id"]
     parts = [p async for p in client.runs.stream(tid, ECHO, input=say("m"), stream_mode="messages")]

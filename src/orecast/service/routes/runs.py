@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
@@ -20,6 +21,8 @@ from orecast.service.sse import HEARTBEAT, format_encoded, format_event, sse_res
 
 router = APIRouter(tags=["runs"], dependencies=[Depends(require_user)])
 HEARTBEAT_SECONDS = 10.0
+# How far behind this replica's clock another replica's may be when it stamps a run's `created_at`.
+CLOCK_SKEW = timedelta(seconds=5)
 NO_RUNS_TO_CANCEL = "no matching runs to cancel: they are over, deleted, already cancelled or not yours"
 
 
@@ -77,16 +80,20 @@ async def _stream(
 
 
 async def _thread_stream(svc: Services, thread_id: str, modes: set[str]) -> AsyncIterator[bytes]:
-    """The thread's runs from now on, one after the other, until the client leaves, as langgraph-api's
-    thread stream: `run_modes` sends every event of the runs, `lifecycle` only their start (`metadata`)
-    and a `metadata {"status": "run_done"}` after each."""
+    """The thread's runs from now on, one after the other, until the client leaves or the thread is
+    deleted, as langgraph-api's thread stream: `run_modes` sends every event of the runs, `lifecycle`
+    only their start (`metadata`) and a `metadata {"status": "run_done"}` after each.
+
+    Runs are found by looking at the table every poll; a run that started and ended between two looks
+    is still sent (its events are replayed), so each look takes every run created since the stream
+    opened, less a margin for replicas whose clocks run behind, that was not over when it opened."""
     everything = "run_modes" in modes
     lifecycle = everything or "lifecycle" in modes  # `state_update` alone: nothing here sends one
-    seen: set[str] = set()
+    since = (datetime.now(UTC) - CLOCK_SKEW).isoformat()
+    seen = {run_id for run_id, status in await svc.repo.stream_runs(thread_id, since) if status not in ACTIVE}
     idle = 0.0
     while True:
-        fresh = [r for r, _ in await svc.repo.select_ids(thread_id=thread_id, run_ids=None, statuses=ACTIVE)
-                 if r not in seen]
+        fresh = [run_id for run_id, _ in await svc.repo.stream_runs(thread_id, since) if run_id not in seen]
         for run_id in fresh:
             seen.add(run_id)
             async for item in _follow(svc, run_id, 0):
@@ -96,6 +103,8 @@ async def _thread_stream(svc: Services, thread_id: str, modes: set[str]) -> Asyn
                     yield format_encoded(item[1], item[2])
             if lifecycle:
                 yield format_event("metadata", {"status": "run_done", "run_id": run_id})
+        if not fresh and await svc.saver.aget_thread(thread_id) is None:
+            return  # deleted: no run can come any more
         idle = 0.0 if fresh else idle + svc.runs.poll_seconds
         if idle >= HEARTBEAT_SECONDS:
             idle = 0.0

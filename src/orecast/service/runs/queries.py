@@ -138,3 +138,7 @@ DELETE_THREAD_CRONS = "DELETE FROM service_crons WHERE thread_id = ?"
 # transaction that deletes the thread (`adelete_thread(also=…)`, `sweep(also=…)`): both go, or neither.
 DELETE_THREAD_SERVICE_ROWS = (DELETE_THREAD_RUN_EVENTS, DELETE_THREAD_RUNS, DELETE_THREAD_CRONS)
 SELECT_RUN_IDS = "SELECT run_id, thread_id FROM service_runs WHERE {where}"
+# A thread stream's runs: the active ones and every one created since `?`, however short, oldest first.
+SELECT_STREAM_RUNS = """SELECT run_id, status FROM service_runs
+WHERE thread_id = ? AND (status IN ('pending', 'running') OR created_at >= ?)
+ORDER BY created_at, run_id"""

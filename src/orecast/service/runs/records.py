@@ -474,6 +474,13 @@ class RunRepo:
                 await asyncio.sleep(random.uniform(0, 0.01 * attempt))  # the other one goes first
         raise AssertionError("unreachable")
 
+    async def stream_runs(self, thread_id: str, since: str) -> list[tuple[str, str]]:
+        """(run id, status) of the thread's active runs and of every run created since `since`, oldest
+        first: a thread stream's runs, including those that ended between two of its looks."""
+        async with self.db.read() as tx:
+            rows = await tx.fetchall(q.SELECT_STREAM_RUNS, (thread_id, since))
+        return [(r[0], r[1]) for r in rows]
+
     async def select_ids(
         self, *, thread_id: str | None, run_ids: list[str] | None, statuses: tuple[str, ...]
     ) -> list[tuple[str, str]]:
