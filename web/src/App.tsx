@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { Thread } from "@langchain/langgraph-sdk";
-import { describeError, isAdmin, makeClient, probeAccess, storedKey, storeKey, threadTitle, titleFollowsQuestion, wasShown, type Access } from "./api";
+import { describeError, isAdmin, LIST_QUERY, makeClient, probeAccess, storedKey, storeKey, threadTitle, titleFollowsQuestion, wasShown, type Access } from "./api";
 import { Chat } from "./components/Chat";
 import { Icon } from "./components/Icon";
 import { LangSwitch } from "./components/LangSwitch";
@@ -88,7 +88,7 @@ export function App() {
   const listed = useRef("");
   const lookAtList = useCallback(async (): Promise<boolean> => {
     try {
-      const list = await client.threads.search({ limit: 200, sortBy: "updated_at", sortOrder: "desc" });
+      const list = await client.threads.search({ ...LIST_QUERY, select: [...LIST_QUERY.select] });
       const seen = list.map((th) => `${th.thread_id} ${th.updated_at} ${th.status} ${threadTitle(th)}`).join("\n");
       const changed = seen !== listed.current;
       listed.current = seen;

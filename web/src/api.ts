@@ -35,7 +35,7 @@ export async function probeAccess(key: string | null): Promise<Access> {
     const res = await fetch(`${apiUrl()}/threads/search`, {
       method: "POST",
       headers: { "content-type": "application/json", ...authHeaders(key) },
-      body: JSON.stringify({ limit: 1 }),
+      body: JSON.stringify({ limit: 1, select: ["thread_id"] }), // not a whole thread's values
     });
     if (res.status === 401 || res.status === 403) return "needs-key";
     return res.ok ? "ok" : "down";
@@ -75,11 +75,32 @@ export function textOf(content: unknown): string {
   return "";
 }
 
-/** The first question of the thread's head (the branch its last run went on), if it has one. */
+/**
+ * What the conversation list asks of `POST /threads/search`: the fields it shows and compares, and
+ * of the values only the first message (the title of a thread without one, see `firstQuestion`).
+ * The whole values (every answer, tool result and chart of 200 threads) were most of a look's bytes,
+ * and the list looks every 2 to 16 s; the open conversation reads its own state.
+ */
+export const LIST_QUERY = {
+  limit: 200,
+  sortBy: "updated_at",
+  sortOrder: "desc",
+  select: ["thread_id", "updated_at", "status", "metadata"],
+  extract: { first_type: "values.messages[0].type", first_content: "values.messages[0].content" },
+} as const;
+
+/**
+ * The first question of the thread's head (the branch its last run went on), if it has one: from its
+ * values, or from what the list's `extract` took of them (the head's first message, when a question).
+ */
 export function firstQuestion(thread: Thread): string | null {
   const values = thread.values as { messages?: Msg[] } | null | undefined;
-  const first = values?.messages?.find((m) => m.type === "human");
-  return first ? textOf(first.content) : null;
+  if (values?.messages) {
+    const first = values.messages.find((m) => m.type === "human");
+    return first ? textOf(first.content) : null;
+  }
+  const extracted = thread.extracted;
+  return extracted?.first_type === "human" ? textOf(extracted.first_content) : null;
 }
 
 /** The title (see lib/title.ts): the thread's metadata `title`, else its first question, else nothing. */
