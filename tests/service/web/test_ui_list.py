@@ -47,3 +47,21 @@ def test_the_list_asks_for_no_values_and_still_titles_by_the_first_question(
         assert asked.get("select") and "values" not in asked["select"], asked
         answered = json.loads(response.body())
         assert answered and all("values" not in th for th in answered), str(answered)[:300]
+
+
+def test_a_conversation_without_title_or_question_text_exports_untitled_in_both_languages(
+    open_page: Any, web_server: Server
+) -> None:
+    """A thread made through the API whose first question is blank has no title: its export was
+    headed "# " with nothing after it, and its heading on the page said "新对话" (a new one)."""
+    page = open_page(web_server, locale="zh-CN")
+    tid = untitled_thread(page, web_server, "   ")
+    page.goto(f"{web_server.url}/#/thread/{tid}")
+    page.reload()
+    expect(page.get_by_test_id("chat-title")).to_have_text("未命名对话")
+    with page.expect_download() as md:
+        page.get_by_test_id("export-md").click()
+    assert open(md.value.path(), encoding="utf-8").read().startswith("# 未命名对话 / Untitled conversation\n")
+    with page.expect_download() as js:
+        page.get_by_test_id("export-json").click()
+    assert json.loads(open(js.value.path(), encoding="utf-8").read())["title"] == "未命名对话 / Untitled conversation"

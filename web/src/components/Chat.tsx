@@ -7,7 +7,7 @@ import { pendingApproval } from "../lib/approval";
 import { newestBranch, type TreeSequence } from "../lib/branches";
 import { exportName, toJson, toMarkdown } from "../lib/exportConversation";
 import { useNarrow } from "../lib/narrow";
-import { autoTitle, isTitleOf } from "../lib/title";
+import { autoTitle, exportTitle, isTitleOf } from "../lib/title";
 import { groupTurns, type MessageLike } from "../lib/turns";
 import type { ToolRun } from "../lib/tools";
 import { Approval } from "./Approval";
@@ -347,7 +347,7 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
   const exportAs = (kind: "md" | "json") => {
     const when = new Date();
     const id = threadId ?? "new";
-    const name = title || textOf(messages.find((m) => m.type === "human")?.content).slice(0, 80) || t("untitled");
+    const name = exportTitle(title, shownFirst);
     const body = kind === "md" ? toMarkdown(name, id, messages, when) : toJson(name, id, messages, when);
     saveBlob(new Blob([body], { type: kind === "md" ? "text/markdown" : "application/json" }), exportName(name, kind));
   };
@@ -356,7 +356,7 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
     <div className="chat-wrap">
       <main className="chat" aria-busy={busy}>
         <div className="chat-bar">
-          <h1 className="chat-title" data-testid="chat-title">{title || t("newConversation")}</h1>
+          <h1 className="chat-title" data-testid="chat-title">{title || (threadId ? autoTitle(shownFirst) || t("untitled") : t("newConversation"))}</h1>
           {messages.length > 0 && (
             <div className="row">
               {/* On a phone the formats alone: the conversation's title keeps the room. */}
