@@ -29,18 +29,27 @@ export function makeClient(key: string | null): Client {
 
 export type Access = "ok" | "needs-key" | "down";
 
+/** What the access check found, and for "down" why (the server unreachable, or its error answer). */
+export interface AccessCheck {
+  access: Access;
+  error: unknown;
+}
+
 /** Whether `key` (or no key) may use the API: one cheap authenticated call. */
-export async function probeAccess(key: string | null): Promise<Access> {
+export async function probeAccess(key: string | null): Promise<AccessCheck> {
   try {
     const res = await fetch(`${apiUrl()}/threads/search`, {
       method: "POST",
       headers: { "content-type": "application/json", ...authHeaders(key) },
       body: JSON.stringify({ limit: 1, select: ["thread_id"] }), // not a whole thread's values
     });
-    if (res.status === 401 || res.status === 403) return "needs-key";
-    return res.ok ? "ok" : "down";
-  } catch {
-    return "down";
+    if (res.status === 401 || res.status === 403) return { access: "needs-key", error: null };
+    if (res.ok) return { access: "ok", error: null };
+    // The SDK's HTTPError shape, so describeError tells a database outage from another failure.
+    const text = await res.text().catch(() => "");
+    return { access: "down", error: Object.assign(new Error(`HTTP ${res.status}: ${text}`), { status: res.status, text }) };
+  } catch (err) {
+    return { access: "down", error: err };
   }
 }
 
