@@ -176,6 +176,14 @@ export function isUnreachable(err: unknown): boolean {
 }
 
 /**
+ * A run's stream lost its server for longer than the SDK's reconnects last (the server restarting,
+ * the network gone): the run itself may go on, or be recovered by the restarted server.
+ */
+export function isStreamLost(err: unknown): boolean {
+  return isUnreachable(err) || (err instanceof Error && err.name === "MaxReconnectAttemptsError");
+}
+
+/**
  * The error a stopped run leaves on the step it was in (LangGraph stores the task's
  * `CancelledError`): read back after a reload, it is the Stop, not a failure.
  */

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { Client, Message, ThreadState } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
-import { ASSISTANT_ID, describeError, errorCode, httpStatus, isCancellation, markShown, saveBlob, textOf } from "../api";
+import { ASSISTANT_ID, describeError, errorCode, httpStatus, isCancellation, isStreamLost, markShown, saveBlob, textOf } from "../api";
 import { localeOf, useI18n, type Key } from "../i18n";
 import { pendingApproval } from "../lib/approval";
 import { newestBranch, type TreeSequence } from "../lib/branches";
@@ -272,6 +272,24 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
       onNotice("stopFailed", err);
     });
   };
+
+  // This tab's run whose stream was lost (the server gone longer than the SDK's reconnects): the
+  // page said "cannot reach the server" and kept the half answer for good, while the restarted
+  // server recovered the run and finished it. Once the list's look sees the thread change (the
+  // server is back and the run moved on), the run is joined again: the server replays its events,
+  // so the page shows it going on, or its end.
+  const lostRun = busy || stopped || stream.error == null || !isStreamLost(stream.error) ? null : runId.current;
+  const lost = useRef<{ run: string; stamp: string } | null>(null);
+  useEffect(() => {
+    if (lostRun && lost.current?.run !== lostRun) lost.current = { run: lostRun, stamp };
+    if (!lostRun) lost.current = null;
+  }, [lostRun]); // not on `stamp`: the one when it was lost is kept
+  useEffect(() => {
+    const was = lost.current;
+    if (!was || was.stamp === stamp || busyNow.current) return;
+    lost.current = null;
+    void streamNow.current.joinStream(was.run).catch(() => undefined);
+  }, [stamp]);
 
   // Runs this tab did not start (another tab, or a reload before the run id was stored) are followed
   // one after the other: on opening, the running one (else the queued one, whose stream starts when
