@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from langchain_core.messages import AIMessage, HumanMessage
+
 from orecast.agent import AgentSettings, decisions
-from orecast.agent.reports import NOTHING_ANSWERED
+from orecast.agent.reports import NOTHING_ANSWERED, UNTITLED, report_title
 from tests.agent.conftest import run_turn
 
 
@@ -37,18 +39,38 @@ async def test_approve_writes_the_report_with_figures(
     assert "报告已导出" in turn.text and result.report in turn.text
 
 
-async def test_edit_changes_title_and_file(agent: Any, thread_id: str, settings: AgentSettings) -> None:
+async def _edited_report(agent: Any, thread_id: str, **changes: str) -> Any:
+    """The result of a report asked for, then approved with its arguments edited."""
     approval = await _ask_for_report(agent, thread_id)
-    args = {**approval.actions[0]["args"], "title": "Weekly ore note", "filename": "weekly-note"}
+    args = {**approval.actions[0]["args"], **changes}
     turn = await run_turn(
         agent, thread_id,
         decisions({"type": "edit", "edited_action": {"name": "export_report", "args": args}}),
     )
     (result,) = turn.results
+    return result
+
+
+async def test_edit_changes_title_and_file(agent: Any, thread_id: str, settings: AgentSettings) -> None:
+    result = await _edited_report(agent, thread_id, title="Weekly ore note", filename="weekly-note")
     assert result.ok
     path = settings.reports_dir / "weekly-note.md"
     assert result.report == str(path)
     assert path.read_text(encoding="utf-8").startswith("# Weekly ore note")
+
+
+async def test_a_report_edited_to_an_empty_title_is_titled_by_the_first_question(agent: Any, thread_id: str) -> None:
+    """It was headed "# " (and named "-<thread>.md"): an empty title is no title."""
+    result = await _edited_report(agent, thread_id, title="  ", filename="")
+    assert result.ok and result.report
+    assert Path(result.report).read_text(encoding="utf-8").startswith("# 铁矿石现在多少钱？\n")
+    assert Path(result.report).name.startswith("铁矿石现在多少钱")
+
+
+def test_a_report_without_title_or_question_is_untitled_in_both_languages() -> None:
+    assert report_title("", [AIMessage("hello")]) == UNTITLED == "未命名对话 / Untitled conversation"
+    assert report_title(" ", [HumanMessage("\n铁矿石\n  走势 ")]) == "铁矿石 走势"
+    assert report_title("Weekly ore note ", [HumanMessage("q")]) == "Weekly ore note"
 
 
 async def test_reject_writes_nothing_and_says_so(

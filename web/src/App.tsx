@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { Thread } from "@langchain/langgraph-sdk";
-import { describeError, isAdmin, makeClient, probeAccess, storedKey, storeKey, threadTitle, titleFollowsQuestion, wasShown, type Access } from "./api";
+import { describeError, isAdmin, LIST_QUERY, makeClient, storedKey, storeKey, threadTitle, titleFollowsQuestion, wasShown } from "./api";
+import { AccessDown } from "./components/AccessDown";
 import { Chat } from "./components/Chat";
 import { Icon } from "./components/Icon";
 import { LangSwitch } from "./components/LangSwitch";
@@ -9,6 +10,7 @@ import { Sidebar } from "./components/Sidebar";
 import { SignIn } from "./components/SignIn";
 import { browserLang, DICTS, I18nContext, type Key, type Lang } from "./i18n";
 import { checkpointHash } from "./lib/ops";
+import { useAccessCheck } from "./lib/accessCheck";
 import { useRefreshCycle } from "./lib/refreshCycle";
 import { parseRoute, type Route } from "./lib/route";
 
@@ -31,7 +33,8 @@ export function App() {
   const [lang, setLang] = useState<Lang>(initialLang);
   const [theme, setTheme] = useState<Theme>(initialTheme);
   const [key, setKey] = useState<string | null>(storedKey);
-  const [access, setAccess] = useState<Access | "checking">("checking");
+  const [accessState, retryAccess, setAccess] = useAccessCheck(key);
+  const { access } = accessState;
   const [route] = useState(routeFromHash);
   const [threadId, setThreadId] = useState<string | null>(route.threadId);
   const [showOps, setShowOps] = useState(route.ops);
@@ -73,22 +76,21 @@ export function App() {
     window.addEventListener("unhandledrejection", onRejection);
     return () => window.removeEventListener("unhandledrejection", onRejection);
   }, [report]);
+  // Back from "down": a conversation open meanwhile could not be loaded, and says so; load it again.
+  const wasDown = useRef(false);
   useEffect(() => {
-    let live = true;
-    probeAccess(key).then((a) => {
-      if (a === "needs-key") storeKey(null); // a stored key that no longer works is forgotten
-      if (live) setAccess(a);
-    });
-    return () => {
-      live = false;
-    };
-  }, [key]);
+    if (access === "down") wasDown.current = true;
+    else if (access === "ok" && wasDown.current) {
+      wasDown.current = false;
+      if (threadId) setChatKey((k) => k + 1);
+    }
+  }, [access, threadId]);
 
   // The list as last seen: what a look compares with to tell whether anything changed.
   const listed = useRef("");
   const lookAtList = useCallback(async (): Promise<boolean> => {
     try {
-      const list = await client.threads.search({ limit: 200, sortBy: "updated_at", sortOrder: "desc" });
+      const list = await client.threads.search({ ...LIST_QUERY, select: [...LIST_QUERY.select] });
       const seen = list.map((th) => `${th.thread_id} ${th.updated_at} ${th.status} ${threadTitle(th)}`).join("\n");
       const changed = seen !== listed.current;
       listed.current = seen;
@@ -252,7 +254,7 @@ export function App() {
             <button type="button" className="btn small" onClick={signOut} data-testid="signout">{t("signOut")}</button>
           )}
         </header>
-        {access === "down" && <div className="error-box" role="alert">{t("errorTitle")}: {window.location.origin}</div>}
+        {access === "down" && <AccessDown error={accessState.error} retryAt={accessState.retryAt} checking={accessState.checking} onRetry={retryAccess} />}
         {listError != null && <div className="error-box" role="alert">{describeError(listError, t)}</div>}
         {notice && (
           <div className="error-box" role="alert" data-testid="notice">

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Thread } from "@langchain/langgraph-sdk";
-import { describeError, errorCode, errorText, httpStatus, isCancellation, isUnreachable, threadTitle, titleFollowsQuestion } from "./api";
+import { describeError, errorCode, errorText, httpStatus, isCancellation, isUnreachable, LIST_QUERY, threadTitle, titleFollowsQuestion } from "./api";
 import { DICTS } from "./i18n";
 
 // The shape of the SDK's HTTPError: message "HTTP <status>: <body>", with status and text.
@@ -79,5 +79,13 @@ describe("thread titles", () => {
     expect(titleFollowsQuestion(thread("铁矿石现在多少钱？", "铁矿石现在多少钱？"))).toBe(true);
     expect(titleFollowsQuestion(thread(undefined, "铁矿石现在多少钱？"))).toBe(true);
     expect(titleFollowsQuestion(thread("My ore notes", "铁矿石现在多少钱？"))).toBe(false);
+  });
+
+  it("reads the first question from what the list's look extracted, the values not being asked for", () => {
+    const listed = (extracted: Record<string, unknown>) => ({ thread_id: "t", metadata: {}, extracted }) as unknown as Thread;
+    expect(threadTitle(listed({ first_type: "human", first_content: [{ type: "text", text: "铁矿石\n走势" }] }))).toBe("铁矿石 走势");
+    expect(threadTitle(listed({ first_type: "ai", first_content: "not a question" }))).toBe("");
+    expect(titleFollowsQuestion({ ...listed({ first_type: "human", first_content: "q" }), metadata: { title: "q" } } as Thread)).toBe(true);
+    expect(LIST_QUERY.select).not.toContain("values");
   });
 });

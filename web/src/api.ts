@@ -29,18 +29,27 @@ export function makeClient(key: string | null): Client {
 
 export type Access = "ok" | "needs-key" | "down";
 
+/** What the access check found, and for "down" why (the server unreachable, or its error answer). */
+export interface AccessCheck {
+  access: Access;
+  error: unknown;
+}
+
 /** Whether `key` (or no key) may use the API: one cheap authenticated call. */
-export async function probeAccess(key: string | null): Promise<Access> {
+export async function probeAccess(key: string | null): Promise<AccessCheck> {
   try {
     const res = await fetch(`${apiUrl()}/threads/search`, {
       method: "POST",
       headers: { "content-type": "application/json", ...authHeaders(key) },
-      body: JSON.stringify({ limit: 1 }),
+      body: JSON.stringify({ limit: 1, select: ["thread_id"] }), // not a whole thread's values
     });
-    if (res.status === 401 || res.status === 403) return "needs-key";
-    return res.ok ? "ok" : "down";
-  } catch {
-    return "down";
+    if (res.status === 401 || res.status === 403) return { access: "needs-key", error: null };
+    if (res.ok) return { access: "ok", error: null };
+    // The SDK's HTTPError shape, so describeError tells a database outage from another failure.
+    const text = await res.text().catch(() => "");
+    return { access: "down", error: Object.assign(new Error(`HTTP ${res.status}: ${text}`), { status: res.status, text }) };
+  } catch (err) {
+    return { access: "down", error: err };
   }
 }
 
@@ -75,11 +84,32 @@ export function textOf(content: unknown): string {
   return "";
 }
 
-/** The first question of the thread's head (the branch its last run went on), if it has one. */
+/**
+ * What the conversation list asks of `POST /threads/search`: the fields it shows and compares, and
+ * of the values only the first message (the title of a thread without one, see `firstQuestion`).
+ * The whole values (every answer, tool result and chart of 200 threads) were most of a look's bytes,
+ * and the list looks every 2 to 16 s; the open conversation reads its own state.
+ */
+export const LIST_QUERY = {
+  limit: 200,
+  sortBy: "updated_at",
+  sortOrder: "desc",
+  select: ["thread_id", "updated_at", "status", "metadata"],
+  extract: { first_type: "values.messages[0].type", first_content: "values.messages[0].content" },
+} as const;
+
+/**
+ * The first question of the thread's head (the branch its last run went on), if it has one: from its
+ * values, or from what the list's `extract` took of them (the head's first message, when a question).
+ */
 export function firstQuestion(thread: Thread): string | null {
   const values = thread.values as { messages?: Msg[] } | null | undefined;
-  const first = values?.messages?.find((m) => m.type === "human");
-  return first ? textOf(first.content) : null;
+  if (values?.messages) {
+    const first = values.messages.find((m) => m.type === "human");
+    return first ? textOf(first.content) : null;
+  }
+  const extracted = thread.extracted;
+  return extracted?.first_type === "human" ? textOf(extracted.first_content) : null;
 }
 
 /** The title (see lib/title.ts): the thread's metadata `title`, else its first question, else nothing. */
@@ -143,6 +173,14 @@ export function errorCode(err: unknown): string | null {
 export function isUnreachable(err: unknown): boolean {
   const message = err instanceof Error ? err.message : String(err);
   return httpStatus(err) === null && /Failed to fetch|Unable to connect|NetworkError|Load failed/i.test(message);
+}
+
+/**
+ * A run's stream lost its server for longer than the SDK's reconnects last (the server restarting,
+ * the network gone): the run itself may go on, or be recovered by the restarted server.
+ */
+export function isStreamLost(err: unknown): boolean {
+  return isUnreachable(err) || (err instanceof Error && err.name === "MaxReconnectAttemptsError");
 }
 
 /**

@@ -22,6 +22,10 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 REPORT_TOOL = "export_report"
 NOTHING_ANSWERED = "_本对话还没有已回答的问题。 / No question of this conversation has been answered yet._"
+# A report asked for with an empty title (a model's call, or an approval edited to one) was headed
+# "# " and named "-<thread>.md": it takes the conversation's first question, else this.
+UNTITLED = "未命名对话 / Untitled conversation"
+TITLE_CHARS = 80  # as a conversation's title is cut (web/src/lib/title.ts, cli/runs.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +101,17 @@ def _json(text: str) -> Any:
         return None
 
 
+def report_title(title: str, messages: list[BaseMessage]) -> str:
+    """The report's title: the one asked for, else the first question on one line, else `UNTITLED`."""
+    if title.strip():
+        return title.strip()
+    first = next((m.text for m in messages if isinstance(m, HumanMessage)), "")
+    text = " ".join(first.split())
+    if len(text) > TITLE_CHARS:
+        text = text[: TITLE_CHARS - 1] + "…"
+    return text or UNTITLED
+
+
 def render(title: str, summary: str, thread_id: str, messages: list[BaseMessage], figures_dir: Path) -> str:
     """The Markdown text; chart PNGs are copied into `figures_dir` and linked relatively."""
     exchanges, charts, sources = collect(messages)
@@ -168,6 +183,7 @@ def report_tool(reports_dir: Path) -> BaseTool:
         """
         thread_id = str(runtime.config.get("configurable", {}).get("thread_id", "thread"))
         messages = list(runtime.state.get("messages", []))
+        title = report_title(title, messages)
         stem = _slug(Path(filename).stem if filename else f"{title}-{thread_id[:8]}")
         reports_dir.mkdir(parents=True, exist_ok=True)
         path = reports_dir / f"{stem}.md"

@@ -25,10 +25,11 @@ expect = pytest.importorskip("playwright.sync_api").expect
 class Killable:
     """`orecast serve` in its own process, which the test kills as a crash or a power cut would."""
 
-    def __init__(self, db: Path) -> None:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "ORECAST_CANCEL_POLL_SECONDS": "0.05"}
+    def __init__(self, db: Path, url: str | None = None, **env_vars: str) -> None:
+        """`url`: the address of the one it restarts (same port); `env_vars`: its settings."""
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "ORECAST_CANCEL_POLL_SECONDS": "0.05", **env_vars}
         env.pop("ORECAST_API_KEYS", None)
-        self.url = f"http://127.0.0.1:{free_port()}"
+        self.url = url or f"http://127.0.0.1:{free_port()}"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "orecast.cli.main", "serve", "--port", self.url.rsplit(":", 1)[1],
              "--database-url", f"sqlite:///{db}", "--no-analyst", "--graph", "orecast=tests.service.web.slow_graph:graph"],

@@ -1,13 +1,13 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { Client, Message, ThreadState } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
-import { ASSISTANT_ID, describeError, errorCode, httpStatus, isCancellation, markShown, saveBlob, textOf } from "../api";
+import { ASSISTANT_ID, describeError, errorCode, httpStatus, isCancellation, isStreamLost, markShown, saveBlob, textOf } from "../api";
 import { localeOf, useI18n, type Key } from "../i18n";
 import { pendingApproval } from "../lib/approval";
 import { newestBranch, type TreeSequence } from "../lib/branches";
 import { exportName, toJson, toMarkdown } from "../lib/exportConversation";
 import { useNarrow } from "../lib/narrow";
-import { autoTitle, isTitleOf } from "../lib/title";
+import { autoTitle, exportTitle, isTitleOf } from "../lib/title";
 import { groupTurns, type MessageLike } from "../lib/turns";
 import type { ToolRun } from "../lib/tools";
 import { Approval } from "./Approval";
@@ -273,6 +273,24 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
     });
   };
 
+  // This tab's run whose stream was lost (the server gone longer than the SDK's reconnects): the
+  // page said "cannot reach the server" and kept the half answer for good, while the restarted
+  // server recovered the run and finished it. Once the list's look sees the thread change (the
+  // server is back and the run moved on), the run is joined again: the server replays its events,
+  // so the page shows it going on, or its end.
+  const lostRun = busy || stopped || stream.error == null || !isStreamLost(stream.error) ? null : runId.current;
+  const lost = useRef<{ run: string; stamp: string } | null>(null);
+  useEffect(() => {
+    if (lostRun && lost.current?.run !== lostRun) lost.current = { run: lostRun, stamp };
+    if (!lostRun) lost.current = null;
+  }, [lostRun]); // not on `stamp`: the one when it was lost is kept
+  useEffect(() => {
+    const was = lost.current;
+    if (!was || was.stamp === stamp || busyNow.current) return;
+    lost.current = null;
+    void streamNow.current.joinStream(was.run).catch(() => undefined);
+  }, [stamp]);
+
   // Runs this tab did not start (another tab, or a reload before the run id was stored) are followed
   // one after the other: on opening, the running one (else the queued one, whose stream starts when
   // it does); then each new one the thread's run list shows when the page's look at the conversation
@@ -347,7 +365,7 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
   const exportAs = (kind: "md" | "json") => {
     const when = new Date();
     const id = threadId ?? "new";
-    const name = title || textOf(messages.find((m) => m.type === "human")?.content).slice(0, 80) || t("untitled");
+    const name = exportTitle(title, shownFirst);
     const body = kind === "md" ? toMarkdown(name, id, messages, when) : toJson(name, id, messages, when);
     saveBlob(new Blob([body], { type: kind === "md" ? "text/markdown" : "application/json" }), exportName(name, kind));
   };
@@ -356,7 +374,7 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
     <div className="chat-wrap">
       <main className="chat" aria-busy={busy}>
         <div className="chat-bar">
-          <h1 className="chat-title" data-testid="chat-title">{title || t("newConversation")}</h1>
+          <h1 className="chat-title" data-testid="chat-title">{title || (threadId ? autoTitle(shownFirst) || t("untitled") : t("newConversation"))}</h1>
           {messages.length > 0 && (
             <div className="row">
               {/* On a phone the formats alone: the conversation's title keeps the room. */}

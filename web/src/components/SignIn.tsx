@@ -1,5 +1,5 @@
 import { useState } from "react";
-import { probeAccess } from "../api";
+import { describeError, probeAccess } from "../api";
 import { useI18n, type Lang } from "../i18n";
 import { LangSwitch } from "./LangSwitch";
 
@@ -24,10 +24,10 @@ export function SignIn({ onKey, lang, onLang }: Props) {
         onSubmit={async (e) => {
           e.preventDefault();
           setBusy(true);
-          const access = await probeAccess(key.trim());
+          const { access, error: why } = await probeAccess(key.trim());
           setBusy(false);
           if (access === "ok") onKey(key.trim());
-          else setError(access === "needs-key" ? t("badKey") : t("errorTitle"));
+          else setError(access === "needs-key" ? t("badKey") : describeError(why, t)); // the server down is not a wrong key
         }}
       >
         <div className="signin-head">

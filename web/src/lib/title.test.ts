@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { autoTitle, isTitleOf } from "./title";
+import { autoTitle, exportTitle, isTitleOf, UNTITLED } from "./title";
 
 describe("titles", () => {
   it("titles a conversation as orecast chat does: one line, 80 characters", () => {
@@ -13,5 +13,12 @@ describe("titles", () => {
     expect(isTitleOf("铁矿石 现在多少钱？", "铁矿石\n现在多少钱？")).toBe(true);
     expect(isTitleOf("y".repeat(80), "y".repeat(120))).toBe(true); // cut by an earlier page
     expect(isTitleOf("My ore notes", "铁矿石现在多少钱？")).toBe(false);
+  });
+
+  it("titles an export by its title, else its first question on one line, else in both languages", () => {
+    expect(exportTitle(" 晨报 ", "q")).toBe("晨报");
+    expect(exportTitle("", "\n\n铁矿石\n走势")).toBe("铁矿石 走势");
+    expect(exportTitle("  ", null)).toBe("未命名对话 / Untitled conversation");
+    expect(exportTitle("", " \n ")).toBe(UNTITLED);
   });
 });

@@ -15,3 +15,16 @@ export function autoTitle(question: string): string {
 export function isTitleOf(title: string, question: string): boolean {
   return title === autoTitle(question) || title === question.slice(0, TITLE_CHARS).trim();
 }
+
+/** What a conversation without a title and without a question is called where a title is needed. */
+export const UNTITLED = "未命名对话 / Untitled conversation";
+
+/**
+ * The title of an exported conversation (the Markdown's heading, the JSON's `title`, the file name):
+ * its own, else the one its first question gives (one line: a question that starts with a blank
+ * line gave an empty heading), else `UNTITLED`, in both languages, as the document may be read by
+ * someone whose page speaks the other.
+ */
+export function exportTitle(title: string, firstQuestion: string | null): string {
+  return title.trim() || autoTitle(firstQuestion ?? "") || UNTITLED;
+}
