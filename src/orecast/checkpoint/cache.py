@@ -312,6 +312,9 @@ class ThreadItems:
     # it (a dialect that lets writes go ahead early, `core.ThreadTurn`): the entry may name items and
     # checkpoints that were never stored, so the cache no longer hands it out.
     stale: bool = False
+    # The thread's `core.WriteOrder`, which the saver knows only weakly: kept alive while the thread is
+    # cached, it is not made again (with its weak reference) for each write of a turn.
+    write_order: Any = None
 
     def written_at(self, checkpoint_id: str) -> WrittenMessages:
         entry = self.written.get(checkpoint_id)
