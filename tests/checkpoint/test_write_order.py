@@ -4,10 +4,12 @@ again goes before every write that came after it."""
 from __future__ import annotations
 
 import asyncio
+import gc
 
 import pytest
 
 from orecast.checkpoint.core import ThreadTurn, WriteOrder
+from tests.checkpoint.checkpoints import put
 
 
 async def test_turns_go_in_the_order_the_writes_came() -> None:
@@ -66,3 +68,19 @@ async def test_a_cancelled_waiter_passes_its_turn_on() -> None:
     assert not order.locked()
     # nobody waits any longer: a new write gets its turn at once
     await asyncio.wait_for(ThreadTurn(order).acquire(), 1)
+
+
+async def test_a_cached_thread_keeps_its_write_order_between_its_writes(saver) -> None:
+    # The saver knows a thread's order weakly; while the thread is cached the same order serves each of
+    # its writes, rather than a new one (and its weak reference) for every write that finds none.
+    await put(saver, "kept", "first")
+    gc.collect()
+    order = saver._write_orders.get("kept")
+    assert order is not None
+    await put(saver, "kept", "second")
+    gc.collect()
+    assert saver._write_orders.get("kept") is order
+    del order
+    saver.items.drop("kept")  # no longer cached: the order goes once no write holds it
+    gc.collect()
+    assert saver._write_orders.get("kept") is None

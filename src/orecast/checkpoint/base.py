@@ -419,14 +419,17 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
         the dialect keeps a thread's queued statements in order (`ThreadTurn`). A retry keeps its turn,
         or takes it back before the writes that came after it (those that had started failed with it).
         """
-        turn = ThreadTurn(self._write_order(thread_id))
+        order = self._write_order(thread_id)
+        turn = ThreadTurn(order)
         try:
             for attempt in (1, 2):
                 if not turn.held:
                     await turn.acquire()
                 try:
                     async with self._write_unit(thread_id, turn) as db:
-                        await work(db, await self._touch_thread(db, thread_id))
+                        thread = await self._touch_thread(db, thread_id)
+                        thread.write_order = order
+                        await work(db, thread)
                     return
                 except StaleThreadError:
                     # Deleted (and maybe re-created) by another process since this one cached it, or an

@@ -230,10 +230,21 @@ def _clone(value: Any) -> Any:
     t = type(value)
     if t in _ATOMS:
         return value
+    # A shallow copy in C, then only the containers copied again: most of a message's values are
+    # strings, numbers or None, and a call (or a comprehension's store) for each was most of a copy
+    # (eight a turn).
     if t is dict:
-        return {k: _clone(v) for k, v in value.items()}
+        new = value.copy()
+        for k, v in value.items():
+            if type(v) not in _ATOMS:
+                new[k] = _clone(v)
+        return new
     if t is list:
-        return [_clone(v) for v in value]
+        new = value.copy()
+        for i, v in enumerate(value):
+            if type(v) not in _ATOMS:
+                new[i] = _clone(v)
+        return new
     return copy.deepcopy(value)
 
 
@@ -301,6 +312,9 @@ class ThreadItems:
     # it (a dialect that lets writes go ahead early, `core.ThreadTurn`): the entry may name items and
     # checkpoints that were never stored, so the cache no longer hands it out.
     stale: bool = False
+    # The thread's `core.WriteOrder`, which the saver knows only weakly: kept alive while the thread is
+    # cached, it is not made again (with its weak reference) for each write of a turn.
+    write_order: Any = None
 
     def written_at(self, checkpoint_id: str) -> WrittenMessages:
         entry = self.written.get(checkpoint_id)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -155,6 +156,18 @@ def _jsonb_key_order(key: str) -> tuple[int, bytes]:
     return (len(encoded), encoded)
 
 
+def _in_jsonb_order(keys: tuple[str, ...]) -> bool:
+    """Whether JSONB keeps an object's keys in this order (it sorts them, shorter first)."""
+    return list(keys) == sorted(keys, key=_jsonb_key_order)
+
+
+# A few key sets recur in nearly every message (usage metadata, response metadata, a tool's
+# arguments): the order of a small one is checked once, not sorted with a Python key function at
+# every encoding.
+_KEY_ORDER_KEYS = 16
+_small_in_jsonb_order = functools.lru_cache(maxsize=1024)(_in_jsonb_order)
+
+
 class TaggedJson:
     """Encode/decode tagged JSON, falling back to the serializer for leaves JSON cannot express.
 
@@ -210,11 +223,11 @@ class TaggedJson:
                 tree[k] = v
             else:
                 tree[k] = self._dict_tree(v) if tv is dict else self.to_tree(v)
-        if self.keep_key_order and len(value) > 1:
-            keys = list(value)
-            if keys != sorted(keys, key=_jsonb_key_order):
+        if self.keep_key_order and 1 < len(value):
+            keys = tuple(value)
+            if not (_small_in_jsonb_order if len(keys) <= _KEY_ORDER_KEYS else _in_jsonb_order)(keys):
                 # A sibling key keeps the object itself plain, so `args->>'turn'` still works in SQL.
-                tree[ORDER] = keys
+                tree[ORDER] = list(keys)
         return tree
 
     def _tagged_dict(self, value: dict[Any, Any]) -> dict[str, Any]:
