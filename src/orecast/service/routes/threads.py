@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Response
 from orecast.service.auth import User, require_user
 from orecast.service.context import Services, Svc
 from orecast.service.errors import NotFound
+from orecast.service.runs.queries import DELETE_THREAD_SERVICE_ROWS
 from orecast.service.schemas import (
     HistoryQuery,
     StateAt,
@@ -87,8 +88,9 @@ async def _delete_thread(svc: Services, thread_id: str) -> None:
         await svc.repo.request_cancel(run, "interrupt", "thread deleted")
         await svc.runs.cancel_local(run_id, "interrupt")
         await svc.runs.wait(run_id)
-    await svc.saver.adelete_thread(thread_id)
-    await svc.repo.delete_thread_runs(thread_id)
+    # its runs, their events and its crons in the thread's own delete transaction: a crash between
+    # two transactions left runs of a thread that was gone
+    await svc.saver.adelete_thread(thread_id, also=DELETE_THREAD_SERVICE_ROWS)
 
 
 @router.post("/prune")

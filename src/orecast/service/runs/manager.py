@@ -24,6 +24,7 @@ from orecast.service.encode import dumps, interrupts_of, jsonable
 from orecast.service.metrics import ServiceMetrics
 from orecast.service.runs.broker import Broker, RunEvents
 from orecast.service.runs.execute import INTERRUPT, RunInput, RunOutcome, execute_run
+from orecast.service.runs.queries import DELETE_THREAD_SERVICE_ROWS
 from orecast.service.runs.records import TERMINAL, RunRecord, RunRepo, ThreadGone
 from orecast.service.tracing import RUN_ATTRIBUTES as RUN_IDS
 from orecast.service.tracing import Tracing
@@ -374,8 +375,8 @@ class RunManager:
                 share=local.shared is not None,
             )
         if temporary:
-            await self.saver.adelete_thread(run.thread_id)
-            await self.repo.delete_thread_runs(run.thread_id)
+            # the run's row goes in the thread's delete transaction: a crash between two left it
+            await self.saver.adelete_thread(run.thread_id, also=DELETE_THREAD_SERVICE_ROWS)
 
     # -- waiting and reading ---------------------------------------------------------------------------
 

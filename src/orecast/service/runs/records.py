@@ -444,16 +444,6 @@ class RunRepo:
 
         await self._retrying(erase)
 
-    async def delete_thread_runs(self, thread_id: str) -> None:
-        """What a deleted thread leaves in the service tables: its runs, their events, its crons."""
-
-        async def erase() -> None:
-            async with self.db.transaction(thread_id) as tx:
-                for statement in q.DELETE_THREAD_SERVICE_ROWS:
-                    await tx.send(statement, (thread_id,))
-
-        await self._retrying(erase)
-
     async def _send(self, sql: str, params: tuple[Any, ...]) -> None:
         """One statement in a transaction of its own."""
         async with self.db.transaction() as tx:
