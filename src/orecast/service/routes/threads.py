@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Depends, Query, Response
 
 from orecast.service.auth import User, require_user
 from orecast.service.context import Services, Svc
@@ -148,5 +148,8 @@ async def history(thread_id: str, body: HistoryQuery, svc: Svc, user: User) -> l
 
 
 @router.get("/{thread_id}/history")
-async def history_get(thread_id: str, svc: Svc, user: User, limit: int = 10) -> list[dict[str, Any]]:
+async def history_get(
+    thread_id: str, svc: Svc, user: User, limit: int = Query(10, ge=1, le=1000)
+) -> list[dict[str, Any]]:
+    # bounded as the POST form's (a negative limit read the whole history)
     return await svc.threads.history(thread_id, user, {"limit": limit})
