@@ -51,16 +51,21 @@ class _Local:
     started_at: str | None = None  # and the time then, for a webhook
     outcome: RunOutcome = field(default_factory=RunOutcome)  # what the graph streamed so far
     finished: asyncio.Event = field(default_factory=asyncio.Event)
+    driving: bool = False  # its task has begun (`_drive`): a cancel before would skip all of it
 
     def cancel(self, action: str) -> None:
         """Cancel the run once, whoever asks first (this process or, through the watcher, another).
 
         A second cancel would interrupt the graph while it waits for its background checkpoint writes
         (durability "async"): they would land after the run ended, and a rollback's delete before them.
+        A task not yet begun is not cancelled, only told: cancelled then, its coroutine would never run,
+        nor its end (`join` waited for ever, the row stayed unended); it ends at its first step.
         """
         target = self.work if self.work is not None else self.task
         if self.cancel_action != "rollback":  # an erase asked for is not undone by a later interrupt
             self.cancel_action = action
+        if target is self.task and not self.driving:
+            return
         if not target.done() and not target.cancelling():
             target.cancel()
 
@@ -260,11 +265,15 @@ class RunManager:
         self, run: RunRecord, prepared: RunInput, events: RunEvents, temporary: bool
     ) -> None:
         local = self._local[run.run_id]
-        await events.put("metadata", {"run_id": run.run_id, "attempt": local.attempt})
+        local.driving = True
         status, error = "interrupted", None
         span = None
         shutdown = False
         try:
+            if local.cancel_action is not None:  # cancelled before this first step: it ends here, as asked
+                local.claimed = run.status == "running"  # at its admission: its end frees the thread
+                return
+            await events.put("metadata", {"run_id": run.run_id, "attempt": local.attempt})
             # running: claimed at admission (or by the dead process this one took it over from)
             if run.status != "running" and not await self._admitted(run, local.attempt):
                 return
