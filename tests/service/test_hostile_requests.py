@@ -21,6 +21,10 @@ JSON = {"content-type": "application/json"}
     ("GET", f"/threads/{ZERO}/runs?offset=100000000000000000000", None, "offset: Input should be"),
     ("GET", f"/threads/{ZERO}/runs?limit=-1", None, "limit: Input should be greater than or equal to 1"),
     ("GET", f"/threads/{ZERO}/history?limit=-1", None, "limit: Input should be greater than or equal to 1"),
+    # a TTL past what a timedelta holds: its OverflowError; a negative item TTL was taken
+    ("POST", "/threads", {"ttl": {"strategy": "delete", "ttl": 1e300}}, "ttl.ttl: Input should be less than"),
+    ("PUT", "/store/items", {"namespace": ["a"], "key": "k", "value": {}, "ttl": 1e300}, "ttl: Input should be"),
+    ("PUT", "/store/items", {"namespace": ["a"], "key": "k", "value": {}, "ttl": -5}, "ttl: Input should be greater"),
     # ids the store cannot keep: its ValueError was a 500
     ("GET", "/threads/a%00b", None, "thread_id 'a\\x00b' contains a NUL character"),
     ("POST", "/threads", {"thread_id": "a\x00b"}, "thread_id 'a\\x00b' contains a NUL character"),

@@ -19,6 +19,8 @@ T = TypeVar("T")
 # The largest page offset taken: an offset past what a 64-bit integer holds was a 500 (SQLite's
 # OverflowError), and no store holds 2**62 rows to page through.
 MAX_OFFSET = 2**62
+# The longest TTL taken (a century, in minutes): a longer one overflowed Python's timedelta (a 500).
+MAX_TTL_MINUTES = 100 * 366 * 24 * 60
 # What a search's (or runs.list's) `select` may name: the SDK's `*SelectField`s, and the fields of
 # ours the SDK does not list; anything else is a 422, as langgraph-api answers.
 AssistantField = Literal[
@@ -105,7 +107,7 @@ class AssistantSearch(_Body):
 class ThreadTtl(_Body):
     """The Agent Server's thread TTL: minutes from the thread's last activity, and what happens then."""
 
-    ttl: float = Field(gt=0, description="Minutes of idleness after which the thread expires")
+    ttl: float = Field(gt=0, le=MAX_TTL_MINUTES, description="Minutes of idleness after which the thread expires")
     strategy: Literal["delete", "keep_latest"] = "delete"
 
 
@@ -311,7 +313,7 @@ class StorePut(_Body):
     key: str
     value: dict[str, Any]
     index: Any = None
-    ttl: float | None = None
+    ttl: float | None = Field(None, gt=0, le=MAX_TTL_MINUTES, description="Minutes until the item expires")
 
 
 class StoreDelete(_Body):
