@@ -54,6 +54,14 @@ def test_redacted_hides_password() -> None:
     assert parse_url("mariadb://me:s%40cret@db/x").scrub("denied for s@cret") == "denied for ***"
 
 
+@pytest.mark.parametrize("url", ["postgresql://", "postgresql:///orecast", "postgresql:///x?password=***"])
+def test_a_url_without_a_host_is_shown_as_written(url: str) -> None:
+    """The local server's URL (no host: its Unix socket) was shown as "postgresql:" (urlunsplit drops
+    an empty host's `//`): "no orecast store at postgresql: yet"."""
+    assert parse_url(url).redacted() == url
+    assert parse_url(url.replace("***", "s3cret")).redacted() == url
+
+
 def test_default_url_env_precedence(monkeypatch, tmp_path) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))

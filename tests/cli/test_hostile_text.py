@@ -95,6 +95,18 @@ def test_password_in_the_query_is_never_printed() -> None:
     assert "s3cr" not in result.output
 
 
+def test_the_local_servers_url_is_named_as_written(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """`postgresql://` (no host: the local server's Unix socket) was named "postgresql:"."""
+    monkeypatch.setenv("PGHOST", str(tmp_path))  # a socket folder with no server in it
+    result = run("db", "status", "--database-url", "postgresql://")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: cannot connect to postgresql://: "), result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    mysql = run("db", "status", "--database-url", "mysql://")
+    assert mysql.exit_code == 2
+    assert mysql.stderr == "error: bad MySQL URL mysql://: name the database, mysql://user:pass@host:3306/db\n"
+
+
 def test_password_with_an_at_sign_in_the_user_part() -> None:
     result = run("db", "status", "--database-url", "postgresql://me:p%40ss@127.0.0.1:1/x?application_name=a@b")
     assert result.exit_code == 1

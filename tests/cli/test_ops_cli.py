@@ -140,6 +140,27 @@ def test_bad_archives_are_one_line_and_write_nothing(sqlite_url: str, tmp_path: 
     assert not (tmp_path / "x.gz").exists()
 
 
+def test_a_pipe_or_a_device_given_as_an_archive_is_said_for_what_it_is(sqlite_url: str, tmp_path: Path) -> None:
+    """A FIFO given to `threads import` (or found by `db restore` in a folder) blocked forever: it was
+    opened, which waits for a writer. Neither is opened now: one line, exit code 1."""
+    fifo = archive_path(tmp_path, "t")
+    os.mkfifo(fifo)
+    for args, stderr in (
+        (["threads", "import", str(fifo)], f"error: {fifo} is a pipe, not an orecast thread archive\n"),
+        (["threads", "import", "/dev/zero"], "error: /dev/zero is a device, not an orecast thread archive\n"),
+        (["db", "restore", str(tmp_path)], f"error: {fifo} is a pipe, not an orecast thread archive\n"),
+    ):
+        process = _start(*args, "--database-url", sqlite_url)
+        try:
+            _out, err = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            pytest.fail(f"{args} still reading after 60 s")
+        assert process.returncode == 1, err
+        assert err == stderr
+
+
 def test_an_archive_edited_into_bad_channel_versions_is_refused(sqlite_url: str, tmp_path: Path) -> None:
     """It was imported, and every later run of the thread failed (`int() argument must be … not 'dict'`)."""
     write(sqlite_url, "t", 1)

@@ -44,6 +44,7 @@ from tests.service.test_run_recovery import (  # noqa: F401
     test_a_run_stopped_by_a_shutdown_goes_on_at_the_next_start,
     test_a_run_taken_over_too_often_fails_and_its_old_driver_stops,
     test_a_run_whose_server_died_is_finished_by_another,
+    test_a_run_whose_server_was_killed_goes_on_at_the_next_start_at_once,
 )
 from tests.service.test_runs import (  # noqa: F401
     test_background_run_join_list_get_delete,

@@ -4,6 +4,8 @@ last checkpoint, without running again what had finished (runs/recover.py)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -32,6 +34,18 @@ async def until(check, what: str, seconds: float = 60) -> None:
     while not check():
         assert time.monotonic() < deadline, f"{what}: not within {seconds} s"
         await asyncio.sleep(0.05)
+
+
+async def crash_run_half_way(url: str, log: Path, hold: Path) -> tuple[str, dict]:
+    """(thread id, run) of a crash-graph run on the server at `url`, once `fast` has finished and `slow`
+    holds until `hold` is deleted."""
+    client = get_client(url=url)
+    tid = (await client.threads.create())["thread_id"]
+    run = await client.runs.create(
+        tid, CRASH, input={"messages": [{"role": "user", "content": "go"}], "log": str(log), "hold": str(hold)},
+    )
+    await until(lambda: sorted(log.read_text().split()) == ["fast", "slow"], "fast finished, slow started")
+    return tid, run
 
 
 async def test_a_run_whose_server_died_is_finished_by_another(db_url: str, tmp_path: Path) -> None:
@@ -136,12 +150,7 @@ async def test_a_run_taken_over_too_often_fails_and_its_old_driver_stops(db_url:
     driver, url = start_serve(db_url, {CRASH: CRASH_GRAPH}, ORECAST_STALE_RUN_SECONDS=str(STALE))
     heir = Server.start(settings_for(db_url, graphs={CRASH: CRASH_GRAPH}, stale_run_seconds=STALE))
     try:
-        client = get_client(url=url)
-        tid = (await client.threads.create())["thread_id"]
-        run = await client.runs.create(
-            tid, CRASH, input={"messages": [{"role": "user", "content": "go"}], "log": str(log), "hold": str(hold)},
-        )
-        await until(lambda: sorted(log.read_text().split()) == ["fast", "slow"], "fast finished, slow started")
+        tid, run = await crash_run_half_way(url, log, hold)
         mark = "?" if db_url.startswith("sqlite") else "%s"
         raw_sql(db_url, f"UPDATE service_runs SET attempt = 3, heartbeat_at = '2000-01-01T00:00:00+00:00' "
                         f"WHERE run_id = {mark}", (run["run_id"],))
@@ -185,3 +194,40 @@ async def test_a_process_never_takes_over_a_run_it_drives(db_url: str, tmp_path:
         assert sorted(log.read_text().split()) == ["after", "fast", "slow"]
     finally:
         server.stop()
+
+
+async def test_a_run_whose_server_was_killed_goes_on_at_the_next_start_at_once(db_url: str, tmp_path: Path) -> None:
+    """A server killed (`kill -9`) mid-run, started again on the same machine: the run goes on at once,
+    not after `stale_run_seconds` (10 minutes here), for its row names its driver and that process is
+    gone (runs/driver.py). A server started while the driver is alive leaves the run alone."""
+    log, hold = tmp_path / "ran.log", tmp_path / "hold"
+    log.touch()
+    hold.touch()
+    doomed, url = start_serve(db_url, {CRASH: CRASH_GRAPH}, ORECAST_STALE_RUN_SECONDS="600")
+    settings = settings_for(db_url, graphs={CRASH: CRASH_GRAPH}, stale_run_seconds=600)
+    try:
+        tid, run = await crash_run_half_way(url, log, hold)
+        await asyncio.sleep(0.3)  # fast's write reaches the store (durability "async")
+        beside = Server.start(settings)  # its recovery looks at its start: the driver is alive
+        await asyncio.sleep(1)
+        beside.stop()
+        assert attempt_of(db_url, run["run_id"]) == 1, "a run whose driver is alive is left to it"
+        os.kill(doomed.pid, signal.SIGKILL)
+        doomed.wait(30)
+    finally:
+        doomed.kill()
+        doomed.wait(30)
+    hold.unlink()
+    started = time.monotonic()
+    heir = Server.start(settings)
+    try:
+        again = heir.client()
+        finished = await asyncio.wait_for(again.runs.join(tid, run["run_id"]), 60)
+        assert time.monotonic() - started < 60, "well before the lease of 600 s ran out"
+        assert [m["content"] for m in finished["messages"]] == ["go", "fast done", "slow done", "after done"]
+        assert attempt_of(db_url, run["run_id"]) == 2
+        assert (await again.runs.get(tid, run["run_id"]))["status"] == "success"
+        ran = log.read_text().split()
+        assert sorted(ran[:2]) == ["fast", "slow"] and ran[2:] == ["slow", "after"], ran
+    finally:
+        heir.stop()

@@ -32,6 +32,7 @@ and item numbering come out as if the graph had run on the target, whichever dia
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import json
 import os
@@ -60,6 +61,7 @@ from orecast.checkpoint.ids import MAX_KEY_BYTES, check_id
 from orecast.checkpoint.sweep import STRATEGIES, set_thread_ttl, thread_own_ttl
 from orecast.checkpoint.threads import THREAD_STATUSES
 from orecast.checkpoint.upcast import OLDER_VALUES, WRITE_VERSIONS, StateSchema
+from orecast.file_kinds import special_kind
 
 FORMAT = "orecast-thread"
 VERSION = 2  # 2: `tool_call` records are the audit table's rows (see the module docstring)
@@ -377,6 +379,10 @@ def _lines(path: Path) -> Iterator[dict[str, Any]]:
 def read_archive(saver: OrecastCheckpointer, path: str | Path) -> Archive:
     """Read and decode an archive with `saver`'s codec. Raises ArchiveError, naming what is wrong."""
     path = Path(path)
+    with contextlib.suppress(OSError):  # a path that cannot be looked at is told when it is read
+        # followed if a link: a pipe is not even opened (a FIFO nobody writes to blocked forever)
+        if (kind := special_kind(path.stat().st_mode)) is not None:
+            raise ArchiveError(f"{path} is a {kind}, not an orecast thread archive")
     records = _lines(path)
     header = next(records, None)
     if header is None or header.get("format") != FORMAT:

@@ -22,20 +22,25 @@ MAX_ID_BYTES = 1024
 MAX_KEY_BYTES = 256
 
 
+class UnstorableId(ValueError):
+    """An id the store cannot keep (a NUL, a lone surrogate, too long): the caller's mistake, which a
+    server answers as such (422), not as its own failure."""
+
+
 def check_id(value: Any, what: str, limit: int = MAX_ID_BYTES) -> str:
-    """`value` as the text the store keeps, or a ValueError saying why it cannot be kept."""
+    """`value` as the text the store keeps, or an UnstorableId saying why it cannot be kept."""
     if type(value) is str and value.isascii() and len(value) <= limit and "\x00" not in value:
         return value  # the usual id, checked for every put and read: ASCII is its own UTF-8
     text = str(value)
     shown = repr(text[:40]) + ("…" if len(text) > 40 else "")
     if "\x00" in text:
-        raise ValueError(f"{what} {shown} contains a NUL character, which the store cannot keep")
+        raise UnstorableId(f"{what} {shown} contains a NUL character, which the store cannot keep")
     try:
         size = len(text.encode("utf-8"))
     except UnicodeEncodeError:
-        raise ValueError(f"{what} {shown} is not valid Unicode (a lone surrogate)") from None
+        raise UnstorableId(f"{what} {shown} is not valid Unicode (a lone surrogate)") from None
     if size > limit:
-        raise ValueError(f"{what} {shown} is {size} bytes of UTF-8; the store allows at most {limit}")
+        raise UnstorableId(f"{what} {shown} is {size} bytes of UTF-8; the store allows at most {limit}")
     return text
 
 

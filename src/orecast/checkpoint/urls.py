@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 import platformdirs
 import psycopg
@@ -57,7 +57,16 @@ def _redact(url: str) -> str:
         f"{piece.split('=', 1)[0]}=***" if unquote(piece.split("=", 1)[0]) == "password" else piece
         for piece in parts.query.split("&")
     )
-    return urlunsplit(parts._replace(netloc=netloc, query=query))
+    return _unsplit(parts._replace(netloc=netloc, query=query))
+
+
+def _unsplit(parts: SplitResult) -> str:
+    """`urlunsplit`, keeping the `//` of an empty host (which it drops for schemes it does not know):
+    `postgresql://` (the local server) was shown as "postgresql:"."""
+    joined = urlunsplit(parts)
+    if parts.netloc or not parts.scheme or joined.startswith(f"{parts.scheme}://"):
+        return joined
+    return f"{parts.scheme}://{joined[len(parts.scheme) + 1:]}"
 
 
 def _masked(url: str) -> str:
@@ -80,7 +89,7 @@ def _postgres_url(url: str) -> StoreUrl:
     options = {k: v for k, v in pairs if k in STORE_OPTIONS}
     if options:
         rest = [(k, v) for k, v in pairs if k not in STORE_OPTIONS]
-        target = urlunsplit(parts._replace(query=urlencode(rest, quote_via=quote)))
+        target = _unsplit(parts._replace(query=urlencode(rest, quote_via=quote)))
     try:
         conninfo_to_dict(target)  # an unknown query option fails here, in one line, not at connect
     except psycopg.Error as exc:
@@ -96,7 +105,7 @@ def _mysql_url(url: str) -> StoreUrl:
     pairs = parse_qsl(parts.query, keep_blank_values=True)
     options = {k: v for k, v in pairs if k in STORE_OPTIONS}
     rest = [(k, v) for k, v in pairs if k not in STORE_OPTIONS]
-    target = urlunsplit(parts._replace(query=urlencode(rest, quote_via=quote)))
+    target = _unsplit(parts._replace(query=urlencode(rest, quote_via=quote)))
     if not parts.path.strip("/"):
         bad = StoreUrl("mysql", target)
         raise ValueError(f"bad MySQL URL {bad.redacted()}: name the database, mysql://user:pass@host:3306/db")

@@ -8,28 +8,13 @@ UTF-8: they are read as such when they are not UTF-8.
 
 from __future__ import annotations
 
-import stat
 from pathlib import Path
 
+from orecast.file_kinds import special_kind
 from orecast.market.errors import MarketError
 
 # A price series is kilobytes (a century of daily prices is about 1 MiB); a larger file is no series.
 MAX_CSV_BYTES = 32 * 2**20
-
-
-def _kind(mode: int) -> str | None:
-    """What a non-regular file is, or None for a regular one."""
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISDIR(mode):
-        return "folder"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "device"
-    if stat.S_ISFIFO(mode):
-        return "pipe"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    return "special file"
 
 
 def _unreadable(path: Path, why: str) -> MarketError:
@@ -44,7 +29,7 @@ def read_csv_text(path: Path) -> str:
         raise MarketError(f"CSV file not found: {path}", "csv_not_found", path=str(path)) from None
     except OSError as exc:
         raise _unreadable(path, exc.strerror or type(exc).__name__) from None
-    kind = _kind(info.st_mode)
+    kind = special_kind(info.st_mode)
     if kind is not None:
         raise MarketError(f"{path} is a {kind}, not a CSV file", "csv_not_a_file", path=str(path), kind=kind)
     try:

@@ -10,16 +10,21 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import psycopg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from langgraph.store.base import InvalidNamespaceError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from orecast.checkpoint.errors import StoreError, StoreTimeout, StoreUnavailable
+from orecast.checkpoint.ids import UnstorableId
 
 log = logging.getLogger("orecast.service")
 # What a 503 for an unreachable or overloaded database tells clients to wait before trying again.
 RETRY_AFTER_SECONDS = 5
+# PostgreSQL's errors for a NUL character in jsonb (untranslatable_character, character_not_in_repertoire)
+NUL_SQLSTATES = ("22P05", "22021")
 
 
 class ServiceError(Exception):
@@ -121,6 +126,32 @@ def install_error_handlers(app: FastAPI) -> None:
             return JSONResponse(error_body(code, str(exc)), 503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
         log.error("database error: %s", exc)
         return JSONResponse(error_body("database_error", str(exc)), 500)
+
+    @app.exception_handler(UnstorableId)
+    async def _unstorable_id(_: Request, exc: UnstorableId) -> JSONResponse:
+        # an id with a NUL (say) in a path or a body: the store cannot keep it, nor can it name a thread
+        return JSONResponse(error_body("invalid", str(exc)), 422)
+
+    @app.exception_handler(UnicodeEncodeError)
+    async def _not_unicode(request: Request, exc: UnicodeEncodeError) -> JSONResponse:
+        # JSON's "\ud800" alone decodes to a lone surrogate, which no UTF-8 text (a store's) can hold
+        if exc.reason != "surrogates not allowed":
+            return await _unexpected(request, exc)
+        return JSONResponse(error_body("invalid", "text holds a lone surrogate (as \\ud800 alone): not Unicode "
+                                                  "text that can be stored"), 422)
+
+    @app.exception_handler(InvalidNamespaceError)
+    async def _bad_namespace(_: Request, exc: InvalidNamespaceError) -> JSONResponse:
+        return JSONResponse(error_body("invalid", str(exc)), 422)  # the store's check of a client's labels
+
+    @app.exception_handler(psycopg.DataError)
+    async def _not_postgres_text(request: Request, exc: psycopg.DataError) -> JSONResponse:
+        # A client's "\u0000" in JSON (a key, metadata): PostgreSQL's text and jsonb hold no NUL character,
+        # which psycopg refuses to send (a key) or the server to take (in jsonb). Any other: the server's.
+        if exc.sqlstate not in NUL_SQLSTATES and "NUL (0x00)" not in str(exc):
+            return await _unexpected(request, exc)
+        return JSONResponse(error_body("invalid", "text holds a NUL character (\\u0000), which PostgreSQL "
+                                                  "cannot store"), 422)
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

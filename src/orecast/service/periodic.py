@@ -1,4 +1,5 @@
-"""A job every replica runs in the background, again and again (the cron firings, the run recovery)."""
+"""A job every replica runs in the background, again and again (the cron firings, the run recovery,
+the thread sweep)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,16 @@ log = logging.getLogger(__name__)
 
 
 class Periodic:
-    """`work` at once, then every `every` seconds until closed; a failure is logged and the loop goes on."""
+    """`work` at once (or after `first_after` seconds), then every `every` seconds until closed; a
+    failure is logged and the loop goes on."""
 
-    def __init__(self, name: str, every: float, work: Callable[[], Awaitable[object]]) -> None:
+    def __init__(
+        self, name: str, every: float, work: Callable[[], Awaitable[object]], *, first_after: float = 0.0
+    ) -> None:
         self.name = name
         self.every = every
         self.work = work
+        self.first_after = first_after
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -25,13 +30,14 @@ class Periodic:
             self._task = asyncio.create_task(self._loop(), name=self.name)
 
     async def _loop(self) -> None:
+        if self.first_after > 0:
+            await _drifting_sleep(self.first_after)
         while True:
             try:
                 await self.work()
             except Exception:
                 log.exception("%s failed; next attempt in %.1f s", self.name, self.every)
-            # replicas started together drift apart instead of working in step
-            await asyncio.sleep(self.every * random.uniform(0.9, 1.1))
+            await _drifting_sleep(self.every)
 
     async def close(self) -> None:
         if self._task is not None:
@@ -39,3 +45,8 @@ class Periodic:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+
+
+async def _drifting_sleep(seconds: float) -> None:
+    """About `seconds`: replicas started together drift apart instead of working in step."""
+    await asyncio.sleep(seconds * random.uniform(0.9, 1.1))

@@ -16,6 +16,11 @@ StreamMode = Literal[
 ]
 
 T = TypeVar("T")
+# The largest page offset taken: an offset past what a 64-bit integer holds was a 500 (SQLite's
+# OverflowError), and no store holds 2**62 rows to page through.
+MAX_OFFSET = 2**62
+# The longest TTL taken (a century, in minutes): a longer one overflowed Python's timedelta (a 500).
+MAX_TTL_MINUTES = 100 * 366 * 24 * 60
 # What a search's (or runs.list's) `select` may name: the SDK's `*SelectField`s, and the fields of
 # ours the SDK does not list; anything else is a 422, as langgraph-api answers.
 AssistantField = Literal[
@@ -81,7 +86,7 @@ class AssistantVersions(_Body):
 
     metadata: dict[str, Any] | None = None
     limit: int = Field(10, ge=1, le=1000)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
 
 class AssistantLatest(_Body):
@@ -93,7 +98,7 @@ class AssistantSearch(_Body):
     graph_id: str | None = None
     name: str | None = None
     limit: int = Field(10, ge=1, le=1000)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
     sort_by: Literal["assistant_id", "graph_id", "name", "created_at", "updated_at"] | None = None
     sort_order: Literal["asc", "desc"] | None = None
     select: list[AssistantField] | None = Field(None, description="Return only these fields")
@@ -102,7 +107,7 @@ class AssistantSearch(_Body):
 class ThreadTtl(_Body):
     """The Agent Server's thread TTL: minutes from the thread's last activity, and what happens then."""
 
-    ttl: float = Field(gt=0, description="Minutes of idleness after which the thread expires")
+    ttl: float = Field(gt=0, le=MAX_TTL_MINUTES, description="Minutes of idleness after which the thread expires")
     strategy: Literal["delete", "keep_latest"] = "delete"
 
 
@@ -159,7 +164,7 @@ class ThreadSearch(_Body):
     ids: list[str] | None = None
     status: Literal["idle", "busy", "interrupted", "error"] | None = None
     limit: int = Field(10, ge=1, le=1000)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
     sort_by: Literal["thread_id", "status", "created_at", "updated_at", "state_updated_at"] | None = None
     sort_order: Literal["asc", "desc"] | None = None
     select: list[ThreadField] | None = Field(None, description="Return only these fields")
@@ -289,7 +294,7 @@ class CronCount(_Body):
 
 class CronSearch(CronCount):
     limit: int = Field(10, ge=1, le=1000)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
     sort_by: Literal[
         "cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date", "end_time"
     ] | None = None
@@ -308,7 +313,7 @@ class StorePut(_Body):
     key: str
     value: dict[str, Any]
     index: Any = None
-    ttl: float | None = None
+    ttl: float | None = Field(None, gt=0, le=MAX_TTL_MINUTES, description="Minutes until the item expires")
 
 
 class StoreDelete(_Body):
@@ -320,7 +325,7 @@ class StoreSearch(_Body):
     namespace_prefix: list[str] = Field(default_factory=list)
     filter: dict[str, Any] | None = None
     limit: int = Field(10, ge=1, le=1000)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
     query: str | None = None
     refresh_ttl: bool | None = None
 
@@ -330,7 +335,7 @@ class StoreNamespaces(_Body):
     suffix: list[str] | None = None
     max_depth: int | None = Field(None, ge=1)
     limit: int = Field(100, ge=1, le=1000)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
 
 class ChatRequest(_Body):

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import re
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any, Protocol
@@ -286,6 +286,14 @@ class PostgresDb:
         await self.pool.close()
 
 
+def _python_steps() -> dict[int, Callable[[Tx], Awaitable[None]]]:
+    """Migrations done in Python after their version's script (which then only says so): rewriting JSON
+    that each dialect's SQL would rewrite its own way (SQLite's JSON functions turn `true` into 1)."""
+    from orecast.service.db.auth_fields import keep_identity_only  # it imports this module's Tx
+
+    return {6: keep_identity_only}
+
+
 async def _migrate(db: SqliteDb | PostgresDb | MysqlDb) -> None:
     folder = resources.files("orecast.service.db").joinpath(db.dialect)
     scripts = sorted(
@@ -303,6 +311,8 @@ async def _migrate(db: SqliteDb | PostgresDb | MysqlDb) -> None:
             if version > current:
                 for statement in statements(script):
                     await tx.execute(statement)
+                if (step := _python_steps().get(version)) is not None:
+                    await step(tx)
                 await tx.execute(INSERT_MIGRATION, (version, now_iso()))
 
 

@@ -16,7 +16,7 @@ from orecast.service.encode import jsonable
 from orecast.service.errors import Invalid, NotFound
 from orecast.service.runs.prepare import may_use_run, start_run, visible_run
 from orecast.service.runs.records import ACTIVE, TERMINAL, RunRecord
-from orecast.service.schemas import CancelMany, RunCreate, RunField, selected
+from orecast.service.schemas import MAX_OFFSET, CancelMany, RunCreate, RunField, selected
 from orecast.service.sse import HEARTBEAT, format_encoded, format_event, sse_response
 
 router = APIRouter(tags=["runs"], dependencies=[Depends(require_user)])
@@ -187,7 +187,8 @@ async def create_batch(body: Annotated[list[RunCreate], Body(min_length=1)], svc
 
 @router.get("/threads/{thread_id}/runs")
 async def list_runs(
-    thread_id: str, svc: Svc, user: User, limit: int = 10, offset: int = 0, status: str | None = None,
+    thread_id: str, svc: Svc, user: User, limit: int = Query(10, ge=1, le=1000),
+    offset: int = Query(0, ge=0, le=MAX_OFFSET), status: str | None = None,
     select: list[RunField] | None = Query(None),
 ) -> list[dict[str, Any]]:
     """The thread's runs, newest first; `select` (repeated in the query, as the SDKs send it) keeps

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Depends, Query, Response
 
 from orecast.service.auth import User, require_user
 from orecast.service.context import Services, Svc
 from orecast.service.errors import NotFound
+from orecast.service.runs.queries import DELETE_THREAD_SERVICE_ROWS
 from orecast.service.schemas import (
     HistoryQuery,
     StateAt,
@@ -87,8 +88,9 @@ async def _delete_thread(svc: Services, thread_id: str) -> None:
         await svc.repo.request_cancel(run, "interrupt", "thread deleted")
         await svc.runs.cancel_local(run_id, "interrupt")
         await svc.runs.wait(run_id)
-    await svc.saver.adelete_thread(thread_id)
-    await svc.repo.delete_thread_runs(thread_id)
+    # its runs, their events and its crons in the thread's own delete transaction: a crash between
+    # two transactions left runs of a thread that was gone
+    await svc.saver.adelete_thread(thread_id, also=DELETE_THREAD_SERVICE_ROWS)
 
 
 @router.post("/prune")
@@ -146,5 +148,8 @@ async def history(thread_id: str, body: HistoryQuery, svc: Svc, user: User) -> l
 
 
 @router.get("/{thread_id}/history")
-async def history_get(thread_id: str, svc: Svc, user: User, limit: int = 10) -> list[dict[str, Any]]:
+async def history_get(
+    thread_id: str, svc: Svc, user: User, limit: int = Query(10, ge=1, le=1000)
+) -> list[dict[str, Any]]:
+    # bounded as the POST form's (a negative limit read the whole history)
     return await svc.threads.history(thread_id, user, {"limit": limit})

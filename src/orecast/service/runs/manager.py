@@ -24,6 +24,7 @@ from orecast.service.encode import dumps, interrupts_of, jsonable
 from orecast.service.metrics import ServiceMetrics
 from orecast.service.runs.broker import Broker, RunEvents
 from orecast.service.runs.execute import INTERRUPT, RunInput, RunOutcome, execute_run
+from orecast.service.runs.queries import DELETE_THREAD_SERVICE_ROWS
 from orecast.service.runs.records import TERMINAL, RunRecord, RunRepo, ThreadGone
 from orecast.service.tracing import RUN_ATTRIBUTES as RUN_IDS
 from orecast.service.tracing import Tracing
@@ -50,16 +51,21 @@ class _Local:
     started_at: str | None = None  # and the time then, for a webhook
     outcome: RunOutcome = field(default_factory=RunOutcome)  # what the graph streamed so far
     finished: asyncio.Event = field(default_factory=asyncio.Event)
+    driving: bool = False  # its task has begun (`_drive`): a cancel before would skip all of it
 
     def cancel(self, action: str) -> None:
         """Cancel the run once, whoever asks first (this process or, through the watcher, another).
 
         A second cancel would interrupt the graph while it waits for its background checkpoint writes
         (durability "async"): they would land after the run ended, and a rollback's delete before them.
+        A task not yet begun is not cancelled, only told: cancelled then, its coroutine would never run,
+        nor its end (`join` waited for ever, the row stayed unended); it ends at its first step.
         """
         target = self.work if self.work is not None else self.task
         if self.cancel_action != "rollback":  # an erase asked for is not undone by a later interrupt
             self.cancel_action = action
+        if target is self.task and not self.driving:
+            return
         if not target.done() and not target.cancelling():
             target.cancel()
 
@@ -259,11 +265,15 @@ class RunManager:
         self, run: RunRecord, prepared: RunInput, events: RunEvents, temporary: bool
     ) -> None:
         local = self._local[run.run_id]
-        await events.put("metadata", {"run_id": run.run_id, "attempt": local.attempt})
+        local.driving = True
         status, error = "interrupted", None
         span = None
         shutdown = False
         try:
+            if local.cancel_action is not None:  # cancelled before this first step: it ends here, as asked
+                local.claimed = run.status == "running"  # at its admission: its end frees the thread
+                return
+            await events.put("metadata", {"run_id": run.run_id, "attempt": local.attempt})
             # running: claimed at admission (or by the dead process this one took it over from)
             if run.status != "running" and not await self._admitted(run, local.attempt):
                 return
@@ -374,8 +384,8 @@ class RunManager:
                 share=local.shared is not None,
             )
         if temporary:
-            await self.saver.adelete_thread(run.thread_id)
-            await self.repo.delete_thread_runs(run.thread_id)
+            # the run's row goes in the thread's delete transaction: a crash between two left it
+            await self.saver.adelete_thread(run.thread_id, also=DELETE_THREAD_SERVICE_ROWS)
 
     # -- waiting and reading ---------------------------------------------------------------------------
 

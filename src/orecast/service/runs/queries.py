@@ -4,8 +4,9 @@ A `…_MYSQL` constant is the MySQL form of the statement of the same name."""
 
 RUN_COLUMNS = """run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, owner,
     cancel_action, cancel_reason, error, created_at, updated_at"""
-INSERT_RUN = f"""INSERT INTO service_runs ({RUN_COLUMNS}, heartbeat_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?)"""
+# `driver`: the process that inserts a run drives it (runs/driver.py)
+INSERT_RUN = f"""INSERT INTO service_runs ({RUN_COLUMNS}, heartbeat_at, driver)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?, ?)"""
 SELECT_RUN = f"SELECT {RUN_COLUMNS}, shared_stream FROM service_runs WHERE run_id = ?"
 # The thread's pending and running runs (none: one row of NULLs), the state of the run's assistant and
 # whether the thread is as the run read it (`{same_thread}`: the store's condition, or `1 = 1`): a run
@@ -31,9 +32,9 @@ ADMIT_RUN_AT_ONCE = f"""WITH locked AS ({{lock}}), active AS (
         SELECT 1 FROM service_assistants WHERE assistant_id = ? AND version = ? AND updated_at = ?
     ) AND {{same_thread}} AS yes
 ), inserted AS (
-    INSERT INTO service_runs ({RUN_COLUMNS}, heartbeat_at)
+    INSERT INTO service_runs ({RUN_COLUMNS}, heartbeat_at, driver)
     SELECT ?, ?, ?, CASE WHEN EXISTS (SELECT 1 FROM active) THEN 'pending' ELSE 'running' END,
-        ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?
+        ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?, ?
     WHERE (SELECT yes FROM unchanged) AND EXISTS (SELECT 1 FROM locked)
         AND NOT (? AND EXISTS (SELECT 1 FROM active))
     RETURNING status
@@ -88,8 +89,15 @@ SELECT_DEAD_RUNS = """SELECT run_id FROM service_runs WHERE status IN ('pending'
     AND heartbeat_at < ? AND cancel_action IS NULL ORDER BY created_at LIMIT 20"""
 # The take-over: the process whose update changes the row drives the run from now on; the heartbeat
 # it sets keeps the other processes (and the expiry of a claim, EXPIRE_DEAD_RUNS) off it.
-TAKE_OVER_RUN = """UPDATE service_runs SET heartbeat_at = ?, attempt = attempt + 1
+TAKE_OVER_RUN = """UPDATE service_runs SET heartbeat_at = ?, attempt = attempt + 1, driver = ?
     WHERE run_id = ? AND status IN ('pending', 'running') AND heartbeat_at < ? AND cancel_action IS NULL"""
+# Runs driven by a process of this one's space (runs/driver.py: `driver LIKE` its pattern), whatever
+# their heartbeat: those whose driver is gone are taken over at once, by the driver they had (no other
+# process took them meanwhile).
+SELECT_RUNS_DRIVEN_HERE = """SELECT run_id, driver FROM service_runs WHERE status IN ('pending', 'running')
+    AND driver LIKE ? AND cancel_action IS NULL ORDER BY created_at LIMIT 20"""
+TAKE_OVER_ORPHAN = """UPDATE service_runs SET heartbeat_at = ?, attempt = attempt + 1, driver = ?
+    WHERE run_id = ? AND status IN ('pending', 'running') AND driver = ? AND cancel_action IS NULL"""
 # A run stopped by its process's shutdown: its heartbeat is made as old as can be, so the next process
 # to look takes it over at once.
 RELEASE_RUN = """UPDATE service_runs SET heartbeat_at = ? WHERE run_id = ? AND attempt = ?

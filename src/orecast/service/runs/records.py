@@ -16,6 +16,7 @@ from orecast.service.db import Db
 from orecast.service.db.connection import PostgresDb, Tx, now_iso, rolled_back_to_retry
 from orecast.service.errors import Conflict, NotFound
 from orecast.service.runs import queries as q
+from orecast.service.runs.driver import drivers_here, this_process
 
 log = logging.getLogger(__name__)
 ACTIVE = ("pending", "running")
@@ -137,7 +138,7 @@ class RunRepo:
         kwargs_json = json.dumps(kwargs, ensure_ascii=False, default=str)
         inserted = (
             run_id, thread_id, assistant_id, json.dumps(metadata, ensure_ascii=False), kwargs_json, strategy,
-            owner, now, now, now,
+            owner, now, now, now, this_process(),
         )
         cancelled: list[str] = []
 
@@ -167,7 +168,7 @@ class RunRepo:
     ) -> tuple[str | None, list[tuple[str, str]]]:
         """`admit` in a transaction: (the run's status, None if refused; the active runs (id, status)),
         and the runs it cancels added to `cancelled`."""
-        run_id, thread_id, assistant_id, _, _, strategy, _, now, _, _ = inserted
+        run_id, thread_id, assistant_id, _, _, strategy, _, now, _, _, _ = inserted
         async with self.db.transaction(thread_id) as tx:
             condition, condition_params = same_thread or ("1 = 1", ())
             rows = await tx.fetchall(
@@ -355,14 +356,31 @@ class RunRepo:
         async with self.db.read() as tx:
             return [r[0] for r in await tx.fetchall(q.SELECT_DEAD_RUNS, (stale,))]
 
-    async def take_over(self, run_id: str, stale_after: float) -> tuple[RunRecord, int, int] | None:
+    async def runs_driven_here(self) -> list[tuple[str, str]]:
+        """(run id, driver) of the pending and running runs that processes of this one's space drive
+        (runs/driver.py), whatever their heartbeat, and that nobody asked to cancel; a few at a time."""
+        pattern = drivers_here()
+        if pattern is None:
+            return []
+        async with self.db.read() as tx:
+            return [(r[0], r[1]) for r in await tx.fetchall(q.SELECT_RUNS_DRIVEN_HERE, (pattern,))]
+
+    async def take_over(
+        self, run_id: str, stale_after: float, *, gone_driver: str | None = None
+    ) -> tuple[RunRecord, int, int] | None:
         """Make this process the driver of a dead run: (the run, its attempt, the last event its
-        earlier attempts wrote to the database). None if another process took it first, or it ended."""
+        earlier attempts wrote to the database). None if another process took it first, or it ended.
+        Dead: its heartbeat is `stale_after` seconds old, or (`gone_driver`) the process that drives it
+        is that one, which is gone."""
         async def take() -> tuple[RunRecord, int, int] | None:
             moment = datetime.now(UTC)
             now, stale = moment.isoformat(), (moment - timedelta(seconds=stale_after)).isoformat()
             async with self.db.transaction() as tx:
-                if await tx.execute(q.TAKE_OVER_RUN, (now, run_id, stale)) != 1:
+                taken = await (
+                    tx.execute(q.TAKE_OVER_RUN, (now, this_process(), run_id, stale)) if gone_driver is None
+                    else tx.execute(q.TAKE_OVER_ORPHAN, (now, this_process(), run_id, gone_driver))
+                )
+                if taken != 1:
                     return None
                 row = await tx.fetchone(q.SELECT_RUN, (run_id,))
                 attempt = await tx.fetchone(q.SELECT_ATTEMPT, (run_id,))
@@ -441,16 +459,6 @@ class RunRepo:
             async with self.db.transaction() as tx:
                 await tx.send(q.DELETE_RUN_EVENTS, (run_id,))
                 await tx.send(q.DELETE_RUN, (run_id,))
-
-        await self._retrying(erase)
-
-    async def delete_thread_runs(self, thread_id: str) -> None:
-        """What a deleted thread leaves in the service tables: its runs, their events, its crons."""
-
-        async def erase() -> None:
-            async with self.db.transaction(thread_id) as tx:
-                for statement in q.DELETE_THREAD_SERVICE_ROWS:
-                    await tx.send(statement, (thread_id,))
 
         await self._retrying(erase)
 

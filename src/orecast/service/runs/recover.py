@@ -1,8 +1,10 @@
 """Runs whose process died (or released them at its shutdown), taken over by a live one and finished
 from their last checkpoint.
 
-Every process looks for them every few seconds (`run_recovery`, on `app.state.recovery`): pending and
-running runs whose heartbeat stopped `stale_run_seconds` ago and that nobody asked to cancel. The one
+Every process looks for them every few seconds (`run_recovery`, on `app.state.recovery`), first at its
+start: pending and running runs that nobody asked to cancel whose heartbeat stopped `stale_run_seconds`
+ago, or whose driver (runs/driver.py) was a process of this machine and PID namespace that is gone (an
+earlier process of this server, killed: its runs go on at once, not after `stale_run_seconds`). The one
 whose update changes the run's row first (`RunRepo.take_over`) drives it on; `attempt` counts the
 processes that drove it. Only a process that serves the run's graph looks at it. A run that wrote a
 checkpoint goes on from its thread's latest checkpoint with no input, as LangGraph resumes an
@@ -20,6 +22,7 @@ from uuid import UUID
 from orecast.service.context import Services
 from orecast.service.custom_auth import User
 from orecast.service.periodic import Periodic
+from orecast.service.runs.driver import gone
 from orecast.service.runs.execute import RunInput
 from orecast.service.runs.records import RunRecord
 
@@ -31,13 +34,17 @@ async def recover_dead_runs(svc: Services) -> list[str]:
     """Take over the dead runs found now and start them here; their ids."""
     taken = []
     stale = svc.runs.stale_seconds
-    for run_id in await svc.repo.dead_runs(stale):
+    dead_runs: dict[str, str | None] = {run_id: None for run_id in await svc.repo.dead_runs(stale)}
+    for run_id, driver in await svc.repo.runs_driven_here():
+        if run_id not in dead_runs and gone(driver):  # its process is gone for certain: no need to wait
+            dead_runs[run_id] = driver
+    for run_id, gone_driver in dead_runs.items():
         if svc.runs.drives(run_id):  # alive here, its beats late (a blocked event loop): not dead
             continue
         dead = await svc.repo.get(run_id)
         if dead is None or svc.graphs.get(_graph_of(dead)) is None:
             continue  # left to a process that serves its graph (or to a claim on its thread, which fails it)
-        found = await svc.repo.take_over(run_id, stale)
+        found = await svc.repo.take_over(run_id, stale, gone_driver=gone_driver)
         if found is None:  # another process took it first, or it ended meanwhile
             continue
         run, attempt, last_event = found

@@ -1,0 +1,4 @@
+-- orecast service tables, version 6: the custom-auth users stored with runs (kwargs' langgraph_auth_user)
+-- and crons (auth_user) before they kept only identity, display_name, is_authenticated and permissions
+-- lose every other field (a token the authenticate handler returned, say). Done in Python, the same on
+-- every dialect, a page of rows at a time: db/auth_fields.py (`_python_steps` in db/connection.py).

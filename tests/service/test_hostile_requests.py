@@ -1,0 +1,61 @@
+"""Requests a hostile or clumsy client sends, through the real service on SQLite and PostgreSQL: each is
+refused with a 4xx and the service's one JSON error shape, never a 500 (which also closed the
+client's connection), and the service goes on answering."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.service.conftest import Server
+
+ZERO = "00000000-0000-0000-0000-000000000000"
+JSON = {"content-type": "application/json"}
+
+
+@pytest.mark.parametrize(("method", "path", "body", "says"), [
+    # an offset past a 64-bit integer: SQLite's OverflowError
+    ("POST", "/threads/search", {"offset": 10**20}, "offset: Input should be less than or equal to"),
+    ("POST", "/store/items/search", {"namespace_prefix": ["a"], "offset": 10**20}, "offset: Input should be"),
+    ("POST", "/assistants/search", {"offset": 10**20}, "offset: Input should be"),
+    ("GET", f"/threads/{ZERO}/runs?offset=100000000000000000000", None, "offset: Input should be"),
+    ("GET", f"/threads/{ZERO}/runs?limit=-1", None, "limit: Input should be greater than or equal to 1"),
+    ("GET", f"/threads/{ZERO}/history?limit=-1", None, "limit: Input should be greater than or equal to 1"),
+    # a TTL past what a timedelta holds: its OverflowError; a negative item TTL was taken
+    ("POST", "/threads", {"ttl": {"strategy": "delete", "ttl": 1e300}}, "ttl.ttl: Input should be less than"),
+    ("PUT", "/store/items", {"namespace": ["a"], "key": "k", "value": {}, "ttl": 1e300}, "ttl: Input should be"),
+    ("PUT", "/store/items", {"namespace": ["a"], "key": "k", "value": {}, "ttl": -5}, "ttl: Input should be greater"),
+    # ids the store cannot keep: its ValueError was a 500
+    ("GET", "/threads/a%00b", None, "thread_id 'a\\x00b' contains a NUL character"),
+    ("POST", "/threads", {"thread_id": "a\x00b"}, "thread_id 'a\\x00b' contains a NUL character"),
+    ("DELETE", "/threads/a%00b", None, "contains a NUL character"),
+    # JSON's lone "\ud800": a UnicodeEncodeError when stored
+    ("POST", "/threads", b'{"metadata": {"a": "\\ud800"}}', "lone surrogate"),
+])
+def test_a_bad_request_is_a_4xx_not_a_500(server: Server, method: str, path: str, body, says: str) -> None:
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        content = body if isinstance(body, bytes) else None
+        answer = http.request(method, path, content=content, json=None if content else body, headers=JSON)
+        assert 400 <= answer.status_code < 500, (answer.status_code, answer.text)
+        error = answer.json()
+        assert error["error"] == "invalid" and says in error["message"], error
+        assert http.get("/ok").json() == {"ok": True}
+
+
+@pytest.mark.parametrize(("method", "path", "body"), [
+    ("POST", "/threads", {"metadata": {"a": "x\x00y"}}),
+    ("POST", "/assistants", {"graph_id": "echo", "name": "x\x00"}),
+    ("PUT", "/store/items", {"namespace": ["a"], "key": "k\x00", "value": {}}),
+    ("PUT", "/store/items", {"namespace": ["a\x00"], "key": "k", "value": {}}),
+])
+def test_a_nul_character_is_stored_where_the_database_can_else_refused(
+    server: Server, method: str, path: str, body: dict
+) -> None:
+    """PostgreSQL's text and jsonb hold no NUL character: psycopg's or the server's DataError was a 500;
+    a store namespace's NUL (LangGraph's InvalidNamespaceError) was one on every database."""
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        answer = http.request(method, path, json=body)
+        assert answer.status_code in (200, 204, 422), (answer.status_code, answer.text)
+        if answer.status_code == 422:
+            assert answer.json()["error"] == "invalid" and "NUL" in answer.json()["message"]
+        assert http.get("/ok").json() == {"ok": True}
