@@ -747,16 +747,55 @@ def backtest(p: dict[str, Any], zh: bool) -> str:
     if zh:
         text = (f"**{_name(p, zh)}** 回测（方法 {method}，提前 {p.get('horizon')} 期，"
                 f"{o.get('count')} 个起点 {o.get('first')} – {o.get('last')}）：\n"
-                f"- MAE {level(p.get('mae'), unit)}，MAPE {share(p.get('mape_pct'))}，MASE {fmt(p.get('mase'), 3)}"
+                f"- MAE {level(p.get('mae'), unit)}，RMSE {level(p.get('rmse'), unit)}，"
+                f"MAPE {share(p.get('mape_pct'))}，MASE {fmt(p.get('mase'), 3)}"
                 f"（随机游走 MAE {level(p.get('naive_mae'), unit)}；MASE<1 表示优于“不变”预测）\n"
                 f"- 区间覆盖率：80% 区间 {share(cov.get('80'))}，95% 区间 {share(cov.get('95'))}")
     else:
         text = (f"**{_name(p, zh)}** backtest (method {method}, {p.get('horizon')} periods ahead, "
                 f"{o.get('count')} origins {o.get('first')} – {o.get('last')}):\n"
-                f"- MAE {level(p.get('mae'), unit)}, MAPE {share(p.get('mape_pct'))}, MASE {fmt(p.get('mase'), 3)} "
+                f"- MAE {level(p.get('mae'), unit)}, RMSE {level(p.get('rmse'), unit)}, "
+                f"MAPE {share(p.get('mape_pct'))}, MASE {fmt(p.get('mase'), 3)} "
                 f"(random-walk MAE {level(p.get('naive_mae'), unit)}; MASE < 1 beats 'no change')\n"
                 f"- interval coverage: 80% {share(cov.get('80'))}, 95% {share(cov.get('95'))}")
-    return text + _source(p, zh)
+    verdict = _backtest_verdict(p, zh)
+    return text + (f"\n{verdict}" if verdict else "") + _source(p, zh)
+
+
+def _backtest_verdict(p: dict[str, Any], zh: bool) -> str:
+    """What the numbers mean: a MASE of 1.009 is a tie with "no change", not a skill, and an 80 %
+    band that held 96.8 % of the outcomes was too wide (a forecast that oversold its uncertainty)."""
+    out: list[str] = []
+    mase = p.get("mase")
+    if isinstance(mase, int | float):
+        if abs(mase - 1) < 0.02:
+            out.append("- 准确度与“不变”的随机游走不相上下（MASE 与 1 相差不到 0.02）。" if zh else
+                       "- Accuracy is a tie with the 'no change' random walk (MASE within 0.02 of 1).")
+        elif mase < 1:
+            out.append(f"- 误差比“不变”预测小约 {100 * (1 - mase):.0f}%。" if zh else
+                       f"- Errors about {100 * (1 - mase):.0f}% smaller than the 'no change' forecast.")
+        else:
+            out.append(f"- 误差比“不变”预测大约 {100 * (mase - 1):.0f}%：这段时期不如直接沿用最新值。" if zh else
+                       f"- Errors about {100 * (mase - 1):.0f}% larger than the 'no change' forecast: "
+                       "over this period simply keeping the latest value did better.")
+    n = (p.get("origins") or {}).get("count")
+    for lv, got in (p.get("coverage_pct") or {}).items():
+        if not isinstance(got, int | float) or not isinstance(n, int) or n < 1:
+            continue
+        want = float(lv)
+        # Two binomial standard errors (at least 5 points): closer than that is sampling noise.
+        tol = max(5.0, 200 * ((want / 100) * (1 - want / 100) / n) ** 0.5)
+        if got > want + tol:
+            out.append(f"- {lv}% 区间偏宽：实际值落在区间内的比例是 {share(got)}，高于 {lv}%，区间高估了不确定性。"
+                       if zh else
+                       f"- The {lv}% band was too wide: {share(got)} of outcomes fell inside it, more than "
+                       f"{lv}%, so it overstated the uncertainty.")
+        elif got < want - tol:
+            out.append(f"- {lv}% 区间偏窄：实际值落在区间内的比例只有 {share(got)}，低于 {lv}%，真实风险比区间显示的大。"
+                       if zh else
+                       f"- The {lv}% band was too narrow: only {share(got)} of outcomes fell inside it, less than "
+                       f"{lv}%, so the real risk was larger than the band showed.")
+    return "\n".join(out)
 
 
 def method_ranking(results: list[dict[str, Any]], zh: bool) -> str:
