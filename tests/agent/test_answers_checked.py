@@ -453,8 +453,8 @@ async def test_a_change_is_rounded_once(
 
 
 @pytest.mark.parametrize(("question", "words"), [
-    ("2024年铁矿石和螺纹钢哪个涨得多？", "都下跌了，上期所螺纹钢期货（连续，结算价）跌得最少"),
-    ("Which rose more in 2024, iron ore or rebar?", "All fell; SHFE rebar futures, continuous (settle) fell least"),
+    ("2024年铁矿石和螺纹钢哪个涨得多？", "两者都下跌了，没有一个上涨；上期所螺纹钢期货（连续，结算价）跌得最少"),
+    ("Which rose more in 2024, iron ore or rebar?", "Neither rose: both fell; SHFE rebar futures, continuous (settle) fell least"),
 ])
 async def test_which_rose_more_is_answered(agent: Any, thread_id: str, question: str, words: str) -> None:
     turn = await run_turn(agent, thread_id, question)

@@ -295,20 +295,66 @@ def volatility_ranking(payloads: list[dict[str, Any]], zh: bool) -> str:
             f"{ranked[0][1]} is the most volatile; volatility measures the size of moves, not their direction.")
 
 
-def change_ranking(payloads: list[dict[str, Any]], zh: bool) -> str:
-    """"Which rose more in 2024?": the changes over the period side by side, largest first."""
+# Which way the question asks: "哪个跌得多" wants the larger fall, "which rose more" the larger rise.
+_ASKS_FALL = re.compile(r"跌得?(?:更|最)?多|跌幅(?:更|最)?大|跌得(?:更|最)?(?:狠|厉害)|(?:下跌|下降|回落)(?:得)?(?:更|最)多|"
+                        r"\b(?:fell|dropped|declined|lost|slid|fallen)\s+(?:the\s+)?(?:more|most|further)|"
+                        r"(?:bigger|larger|steeper|worse)\s+(?:fall|drop|decline|loss)", re.I)
+_ASKS_RISE = re.compile(r"涨得?(?:更|最)?多|涨幅(?:更|最)?大|(?:上涨|上升)(?:得)?(?:更|最)多|"
+                        r"\b(?:rose|gained|climbed|risen|increased)\s+(?:the\s+)?(?:more|most|further)|"
+                        r"(?:bigger|larger)\s+(?:rise|gain|increase)", re.I)
+
+
+def change_ranking(payloads: list[dict[str, Any]], zh: bool, asked: str = "") -> str:
+    """"Which rose more in 2024?", "哪个跌得多": the changes over the period side by side, largest
+    first, and a verdict that answers the direction asked — "both rose" when a fall was asked about
+    and none fell (before: "X rose most", as if one of them had fallen)."""
     ranked = sorted(((p["change_pct"], _name(p, zh), p.get("start"), p.get("end")) for p in payloads
                      if isinstance(p.get("change_pct"), int | float)), reverse=True)
     if len(ranked) < 2:
         return ""
     listing = " > ".join(f"{name} {pct(v)}（{a} 至 {b}）" if zh else f"{name} {pct(v)} ({a} to {b})"
                          for v, name, a, b in ranked)
-    best = ranked[0][1]
+    top, bottom = ranked[0], ranked[-1]
+    rose = [r for r in ranked if r[0] > 0]
+    fell = [r for r in ranked if r[0] < 0]
+    two = len(ranked) == 2
+    both, none_en, all_en = ("两者", "neither", "both") if two else ("全部", "none of them", "all")
+    names = lambda rows: ("、" if zh else " and ").join(  # noqa: E731
+        f"{r[1]}（{pct(r[0])}）" if zh else f"{r[1]} ({pct(r[0])})" for r in rows)
+    if _ASKS_FALL.search(asked):
+        if not fell:
+            verdict = (f"{both}都上涨了，没有一个下跌；{bottom[1]}涨得最少（{pct(bottom[0])}）" if zh else
+                       f"{none_en} fell: {all_en} rose; {bottom[1]} rose least ({pct(bottom[0])})")
+        elif not rose and len(fell) == len(ranked):
+            verdict = (f"{both}都下跌了，{bottom[1]}跌得最多（{pct(bottom[0])}）" if zh else
+                       f"{all_en} fell; {bottom[1]} fell most ({pct(bottom[0])})")
+        elif len(fell) == 1:
+            verdict = (f"只有{names(fell)}下跌；{names(rose)}上涨" if zh else
+                       f"only {names(fell)} fell; {names(rose)} rose")
+        else:
+            verdict = (f"{bottom[1]}跌得最多（{pct(bottom[0])}）；{names(rose)}上涨" if zh else
+                       f"{bottom[1]} fell most ({pct(bottom[0])}); {names(rose)} rose")
+    elif not rose:
+        verdict = (f"{both}都下跌了，没有一个上涨；{top[1]}跌得最少（{pct(top[0])}）" if zh else
+                   f"{none_en} rose: {all_en} fell; {top[1]} fell least ({pct(top[0])})")
+    elif len(rose) == 1 and fell:
+        verdict = (f"只有{names(rose)}上涨；{names(fell)}下跌" if zh else
+                   f"only {names(rose)} rose; {names(fell)} fell")
+    elif fell:
+        verdict = (f"{top[1]}涨得最多（{pct(top[0])}）；{names(fell)}下跌" if zh else
+                   f"{top[1]} rose most ({pct(top[0])}); {names(fell)} fell")
+    else:
+        verdict = (f"{both}都上涨了，{top[1]}涨得最多（{pct(top[0])}）" if zh else
+                   f"{all_en} rose; {top[1]} rose most ({pct(top[0])})")
+    periods = {(a, b) for _, _, a, b in ranked}
+    note = ""
+    if len(periods) > 1:  # a monthly average against daily settles: first and last days differ
+        note = ("注意：各序列的起止日期不同（月度均价按月、期货按交易日），对比只是近似。" if zh else
+                " Note: the series start and end on different dates (monthly averages against daily "
+                "settles), so the comparison is approximate.")
     if zh:
-        verdict = f"都下跌了，{best}跌得最少" if ranked[0][0] < 0 else f"{best}涨得最多"
-        return f"区间涨跌对比（各自区间的起点到终点）：{listing}。{verdict}。"
-    verdict = f"all fell; {best} fell least" if ranked[0][0] < 0 else f"{best} rose most"
-    return f"Change over the period (first to last value of each): {listing}. {verdict[0].upper()}{verdict[1:]}."
+        return f"区间涨跌对比（各自区间的起点到终点）：{listing}。{verdict}。{note}"
+    return f"Change over the period (first to last value of each): {listing}. {verdict[0].upper()}{verdict[1:]}.{note}"
 
 
 def spread(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:

@@ -231,10 +231,10 @@ class OfflineAnalyst(BaseChatModel):
 
 # "Which is more volatile / rose more?", "the spread": a line that answers it from two results.
 _COMPARED = (
-    ("describe_series", r"volatil|波动", compose.volatility_ranking),
+    ("describe_series", r"volatil|波动", lambda ps, zh, _: compose.volatility_ranking(ps, zh)),
     ("price_history", r"which|more|better|compare|哪个|谁|更|对比|比较", compose.change_ranking),
     ("latest_price", r"价差|差价|相差|spread|difference|gap between",
-     lambda ps, zh: compose.spread(*ps, zh) if len(ps) == 2 else ""),
+     lambda ps, zh, _: compose.spread(*ps, zh) if len(ps) == 2 else ""),
 )
 
 
@@ -244,7 +244,7 @@ def _comparisons(q: Query, results: list[ToolMessage], calls: dict[str, tuple[st
         payloads = [p for m in results if calls.get(m.tool_call_id, ("", {}))[0] == tool
                     and isinstance(p := compose.payload_of(m.text), dict)]
         if len(payloads) > 1 and re.search(asks, q.text, re.I):
-            out.append(answer(payloads, q.zh))
+            out.append(answer(payloads, q.zh, q.text))
     return out
 
 
