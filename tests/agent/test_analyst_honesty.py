@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -96,3 +98,65 @@ async def test_which_fell_more_when_only_one_fell(agent: Any, thread_id: str) ->
     assert f"只有大商所铁矿石期货（连续，结算价）（{ore:+.2f}%）下跌" in turn.text
     assert f"大商所焦煤期货（连续，结算价）（{coal:+.2f}%）上涨" in turn.text
     assert "涨得最多" not in turn.text
+
+
+def latest(file: str) -> tuple[float, str]:
+    prices = settle(file)
+    return float(prices.iloc[-1]), prices.index[-1].date().isoformat()
+
+
+@pytest.mark.parametrize(("question", "file", "level", "words"), [
+    # The latest DCE settle is above 700: "涨到 700" is a fall; the answer said "跌到 700" silently.
+    ("如果铁矿石涨到700元/吨，螺纹钢会怎样？", ORE, 700.0,
+     "注意：你说“涨到 700.00 元/吨”，但铁矿石期货价格的最新值是 {last}（{day}），已经高于这个价位：到 700.00 元/吨 是下跌 {move}"),
+    # Without 如果 it was taken for a price put forward: "700 元与最新值 707 元/吨相符".
+    ("铁矿石涨到700元会怎样？", ORE, 700.0, "已经高于这个价位：到 700.00 元/吨 是下跌 {move}，不是上涨"),
+    ("If rebar falls to 3200 CNY/t, what happens to iron ore?", REBAR, 3200.0,
+     "Note: you said 'falls to 3,200.00 CNY/t', but the latest rebar futures price is {last} ({day}), "
+     "below it: getting there is a rise of {move}, not a fall."),
+])
+async def test_a_level_the_other_way_from_the_latest_price_is_said_to_be_so(
+    agent: Any, thread_id: str, question: str, file: str, level: float, words: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    value, day = latest(file)
+    unit = "元/吨" if "年" in words or "元" in question else "CNY/t"
+    expected = words.format(last=f"{value:,.2f} {unit}", day=day, move=f"{abs(100 * (level / value - 1)):.2f}%")
+    assert expected in turn.text
+    assert turn.call("price_scenario").args["level"] == level
+    assert "相符" not in turn.text and "matches" not in turn.text
+
+
+def band_probability(forecast: dict, target: float, up: bool) -> float:
+    """P(price ≥ target) (or ≤) on the last row, log-normal from the 80 % band."""
+    row = forecast["forecast"][-1]
+    sd = (np.log(row["hi_80"]) - np.log(row["lo_80"])) / (2 * NormalDist().inv_cdf(0.9))
+    below = NormalDist(float(np.log(row["mean"])), float(sd)).cdf(float(np.log(target)))
+    return 1 - below if up else below
+
+
+@pytest.mark.parametrize(("question", "target", "up"), [
+    # Answered with the World Bank's US$ forecast: 800 元 was never set against anything.
+    ("铁矿石会涨到800元吗？", 800.0, True),
+    # Answered "600 yuan does not match the latest price" — a claim check of a target.
+    ("What is the probability iron ore falls below 600 CNY/t in 3 months?", 600.0, False),
+])
+async def test_a_price_target_is_set_against_a_forecast_in_its_own_unit(
+    agent: Any, thread_id: str, question: str, target: float, up: bool
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    call = turn.call("forecast_price")
+    assert call.args["series"] == "dce_iron_ore_daily"
+    value, day = latest(ORE)
+    move = f"{abs(100 * (target / value - 1)):.2f}%"
+    forecast = market.forecast("dce_iron_ore_daily", call.args["horizon"], call.args["method"]).to_dict()
+    chance = band_probability(forecast, target, up)
+    row = forecast["forecast"][-1]
+    if "年" in question or "吗" in question:
+        assert f"目标 {target:,.2f} 元/吨 较最新值 {value:,.2f} 元/吨（{day}）{'高' if up else '低'} {move}" in turn.text
+        assert f"{row['date']} 那天价格在 {target:,.2f} 元/吨 {'以上' if up else '以下'}的概率约 {100 * chance:.0f}%" in turn.text
+    else:
+        assert f"The target {target:,.2f} CNY/t is {move} {'above' if up else 'below'}" in turn.text
+        assert f"{'at or above' if up else 'at or below'} {target:,.2f} CNY/t on {row['date']} is about {100 * chance:.0f}%" in turn.text
+    assert "not a judgement" in turn.text or "不是判断" in turn.text
+    assert "does not match" not in turn.text and "不符" not in turn.text

@@ -233,6 +233,12 @@ class Query:
     # (driver, level, "CNY" | "USD" | None) of "if rebar falls to 3000 元/吨"; driver "iron_ore"
     # is resolved to the World Bank or the DCE series by the currency (planner).
     scenario_level: tuple[str, float, str | None] | None = None
+    # "up" | "down" | None: the way the level's verb says the price moves ("涨到" up, "跌破" down),
+    # checked against the latest value: "涨到 700" when the price is 707 is a fall, and said so.
+    level_direction: str | None = None
+    # (level, "CNY" | "USD" | None) of "铁矿石会涨到800元吗", "chance it falls below 600 CNY/t":
+    # a price target asked about, answered from a forecast's bands, never as a price put forward.
+    target_level: tuple[float, str | None] | None = None
     scenario_unsupported: str | None = None  # a shock no bundled series measures
     tomorrow: bool = False  # "明天的价格": a day no data can hold yet
     bad_date: str | None = None  # "2030-02-30": a day no calendar has
@@ -490,6 +496,41 @@ _LEVEL = re.compile(
     r"(元|块|人民币|美元|美金|刀|yuan|cny|rmb|usd|dollars?|us\$|\$)?", re.I)
 
 
+# The level's verb: which way the price must go to get there, if the verb says (达到 / reach do not).
+_LEVEL_UP = re.compile(r"涨|升|突破|站上|升值|rise|rose|climb|jump|ralli|rebound|recover|strengthen|"
+                       r"above|over|breaks?\s+(?:above|through)", re.I)
+_LEVEL_DOWN = re.compile(r"跌|降|回落|贬值|fall|fell|drop|declin|slide|sink|slump|crash|weaken|below|"
+                         r"under", re.I)
+# "铁矿石涨到700元会怎样": a consequence asked of a level is a scenario, as with 如果.
+_CONSEQUENCE = re.compile(r"会怎样|会怎么样|会如何|会有什么影响|有什么影响|影响多大|then what", re.I)
+# "会涨到800元吗", "什么时候能涨到1000元", "chance it falls below 600": a target asked about.
+_ASKS_TARGET = re.compile(r"吗|么|会不会|能不能|能否|可不可能|有没有可能|可能|概率|几率|什么时候|何时|多久|"
+                          r"\bwill\b|\bcould\b|\bcan\b|\bwhen\b|probabilit|chance|likel|odds|\?$|？$", re.I)
+
+
+def level_direction(verb: str) -> str | None:
+    """"涨到" → "up", "跌破" → "down", "达到" / "reaches" → None (no way said)."""
+    if _LEVEL_DOWN.search(verb):
+        return "down"
+    if _LEVEL_UP.search(verb):
+        return "up"
+    return None
+
+
+def _target_level(low: str) -> tuple[tuple[float, str | None], str | None] | None:
+    """"铁矿石会涨到800元吗": (800, "CNY") and "up"; not a condition (如果…) nor a consequence."""
+    if _IF.search(low) or _CONSEQUENCE.search(low) or _SIZE.search(low) or not _ASKS_TARGET.search(low):
+        return None
+    m = _LEVEL.search(low)
+    if m is None:
+        return None
+    value = float(m.group(2).replace(",", ""))
+    verb = low[m.start(): m.start(2)]
+    if value <= 0 or re.search(r"\b(?:is|was|were)\s+at|trades?\s+at", verb):
+        return None  # "is iron ore at 700 yuan?" puts a price forward: the claim check answers it
+    return (value, _currency(m.group(1), m.group(3))), level_direction(verb)
+
+
 def _currency(*marks: str | None) -> str | None:
     for mark in marks:
         if mark and re.fullmatch(r"元|块|人民币|yuan|cny|rmb|¥|￥", mark, re.I):
@@ -539,7 +580,7 @@ def _scenario(text: str, low: str) -> tuple[tuple[str, float] | None, str | None
 
 def _scenario_level(low: str) -> tuple[str, float, str | None] | None:
     """"If rebar falls to 3000 CNY/t": (driver, 3000, "CNY"); a change in % or points is not one."""
-    if not _IF.search(low) or _SIZE.search(low):
+    if not (_IF.search(low) or _CONSEQUENCE.search(low)) or _SIZE.search(low):
         return None
     m = _LEVEL.search(low)
     if m is None:
@@ -630,6 +671,10 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     q.scenario, q.scenario_unsupported = _scenario(text, low)
     if q.scenario is None and q.scenario_unsupported is None:
         q.scenario_level = _scenario_level(low)
+        if q.scenario_level is None and (target := _target_level(low)) is not None:
+            q.target_level, q.level_direction = target
+        elif q.scenario_level is not None and (m := _LEVEL.search(low)):
+            q.level_direction = level_direction(low[m.start(): m.start(2)])
     if q.scenario is None and q.scenario_unsupported is None and q.scenario_level is None:
         q.missing = [k for k, words in MISSING_TOPICS.items() if _contains(low, words)]
     q.series = find_series(text, known_series)
@@ -639,7 +684,8 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         q.unknown = unknown_subject(text, known_series)
     q.method = find_method(text)
     q.horizon, q.last_period = _horizon(text)
-    if not _IF.search(low) and (m := _CLAIM.search(low)):  # "如果…跌到3000元" is a condition, not a claim
+    if not _IF.search(low) and not q.scenario_level and not q.target_level and (m := _CLAIM.search(low)):
+        # "如果…跌到3000元" is a condition and "会涨到800元吗" a target, not a price put forward
         q.claim = (float(m.group(1).replace(",", "")), "CNY" if re.match(r"元|块|yuan|cny|rmb", m.group(2)) else "USD")
     if m := re.search(r"(?:next|未来|后|ahead)\s*(-\s*\d+(?:\.\d+)?|负\s*\S+?|0+|零|\d+\.\d+)\s*(?:个)?\s*"
                       r"(?:months?|weeks?|days?|years?|trading days?|月|周|天|日|年|交易日)", low):

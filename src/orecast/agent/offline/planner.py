@@ -150,6 +150,8 @@ class Planner:
                                              "target": _scenario_target(q, driver)})])
         if q.scenario_level and "price_scenario" in self.tools:
             return scenario_level_plan(q, ctx)
+        if q.target_level and "forecast_price" in self.tools:
+            return self._target_plan(q, ctx)
         if q.missing:
             return Plan(reply=scope.no_data(q.missing, q.zh))
         if q.bad_date:
@@ -207,6 +209,35 @@ class Planner:
         if fresher:
             plan.notes.insert(0, fresher)
         return plan
+
+    def _target_plan(self, q: Query, ctx: Context) -> Plan:
+        """"铁矿石会涨到800元吗？", "chance iron ore falls below 600 CNY/t in 3 months": a forecast of
+        the series in the target's own unit (800 元 is the DCE futures, not the World Bank's US$),
+        to the horizon asked (default: the usual one from today); the answer then sets the target
+        against the latest value and the forecast's bands (`compose.target_check`)."""
+        assert q.target_level is not None
+        value, currency = q.target_level
+        s = (q.series or [ctx.last_series or DEFAULT_SERIES])[0]
+        notes_: list[str] = []
+        if s in DRIVER_SERIES["iron_ore"]:
+            if currency is None:
+                wb, dce = (float(cat.latest_value(x)) for x in (DEFAULT_SERIES, FRESHER))
+                currency = "USD" if abs(math.log(value / wb)) <= abs(math.log(value / dce)) else "CNY"
+                notes_.append(scope.level_unit_assumed(value, currency, q.zh))
+            if currency == "CNY":
+                s = FRESHER
+            elif s == FRESHER:
+                s = DEFAULT_SERIES
+        unit = cat.catalogue()[s].unit
+        if currency is not None and _currency_of(unit) not in (None, currency):
+            return Plan(reply=scope.level_in_other_currency(s, currency, q.zh))
+        h, start = self._ahead(q, s)
+        if h > scope.MAX_TARGET_PERIODS.get(cat.frequency(s), 36):
+            return Plan(reply=scope.too_far(s, start, q.zh))
+        if q.horizon and (note := scope.ahead_note(s, *q.horizon, start, q.zh)):
+            notes_.append(note)
+        return Plan([("forecast_price", {"series": s, "horizon": h, "method": q.method or "auto"})],
+                    notes=notes_, focus={s: start.date().isoformat()})
 
     def _forecast_to(self, q: Query, series: list[str], target: Any, *, gap: bool = False) -> Plan:
         s = series[0]
