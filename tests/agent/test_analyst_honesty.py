@@ -160,3 +160,26 @@ async def test_a_price_target_is_set_against_a_forecast_in_its_own_unit(
         assert f"{'at or above' if up else 'at or below'} {target:,.2f} CNY/t on {row['date']} is about {100 * chance:.0f}%" in turn.text
     assert "not a judgement" in turn.text or "不是判断" in turn.text
     assert "does not match" not in turn.text and "不符" not in turn.text
+
+
+@pytest.mark.parametrize(("question", "file", "day", "why"), [
+    # Answered "dce_iron_ore_daily has no data between 2024-06-08 and 2024-06-08", as if the data had a hole.
+    ("铁矿石期货2024年6月8日的价格？", ORE, "2024-06-08", "是星期六，不交易"),
+    ("大商所铁矿石期货2025年10月1日收盘价是多少？", ORE, "2025-10-01", "交易所休市（国庆节）"),
+    ("What was the rebar price on 2024-10-03?", REBAR, "2024-10-03", "is an exchange holiday (National Day)"),
+])
+async def test_a_day_the_exchange_is_closed_says_why_and_shows_the_days_around_it(
+    agent: Any, thread_id: str, question: str, file: str, day: str, why: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    prices = settle(file)
+    when = pd.Timestamp(day)
+    assert when not in prices.index
+    before, after = prices[:when].iloc[-1:], prices[when:].iloc[:1]
+    assert f"{day} {why}" in turn.text
+    for part in (before, after):
+        assert part.index[0].date().isoformat() in turn.text
+        assert f"{part.iloc[0]:,.2f}" in turn.text
+    assert "没有数据" not in turn.text and "no data" not in turn.text
+    if "收盘" in question:  # the prices are settles: said, not passed off as closes
+        assert "是结算价" in turn.text

@@ -266,10 +266,12 @@ class Planner:
             # "去年铁矿石价格", "近三个月铁矿石期货怎么样" ask about a period, not the last value.
             intents[0] = "history"
         series = series or [DEFAULT_SERIES]
-        note = scope.day_in_month(series[0], q)
+        note = scope.day_in_month(series[0], q) or scope.closed_day(series[0], q)
         plan = self._by_intent(intents, q, series, ctx)
         if note:
             plan.notes.insert(0, note)
+        if settle := scope.settle_not_close(series[0], q.text, q.zh):
+            plan.notes.append(settle)
         return plan
 
     # ---- planning by intent --------------------------------------------------------------
