@@ -183,3 +183,27 @@ async def test_a_day_the_exchange_is_closed_says_why_and_shows_the_days_around_i
     assert "没有数据" not in turn.text and "no data" not in turn.text
     if "收盘" in question:  # the prices are settles: said, not passed off as closes
         assert "是结算价" in turn.text
+
+
+@pytest.mark.parametrize(("question", "series"), [
+    # "美元/吨" holds "元/吨": the dollar claim went to the yuan futures and was never checked.
+    ("铁矿石价格是100美元/吨对吗？", ["iron_ore_wb_monthly"]),
+    # Only the first figure was checked; the dollar one was dropped.
+    ("铁矿石价格是700元/吨还是100美元/干吨？", ["dce_iron_ore_daily", "iron_ore_wb_monthly"]),
+    # A price asked in US$/dmt led with the yuan futures.
+    ("铁矿石价格是多少美元/干吨？", ["iron_ore_wb_monthly"]),
+])
+async def test_a_price_in_dollars_is_the_world_bank_price(
+    agent: Any, thread_id: str, question: str, series: list[str]
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    assert [c.args["series"] for c in turn.calls if c.name == "latest_price"] == series
+    wb = world_bank()
+    assert f"{wb.iloc[-1]:,.2f} 美元/干吨（{wb.index[-1].date().isoformat()}）" in turn.text
+    if "100美元" in question:
+        assert abs(100 / wb.iloc[-1] - 1) > 0.01
+        assert (f"你说的 100.00 美元与铁矿石价格（世界银行，CFR中国）的最新值 {wb.iloc[-1]:,.2f} 美元/干吨"
+                f"（{wb.index[-1].date().isoformat()}）不符") in turn.text
+    if "700元" in question:
+        value, day = latest(ORE)
+        assert f"你说的 700.00 元与大商所铁矿石期货（连续，结算价）的最新值 {value:,.2f} 元/吨（{day}）相符" in turn.text

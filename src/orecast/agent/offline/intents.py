@@ -247,6 +247,7 @@ class Query:
     bad_horizon: str | None = None  # "next -3 months": no forecast runs backwards
     bad_method: str | None = None  # "with method xyz": a method that does not exist
     claim: tuple[float, str] | None = None  # "是不是10000元？": a price the user puts forward
+    claims: list[tuple[float, str]] = field(default_factory=list)  # every one ("700元还是100美元")
     holiday: str | None = None  # "国庆节期间的价格": a holiday the exchanges close for (English name)
 
 
@@ -684,9 +685,12 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         q.unknown = unknown_subject(text, known_series)
     q.method = find_method(text)
     q.horizon, q.last_period = _horizon(text)
-    if not _IF.search(low) and not q.scenario_level and not q.target_level and (m := _CLAIM.search(low)):
+    if not _IF.search(low) and not q.scenario_level and not q.target_level and _CLAIM.search(low):
         # "如果…跌到3000元" is a condition and "会涨到800元吗" a target, not a price put forward
-        q.claim = (float(m.group(1).replace(",", "")), "CNY" if re.match(r"元|块|yuan|cny|rmb", m.group(2)) else "USD")
+        q.claims = [(float(c.group(1).replace(",", "")),
+                     "CNY" if re.match(r"元|块|yuan|cny|rmb", c.group(2)) else "USD")
+                    for c in _CLAIM.finditer(low)]
+        q.claim = q.claims[0]
     if m := re.search(r"(?:next|未来|后|ahead)\s*(-\s*\d+(?:\.\d+)?|负\s*\S+?|0+|零|\d+\.\d+)\s*(?:个)?\s*"
                       r"(?:months?|weeks?|days?|years?|trading days?|月|周|天|日|年|交易日)", low):
         q.bad_horizon = m.group(1).replace(" ", "")

@@ -149,9 +149,9 @@ class OfflineAnalyst(BaseChatModel):
                          for m in results if calls.get(m.tool_call_id, ("", {}))[0] == "forecast_price"
                          and isinstance(p := compose.payload_of(m.text), dict))
         if q.claim and not q.scenario:
-            parts.extend(compose.claim_check(q.claim, p, q.zh) for m in results
+            parts.extend(compose.claim_check(claim, p, q.zh) for m in results
                          if calls.get(m.tool_call_id, ("", {}))[0] == "latest_price"
-                         and isinstance(p := compose.payload_of(m.text), dict))
+                         and isinstance(p := compose.payload_of(m.text), dict) for claim in q.claims)
         methods = {b.get("method") for b in backtests}
         series = {b.get("series") for b in backtests}
         if len(backtests) > 1 and len(series) == 1 and len(methods) == len(backtests):

@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from orecast.agent.offline import catalogue as cat
 from orecast.agent.offline import notes, scope
 from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse
-from orecast.agent.offline.lexicon import DEFAULT_SERIES
+from orecast.agent.offline.lexicon import DEFAULT_SERIES, USD_UNIT
 from orecast.agent.reports import collect
 from orecast.market import trading_days
 from orecast.market.catalog import find_spec
@@ -316,10 +316,16 @@ class Planner:
                                             **self._dates(q, series[0])})])
         calls: list[tuple[str, dict[str, Any]]] = []
         notes: list[str] = [past_note] if past_note else []
-        if first == "latest" and series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text):
+        dollars = bool(USD_UNIT.search(q.text)) or any(c == "USD" for _, c in q.claims)
+        yuan = any(c == "CNY" for _, c in q.claims) or "元/吨" in USD_UNIT.sub(" ", q.text)
+        if first == "latest" and series == [DEFAULT_SERIES] and dollars and not yuan:
+            pass  # "铁矿石价格是多少美元/干吨", "是100美元/吨对吗": the dollar price, the World Bank's
+        elif first == "latest" and series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text):
             # "Price now": the freshest series first, the World Bank monthly average as context.
             series = ["dce_iron_ore_daily", DEFAULT_SERIES]
             notes.append(scope.price_now_note(q.zh))
+        elif first == "latest" and series == [FRESHER] and dollars and yuan:
+            series = [FRESHER, DEFAULT_SERIES]  # "700元/吨还是100美元/干吨": each figure in its own unit
         if first in ("describe", "history", "chart") and (q.start or q.end):
             kept = []
             for s in series:
