@@ -207,3 +207,19 @@ async def test_a_price_in_dollars_is_the_world_bank_price(
     if "700元" in question:
         value, day = latest(ORE)
         assert f"你说的 700.00 元与大商所铁矿石期货（连续，结算价）的最新值 {value:,.2f} 元/吨（{day}）相符" in turn.text
+
+
+@pytest.mark.parametrize(("question", "file", "month"), [
+    # "去年12月" was read as all of last year: the 2025 average (100.18) stood for December's (104.59).
+    ("去年12月铁矿石均价", None, "2025-12"),
+    ("去年十二月螺纹钢均价是多少？", REBAR, "2025-12"),
+    ("今年3月铁矿石期货均价", ORE, "2026-03"),
+])
+async def test_a_month_of_last_year_is_that_month(agent: Any, thread_id: str, question: str,
+                                                  file: str | None, month: str) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    prices = world_bank() if file is None else settle(file)
+    assert turn.calls[0].args["start"] == turn.calls[0].args["end"] == month
+    assert_number(turn.text, float(prices.loc[month].mean()))
+    year = prices.loc[month[:4]].mean()
+    assert f"{year:,.2f}" not in turn.text or abs(year - prices.loc[month].mean()) < 0.005

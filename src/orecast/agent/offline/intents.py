@@ -347,6 +347,25 @@ def _dates(text: str) -> tuple[str | None, str | None]:
     return _range_of(found, text)
 
 
+_ZH_MONTH = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10,
+             "十一": 11, "十二": 12}
+_YEAR_WORD = re.compile(r"(去年|上一年|上年|今年|本年|明年|下一年)(?:的)?\s*"
+                        r"(?=(?:\d{1,2}|十[一二]?|[一二三四五六七八九])月|第?[一二三四1-4]季度|[上下]半年|q[1-4])",
+                        re.I)
+
+
+def _year_named(text: str, shift: int) -> str | None:
+    """"去年12月…" → "2025年12月…" (today's year plus `shift`); None without a part of that year."""
+    from orecast.agent.clock import today
+
+    if not _YEAR_WORD.search(text):
+        return None
+    shifts = {"去年": -1, "上一年": -1, "上年": -1, "今年": 0, "本年": 0, "明年": 1, "下一年": 1}
+    out = _YEAR_WORD.sub(lambda m: f"{today().year + shifts.get(m.group(1), shift)}年", text)
+    # "去年十二月": a month in Chinese numerals, written as digits so the date reader finds it.
+    return re.sub(r"年(十[一二]?|[一二三四五六七八九])月", lambda m: f"年{_ZH_MONTH[m.group(1)]}月", out)
+
+
 def _date_bounds(m: re.Match[str]) -> tuple[str, str] | None:
     """(start-of-period, end-of-period) of one explicit date, None if it is not a date."""
     year = int(m.group(1))
@@ -697,6 +716,12 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     if q.method is None:
         q.bad_method = _unknown_method(low)
     q.start, q.end = _dates(text)
+    if q.relative and q.relative[0] == "year" and not (q.start or q.end) and (
+            dated := _year_named(text, q.relative[1])) is not None:
+        # "去年12月铁矿石均价" is December of last year, not the whole year: the relative year is
+        # written out and the month (quarter, half) read as if the user had typed the year.
+        q.start, q.end = _dates(dated)
+        q.relative = None if (q.start or q.end) else q.relative
     if _contains(low, ("hrc", "hot-rolled", "hot rolled", "热卷", "热轧")):
         q.product = "hrc"
     elif _contains(low, ("rebar", "螺纹")):
