@@ -223,3 +223,25 @@ async def test_a_month_of_last_year_is_that_month(agent: Any, thread_id: str, qu
     assert_number(turn.text, float(prices.loc[month].mean()))
     year = prices.loc[month[:4]].mean()
     assert f"{year:,.2f}" not in turn.text or abs(year - prices.loc[month].mean()) < 0.005
+
+
+def pmi() -> pd.Series:
+    frame = pd.read_csv(DATA / "china_nbs_manufacturing_pmi_monthly.csv", parse_dates=["date"], index_col="date")
+    return frame["china_nbs_manufacturing_pmi"]
+
+
+@pytest.mark.parametrize("question", ["PMI在2025年有几个月高于50？", "China PMI history in 2025"])
+async def test_a_pmi_history_counts_points_and_months_above_50(agent: Any, thread_id: str, question: str) -> None:
+    """The PMI's history said "区间涨跌 +2.04%" for 49.1 → 50.1 (a diffusion index moves in points)
+    and never answered how many months were above 50."""
+    turn = await run_turn(agent, thread_id, question)
+    year = pmi().loc["2025"]
+    change = year.iloc[-1] - year.iloc[0]
+    above, below = int((year > 50).sum()), int((year < 50).sum())
+    if "年" in question:
+        assert f"区间涨跌 {change:+.2f} 个点" in turn.text
+        assert f"{len(year)} 个月中 {above} 个月高于 50（扩张），{below} 个月低于 50（收缩）" in turn.text
+    else:
+        assert f"change {change:+.2f} points" in turn.text
+        assert f"of {len(year)} months, {above} above 50 (expansion), {below} below 50 (contraction)" in turn.text
+    assert f"{100 * (year.iloc[-1] / year.iloc[0] - 1):+.2f}%" not in turn.text

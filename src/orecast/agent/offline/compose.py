@@ -169,17 +169,37 @@ def history(p: dict[str, Any], zh: bool) -> str:
     if p.get("count") == 1:  # one year of an annual series: a value, not a path
         return ((f"**{_name(p, zh)}** {last.get('date')}：{level(last.get('value'), unit)}" if zh
                  else f"**{_name(p, zh)}** {last.get('date')}: {level(last.get('value'), unit)}") + _source(p, zh))
+    diffusion = "50" in str(unit)  # PMI: a change in points (49.1 → 50.1 is +1 point, not +2.04 %)
+    change = (points(last["value"] - f["value"], zh)
+              if diffusion and all(isinstance(x.get("value"), int | float) for x in (f, last))
+              else pct(p.get("change_pct")))
     if zh:
         text = (f"**{_name(p, zh)}** {p.get('start')} 至 {p.get('end')}（{p.get('count')} 个观测）：\n"
-                f"- 起点 {level(f.get('value'), unit)}，终点 {level(last.get('value'), unit)}，区间涨跌 {pct(p.get('change_pct'))}\n"
+                f"- 起点 {level(f.get('value'), unit)}，终点 {level(last.get('value'), unit)}，区间涨跌 {change}\n"
                 f"- 最高 {level(hi.get('value'), unit)}（{hi.get('date')}），最低 {level(lo.get('value'), unit)}（{lo.get('date')}），"
                 f"均值 {level(p.get('mean'), unit)}")
     else:
         text = (f"**{_name(p, zh)}** from {p.get('start')} to {p.get('end')} ({p.get('count')} observations):\n"
-                f"- from {level(f.get('value'), unit)} to {level(last.get('value'), unit)}, change {pct(p.get('change_pct'))}\n"
+                f"- from {level(f.get('value'), unit)} to {level(last.get('value'), unit)}, change {change}\n"
                 f"- high {level(hi.get('value'), unit)} ({hi.get('date')}), low {level(lo.get('value'), unit)} ({lo.get('date')}), "
                 f"mean {level(p.get('mean'), unit)}")
+    if diffusion:
+        text += _above_50(p, zh)
     return text + _source(p, zh)
+
+
+def _above_50(p: dict[str, Any], zh: bool) -> str:
+    """"PMI在2025年有几个月高于50": counted from every month of the period (when all are listed)."""
+    values = [pt.get("value") for pt in p.get("points") or []]
+    if p.get("points_step") != 1 or len(values) != p.get("count") or not values:
+        return ""
+    up, down = sum(v > 50 for v in values), sum(v < 50 for v in values)
+    flat = len(values) - up - down
+    if zh:
+        return (f"\n- {len(values)} 个月中 {up} 个月高于 50（扩张），{down} 个月低于 50（收缩）"
+                + (f"，{flat} 个月正好是 50" if flat else "") + "。")
+    return (f"\n- of {len(values)} months, {up} above 50 (expansion), {down} below 50 (contraction)"
+            + (f", {flat} at exactly 50" if flat else "") + ".")
 
 
 def catalogue(p: dict[str, Any], zh: bool) -> str:
