@@ -127,6 +127,9 @@ MISSING_TOPICS: dict[str, tuple[str, ...]] = {
     "production_costs": ("生产成本", "开采成本", "现金成本", "完全成本", "矿山成本", "成本曲线",
                          "盈亏平衡", "production cost", "cash cost", "mining cost", "c1 cost",
                          "all-in cost", "cost curve", "breakeven", "break-even"),
+    # The futures files hold volume and open interest, but no tool serves them: a price is no answer.
+    "trading_volume": ("成交量", "交易量", "持仓量", "持仓", "trading volume", "traded volume", "volume of",
+                       "volume traded", "futures volume", "open interest", "turnover"),
     "miners": ("淡水河谷", "力拓", "必和必拓", "福蒂斯丘", "英美资源", "vale", "rio tinto", "bhp",
                "fortescue", "fmg", "anglo american"),
     # Commodities with no series here: naming one must not fall back to the iron ore price.

@@ -27,6 +27,8 @@ _TOPICS = {
     "mine_output": ("矿山铁矿石产量", "iron ore mine output"),
     "steel_output_recent": ("月度或 2018 年以后的粗钢产量", "monthly or post-2018 crude steel output"),
     "production_costs": ("生产成本（矿山或钢厂的成本）", "production costs (of miners or mills)"),
+    "trading_volume": ("期货成交量和持仓量（我的工具只提供结算价）",
+                       "futures trading volume and open interest (my tools serve settlement prices only)"),
     "miners": ("矿山企业（淡水河谷、力拓、必和必拓、FMG 等）", "miners (Vale, Rio Tinto, BHP, Fortescue …)"),
     "lithium": ("锂价", "lithium prices"),
     "gold": ("黄金价格（只有世界银行贵金属指数）", "gold prices (only the World Bank precious metals index)"),
