@@ -260,3 +260,31 @@ async def test_volume_and_open_interest_are_not_answered_with_a_price(
     assert not turn.calls
     value, _ = latest(ORE)
     assert f"{value:,.2f}" not in turn.text
+
+
+def usd_cnh() -> pd.Series:
+    return pd.read_csv(DATA / "usd_cnh_daily.csv", parse_dates=["date"], index_col="date")["usd_cnh"]
+
+
+CONVERSIONS = {  # question: (amount, converted to yuan?)
+    # Answered "100 美元与最新值 108.64 美元/干吨不符": a conversion read as a claim.
+    "铁矿石价格100美元/吨相当于多少元/吨？": (100.0, True),
+    # Out of scope ("I only answer questions about iron ore …").
+    "Convert 108 USD/dmt to yuan per tonne": (108.0, True),
+    "700元/吨折合多少美元？": (700.0, False),
+}
+
+
+@pytest.mark.parametrize("question", CONVERSIONS)
+async def test_a_conversion_is_the_arithmetic_at_the_latest_rate_with_what_it_is_not(
+    agent: Any, thread_id: str, question: str
+) -> None:
+    amount, to_yuan = CONVERSIONS[question]
+    turn = await run_turn(agent, thread_id, question)
+    fx = usd_cnh()
+    rate, day = float(fx.iloc[-1]), fx.index[-1].date().isoformat()
+    out = amount * rate if to_yuan else amount / rate
+    assert f"{rate:.4f}" in turn.text and day in turn.text
+    assert f"{out:,.2f}" in turn.text
+    assert ("只是货币换算" in turn.text) or ("currency conversion only" in turn.text)
+    assert "不符" not in turn.text and "only answer questions" not in turn.text

@@ -27,7 +27,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from orecast.agent.market_errors import explain
 from orecast.agent.offline import catalogue as cat
-from orecast.agent.offline import compose, notes, targets
+from orecast.agent.offline import compose, convert, notes, targets
 from orecast.agent.offline.intents import Query, parse
 from orecast.agent.offline.planner import Context, Plan, Planner, context_of, question_of
 from orecast.agent.tools import MARKET_TOOLS
@@ -148,7 +148,11 @@ class OfflineAnalyst(BaseChatModel):
             parts.extend(targets.target_check(q.target_level, q.level_direction, p, q.text, q.zh)
                          for m in results if calls.get(m.tool_call_id, ("", {}))[0] == "forecast_price"
                          and isinstance(p := compose.payload_of(m.text), dict))
-        if q.claim and not q.scenario:
+        if (amount := convert.asked(q.text)) is not None:
+            parts.extend(convert.answer(amount, p, q.text, q.zh) for m in results
+                         if calls.get(m.tool_call_id, ("", {}))[0] == "latest_price"
+                         and isinstance(p := compose.payload_of(m.text), dict) and p.get("series") == "usd_cnh_daily")
+        elif q.claim and not q.scenario:
             parts.extend(compose.claim_check(claim, p, q.zh) for m in results
                          if calls.get(m.tool_call_id, ("", {}))[0] == "latest_price"
                          and isinstance(p := compose.payload_of(m.text), dict) for claim in q.claims)

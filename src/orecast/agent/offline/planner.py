@@ -18,7 +18,7 @@ import pandas as pd
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from orecast.agent.offline import catalogue as cat
-from orecast.agent.offline import notes, scope
+from orecast.agent.offline import convert, notes, scope
 from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse
 from orecast.agent.offline.lexicon import DEFAULT_SERIES, USD_UNIT
 from orecast.agent.reports import collect
@@ -150,6 +150,9 @@ class Planner:
                                              "target": _scenario_target(q, driver)})])
         if q.scenario_level and "price_scenario" in self.tools:
             return scenario_level_plan(q, ctx)
+        if convert.asked(q.text) is not None and "latest_price" in self.tools:
+            q.claims, q.claim = [], None  # "100美元相当于多少元" converts a figure, it does not claim one
+            return Plan([("latest_price", {"series": "usd_cnh_daily"})])
         if q.target_level and "forecast_price" in self.tools:
             return self._target_plan(q, ctx)
         if q.missing:
