@@ -288,3 +288,31 @@ async def test_a_conversion_is_the_arithmetic_at_the_latest_rate_with_what_it_is
     assert f"{out:,.2f}" in turn.text
     assert ("只是货币换算" in turn.text) or ("currency conversion only" in turn.text)
     assert "不符" not in turn.text and "only answer questions" not in turn.text
+
+
+async def test_a_pmi_target_is_in_points(agent: Any, thread_id: str) -> None:
+    """"PMI above 50" was "1.63% above the latest 49.20": a diffusion index moves in points."""
+    turn = await run_turn(agent, thread_id, "What's the chance PMI goes above 50 next month?")
+    last = pmi().iloc[-1]
+    assert turn.call("forecast_price").args["series"] == "china_pmi_monthly"
+    assert f"The target 50.00 index (50 = no change) is {50 - last:.2f} points above" in turn.text
+    assert f"{100 * (50 / last - 1):.2f}%" not in turn.text
+    assert "the chance the index is at or above" in turn.text
+
+
+@pytest.mark.parametrize(("question", "tool"), [
+    # Answered with the latest price: "in 2 years" was not read as a horizon.
+    ("What will iron ore be worth in 2 years?", "forecast_price"),
+    # Answered with the latest price; "bull or bear" already got the statistics.
+    ("Is the iron ore market bullish or bearish?", "describe_series"),
+])
+async def test_questions_about_the_future_and_the_regime_get_their_tool(
+    agent: Any, thread_id: str, question: str, tool: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    assert [c.name for c in turn.calls] == [tool]
+    if tool == "forecast_price":
+        months = turn.calls[0].args["horizon"]
+        last = world_bank().index[-1]
+        # 24 months counted from today's month: December 2026 to November 2028.
+        assert last + pd.DateOffset(months=months) == pd.Timestamp(TODAY.replace(day=1)) + pd.DateOffset(months=23)

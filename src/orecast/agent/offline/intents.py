@@ -48,7 +48,7 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
         "statistic", "stats", "average", "mean", "volatility", "volatile", "highest", "lowest",
         "maximum", "minimum", "peak", "describe", "summary", "summarise", "summarize", "range",
         "统计", "均价", "平均", "波动", "最高", "最低", "概况", "描述", "区间",
-        "drawdown", "回撤", "高位", "低位", "cheap", "expensive", "便宜", "贵", "bull market", "bear market", "bull or bear", "牛市", "熊市",
+        "drawdown", "回撤", "高位", "低位", "cheap", "expensive", "便宜", "贵", "bull market", "bear market", "bull or bear", "bullish", "bearish", "牛市", "熊市",
         "regime",
     ),
     # Mean change by calendar month (describe_series computes it): answered by "describe".
@@ -743,7 +743,9 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         {"backtest", "methods"} & set(q.intents)
     ):
         # "next 6 months?" or "未来三个月" alone is a forecast question.
-        if re.search(r"next|ahead|coming|未来|之后|后", low):
+        # "What will iron ore be worth in 2 years?" asks ahead too (it got the latest price).
+        if re.search(r"next|ahead|coming|未来|之后|后|\bin\s+(?:\d+|one|two|three|six|a)\s+"
+                     r"(?:trading\s+)?(?:days?|weeks?|months?|years?)\b|\bwill\b", low):
             q.intents.append("forecast")
     stripped = re.sub(r"[\s?？!！.。,，]", "", low)
     q.follow_up = (

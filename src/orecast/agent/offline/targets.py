@@ -89,31 +89,33 @@ def target_check(target: tuple[float, str | None], said: str | None, p: dict[str
     chance = _probability(row, value, up)
     inside80 = row["lo_80"] <= value <= row["hi_80"]
     inside95 = row["lo_95"] <= value <= row["hi_95"]
-    move = pct(100 * (value / last["value"] - 1))
+    diffusion = "50" in str(unit)  # PMI: 49.2 → 50 is +0.80 points, not +1.63 %
+    move = (f"{abs(value - last['value']):.2f} {'个点' if zh else 'points'}" if diffusion
+            else pct(100 * (value / last["value"] - 1)).lstrip("+-"))
     when = re.search(r"什么时候|何时|多久|哪天|\bwhen\b|how long|how soon", asked, re.I)
     if zh:
         side = "以上" if up else "以下"
         text = (f"目标 {level(value, unit)} 较最新值 {level(last['value'], unit)}（{last.get('date')}）"
-                f"{'高' if value > last['value'] else '低'} {move.lstrip('+-')}。按 {p.get('method')} 预测，"
+                f"{'高' if value > last['value'] else '低'} {move}。按 {p.get('method')} 预测，"
                 f"{row['date']} 的中位数是 {level(row['mean'], unit)}；{level(value, unit)} 在 80% 区间"
                 f"（{level(row['lo_80'], unit)} – {level(row['hi_80'], unit)}）{'之内' if inside80 else '之外'}，"
                 f"在 95% 区间（{level(row['lo_95'], unit)} – {level(row['hi_95'], unit)}）{'之内' if inside95 else '之外'}。")
         if chance is not None:
-            text += (f"由这些区间推算，{row['date']} 那天价格在 {level(value, unit)} {side}的概率{_chance(chance, zh)}。"
+            text += (f"由这些区间推算，{row['date']} 那天{'指数' if diffusion else '价格'}在 {level(value, unit)} {side}的概率{_chance(chance, zh)}。"
                      "这是统计模型的概率，不是判断：它假设价格按历史波动随机变化（回测里这类区间有时偏宽、有时偏窄），"
                      "也不包括政策与突发事件；在那之前某一天曾经触及这个价位的可能性比这个数高。")
         if when:
             text += "至于“什么时候”能到，数据给不出一个日期：预测只能说某一天价格落在什么范围。"
         return text
     side = "at or above" if up else "at or below"
-    text = (f"The target {level(value, unit)} is {move.lstrip('+-')} {'above' if value > last['value'] else 'below'} "
+    text = (f"The target {level(value, unit)} is {move} {'above' if value > last['value'] else 'below'} "
             f"the latest {name}, {level(last['value'], unit)} ({last.get('date')}). On the {p.get('method')} "
             f"forecast, the median for {row['date']} is {level(row['mean'], unit)}; {level(value, unit)} is "
             f"{'inside' if inside80 else 'outside'} the 80% range ({level(row['lo_80'], unit)} – "
             f"{level(row['hi_80'], unit)}) and {'inside' if inside95 else 'outside'} the 95% range "
             f"({level(row['lo_95'], unit)} – {level(row['hi_95'], unit)}).")
     if chance is not None:
-        text += (f" From those ranges, the chance the price is {side} {level(value, unit)} on {row['date']} is "
+        text += (f" From those ranges, the chance the {'index' if diffusion else 'price'} is {side} {level(value, unit)} on {row['date']} is "
                  f"{_chance(chance, zh)}. That is a statistical model's probability, not a judgement: it assumes "
                  "prices move randomly with their past volatility (in backtests such bands were sometimes too "
                  "wide, sometimes too narrow) and leaves out policy and shocks; the chance of touching that "
