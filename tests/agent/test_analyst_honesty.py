@@ -316,3 +316,18 @@ async def test_questions_about_the_future_and_the_regime_get_their_tool(
         last = world_bank().index[-1]
         # 24 months counted from today's month: December 2026 to November 2028.
         assert last + pd.DateOffset(months=months) == pd.Timestamp(TODAY.replace(day=1)) + pd.DateOffset(months=23)
+
+
+async def test_which_fell_more_without_a_period_compares_the_last_year(agent: Any, thread_id: str) -> None:
+    """No period named: two latest prices were shown and the question was not answered."""
+    turn = await run_turn(agent, thread_id, "哪个跌得多，铁矿石期货还是螺纹钢？")
+    changes = {}
+    for file in (ORE, REBAR):
+        prices = settle(file)
+        before = prices[: prices.index[-1] - pd.DateOffset(years=1)]
+        changes[file] = 100 * (prices.iloc[-1] / before.iloc[-1] - 1)
+        assert f"{changes[file]:+.2f}%（{before.index[-1].date().isoformat()} 至 {prices.index[-1].date()}）" in turn.text
+    assert "你没有说时期" in turn.text
+    fell_most = min(changes, key=changes.__getitem__)
+    assert all(c < 0 for c in changes.values())
+    assert f"两者都下跌了，{NAMES[fell_most][0]}跌得最多" in turn.text

@@ -377,6 +377,20 @@ def change_ranking(payloads: list[dict[str, Any]], zh: bool, asked: str = "") ->
     return f"Change over the period (first to last value of each): {listing}. {verdict[0].upper()}{verdict[1:]}.{note}"
 
 
+def yearly_ranking(payloads: list[dict[str, Any]], zh: bool, asked: str) -> str:
+    """"哪个跌得多" with no period: the latest prices' one-year changes ranked, the period said
+    (before: two latest prices and no answer)."""
+    rows = [{**p, "change_pct": c.get("change_pct"), "start": c.get("from", {}).get("date"),
+             "end": (p.get("latest") or {}).get("date")}
+            for p in payloads if isinstance(c := (p.get("changes") or {}).get("1y"), dict)]
+    ranked = change_ranking(rows, zh, asked)
+    if not ranked:
+        return ""
+    return (("你没有说时期，下面按各自最新值较一年前的变化比较。" if zh else
+             "You did not name a period, so this compares each one's change over the year to its latest value. ")
+            + ranked)
+
+
 def spread(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:
     """"热卷和螺纹钢的价差": the difference of two latest prices in one unit, on the dates they have."""
     a, b = localise(a, zh), localise(b, zh)  # the analyst hands these over unrendered
