@@ -331,3 +331,15 @@ async def test_which_fell_more_without_a_period_compares_the_last_year(agent: An
     fell_most = min(changes, key=changes.__getitem__)
     assert all(c < 0 for c in changes.values())
     assert f"两者都下跌了，{NAMES[fell_most][0]}跌得最多" in turn.text
+
+
+@pytest.mark.parametrize("question", ["你的数据更新到什么时候？", "How recent is your data?"])
+async def test_how_recent_the_data_is_lists_each_series_last_date(
+    agent: Any, thread_id: str, question: str
+) -> None:
+    """Answered "I only answer questions about iron ore …": the data's end is a fair question."""
+    turn = await run_turn(agent, thread_id, question)
+    assert [c.name for c in turn.calls] == ["list_series"]
+    assert f"{world_bank().index[-1].date()}" in turn.text
+    assert f"{settle(ORE).index[-1].date()}" in turn.text
+    assert f"{usd_cnh().index[-1].date()}" in turn.text

@@ -20,6 +20,10 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
     "catalogue": (
         "what data", "which series", "list series", "list the series", "available series",
         "what series", "datasets", "有哪些数据", "哪些序列", "数据目录", "有什么数据", "可用数据", "哪些数据",
+        # "你的数据更新到什么时候？": each series' last date is in the catalogue (was out of scope).
+        "数据更新到", "更新到什么时候", "更新到哪天", "数据截至", "数据截止", "数据到什么时候", "数据到哪天",
+        "最新数据是哪天", "how recent is your data", "how up to date", "how current is your data",
+        "data end", "data go up to", "data up to", "last update",
     ),
     "report": ("report", "export", "报告", "导出"),
     "methods": (
