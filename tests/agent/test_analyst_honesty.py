@@ -6,6 +6,7 @@ analyst), and "today" is pinned so the dates in the answers are the same on any 
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from pathlib import Path
 from statistics import NormalDist
@@ -343,3 +344,31 @@ async def test_how_recent_the_data_is_lists_each_series_last_date(
     assert f"{world_bank().index[-1].date()}" in turn.text
     assert f"{settle(ORE).index[-1].date()}" in turn.text
     assert f"{usd_cnh().index[-1].date()}" in turn.text
+
+
+@pytest.mark.parametrize(("question", "series", "first", "last"), [
+    # On 2026-12-07 "下个月" was December (this month) and "下周" the week of 12-07 (this week).
+    ("下个月铁矿石价格预测", "iron_ore_wb_monthly", "2027-01-01", "2027-01-01"),
+    ("铁矿石期货下周的价格预测", "dce_iron_ore_daily", "2026-12-14", "2026-12-18"),
+    ("Forecast rebar for next month", "shfe_rebar_daily", "2027-01-04", "2027-01-29"),
+])
+async def test_next_month_and_next_week_are_the_calendar_periods_after_this_one(
+    agent: Any, thread_id: str, question: str, series: str, first: str, last: str
+) -> None:
+    turn = await run_turn(agent, thread_id, question)
+    call = turn.call("forecast_price")
+    assert call.args["series"] == series
+    forecast = market.forecast(series, call.args["horizon"], call.args["method"]).to_dict()
+    assert forecast["forecast"][-1]["date"] == last  # the last trading day (month) asked
+    assert re.search(rf"^- {first}[:：]", turn.text, re.M)
+    this = pd.Timestamp(TODAY).date().isoformat()
+    assert not re.search(rf"^- {this}[:：]", turn.text, re.M)  # this week / month is not the answer
+
+
+async def test_next_month_as_a_follow_up_forecasts_the_series_talked_about(agent: Any, thread_id: str) -> None:
+    await run_turn(agent, thread_id, "铁矿石期货价格")
+    turn = await run_turn(agent, thread_id, "那下个月呢？")
+    call = turn.call("forecast_price")
+    assert call.args["series"] == "dce_iron_ore_daily"
+    forecast = market.forecast("dce_iron_ore_daily", call.args["horizon"], call.args["method"]).to_dict()
+    assert forecast["forecast"][-1]["date"] == "2027-01-29"

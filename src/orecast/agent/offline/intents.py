@@ -203,9 +203,6 @@ _HORIZON = (
 )
 _NAMED_HORIZON = (
     (re.compile(r"一年后", re.I), (12, "month")),
-    (re.compile(r"next quarter|下个?季度", re.I), (3, "month")),
-    (re.compile(r"next month|下个月", re.I), (1, "month")),
-    (re.compile(r"next week|下周", re.I), (1, "week")),
     (re.compile(r"半年"), (6, "month")),
 )
 
@@ -476,6 +473,11 @@ _RELATIVE = (
     (re.compile(r"上个?季度|上一季度|last quarter|previous quarter", re.I), ("quarter", -1)),
     (re.compile(r"本季度|这个季度|this quarter", re.I), ("quarter", 0)),
     (re.compile(r"上个月|上月|上一个月|last month|previous month", re.I), ("month", -1)),
+    # "下个月" on 2026-12-07 is January, the calendar month after this one, not "the next month
+    # from today" (that was December, this month); likewise next week and next quarter.
+    (re.compile(r"下个月|下月|下一个月|next month", re.I), ("month", 1)),
+    (re.compile(r"下个?季度|下一季度|next quarter", re.I), ("quarter", 1)),
+    (re.compile(r"下周|下个?星期|下一周|next week", re.I), ("week", 1)),
     (re.compile(r"本月|这个月|this month", re.I), ("month", 0)),
 )
 

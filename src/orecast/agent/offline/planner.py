@@ -172,6 +172,10 @@ class Planner:
             return extra
         intents = [i for i in q.intents if i in PRIMARY]
         series = q.series or ([ctx.last_series] if ctx.last_series else [])
+        if not intents and q.relative and ctx.last_series and not q.series:
+            # "那下个月呢？" after a price: that series over that calendar period (a forecast when it
+            # is still ahead), now that 下个月 / next week are periods rather than horizons.
+            intents = ["forecast" if q.relative[1] > 0 else "history"]
         if not intents and q.follow_up and ctx.last_call and (q.series or q.horizon or q.start
                                                                or q.method or q.last_period):
             return self._follow_up(q, ctx)

@@ -166,6 +166,9 @@ def calendar_period(unit: str, shift: int) -> tuple[str, str]:
     if unit == "year":
         start = pd.Timestamp(year=now.year + shift, month=1, day=1)
         end = start + pd.DateOffset(years=1) - pd.DateOffset(days=1)
+    elif unit == "week":  # Monday to Sunday
+        start = (now - pd.Timedelta(days=now.weekday())).normalize() + pd.DateOffset(weeks=shift)
+        end = start + pd.DateOffset(days=6)
     elif unit == "quarter":
         q0 = pd.Timestamp(year=now.year, month=3 * ((now.month - 1) // 3) + 1, day=1)
         start = q0 + pd.DateOffset(months=3 * shift)
