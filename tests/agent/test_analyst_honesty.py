@@ -372,3 +372,24 @@ async def test_next_month_as_a_follow_up_forecasts_the_series_talked_about(agent
     assert call.args["series"] == "dce_iron_ore_daily"
     forecast = market.forecast("dce_iron_ore_daily", call.args["horizon"], call.args["method"]).to_dict()
     assert forecast["forecast"][-1]["date"] == "2027-01-29"
+
+
+MARGINS = {  # question: the steel product the margin is of
+    # "历史最低是什么时候" got the lowest value and no date.
+    "螺纹钢的钢厂利润历史最低是什么时候？": REBAR,
+    "HRC mill margin now?": HRC,
+}
+
+
+@pytest.mark.parametrize("question", MARGINS)
+async def test_the_mill_margin_gives_the_days_of_its_extremes(agent: Any, thread_id: str, question: str) -> None:
+    product = MARGINS[question]
+    turn = await run_turn(agent, thread_id, question)
+    both = pd.concat([settle(product), settle(ORE), settle("dce_coke_futures_daily.csv")], axis=1,
+                     join="inner").dropna()
+    margin = both.iloc[:, 0] - 1.6 * both.iloc[:, 1] - 0.5 * both.iloc[:, 2]
+    margin = margin[margin.index >= settle(ORE).index[0]]
+    for value, day in ((margin.min(), margin.idxmin()), (margin.max(), margin.idxmax())):
+        unit = "元/吨" if "年" in question or "利润" in question else "CNY/t"
+        pair = f"{value:,.2f} {unit}（{day.date()}）" if unit == "元/吨" else f"{value:,.2f} {unit} ({day.date()})"
+        assert pair in turn.text

@@ -495,13 +495,15 @@ def margin(p: dict[str, Any], zh: bool) -> str:
     if zh:
         text = (f"**{p.get('name_zh')}**（{product} − 1.6 × 铁矿石 − 0.5 × 焦炭，单位 {p.get('unit')}）：\n"
                 f"- {'期末值' if ended else '最新'} {level(last.get('value'), unit)}（{last.get('date')}），处于 {rng.get('first')} 以来第 {fmt(p.get('percentile_in_range'))} 百分位\n"
-                f"- 均值 {level(p.get('mean'), unit)}，最低 {level(p.get('min'), unit)}，最高 {level(p.get('max'), unit)}\n"
+                f"- 均值 {level(p.get('mean'), unit)}，最低 {level(p.get('min'), unit)}（{p.get('min_date')}），"
+                f"最高 {level(p.get('max'), unit)}（{p.get('max_date')}）\n"
                 "- 利润收缩时钢厂倾向减产、压低铁矿石需求；利润扩张则支撑矿价。"
                 f"\n注意：连续合约的换月日期不同（{product} 1/5/10 月，铁矿石 1/5/9 月），换月时利润会跳动。")
     else:
         text = (f"**{p.get('name_en')}** ({p.get('formula')}, unit {p.get('unit')}):\n"
                 f"- {'value at the end of the period' if ended else 'latest'} {level(last.get('value'), unit)} ({last.get('date')}), percentile {fmt(p.get('percentile_in_range'))} since {rng.get('first')}\n"
-                f"- mean {level(p.get('mean'), unit)}, min {level(p.get('min'), unit)}, max {level(p.get('max'), unit)}\n"
+                f"- mean {level(p.get('mean'), unit)}, min {level(p.get('min'), unit)} ({p.get('min_date')}), "
+                f"max {level(p.get('max'), unit)} ({p.get('max_date')})\n"
                 "- Shrinking margins push mills to cut output and weigh on ore demand; wide margins support ore."
                 f"\nCaveat: {p.get('caveat')}")
     return text + _source(p, zh)
