@@ -393,3 +393,19 @@ async def test_the_mill_margin_gives_the_days_of_its_extremes(agent: Any, thread
         unit = "元/吨" if "年" in question or "利润" in question else "CNY/t"
         pair = f"{value:,.2f} {unit}（{day.date()}）" if unit == "元/吨" else f"{value:,.2f} {unit} ({day.date()})"
         assert pair in turn.text
+
+
+RATIOS = {  # question: (numerator, denominator) files; both were answered with two prices, no ratio
+    "铁矿石和螺纹钢的比价是多少？": (ORE, REBAR),
+    "What's the iron ore to coking coal ratio?": (ORE, COKING_COAL),
+}
+
+
+@pytest.mark.parametrize("question", RATIOS)
+async def test_a_ratio_is_computed_in_one_unit(agent: Any, thread_id: str, question: str) -> None:
+    top, bottom = RATIOS[question]
+    turn = await run_turn(agent, thread_id, question)
+    # The ore in yuan (DCE), not the World Bank's dollars: a ratio across currencies means nothing.
+    assert [c.args["series"] for c in turn.calls][0] == "dce_iron_ore_daily"
+    (a, day), (b, _) = latest(top), latest(bottom)
+    assert f"{a / b:.4f}" in turn.text and f"{b / a:.4f}" in turn.text and day in turn.text

@@ -405,6 +405,25 @@ def spread(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:
     return f"Spread ({na} − {nb}, {when}): {diff}."
 
 
+def ratio(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:
+    """"铁矿石和螺纹钢的比价": the ratio of two latest prices in one unit (before: two prices, no
+    ratio). The iron ore is the DCE futures when the other side is in yuan (see the planner)."""
+    a, b = localise(a, zh), localise(b, zh)
+    va, vb = a.get("latest", {}), b.get("latest", {})
+    if not all(isinstance(x.get("value"), int | float) and x["value"] > 0 for x in (va, vb)):
+        return ""
+    na, nb = _name(a, zh), _name(b, zh)
+    if a.get("unit") != b.get("unit"):
+        return (f"{na}（{a.get('unit')}）和{nb}（{b.get('unit')}）单位不同，它们的比值没有意义，我不计算。" if zh else
+                f"The {na} ({a.get('unit')}) and the {nb} ({b.get('unit')}) are in different units, so their ratio "
+                "means nothing and I do not compute it.")
+    when = va.get("date") if va.get("date") == vb.get("date") else f"{va.get('date')} / {vb.get('date')}"
+    x = va["value"] / vb["value"]
+    if zh:
+        return f"比价（{na} ÷ {nb}，{when}）：{x:.4f}（反过来 {1 / x:.4f}）。"
+    return f"Ratio ({na} ÷ {nb}, {when}): {x:.4f} (the other way round {1 / x:.4f})."
+
+
 def seasonality(p: dict[str, Any], zh: bool) -> str:
     """Mean change of the monthly average by calendar month, with how many years stand behind it."""
     means = {int(m): v for m, v in (p.get("seasonal_mean_change_pct") or {}).items()

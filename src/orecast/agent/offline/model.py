@@ -244,6 +244,7 @@ _COMPARED = (
     ("price_history", r"which|more|better|compare|哪个|谁|更|对比|比较", compose.change_ranking),
     ("latest_price", r"价差|差价|相差|spread|difference|gap between",
      lambda ps, zh, _: compose.spread(*ps, zh) if len(ps) == 2 else ""),
+    ("latest_price", r"比价|价格比|比值|\bratio\b", lambda ps, zh, _: compose.ratio(*ps, zh) if len(ps) == 2 else ""),
     # "哪个跌得多，铁矿石期货还是螺纹钢？" with no period: each one's change over its last year.
     ("latest_price", r"(?:跌|涨)(?:得|幅)|(?:fell|rose|dropped|gained|declined)\s+(?:the\s+)?(?:more|most)",
      lambda ps, zh, asked: compose.yearly_ranking(ps, zh, asked)),

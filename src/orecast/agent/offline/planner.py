@@ -323,6 +323,11 @@ class Planner:
                                             **self._dates(q, series[0])})])
         calls: list[tuple[str, dict[str, Any]]] = []
         notes: list[str] = [past_note] if past_note else []
+        if first == "latest" and DEFAULT_SERIES in series and len(series) > 1 and re.search(
+                r"比价|价格比|比值|ratio|价差|差价|spread", q.text, re.I) and not scope.asks_benchmark(q.text) \
+                and any(_currency_of(cat.catalogue()[s].unit) == "CNY" for s in series if s in cat.catalogue()):
+            # "铁矿石和螺纹钢的比价": a ratio or spread needs one unit; the ore in yuan is the DCE futures.
+            series = list(dict.fromkeys(FRESHER if s == DEFAULT_SERIES else s for s in series))
         dollars = bool(USD_UNIT.search(q.text)) or any(c == "USD" for _, c in q.claims)
         yuan = any(c == "CNY" for _, c in q.claims) or "元/吨" in USD_UNIT.sub(" ", q.text)
         if first == "latest" and series == [DEFAULT_SERIES] and dollars and not yuan:
