@@ -409,3 +409,14 @@ async def test_a_ratio_is_computed_in_one_unit(agent: Any, thread_id: str, quest
     assert [c.args["series"] for c in turn.calls][0] == "dce_iron_ore_daily"
     (a, day), (b, _) = latest(top), latest(bottom)
     assert f"{a / b:.4f}" in turn.text and f"{b / a:.4f}" in turn.text and day in turn.text
+
+
+async def test_an_amount_in_yuan_is_the_yuan_price_not_the_exchange_rate(agent: Any, thread_id: str) -> None:
+    """"Is iron ore at 700 yuan?" read "yuan" as USD/CNH: the World Bank dollar price and the
+    exchange rate came back, and the 700 yuan were checked against neither."""
+    turn = await run_turn(agent, thread_id, "Is iron ore at 700 yuan?")
+    assert [c.args["series"] for c in turn.calls] == ["dce_iron_ore_daily"]
+    value, day = latest(ORE)
+    assert abs(700 / value - 1) < 0.01
+    assert f"The 700.00 yuan you mention matches the latest DCE iron ore futures, continuous (settle), " \
+           f"{value:,.2f} CNY/t ({day})" in turn.text

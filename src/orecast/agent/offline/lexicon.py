@@ -119,7 +119,9 @@ def _boundary_match(text: str, alias: str) -> int:
 
 # "in yuan per tonne", "人民币计价": a unit (the CNY futures), not the USD/CNH exchange rate.
 _CNY_UNIT = re.compile(r"(?:yuan|rmb|cny|renminbi)\s*(?:per|/|a)\s*(?:metric\s+)?(?:tonne|ton|t)\b|"
-                       r"\bin (?:yuan|rmb|cny|renminbi)\b|(?:以|用)?人民币(?:计价|计算|计)|元每吨")
+                       r"\bin (?:yuan|rmb|cny|renminbi)\b|(?:以|用)?人民币(?:计价|计算|计)|元每吨|"
+                       # "Is iron ore at 700 yuan?": an amount in yuan is a price in yuan, not USD/CNH
+                       r"(?<=\d)\s*(?:yuan|rmb|cny)\b")
 
 
 # "美元/干吨", "US$/dmt", "dollars per tonne": a price in dollars (the World Bank's), not in yuan.
