@@ -248,21 +248,6 @@ async def test_a_pmi_history_counts_points_and_months_above_50(agent: Any, threa
     assert f"{100 * (year.iloc[-1] / year.iloc[0] - 1):+.2f}%" not in turn.text
 
 
-@pytest.mark.parametrize(("question", "words"), [
-    # Answered with the latest settle price, as if it were the volume asked about.
-    ("铁矿石期货的成交量最近怎么样？", "我没有期货成交量和持仓量"),
-    ("What is the open interest of DCE iron ore futures?", "I do not have data on futures trading volume"),
-])
-async def test_volume_and_open_interest_are_not_answered_with_a_price(
-    agent: Any, thread_id: str, question: str, words: str
-) -> None:
-    turn = await run_turn(agent, thread_id, question)
-    assert words in turn.text
-    assert not turn.calls
-    value, _ = latest(ORE)
-    assert f"{value:,.2f}" not in turn.text
-
-
 def usd_cnh() -> pd.Series:
     return pd.read_csv(DATA / "usd_cnh_daily.csv", parse_dates=["date"], index_col="date")["usd_cnh"]
 

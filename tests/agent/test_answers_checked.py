@@ -75,6 +75,9 @@ async def test_62_fe_cfr_china_is_one_series_answered_once(agent: Any, thread_id
     ("Vale's production costs per tonne?", "I do not have data on production costs"),
     ("What is the price of lithium?", "I do not have data on lithium"),
     ("黄金价格是多少？", "我没有黄金价格"),
+    # Answered with the latest settle price, as if it were the volume asked about (no tool serves it).
+    ("铁矿石期货的成交量最近怎么样？", "我没有期货成交量和持仓量"),
+    ("What is the open interest of DCE iron ore futures?", "I do not have data on futures trading volume"),
 ])
 async def test_data_we_do_not_have_is_not_replaced_by_the_ore_price(
     agent: Any, thread_id: str, question: str, words: str
