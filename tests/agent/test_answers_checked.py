@@ -75,6 +75,9 @@ async def test_62_fe_cfr_china_is_one_series_answered_once(agent: Any, thread_id
     ("Vale's production costs per tonne?", "I do not have data on production costs"),
     ("What is the price of lithium?", "I do not have data on lithium"),
     ("黄金价格是多少？", "我没有黄金价格"),
+    # Answered with the latest settle price, as if it were the volume asked about (no tool serves it).
+    ("铁矿石期货的成交量最近怎么样？", "我没有期货成交量和持仓量"),
+    ("What is the open interest of DCE iron ore futures?", "I do not have data on futures trading volume"),
 ])
 async def test_data_we_do_not_have_is_not_replaced_by_the_ore_price(
     agent: Any, thread_id: str, question: str, words: str
@@ -453,8 +456,8 @@ async def test_a_change_is_rounded_once(
 
 
 @pytest.mark.parametrize(("question", "words"), [
-    ("2024年铁矿石和螺纹钢哪个涨得多？", "都下跌了，上期所螺纹钢期货（连续，结算价）跌得最少"),
-    ("Which rose more in 2024, iron ore or rebar?", "All fell; SHFE rebar futures, continuous (settle) fell least"),
+    ("2024年铁矿石和螺纹钢哪个涨得多？", "两者都下跌了，没有一个上涨；上期所螺纹钢期货（连续，结算价）跌得最少"),
+    ("Which rose more in 2024, iron ore or rebar?", "Neither rose: both fell; SHFE rebar futures, continuous (settle) fell least"),
 ])
 async def test_which_rose_more_is_answered(agent: Any, thread_id: str, question: str, words: str) -> None:
     turn = await run_turn(agent, thread_id, question)

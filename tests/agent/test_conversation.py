@@ -67,6 +67,13 @@ def next_year(series: str) -> int:
     return (clock.today().year + 1 - last.year) * 12 + 12 - last.month
 
 
+def next_month(series: str) -> int:
+    """Trading days from the data's last date to the end of next calendar month ("下个月")."""
+    last = market.load_series(series).index[-1]
+    end = pd.Timestamp(clock.today()) + pd.offsets.MonthEnd(0) + pd.offsets.MonthEnd(1)
+    return len(trading_days.trading_days(last + pd.Timedelta(days=1), end, find_spec(series).calendar))
+
+
 def year_ago(series: str) -> str:
     end = pd.Timestamp(cat.catalogue()[series].end)
     return (end - pd.DateOffset(years=1)).date().isoformat()
@@ -200,7 +207,7 @@ CASES: list[Case] = [
          {"series": "iron_ore_wb_monthly", "horizon": ahead("iron_ore_wb_monthly", 6, "month"), "method": "auto"},
          forecast),
     Case("预测焦炭下个月，用theta方法", "forecast_price",
-         {"series": "dce_coke_daily", "horizon": ahead("dce_coke_daily", 1, "month"), "method": "theta"}, forecast),
+         {"series": "dce_coke_daily", "horizon": next_month("dce_coke_daily"), "method": "theta"}, forecast),
     Case("What's the outlook for the USD/CNH rate over the next 2 weeks using naive?",
          "forecast_price", {"series": "usd_cnh_daily", "horizon": ahead("usd_cnh_daily", 2, "week"), "method": "naive"},
          forecast),

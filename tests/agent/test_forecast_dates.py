@@ -60,7 +60,6 @@ def row(text: str, day: pd.Timestamp, fc: market.Forecast, zh: bool) -> None:
 @pytest.mark.parametrize(("question", "n"), [
     ("预测未来3个月铁矿石价格", 3),
     ("Forecast iron ore for the next 3 months", 3),
-    ("下个月铁矿石价格预测", 1),
     ("Forecast the World Bank iron ore price for the next 12 months", 12),
 ])
 async def test_the_next_months_are_the_months_from_today(

@@ -55,6 +55,7 @@ class BacktestResult:
     mae: float
     mape: float
     mase: float
+    rmse: float
     naive_mae: float
     coverage: dict[int, float]
     by_step: list[dict[str, float]]
@@ -76,6 +77,8 @@ class BacktestResult:
             "mae": num(self.mae),
             "mape_pct": num(self.mape),
             "mase": num(self.mase),
+            # RMSE weighs the large misses an analyst cares about (a roll-day jump) more than MAE.
+            "rmse": num(self.rmse),
             "naive_mae": num(self.naive_mae),
             "coverage_pct": {str(lv): num(100 * c) for lv, c in self.coverage.items()},
             "by_step": [{k: num(v) for k, v in row.items()} for row in self.by_step],
@@ -227,6 +230,7 @@ def _score(
         row = {
             "step": j + 1,
             "mae": float(err[:, j].mean()),
+            "rmse": float(np.sqrt(np.mean(err[:, j] ** 2))),
             "mape": float(100 * np.nanmean(ape[:, j])),
             "mase": float(err[:, j].mean() / nmae) if nmae > 0 else float("nan"),
         }
@@ -240,7 +244,7 @@ def _score(
         series_id=s.meta.id, name_en=s.meta.name_en, name_zh=s.meta.name_zh, unit=s.meta.unit,
         source=s.meta.source, method=method, horizon=horizon, step=step, levels=levels,
         first_origin=s.index[origins[0]], last_origin=s.index[origins[-1]],
-        n_origins=len(origins), mae=last["mae"], mape=last["mape"], mase=last["mase"],
+        n_origins=len(origins), mae=last["mae"], mape=last["mape"], mase=last["mase"], rmse=last["rmse"],
         naive_mae=float(naive_err[:, -1].mean()),
         coverage={lv: last[f"coverage_{lv}"] for lv in levels}, by_step=by_step,
         chosen=chosen, fallbacks=fallbacks, table=table,

@@ -51,6 +51,8 @@ class MillMargin:
             "range": {"first": iso(self.series.index[0]), "last": iso(self.last_date),
                       "count": len(self.series)},
             "mean": num(self.mean), "min": num(self.minimum), "max": num(self.maximum),
+            # "利润历史最低是什么时候": the days of the extremes, not only their values.
+            "min_date": iso(self.series.idxmin()), "max_date": iso(self.series.idxmax()),
             "recent": [{"date": iso(d), "value": num(v)} for d, v in tail.items()],
             "caveat": f"continuous contracts roll on different dates ({en} 1/5/10, ore 1/5/9)",
             "source": self.source,

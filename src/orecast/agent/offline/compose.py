@@ -169,17 +169,37 @@ def history(p: dict[str, Any], zh: bool) -> str:
     if p.get("count") == 1:  # one year of an annual series: a value, not a path
         return ((f"**{_name(p, zh)}** {last.get('date')}：{level(last.get('value'), unit)}" if zh
                  else f"**{_name(p, zh)}** {last.get('date')}: {level(last.get('value'), unit)}") + _source(p, zh))
+    diffusion = "50" in str(unit)  # PMI: a change in points (49.1 → 50.1 is +1 point, not +2.04 %)
+    change = (points(last["value"] - f["value"], zh)
+              if diffusion and all(isinstance(x.get("value"), int | float) for x in (f, last))
+              else pct(p.get("change_pct")))
     if zh:
         text = (f"**{_name(p, zh)}** {p.get('start')} 至 {p.get('end')}（{p.get('count')} 个观测）：\n"
-                f"- 起点 {level(f.get('value'), unit)}，终点 {level(last.get('value'), unit)}，区间涨跌 {pct(p.get('change_pct'))}\n"
+                f"- 起点 {level(f.get('value'), unit)}，终点 {level(last.get('value'), unit)}，区间涨跌 {change}\n"
                 f"- 最高 {level(hi.get('value'), unit)}（{hi.get('date')}），最低 {level(lo.get('value'), unit)}（{lo.get('date')}），"
                 f"均值 {level(p.get('mean'), unit)}")
     else:
         text = (f"**{_name(p, zh)}** from {p.get('start')} to {p.get('end')} ({p.get('count')} observations):\n"
-                f"- from {level(f.get('value'), unit)} to {level(last.get('value'), unit)}, change {pct(p.get('change_pct'))}\n"
+                f"- from {level(f.get('value'), unit)} to {level(last.get('value'), unit)}, change {change}\n"
                 f"- high {level(hi.get('value'), unit)} ({hi.get('date')}), low {level(lo.get('value'), unit)} ({lo.get('date')}), "
                 f"mean {level(p.get('mean'), unit)}")
+    if diffusion:
+        text += _above_50(p, zh)
     return text + _source(p, zh)
+
+
+def _above_50(p: dict[str, Any], zh: bool) -> str:
+    """"PMI在2025年有几个月高于50": counted from every month of the period (when all are listed)."""
+    values = [pt.get("value") for pt in p.get("points") or []]
+    if p.get("points_step") != 1 or len(values) != p.get("count") or not values:
+        return ""
+    up, down = sum(v > 50 for v in values), sum(v < 50 for v in values)
+    flat = len(values) - up - down
+    if zh:
+        return (f"\n- {len(values)} 个月中 {up} 个月高于 50（扩张），{down} 个月低于 50（收缩）"
+                + (f"，{flat} 个月正好是 50" if flat else "") + "。")
+    return (f"\n- of {len(values)} months, {up} above 50 (expansion), {down} below 50 (contraction)"
+            + (f", {flat} at exactly 50" if flat else "") + ".")
 
 
 def catalogue(p: dict[str, Any], zh: bool) -> str:
@@ -295,20 +315,80 @@ def volatility_ranking(payloads: list[dict[str, Any]], zh: bool) -> str:
             f"{ranked[0][1]} is the most volatile; volatility measures the size of moves, not their direction.")
 
 
-def change_ranking(payloads: list[dict[str, Any]], zh: bool) -> str:
-    """"Which rose more in 2024?": the changes over the period side by side, largest first."""
+# Which way the question asks: "哪个跌得多" wants the larger fall, "which rose more" the larger rise.
+_ASKS_FALL = re.compile(r"跌得?(?:更|最)?多|跌幅(?:更|最)?大|跌得(?:更|最)?(?:狠|厉害)|(?:下跌|下降|回落)(?:得)?(?:更|最)多|"
+                        r"\b(?:fell|dropped|declined|lost|slid|fallen)\s+(?:the\s+)?(?:more|most|further)|"
+                        r"(?:bigger|larger|steeper|worse)\s+(?:fall|drop|decline|loss)", re.I)
+_ASKS_RISE = re.compile(r"涨得?(?:更|最)?多|涨幅(?:更|最)?大|(?:上涨|上升)(?:得)?(?:更|最)多|"
+                        r"\b(?:rose|gained|climbed|risen|increased)\s+(?:the\s+)?(?:more|most|further)|"
+                        r"(?:bigger|larger)\s+(?:rise|gain|increase)", re.I)
+
+
+def change_ranking(payloads: list[dict[str, Any]], zh: bool, asked: str = "") -> str:
+    """"Which rose more in 2024?", "哪个跌得多": the changes over the period side by side, largest
+    first, and a verdict that answers the direction asked — "both rose" when a fall was asked about
+    and none fell (before: "X rose most", as if one of them had fallen)."""
     ranked = sorted(((p["change_pct"], _name(p, zh), p.get("start"), p.get("end")) for p in payloads
                      if isinstance(p.get("change_pct"), int | float)), reverse=True)
     if len(ranked) < 2:
         return ""
     listing = " > ".join(f"{name} {pct(v)}（{a} 至 {b}）" if zh else f"{name} {pct(v)} ({a} to {b})"
                          for v, name, a, b in ranked)
-    best = ranked[0][1]
+    top, bottom = ranked[0], ranked[-1]
+    rose = [r for r in ranked if r[0] > 0]
+    fell = [r for r in ranked if r[0] < 0]
+    two = len(ranked) == 2
+    both, none_en, all_en = ("两者", "neither", "both") if two else ("全部", "none of them", "all")
+    names = lambda rows: ("、" if zh else " and ").join(  # noqa: E731
+        f"{r[1]}（{pct(r[0])}）" if zh else f"{r[1]} ({pct(r[0])})" for r in rows)
+    if _ASKS_FALL.search(asked):
+        if not fell:
+            verdict = (f"{both}都上涨了，没有一个下跌；{bottom[1]}涨得最少（{pct(bottom[0])}）" if zh else
+                       f"{none_en} fell: {all_en} rose; {bottom[1]} rose least ({pct(bottom[0])})")
+        elif not rose and len(fell) == len(ranked):
+            verdict = (f"{both}都下跌了，{bottom[1]}跌得最多（{pct(bottom[0])}）" if zh else
+                       f"{all_en} fell; {bottom[1]} fell most ({pct(bottom[0])})")
+        elif len(fell) == 1:
+            verdict = (f"只有{names(fell)}下跌；{names(rose)}上涨" if zh else
+                       f"only {names(fell)} fell; {names(rose)} rose")
+        else:
+            verdict = (f"{bottom[1]}跌得最多（{pct(bottom[0])}）；{names(rose)}上涨" if zh else
+                       f"{bottom[1]} fell most ({pct(bottom[0])}); {names(rose)} rose")
+    elif not rose:
+        verdict = (f"{both}都下跌了，没有一个上涨；{top[1]}跌得最少（{pct(top[0])}）" if zh else
+                   f"{none_en} rose: {all_en} fell; {top[1]} fell least ({pct(top[0])})")
+    elif len(rose) == 1 and fell:
+        verdict = (f"只有{names(rose)}上涨；{names(fell)}下跌" if zh else
+                   f"only {names(rose)} rose; {names(fell)} fell")
+    elif fell:
+        verdict = (f"{top[1]}涨得最多（{pct(top[0])}）；{names(fell)}下跌" if zh else
+                   f"{top[1]} rose most ({pct(top[0])}); {names(fell)} fell")
+    else:
+        verdict = (f"{both}都上涨了，{top[1]}涨得最多（{pct(top[0])}）" if zh else
+                   f"{all_en} rose; {top[1]} rose most ({pct(top[0])})")
+    periods = {(a, b) for _, _, a, b in ranked}
+    note = ""
+    if len(periods) > 1:  # a monthly average against daily settles: first and last days differ
+        note = ("注意：各序列的起止日期不同（月度均价按月、期货按交易日），对比只是近似。" if zh else
+                " Note: the series start and end on different dates (monthly averages against daily "
+                "settles), so the comparison is approximate.")
     if zh:
-        verdict = f"都下跌了，{best}跌得最少" if ranked[0][0] < 0 else f"{best}涨得最多"
-        return f"区间涨跌对比（各自区间的起点到终点）：{listing}。{verdict}。"
-    verdict = f"all fell; {best} fell least" if ranked[0][0] < 0 else f"{best} rose most"
-    return f"Change over the period (first to last value of each): {listing}. {verdict[0].upper()}{verdict[1:]}."
+        return f"区间涨跌对比（各自区间的起点到终点）：{listing}。{verdict}。{note}"
+    return f"Change over the period (first to last value of each): {listing}. {verdict[0].upper()}{verdict[1:]}.{note}"
+
+
+def yearly_ranking(payloads: list[dict[str, Any]], zh: bool, asked: str) -> str:
+    """"哪个跌得多" with no period: the latest prices' one-year changes ranked, the period said
+    (before: two latest prices and no answer)."""
+    rows = [{**p, "change_pct": c.get("change_pct"), "start": c.get("from", {}).get("date"),
+             "end": (p.get("latest") or {}).get("date")}
+            for p in payloads if isinstance(c := (p.get("changes") or {}).get("1y"), dict)]
+    ranked = change_ranking(rows, zh, asked)
+    if not ranked:
+        return ""
+    return (("你没有说时期，下面按各自最新值较一年前的变化比较。" if zh else
+             "You did not name a period, so this compares each one's change over the year to its latest value. ")
+            + ranked)
 
 
 def spread(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:
@@ -323,6 +403,25 @@ def spread(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:
     if zh:
         return f"价差（{na} − {nb}，{when}）：{diff}。"
     return f"Spread ({na} − {nb}, {when}): {diff}."
+
+
+def ratio(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:
+    """"铁矿石和螺纹钢的比价": the ratio of two latest prices in one unit (before: two prices, no
+    ratio). The iron ore is the DCE futures when the other side is in yuan (see the planner)."""
+    a, b = localise(a, zh), localise(b, zh)
+    va, vb = a.get("latest", {}), b.get("latest", {})
+    if not all(isinstance(x.get("value"), int | float) and x["value"] > 0 for x in (va, vb)):
+        return ""
+    na, nb = _name(a, zh), _name(b, zh)
+    if a.get("unit") != b.get("unit"):
+        return (f"{na}（{a.get('unit')}）和{nb}（{b.get('unit')}）单位不同，它们的比值没有意义，我不计算。" if zh else
+                f"The {na} ({a.get('unit')}) and the {nb} ({b.get('unit')}) are in different units, so their ratio "
+                "means nothing and I do not compute it.")
+    when = va.get("date") if va.get("date") == vb.get("date") else f"{va.get('date')} / {vb.get('date')}"
+    x = va["value"] / vb["value"]
+    if zh:
+        return f"比价（{na} ÷ {nb}，{when}）：{x:.4f}（反过来 {1 / x:.4f}）。"
+    return f"Ratio ({na} ÷ {nb}, {when}): {x:.4f} (the other way round {1 / x:.4f})."
 
 
 def seasonality(p: dict[str, Any], zh: bool) -> str:
@@ -415,13 +514,15 @@ def margin(p: dict[str, Any], zh: bool) -> str:
     if zh:
         text = (f"**{p.get('name_zh')}**（{product} − 1.6 × 铁矿石 − 0.5 × 焦炭，单位 {p.get('unit')}）：\n"
                 f"- {'期末值' if ended else '最新'} {level(last.get('value'), unit)}（{last.get('date')}），处于 {rng.get('first')} 以来第 {fmt(p.get('percentile_in_range'))} 百分位\n"
-                f"- 均值 {level(p.get('mean'), unit)}，最低 {level(p.get('min'), unit)}，最高 {level(p.get('max'), unit)}\n"
+                f"- 均值 {level(p.get('mean'), unit)}，最低 {level(p.get('min'), unit)}（{p.get('min_date')}），"
+                f"最高 {level(p.get('max'), unit)}（{p.get('max_date')}）\n"
                 "- 利润收缩时钢厂倾向减产、压低铁矿石需求；利润扩张则支撑矿价。"
                 f"\n注意：连续合约的换月日期不同（{product} 1/5/10 月，铁矿石 1/5/9 月），换月时利润会跳动。")
     else:
         text = (f"**{p.get('name_en')}** ({p.get('formula')}, unit {p.get('unit')}):\n"
                 f"- {'value at the end of the period' if ended else 'latest'} {level(last.get('value'), unit)} ({last.get('date')}), percentile {fmt(p.get('percentile_in_range'))} since {rng.get('first')}\n"
-                f"- mean {level(p.get('mean'), unit)}, min {level(p.get('min'), unit)}, max {level(p.get('max'), unit)}\n"
+                f"- mean {level(p.get('mean'), unit)}, min {level(p.get('min'), unit)} ({p.get('min_date')}), "
+                f"max {level(p.get('max'), unit)} ({p.get('max_date')})\n"
                 "- Shrinking margins push mills to cut output and weigh on ore demand; wide margins support ore."
                 f"\nCaveat: {p.get('caveat')}")
     return text + _source(p, zh)
@@ -747,16 +848,55 @@ def backtest(p: dict[str, Any], zh: bool) -> str:
     if zh:
         text = (f"**{_name(p, zh)}** 回测（方法 {method}，提前 {p.get('horizon')} 期，"
                 f"{o.get('count')} 个起点 {o.get('first')} – {o.get('last')}）：\n"
-                f"- MAE {level(p.get('mae'), unit)}，MAPE {share(p.get('mape_pct'))}，MASE {fmt(p.get('mase'), 3)}"
+                f"- MAE {level(p.get('mae'), unit)}，RMSE {level(p.get('rmse'), unit)}，"
+                f"MAPE {share(p.get('mape_pct'))}，MASE {fmt(p.get('mase'), 3)}"
                 f"（随机游走 MAE {level(p.get('naive_mae'), unit)}；MASE<1 表示优于“不变”预测）\n"
                 f"- 区间覆盖率：80% 区间 {share(cov.get('80'))}，95% 区间 {share(cov.get('95'))}")
     else:
         text = (f"**{_name(p, zh)}** backtest (method {method}, {p.get('horizon')} periods ahead, "
                 f"{o.get('count')} origins {o.get('first')} – {o.get('last')}):\n"
-                f"- MAE {level(p.get('mae'), unit)}, MAPE {share(p.get('mape_pct'))}, MASE {fmt(p.get('mase'), 3)} "
+                f"- MAE {level(p.get('mae'), unit)}, RMSE {level(p.get('rmse'), unit)}, "
+                f"MAPE {share(p.get('mape_pct'))}, MASE {fmt(p.get('mase'), 3)} "
                 f"(random-walk MAE {level(p.get('naive_mae'), unit)}; MASE < 1 beats 'no change')\n"
                 f"- interval coverage: 80% {share(cov.get('80'))}, 95% {share(cov.get('95'))}")
-    return text + _source(p, zh)
+    verdict = _backtest_verdict(p, zh)
+    return text + (f"\n{verdict}" if verdict else "") + _source(p, zh)
+
+
+def _backtest_verdict(p: dict[str, Any], zh: bool) -> str:
+    """What the numbers mean: a MASE of 1.009 is a tie with "no change", not a skill, and an 80 %
+    band that held 96.8 % of the outcomes was too wide (a forecast that oversold its uncertainty)."""
+    out: list[str] = []
+    mase = p.get("mase")
+    if isinstance(mase, int | float):
+        if abs(mase - 1) < 0.02:
+            out.append("- 准确度与“不变”的随机游走不相上下（MASE 与 1 相差不到 0.02）。" if zh else
+                       "- Accuracy is a tie with the 'no change' random walk (MASE within 0.02 of 1).")
+        elif mase < 1:
+            out.append(f"- 误差比“不变”预测小约 {100 * (1 - mase):.0f}%。" if zh else
+                       f"- Errors about {100 * (1 - mase):.0f}% smaller than the 'no change' forecast.")
+        else:
+            out.append(f"- 误差比“不变”预测大约 {100 * (mase - 1):.0f}%：这段时期不如直接沿用最新值。" if zh else
+                       f"- Errors about {100 * (mase - 1):.0f}% larger than the 'no change' forecast: "
+                       "over this period simply keeping the latest value did better.")
+    n = (p.get("origins") or {}).get("count")
+    for lv, got in (p.get("coverage_pct") or {}).items():
+        if not isinstance(got, int | float) or not isinstance(n, int) or n < 1:
+            continue
+        want = float(lv)
+        # Two binomial standard errors (at least 5 points): closer than that is sampling noise.
+        tol = max(5.0, 200 * ((want / 100) * (1 - want / 100) / n) ** 0.5)
+        if got > want + tol:
+            out.append(f"- {lv}% 区间偏宽：实际值落在区间内的比例是 {share(got)}，高于 {lv}%，区间高估了不确定性。"
+                       if zh else
+                       f"- The {lv}% band was too wide: {share(got)} of outcomes fell inside it, more than "
+                       f"{lv}%, so it overstated the uncertainty.")
+        elif got < want - tol:
+            out.append(f"- {lv}% 区间偏窄：实际值落在区间内的比例只有 {share(got)}，低于 {lv}%，真实风险比区间显示的大。"
+                       if zh else
+                       f"- The {lv}% band was too narrow: only {share(got)} of outcomes fell inside it, less than "
+                       f"{lv}%, so the real risk was larger than the band showed.")
+    return "\n".join(out)
 
 
 def method_ranking(results: list[dict[str, Any]], zh: bool) -> str:

@@ -20,6 +20,10 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
     "catalogue": (
         "what data", "which series", "list series", "list the series", "available series",
         "what series", "datasets", "有哪些数据", "哪些序列", "数据目录", "有什么数据", "可用数据", "哪些数据",
+        # "你的数据更新到什么时候？": each series' last date is in the catalogue (was out of scope).
+        "数据更新到", "更新到什么时候", "更新到哪天", "数据截至", "数据截止", "数据到什么时候", "数据到哪天",
+        "最新数据是哪天", "how recent is your data", "how up to date", "how current is your data",
+        "data end", "data go up to", "data up to", "last update",
     ),
     "report": ("report", "export", "报告", "导出"),
     "methods": (
@@ -48,7 +52,7 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
         "statistic", "stats", "average", "mean", "volatility", "volatile", "highest", "lowest",
         "maximum", "minimum", "peak", "describe", "summary", "summarise", "summarize", "range",
         "统计", "均价", "平均", "波动", "最高", "最低", "概况", "描述", "区间",
-        "drawdown", "回撤", "高位", "低位", "cheap", "expensive", "便宜", "贵", "bull market", "bear market", "bull or bear", "牛市", "熊市",
+        "drawdown", "回撤", "高位", "低位", "cheap", "expensive", "便宜", "贵", "bull market", "bear market", "bull or bear", "bullish", "bearish", "牛市", "熊市",
         "regime",
     ),
     # Mean change by calendar month (describe_series computes it): answered by "describe".
@@ -127,6 +131,9 @@ MISSING_TOPICS: dict[str, tuple[str, ...]] = {
     "production_costs": ("生产成本", "开采成本", "现金成本", "完全成本", "矿山成本", "成本曲线",
                          "盈亏平衡", "production cost", "cash cost", "mining cost", "c1 cost",
                          "all-in cost", "cost curve", "breakeven", "break-even"),
+    # The futures files hold volume and open interest, but no tool serves them: a price is no answer.
+    "trading_volume": ("成交量", "交易量", "持仓量", "持仓", "trading volume", "traded volume", "volume of",
+                       "volume traded", "futures volume", "open interest", "turnover"),
     "miners": ("淡水河谷", "力拓", "必和必拓", "福蒂斯丘", "英美资源", "vale", "rio tinto", "bhp",
                "fortescue", "fmg", "anglo american"),
     # Commodities with no series here: naming one must not fall back to the iron ore price.
@@ -196,9 +203,6 @@ _HORIZON = (
 )
 _NAMED_HORIZON = (
     (re.compile(r"一年后", re.I), (12, "month")),
-    (re.compile(r"next quarter|下个?季度", re.I), (3, "month")),
-    (re.compile(r"next month|下个月", re.I), (1, "month")),
-    (re.compile(r"next week|下周", re.I), (1, "week")),
     (re.compile(r"半年"), (6, "month")),
 )
 
@@ -233,6 +237,12 @@ class Query:
     # (driver, level, "CNY" | "USD" | None) of "if rebar falls to 3000 元/吨"; driver "iron_ore"
     # is resolved to the World Bank or the DCE series by the currency (planner).
     scenario_level: tuple[str, float, str | None] | None = None
+    # "up" | "down" | None: the way the level's verb says the price moves ("涨到" up, "跌破" down),
+    # checked against the latest value: "涨到 700" when the price is 707 is a fall, and said so.
+    level_direction: str | None = None
+    # (level, "CNY" | "USD" | None) of "铁矿石会涨到800元吗", "chance it falls below 600 CNY/t":
+    # a price target asked about, answered from a forecast's bands, never as a price put forward.
+    target_level: tuple[float, str | None] | None = None
     scenario_unsupported: str | None = None  # a shock no bundled series measures
     tomorrow: bool = False  # "明天的价格": a day no data can hold yet
     bad_date: str | None = None  # "2030-02-30": a day no calendar has
@@ -241,6 +251,7 @@ class Query:
     bad_horizon: str | None = None  # "next -3 months": no forecast runs backwards
     bad_method: str | None = None  # "with method xyz": a method that does not exist
     claim: tuple[float, str] | None = None  # "是不是10000元？": a price the user puts forward
+    claims: list[tuple[float, str]] = field(default_factory=list)  # every one ("700元还是100美元")
     holiday: str | None = None  # "国庆节期间的价格": a holiday the exchanges close for (English name)
 
 
@@ -338,6 +349,25 @@ def _dates(text: str) -> tuple[str | None, str | None]:
             located.append((m.start(), *bounds))
     found = [(a, b) for _, a, b in sorted(located)]
     return _range_of(found, text)
+
+
+_ZH_MONTH = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10,
+             "十一": 11, "十二": 12}
+_YEAR_WORD = re.compile(r"(去年|上一年|上年|今年|本年|明年|下一年)(?:的)?\s*"
+                        r"(?=(?:\d{1,2}|十[一二]?|[一二三四五六七八九])月|第?[一二三四1-4]季度|[上下]半年|q[1-4])",
+                        re.I)
+
+
+def _year_named(text: str, shift: int) -> str | None:
+    """"去年12月…" → "2025年12月…" (today's year plus `shift`); None without a part of that year."""
+    from orecast.agent.clock import today
+
+    if not _YEAR_WORD.search(text):
+        return None
+    shifts = {"去年": -1, "上一年": -1, "上年": -1, "今年": 0, "本年": 0, "明年": 1, "下一年": 1}
+    out = _YEAR_WORD.sub(lambda m: f"{today().year + shifts.get(m.group(1), shift)}年", text)
+    # "去年十二月": a month in Chinese numerals, written as digits so the date reader finds it.
+    return re.sub(r"年(十[一二]?|[一二三四五六七八九])月", lambda m: f"年{_ZH_MONTH[m.group(1)]}月", out)
 
 
 def _date_bounds(m: re.Match[str]) -> tuple[str, str] | None:
@@ -443,6 +473,11 @@ _RELATIVE = (
     (re.compile(r"上个?季度|上一季度|last quarter|previous quarter", re.I), ("quarter", -1)),
     (re.compile(r"本季度|这个季度|this quarter", re.I), ("quarter", 0)),
     (re.compile(r"上个月|上月|上一个月|last month|previous month", re.I), ("month", -1)),
+    # "下个月" on 2026-12-07 is January, the calendar month after this one, not "the next month
+    # from today" (that was December, this month); likewise next week and next quarter.
+    (re.compile(r"下个月|下月|下一个月|next month", re.I), ("month", 1)),
+    (re.compile(r"下个?季度|下一季度|next quarter", re.I), ("quarter", 1)),
+    (re.compile(r"下周|下个?星期|下一周|next week", re.I), ("week", 1)),
     (re.compile(r"本月|这个月|this month", re.I), ("month", 0)),
 )
 
@@ -488,6 +523,41 @@ _LEVEL = re.compile(
     r"\s*(us\$|\$|¥|￥)?\s*(\d[\d,]*(?:\.\d+)?)\s*"
     r"(?!\d|%|％|个?百分点|个点|点|percent|pts?\b|points?|年|月|日|天|周|个月|years?|months?|days?)"
     r"(元|块|人民币|美元|美金|刀|yuan|cny|rmb|usd|dollars?|us\$|\$)?", re.I)
+
+
+# The level's verb: which way the price must go to get there, if the verb says (达到 / reach do not).
+_LEVEL_UP = re.compile(r"涨|升|突破|站上|升值|rise|rose|climb|jump|ralli|rebound|recover|strengthen|"
+                       r"above|over|breaks?\s+(?:above|through)", re.I)
+_LEVEL_DOWN = re.compile(r"跌|降|回落|贬值|fall|fell|drop|declin|slide|sink|slump|crash|weaken|below|"
+                         r"under", re.I)
+# "铁矿石涨到700元会怎样": a consequence asked of a level is a scenario, as with 如果.
+_CONSEQUENCE = re.compile(r"会怎样|会怎么样|会如何|会有什么影响|有什么影响|影响多大|then what", re.I)
+# "会涨到800元吗", "什么时候能涨到1000元", "chance it falls below 600": a target asked about.
+_ASKS_TARGET = re.compile(r"吗|么|会不会|能不能|能否|可不可能|有没有可能|可能|概率|几率|什么时候|何时|多久|"
+                          r"\bwill\b|\bcould\b|\bcan\b|\bwhen\b|probabilit|chance|likel|odds|\?$|？$", re.I)
+
+
+def level_direction(verb: str) -> str | None:
+    """"涨到" → "up", "跌破" → "down", "达到" / "reaches" → None (no way said)."""
+    if _LEVEL_DOWN.search(verb):
+        return "down"
+    if _LEVEL_UP.search(verb):
+        return "up"
+    return None
+
+
+def _target_level(low: str) -> tuple[tuple[float, str | None], str | None] | None:
+    """"铁矿石会涨到800元吗": (800, "CNY") and "up"; not a condition (如果…) nor a consequence."""
+    if _IF.search(low) or _CONSEQUENCE.search(low) or _SIZE.search(low) or not _ASKS_TARGET.search(low):
+        return None
+    m = _LEVEL.search(low)
+    if m is None:
+        return None
+    value = float(m.group(2).replace(",", ""))
+    verb = low[m.start(): m.start(2)]
+    if value <= 0 or re.search(r"\b(?:is|was|were)\s+at|trades?\s+at", verb):
+        return None  # "is iron ore at 700 yuan?" puts a price forward: the claim check answers it
+    return (value, _currency(m.group(1), m.group(3))), level_direction(verb)
 
 
 def _currency(*marks: str | None) -> str | None:
@@ -539,7 +609,7 @@ def _scenario(text: str, low: str) -> tuple[tuple[str, float] | None, str | None
 
 def _scenario_level(low: str) -> tuple[str, float, str | None] | None:
     """"If rebar falls to 3000 CNY/t": (driver, 3000, "CNY"); a change in % or points is not one."""
-    if not _IF.search(low) or _SIZE.search(low):
+    if not (_IF.search(low) or _CONSEQUENCE.search(low)) or _SIZE.search(low):
         return None
     m = _LEVEL.search(low)
     if m is None:
@@ -630,6 +700,10 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     q.scenario, q.scenario_unsupported = _scenario(text, low)
     if q.scenario is None and q.scenario_unsupported is None:
         q.scenario_level = _scenario_level(low)
+        if q.scenario_level is None and (target := _target_level(low)) is not None:
+            q.target_level, q.level_direction = target
+        elif q.scenario_level is not None and (m := _LEVEL.search(low)):
+            q.level_direction = level_direction(low[m.start(): m.start(2)])
     if q.scenario is None and q.scenario_unsupported is None and q.scenario_level is None:
         q.missing = [k for k, words in MISSING_TOPICS.items() if _contains(low, words)]
     q.series = find_series(text, known_series)
@@ -639,14 +713,24 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         q.unknown = unknown_subject(text, known_series)
     q.method = find_method(text)
     q.horizon, q.last_period = _horizon(text)
-    if not _IF.search(low) and (m := _CLAIM.search(low)):  # "如果…跌到3000元" is a condition, not a claim
-        q.claim = (float(m.group(1).replace(",", "")), "CNY" if re.match(r"元|块|yuan|cny|rmb", m.group(2)) else "USD")
+    if not _IF.search(low) and not q.scenario_level and not q.target_level and _CLAIM.search(low):
+        # "如果…跌到3000元" is a condition and "会涨到800元吗" a target, not a price put forward
+        q.claims = [(float(c.group(1).replace(",", "")),
+                     "CNY" if re.match(r"元|块|yuan|cny|rmb", c.group(2)) else "USD")
+                    for c in _CLAIM.finditer(low)]
+        q.claim = q.claims[0]
     if m := re.search(r"(?:next|未来|后|ahead)\s*(-\s*\d+(?:\.\d+)?|负\s*\S+?|0+|零|\d+\.\d+)\s*(?:个)?\s*"
                       r"(?:months?|weeks?|days?|years?|trading days?|月|周|天|日|年|交易日)", low):
         q.bad_horizon = m.group(1).replace(" ", "")
     if q.method is None:
         q.bad_method = _unknown_method(low)
     q.start, q.end = _dates(text)
+    if q.relative and q.relative[0] == "year" and not (q.start or q.end) and (
+            dated := _year_named(text, q.relative[1])) is not None:
+        # "去年12月铁矿石均价" is December of last year, not the whole year: the relative year is
+        # written out and the month (quarter, half) read as if the user had typed the year.
+        q.start, q.end = _dates(dated)
+        q.relative = None if (q.start or q.end) else q.relative
     if _contains(low, ("hrc", "hot-rolled", "hot rolled", "热卷", "热轧")):
         q.product = "hrc"
     elif _contains(low, ("rebar", "螺纹")):
@@ -665,7 +749,9 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         {"backtest", "methods"} & set(q.intents)
     ):
         # "next 6 months?" or "未来三个月" alone is a forecast question.
-        if re.search(r"next|ahead|coming|未来|之后|后", low):
+        # "What will iron ore be worth in 2 years?" asks ahead too (it got the latest price).
+        if re.search(r"next|ahead|coming|未来|之后|后|\bin\s+(?:\d+|one|two|three|six|a)\s+"
+                     r"(?:trading\s+)?(?:days?|weeks?|months?|years?)\b|\bwill\b", low):
             q.intents.append("forecast")
     stripped = re.sub(r"[\s?？!！.。,，]", "", low)
     q.follow_up = (

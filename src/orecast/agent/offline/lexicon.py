@@ -119,7 +119,15 @@ def _boundary_match(text: str, alias: str) -> int:
 
 # "in yuan per tonne", "人民币计价": a unit (the CNY futures), not the USD/CNH exchange rate.
 _CNY_UNIT = re.compile(r"(?:yuan|rmb|cny|renminbi)\s*(?:per|/|a)\s*(?:metric\s+)?(?:tonne|ton|t)\b|"
-                       r"\bin (?:yuan|rmb|cny|renminbi)\b|(?:以|用)?人民币(?:计价|计算|计)|元每吨")
+                       r"\bin (?:yuan|rmb|cny|renminbi)\b|(?:以|用)?人民币(?:计价|计算|计)|元每吨|"
+                       # "Is iron ore at 700 yuan?": an amount in yuan is a price in yuan, not USD/CNH
+                       r"(?<=\d)\s*(?:yuan|rmb|cny)\b")
+
+
+# "美元/干吨", "US$/dmt", "dollars per tonne": a price in dollars (the World Bank's), not in yuan.
+USD_UNIT = re.compile(r"美元\s*(?:/|每)\s*(?:干)?吨|美金\s*(?:/|每)\s*(?:干)?吨|干吨|\bdmt\b|us\$|"
+                      r"\busd\s*(?:/|per)\s*(?:dry\s+)?(?:metric\s+)?(?:tonne|ton|t)\b|"
+                      r"dollars?\s+(?:per|a)\s+(?:dry\s+)?(?:metric\s+)?(?:tonne|ton)", re.I)
 
 
 # "钢材价格", "steel prices": the steel futures (rebar and hot-rolled coil), not the ore.
@@ -159,7 +167,8 @@ def find_series(text: str, known: set[str] | None = None) -> list[str]:
     ids = _steel_countries(low, ids, known)
     if _STEEL_PRICES.search(low) and not {"shfe_rebar_daily", "shfe_hrc_daily"} & set(ids):
         ids += [s for s in ("shfe_rebar_daily", "shfe_hrc_daily") if known is None or s in known]
-    if "iron_ore_wb_monthly" in ids and any(_boundary_match(low, h) >= 0 for h in FUTURES_HINTS):
+    hinted = USD_UNIT.sub(" ", low)  # "美元/吨" holds "元/吨" but is the dollar price, not the futures
+    if "iron_ore_wb_monthly" in ids and any(_boundary_match(hinted, h) >= 0 for h in FUTURES_HINTS):
         ids = [("dce_iron_ore_daily" if s == "iron_ore_wb_monthly" else s) for s in ids]
         ids = list(dict.fromkeys(ids))
     return ids

@@ -27,7 +27,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from orecast.agent.market_errors import explain
 from orecast.agent.offline import catalogue as cat
-from orecast.agent.offline import compose, notes
+from orecast.agent.offline import compose, convert, notes, targets
 from orecast.agent.offline.intents import Query, parse
 from orecast.agent.offline.planner import Context, Plan, Planner, context_of, question_of
 from orecast.agent.tools import MARKET_TOOLS
@@ -143,10 +143,19 @@ class OfflineAnalyst(BaseChatModel):
             parts.append(compose.render(name, msg.text, q.zh, seasonal="seasonal" in q.intents,
                                         focus=focus.get(str(args.get("series")))))
         parts.extend(_comparisons(q, results, calls))
-        if q.claim and not q.scenario:
-            parts.extend(compose.claim_check(q.claim, p, q.zh) for m in results
-                         if calls.get(m.tool_call_id, ("", {}))[0] == "latest_price"
+        parts[:0] = _level_notes(q, results, calls)
+        if q.target_level:
+            parts.extend(targets.target_check(q.target_level, q.level_direction, p, q.text, q.zh)
+                         for m in results if calls.get(m.tool_call_id, ("", {}))[0] == "forecast_price"
                          and isinstance(p := compose.payload_of(m.text), dict))
+        if (amount := convert.asked(q.text)) is not None:
+            parts.extend(convert.answer(amount, p, q.text, q.zh) for m in results
+                         if calls.get(m.tool_call_id, ("", {}))[0] == "latest_price"
+                         and isinstance(p := compose.payload_of(m.text), dict) and p.get("series") == "usd_cnh_daily")
+        elif q.claim and not q.scenario:
+            parts.extend(compose.claim_check(claim, p, q.zh) for m in results
+                         if calls.get(m.tool_call_id, ("", {}))[0] == "latest_price"
+                         and isinstance(p := compose.payload_of(m.text), dict) for claim in q.claims)
         methods = {b.get("method") for b in backtests}
         series = {b.get("series") for b in backtests}
         if len(backtests) > 1 and len(series) == 1 and len(methods) == len(backtests):
@@ -231,10 +240,14 @@ class OfflineAnalyst(BaseChatModel):
 
 # "Which is more volatile / rose more?", "the spread": a line that answers it from two results.
 _COMPARED = (
-    ("describe_series", r"volatil|波动", compose.volatility_ranking),
+    ("describe_series", r"volatil|波动", lambda ps, zh, _: compose.volatility_ranking(ps, zh)),
     ("price_history", r"which|more|better|compare|哪个|谁|更|对比|比较", compose.change_ranking),
     ("latest_price", r"价差|差价|相差|spread|difference|gap between",
-     lambda ps, zh: compose.spread(*ps, zh) if len(ps) == 2 else ""),
+     lambda ps, zh, _: compose.spread(*ps, zh) if len(ps) == 2 else ""),
+    ("latest_price", r"比价|价格比|比值|\bratio\b", lambda ps, zh, _: compose.ratio(*ps, zh) if len(ps) == 2 else ""),
+    # "哪个跌得多，铁矿石期货还是螺纹钢？" with no period: each one's change over its last year.
+    ("latest_price", r"(?:跌|涨)(?:得|幅)|(?:fell|rose|dropped|gained|declined)\s+(?:the\s+)?(?:more|most)",
+     lambda ps, zh, asked: compose.yearly_ranking(ps, zh, asked)),
 )
 
 
@@ -244,8 +257,30 @@ def _comparisons(q: Query, results: list[ToolMessage], calls: dict[str, tuple[st
         payloads = [p for m in results if calls.get(m.tool_call_id, ("", {}))[0] == tool
                     and isinstance(p := compose.payload_of(m.text), dict)]
         if len(payloads) > 1 and re.search(asks, q.text, re.I):
-            out.append(answer(payloads, q.zh))
+            out.append(answer(payloads, q.zh, q.text))
     return out
+
+
+def _level_notes(q: Query, results: list[ToolMessage], calls: dict[str, tuple[str, dict[str, Any]]]) -> list[str]:
+    """"涨到 700" when the latest value is 707: said to be a fall, before the scenario or forecast."""
+    out = []
+    for m in results:
+        name = calls.get(m.tool_call_id, ("", {}))[0]
+        p = compose.payload_of(m.text)
+        if not isinstance(p, dict):
+            continue
+        if name == "price_scenario" and q.scenario_level and isinstance(p.get("level"), int | float):
+            unit = str(p.get("driver_unit", ""))
+            out.append(targets.direction_check(
+                q.level_direction, p["level"], p.get("driver_base") or {},
+                compose.UNIT_ZH.get(unit, unit) if q.zh else unit,
+                str(p.get("driver_name_zh" if q.zh else "driver_name_en")), q.zh, scenario=True))
+        elif name == "forecast_price" and q.target_level:
+            lp = compose.localise(p, q.zh)
+            out.append(targets.direction_check(q.level_direction, q.target_level[0], p.get("last") or {},
+                                               str(lp.get("unit", "")), compose._name(lp, q.zh), q.zh,
+                                               scenario=False))
+    return [n for n in out if n]
 
 
 def _write_note(q: Query, after: list[BaseMessage]) -> AIMessage | None:

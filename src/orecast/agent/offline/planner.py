@@ -18,9 +18,9 @@ import pandas as pd
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from orecast.agent.offline import catalogue as cat
-from orecast.agent.offline import notes, scope
+from orecast.agent.offline import convert, notes, scope
 from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse
-from orecast.agent.offline.lexicon import DEFAULT_SERIES
+from orecast.agent.offline.lexicon import DEFAULT_SERIES, USD_UNIT
 from orecast.agent.reports import collect
 from orecast.market import trading_days
 from orecast.market.catalog import find_spec
@@ -150,6 +150,11 @@ class Planner:
                                              "target": _scenario_target(q, driver)})])
         if q.scenario_level and "price_scenario" in self.tools:
             return scenario_level_plan(q, ctx)
+        if convert.asked(q.text) is not None and "latest_price" in self.tools:
+            q.claims, q.claim = [], None  # "100美元相当于多少元" converts a figure, it does not claim one
+            return Plan([("latest_price", {"series": "usd_cnh_daily"})])
+        if q.target_level and "forecast_price" in self.tools:
+            return self._target_plan(q, ctx)
         if q.missing:
             return Plan(reply=scope.no_data(q.missing, q.zh))
         if q.bad_date:
@@ -167,6 +172,10 @@ class Planner:
             return extra
         intents = [i for i in q.intents if i in PRIMARY]
         series = q.series or ([ctx.last_series] if ctx.last_series else [])
+        if not intents and q.relative and ctx.last_series and not q.series:
+            # "那下个月呢？" after a price: that series over that calendar period (a forecast when it
+            # is still ahead), now that 下个月 / next week are periods rather than horizons.
+            intents = ["forecast" if q.relative[1] > 0 else "history"]
         if not intents and q.follow_up and ctx.last_call and (q.series or q.horizon or q.start
                                                                or q.method or q.last_period):
             return self._follow_up(q, ctx)
@@ -208,6 +217,35 @@ class Planner:
             plan.notes.insert(0, fresher)
         return plan
 
+    def _target_plan(self, q: Query, ctx: Context) -> Plan:
+        """"铁矿石会涨到800元吗？", "chance iron ore falls below 600 CNY/t in 3 months": a forecast of
+        the series in the target's own unit (800 元 is the DCE futures, not the World Bank's US$),
+        to the horizon asked (default: the usual one from today); the answer then sets the target
+        against the latest value and the forecast's bands (`compose.target_check`)."""
+        assert q.target_level is not None
+        value, currency = q.target_level
+        s = (q.series or [ctx.last_series or DEFAULT_SERIES])[0]
+        notes_: list[str] = []
+        if s in DRIVER_SERIES["iron_ore"]:
+            if currency is None:
+                wb, dce = (float(cat.latest_value(x)) for x in (DEFAULT_SERIES, FRESHER))
+                currency = "USD" if abs(math.log(value / wb)) <= abs(math.log(value / dce)) else "CNY"
+                notes_.append(scope.level_unit_assumed(value, currency, q.zh))
+            if currency == "CNY":
+                s = FRESHER
+            elif s == FRESHER:
+                s = DEFAULT_SERIES
+        unit = cat.catalogue()[s].unit
+        if currency is not None and _currency_of(unit) not in (None, currency):
+            return Plan(reply=scope.level_in_other_currency(s, currency, q.zh))
+        h, start = self._ahead(q, s)
+        if h > scope.MAX_TARGET_PERIODS.get(cat.frequency(s), 36):
+            return Plan(reply=scope.too_far(s, start, q.zh))
+        if q.horizon and (note := scope.ahead_note(s, *q.horizon, start, q.zh)):
+            notes_.append(note)
+        return Plan([("forecast_price", {"series": s, "horizon": h, "method": q.method or "auto"})],
+                    notes=notes_, focus={s: start.date().isoformat()})
+
     def _forecast_to(self, q: Query, series: list[str], target: Any, *, gap: bool = False) -> Plan:
         s = series[0]
         if q.tomorrow and s == DEFAULT_SERIES and not scope.asks_benchmark(q.text):
@@ -235,10 +273,12 @@ class Planner:
             # "去年铁矿石价格", "近三个月铁矿石期货怎么样" ask about a period, not the last value.
             intents[0] = "history"
         series = series or [DEFAULT_SERIES]
-        note = scope.day_in_month(series[0], q)
+        note = scope.day_in_month(series[0], q) or scope.closed_day(series[0], q)
         plan = self._by_intent(intents, q, series, ctx)
         if note:
             plan.notes.insert(0, note)
+        if settle := scope.settle_not_close(series[0], q.text, q.zh):
+            plan.notes.append(settle)
         return plan
 
     # ---- planning by intent --------------------------------------------------------------
@@ -283,10 +323,21 @@ class Planner:
                                             **self._dates(q, series[0])})])
         calls: list[tuple[str, dict[str, Any]]] = []
         notes: list[str] = [past_note] if past_note else []
-        if first == "latest" and series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text):
+        if first == "latest" and DEFAULT_SERIES in series and len(series) > 1 and re.search(
+                r"比价|价格比|比值|ratio|价差|差价|spread", q.text, re.I) and not scope.asks_benchmark(q.text) \
+                and any(_currency_of(cat.catalogue()[s].unit) == "CNY" for s in series if s in cat.catalogue()):
+            # "铁矿石和螺纹钢的比价": a ratio or spread needs one unit; the ore in yuan is the DCE futures.
+            series = list(dict.fromkeys(FRESHER if s == DEFAULT_SERIES else s for s in series))
+        dollars = bool(USD_UNIT.search(q.text)) or any(c == "USD" for _, c in q.claims)
+        yuan = any(c == "CNY" for _, c in q.claims) or "元/吨" in USD_UNIT.sub(" ", q.text)
+        if first == "latest" and series == [DEFAULT_SERIES] and dollars and not yuan:
+            pass  # "铁矿石价格是多少美元/干吨", "是100美元/吨对吗": the dollar price, the World Bank's
+        elif first == "latest" and series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text):
             # "Price now": the freshest series first, the World Bank monthly average as context.
             series = ["dce_iron_ore_daily", DEFAULT_SERIES]
             notes.append(scope.price_now_note(q.zh))
+        elif first == "latest" and series == [FRESHER] and dollars and yuan:
+            series = [FRESHER, DEFAULT_SERIES]  # "700元/吨还是100美元/干吨": each figure in its own unit
         if first in ("describe", "history", "chart") and (q.start or q.end):
             kept = []
             for s in series:

@@ -12,6 +12,7 @@ import re
 
 import pandas as pd
 
+from orecast import market
 from orecast.agent.clock import today
 from orecast.agent.offline import catalogue as cat
 from orecast.agent.offline.intents import Query
@@ -26,6 +27,8 @@ _TOPICS = {
     "mine_output": ("矿山铁矿石产量", "iron ore mine output"),
     "steel_output_recent": ("月度或 2018 年以后的粗钢产量", "monthly or post-2018 crude steel output"),
     "production_costs": ("生产成本（矿山或钢厂的成本）", "production costs (of miners or mills)"),
+    "trading_volume": ("期货成交量和持仓量（我的工具只提供结算价）",
+                       "futures trading volume and open interest (my tools serve settlement prices only)"),
     "miners": ("矿山企业（淡水河谷、力拓、必和必拓、FMG 等）", "miners (Vale, Rio Tinto, BHP, Fortescue …)"),
     "lithium": ("锂价", "lithium prices"),
     "gold": ("黄金价格（只有世界银行贵金属指数）", "gold prices (only the World Bank precious metals index)"),
@@ -163,6 +166,9 @@ def calendar_period(unit: str, shift: int) -> tuple[str, str]:
     if unit == "year":
         start = pd.Timestamp(year=now.year + shift, month=1, day=1)
         end = start + pd.DateOffset(years=1) - pd.DateOffset(days=1)
+    elif unit == "week":  # Monday to Sunday
+        start = (now - pd.Timedelta(days=now.weekday())).normalize() + pd.DateOffset(weeks=shift)
+        end = start + pd.DateOffset(days=6)
     elif unit == "quarter":
         q0 = pd.Timestamp(year=now.year, month=3 * ((now.month - 1) // 3) + 1, day=1)
         start = q0 + pd.DateOffset(months=3 * shift)
@@ -474,6 +480,45 @@ def day_in_month(series: str, q: Query) -> str | None:
         return f"{cat.name(series, True)}是月度均价，没有单日价格：{day} 用的是 {month} 整月的均价。"
     return (f"{cat.name(series, False)} is a monthly average with no daily prices: for {day} this is "
             f"the average of {month}.")
+
+
+def closed_day(series: str, q: Query) -> str | None:
+    """"铁矿石期货2024年6月8日的价格" (a Saturday), "2025年10月1日" (国庆节): a day a daily series has
+    no row for. It was answered "no data between 2024-06-08 and 2024-06-08", as if the data had a
+    hole; now the reason (weekend, holiday, or a gap in the data) is said and the nearest days
+    before and after that have a value are shown instead (q is widened to them)."""
+    facts = cat.catalogue().get(series)
+    day = q.start if q.start == q.end and q.relative is None else None
+    if facts is None or facts.frequency != "daily" or not day or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+        return None
+    when = pd.Timestamp(day)
+    index = market.load_series(series).index
+    if not index[0] < when < index[-1] or when in index:
+        return None
+    before, after = index[index < when][-1].date().isoformat(), index[index > when][0].date().isoformat()
+    q.start, q.end = before, after
+    holiday = next((c.holiday for c in trading_days.closures_between(when, when)), None) \
+        if calendar_of(series) == trading_days.CN_EXCHANGE and when.weekday() < 5 else None
+    if q.zh:
+        why = (f"是星期{_WEEKDAY_ZH[when.weekday()]}，不交易" if when.weekday() >= 5 else
+               f"交易所休市（{HOLIDAY_ZH.get(holiday, holiday)}）" if holiday else "在数据里没有记录（数据缺口）")
+        return (f"{day} {why}，{cat.name(series, True)}那天没有价格。下面是前后最近有数据的两天："
+                f"{before}（起点）和 {after}（终点）。")
+    why = (f"a {when.strftime('%A')}, with no trading" if when.weekday() >= 5 else
+           f"an exchange holiday ({holiday})" if holiday else "missing from the data (a gap)")
+    return (f"{day} is {why}: the {cat.name(series, False)} has no price for it. Below are the nearest "
+            f"days before and after that have one: {before} (start) and {after} (end).")
+
+
+def settle_not_close(series: str, text: str, zh: bool) -> str | None:
+    """"收盘价" asked of a futures series whose prices are settles: said, not silently swapped."""
+    facts = cat.catalogue().get(series)
+    if facts is None or calendar_of(series) != trading_days.CN_EXCHANGE or not re.search(
+            r"收盘|closing|\bclose\b", text, re.I):
+        return None
+    return ("注意：这里的期货价格是结算价（当天成交量加权的均价），不是收盘价；两者通常相差不大，但不相同。" if zh else
+            "Note: these futures prices are settlement prices (the day's volume-weighted average), not "
+            "closing prices; the two are usually close but not the same.")
 
 
 def level_unit_assumed(value: float, currency: str, zh: bool) -> str:

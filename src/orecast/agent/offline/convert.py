@@ -1,0 +1,48 @@
+"""A price converted between dollars and yuan: the arithmetic at the latest USD/CNH, and why it is
+only a currency conversion ("100美元/吨相当于多少元/吨" was answered with a claim check: "不符")."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from orecast.agent.offline.compose import fmt
+
+# "相当于多少元", "换算成人民币", "折合", "convert 108 USD/dmt to yuan", "in yuan terms".
+ASKS = re.compile(r"相当于|换算|折合|折算|合多少|合人民币|\bconvert|\bin (?:yuan|rmb|cny|dollars?|usd)\b|"
+                  r"\bto (?:yuan|rmb|cny|dollars?|usd)\b|how much is .+ in\b", re.I)
+AMOUNT = re.compile(r"(?<![\d.])(\d[\d,]*(?:\.\d+)?)\s*(美元|美金|usd|us\$|dollars?|\$|元|块|人民币|yuan|cny|rmb)", re.I)
+
+
+def asked(text: str) -> tuple[float, str] | None:
+    """(amount, "USD" | "CNY") of a conversion question, else None."""
+    if not ASKS.search(text):
+        return None
+    m = AMOUNT.search(text)
+    if m is None:
+        return None
+    usd = re.fullmatch(r"美元|美金|usd|us\$|dollars?|\$", m.group(2), re.I) is not None
+    return float(m.group(1).replace(",", "")), "USD" if usd else "CNY"
+
+
+def answer(amount: tuple[float, str], fx: dict[str, Any], text: str, zh: bool) -> str:
+    """The amount at the latest USD/CNH, with the rate's date and, for a price per tonne, why the
+    converted number is not the other market's price."""
+    value, currency = amount
+    rate, day = (fx.get("latest") or {}).get("value"), (fx.get("latest") or {}).get("date")
+    if not isinstance(rate, int | float) or rate <= 0:
+        return ""
+    out = value * rate if currency == "USD" else value / rate
+    per_tonne = re.search(r"铁矿|iron ore|吨|\btons?\b|\btonnes?\b|/t\b|dmt", text, re.I)
+    if zh:
+        src, dst = ("美元", "元") if currency == "USD" else ("元", "美元")
+        head = f"按美元兑离岸人民币 {rate:.4f}（{day}，我有的最新汇率）换算：{fmt(value)} {src} = {fmt(out)} {dst}。"
+        return head if not per_tonne else head + (
+                "这只是货币换算：世界银行铁矿石价格是美元/干吨、到中国港口（CFR，不含税），大商所期货是元/吨（湿吨、含 13% "
+                "增值税和港杂费、交割品位和合约也不同），所以换算出的数字不是另一种价格的可比值，不能直接画等号。")
+    src, dst = ("US$", "yuan") if currency == "USD" else ("yuan", "US$")
+    head = f"At USD/CNH {rate:.4f} ({day}, the latest rate I have): {fmt(value)} {src} = {fmt(out)} {dst}."
+    return head if not per_tonne else head + (
+            " This is a currency conversion only: the World Bank iron ore price is US$ per dry tonne delivered to "
+            "China (CFR, before tax), the DCE futures are yuan per wet tonne with 13% VAT and port costs, on a "
+            "different grade and contract, so the converted number is not a comparable price of the other.")
