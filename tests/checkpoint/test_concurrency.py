@@ -124,8 +124,9 @@ def _spawn(url: str, prefix: str) -> subprocess.Popen:
 
 
 @pytest.mark.slow
-async def test_two_processes_write_concurrently(store_url: str) -> None:
+async def test_two_processes_write_concurrently(new_store_url: str) -> None:
     """Two processes open a fresh store at once (racing migrations) and write different threads."""
+    store_url = new_store_url
     procs = [_spawn(store_url, "p1"), _spawn(store_url, "p2")]
     for proc in procs:
         _out, err = await asyncio.to_thread(proc.communicate, timeout=120)
