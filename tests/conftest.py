@@ -12,6 +12,7 @@ import pytest
 from tests import mysql_server
 from tests.pg_server import ensure as ensure_postgres
 from tests.pg_server import with_database, with_search_path
+from tests.store_pool import MysqlDatabases, PgSchemas, SqliteTemplate, Stats
 
 # Here, not as a conftest of its folder: the controller of pytest-xdist loads only this conftest, and it
 # is the controller that starts LangGraph's suite.
@@ -61,8 +62,35 @@ def new_schema_url(postgres_url: str, prefix: str = "t") -> str:
 
 @pytest.fixture
 def fresh_postgres_url(postgres_url: str) -> str:
-    """A URL whose search_path is a new, empty schema: a clean store for one test."""
+    """A URL whose search_path is a new, empty schema: a store never opened, for one test."""
     return new_schema_url(postgres_url)
+
+
+POOLS: dict[str, Stats] = {}  # the store pools' counts, for `ORECAST_TEST_POOL_STATS=1`
+
+
+@pytest.fixture(scope="session")
+def _pg_schemas() -> Iterator[PgSchemas]:
+    """Clean migrated schemas (tests/store_pool.py), in a database of their own: no other connection to
+    it outlives a test that behaves."""
+    server_url = os.environ.get("ORECAST_TEST_PG_URL") or ensure_postgres()
+    name = f"orecast_pool_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    pool = PgSchemas(with_database(server_url, name))
+    POOLS["postgres"] = pool.stats
+    try:
+        yield pool
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def clean_postgres_url(_pg_schemas: PgSchemas) -> Iterator[str]:
+    """A migrated PostgreSQL store (a schema) with no rows, as a first open leaves a new one."""
+    with _pg_schemas.lend() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -101,16 +129,53 @@ def fresh_mysql_url(mysql_databases: tuple[str, str]) -> Iterator[str]:
     mysql_server.run_sql(mysql_databases[0], f"DROP DATABASE IF EXISTS `{url.rsplit('/', 1)[1].split('?')[0]}`")
 
 
+@pytest.fixture(scope="session")
+def _mysql_pool(mysql_databases: tuple[str, str]) -> MysqlDatabases:
+    pool = MysqlDatabases(*mysql_databases)  # its databases are dropped with the run's
+    POOLS["mysql"] = pool.stats
+    return pool
+
+
+@pytest.fixture
+def clean_mysql_url(_mysql_pool: MysqlDatabases) -> Iterator[str]:
+    """A migrated MySQL store (a database) with no rows, as a first open leaves a new one."""
+    with _mysql_pool.lend() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def _sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> SqliteTemplate:
+    return SqliteTemplate(tmp_path_factory.mktemp("template"))
+
+
 @pytest.fixture
 def sqlite_url(tmp_path) -> str:
+    """A SQLite file that does not exist yet."""
     return f"sqlite:///{tmp_path / 'orecast.sqlite3'}"
 
 
 @pytest.fixture(params=["sqlite", "postgres", "mysql"])
 def store_url(request, tmp_path) -> str:
-    """A clean store on each real backend."""
+    """A clean store on each real backend: migrated, no rows (as a new store is once first opened).
+    Tests of migrations, or of a store's first open, take `new_store_url`."""
+    if request.param == "sqlite":
+        return request.getfixturevalue("_sqlite_template").copy_to(tmp_path / "orecast.sqlite3")
+    if request.param == "mysql":
+        return request.getfixturevalue("clean_mysql_url")
+    return request.getfixturevalue("clean_postgres_url")
+
+
+@pytest.fixture(params=["sqlite", "postgres", "mysql"])
+def new_store_url(request, tmp_path) -> str:
+    """A store never opened on each real backend: no file, an empty schema, an empty database."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'orecast.sqlite3'}"
     if request.param == "mysql":
         return request.getfixturevalue("fresh_mysql_url")
     return request.getfixturevalue("fresh_postgres_url")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if os.environ.get("ORECAST_TEST_POOL_STATS"):
+        for backend, stats in POOLS.items():
+            terminalreporter.write_line(f"{backend} stores: {stats}")

@@ -26,11 +26,11 @@ def audit(calls: list[Any]) -> list[Any]:
 
 @pytest.mark.slow  # three analyst turns with a subagent: ~18 s
 async def test_analyst_thread_round_trip(
-    tmp_path: Path, fresh_postgres_url: str, settings: AgentSettings, thread_id: str
+    tmp_path: Path, clean_postgres_url: str, settings: AgentSettings, thread_id: str
 ) -> None:
     async with (
         open_checkpointer(f"sqlite:///{tmp_path / 'source.sqlite3'}") as source,
-        open_checkpointer(fresh_postgres_url) as target,
+        open_checkpointer(clean_postgres_url) as target,
     ):
         agent = build_agent(source, model=OfflineAnalyst(), settings=settings)
         await run_turn(agent, thread_id, "铁矿石现在多少钱？")

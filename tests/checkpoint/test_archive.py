@@ -3,8 +3,10 @@ carries on; a bad archive is refused before anything is written."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,26 +16,25 @@ from orecast.checkpoint import open_checkpointer
 from orecast.checkpoint.archive import ArchiveError, export_thread, import_archive, read_archive
 from tests.checkpoint.graphs import human, subgraph_parent, tool_loop
 from tests.checkpoint.test_import import GRAPHS, carry_on_alike, cfg, history, populate, snapshot
-from tests.conftest import new_mysql_database, new_schema_url
 
 # Each dialect once as a source and once as a target, never the same on both sides: a dialect's own
 # round trip is the `saver` tests below (and `tests/cli/test_ops_cli.py` imports every dialect into SQLite).
 PAIRS = [("sqlite", "postgres"), ("postgres", "sqlite"), ("sqlite", "mysql"), ("mysql", "postgres")]
 
 
-def empty_store(request: pytest.FixtureRequest, dialect: str, name: str) -> str:
-    """The URL of a new, empty store of `dialect`."""
+def empty_store(request: pytest.FixtureRequest, stores: contextlib.ExitStack, dialect: str, name: str) -> str:
+    """The URL of a clean store of `dialect` (migrated, no rows: tests/store_pool.py)."""
     if dialect == "sqlite":
-        return f"sqlite:///{request.getfixturevalue('tmp_path') / f'{name}.sqlite3'}"
-    if dialect == "mysql":
-        return new_mysql_database(request.getfixturevalue("mysql_databases"))
-    return new_schema_url(request.getfixturevalue("postgres_url"), name)
+        return request.getfixturevalue("_sqlite_template").copy_to(request.getfixturevalue("tmp_path") / f"{name}.sqlite3")
+    pool = request.getfixturevalue("_mysql_pool" if dialect == "mysql" else "_pg_schemas")
+    return stores.enter_context(pool.lend())
 
 
 @pytest.fixture(params=PAIRS, ids=["-".join(p) for p in PAIRS])
-def source_and_target(request: pytest.FixtureRequest) -> tuple[str, str]:
+def source_and_target(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
     source, target = request.param
-    return empty_store(request, source, "source"), empty_store(request, target, "target")
+    with contextlib.ExitStack() as stores:
+        yield empty_store(request, stores, source, "source"), empty_store(request, stores, target, "target")
 
 
 async def test_round_trip_gives_identical_history_and_the_thread_carries_on(

@@ -124,8 +124,9 @@ def _spawn(url: str, prefix: str) -> subprocess.Popen:
 
 
 @pytest.mark.slow
-async def test_two_processes_write_concurrently(store_url: str) -> None:
+async def test_two_processes_write_concurrently(new_store_url: str) -> None:
     """Two processes open a fresh store at once (racing migrations) and write different threads."""
+    store_url = new_store_url
     procs = [_spawn(store_url, "p1"), _spawn(store_url, "p2")]
     for proc in procs:
         _out, err = await asyncio.to_thread(proc.communicate, timeout=120)
@@ -233,7 +234,9 @@ OPENER = textwrap.dedent(
     import asyncio, sys, time
     from orecast.checkpoint import open_checkpointer
 
-    async def main(folder, start, rounds):
+    async def main(folder, rounds):
+        print("ready", flush=True)  # LangGraph imported: the test hands every process one start time
+        start = float(sys.stdin.readline())
         failures = []
         for r in range(rounds):
             # Every process opens the same fresh file at the same instant.
@@ -246,7 +249,7 @@ OPENER = textwrap.dedent(
         print("\\n".join(failures))
         sys.exit(1 if failures else 0)
 
-    asyncio.run(main(sys.argv[1], float(sys.argv[2]), int(sys.argv[3])))
+    asyncio.run(main(sys.argv[1], int(sys.argv[2])))
     """
 )
 
@@ -256,18 +259,26 @@ async def test_processes_open_fresh_sqlite_file_at_once(tmp_path) -> None:
     """N processes opening (creating, switching to WAL, migrating) one new file simultaneously."""
     import time
 
-    start = time.time() + 4.0  # after every process has imported LangGraph
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", OPENER, str(tmp_path), str(start), "8"],
+            [sys.executable, "-c", OPENER, str(tmp_path), "8"],
             cwd=ROOT,
             env={"PYTHONPATH": f"{ROOT / 'src'}:{ROOT}", "PATH": "/usr/bin:/bin"},
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         for _ in range(4)
     ]
+    # Once every process has imported LangGraph (a fixed 4 s wait was too long on a quiet machine and
+    # could be too short on a loaded one, and then the processes did not open the files at once).
+    readies = await asyncio.gather(*(asyncio.to_thread(proc.stdout.readline) for proc in procs))  # type: ignore[union-attr]
+    assert readies == ["ready\n"] * 4, [proc.communicate()[1][-500:] for proc in procs]
+    start = time.time() + 0.5
+    for proc in procs:
+        proc.stdin.write(f"{start}\n")  # type: ignore[union-attr]  # a pipe
+        proc.stdin.flush()  # type: ignore[union-attr]  # (communicate() closes it)
     failures = []
     for proc in procs:
         out, err = await asyncio.to_thread(proc.communicate, timeout=120)

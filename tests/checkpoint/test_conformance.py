@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import uuid
-
-import psycopg
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES
 
 from orecast.checkpoint import open_checkpointer
-from tests.conftest import new_mysql_database
-from tests.pg_server import with_search_path
+from tests.store_pool import Pool
 
 EXPECTED = {cap.value for cap in ALL_CAPABILITIES}
-
-
-def _fresh_pg_schema(postgres_url: str) -> str:
-    schema = f"conf_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(postgres_url, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA "{schema}"')
-    return with_search_path(postgres_url, schema)
 
 
 def _assert_full(report) -> None:
@@ -59,19 +48,22 @@ async def test_conformance_sqlite_memory() -> None:
     _assert_full(await validate(factory))
 
 
-async def test_conformance_postgres(postgres_url: str) -> None:
+async def test_conformance_postgres(_pg_schemas: Pool) -> None:
     @checkpointer_test(name="orecast-postgres")
     async def factory():
-        async with open_checkpointer(_fresh_pg_schema(postgres_url), pool_size=4) as s:
-            yield s
+        # A clean store per capability suite (tests/store_pool.py).
+        with _pg_schemas.lend() as url:
+            async with open_checkpointer(url, pool_size=4) as s:
+                yield s
 
     _assert_full(await validate(factory))
 
 
-async def test_conformance_mysql(mysql_databases: tuple[str, str]) -> None:
+async def test_conformance_mysql(_mysql_pool: Pool) -> None:
     @checkpointer_test(name="orecast-mysql")
     async def factory():
-        async with open_checkpointer(new_mysql_database(mysql_databases), pool_size=4) as s:
-            yield s
+        with _mysql_pool.lend() as url:
+            async with open_checkpointer(url, pool_size=4) as s:
+                yield s
 
     _assert_full(await validate(factory))

@@ -24,15 +24,15 @@ def checkpoint_of(values: dict[str, list[HumanMessage]], versions: dict[str, str
 
 
 async def test_a_new_process_stores_a_put_whose_first_value_is_new_and_second_was_stored(
-    fresh_postgres_url: str,
+    clean_postgres_url: str,
 ) -> None:
     config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
-    async with open_checkpointer(fresh_postgres_url) as first:
+    async with open_checkpointer(clean_postgres_url) as first:
         stored = await first.aput(
             config, checkpoint_of({"messages": [message("m1"), message("m2")]}, {"messages": "1"}),
             {"source": "input", "step": -1}, {"messages": "1"},
         )
-    async with open_checkpointer(fresh_postgres_url) as second:  # another process: an empty cache
+    async with open_checkpointer(clean_postgres_url) as second:  # another process: an empty cache
         # `notes` first: all of it new; then `messages`, two of whose items the first process stored
         values = {"notes": [message("n1")], "messages": [message("m1"), message("m2"), message("m3")]}
         versions = {"notes": "2", "messages": "2"}

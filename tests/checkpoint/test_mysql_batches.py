@@ -36,7 +36,7 @@ def _items(url: str, thread_id: str) -> list[tuple[int, str]]:
     )
 
 
-async def test_a_turn_is_one_round_trip_per_write(fresh_mysql_url: str, monkeypatch) -> None:
+async def test_a_turn_is_one_round_trip_per_write(clean_mysql_url: str, monkeypatch) -> None:
     """Once the saver knows a thread, each put and put_writes is one round trip: no statement of its
     own for BEGIN, COMMIT, the item numbers or the thread's row."""
     sent: list[str] = []
@@ -60,7 +60,7 @@ async def test_a_turn_is_one_round_trip_per_write(fresh_mysql_url: str, monkeypa
                 inside.pop()
 
         monkeypatch.setattr(mysql_saver._Db, name, call)
-    async with open_checkpointer(fresh_mysql_url) as saver:
+    async with open_checkpointer(clean_mysql_url) as saver:
         await _chat(saver, "counted", 1)
         sent.clear()
         messages = await _chat(saver, "counted", 1, start=1)
@@ -76,15 +76,15 @@ async def test_a_turn_is_one_round_trip_per_write(fresh_mysql_url: str, monkeypa
     assert sum(g.count("UPDATE SET ") for g in groups) == 9, groups
 
 
-async def test_items_numbered_meanwhile_elsewhere(fresh_mysql_url: str) -> None:
+async def test_items_numbered_meanwhile_elsewhere(clean_mysql_url: str) -> None:
     # On MySQL the batch's first statement (the thread's row) matches no row: nothing is stored.
-    await items_numbered_meanwhile_elsewhere(fresh_mysql_url, _items)
+    await items_numbered_meanwhile_elsewhere(clean_mysql_url, _items)
 
 
-async def test_item_stored_before_this_process_saw_it(fresh_mysql_url: str) -> None:
+async def test_item_stored_before_this_process_saw_it(clean_mysql_url: str) -> None:
     """A new saver writes a message the thread already holds (same content, unknown to its cache): the
     insert fails on the item's hash, and the write is made again referring to the stored item."""
-    url = fresh_mysql_url
+    url = clean_mysql_url
     async with open_checkpointer(url) as first:
         await _chat(first, "known", 2)
     before = _items(url, "known")
@@ -106,10 +106,10 @@ async def test_item_stored_before_this_process_saw_it(fresh_mysql_url: str) -> N
     assert len(_items(url, "known")) == len(before) + 4
 
 
-async def test_thread_deleted_and_recreated_elsewhere(fresh_mysql_url: str) -> None:
+async def test_thread_deleted_and_recreated_elsewhere(clean_mysql_url: str) -> None:
     """A batch against a thread another process deleted and re-created stores nothing under the old
     incarnation's numbers: the write starts again on the new thread."""
-    url = fresh_mysql_url
+    url = clean_mysql_url
     async with open_checkpointer(url) as first, open_checkpointer(url) as second:
         await _chat(first, "reborn", 3)
         await second.adelete_thread("reborn")
@@ -121,10 +121,10 @@ async def test_thread_deleted_and_recreated_elsewhere(fresh_mysql_url: str) -> N
     assert raw_sql(url, "SELECT next_item FROM threads WHERE thread_id = 'reborn'") == [(9,)]
 
 
-async def test_cancelled_batch_is_rolled_back(fresh_mysql_url: str) -> None:
+async def test_cancelled_batch_is_rolled_back(clean_mysql_url: str) -> None:
     """A write cancelled while its batch waits on a lock is killed on the server and rolled back; the
     server does not go on to COMMIT it once the lock is free."""
-    url = fresh_mysql_url
+    url = clean_mysql_url
     async with open_checkpointer(url) as saver:
         await _chat(saver, "blocked", 1)
         tup = await saver.aget_tuple(cfg("blocked"))
@@ -155,12 +155,12 @@ async def test_cancelled_batch_is_rolled_back(fresh_mysql_url: str) -> None:
     assert [n for n, _ in numbers] == list(range(1, 9))
 
 
-async def test_a_write_version_waits_for_migrate_state(fresh_mysql_url: str) -> None:
+async def test_a_write_version_waits_for_migrate_state(clean_mysql_url: str) -> None:
     """A newer graph's put_writes on an older checkpoint records its version in the checkpoint's
     document within its own batch, behind the thread's row: while migrate-state holds that row (a new
     incarnation, the checkpoint re-stamped), the write waits, then starts again on the migrated
     checkpoint instead of writing back the document it read before."""
-    url = fresh_mysql_url
+    url = clean_mysql_url
     async with open_checkpointer(url) as saver:
         await write_v1_thread(saver)
         v2 = saver.with_state_schema(V2)
@@ -198,7 +198,7 @@ async def test_a_write_version_waits_for_migrate_state(fresh_mysql_url: str) -> 
         assert ("task-new", "title", {"text": "ore"}) in pending
 
 
-async def test_a_write_version_is_noted_in_the_writes_batch(fresh_mysql_url: str, monkeypatch) -> None:
+async def test_a_write_version_is_noted_in_the_writes_batch(clean_mysql_url: str, monkeypatch) -> None:
     """The write's version reaches the checkpoint's document in the batch that stores the writes: both
     commit or neither."""
     sent: list[list[str]] = []
@@ -210,7 +210,7 @@ async def test_a_write_version_is_noted_in_the_writes_batch(fresh_mysql_url: str
         return original(self, writes)
 
     monkeypatch.setattr(mysql_saver._Db, "group", group)
-    async with open_checkpointer(fresh_mysql_url) as saver:
+    async with open_checkpointer(clean_mysql_url) as saver:
         await write_v1_thread(saver)
         v2 = saver.with_state_schema(V2)
         old = (await v2.aget_tuple(cfg("t"))).config
@@ -218,7 +218,7 @@ async def test_a_write_version_is_noted_in_the_writes_batch(fresh_mysql_url: str
         await v2.aput_writes(old, [("title", {"text": "ore"})], "task-new")  # numbers no items
         assert sent == [["UPDATE", "SET", "INSERT", "UPDATE checkpoints"]]  # one write, one transaction
         (document,), = raw_sql(
-            fresh_mysql_url, "SELECT checkpoint FROM checkpoints WHERE thread_id = 't' AND checkpoint_id = %s",
+            clean_mysql_url, "SELECT checkpoint FROM checkpoints WHERE thread_id = 't' AND checkpoint_id = %s",
             (old["configurable"]["checkpoint_id"],),
         )
         assert json.loads(document)["write_versions"] == {"task-new": 2}
@@ -227,11 +227,11 @@ async def test_a_write_version_is_noted_in_the_writes_batch(fresh_mysql_url: str
 HOSTILE = "it's \\ \\' \\\\' '' \" \0 \x1a \n\r\t ünïcødé 𝄞 中文 %s %(x)s ?; END; -- /*"
 
 
-async def test_quoted_values_come_back_byte_for_byte(fresh_mysql_url: str) -> None:
+async def test_quoted_values_come_back_byte_for_byte(clean_mysql_url: str) -> None:
     """The saver quotes string parameters itself (`_quoted`): quotes, backslashes, NUL, control
     characters, non-BMP characters and placeholder-like text are stored and read back unchanged, in
     ids as in values and metadata, and the stored JSON stays valid for MySQL's JSON functions."""
-    url = fresh_mysql_url
+    url = clean_mysql_url
     plain = HOSTILE.replace("\0", "")  # ids.py refuses NUL in ids; stored JSON keeps it as \u0000
     thread_id = "thread " + plain
     async with open_checkpointer(url) as saver:
@@ -267,7 +267,7 @@ SERVER_KINDS = pytest.mark.parametrize("mariadb", [True, False], ids=["mariadb",
 
 
 @SERVER_KINDS
-async def test_concurrent_threads_share_groups(fresh_mysql_url: str, monkeypatch, mariadb: bool) -> None:
+async def test_concurrent_threads_share_groups(clean_mysql_url: str, monkeypatch, mariadb: bool) -> None:
     """Writes of several threads that are ready together go to the server as one group (one round
     trip, one transaction), and every thread's state comes back whole."""
     sizes: list[int] = []
@@ -278,7 +278,7 @@ async def test_concurrent_threads_share_groups(fresh_mysql_url: str, monkeypatch
         return original(self, writes)
 
     monkeypatch.setattr(mysql_saver._Db, "group", group)
-    async with open_checkpointer(fresh_mysql_url) as saver:
+    async with open_checkpointer(clean_mysql_url) as saver:
         saver._mariadb = mariadb
         threads = [f"together-{i}" for i in range(6)]
         await asyncio.gather(*(_chat(saver, t, 1) for t in threads))  # each thread's first write: alone
@@ -290,7 +290,7 @@ async def test_concurrent_threads_share_groups(fresh_mysql_url: str, monkeypatch
 
 
 @SERVER_KINDS
-async def test_a_failing_write_does_not_fail_its_group(fresh_mysql_url: str, monkeypatch, mariadb: bool) -> None:
+async def test_a_failing_write_does_not_fail_its_group(clean_mysql_url: str, monkeypatch, mariadb: bool) -> None:
     """A write whose statement fails in a group (here: an item whose hash is stored already, which this
     process took for new) gets that error alone, and starts again looking hashes up; the other write
     of its group is sent again and committed."""
@@ -307,7 +307,7 @@ async def test_a_failing_write_does_not_fail_its_group(fresh_mysql_url: str, mon
         return result
 
     monkeypatch.setattr(mysql_saver._Db, "group", group)
-    url = fresh_mysql_url
+    url = clean_mysql_url
     async with open_checkpointer(url) as saver:
         saver._mariadb = mariadb
         await _chat(saver, "known", 1)
@@ -331,10 +331,10 @@ async def test_a_failing_write_does_not_fail_its_group(fresh_mysql_url: str, mon
 
 
 @SERVER_KINDS
-async def test_cancelled_write_leaves_its_group(fresh_mysql_url: str, mariadb: bool) -> None:
+async def test_cancelled_write_leaves_its_group(clean_mysql_url: str, mariadb: bool) -> None:
     """A write cancelled while its group waits on the server (its thread's row locked by another
     session) rolls the group back; the group's other write is sent again and commits."""
-    url = fresh_mysql_url
+    url = clean_mysql_url
     async with open_checkpointer(url) as saver:
         saver._mariadb = mariadb
         await _chat(saver, "a-blocked", 1)
@@ -372,7 +372,7 @@ async def test_cancelled_write_leaves_its_group(fresh_mysql_url: str, mariadb: b
 
 
 async def test_a_read_looks_up_the_versions_its_statement_did_not_match(
-    fresh_mysql_url: str, monkeypatch: pytest.MonkeyPatch
+    clean_mysql_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """aget_tuple reads a checkpoint and its writes in one statement; a document that keeps no values in
     "vals" (here: a store written before migration 008, its documents' versions left padded, so the
@@ -381,7 +381,7 @@ async def test_a_read_looks_up_the_versions_its_statement_did_not_match(
     statement."""
     reference = tool_loop(InMemorySaver())
     monkeypatch.setattr(base, "with_short_versions", lambda checkpoint: checkpoint)
-    async with open_checkpointer(fresh_mysql_url) as saver:
+    async with open_checkpointer(clean_mysql_url) as saver:
         graph = tool_loop(saver)
         monkeypatch.setattr(MysqlCheckpointer, "inline_values", False)  # every value a row, no "vals"
         for turn in range(2):
@@ -412,7 +412,7 @@ async def test_a_read_looks_up_the_versions_its_statement_did_not_match(
 
 
 
-async def test_a_group_answers_only_when_a_write_matched_nothing(fresh_mysql_url: str, monkeypatch) -> None:
+async def test_a_group_answers_only_when_a_write_matched_nothing(clean_mysql_url: str, monkeypatch) -> None:
     """On MariaDB a group's compound statement sends its writes' answers (a result set) only when one
     of them matched no row: a group whose writes all matched answers with its end alone (one packet).
     A stale write (its thread deleted and re-created by another process) in a group with a good one
@@ -426,7 +426,7 @@ async def test_a_group_answers_only_when_a_write_matched_nothing(fresh_mysql_url
         return result
 
     monkeypatch.setattr(mysql_saver._Db, "group", group)
-    url = fresh_mysql_url
+    url = clean_mysql_url
     async with open_checkpointer(url) as first, open_checkpointer(url) as second:
         await _chat(first, "a-reborn", 1)
         await _chat(first, "b-kept", 1)
@@ -448,12 +448,12 @@ async def test_a_group_answers_only_when_a_write_matched_nothing(fresh_mysql_url
     assert [c for _n, c in _items(url, "a-reborn")].count("late") == 1  # stored once, in the new thread
 
 
-async def test_a_write_failed_with_an_earlier_one_looks_hashes_up_on_its_retry(fresh_mysql_url: str) -> None:
+async def test_a_write_failed_with_an_earlier_one_looks_hashes_up_on_its_retry(clean_mysql_url: str) -> None:
     """Two writes of a thread whose item numbers another process took meanwhile, queued one after the
     other: the first matches nothing, the second fails with it. The first's retry makes the thread known
     again with only the hashes it looked up; the second's retry then takes a stored message for new,
     fails on its hash, and is made once more, looking hashes up: both are stored, each item once."""
-    url = fresh_mysql_url
+    url = clean_mysql_url
     async with open_checkpointer(url) as first, open_checkpointer(url) as second:
         await _chat(first, "shared", 2)
         await _chat(second, "shared", 2, start=2)  # items 9-16, unknown to `first`

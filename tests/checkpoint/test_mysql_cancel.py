@@ -71,13 +71,13 @@ async def cut_write(saver: Any, url: str, *, cancels: int) -> asyncio.Task[None]
 
 @pytest.mark.parametrize("cancels", [1, 2])
 async def test_a_write_cancelled_mid_statement_frees_its_locks_at_once(
-    fresh_mysql_url: str, cancels: int, caplog: pytest.LogCaptureFixture
+    clean_mysql_url: str, cancels: int, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The cut session went on waiting for the lock (up to the lock timeout, 10 s) and kept `mine`'s
     row locked meanwhile: the thread's next write waited for it. Cancelled again during the cleanup,
     asyncio logged the rollback's failure on the closed connection ("Task exception was never
     retrieved")."""
-    url = fresh_mysql_url
+    url = clean_mysql_url
     async with open_checkpointer(url) as saver:
         for thread_id in ("mine", "held"):
             await saver.aupdate_thread(thread_id, metadata={"kept": thread_id}, status="idle")

@@ -20,27 +20,27 @@ def cfg(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id}}
 
 
-async def test_timeouts_are_set_on_every_connection(fresh_postgres_url: str) -> None:
-    async with open_checkpointer(fresh_postgres_url) as saver:
+async def test_timeouts_are_set_on_every_connection(clean_postgres_url: str) -> None:
+    async with open_checkpointer(clean_postgres_url) as saver:
         async with saver.pool.connection() as conn:
             cur = await conn.execute("SELECT current_setting('statement_timeout'), current_setting('lock_timeout')")
             assert await cur.fetchone() == ("30s", "10s")
-    async with open_checkpointer(fresh_postgres_url, statement_timeout=2.5, lock_timeout=0) as saver:
+    async with open_checkpointer(clean_postgres_url, statement_timeout=2.5, lock_timeout=0) as saver:
         async with saver.pool.connection() as conn:
             cur = await conn.execute("SELECT current_setting('statement_timeout'), current_setting('lock_timeout')")
             assert await cur.fetchone() == ("2500ms", "0")
 
 
-async def test_timeouts_from_url_and_environment(fresh_postgres_url: str, monkeypatch) -> None:
+async def test_timeouts_from_url_and_environment(clean_postgres_url: str, monkeypatch) -> None:
     monkeypatch.setenv("ORECAST_PG_STATEMENT_TIMEOUT", "7")
     monkeypatch.setenv("ORECAST_PG_LOCK_TIMEOUT", "3")
-    async with open_checkpointer(fresh_postgres_url + "&lock_timeout=0.5") as saver:
+    async with open_checkpointer(clean_postgres_url + "&lock_timeout=0.5") as saver:
         async with saver.pool.connection() as conn:
             cur = await conn.execute("SELECT current_setting('statement_timeout'), current_setting('lock_timeout')")
             assert await cur.fetchone() == ("7s", "500ms")
     monkeypatch.setenv("ORECAST_PG_LOCK_TIMEOUT", "soon")
     with pytest.raises(ValueError, match="ORECAST_PG_LOCK_TIMEOUT"):
-        async with open_checkpointer(fresh_postgres_url):
+        async with open_checkpointer(clean_postgres_url):
             pass
 
 
@@ -49,11 +49,11 @@ async def test_timeouts_from_url_and_environment(fresh_postgres_url: str, monkey
     [({"lock_timeout": 0.3}, "lock"), ({"statement_timeout": 0.3, "lock_timeout": 0}, "statement")],
 )
 async def test_a_row_locked_elsewhere_times_out_with_a_clear_error(
-    fresh_postgres_url: str, timeouts: dict[str, float], what: str
+    clean_postgres_url: str, timeouts: dict[str, float], what: str
 ) -> None:
-    async with open_checkpointer(fresh_postgres_url, **timeouts) as saver:
+    async with open_checkpointer(clean_postgres_url, **timeouts) as saver:
         await put(saver, "locked", "first")
-        async with await psycopg.AsyncConnection.connect(fresh_postgres_url) as other:
+        async with await psycopg.AsyncConnection.connect(clean_postgres_url) as other:
             await other.execute("SELECT 1 FROM threads WHERE thread_id = 'locked' FOR UPDATE")
             started = time.monotonic()
             with pytest.raises(StoreTimeout) as caught:
@@ -68,12 +68,12 @@ async def test_a_row_locked_elsewhere_times_out_with_a_clear_error(
         assert (await saver.aget_thread("locked")).checkpoint_count == 2
 
 
-async def test_a_read_retries_once_on_a_dropped_connection(fresh_postgres_url: str) -> None:
-    async with open_checkpointer(fresh_postgres_url) as saver:
+async def test_a_read_retries_once_on_a_dropped_connection(clean_postgres_url: str) -> None:
+    async with open_checkpointer(clean_postgres_url) as saver:
         await put(saver, "kept", "hello")
         async with saver._read() as db:
             pid = (await db.connection()).info.backend_pid
-            with psycopg.connect(fresh_postgres_url, autocommit=True) as admin:
+            with psycopg.connect(clean_postgres_url, autocommit=True) as admin:
                 admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
             await asyncio.sleep(0.2)
             row = await db.fetchone("SELECT thread_id FROM threads")

@@ -78,13 +78,13 @@ def _run(mode: str, *urls: str) -> dict:
 
 
 @pytest.mark.slow
-async def test_restart_reads_and_resumes(tmp_path, fresh_postgres_url: str) -> None:
-    await _restart_reads_and_resumes(f"sqlite:///{tmp_path / 'restart.db'}", fresh_postgres_url)
+async def test_restart_reads_and_resumes(tmp_path, clean_postgres_url: str) -> None:
+    await _restart_reads_and_resumes(f"sqlite:///{tmp_path / 'restart.db'}", clean_postgres_url)
 
 
 @pytest.mark.slow
-async def test_restart_reads_and_resumes_mysql(fresh_mysql_url: str) -> None:
-    await _restart_reads_and_resumes(fresh_mysql_url)
+async def test_restart_reads_and_resumes_mysql(clean_mysql_url: str) -> None:
+    await _restart_reads_and_resumes(clean_mysql_url)
 
 
 async def _restart_reads_and_resumes(*urls: str) -> None:

@@ -34,7 +34,7 @@ def url(request: pytest.FixtureRequest) -> str:
     """A clean store on PostgreSQL, and on MariaDB sending groups both as MariaDB's compound statement
     and statement by statement, the way MySQL 8 runs them (`_mariadb` set in `opened`)."""
     request.node.mariadb = request.param == "mariadb"
-    return request.getfixturevalue("fresh_postgres_url" if request.param == "postgres" else "fresh_mysql_url")
+    return request.getfixturevalue("clean_postgres_url" if request.param == "postgres" else "clean_mysql_url")
 
 
 @contextlib.asynccontextmanager

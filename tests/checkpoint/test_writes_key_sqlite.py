@@ -29,10 +29,11 @@ def primary_key(url: str) -> list[str]:
     return [columns[n] for n in sorted(columns)]
 
 
-@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("new_store_url", ["sqlite"], indirect=True)
 async def test_store_before_migration_006_reads_back_identically(
-    store_url: str, monkeypatch: pytest.MonkeyPatch
+    new_store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    store_url = new_store_url  # migrated up to 005 only, here
     before_006 = migrations.pending
 
     def pending(dialect: str, current: int) -> list[tuple[int, str]]:

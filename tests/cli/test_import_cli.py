@@ -109,8 +109,9 @@ def test_dry_run_writes_nothing(tmp_path) -> None:
     assert raw_sql(target, "SELECT count(*) FROM checkpoints") == [(0,)]
 
 
-def test_dry_run_creates_no_store_on_any_database(store_url: str, tmp_path) -> None:
+def test_dry_run_creates_no_store_on_any_database(new_store_url: str, tmp_path) -> None:
     """The dry run created and migrated the target store, though it promises to write nothing."""
+    store_url = new_store_url
     source = str(tmp_path / "official.sqlite3")
     write_official("langgraph-sqlite", source)
     out = inprocess.orecast(import_args("langgraph-sqlite", source, store_url, "--dry-run"))

@@ -38,7 +38,8 @@ def write_conversation(url: str, thread_id: str, turns: int, title: str | None =
     asyncio.run(go())
 
 
-def test_db_migrate_and_status(store_url: str) -> None:
+def test_db_migrate_and_status(new_store_url: str) -> None:
+    store_url = new_store_url  # `db migrate` makes the store
     migrated = run("db", "migrate", "--database-url", store_url)
     assert migrated.exit_code == 0, migrated.output
     assert f"schema version {stats_version(store_url)}" in migrated.stdout
