@@ -10,12 +10,12 @@ import re
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.service.conftest import Server
 from tests.service.web.conftest import ask, questions, thread_id_of
 
 pytestmark = pytest.mark.slow
-expect = pytest.importorskip("playwright.sync_api").expect
 
 SEARCH = "**/threads/search"
 

@@ -8,12 +8,12 @@ import json
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.service.conftest import Server
 from tests.service.web.conftest import ask, messages, wait_idle
 
 pytestmark = pytest.mark.slow
-expect = pytest.importorskip("playwright.sync_api").expect
 
 
 def test_approve_then_download(open_page: Any, web_server: Server) -> None:

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 from langgraph_sdk import get_sync_client
+from playwright.sync_api import expect
 
 from tests.service.conftest import Server
 from tests.service.web.conftest import ask, messages, questions, thread_id_of, wait_idle
 
 pytestmark = pytest.mark.slow
-expect = pytest.importorskip("playwright.sync_api").expect
 
 FIRST = "What is the latest iron ore price?"
 SECOND = "How volatile was iron ore over the past year?"

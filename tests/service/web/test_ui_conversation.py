@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 from langgraph_sdk import get_sync_client
+from playwright.sync_api import expect
 
 from tests.service.conftest import Server
 from tests.service.web.conftest import ask, messages, questions, thread_id_of, web_settings
 
 pytestmark = pytest.mark.slow
-expect = pytest.importorskip("playwright.sync_api").expect
 
 
 def test_conversation_with_a_chart(open_page: Any, web_server: Server) -> None:

@@ -8,11 +8,11 @@ import json
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.service.conftest import Server
 
 pytestmark = pytest.mark.slow
-expect = pytest.importorskip("playwright.sync_api").expect
 
 QUESTION = "Chart iron ore since 2020"
 

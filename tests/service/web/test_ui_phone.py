@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.service.conftest import Server
 from tests.service.web.conftest import ask
 
 pytestmark = pytest.mark.slow
-expect = pytest.importorskip("playwright.sync_api").expect
 PHONE = {"width": 375, "height": 812}
 
 # What sticks out of the screen sideways, outside a box that scrolls or clips it.

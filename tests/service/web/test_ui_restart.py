@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.service.conftest import Server, free_port
 from tests.service.web.conftest import ask, questions, wait_idle, web_settings
 
 pytestmark = pytest.mark.slow
-expect = pytest.importorskip("playwright.sync_api").expect
 
 
 def test_restart_keeps_conversation_and_pending_approval(open_page: Any, tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from langgraph_sdk import get_sync_client
+from playwright.sync_api import expect
 
 from tests.service.conftest import Server, free_port
 from tests.service.web.conftest import messages, questions, thread_id_of, wait_idle, web_settings
@@ -18,7 +19,6 @@ from tests.service.web.slow_graph import FAIL_WHILE, GATE, SECONDS, TOOL
 
 pytestmark = pytest.mark.slow
 HELD_SECONDS = 3
-expect = pytest.importorskip("playwright.sync_api").expect
 
 
 

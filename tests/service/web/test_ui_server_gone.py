@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.service.conftest import Server, free_port, wait_for_serve
 from tests.service.web.conftest import ask, messages, thread_id_of, wait_idle, web_settings
 
 pytestmark = pytest.mark.slow
-expect = pytest.importorskip("playwright.sync_api").expect
 
 
 class Killable:

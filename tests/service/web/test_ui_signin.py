@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 from langgraph_sdk import get_sync_client
+from playwright.sync_api import expect
 
 from tests.service.conftest import Server, say
 from tests.service.web.conftest import ask, thread_id_of
 
 pytestmark = pytest.mark.slow
-expect = pytest.importorskip("playwright.sync_api").expect
 
 
 def sign_in(page: Any, key: str) -> None:

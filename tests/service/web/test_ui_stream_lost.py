@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.service.web.conftest import messages
 from tests.service.web.test_ui_server_gone import Killable, watched
 
 pytestmark = pytest.mark.slow
-expect = pytest.importorskip("playwright.sync_api").expect
 
 STALE = {"ORECAST_STALE_RUN_SECONDS": "1"}  # the restarted server recovers the dead one's run at once
 LONG_MS = 120_000  # the SDK's reconnects give up after ~30 s; then a restart on a loaded machine
