@@ -25,6 +25,11 @@ _MISSING = object()
 STORED_FIELDS = ("identity", "display_name", "is_authenticated", "permissions")
 
 
+def stored_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a user that are stored with a run or a cron (`STORED_FIELDS`), none other."""
+    return {k: fields[k] for k in STORED_FIELDS if k in fields}
+
+
 class AuthDenied(ServiceError):
     """An auth handler refused the request (its status: 401 from authenticate, 403 from a handler)."""
 
@@ -68,7 +73,7 @@ class User(Mapping[str, Any]):
     def identity_only(self) -> dict[str, Any]:
         """What is stored of the user with a run: who it is and what it may do, none of the other fields
         the authenticate handler returned (a token for a service it calls, say)."""
-        return {k: self._fields[k] for k in STORED_FIELDS if k in self._fields}
+        return stored_fields(self._fields)
 
 
 def _user(result: Any) -> User:

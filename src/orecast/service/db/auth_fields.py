@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from orecast.service.custom_auth import STORED_FIELDS
+from orecast.service.custom_auth import stored_fields
 from orecast.service.db.connection import Tx
 
 PAGE = 500
@@ -29,7 +29,7 @@ HAS_RUN_USER = '%"langgraph_auth_user"%'
 
 def identity_only(user: Any) -> Any:
     """A stored user's fields without those beyond its identity and permissions (anything else as is)."""
-    return {k: user[k] for k in STORED_FIELDS if k in user} if isinstance(user, dict) else user
+    return stored_fields(user) if isinstance(user, dict) else user
 
 
 def _dumps(value: Any) -> str:
