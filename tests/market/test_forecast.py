@@ -120,3 +120,34 @@ def test_world_bank_iron_ore_forecast_from_real_data():
     assert fc.mean.index[0] == pd.Timestamp("2026-06-01")
     assert "World Bank" in fc.source and fc.unit == "US$/dmt"
     assert 50 < fc.mean.iloc[0] < 200
+
+
+def test_pmi_bands_are_not_set_by_the_covid_months():
+    """The PMI fell to 35.7 in February 2020 and bounced to 52.0: those two months were 57 % of the
+    squared monthly changes since 2008, and with them the 80 % band held 98 % of the one-month
+    outcomes from 2021 on. The fits now carry January 2020 over them (said in `adjusted`)."""
+    from pathlib import Path
+
+    import orecast.market as market_pkg
+    from orecast.market import backtest
+
+    csv = Path(market_pkg.__file__).parent / "data" / "china_nbs_manufacturing_pmi_monthly.csv"
+    pmi = pd.read_csv(csv, index_col="date", parse_dates=True)["china_nbs_manufacturing_pmi"].dropna()
+    changes = pmi.diff().dropna()
+    covid = changes[["2020-02-01", "2020-03-01", "2020-04-01"]]
+    share = float((covid**2).sum() / (changes**2).sum())
+    assert share > 0.5  # the shock dominates the variance: the reason for the adjustment
+    fitted = pmi.copy()
+    fitted["2020-02-01"] = fitted["2020-03-01"] = pmi["2020-01-01"]
+    sigma = float(np.sqrt((fitted.diff().dropna() ** 2).mean()))
+
+    fc = forecast("china_pmi_monthly", 3, "naive")
+    half_width = float(fc.upper[80].iloc[0] - fc.mean.iloc[0])
+    assert half_width == pytest.approx(1.2815516 * sigma, rel=1e-4)
+    adjusted = fc.to_dict()["adjusted"]
+    assert [(a["date"], a["actual"], a["used"]) for a in adjusted] == [
+        ("2020-02-01", pmi["2020-02-01"], 50.0), ("2020-03-01", pmi["2020-03-01"], 50.0)]
+    assert adjusted[0]["share_of_squared_changes"] == pytest.approx(share, abs=1e-5)
+    # Scored against the actual values, the 80 % band no longer holds nearly every outcome.
+    recent = backtest("china_pmi_monthly", 1, "naive", start="2021-06-01").to_dict()
+    assert recent["coverage_pct"]["80"] < 95

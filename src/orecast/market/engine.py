@@ -131,6 +131,8 @@ class Setup:
     # log(month-end) − log(month average) of the indicator, per month of `index` (NaN if unknown).
     premium: np.ndarray | None = None
     indicator: str | None = None
+    # (position, actual value, value the fits see) of each one-off shock replaced (catalog `shocks`).
+    shocks: tuple[tuple[int, float, float], ...] = ()
 
     @property
     def candidates(self) -> tuple[str, ...]:
@@ -147,18 +149,36 @@ def setup(series: pd.Series, meta: SeriesMeta, window: int | None = None) -> Set
     log = meta.log_model and bool((raw > 0).all())
     spec = find_spec(meta.id)
     indicator = spec.indicator if spec is not None and meta.frequency == "monthly" else None
+    fitted, shocks = _without_shocks(pd.DatetimeIndex(series.index), raw, spec.shocks if spec else ())
     return Setup(
         meta=meta,
         index=pd.DatetimeIndex(series.index),
         raw=raw,
-        model=Frozen(np.log(raw) if log else raw),
+        model=Frozen(np.log(fitted) if log else fitted),
         log=log,
         window=window if window is not None else FIT_WINDOW.get(meta.frequency),
         season=SEASON.get(meta.frequency, 1),
         min_train=MIN_TRAIN.get(meta.frequency, 24),
         premium=_premium(indicator, pd.DatetimeIndex(series.index)) if indicator and log else None,
         indicator=indicator if log else None,
+        shocks=shocks,
     )
+
+
+def _without_shocks(index: pd.DatetimeIndex, raw: np.ndarray, dates: tuple[str, ...]
+                    ) -> tuple[np.ndarray, tuple[tuple[int, float, float], ...]]:
+    """`raw` with each one-off shock replaced by the last value before it (carried over a run of
+    shocks), so a model's variance is not set by one event; the replacements, by position."""
+    if not dates:
+        return raw, ()
+    fitted = raw.copy()
+    out = []
+    for day in sorted(dates):
+        pos = int(index.searchsorted(pd.Timestamp(day)))
+        if 0 < pos < len(raw) and index[pos] == pd.Timestamp(day):
+            fitted[pos] = fitted[pos - 1]
+            out.append((pos, float(raw[pos]), float(fitted[pos])))
+    return fitted, tuple(out)
 
 
 def _premium(indicator: str, index: pd.DatetimeIndex) -> np.ndarray:

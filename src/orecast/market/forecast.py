@@ -58,6 +58,10 @@ class Forecast:
     scores: dict[str, float] = field(default_factory=dict)  # auto: MASE of each candidate
     history: pd.Series = field(default_factory=pd.Series, repr=False, compare=False)
     calendar: str = trading_days.WEEKDAYS  # daily series: the days the dates skip
+    # One-off shocks the fit did not see (catalog `shocks`): date, actual value, value used, and
+    # their share of the sum of squared period changes in the fit window (what they would have
+    # added to the bands).
+    adjusted: tuple[dict[str, object], ...] = ()
 
     def to_frame(self) -> pd.DataFrame:
         """The long shape shared with the backtest table: ds, mean, lo-80, hi-80, …"""
@@ -92,6 +96,8 @@ class Forecast:
             "source": self.source,
             "licence": self.licence,
         }
+        if self.adjusted:
+            out["adjusted"] = list(self.adjusted)
         if self.scores:
             out["backtest_mase"] = {m: num(v, 3) for m, v in self.scores.items()}
         if self.frequency == "daily":
@@ -190,6 +196,15 @@ def forecast(
     def series_of(row: np.ndarray) -> pd.Series:
         return pd.Series(s.back(row), index=dates, name=meta.id)
 
+    first = 0 if s.window is None else max(0, origin + 1 - s.window)
+    adjusted = ()
+    if shocks := [x for x in s.shocks if x[0] > first]:
+        changes = np.diff(s.raw)  # changes[i]: from position i to i + 1
+        touched = sorted({i for p, _, _ in shocks for i in (p - 1, p) if i < len(changes)})
+        window = changes[first:]
+        share = float(changes[touched] @ changes[touched]) / float(window @ window)
+        adjusted = tuple({"date": iso(s.index[p]), "actual": num(a), "used": num(u),
+                          "share_of_squared_changes": num(share)} for p, a, u in shocks)
     return Forecast(
         series_id=meta.id, name_en=meta.name_en, name_zh=meta.name_zh, unit=meta.unit,
         frequency=meta.frequency, source=meta.source, licence=meta.licence, method=chosen,
@@ -198,5 +213,5 @@ def forecast(
         mean=series_of(path.mean[0]),
         lower={lv: series_of(path.lower[lv][0]) for lv in levels_t},
         upper={lv: series_of(path.upper[lv][0]) for lv in levels_t},
-        log_scale=s.log, scores=scores, history=values, calendar=calendar,
+        log_scale=s.log, scores=scores, history=values, calendar=calendar, adjusted=adjusted,
     )

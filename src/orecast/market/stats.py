@@ -58,6 +58,9 @@ class Description:
     seasonal_up_pct: dict[int, float] = field(default_factory=dict)  # share of those that were rises
     # Annualised volatility of each whole calendar year in the range: is the last year's high or low?
     yearly_volatility_pct: dict[int, float] = field(default_factory=dict)
+    # The largest one-period rises and falls in the range, each from the observation before it
+    # (which may precede the range: 2025's first trading day is measured from 2024's last).
+    largest_moves: dict[str, list[dict[str, object]]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -82,8 +85,32 @@ class Description:
             "seasonal_count": {str(m): n for m, n in self.seasonal_count.items()},
             "seasonal_up_pct": {str(m): num(v, 4) for m, v in self.seasonal_up_pct.items()},
             "yearly_volatility": _yearly(self.yearly_volatility_pct),
+            "largest_moves": self.largest_moves,
             "source": self.source,
         }
+
+
+MOVES_SHOWN = 3
+
+
+def _largest_moves(full: pd.Series, first: pd.Timestamp, relative: bool) -> dict[str, list[dict[str, object]]]:
+    """The `MOVES_SHOWN` largest rises and falls from one observation to the next, for the
+    periods from `first` on (in % for prices, in points for a diffusion index)."""
+    prev = full.shift(1)
+    change = (full / prev - 1) * 100 if relative else full - prev
+    change = change[change.index >= first].dropna()
+
+    def rows(picked: pd.Series) -> list[dict[str, object]]:
+        out: list[dict[str, object]] = []
+        for day, value in picked.items():
+            before = full.index[full.index.get_loc(day) - 1]
+            out.append({"date": iso(day), "previous_date": iso(before), "previous": num(full[before]),
+                        "value": num(full[day]), "change": num(float(full[day] - full[before])),
+                        "change_pct": num(float(value), 4) if relative else None})
+        return out
+
+    return {"rises": rows(change[change > 0].nlargest(MOVES_SHOWN)),
+            "falls": rows(change[change < 0].nsmallest(MOVES_SHOWN))}
 
 
 def _yearly(vols: dict[int, float]) -> dict[str, object] | None:
@@ -172,6 +199,7 @@ def describe(
         minimum=float(values.min()), maximum=float(values.max()), mean=float(values.mean()),
         seasonal_pct=seasonal, min_date=values.idxmin(), max_date=values.idxmax(),
         seasonal_count=seasonal_count, seasonal_up_pct=seasonal_up, yearly_volatility_pct=yearly,
+        largest_moves=_largest_moves(load_series(series, None, end, freq), values.index[0], relative),
     )
 
 
