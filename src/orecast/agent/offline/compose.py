@@ -7,6 +7,7 @@ qualitative (the risks an analyst always names next to a forecast). Numbers are 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -230,7 +231,7 @@ def _when(date: Any, zh: bool) -> str:
     return f"（{date}）" if zh else f" ({date})"
 
 
-def describe(p: dict[str, Any], zh: bool, *, seasonal: bool = False) -> str:
+def describe(p: dict[str, Any], zh: bool, *, seasonal: bool = False, moves: str | None = None) -> str:
     unit = p.get("unit", "")
     rng, last, dd = p.get("range", {}), p.get("last", {}), p.get("max_drawdown", {})
     changes = {k: v for k, v in (p.get("change") or {}).items() if v is not None}
@@ -265,7 +266,63 @@ def describe(p: dict[str, Any], zh: bool, *, seasonal: bool = False) -> str:
             lines.append("- changes: " + ", ".join(f"{CHANGE_LABELS.get(k, (k, k))[1]} {ch(v)}" for k, v in changes.items()))
     if seasonal:
         lines.append(seasonality(p, zh))
+    if moves and isinstance(p.get("largest_moves"), dict):
+        lines[1:1] = _moves_lines(p, moves, zh)
     return "\n".join(lines) + _source(p, zh)
+
+
+_PERIOD_WORD = {"daily": ("单日", "one-day"), "weekly": ("单周", "one-week"), "monthly": ("单月", "one-month"),
+                "quarterly": ("单季", "one-quarter"), "annual": ("单年", "one-year")}
+
+
+def _moves_lines(p: dict[str, Any], moves: str, zh: bool) -> list[str]:
+    """"2025年最大的单日涨幅": the largest rise (fall) from one observation to the next, dated, with
+    its size in % and in the unit (points for the PMI), and the runners-up."""
+    unit = p.get("unit", "")
+    series = str(p.get("series"))
+    word = _PERIOD_WORD.get(cat.frequency(series) if series in cat.catalogue() else "", ("单期", "one-period"))
+    out: list[str] = []
+    for key, zh_word, en_word in (("rises", "涨幅", "rise"), ("falls", "跌幅", "fall")):
+        if moves not in ("both", key):
+            continue
+        found = p["largest_moves"].get(key) or []
+        if not found:
+            out.append(f"- 这段时间没有一次{word[0]}上涨。" if zh and key == "rises" else
+                       f"- 这段时间没有一次{word[0]}下跌。" if zh else f"- No {word[1]} {en_word} in this period.")
+            continue
+
+        def one(m: dict[str, Any]) -> str:
+            if m.get("change_pct") is None:  # a diffusion index (PMI): points, not a level in its unit
+                by = points(m.get("change"), zh)
+                return (f"{m.get('date')} {by}（从 {m.get('previous_date')} 的 {fmt(m.get('previous'))} 到 "
+                        f"{fmt(m.get('value'))}）" if zh else
+                        f"{m.get('date')} {by} (from {fmt(m.get('previous'))} on {m.get('previous_date')} to "
+                        f"{fmt(m.get('value'))})")
+            size = pct(m.get("change_pct")) + "，" if m.get("change_pct") is not None and zh else \
+                pct(m.get("change_pct")) + ", " if m.get("change_pct") is not None else ""
+            if zh:
+                return (f"{m.get('date')} {size}{signed(m.get('change'), unit)}（从 {m.get('previous_date')} 的 "
+                        f"{level(m.get('previous'), unit)} 到 {level(m.get('value'), unit)}）")
+            return (f"{m.get('date')} {size}{signed(m.get('change'), unit)} (from {level(m.get('previous'), unit)} on "
+                    f"{m.get('previous_date')} to {level(m.get('value'), unit)})")
+
+        head, rest = found[0], found[1:]
+        if zh:
+            out.append(f"- **最大{word[0]}{zh_word}**：{one(head)}" +
+                       (f"；其次：{'；'.join(one(m) for m in rest)}" if rest else ""))
+        else:
+            out.append(f"- **Largest {word[1]} {en_word}**: {one(head)}" +
+                       (f"; next: {'; '.join(one(m) for m in rest)}" if rest else ""))
+    if p.get("series") in _CONTINUOUS:
+        out.append("- 注意：这是连续主力合约，没有做换月调整；换月那天价格会跳到新合约的水平（铁矿石常有较大贴水），"
+                   "那样的“涨跌”不是市场真实变动，用这些日期前请核对是否是换月日。" if zh else
+                   "- Note: this is the continuous main contract, not roll-adjusted: on a roll day the price jumps to "
+                   "the new contract's level, which is not a market move; check whether a date is a roll before using it.")
+    return out
+
+
+_CONTINUOUS = frozenset(("dce_iron_ore_daily", "shfe_rebar_daily", "shfe_hrc_daily", "dce_coke_daily",
+                         "dce_coking_coal_daily"))
 
 
 def _yearly(p: dict[str, Any], zh: bool, size: Callable[[Any], str]) -> str:
@@ -600,7 +657,8 @@ def _reason(p: dict[str, Any], zh: bool) -> str:
     return f"{method}：{how}。"
 
 
-def forecast(p: dict[str, Any], zh: bool, focus: str | None = None) -> str:
+def forecast(p: dict[str, Any], zh: bool, focus: str | None = None, *, average: bool = False,
+             why_wide: bool = False) -> str:
     """The forecast path, with the periods asked about (from `focus`, else those after today) in
     full and the ones between the data's end and them summed up as what they are: forecasts too."""
     unit = p.get("unit", "")
@@ -665,6 +723,12 @@ def forecast(p: dict[str, Any], zh: bool, focus: str | None = None) -> str:
             f"- {row.get('date')}: {level(_mean(row), unit)}, 80% range {fmt(lo80, digits)} – {fmt(hi80, digits)}, "
             f"95% range {fmt(lo95, digits)} – {fmt(hi95, digits)}"
         )
+    if average and len(asked) > 1:
+        lines.append(_average_line(asked, unit, digits, zh))
+    if adjusted := p.get("adjusted"):
+        lines.append(_adjusted_line(adjusted, unit, digits, zh))
+    if why_wide and rows:
+        lines.append(_why_wide(p, rows, len(before), zh))
     if note := _closed_note(p.get("closed"), zh):
         lines.append(note)
     if asked and (note := _asked_on_closure(p.get("closed"), asked_for, str(asked[0].get("date")), zh)):
@@ -672,6 +736,97 @@ def forecast(p: dict[str, Any], zh: bool, focus: str | None = None) -> str:
     lines.append(RISKS_ZH if zh else RISKS_EN)
     return "\n".join(lines) + _source(p, zh)
 
+
+def _average_line(asked: list[dict[str, Any]], unit: Any, digits: int, zh: bool) -> str:
+    """"2027年平均价格": the mean of the periods' medians, said to be a forecast; its band is bounded
+    by the average of the periods' bounds (that is the band if every period moved in step; they do
+    not quite, so the average's true range is somewhat narrower)."""
+    mean = sum(float(_mean(r)) for r in asked) / len(asked)
+    lo80, hi80 = (sum(float(_band(r, 80)[i]) for r in asked) / len(asked) for i in (0, 1))
+    lo95, hi95 = (sum(float(_band(r, 95)[i]) for r in asked) / len(asked) for i in (0, 1))
+    a, b = asked[0].get("date"), asked[-1].get("date")
+    if zh:
+        return (f"- **{a} 至 {b} 的平均价格（预测，不是实际数据）**：{len(asked)} 期中位预测的平均 {level(mean, unit)}；"
+                f"80% 区间约 {fmt(lo80, digits)} – {fmt(hi80, digits)}，95% 区间约 {fmt(lo95, digits)} – {fmt(hi95, digits)}"
+                "（各期区间的平均；各期并非完全同步变动，平均价的实际区间比这略窄，这是偏宽的估计）。")
+    return (f"- **Average over {a} to {b} (a forecast, not data)**: the mean of the {len(asked)} periods' "
+            f"medians is {level(mean, unit)}; 80% range about {fmt(lo80, digits)} – {fmt(hi80, digits)}, 95% "
+            f"range about {fmt(lo95, digits)} – {fmt(hi95, digits)} (the periods' ranges averaged; the "
+            "periods do not move fully in step, so the average's true range is somewhat narrower: this "
+            "errs wide).")
+
+
+def _adjusted_line(adjusted: list[dict[str, Any]], unit: Any, digits: int, zh: bool) -> str:
+    """One-off shocks the fit left out (the PMI's 2020 COVID months), said with their weight."""
+    days = "、".join(f"{a.get('date')}（实际 {fmt(a.get('actual'), digits)}）" for a in adjusted) if zh else \
+        ", ".join(f"{a.get('date')} (actual {fmt(a.get('actual'), digits)})" for a in adjusted)
+    used, share = adjusted[0].get("used"), adjusted[0].get("share_of_squared_changes")
+    if zh:
+        return (f"- 区间的估计没有用一次性冲击 {days}：拟合时用之前的 {fmt(used, digits)} 代替。它们占拟合期内"
+                f"各期变化平方和的 {share_pct(share)}，带上它们区间会明显更宽（2021 年以来的回测中 80% 区间"
+                "几乎覆盖了所有实际值，说明偏宽）；如果再出现同样的冲击，这个区间会低估风险。")
+    return (f"- The bands leave out the one-off shock {days}: the fit used {fmt(used, digits)} instead. "
+            f"Those months are {share_pct(share)} of the squared period changes in the fit window; with "
+            "them the bands were much wider (from 2021 on, the 80% band held nearly every outcome, i.e. too "
+            "wide). If a shock like it came again, these bands would understate the risk.")
+
+
+def share_pct(value: Any) -> str:
+    return f"{float(value) * 100:.2f}%" if isinstance(value, int | float) else "?"
+
+
+def _why_wide(p: dict[str, Any], rows: list[dict[str, Any]], gap: int, zh: bool) -> str:
+    """"为什么预测区间这么宽": the width read from this forecast's own numbers — the per-period
+    scatter the model estimated, how it adds up over the periods, and the periods without data."""
+    first, last = rows[0], rows[-1]
+    unit = p.get("unit", "")
+    digits = digits_of(unit)
+    z80 = 1.2815516
+    log = p.get("point") == "median"
+
+    def spread(row: dict[str, Any]) -> tuple[float, float]:
+        lo, hi = (float(x) for x in _band(row, 80))
+        mid = float(_mean(row))
+        return (lo / mid - 1, hi / mid - 1) if log else (lo - mid, hi - mid)
+
+    (lo1, hi1), (lon, hin) = spread(first), spread(last)
+    if log:
+        sigma = math.log(float(_band(first, 80)[1]) / float(_mean(first))) / z80
+        step = f"{sigma * 100:.2f}%"
+        one, far = f"{lo1 * 100:+.2f}% 到 {hi1 * 100:+.2f}%", f"{lon * 100:+.2f}% 到 {hin * 100:+.2f}%"
+        one_en, far_en = f"{lo1 * 100:+.2f}% to {hi1 * 100:+.2f}%", f"{lon * 100:+.2f}% to {hin * 100:+.2f}%"
+    else:
+        sigma = hi1 / z80
+        step = f"{fmt(sigma, digits)} {unit}"
+        one = one_en = f"{fmt(lo1, digits)} – {fmt(hi1, digits)}"
+        far = far_en = f"{fmt(lon, digits)} – {fmt(hin, digits)}"
+    ratio = (hin - lon) / (hi1 - lo1) if hi1 != lo1 else float("nan")
+    n = len(rows)
+    if zh:
+        out = ["- **为什么区间这么宽**（用这个预测自己的数字）：",
+               f"  1. 单期波动：模型从历史估计的每期变化标准差约 {step}（{'对数变化' if log else '每期变化'}），"
+               f"所以第 1 期（{first.get('date')}）的 80% 区间已是中值的 {one}。",
+               f"  2. 期数累积：不确定性逐期叠加，第 {n} 期（{last.get('date')}）的 80% 区间是中值的 {far}，"
+               f"宽度是第 1 期的 {ratio:.2f} 倍（纯随机游走下约为 √{n} = {math.sqrt(n):.2f}）。"]
+        if gap:
+            out.append(f"  3. 数据滞后：数据只到 {(p.get('last') or {}).get('date')}，你问的时期之前还有 {gap} 期没有实际数据，"
+                       "这些期的不确定性也要算进去。")
+        out.append("  80% 区间的意思是：按模型，大约每 5 次会有 1 次实际值落在区间外；区间宽说明统计上能确定的很少，"
+                   "不是预计价格会大涨大跌。")
+        return "\n".join(out)
+    out = ["- **Why the ranges are so wide** (from this forecast's own numbers):",
+           f"  1. Per-period scatter: the model estimated a standard deviation of about {step} per period "
+           f"({'log change' if log else 'change'}) from the history, so the first period ({first.get('date')}) "
+           f"already has an 80% range of {one_en} around the median.",
+           f"  2. Horizon: uncertainty adds up period by period; at period {n} ({last.get('date')}) the 80% range "
+           f"is {far_en}, {ratio:.2f} times the first period's width (about √{n} = {math.sqrt(n):.2f} for a pure "
+           "random walk)."]
+    if gap:
+        out.append(f"  3. Stale data: the data ends on {(p.get('last') or {}).get('date')}, so {gap} period(s) "
+                   "with no actual data come before the time you asked about, and their uncertainty counts too.")
+    out.append("  An 80% range means that, by the model, about 1 time in 5 the outcome falls outside it; a wide "
+               "range says how little the statistics can pin down, not that a big move is expected.")
+    return "\n".join(out)
 
 
 def _asked_on_closure(closed: Any, asked_for: str | None, first_row: str, zh: bool) -> str:
@@ -960,13 +1115,14 @@ RENDERERS: dict[str, Callable[[dict[str, Any], bool], str]] = {
 }
 
 
-def render(tool: str, text: str, zh: bool, *, seasonal: bool = False, focus: str | None = None) -> str:
+def render(tool: str, text: str, zh: bool, *, seasonal: bool = False, focus: str | None = None,
+           average: bool = False, why_wide: bool = False, moves: str | None = None) -> str:
     p = payload_of(text)
     if not isinstance(p, dict):
         return text.strip()
     if tool == "forecast_price":
-        return forecast(localise(p, zh), zh, focus)
-    if tool == "describe_series" and seasonal:
-        return describe(localise(p, zh), zh, seasonal=True)
+        return forecast(localise(p, zh), zh, focus, average=average, why_wide=why_wide)
+    if tool == "describe_series" and (seasonal or moves):
+        return describe(localise(p, zh), zh, seasonal=seasonal, moves=moves)
     fn = RENDERERS.get(tool, generic)
     return fn(localise(p, zh), zh)

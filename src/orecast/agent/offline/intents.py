@@ -253,6 +253,12 @@ class Query:
     claim: tuple[float, str] | None = None  # "是不是10000元？": a price the user puts forward
     claims: list[tuple[float, str]] = field(default_factory=list)  # every one ("700元还是100美元")
     holiday: str | None = None  # "国庆节期间的价格": a holiday the exchanges close for (English name)
+    asks_average: bool = False  # "2027年平均价格": the mean over the period (of a forecast, if ahead)
+    asks_band_why: bool = False  # "为什么预测区间这么宽": the model's own numbers, not market causes
+    day_word: str | None = None  # "上周五", "yesterday": a day counted from today (start = end = it)
+    christmas: bool = False  # "圣诞节2024年": 25 December (a holiday abroad, not at DCE/SHFE)
+    asks_today: bool = False  # "今天是几号": the date itself, not a price
+    moves: str | None = None  # "2025年最大的单日涨幅": "rises" | "falls" | "both" (largest one-period moves)
 
 
 def _contains(low: str, words: tuple[str, ...]) -> bool:
@@ -664,6 +670,75 @@ def _holiday(low: str) -> str | None:
     return next((name for name, words in _HOLIDAYS if any(w in low for w in words)), None)
 
 
+# "最大的单日涨幅", "单日最大跌幅", "biggest one-day gain", "largest daily drop": one-period moves.
+_MOVE_ZH = re.compile(r"(?:最大|最多)的?(?:单日|一天|单月|单周|单期)?(涨幅|跌幅|涨跌|波动|变动)|"
+                      r"(?:单日|一天|单月|单周|当天)(?:最大|最多)的?(涨幅|跌幅|涨跌|上涨|下跌|变动)|"
+                      r"(?:单日|一天)(?:涨|跌)(?:得)?最多")
+_MOVE_EN = re.compile(r"(?:biggest|largest|greatest|steepest|sharpest|highest)\s+(?:single[- ])?"
+                      r"(?:one[- ]day|daily|1[- ]day|day's|monthly|one[- ]month|single[- ]day)?\s*"
+                      r"(gain|rise|jump|increase|rally|fall|drop|decline|loss|move|swing|change)", re.I)
+
+
+def _moves(low: str) -> str | None:
+    m = _MOVE_ZH.search(low)
+    word = (m.group(0) if m else "") or ((mm := _MOVE_EN.search(low)) and mm.group(0)) or ""
+    if not word:
+        return None
+    if re.search(r"涨幅|上涨|涨得|涨最|gain|rise|jump|increase|rally", word):
+        return "rises"
+    if re.search(r"跌|fall|drop|decline|loss", word):
+        return "falls"
+    return "both"
+
+
+_WEEKDAYS_ZH = {"一": 0, "1": 0, "二": 1, "2": 1, "三": 2, "3": 2, "四": 3, "4": 3, "五": 4, "5": 4,
+                "六": 5, "6": 5, "日": 6, "天": 6, "7": 6}
+_WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_DAY_BACK = ((re.compile(r"大前天"), 3), (re.compile(r"前天|day before yesterday", re.I), 2),
+             (re.compile(r"昨天|昨日|yesterday", re.I), 1))
+_WEEKDAY_WORD = re.compile(r"(上|这|本)(?:个)?(?:周|星期|礼拜)([一二三四五六日天1-7])|"
+                           r"\b(last|this)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
+
+
+def relative_day(text: str) -> tuple[str, str] | None:
+    """"上周五" on Monday 2026-12-07 → ("上周五", "2026-12-04"); 前天, yesterday, this Tuesday too.
+    Weeks start on Monday, so "上周五" is the Friday of the week before this one."""
+    from datetime import timedelta
+
+    from orecast.agent.clock import today
+
+    now = today()
+    m = _WEEKDAY_WORD.search(text)
+    if m:
+        last = (m.group(1) or "").startswith("上") or (m.group(3) or "").lower() == "last"
+        wd = _WEEKDAYS_ZH[m.group(2)] if m.group(2) else _WEEKDAYS_EN.index(m.group(4).lower())
+        monday = now - timedelta(days=now.weekday())
+        day = monday + timedelta(days=wd - (7 if last else 0))
+        if (m.group(3) or "").lower() == "last" and day >= now - timedelta(days=now.weekday()):
+            day -= timedelta(days=7)
+        if day > now:
+            return None  # "这周五" before Friday: a day ahead, the forecast paths read it elsewhere
+        return m.group(0), day.isoformat()
+    for rx, back in _DAY_BACK:
+        if mm := rx.search(text):
+            return mm.group(0), (now - timedelta(days=back)).isoformat()
+    return None
+
+
+def _christmas(text: str, low: str, start: str | None) -> str | None:
+    """"圣诞节2024年铁矿石价格" → "2024-12-25"; no year: the last Christmas on or before today."""
+    from orecast.agent.clock import today
+
+    if not re.search(r"圣诞|christmas|xmas", low):
+        return None
+    year = int(start[:4]) if start and re.fullmatch(r"\d{4}", start) else None
+    if year is None:
+        now = today()
+        shift = -1 if re.search(r"去年|last year", low) else 0
+        year = now.year + shift if shift or (now.month, now.day) >= (12, 25) else now.year - 1
+    return f"{year:04d}-12-25"
+
+
 def parse(text: str, known_series: set[str] | None = None) -> Query:
     low = text.lower()
     q = Query(text=text, zh=is_chinese(text))
@@ -697,6 +772,10 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
             break
     q.tomorrow = bool(re.search(r"\btomorrow\b|明天|明日", low))
     q.asks_why = bool(re.search(r"\bwhy\b|为什么|为何|什么原因|原因是", low))
+    q.asks_band_why = q.asks_why and bool(re.search(
+        r"区间|范围|不确定|置信|误差带|\bbands?\b|\branges?\b|interval|uncertain|so wide|wide", low))
+    q.moves = _moves(low)
+    q.asks_average = bool(re.search(r"平均|均价|均值|\baverage\b|\bmean\b", low))
     q.scenario, q.scenario_unsupported = _scenario(text, low)
     if q.scenario is None and q.scenario_unsupported is None:
         q.scenario_level = _scenario_level(low)
@@ -725,6 +804,14 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     if q.method is None:
         q.bad_method = _unknown_method(low)
     q.start, q.end = _dates(text)
+    q.asks_today = bool(re.search(r"今天(?:是)?(?:几号|几月几号|几月几日|什么日子|哪一天|星期几|周几)|今天的日期|"
+                                  r"现在是(?:几号|什么时候|哪一年)|what(?:'s| is) (?:the )?(?:date|day) today|"
+                                  r"what(?:'s| is) today's date|today's date\??$|what day is (?:it )?today", low))
+    if (xmas := _christmas(text, low, q.start)) is not None:
+        q.christmas, q.start, q.end, q.relative = True, xmas, xmas, None
+    elif not (q.start or q.end) and (rel_day := relative_day(text)) is not None:
+        q.day_word, q.start = rel_day
+        q.end, q.relative, q.tomorrow = q.start, None, False
     if q.relative and q.relative[0] == "year" and not (q.start or q.end) and (
             dated := _year_named(text, q.relative[1])) is not None:
         # "去年12月铁矿石均价" is December of last year, not the whole year: the relative year is
@@ -741,6 +828,11 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     if re.search(r"价差|差价|spread", low) and not (q.start or q.end or q.last_period) and "history" in q.intents:
         q.intents.remove("history")  # "the spread between HRC and rebar": now, not a history
         q.intents.append("latest")
+    if q.moves and "describe" not in q.intents:
+        q.intents.insert(0, "describe")  # the moves are in the statistics of the period
+    elif q.moves:
+        q.intents.remove("describe")
+        q.intents.insert(0, "describe")
     if "seasonal" in q.intents:
         # "有季节性吗？哪个月份通常上涨？" asks for the by-month statistics, not the last price.
         q.intents = ["describe", *(i for i in q.intents

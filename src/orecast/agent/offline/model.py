@@ -141,7 +141,9 @@ class OfflineAnalyst(BaseChatModel):
                 parts.append(f"{head}\n{_plain(msg.content)}")
                 continue
             parts.append(compose.render(name, msg.text, q.zh, seasonal="seasonal" in q.intents,
-                                        focus=focus.get(str(args.get("series")))))
+                                        focus=focus.get(str(args.get("series"))),
+                                        average=q.asks_average, why_wide=q.asks_band_why,
+                                        moves=q.moves))
         parts.extend(_comparisons(q, results, calls))
         parts[:0] = _level_notes(q, results, calls)
         if q.target_level:

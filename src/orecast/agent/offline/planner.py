@@ -140,6 +140,8 @@ class Planner:
             return Plan(reply=_earlier_answer(q, ctx))
         if q.asks_memory and "read_file" in self.tools:
             return Plan([("read_file", {"file_path": notes.PREFERENCES})])
+        if q.asks_today and not q.series:
+            return Plan(reply=scope.today_reply(q.zh))  # "今天是几号": the date, not a price
         if q.scenario_unsupported:
             return Plan(reply=scope.unsupported_shock(q.scenario_unsupported, q.zh))
         if q.scenario and "price_scenario" in self.tools:
@@ -170,8 +172,21 @@ class Planner:
         extra = self._extra_tool(q)
         if extra:
             return extra
+        if (q.day_word or q.christmas) and (day_plan := self._named_day(q)) is not None:
+            return day_plan
+        if q.asks_band_why and not q.series and ctx.last_call and ctx.last_call[0] == "forecast_price":
+            # "为什么区间这么宽？" after a forecast: that forecast again, its width explained.
+            name, args = ctx.last_call
+            return Plan([(name, args)])
         intents = [i for i in q.intents if i in PRIMARY]
+        if q.asks_band_why:
+            intents = ["forecast"]  # "区间" is also a describe word; the bands asked about are a forecast's
         series = q.series or ([ctx.last_series] if ctx.last_series else [])
+        daily_note = None
+        if q.moves and series in ([], [DEFAULT_SERIES]) and re.search(r"单日|一天|当天|daily|one[- ]day|1[- ]day|single[- ]day", q.text, re.I):
+            # "2025年最大的单日涨幅": a day's move needs daily prices; the World Bank's are monthly.
+            series = [FRESHER]
+            daily_note = scope.daily_moves_note(q.zh)
         if not intents and q.relative and ctx.last_series and not q.series:
             # "那下个月呢？" after a price: that series over that calendar period (a forecast when it
             # is still ahead), now that 下个月 / next week are periods rather than horizons.
@@ -211,10 +226,32 @@ class Planner:
             plan = self._forecast_to(q, series or [DEFAULT_SERIES], target, gap=gap is not None)
         else:
             plan = self._plan_dated(q, intents, series, ctx)
-        if q.asks_why:  # "Why did iron ore fall in 2015?": the numbers, and what they cannot show
+        if daily_note:
+            plan.notes.insert(0, daily_note)
+        if q.asks_why and not q.asks_band_why:  # "Why did iron ore fall in 2015?": the numbers, and what they cannot show
             plan.notes.insert(0, scope.why_note(q.zh))
         if fresher:
             plan.notes.insert(0, fresher)
+        return plan
+
+    def _named_day(self, q: Query) -> Plan | None:
+        """"上周五的价格", "昨天螺纹钢收盘价", "圣诞节2024年铁矿石价格": one day counted from today (or
+        25 December). Iron ore's day is the daily futures' (the World Bank's is a monthly average).
+        A day after the data's end gets its nearest earlier day with data, said so."""
+        series = [s for s in q.series if s != DEFAULT_SERIES or scope.asks_benchmark(q.text)] or [FRESHER]
+        s = series[0]
+        if cat.frequency(s) != "daily" or q.start is None:
+            return None
+        notes_: list[str] = []
+        if q.christmas:
+            notes_.append(scope.christmas_note(s, q.start, q.zh))
+        if pd.Timestamp(q.start) > pd.Timestamp(cat.catalogue()[s].end):
+            notes_.append(scope.day_after_data(s, q.day_word or "", q.start, q.zh))
+            return Plan([("latest_price", {"series": s})], notes=notes_)
+        if q.day_word:
+            notes_.append(scope.day_named(q.day_word, q.start, q.zh))
+        plan = self._plan_dated(q, ["history"], [s], Context([], None, None, None))
+        plan.notes[:0] = notes_
         return plan
 
     def _target_plan(self, q: Query, ctx: Context) -> Plan:
@@ -332,6 +369,11 @@ class Planner:
         yuan = any(c == "CNY" for _, c in q.claims) or "元/吨" in USD_UNIT.sub(" ", q.text)
         if first == "latest" and series == [DEFAULT_SERIES] and dollars and not yuan:
             pass  # "铁矿石价格是多少美元/干吨", "是100美元/吨对吗": the dollar price, the World Bank's
+        elif first == "latest" and series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text) and (
+                yuan or re.search(r"人民币|元|\b(?:yuan|rmb|cny|renminbi)\b", USD_UNIT.sub(" ", q.text), re.I)):
+            # "多少钱一吨（人民币）": the price in yuan is the DCE futures alone, not the US$ benchmark too.
+            series = [FRESHER]
+            notes.append(scope.yuan_price_note(q.zh))
         elif first == "latest" and series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text):
             # "Price now": the freshest series first, the World Bank monthly average as context.
             series = ["dce_iron_ore_daily", DEFAULT_SERIES]
@@ -346,6 +388,8 @@ class Planner:
                     kept.append(s)
                     if partial := scope.partial_note(s, q.start, q.end, q.zh):
                         notes.append(partial)
+                elif s == DEFAULT_SERIES and (old := scope.old_contract(q.start, q.end, q.zh)):
+                    notes.append(old)  # "1990年铁矿石价格": the old contract price, in its own unit
                 else:
                     notes.append(gap)
                     calls.append(("latest_price", {"series": s}))

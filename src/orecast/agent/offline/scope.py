@@ -582,3 +582,135 @@ def closed_for_holiday(series: str, holiday: str, zh: bool) -> str:
             "has no trades and no price on those days, and I will not make one up. Ask for the last trading "
             "day before the holiday or the first one after it, or for the whole month that holds it "
             "(e.g. 'average DCE iron ore futures price in October 2025').")
+
+
+def daily_moves_note(zh: bool) -> str:
+    """A one-day move of "iron ore": the World Bank price is a monthly average, so the daily futures."""
+    if zh:
+        return "单日涨跌要用日度价格：世界银行铁矿石价格是月均价，所以这里用大商所铁矿石期货（元/吨，结算价）。"
+    return ("A one-day move needs daily prices: the World Bank iron ore price is a monthly average, so this "
+            "uses the DCE iron ore futures (CNY/t, settlement prices).")
+
+
+def today_reply(zh: bool) -> str:
+    """"今天是几号": today's date (the one answers count from), and how far each kind of data reaches."""
+    now = today()
+    facts = cat.catalogue()
+    dce, wb, pmi = (facts[s].end for s in ("dce_iron_ore_daily", "iron_ore_wb_monthly", "china_pmi_monthly"))
+    if zh:
+        return (f"今天是 {now.isoformat()}（星期{_WEEKDAY_ZH[now.weekday()]}）。我回答里的“今天”“上个月”“明年”都从这一天算起。"
+                f"我的数据没有今天的行情：大商所/上期所期货日度数据到 {dce}，世界银行月度价格到 {wb[:7]}，PMI 到 {pmi[:7]}。")
+    return (f"Today is {now.isoformat()} ({now.strftime('%A')}). 'Today', 'last month' and 'next year' in my answers "
+            f"count from this date. My data has no prices for today: the DCE/SHFE futures (daily) end on {dce}, "
+            f"the World Bank monthly prices in {wb[:7]}, the PMI in {pmi[:7]}.")
+
+
+def day_named(word: str, day: str, zh: bool) -> str:
+    when = pd.Timestamp(day)
+    if zh:
+        return f"“{word}”是 {day}（星期{_WEEKDAY_ZH[when.weekday()]}，从今天 {today().isoformat()} 算起）。"
+    return f"'{word}' is {day} (a {when.strftime('%A')}, counted from today, {today().isoformat()})."
+
+
+def day_after_data(series: str, word: str, day: str, zh: bool) -> str:
+    """"上周五的价格" when the data ends months before it: no price for that day, and the nearest
+    earlier day that has one (the data's last), said to be that day and not the one asked."""
+    end = cat.catalogue()[series].end
+    when = pd.Timestamp(day)
+    age = (when - pd.Timestamp(end)).days
+    label = f"“{word}”是 {day}（星期{_WEEKDAY_ZH[when.weekday()]}）" if zh and word else day
+    label_en = f"'{word}' is {day} (a {when.strftime('%A')})" if word else day
+    if zh:
+        return (f"{label}。我的{cat.name(series, True)}数据只到 {end}，没有 {day} 的价格；下面是它之前最近一个有数据的"
+                f"交易日 {end} 的价格，比你问的那天早 {age} 天，不是那天的价格。要看模型对 {day} 的估计（带区间），"
+                f"可以问“预测{day}{cat.name(series, True)}价格”。")
+    return (f"{label_en}. My {cat.name(series, False)} data ends on {end}, so there is no price for {day}; below is "
+            f"the nearest earlier trading day with data, {end}, {age} days before the day you asked about, not "
+            f"that day's price. For the model's estimate of {day} (with ranges), ask 'forecast "
+            f"{cat.name(series, False)} for {day}'.")
+
+
+def christmas_note(series: str, day: str, zh: bool) -> str:
+    """25 December: no holiday on China's exchanges (DCE/SHFE trade unless it is a weekend), while
+    markets abroad (SGX, London, New York) close, for which there is no data here. The nearest trading
+    days before and after are given with their prices."""
+    when = pd.Timestamp(day)
+    values = market.load_series(series)
+    before = values[values.index < when]
+    after = values[values.index > when]
+    on = values.get(when)
+    parts_zh, parts_en = [], []
+    if len(before):
+        parts_zh.append(f"前一个交易日 {before.index[-1].date()}：{before.iloc[-1]:,.2f}")
+        parts_en.append(f"the trading day before, {before.index[-1].date()}: {before.iloc[-1]:,.2f}")
+    if len(after):
+        parts_zh.append(f"后一个交易日 {after.index[0].date()}：{after.iloc[0]:,.2f}")
+        parts_en.append(f"the trading day after, {after.index[0].date()}: {after.iloc[0]:,.2f}")
+    unit = cat.catalogue()[series].unit
+    weekend = when.weekday() >= 5
+    if zh:
+        status = (f"是星期{_WEEKDAY_ZH[when.weekday()]}，交易所本来就不交易" if weekend else
+                  f"是星期{_WEEKDAY_ZH[when.weekday()]}；圣诞节不是中国的法定假日，大商所和上期所照常交易"
+                  + (f"，{cat.name(series, True)}当天结算价 {on:,.2f} {UNIT_ZH_SHORT.get(unit, unit)}" if on is not None else ""))
+        return (f"圣诞节 {day} {status}。境外市场（新加坡交易所 SGX 铁矿石、伦敦、纽约）当天休市，我没有那些市场的数据。"
+                f"附近的交易日（{UNIT_ZH_SHORT.get(unit, unit)}）：{'；'.join(parts_zh)}。")
+    status = (f"is a {when.strftime('%A')}, when the exchanges do not trade anyway" if weekend else
+              f"is a {when.strftime('%A')}; Christmas is no public holiday in China, so DCE and SHFE trade as usual"
+              + (f": the {cat.name(series, False)} settled at {on:,.2f} {unit}" if on is not None else ""))
+    return (f"Christmas Day {day} {status}. Markets abroad (SGX iron ore, London, New York) are closed that day; I "
+            f"have no data from them. Nearby trading days ({unit}): {'; '.join(parts_en)}.")
+
+
+def yuan_price_note(zh: bool) -> str:
+    if zh:
+        return ("人民币计价的铁矿石价格是大商所铁矿石期货（元/吨，含税、港口交货的连续主力合约结算价）；"
+                "世界银行的 CFR 中国价格以美元/干吨计价，不是人民币价格。")
+    return ("Iron ore priced in yuan is the DCE iron ore futures (CNY/t, VAT included, port delivery, continuous main "
+            "contract settle); the World Bank CFR China price is in US$/dmt, not yuan.")
+
+
+_CONTRACT_BASIS_ZH = {
+    "annual contract, Brazil (Vale Itabira) f.o.b. Tubarao, for Europe":
+        "巴西淡水河谷伊塔比拉矿的年度合同价，FOB 图巴朗港，供欧洲",
+    "annual contract, Brazil (Vale Carajas sinter feed) f.o.b. Ponta da Madeira, for Europe":
+        "巴西淡水河谷卡拉加斯烧结粉的年度合同价，FOB 蓬塔达马德拉港，供欧洲",
+}
+
+
+def old_contract(start: str | None, end: str | None, zh: bool) -> str | None:
+    """"1990年铁矿石价格": before 2006 the World Bank's iron ore column is an annual contract price in
+    US cents per dry metric tonne unit (1 % Fe per dmt), f.o.b. Brazil for Europe — another unit and
+    another market than the US$/dmt CFR China spot price. Given in its own unit, never mixed with it."""
+    from orecast.market.loaders import _read_bundled_csv
+
+    lo = bound(start, False) if start else None
+    hi = bound(end, True) if end else None
+    if lo is None or hi is None or lo >= pd.Timestamp("2006-01-01"):
+        return None
+    raw = _read_bundled_csv("iron_ore_monthly_worldbank.csv")  # the rows before 2006 the series drops
+    rows = raw[(raw.index >= lo) & (raw.index <= min(hi, pd.Timestamp("2005-12-01")))]
+    if rows.empty:
+        return None
+    years = rows.groupby(rows.index.year).agg(value=("iron_ore_price", "mean"), basis=("basis", "last"))
+    shown = years if len(years) <= 6 else years.iloc[[0, -1]]
+    unit_zh, unit_en = "美分/干吨度", "US cents per dmtu"
+    if zh:
+        lines = [f"- {y} 年：{r.value:,.2f} {unit_zh}（{_CONTRACT_BASIS_ZH.get(r.basis, r.basis)}）" for y, r in shown.iterrows()]
+        more = f"（共 {len(years)} 年，这里只列首尾两年）" if len(years) > 6 else ""
+        tail = "；你问的时期有一部分在 2006 年以后，那部分请单独问（单位是美元/干吨）" if hi >= pd.Timestamp("2006-01-01") else ""
+        return ("世界银行的铁矿石价格在 2006 年以前是另一种价格：年度合同价，单位是美分/干吨度（每干吨里每 1% 铁含量的美分），"
+                f"不是今天的 CFR 中国现货价（美元/干吨）{more}：\n" + "\n".join(lines) +
+                "\n合同价全年各月相同。单位不同（要乘以品位才是每干吨的价格，而且是巴西离岸价，不含海运费），市场也不同（供欧洲，不是中国到岸），"
+                f"所以我不把它换算成美元/干吨，也不和现在的价格放在一起比较{tail}。"
+                "来源：世界银行大宗商品价格数据（Pink Sheet）“Iron ore, cfr spot”列的历史部分，单位和基准见该工作簿的说明。")
+    lines = [f"- {y}: {r.value:,.2f} {unit_en} ({r.basis})" for y, r in shown.iterrows()]
+    more = f" ({len(years)} years; the first and last shown)" if len(years) > 6 else ""
+    tail = "; the part of your period from 2006 on is in US$/dmt, ask for it separately" if hi >= pd.Timestamp("2006-01-01") else ""
+    return ("Before 2006 the World Bank iron ore price is another price: an annual contract price in US cents per dry "
+            f"metric tonne unit (cents per 1% Fe per dry tonne), not today's CFR China spot price in US$/dmt{more}:\n"
+            + "\n".join(lines) +
+            "\nA contract price is the same in every month of its year. The unit differs (it must be multiplied by the "
+            "ore's grade to give a price per tonne, and it is f.o.b. Brazil, without freight) and so does the market "
+            "(for Europe, not delivered to China), so I do not convert it to US$/dmt or set it beside today's price"
+            f"{tail}. Source: World Bank Commodity Price Data (The Pink Sheet), the historical part of the 'Iron ore, "
+            "cfr spot' column; units and basis as the workbook describes them.")
