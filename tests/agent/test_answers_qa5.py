@@ -154,3 +154,131 @@ async def test_price_per_tonne_in_rmb_is_the_yuan_series_only(agent: Any, thread
     assert_number(turn.text, float(dce.iloc[-1]))
     assert str(dce.index[-1].date()) in turn.text and "大商所铁矿石期货" in turn.text
     assert "美元/干吨）" not in re.sub(r"以美元/干吨计价", "", turn.text)
+
+
+# ---- new questions of this pass (Chinese first), each answer recomputed -------------------------
+
+def _wb_iron_ore() -> pd.Series:
+    raw = pd.read_csv(DATA / "iron_ore_monthly_worldbank.csv", index_col="date", parse_dates=True)
+    return raw.loc["2006-01-01":, "iron_ore_price"]
+
+
+def _usd_cnh() -> pd.Series:
+    return pd.read_csv(DATA / "usd_cnh_daily.csv", index_col="date", parse_dates=True)["usd_cnh"].dropna()
+
+
+async def test_a_figure_in_dollars_per_tonne_is_converted(agent: Any, thread_id: str) -> None:
+    # Was: the DCE price (and before this pass both prices), no conversion: "等于多少" was not read.
+    turn = await run_turn(agent, thread_id, "100美元/吨等于多少元/吨")
+    fx = _usd_cnh()
+    assert [c.args for c in turn.calls] == [{"series": "usd_cnh_daily"}]
+    assert_number(turn.text, 100 * float(fx.iloc[-1]))
+    assert "只是货币换算" in turn.text
+
+
+@pytest.mark.parametrize(("question", "series", "to"), [
+    ("铁矿石期货换算成美元是多少", "dce_iron_ore_daily", "USD"),
+    ("世界银行铁矿石价格折合人民币多少", "iron_ore_wb_monthly", "CNY"),
+])
+async def test_the_latest_price_is_converted_when_no_figure_is_given(
+        agent: Any, thread_id: str, question: str, series: str, to: str) -> None:
+    # Was: the price in its own currency only.
+    turn = await run_turn(agent, thread_id, question)
+    fx = float(_usd_cnh().iloc[-1])
+    price = float(_settles("dce_iron_ore_futures_daily.csv").iloc[-1]) if series.startswith("dce") \
+        else float(_wb_iron_ore().iloc[-1])
+    assert [c.args["series"] for c in turn.calls] == [series, "usd_cnh_daily"]
+    assert_number(turn.text, price / fx if to == "USD" else price * fx)
+    assert "不是同一天" in turn.text  # the price's date and the rate's date differ
+
+
+async def test_which_month_iron_ore_rises_most_is_the_seasonality(agent: Any, thread_id: str) -> None:
+    # Was: the latest prices ("几月份" was no seasonality word).
+    turn = await run_turn(agent, thread_id, "铁矿石几月份最容易涨")
+    changes = _wb_iron_ore().pct_change().dropna() * 100
+    by_month = changes.groupby(changes.index.month).mean()
+    best = int(by_month.idxmax())
+    assert f"平均涨幅最大的是 {best} 月（{by_month[best]:+.2f}%）" in turn.text
+
+
+async def test_rebar_in_the_first_quarter_usually_is_the_seasonality(agent: Any, thread_id: str) -> None:
+    # Was: rebar's latest price.
+    turn = await run_turn(agent, thread_id, "螺纹钢一季度通常涨还是跌")
+    monthly = _settles("shfe_rebar_futures_daily.csv").resample("MS").mean()
+    changes = monthly.pct_change().dropna() * 100
+    by_month = changes.groupby(changes.index.month).mean()
+    for m in (1, 2, 3):
+        assert f"{m}月 {by_month[m]:+.2f}%" in turn.text
+
+
+@pytest.mark.parametrize("question", ["推荐一只钢铁股", "Which steel stocks should I buy?"])
+async def test_stock_picks_are_out_of_scope_said_plainly(agent: Any, thread_id: str, question: str) -> None:
+    # Was: the generic "I only answer…" (English) or the help text, not that stocks are not covered.
+    turn = await run_turn(agent, thread_id, question)
+    assert turn.calls == []
+    assert ("不提供投资建议" in turn.text) or ("give no investment advice" in turn.text)
+
+
+async def test_compared_with_the_same_time_last_year_is_the_yearly_change(agent: Any, thread_id: str) -> None:
+    # Was: last calendar year's history (2025-01 to 2025-12), which is no year-on-year comparison.
+    turn = await run_turn(agent, thread_id, "铁矿石价格比去年同期高还是低")
+    assert all(c.name == "latest_price" for c in turn.calls)
+    wb = _wb_iron_ore()
+    year_before = wb[wb.index <= wb.index[-1] - pd.DateOffset(years=1)].iloc[-1]
+    assert f"{(wb.iloc[-1] / year_before - 1) * 100:+.2f}%" in turn.text
+
+
+async def test_ten_points_of_a_futures_price_are_yuan_not_percent(agent: Any, thread_id: str) -> None:
+    # Was: the latest price, with nothing about what a point is.
+    turn = await run_turn(agent, thread_id, "铁矿石期货跌了10个点是什么意思")
+    last = float(_settles("dce_iron_ore_futures_daily.csv").iloc[-1])
+    assert "1 个点 = 1 元/吨" in turn.text
+    assert f"约是 {10 / last * 100:.2f}%" in turn.text
+    assert_number(turn.text, last * 0.10)  # what 10 % would have been
+
+
+async def test_pmi_months_in_a_row_below_50(agent: Any, thread_id: str) -> None:
+    # Was: the latest PMI only.
+    turn = await run_turn(agent, thread_id, "PMI连续几个月低于50了")
+    pmi = pd.read_csv(DATA / "china_nbs_manufacturing_pmi_monthly.csv", index_col="date",
+                      parse_dates=True)["china_nbs_manufacturing_pmi"].dropna()
+    below = pmi < 50
+    run = 0
+    for flag in reversed(below.to_list()):
+        if not flag:
+            break
+        run += 1
+    assert run >= 1 and f"已连续 {run} 个月低于 50（从 {pmi.index[-run].date()} 起）" in turn.text
+
+
+async def test_yuan_appreciation_this_year_is_usd_cnh_read_the_other_way(agent: Any, thread_id: str) -> None:
+    # Was: the World Bank iron ore price's history ("人民币…升值" named no series).
+    turn = await run_turn(agent, thread_id, "人民币今年升值了多少")
+    fx = _usd_cnh()["2026"]
+    assert turn.calls[0].args["series"] == "usd_cnh_daily"
+    assert f"人民币对美元升值 {(fx.iloc[0] / fx.iloc[-1] - 1) * 100:.2f}%" in turn.text
+
+
+async def test_futures_against_the_world_bank_price_is_no_spread(agent: Any, thread_id: str) -> None:
+    # Was: the futures price alone; a spread of CNY/t and US$/dmt would be meaningless.
+    turn = await run_turn(agent, thread_id, "铁矿石期货和世界银行价格差多少")
+    assert [c.args["series"] for c in turn.calls] == ["dce_iron_ore_daily", "iron_ore_wb_monthly"]
+    assert "单位不同，直接相减没有意义" in turn.text
+
+
+async def test_a_change_is_given_in_percent_and_in_dollars(agent: Any, thread_id: str) -> None:
+    # Was: the % change only, though "涨了多少美元" was asked.
+    turn = await run_turn(agent, thread_id, "铁矿石今年涨了百分之几，涨了多少美元")
+    wb = _wb_iron_ore()["2026"]
+    assert f"{(wb.iloc[-1] / wb.iloc[0] - 1) * 100:+.2f}%（{wb.iloc[-1] - wb.iloc[0]:+.2f} 美元/干吨）" in turn.text
+
+
+async def test_two_quarters_compared_are_two_means(agent: Any, thread_id: str) -> None:
+    # Was: one range from 2024-10 to 2025-12 and its single mean.
+    turn = await run_turn(agent, thread_id, "2024年四季度和2025年四季度铁矿石均价比较")
+    wb = _wb_iron_ore()
+    a, b = wb["2024-10":"2024-12"].mean(), wb["2025-10":"2025-12"].mean()
+    line = next(x for x in turn.text.splitlines() if "均值对比" in x)
+    assert_number(line, float(a))
+    assert_number(line, float(b))
+    assert f"{(b / a - 1) * 100:+.2f}%" in line

@@ -171,8 +171,11 @@ def history(p: dict[str, Any], zh: bool) -> str:
         return ((f"**{_name(p, zh)}** {last.get('date')}：{level(last.get('value'), unit)}" if zh
                  else f"**{_name(p, zh)}** {last.get('date')}: {level(last.get('value'), unit)}") + _source(p, zh))
     diffusion = "50" in str(unit)  # PMI: a change in points (49.1 → 50.1 is +1 point, not +2.04 %)
-    change = (points(last["value"] - f["value"], zh)
-              if diffusion and all(isinstance(x.get("value"), int | float) for x in (f, last))
+    both = all(isinstance(x.get("value"), int | float) for x in (f, last))
+    change = (points(last["value"] - f["value"], zh) if diffusion and both
+              # "涨了百分之几，涨了多少美元": the change in % and in the unit
+              else f"{pct(p.get('change_pct'))}（{signed(last['value'] - f['value'], unit)}）" if both and zh
+              else f"{pct(p.get('change_pct'))} ({signed(last['value'] - f['value'], unit)})" if both
               else pct(p.get("change_pct")))
     if zh:
         text = (f"**{_name(p, zh)}** {p.get('start')} 至 {p.get('end')}（{p.get('count')} 个观测）：\n"
@@ -186,6 +189,14 @@ def history(p: dict[str, Any], zh: bool) -> str:
                 f"mean {level(p.get('mean'), unit)}")
     if diffusion:
         text += _above_50(p, zh)
+    if p.get("series") == "usd_cnh_daily" and all(isinstance(x.get("value"), int | float) for x in (f, last)):
+        # USD/CNH falling is the yuan rising: said both ways ("人民币今年升值了多少").
+        yuan = (f["value"] / last["value"] - 1) * 100
+        verb = ("升值" if yuan > 0 else "贬值") if zh else ("rose" if yuan > 0 else "fell")
+        text += (f"\n- 美元兑人民币 {pct(p.get('change_pct'))}，也就是人民币对美元{verb} {abs(yuan):.2f}%"
+                 f"（{f['value']:.4f} ÷ {last['value']:.4f} − 1）" if zh else
+                 f"\n- USD/CNH {pct(p.get('change_pct'))}: the yuan {verb} {abs(yuan):.2f}% against the dollar "
+                 f"({f['value']:.4f} / {last['value']:.4f} − 1)")
     return text + _source(p, zh)
 
 
@@ -196,11 +207,23 @@ def _above_50(p: dict[str, Any], zh: bool) -> str:
         return ""
     up, down = sum(v > 50 for v in values), sum(v < 50 for v in values)
     flat = len(values) - up - down
+    # "PMI连续几个月低于50": the run the period ends with, from its first month.
+    side = (lambda v: v < 50) if values[-1] < 50 else (lambda v: v > 50) if values[-1] > 50 else None
+    run = next((i for i, v in enumerate(reversed(values)) if side is None or not side(v)), len(values)) if side else 0
+    dates = [pt.get("date") for pt in p.get("points") or []]
+    streak_zh = streak_en = ""
+    if run:
+        word_zh, word_en = ("低于", "below") if values[-1] < 50 else ("高于", "above")
+        whole = run == len(values)
+        streak_zh = (f"；到 {dates[-1]} 为止已{'至少' if whole else ''}连续 {run} 个月{word_zh} 50（从 {dates[-run]} 起"
+                     f"{'，这段时间的第一个月就是，更早的不在这里' if whole else ''}）")
+        streak_en = (f"; up to {dates[-1]} it has been {word_en} 50 for {'at least ' if whole else ''}{run} months in a "
+                     f"row (since {dates[-run]}{', the first month shown; earlier ones are not' if whole else ''})")
     if zh:
         return (f"\n- {len(values)} 个月中 {up} 个月高于 50（扩张），{down} 个月低于 50（收缩）"
-                + (f"，{flat} 个月正好是 50" if flat else "") + "。")
+                + (f"，{flat} 个月正好是 50" if flat else "") + streak_zh + "。")
     return (f"\n- of {len(values)} months, {up} above 50 (expansion), {down} below 50 (contraction)"
-            + (f", {flat} at exactly 50" if flat else "") + ".")
+            + (f", {flat} at exactly 50" if flat else "") + streak_en + ".")
 
 
 def catalogue(p: dict[str, Any], zh: bool) -> str:
@@ -448,13 +471,41 @@ def yearly_ranking(payloads: list[dict[str, Any]], zh: bool, asked: str) -> str:
             + ranked)
 
 
+def period_means(payloads: list[dict[str, Any]], zh: bool) -> str:
+    """One series' mean over two periods, and the change from the first to the second."""
+    if len(payloads) != 2 or payloads[0].get("series") != payloads[1].get("series"):
+        return ""
+    a, b = (localise(p, zh) for p in payloads)
+    ra, rb = a.get("range") or {}, b.get("range") or {}
+    ma, mb = a.get("mean"), b.get("mean")
+    if not all(isinstance(x, int | float) for x in (ma, mb)) or ra == rb:
+        return ""
+    unit = a.get("unit", "")
+    diffusion = "50" in str(unit)
+    by = points(mb - ma, zh) if diffusion else f"{pct((mb / ma - 1) * 100)}（{signed(mb - ma, unit)}）" if zh \
+        else f"{pct((mb / ma - 1) * 100)} ({signed(mb - ma, unit)})"
+    if zh:
+        return (f"**均值对比**（{_name(a, zh)}）：{ra.get('first')} 至 {ra.get('last')} {level(ma, unit)}（{ra.get('count')} 个观测），"
+                f"{rb.get('first')} 至 {rb.get('last')} {level(mb, unit)}（{rb.get('count')} 个观测）；后者比前者 {by}。")
+    return (f"**Means compared** ({_name(a, zh)}): {ra.get('first')} to {ra.get('last')} {level(ma, unit)} "
+            f"({ra.get('count')} observations), {rb.get('first')} to {rb.get('last')} {level(mb, unit)} "
+            f"({rb.get('count')} observations); the second is {by} against the first.")
+
+
 def spread(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:
     """"热卷和螺纹钢的价差": the difference of two latest prices in one unit, on the dates they have."""
     a, b = localise(a, zh), localise(b, zh)  # the analyst hands these over unrendered
     unit, va, vb = a.get("unit"), a.get("latest", {}), b.get("latest", {})
-    if unit != b.get("unit") or not all(isinstance(x.get("value"), int | float) for x in (va, vb)):
+    if not all(isinstance(x.get("value"), int | float) for x in (va, vb)):
         return ""
     na, nb = _name(a, zh), _name(b, zh)
+    if unit != b.get("unit"):
+        # "铁矿石期货和世界银行价格差多少": yuan per wet tonne with VAT against US$ per dry tonne CFR.
+        return (f"{na}（{unit}）和{nb}（{b.get('unit')}）单位不同，直接相减没有意义，我不计算价差。"
+                "即使按汇率换算，两者的吨（湿吨/干吨）、税费、交货地点和合约也不同，换算后的差也不是可交易的价差。" if zh else
+                f"The {na} ({unit}) and the {nb} ({b.get('unit')}) are in different units, so subtracting them means "
+                "nothing and I give no spread. Even converted at the exchange rate, their tonnes (wet/dry), taxes, "
+                "delivery and contracts differ, so a converted difference would not be a tradable spread.")
     when = va.get("date") if va.get("date") == vb.get("date") else f"{va.get('date')} / {vb.get('date')}"
     diff = signed(va["value"] - vb["value"], unit)
     if zh:

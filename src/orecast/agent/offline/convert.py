@@ -9,7 +9,7 @@ from typing import Any
 from orecast.agent.offline.compose import fmt
 
 # "相当于多少元", "换算成人民币", "折合", "convert 108 USD/dmt to yuan", "in yuan terms".
-ASKS = re.compile(r"相当于|换算|折合|折算|合多少|合人民币|\bconvert|\bin (?:yuan|rmb|cny|dollars?|usd)\b|"
+ASKS = re.compile(r"相当于|换算|折合|折算|合多少|合人民币|等于多少|是多少(?:元|人民币|美元|美金)|换成多少|兑换成?多少|\bconvert|\bin (?:yuan|rmb|cny|dollars?|usd)\b|"
                   r"\bto (?:yuan|rmb|cny|dollars?|usd)\b|how much is .+ in\b", re.I)
 AMOUNT = re.compile(r"(?<![\d.])(\d[\d,]*(?:\.\d+)?)\s*(美元|美金|usd|us\$|dollars?|\$|元|块|人民币|yuan|cny|rmb)", re.I)
 
@@ -23,6 +23,50 @@ def asked(text: str) -> tuple[float, str] | None:
         return None
     usd = re.fullmatch(r"美元|美金|usd|us\$|dollars?|\$", m.group(2), re.I) is not None
     return float(m.group(1).replace(",", "")), "USD" if usd else "CNY"
+
+
+_TO_USD = re.compile(r"(?:成|为|合|折合|换算成?|多少)\s*(?:美元|美金)|in (?:us )?dollars|to (?:us )?dollars|\bto usd|in usd", re.I)
+_TO_CNY = re.compile(r"(?:成|为|合|折合|换算成?|多少)\s*(?:人民币|元)|in (?:yuan|rmb|cny)|to (?:yuan|rmb|cny)", re.I)
+
+
+def latest_to_convert(text: str, series: list[str]) -> str | None:
+    """"铁矿石期货换算成美元是多少", "世界银行铁矿石价格折合人民币多少": a conversion with no figure
+    given is of the latest price; the series whose currency is not the one asked for (None if none)."""
+    from orecast.agent.offline import catalogue as cat
+
+    if not ASKS.search(text) or AMOUNT.search(text):
+        return None
+    to_usd, to_cny = bool(_TO_USD.search(text)), bool(_TO_CNY.search(text))
+    if to_usd == to_cny:
+        return None
+    wanted = "US$" if to_cny else "CNY"  # the unit of the price to convert
+    named = [s for s in series if s in cat.catalogue() and s != "usd_cnh_daily"]
+    if not named and re.search(r"铁矿|iron ore", text, re.I):
+        named = ["dce_iron_ore_daily" if to_usd else "iron_ore_wb_monthly"]
+    if named and named[0] in ("iron_ore_wb_monthly", "dce_iron_ore_daily"):
+        named = ["dce_iron_ore_daily" if to_usd else "iron_ore_wb_monthly"]
+    if not named or not cat.catalogue()[named[0]].unit.startswith(wanted):
+        return None
+    return named[0]
+
+
+def latest_answer(p: dict[str, Any], fx: dict[str, Any], text: str, zh: bool) -> str:
+    """The latest price of `p` converted at the latest USD/CNH, with both dates (they may differ)."""
+    from orecast.agent.offline import catalogue as cat
+
+    latest = p.get("latest") or {}
+    value, day = latest.get("value"), latest.get("date")
+    if not isinstance(value, int | float):
+        return ""
+    currency = "USD" if str(p.get("unit", "")).startswith("US$") else "CNY"
+    fx_day = (fx.get("latest") or {}).get("date")
+    name = cat.name(str(p.get("series")), zh)
+    gap = ""
+    if fx_day and day and fx_day != day:
+        gap = (f"注意：价格是 {day} 的，汇率是 {fx_day} 的（我有的最新汇率），两者不是同一天。" if zh else
+               f" Note: the price is of {day} and the rate of {fx_day} (the latest I have), not the same day.")
+    head = f"换算的是{name}的最新值（{day}）。" if zh else f"This converts the latest {name} ({day})."
+    return head + answer((float(value), currency), fx, text, zh) + gap
 
 
 def answer(amount: tuple[float, str], fx: dict[str, Any], text: str, zh: bool) -> str:

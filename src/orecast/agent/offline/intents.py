@@ -58,7 +58,7 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
     # Mean change by calendar month (describe_series computes it): answered by "describe".
     "seasonal": (
         "seasonal", "seasonality", "which month", "which months", "time of year", "季节",
-        "哪个月", "哪些月", "哪几个月",
+        "哪个月", "哪些月", "哪几个月", "几月份", "几月最", "几月通常", "什么月份", "什么时候最容易",
     ),
     "history": (
         "history", "historical", "trend", "over the past", "since", "between", "evolution",
@@ -151,6 +151,10 @@ MISSING_TOPICS: dict[str, tuple[str, ...]] = {
                      "in korea", "in europe", "european iron ore", "in the us", "in the united states",
                      "in russia", "nmdc", "国产矿", "国内矿", "铁精粉", "domestic ore", "domestic iron ore"),
     # "火星上的铁矿石价格": a place no market in the data is in; never the Earth price instead.
+    # "推荐一只钢铁股": stock picks are advice on companies, which no series here measures.
+    "stocks": ("股票", "个股", "钢铁股", "矿业股", "a股", "港股", "美股", "炒股", "买什么股", "哪只股",
+               "stock pick", "stock tip", "which stock", "steel stocks", "mining stocks", "stocks should", "stocks to buy", "buy stock", "equities", "shares of",
+               "share price"),
     "off_earth": ("火星", "月球", "月亮上", "金星", "木星", "土星", "外太空", "太空中", "太空里", "小行星",
                   "外星", "其他星球", "别的星球", "on mars", "mars'", "mars?", "mars.", "martian",
                   "on the moon", "the moon's", "lunar surface", "on venus", "on jupiter", "on saturn",
@@ -258,6 +262,9 @@ class Query:
     day_word: str | None = None  # "上周五", "yesterday": a day counted from today (start = end = it)
     christmas: bool = False  # "圣诞节2024年": 25 December (a holiday abroad, not at DCE/SHFE)
     asks_today: bool = False  # "今天是几号": the date itself, not a price
+    periods: list[tuple[str, str]] = field(default_factory=list)  # "2024年四季度和2025年四季度": compared
+    points_asked: float | None = None  # "跌了10个点是什么意思": what a point is, for a price
+    streak: bool = False  # "PMI连续几个月低于50": the run at the end of the data
     moves: str | None = None  # "2025年最大的单日涨幅": "rises" | "falls" | "both" (largest one-period moves)
 
 
@@ -456,6 +463,30 @@ def unknown_subject(text: str, known: set[str] | None) -> str | None:
             return None
         return subject
     return None
+
+
+_COMPARE_PERIODS = re.compile(r"比较|对比|相比|比一比|哪个|哪一年|更高|更低|\bcompare|\bvs\.?\b|versus|than\b", re.I)
+_RANGE_WORDS = re.compile(r"到|至|以来|之间|期间|from\b|\bto\b|between|through|until|since|[-–—~](?!\d{2}\b)", re.I)
+
+
+def compared_periods(text: str) -> list[tuple[str, str]]:
+    """"2024年四季度和2025年四季度均价比较", "2023年和2024年哪年均价高": two periods of the same kind set
+    side by side (not one range from the first to the second)."""
+    if not _COMPARE_PERIODS.search(text) or not re.search(r"和|与|跟|及|\band\b|\bvs|versus|than|对比|比", text, re.I):
+        return []
+    parts = _parts_of_year(text)
+    located = [(pos, a, b) for pos, _, a, b in parts]
+    for m in _DATE.finditer(text):
+        if not any(lo <= m.start() < hi for lo, hi, _, _ in parts) and (bounds := _date_bounds(m)):
+            located.append((m.start(), *bounds))
+    located.sort()
+    if len(located) != 2:
+        return []
+    (p1, a1, b1), (p2, a2, b2) = located
+    between = text[p1:p2]
+    if len(a1) != len(a2) or (a1 == a2 and b1 == b2) or re.search(r"到|至|~|从", between):
+        return []
+    return [(a1, b1), (a2, b2)]
 
 
 def _range_of(found: list[tuple[str, str]], text: str) -> tuple[str | None, str | None]:
@@ -775,6 +806,10 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     q.asks_band_why = q.asks_why and bool(re.search(
         r"区间|范围|不确定|置信|误差带|\bbands?\b|\branges?\b|interval|uncertain|so wide|wide", low))
     q.moves = _moves(low)
+    if (pm := re.search(r"(\d+(?:\.\d+)?)\s*(?:个点|点|points?\b)", low)) and re.search(
+            r"什么意思|指什么|啥意思|怎么理解|意味着|是多少|等于多少|\bmeans?\b|what does", low) and not _IF.search(low):
+        q.points_asked = float(pm.group(1))
+    q.streak = bool(re.search(r"连续.{0,6}(?:几|多少)个?月|连续多久|in a row|consecutive months|straight months", low))
     q.asks_average = bool(re.search(r"平均|均价|均值|\baverage\b|\bmean\b", low))
     q.scenario, q.scenario_unsupported = _scenario(text, low)
     if q.scenario is None and q.scenario_unsupported is None:
@@ -786,6 +821,9 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     if q.scenario is None and q.scenario_unsupported is None and q.scenario_level is None:
         q.missing = [k for k, words in MISSING_TOPICS.items() if _contains(low, words)]
     q.series = find_series(text, known_series)
+    if not q.series and re.search(r"人民币.{0,6}(?:升值|贬值)|(?:升值|贬值).{0,6}人民币|"
+                                  r"(?:yuan|renminbi|rmb|cnh).{0,20}(?:appreciat|depreciat|strengthen|weaken)", low):
+        q.series = ["usd_cnh_daily"]  # "人民币今年升值了多少": the USD/CNH rate, read the other way
     q.bad_date = bad_date(text)
     q.holiday = _holiday(low)
     if not q.series and not q.missing and not q.scenario:
@@ -804,6 +842,7 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     if q.method is None:
         q.bad_method = _unknown_method(low)
     q.start, q.end = _dates(text)
+    q.periods = compared_periods(text)
     q.asks_today = bool(re.search(r"今天(?:是)?(?:几号|几月几号|几月几日|什么日子|哪一天|星期几|周几)|今天的日期|"
                                   r"现在是(?:几号|什么时候|哪一年)|what(?:'s| is) (?:the )?(?:date|day) today|"
                                   r"what(?:'s| is) today's date|today's date\??$|what day is (?:it )?today", low))
@@ -825,6 +864,11 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     for intent, words in INTENT_WORDS.items():
         if _contains(low, words):
             q.intents.append(intent)
+    if re.search(r"去年同期|同比|year[- ]on[- ]year|\byoy\b|same (?:time|period|month) last year", low) and \
+            q.relative == ("year", -1) and not (q.start or q.end):
+        # "比去年同期高还是低": the latest value against a year before it, not last year's history.
+        q.relative = None
+        q.intents = ["latest", *(i for i in q.intents if i not in ("latest", "history"))]
     if re.search(r"价差|差价|spread", low) and not (q.start or q.end or q.last_period) and "history" in q.intents:
         q.intents.remove("history")  # "the spread between HRC and rebar": now, not a history
         q.intents.append("latest")
@@ -833,6 +877,10 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     elif q.moves:
         q.intents.remove("describe")
         q.intents.insert(0, "describe")
+    if "seasonal" not in q.intents and re.search(r"通常|一般|往往|历来|历史上|\busually\b|\btypically\b|\btend", low) \
+            and re.search(r"季度|月|春节|年初|年底|年末|quarter|\bq[1-4]\b|month|january|december", low) \
+            and re.search(r"涨|跌|升|降|rise|fall|up\b|down\b|gain|drop", low) and not q.start:
+        q.intents.append("seasonal")  # "螺纹钢一季度通常涨还是跌": the by-month statistics
     if "seasonal" in q.intents:
         # "有季节性吗？哪个月份通常上涨？" asks for the by-month statistics, not the last price.
         q.intents = ["describe", *(i for i in q.intents

@@ -154,6 +154,10 @@ class OfflineAnalyst(BaseChatModel):
             parts.extend(convert.answer(amount, p, q.text, q.zh) for m in results
                          if calls.get(m.tool_call_id, ("", {}))[0] == "latest_price"
                          and isinstance(p := compose.payload_of(m.text), dict) and p.get("series") == "usd_cnh_daily")
+        elif convert.latest_to_convert(q.text, q.series):
+            found = {p.get("series"): p for m in results if isinstance(p := compose.payload_of(m.text), dict)}
+            fx = found.pop("usd_cnh_daily", None)
+            parts.extend(convert.latest_answer(p, fx, q.text, q.zh) for p in found.values() if fx)
         elif q.claim and not q.scenario:
             parts.extend(compose.claim_check(claim, p, q.zh) for m in results
                          if calls.get(m.tool_call_id, ("", {}))[0] == "latest_price"
@@ -243,8 +247,11 @@ class OfflineAnalyst(BaseChatModel):
 # "Which is more volatile / rose more?", "the spread": a line that answers it from two results.
 _COMPARED = (
     ("describe_series", r"volatil|波动", lambda ps, zh, _: compose.volatility_ranking(ps, zh)),
+    # "2024年四季度和2025年四季度均价比较": one series over two periods, means and change between them.
+    ("describe_series", r"均价|平均|均值|average|mean|比较|对比|compare|vs|哪个|哪年|更高|更低",
+     lambda ps, zh, _: compose.period_means(ps, zh)),
     ("price_history", r"which|more|better|compare|哪个|谁|更|对比|比较", compose.change_ranking),
-    ("latest_price", r"价差|差价|相差|spread|difference|gap between",
+    ("latest_price", r"价差|差价|相差|差多少|差了多少|差距|spread|difference|gap between",
      lambda ps, zh, _: compose.spread(*ps, zh) if len(ps) == 2 else ""),
     ("latest_price", r"比价|价格比|比值|\bratio\b", lambda ps, zh, _: compose.ratio(*ps, zh) if len(ps) == 2 else ""),
     # "哪个跌得多，铁矿石期货还是螺纹钢？" with no period: each one's change over its last year.

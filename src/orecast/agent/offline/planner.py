@@ -142,6 +142,10 @@ class Planner:
             return Plan([("read_file", {"file_path": notes.PREFERENCES})])
         if q.asks_today and not q.series:
             return Plan(reply=scope.today_reply(q.zh))  # "今天是几号": the date, not a price
+        if q.points_asked is not None and "latest_price" in self.tools:
+            # "铁矿石期货跌了10个点是什么意思": a point is a price unit (1 元/吨), not a percent.
+            s = next((x for x in q.series if x != DEFAULT_SERIES), FRESHER)
+            return Plan([("latest_price", {"series": s})], notes=[scope.points_meaning(s, q.points_asked, q.zh)])
         if q.scenario_unsupported:
             return Plan(reply=scope.unsupported_shock(q.scenario_unsupported, q.zh))
         if q.scenario and "price_scenario" in self.tools:
@@ -155,6 +159,10 @@ class Planner:
         if convert.asked(q.text) is not None and "latest_price" in self.tools:
             q.claims, q.claim = [], None  # "100美元相当于多少元" converts a figure, it does not claim one
             return Plan([("latest_price", {"series": "usd_cnh_daily"})])
+        if (s := convert.latest_to_convert(q.text, q.series)) and "latest_price" in self.tools:
+            # "铁矿石期货换算成美元是多少": no figure given, so the latest price is the one converted.
+            q.claims, q.claim = [], None
+            return Plan([("latest_price", {"series": s}), ("latest_price", {"series": "usd_cnh_daily"})])
         if q.target_level and "forecast_price" in self.tools:
             return self._target_plan(q, ctx)
         if q.missing:
@@ -206,6 +214,14 @@ class Planner:
             if q.asks_why:  # "why?" after an answer is in scope: say what the data cannot show
                 return Plan(reply=scope.why_reply(ctx.last_series, q.zh))
             return Plan(reply=out_of_scope(q.zh), in_scope=False)
+        if q.streak and series == ["china_pmi_monthly"] and not (q.start or q.end or q.relative):
+            # "PMI连续几个月低于50": the last three years month by month, the run at their end counted.
+            q.start = (pd.Timestamp(cat.catalogue()["china_pmi_monthly"].end) - pd.DateOffset(months=35)).strftime("%Y-%m")
+            intents = ["history"]
+        if q.periods and intents[0] in ("describe", "history", "latest", "compare") and "describe_series" in self.tools:
+            # "2024年四季度和2025年四季度铁矿石均价比较": each period's statistics, side by side.
+            s = (series or [DEFAULT_SERIES])[0]
+            return Plan([("describe_series", {"series": s, "start": a, "end": b}) for a, b in q.periods])
         if q.relative and not (q.start or q.end):
             q.start, q.end = scope.calendar_period(*q.relative)
         target = scope.future_target(q.start, q.end, q.tomorrow)
@@ -378,6 +394,8 @@ class Planner:
             # "Price now": the freshest series first, the World Bank monthly average as context.
             series = ["dce_iron_ore_daily", DEFAULT_SERIES]
             notes.append(scope.price_now_note(q.zh))
+        elif first == "latest" and series == [FRESHER] and scope.asks_benchmark(q.text):
+            series = [FRESHER, DEFAULT_SERIES]  # "铁矿石期货和世界银行价格差多少": both, each in its unit
         elif first == "latest" and series == [FRESHER] and dollars and yuan:
             series = [FRESHER, DEFAULT_SERIES]  # "700元/吨还是100美元/干吨": each figure in its own unit
         if first in ("describe", "history", "chart") and (q.start or q.end):

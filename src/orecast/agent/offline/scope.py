@@ -40,6 +40,8 @@ _TOPICS = {
     "euro": ("欧元汇率（只有美元兑离岸人民币）", "euro exchange rates (only USD/CNH)"),
     "local_market": ("本地铁矿石价格（如印度国内矿价、中国国产矿或铁精粉）",
                      "local iron ore prices (e.g. India's domestic price, Chinese domestic ore or concentrate)"),
+    "stocks": ("个股和股票推荐（我只有商品价格和宏观数据，不提供投资建议）",
+               "stocks and stock picks (I have commodity prices and macro data only, and give no investment advice)"),
     "off_earth": ("地球以外（火星、月球、小行星等）的价格", "prices off Earth (Mars, the Moon, asteroids …)"),
     "interest_rate": ("利率", "interest rates"),
     "property": ("房地产新开工", "property starts"),
@@ -714,3 +716,24 @@ def old_contract(start: str | None, end: str | None, zh: bool) -> str | None:
             "(for Europe, not delivered to China), so I do not convert it to US$/dmt or set it beside today's price"
             f"{tail}. Source: World Bank Commodity Price Data (The Pink Sheet), the historical part of the 'Iron ore, "
             "cfr spot' column; units and basis as the workbook describes them.")
+
+
+def points_meaning(series: str, n: float, zh: bool) -> str:
+    """"跌了10个点": in a price quote a point is one unit of the price (1 元/吨 for the yuan futures,
+    1 US$ for a dollar price, one index point for the PMI), not a percent; both sizes, at the latest value."""
+    facts = cat.catalogue()[series]
+    value = float(cat.latest_value(series))
+    unit = facts.unit
+    if "50" in unit:  # the PMI: points are its own unit, and a percent of it means nothing useful
+        return (f"PMI 的“{n:g} 个点”就是指数变动 {n:g}（例如从 50 到 {50 - n:g}），不是百分比。" if zh else
+                f"For the PMI, '{n:g} points' is a change of {n:g} in the index (e.g. 50 to {50 - n:g}), not a percent.")
+    u = UNIT_ZH_SHORT.get(unit, unit)
+    share = n / value * 100
+    if zh:
+        return (f"行情里说的“点”一般是报价单位：{cat.name(series, True)}以 {u} 报价，1 个点 = 1 {u}，"
+                f"所以“{n:g} 个点”就是 {n:,.2f} {u}；按最新值 {value:,.2f} {u}（{facts.end}）约是 {share:.2f}%。"
+                f"不是 {n:g}%（{n:g}% 会是 {value * n / 100:,.2f} {u}）。")
+    return (f"In a price quote a 'point' is usually one unit of the price: the {cat.name(series, False)} is quoted in "
+            f"{unit}, so 1 point = 1 {unit} and 'down {n:g} points' means {n:,.2f} {unit} lower; at the latest value, "
+            f"{value:,.2f} {unit} ({facts.end}), that is about {share:.2f}%. It is not {n:g}% ({n:g}% would be "
+            f"{value * n / 100:,.2f} {unit}).")
