@@ -282,3 +282,44 @@ async def test_two_quarters_compared_are_two_means(agent: Any, thread_id: str) -
     assert_number(line, float(a))
     assert_number(line, float(b))
     assert f"{(b / a - 1) * 100:+.2f}%" in line
+
+
+@pytest.mark.parametrize(("question", "words"), [
+    ("铁矿石期货的涨停板是多少", "我没有交易所规则"),
+    ("铁矿石期货一手多少吨", "我没有交易所规则"),
+    ("澳元汇率多少", "我没有美元兑人民币以外的汇率"),
+])
+async def test_rules_and_other_currencies_get_no_substitute_number(
+        agent: Any, thread_id: str, question: str, words: str) -> None:
+    # Was: the latest iron ore futures price (or USD/CNH for the Australian dollar).
+    turn = await run_turn(agent, thread_id, question)
+    assert turn.calls == [] and words in turn.text
+    assert f"{float(_usd_cnh().iloc[-1]):.4f}" not in turn.text
+
+
+async def test_the_impact_of_a_rate_hike_is_no_scenario_the_data_has(agent: Any, thread_id: str) -> None:
+    # Was: the latest prices, as if they answered the question.
+    turn = await run_turn(agent, thread_id, "美联储加息对铁矿石有什么影响")
+    assert turn.calls == [] and "我没有利率的历史数据" in turn.text
+
+
+async def test_will_iron_ore_reach_200_dollars_is_a_target_check(agent: Any, thread_id: str) -> None:
+    # Was: the latest price only ("会到" was no level verb).
+    turn = await run_turn(agent, thread_id, "铁矿石价格会到200美元吗")
+    wb = _wb_iron_ore()
+    assert turn.calls[0].name == "forecast_price" and turn.calls[0].args["series"] == "iron_ore_wb_monthly"
+    assert f"高 {(200 / wb.iloc[-1] - 1) * 100:.2f}%" in turn.text
+
+
+async def test_tomorrows_open_says_the_forecast_is_of_the_settle(agent: Any, thread_id: str) -> None:
+    # Was: a forecast of the settlement price, presented for "开盘价" without a word.
+    turn = await run_turn(agent, thread_id, "铁矿石期货明天开盘价")
+    assert turn.calls[0].name == "forecast_price"
+    assert "不是开盘价" in turn.text
+
+
+async def test_dollars_per_tonne_is_the_world_bank_price_alone(agent: Any, thread_id: str) -> None:
+    # Was: the DCE price in yuan first ("美元一吨" was not read as a price in dollars).
+    turn = await run_turn(agent, thread_id, "铁矿石价格是多少美元一吨")
+    assert [c.args for c in turn.calls] == [{"series": "iron_ore_wb_monthly"}]
+    assert_number(turn.text, float(_wb_iron_ore().iloc[-1]))

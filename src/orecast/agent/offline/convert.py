@@ -9,7 +9,7 @@ from typing import Any
 from orecast.agent.offline.compose import fmt
 
 # "相当于多少元", "换算成人民币", "折合", "convert 108 USD/dmt to yuan", "in yuan terms".
-ASKS = re.compile(r"相当于|换算|折合|折算|合多少|合人民币|等于多少|是多少(?:元|人民币|美元|美金)|换成多少|兑换成?多少|\bconvert|\bin (?:yuan|rmb|cny|dollars?|usd)\b|"
+ASKS = re.compile(r"相当于|换算|折合|折算|合多少|合人民币|等于多少|换成多少|兑换成?多少|\bconvert|\bin (?:yuan|rmb|cny|dollars?|usd)\b|"
                   r"\bto (?:yuan|rmb|cny|dollars?|usd)\b|how much is .+ in\b", re.I)
 AMOUNT = re.compile(r"(?<![\d.])(\d[\d,]*(?:\.\d+)?)\s*(美元|美金|usd|us\$|dollars?|\$|元|块|人民币|yuan|cny|rmb)", re.I)
 
@@ -25,6 +25,7 @@ def asked(text: str) -> tuple[float, str] | None:
     return float(m.group(1).replace(",", "")), "USD" if usd else "CNY"
 
 
+_VERB = re.compile(r"相当于|换算|折合|折算|合多少|合人民币|等于多少|换成|兑换|\bconvert", re.I)
 _TO_USD = re.compile(r"(?:成|为|合|折合|换算成?|多少)\s*(?:美元|美金)|in (?:us )?dollars|to (?:us )?dollars|\bto usd|in usd", re.I)
 _TO_CNY = re.compile(r"(?:成|为|合|折合|换算成?|多少)\s*(?:人民币|元)|in (?:yuan|rmb|cny)|to (?:yuan|rmb|cny)", re.I)
 
@@ -34,7 +35,8 @@ def latest_to_convert(text: str, series: list[str]) -> str | None:
     given is of the latest price; the series whose currency is not the one asked for (None if none)."""
     from orecast.agent.offline import catalogue as cat
 
-    if not ASKS.search(text) or AMOUNT.search(text):
+    # An explicit conversion verb: "price in yuan" alone asks for the yuan-priced series (DCE futures).
+    if not _VERB.search(text) or AMOUNT.search(text):
         return None
     to_usd, to_cny = bool(_TO_USD.search(text)), bool(_TO_CNY.search(text))
     if to_usd == to_cny:

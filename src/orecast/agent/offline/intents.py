@@ -151,6 +151,13 @@ MISSING_TOPICS: dict[str, tuple[str, ...]] = {
                      "in korea", "in europe", "european iron ore", "in the us", "in the united states",
                      "in russia", "nmdc", "国产矿", "国内矿", "铁精粉", "domestic ore", "domestic iron ore"),
     # "火星上的铁矿石价格": a place no market in the data is in; never the Earth price instead.
+    # "铁矿石期货的涨停板是多少", "一手多少吨": exchange rules, which no series holds.
+    "contract_rules": ("涨停", "跌停", "涨跌停", "停板", "保证金", "一手", "每手", "合约乘数", "交易单位",
+                       "最小变动", "手续费", "交割规则", "limit up", "limit-up", "limit down", "price limit",
+                       "margin requirement", "contract size", "lot size", "tick size", "trading hours", "交易时间"),
+    # "澳元汇率多少": the only exchange rate here is USD/CNH.
+    "other_fx": ("澳元", "日元", "英镑", "卢布", "雷亚尔", "韩元", "卢比", "aud", "jpy", "gbp", "brl",
+                 "australian dollar", "japanese yen", "pound sterling", "brazilian real"),
     # "推荐一只钢铁股": stock picks are advice on companies, which no series here measures.
     "stocks": ("股票", "个股", "钢铁股", "矿业股", "a股", "港股", "美股", "炒股", "买什么股", "哪只股",
                "stock pick", "stock tip", "which stock", "steel stocks", "mining stocks", "stocks should", "stocks to buy", "buy stock", "equities", "shares of",
@@ -515,6 +522,8 @@ _RELATIVE = (
     (re.compile(r"下个月|下月|下一个月|next month", re.I), ("month", 1)),
     (re.compile(r"下个?季度|下一季度|next quarter", re.I), ("quarter", 1)),
     (re.compile(r"下周|下个?星期|下一周|next week", re.I), ("week", 1)),
+    # "本周铁矿石期货涨了多少": this calendar week (Monday to today), not the data's last week.
+    (re.compile(r"本周|这周|这个?星期|这一周|this week", re.I), ("week", 0)),
     (re.compile(r"本月|这个月|this month", re.I), ("month", 0)),
 )
 
@@ -551,7 +560,7 @@ _SIZE = re.compile(r"([-+]?\d+(?:\.\d+)?)\s*(%|％|个百分点|百分点|percen
 # "跌到3000元/吨", "falls to 80 USD/t", "PMI跌破48": a level the driver reaches, not a change.
 _LEVEL = re.compile(
     r"(?:跌到|跌至|跌破|降到|降至|回落到|回落至|下跌到|下跌至|下降到|下降至|涨到|涨至|涨破|上涨到|上涨至|"
-    r"升到|升至|上升到|上升至|突破|站上|达到|回到|变成|变为|贬值到|贬值至|升值到|升值至|"
+    r"升到|升至|上升到|上升至|突破|站上|达到|回到|变成|变为|贬值到|贬值至|升值到|升值至|会到|能到|到达|"
     r"\b(?:falls?|fell|drops?|dropped|declines?|slides?|sinks?|slumps?|crash(?:es)?|rises?|rose|"
     r"climbs?|jumps?|rallies|rebounds?|recovers?|goes|went|gets?|moves?|returns?|weakens?|"
     r"strengthens?)\s+(?:back\s+)?(?:to|below|under|above|over)\b|"
@@ -617,8 +626,13 @@ def _driver_before(low: str, at: int, *, strict: bool = False) -> str | None:
     return min(found)[1] if found and not strict else None
 
 
+_IMPACT = re.compile(r"影响|冲击|\bimpact|\beffects?\b|\baffect", re.I)
+
+
 def _scenario(text: str, low: str) -> tuple[tuple[str, float] | None, str | None]:
     if not _IF.search(low):
+        if _IMPACT.search(low):  # "美联储加息对铁矿石有什么影响": a shock no series measures
+            return None, next((k for k, words in _UNSUPPORTED_SHOCKS if any(w in low for w in words)), None)
         return None, None
     for key, words in _UNSUPPORTED_SHOCKS:
         if any(w in low for w in words):  # "if the property market collapses": no size needed

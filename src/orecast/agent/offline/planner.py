@@ -318,8 +318,9 @@ class Planner:
         note = (scope.gap_note(s, q.start, q.end, q.zh) if gap and q.start
                 else scope.closed_tomorrow_note(s, closed_day, target, q.zh) if closed_day is not None
                 else scope.future_note(s, target, q.tomorrow, q.zh))
+        settle = scope.settle_not_close(s, q.text, q.zh)  # "明天开盘价": the forecast is of the settle
         return Plan([("forecast_price", {"series": s, "horizon": h, "method": q.method or "auto"})],
-                    notes=[note], focus={s: first.date().isoformat()})
+                    notes=[note, *([settle] if settle else [])], focus={s: first.date().isoformat()})
 
     def _plan_dated(self, q: Query, intents: list[str], series: list[str], ctx: Context) -> Plan:
         if (q.start or q.end or q.last_period) and intents[0] == "latest":
@@ -381,12 +382,15 @@ class Planner:
                 and any(_currency_of(cat.catalogue()[s].unit) == "CNY" for s in series if s in cat.catalogue()):
             # "铁矿石和螺纹钢的比价": a ratio or spread needs one unit; the ore in yuan is the DCE futures.
             series = list(dict.fromkeys(FRESHER if s == DEFAULT_SERIES else s for s in series))
-        dollars = bool(USD_UNIT.search(q.text)) or any(c == "USD" for _, c in q.claims)
+        dollars = bool(USD_UNIT.search(q.text) or re.search(
+            r"多少美元|美元一吨|美元每吨|几美元|\bin (?:us )?dollars\b|\bin usd\b", q.text, re.I)) or any(
+            c == "USD" for _, c in q.claims)
         yuan = any(c == "CNY" for _, c in q.claims) or "元/吨" in USD_UNIT.sub(" ", q.text)
         if first == "latest" and series == [DEFAULT_SERIES] and dollars and not yuan:
             pass  # "铁矿石价格是多少美元/干吨", "是100美元/吨对吗": the dollar price, the World Bank's
         elif first == "latest" and series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text) and (
-                yuan or re.search(r"人民币|元|\b(?:yuan|rmb|cny|renminbi)\b", USD_UNIT.sub(" ", q.text), re.I)):
+                yuan or re.search(r"人民币|元|\b(?:yuan|rmb|cny|renminbi)\b",
+                                  re.sub(r"美元|美金|港元|欧元|日元|澳元", " ", USD_UNIT.sub(" ", q.text)), re.I)):
             # "多少钱一吨（人民币）": the price in yuan is the DCE futures alone, not the US$ benchmark too.
             series = [FRESHER]
             notes.append(scope.yuan_price_note(q.zh))

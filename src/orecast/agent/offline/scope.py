@@ -40,6 +40,9 @@ _TOPICS = {
     "euro": ("欧元汇率（只有美元兑离岸人民币）", "euro exchange rates (only USD/CNH)"),
     "local_market": ("本地铁矿石价格（如印度国内矿价、中国国产矿或铁精粉）",
                      "local iron ore prices (e.g. India's domestic price, Chinese domestic ore or concentrate)"),
+    "contract_rules": ("交易所规则（涨跌停板、保证金、合约单位、最小变动价位等；请以大商所、上期所公布的合约细则为准）",
+                       "exchange rules (price limits, margins, contract size, tick size: see the DCE/SHFE contract specifications)"),
+    "other_fx": ("美元兑人民币以外的汇率（澳元、日元、英镑等）", "exchange rates other than USD/CNH (AUD, JPY, GBP …)"),
     "stocks": ("个股和股票推荐（我只有商品价格和宏观数据，不提供投资建议）",
                "stocks and stock picks (I have commodity prices and macro data only, and give no investment advice)"),
     "off_earth": ("地球以外（火星、月球、小行星等）的价格", "prices off Earth (Mars, the Moon, asteroids …)"),
@@ -515,12 +518,16 @@ def closed_day(series: str, q: Query) -> str | None:
 def settle_not_close(series: str, text: str, zh: bool) -> str | None:
     """"收盘价" asked of a futures series whose prices are settles: said, not silently swapped."""
     facts = cat.catalogue().get(series)
-    if facts is None or calendar_of(series) != trading_days.CN_EXCHANGE or not re.search(
-            r"收盘|closing|\bclose\b", text, re.I):
+    if facts is None or calendar_of(series) != trading_days.CN_EXCHANGE or not (m := re.search(
+            r"收盘|开盘|closing|\bclose\b|opening|\bopen\b", text, re.I)):
         return None
-    return ("注意：这里的期货价格是结算价（当天成交量加权的均价），不是收盘价；两者通常相差不大，但不相同。" if zh else
-            "Note: these futures prices are settlement prices (the day's volume-weighted average), not "
-            "closing prices; the two are usually close but not the same.")
+    opening = bool(re.search(r"开盘|open", m.group(0), re.I))
+    if zh:
+        return (f"注意：这里的期货价格是结算价（当天成交量加权的均价），不是{'开盘价' if opening else '收盘价'}；"
+                + ("开盘价可能和结算价相差较大，我的预测也是结算价的预测。" if opening else "两者通常相差不大，但不相同。"))
+    return ("Note: these futures prices are settlement prices (the day's volume-weighted average), not "
+            + ("opening prices; the open can differ a lot from the settle, and my forecast is of the settle." if opening
+               else "closing prices; the two are usually close but not the same."))
 
 
 def level_unit_assumed(value: float, currency: str, zh: bool) -> str:
