@@ -323,3 +323,63 @@ async def test_dollars_per_tonne_is_the_world_bank_price_alone(agent: Any, threa
     turn = await run_turn(agent, thread_id, "铁矿石价格是多少美元一吨")
     assert [c.args for c in turn.calls] == [{"series": "iron_ore_wb_monthly"}]
     assert_number(turn.text, float(_wb_iron_ore().iloc[-1]))
+
+
+async def test_a_years_average_partly_in_the_data_blends_data_and_forecast(agent: Any, thread_id: str) -> None:
+    # Was: "no data holds the period yet" for 2026 (data to May) and no 2026 average at all.
+    turn = await run_turn(agent, thread_id, "2026年铁矿石均价预计多少")
+    wb = _wb_iron_ore()["2026"]
+    assert "还没有实际数据" not in turn.text
+    fc = _payload(next(r for r in turn.results if r.name == "forecast_price").content)
+    rows = [r for r in fc["forecast"] if r["date"] > str(wb.index[-1].date()) and r["date"] <= "2026-12-31"]
+    line = next(x for x in turn.text.splitlines() if "整个时期的平均价格" in x)
+    assert_number(line, float(wb.mean()))
+    assert_number(line, (float(wb.sum()) + sum(r["mean"] for r in rows)) / (len(wb) + len(rows)))
+    assert len(wb) + len(rows) == 12
+
+
+async def test_the_last_trading_day_before_the_spring_festival(agent: Any, thread_id: str) -> None:
+    # Was: the latest price ("春节前" made no day).
+    turn = await run_turn(agent, thread_id, "铁矿石期货春节前最后一个交易日价格")
+    dce = _settles("dce_iron_ore_futures_daily.csv")
+    before = dce[dce.index < pd.Timestamp("2026-02-16")]  # 2026's closure: 2026-02-16 to 2026-02-23
+    day = before.index[-1]
+    assert turn.calls[0].args == {"series": "dce_iron_ore_daily", "start": str(day.date()), "end": str(day.date())}
+    assert_number(turn.text, float(before.iloc[-1]))
+    assert "2026-02-16 至 2026-02-23" in turn.text
+
+
+async def test_cheaper_than_a_year_ago_is_the_yearly_change_in_yuan(agent: Any, thread_id: str) -> None:
+    # Was: the whole history's statistics, with no change in yuan.
+    turn = await run_turn(agent, thread_id, "铁矿石期货比一年前便宜多少钱")
+    dce = _settles("dce_iron_ore_futures_daily.csv")
+    before = dce[dce.index <= dce.index[-1] - pd.DateOffset(years=1)].iloc[-1]
+    assert [c.name for c in turn.calls] == ["latest_price"]
+    assert f"{dce.iloc[-1] - before:+.2f} 元/吨" in turn.text
+
+
+async def test_ten_percent_up_is_computed_on_each_latest_price(agent: Any, thread_id: str) -> None:
+    # Was: the latest prices, with the arithmetic left to the user.
+    turn = await run_turn(agent, thread_id, "铁矿石涨10%是多少钱")
+    dce = float(_settles("dce_iron_ore_futures_daily.csv").iloc[-1])
+    wb = float(_wb_iron_ore().iloc[-1])
+    assert [c.args["series"] for c in turn.calls] == ["dce_iron_ore_daily", "iron_ore_wb_monthly"]
+    assert f"是 {dce * 1.1:,.2f} 元/吨" in turn.text and f"是 {wb * 1.1:,.2f} 美元/干吨" in turn.text
+
+
+async def test_a_yuan_figure_is_placed_in_the_yuan_history(agent: Any, thread_id: str) -> None:
+    # Was: the World Bank's US$ statistics, which say nothing about 1000 yuan.
+    turn = await run_turn(agent, thread_id, "1000元一吨的铁矿石贵吗")
+    dce = _settles("dce_iron_ore_futures_daily.csv")
+    assert turn.calls[0].args == {"series": "dce_iron_ore_daily"}
+    assert f"第 {(dce <= 1000).mean() * 100:.2f} 百分位" in turn.text
+
+
+async def test_the_spread_of_two_histories_at_start_and_end(agent: Any, thread_id: str) -> None:
+    # Was: two histories, no spread.
+    turn = await run_turn(agent, thread_id, "今年以来螺纹钢和热卷的价差变化")
+    rb = _settles("shfe_rebar_futures_daily.csv")["2026"]
+    hc = _settles("shfe_hot_rolled_coil_futures_daily.csv")["2026"]
+    s0, s1 = rb.iloc[0] - hc.iloc[0], rb.iloc[-1] - hc.iloc[-1]
+    assert f"{s0:+,.2f} 元/吨" in turn.text and f"{s1:+,.2f} 元/吨" in turn.text
+    assert f"期间变化 {s1 - s0:+,.2f} 元/吨" in turn.text

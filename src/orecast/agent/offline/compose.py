@@ -471,6 +471,46 @@ def yearly_ranking(payloads: list[dict[str, Any]], zh: bool, asked: str) -> str:
             + ranked)
 
 
+def blended_average(known: dict[str, Any], fc: dict[str, Any], end: str, zh: bool) -> str:
+    """The average of a period partly in the data: the actual values' sum plus the forecast medians of
+    the remaining periods up to `end`, over all of them; the band moves only with the forecast part."""
+    rng = known.get("range") or {}
+    mean, count = known.get("mean"), rng.get("count")
+    last = str(rng.get("last") or "")
+    rows = [r for r in _forecast_rows(fc) if last < str(r.get("date")) <= _period_end(end)]
+    if not isinstance(mean, int | float) or not isinstance(count, int) or not rows:
+        return ""
+    n = count + len(rows)
+
+    def blend(values: list[float]) -> float:
+        return (mean * count + sum(values)) / n
+
+    avg = blend([float(_mean(r)) for r in rows])
+    lo80, hi80 = (blend([float(_band(r, 80)[i]) for r in rows]) for i in (0, 1))
+    p = localise(fc, zh)
+    unit, digits = p.get("unit", ""), digits_of(p.get("unit", ""))
+    first = rng.get("first")
+    if zh:
+        return (f"**整个时期的平均价格（{first} 至 {rows[-1].get('date')}）**：{count} 期实际数据（均值 {level(mean, unit)}，"
+                f"到 {last}）加上 {len(rows)} 期预测中位数，合计 {n} 期的平均约 {level(avg, unit)}，80% 区间约 "
+                f"{fmt(lo80, digits)} – {fmt(hi80, digits)}（只有预测部分有不确定性；区间取各期区间的平均，偏宽）。"
+                "这是实际值和预测的混合，不是实际的全年均价。")
+    return (f"**Average over the whole period ({first} to {rows[-1].get('date')})**: {count} actual periods (mean "
+            f"{level(mean, unit)}, to {last}) and {len(rows)} forecast medians, {n} periods in all: about "
+            f"{level(avg, unit)}, 80% range about {fmt(lo80, digits)} – {fmt(hi80, digits)} (only the forecast part is "
+            "uncertain; its periods' ranges averaged, which errs wide). It mixes data and forecast; it is not the "
+            "actual average.")
+
+
+def _period_end(end: str) -> str:
+    """'2026' → '2026-12-31', '2026-03' → '2026-03-31', a day as it is (ISO text, compared as text)."""
+    if len(end) == 4:
+        return f"{end}-12-31"
+    if len(end) == 7:
+        return (pd.Timestamp(f"{end}-01") + pd.offsets.MonthEnd(0)).date().isoformat()
+    return end
+
+
 def period_means(payloads: list[dict[str, Any]], zh: bool) -> str:
     """One series' mean over two periods, and the change from the first to the second."""
     if len(payloads) != 2 or payloads[0].get("series") != payloads[1].get("series"):
@@ -511,6 +551,39 @@ def spread(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:
     if zh:
         return f"价差（{na} − {nb}，{when}）：{diff}。"
     return f"Spread ({na} − {nb}, {when}): {diff}."
+
+
+def spread_change(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:
+    """The spread of two histories in one unit at the period's start and end (on common dates only)."""
+    a, b = localise(a, zh), localise(b, zh)
+    fa, la, fb, lb = a.get("first") or {}, a.get("last") or {}, b.get("first") or {}, b.get("last") or {}
+    unit = a.get("unit")
+    if unit != b.get("unit") or fa.get("date") != fb.get("date") or la.get("date") != lb.get("date") or not all(
+            isinstance(x.get("value"), int | float) for x in (fa, la, fb, lb)):
+        return ""
+    s0, s1 = fa["value"] - fb["value"], la["value"] - lb["value"]
+    na, nb = _name(a, zh), _name(b, zh)
+    if zh:
+        return (f"价差（{na} − {nb}）：{fa.get('date')} {signed(s0, unit)}，{la.get('date')} {signed(s1, unit)}，"
+                f"期间变化 {signed(s1 - s0, unit)}。")
+    return (f"Spread ({na} − {nb}): {signed(s0, unit)} on {fa.get('date')}, {signed(s1, unit)} on {la.get('date')}, "
+            f"a change of {signed(s1 - s0, unit)}.")
+
+
+def pct_move(p: dict[str, Any], move: float, zh: bool) -> str:
+    """"铁矿石涨10%是多少钱": the latest value moved by `move` %, with the arithmetic and its date."""
+    p = localise(p, zh)
+    latest = p.get("latest") or {}
+    value, unit = latest.get("value"), p.get("unit", "")
+    if not isinstance(value, int | float):
+        return ""
+    out = value * (1 + move / 100)
+    if zh:
+        return (f"{_name(p, zh)}{'涨' if move > 0 else '跌'} {abs(move):g}% 是 {level(out, unit)}"
+                f"（{fmt(value)} × {1 + move / 100:.4f}，以 {latest.get('date')} 的最新值为基准），"
+                f"变动 {signed(out - value, unit)}。")
+    return (f"The {_name(p, zh)} {'up' if move > 0 else 'down'} {abs(move):g}% is {level(out, unit)} ({fmt(value)} × "
+            f"{1 + move / 100:.4f}, from the latest value of {latest.get('date')}), a change of {signed(out - value, unit)}.")
 
 
 def ratio(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:

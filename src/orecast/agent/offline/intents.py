@@ -269,6 +269,8 @@ class Query:
     day_word: str | None = None  # "上周五", "yesterday": a day counted from today (start = end = it)
     christmas: bool = False  # "圣诞节2024年": 25 December (a holiday abroad, not at DCE/SHFE)
     asks_today: bool = False  # "今天是几号": the date itself, not a price
+    pct_move: float | None = None  # "铁矿石涨10%是多少钱": the latest value moved by that %
+    holiday_edge: tuple[str, str] | None = None  # "春节前最后一个交易日": (holiday, "before" | "after")
     periods: list[tuple[str, str]] = field(default_factory=list)  # "2024年四季度和2025年四季度": compared
     points_asked: float | None = None  # "跌了10个点是什么意思": what a point is, for a price
     streak: bool = False  # "PMI连续几个月低于50": the run at the end of the data
@@ -709,6 +711,19 @@ _AROUND = re.compile(r"节前|节后|之前|之后|以前|以后|前后|前夕|�
                      r"leading up|\bahead of\b|\baround\b", re.I)
 
 
+def _holiday_edge(low: str) -> tuple[str, str] | None:
+    """"春节前最后一个交易日", "国庆节后第一个交易日", "before Golden Week": the trading day next to a
+    holiday's closure (not the holiday's own days, which have no price)."""
+    name = next((n for n, words in _HOLIDAYS if any(w in low for w in words)), None)
+    if name is None:
+        return None
+    if re.search(r"节后|假期后|之后|以后|后第一|后的第一|\bafter\b", low):
+        return name, "after"
+    if re.search(r"节前|假期前|之前|以前|前最后|前的最后|前夕|\bbefore\b|ahead of|leading up", low):
+        return name, "before"
+    return None
+
+
 def _holiday(low: str) -> str | None:
     if _AROUND.search(low):
         return None
@@ -840,6 +855,11 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         q.series = ["usd_cnh_daily"]  # "人民币今年升值了多少": the USD/CNH rate, read the other way
     q.bad_date = bad_date(text)
     q.holiday = _holiday(low)
+    q.holiday_edge = _holiday_edge(low)
+    if not _IF.search(low) and (mv := re.search(r"(涨|跌|上涨|下跌|升|降|\brises?\b|\bfalls?\b|\bup\b|\bdown\b)\s*"
+                                                r"(\d+(?:\.\d+)?)\s*(?:%|％|percent)", low)) and re.search(
+            r"是多少|多少钱|是几|等于|what is|what's|how much|would be|=", low):
+        q.pct_move = float(mv.group(2)) * (-1 if re.match(r"跌|下跌|降|fall|down", mv.group(1)) else 1)
     if not q.series and not q.missing and not q.scenario:
         q.unknown = unknown_subject(text, known_series)
     q.method = find_method(text)
@@ -878,8 +898,9 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     for intent, words in INTENT_WORDS.items():
         if _contains(low, words):
             q.intents.append(intent)
-    if re.search(r"去年同期|同比|year[- ]on[- ]year|\byoy\b|same (?:time|period|month) last year", low) and \
-            q.relative == ("year", -1) and not (q.start or q.end):
+    if re.search(r"去年同期|同比|year[- ]on[- ]year|\byoy\b|same (?:time|period|month) last year|比一年前|"
+                 r"比去年这个时候|than a year ago|from a year ago", low) and \
+            q.relative in (("year", -1), None) and not (q.start or q.end or q.last_period):
         # "比去年同期高还是低": the latest value against a year before it, not last year's history.
         q.relative = None
         q.intents = ["latest", *(i for i in q.intents if i not in ("latest", "history"))]

@@ -145,6 +145,12 @@ class OfflineAnalyst(BaseChatModel):
                                         average=q.asks_average, why_wide=q.asks_band_why,
                                         moves=q.moves))
         parts.extend(_comparisons(q, results, calls))
+        if q.asks_average and (blended := _blended_average(q, results, calls)):
+            parts.append(blended)
+        if q.pct_move is not None:
+            parts.extend(compose.pct_move(p, q.pct_move, q.zh) for m in results
+                         if calls.get(m.tool_call_id, ("", {}))[0] == "latest_price"
+                         and isinstance(p := compose.payload_of(m.text), dict))
         parts[:0] = _level_notes(q, results, calls)
         if q.target_level:
             parts.extend(targets.target_check(q.target_level, q.level_direction, p, q.text, q.zh)
@@ -253,6 +259,8 @@ _COMPARED = (
     ("price_history", r"which|more|better|compare|哪个|谁|更|对比|比较", compose.change_ranking),
     ("latest_price", r"价差|差价|相差|差多少|差了多少|差距|spread|difference|gap between",
      lambda ps, zh, _: compose.spread(*ps, zh) if len(ps) == 2 else ""),
+    # "今年以来螺纹钢和热卷的价差变化": the spread at the period's start and end, when both have them.
+    ("price_history", r"价差|差价|spread", lambda ps, zh, _: compose.spread_change(*ps, zh) if len(ps) == 2 else ""),
     ("latest_price", r"比价|价格比|比值|\bratio\b", lambda ps, zh, _: compose.ratio(*ps, zh) if len(ps) == 2 else ""),
     # "哪个跌得多，铁矿石期货还是螺纹钢？" with no period: each one's change over its last year.
     ("latest_price", r"(?:跌|涨)(?:得|幅)|(?:fell|rose|dropped|gained|declined)\s+(?:the\s+)?(?:more|most)",
@@ -268,6 +276,17 @@ def _comparisons(q: Query, results: list[ToolMessage], calls: dict[str, tuple[st
         if len(payloads) > 1 and re.search(asks, q.text, re.I):
             out.append(answer(payloads, q.zh, q.text))
     return out
+
+
+def _blended_average(q: Query, results: list[ToolMessage], calls: dict[str, tuple[str, dict[str, Any]]]) -> str:
+    """"2026年均价预计多少" on data to May: the period's average is the actual periods' values and the
+    forecast medians of the rest, together (its band: the actual part fixed, the rest's bounds averaged)."""
+    payloads = {calls.get(m.tool_call_id, ("", {}))[0]: p for m in results
+                if isinstance(p := compose.payload_of(m.text), dict)}
+    known, fc = payloads.get("describe_series"), payloads.get("forecast_price")
+    if not known or not fc or known.get("series") != fc.get("series") or not q.start:
+        return ""
+    return compose.blended_average(known, fc, q.end or q.start, q.zh)
 
 
 def _level_notes(q: Query, results: list[ToolMessage], calls: dict[str, tuple[str, dict[str, Any]]]) -> list[str]:

@@ -142,6 +142,11 @@ class Planner:
             return Plan([("read_file", {"file_path": notes.PREFERENCES})])
         if q.asks_today and not q.series:
             return Plan(reply=scope.today_reply(q.zh))  # "今天是几号": the date, not a price
+        if q.pct_move is not None and "latest_price" in self.tools and not q.start:
+            # "铁矿石涨10%是多少钱": arithmetic on the latest value (each iron ore price in its unit).
+            named = q.series if q.series not in ([], [DEFAULT_SERIES]) or scope.asks_benchmark(q.text) \
+                else [FRESHER, DEFAULT_SERIES]
+            return Plan([("latest_price", {"series": s}) for s in named[:2]])
         if q.points_asked is not None and "latest_price" in self.tools:
             # "铁矿石期货跌了10个点是什么意思": a point is a price unit (1 元/吨), not a percent.
             s = next((x for x in q.series if x != DEFAULT_SERIES), FRESHER)
@@ -182,6 +187,8 @@ class Planner:
             return extra
         if (q.day_word or q.christmas) and (day_plan := self._named_day(q)) is not None:
             return day_plan
+        if q.holiday_edge and (edge := self._holiday_edge(q)) is not None:
+            return edge
         if q.asks_band_why and not q.series and ctx.last_call and ctx.last_call[0] == "forecast_price":
             # "为什么区间这么宽？" after a forecast: that forecast again, its width explained.
             name, args = ctx.last_call
@@ -248,6 +255,26 @@ class Planner:
             plan.notes.insert(0, scope.why_note(q.zh))
         if fresher:
             plan.notes.insert(0, fresher)
+        return plan
+
+    def _holiday_edge(self, q: Query) -> Plan | None:
+        """"铁矿石期货春节前最后一个交易日价格": the holiday's closure in the year asked (else the latest
+        one before today), and the series' last trading day before it (first after it)."""
+        assert q.holiday_edge is not None
+        name, side = q.holiday_edge
+        series = [s for s in q.series if s != DEFAULT_SERIES or scope.asks_benchmark(q.text)] or [FRESHER]
+        s = series[0]
+        if cat.frequency(s) != "daily":
+            return None
+        found = scope.holiday_edge_day(s, name, side, q.start or q.end, q.zh)
+        if found is None:
+            return None
+        day, note = found
+        if pd.Timestamp(day) > pd.Timestamp(cat.catalogue()[s].end):
+            return Plan([("latest_price", {"series": s})], notes=[note, scope.day_after_data(s, "", day, q.zh)])
+        q.start = q.end = day
+        plan = self._plan_dated(q, ["history"], [s], Context([], None, None, None))
+        plan.notes.insert(0, note)
         return plan
 
     def _named_day(self, q: Query) -> Plan | None:
@@ -319,8 +346,15 @@ class Planner:
                 else scope.closed_tomorrow_note(s, closed_day, target, q.zh) if closed_day is not None
                 else scope.future_note(s, target, q.tomorrow, q.zh))
         settle = scope.settle_not_close(s, q.text, q.zh)  # "明天开盘价": the forecast is of the settle
-        return Plan([("forecast_price", {"series": s, "horizon": h, "method": q.method or "auto"})],
-                    notes=[note, *([settle] if settle else [])], focus={s: first.date().isoformat()})
+        calls: list[tuple[str, dict[str, Any]]] = [("forecast_price", {"series": s, "horizon": h,
+                                                                        "method": q.method or "auto"})]
+        if facts and q.start and not q.tomorrow and not gap and scope.bound(q.start) <= pd.Timestamp(facts.end):
+            # "2026年铁矿石均价预计多少" with data to May: the months with data are data, not "no data yet";
+            # an average asked for blends them with the forecast of the rest (model._blended_average).
+            note = scope.part_data_note(s, q.start, target, q.zh)
+            if q.asks_average:
+                calls.insert(0, ("describe_series", {"series": s, "start": q.start, "end": facts.end}))
+        return Plan(calls, notes=[note, *([settle] if settle else [])], focus={s: first.date().isoformat()})
 
     def _plan_dated(self, q: Query, intents: list[str], series: list[str], ctx: Context) -> Plan:
         if (q.start or q.end or q.last_period) and intents[0] == "latest":
@@ -444,6 +478,10 @@ class Planner:
                 if s == series[0] and q.horizon and (note := scope.ahead_note(s, *q.horizon, start, q.zh)):
                     notes.append(note)
             elif first == "describe":
+                if s == DEFAULT_SERIES and q.claim and q.claim[1] == "CNY" and not scope.asks_benchmark(q.text):
+                    s = FRESHER  # "1000元一吨的铁矿石贵吗": a yuan figure is set against the yuan series
+                    if note := scope.figure_in_range(s, q.claim[0], q.zh):
+                        notes.append(note)
                 calls.append(("describe_series", {"series": s, **self._dates(q, s)}))
             elif first == "history":
                 calls.append(("price_history", {"series": s, **self._dates(q, s)}))

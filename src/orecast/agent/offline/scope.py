@@ -627,13 +627,13 @@ def day_after_data(series: str, word: str, day: str, zh: bool) -> str:
     end = cat.catalogue()[series].end
     when = pd.Timestamp(day)
     age = (when - pd.Timestamp(end)).days
-    label = f"“{word}”是 {day}（星期{_WEEKDAY_ZH[when.weekday()]}）" if zh and word else day
-    label_en = f"'{word}' is {day} (a {when.strftime('%A')})" if word else day
+    label = f"“{word}”是 {day}（星期{_WEEKDAY_ZH[when.weekday()]}）。" if zh and word else ""
+    label_en = f"'{word}' is {day} (a {when.strftime('%A')}). " if word else ""
     if zh:
-        return (f"{label}。我的{cat.name(series, True)}数据只到 {end}，没有 {day} 的价格；下面是它之前最近一个有数据的"
+        return (f"{label}我的{cat.name(series, True)}数据只到 {end}，没有 {day} 的价格；下面是它之前最近一个有数据的"
                 f"交易日 {end} 的价格，比你问的那天早 {age} 天，不是那天的价格。要看模型对 {day} 的估计（带区间），"
                 f"可以问“预测{day}{cat.name(series, True)}价格”。")
-    return (f"{label_en}. My {cat.name(series, False)} data ends on {end}, so there is no price for {day}; below is "
+    return (f"{label_en}My {cat.name(series, False)} data ends on {end}, so there is no price for {day}; below is "
             f"the nearest earlier trading day with data, {end}, {age} days before the day you asked about, not "
             f"that day's price. For the model's estimate of {day} (with ranges), ask 'forecast "
             f"{cat.name(series, False)} for {day}'.")
@@ -744,3 +744,76 @@ def points_meaning(series: str, n: float, zh: bool) -> str:
             f"{unit}, so 1 point = 1 {unit} and 'down {n:g} points' means {n:,.2f} {unit} lower; at the latest value, "
             f"{value:,.2f} {unit} ({facts.end}), that is about {share:.2f}%. It is not {n:g}% ({n:g}% would be "
             f"{value * n / 100:,.2f} {unit}).")
+
+
+def part_data_note(series: str, start: str, target: pd.Timestamp, zh: bool) -> str:
+    """A period that began before the data's end and runs past it: data for the first part, a forecast
+    for the rest (not "no data yet" for the whole period)."""
+    facts = cat.catalogue()[series]
+    a, b = bound(start).date().isoformat(), target.date().isoformat()
+    if zh:
+        return (f"你问的时期是 {a} 至 {b}：其中 {a} 至 {facts.end} 有{cat.name(series, True)}的实际数据，"
+                f"{facts.end} 之后没有，下面是从那天起的预测（中位数和 80%/95% 区间，不是实际价格）。")
+    return (f"You asked about {a} to {b}: the {cat.name(series, False)} has actual data from {a} to {facts.end} "
+            f"and none after it; below is the forecast from there (medians with 80%/95% ranges, not prices).")
+
+
+def holiday_edge_day(series: str, holiday: str, side: str, year_text: str | None,
+                     zh: bool) -> tuple[str, str] | None:
+    """The last trading day of `series` before the `holiday` closure (side "before") or the first one
+    after it, in the year of `year_text` or else the latest such closure before today that the data
+    reaches, with a note naming the closure. A named year past the data gives the exchange calendar's
+    day (the planner then says the data stops before it)."""
+    now = pd.Timestamp(today())
+    named = bool(year_text and re.fullmatch(r"\d{4}(-.*)?", year_text))
+    years = [int(str(year_text)[:4])] if named else [now.year, now.year - 1, now.year - 2]
+    values = market.load_series(series)
+    for year in years:
+        try:
+            days = [c.day for c in trading_days.closures_between(pd.Timestamp(year, 1, 1), pd.Timestamp(year, 12, 31))
+                    if c.holiday == holiday]
+        except Exception:  # noqa: BLE001 - a year with no holiday calendar: no answer from here
+            return None
+        if not days or (not named and pd.Timestamp(days[0]) > now):
+            continue
+        first, last = pd.Timestamp(days[0]), pd.Timestamp(days[-1])
+        pick = values[values.index < first] if side == "before" else values[values.index > last]
+        if side == "after" and (pick.empty or pick.index[0] - last > pd.Timedelta(days=10)):
+            if not named:
+                continue  # the data stops before it: the year before
+            day = trading_days.next_trading_days(last, 1, calendar_of(series))[0].date().isoformat()
+        elif side == "before" and (pick.empty or first - pick.index[-1] > pd.Timedelta(days=10)):
+            if not named:
+                continue
+            day = (first - pd.Timedelta(days=1)).date().isoformat()
+            while not trading_days.is_trading_day(pd.Timestamp(day), calendar_of(series)):
+                day = (pd.Timestamp(day) - pd.Timedelta(days=1)).date().isoformat()
+        else:
+            day = (pick.index[-1] if side == "before" else pick.index[0]).date().isoformat()
+        hz = HOLIDAY_ZH.get(holiday, holiday)
+        if zh:
+            return day, (f"{year} 年{hz}休市 {first.date()} 至 {last.date()}；{cat.name(series, True)}"
+                         f"{'节前最后一个' if side == 'before' else '节后第一个'}交易日是 {day}。")
+        return day, (f"{holiday} {year}: the exchange closed {first.date()} to {last.date()}; the "
+                     f"{'last trading day before' if side == 'before' else 'first trading day after'} it is {day}.")
+    return None
+
+
+def figure_in_range(series: str, value: float, zh: bool) -> str | None:
+    """"1000元一吨的铁矿石贵吗": where the figure stands in the series' history (share of days at or
+    below it, and against the latest value)."""
+    values = market.load_series(series)
+    if values.empty:
+        return None
+    share = float((values <= value).mean() * 100)
+    latest = float(values.iloc[-1])
+    unit = cat.catalogue()[series].unit
+    u = UNIT_ZH_SHORT.get(unit, unit) if zh else unit
+    first = values.index[0].date()
+    if zh:
+        return (f"{value:,.2f} {u} 在{cat.name(series, True)} {first} 以来的历史里处于第 {share:.2f} 百分位"
+                f"（{share:.2f}% 的交易日不高于它），比最新值 {latest:,.2f} {u}（{values.index[-1].date()}）"
+                f"{'高' if value >= latest else '低'} {abs(value / latest - 1) * 100:.2f}%。")
+    return (f"{value:,.2f} {u} is at the {share:.2f}th percentile of the {cat.name(series, False)} since {first} "
+            f"({share:.2f}% of days at or below it), {abs(value / latest - 1) * 100:.2f}% "
+            f"{'above' if value >= latest else 'below'} the latest value {latest:,.2f} {u} ({values.index[-1].date()}).")
