@@ -78,6 +78,13 @@ async def test_1990_is_the_old_contract_price_in_its_own_unit(agent: Any, thread
     assert f"{latest:.2f}" not in turn.text
 
 
+async def test_1990_in_english_is_the_old_contract_price_too(agent: Any, thread_id: str) -> None:
+    turn = await run_turn(agent, thread_id, "What was the iron ore price in 1990?")
+    raw = pd.read_csv(DATA / "iron_ore_monthly_worldbank.csv", index_col="date", parse_dates=True)
+    assert turn.calls == [] and "US cents per dmtu" in turn.text and "Carajas" in turn.text
+    assert_number(turn.text, float(raw.loc["1990", "iron_ore_price"].mean()))
+
+
 async def test_2025_largest_one_day_rise_is_recomputed(agent: Any, thread_id: str) -> None:
     # Was: "I only answer questions about iron ore…" (out of scope).
     turn = await run_turn(agent, thread_id, "2025年最大的单日涨幅")
