@@ -390,3 +390,59 @@ async def test_the_spread_of_two_histories_at_start_and_end(agent: Any, thread_i
     s0, s1 = rb.iloc[0] - hc.iloc[0], rb.iloc[-1] - hc.iloc[-1]
     assert f"{s0:+,.2f} 元/吨" in turn.text and f"{s1:+,.2f} 元/吨" in turn.text
     assert f"期间变化 {s1 - s0:+,.2f} 元/吨" in turn.text
+
+
+async def test_last_week_is_the_calendar_week_before_this_one(agent: Any, thread_id: str) -> None:
+    # Was: the whole history since 2013 ("上周" was no period).
+    turn = await run_turn(agent, thread_id, "上周铁矿石期货走势")
+    assert turn.calls[0].name == "forecast_price"  # the data ends in August: that week is a forecast
+    assert "2026-11-30 – 2026-12-06" in turn.text
+
+
+async def test_this_friday_is_forecast_to_that_day(agent: Any, thread_id: str) -> None:
+    # Was: a forecast to today (Monday), not to Friday 2026-12-11.
+    turn = await run_turn(agent, thread_id, "这周五铁矿石期货会怎样")
+    p = _payload(next(r for r in turn.results if r.name == "forecast_price").content)
+    assert p["forecast"][-1]["date"] == "2026-12-11"
+
+
+async def test_the_futures_average_in_dollars_is_the_world_bank_beside_it(agent: Any, thread_id: str) -> None:
+    # Was: the futures' yuan statistics for a question in dollars.
+    turn = await run_turn(agent, thread_id, "铁矿石期货2025年平均价格是多少美元")
+    assert [c.args["series"] for c in turn.calls] == ["dce_iron_ore_daily", "iron_ore_wb_monthly"]
+    assert_number(turn.text, float(_wb_iron_ore()["2025"].mean()))
+    assert "没有美元价格" in turn.text
+
+
+@pytest.mark.parametrize(("question", "words"), [
+    ("明天是星期几", "明天是 2026-12-08（星期二）"),
+    ("What day is it tomorrow?", "Tomorrow is 2026-12-08 (a Tuesday)"),
+])
+async def test_tomorrows_weekday_is_a_date(agent: Any, thread_id: str, question: str, words: str) -> None:
+    # Was: "I only answer questions about iron ore…".
+    turn = await run_turn(agent, thread_id, question)
+    assert turn.calls == [] and words in turn.text
+
+
+async def test_both_currencies_asked_get_both_prices(agent: Any, thread_id: str) -> None:
+    # A guard for the RMB fix above: "人民币和美元都要" must keep the dollar price too.
+    turn = await run_turn(agent, thread_id, "铁矿石现在是多少钱一吨，人民币和美元都要")
+    assert [c.args["series"] for c in turn.calls] == ["dce_iron_ore_daily", "iron_ore_wb_monthly"]
+
+
+async def test_which_year_was_more_volatile_compares_the_two_years(agent: Any, thread_id: str) -> None:
+    # Was: one statistic over 2024-2025 together.
+    turn = await run_turn(agent, thread_id, "2024年和2025年哪年铁矿石波动更大")
+    # Each period's own returns (describe_series works on the period's values alone).
+    vol = {y: float(np.log(_wb_iron_ore()[str(y)]).diff().std(ddof=1) * np.sqrt(12) * 100) for y in (2024, 2025)}
+    hi, lo = sorted(vol, key=vol.get, reverse=True)
+    assert (f"{hi}-01-01 至 {hi}-12-01 {vol[hi]:.2f}% > {lo}-01-01 至 {lo}-12-01 {vol[lo]:.2f}%") in turn.text
+
+
+@pytest.mark.parametrize("question", ["How much would iron ore be if it rose 20%?", "如果铁矿石涨20%，价格是多少"])
+async def test_if_it_rose_20_percent_is_its_own_price_times_1_2(agent: Any, thread_id: str, question: str) -> None:
+    # Was: a scenario of rebar moving with iron ore, which was not asked.
+    turn = await run_turn(agent, thread_id, question)
+    assert all(c.name == "latest_price" for c in turn.calls)
+    assert_number(turn.text, float(_settles("dce_iron_ore_futures_daily.csv").iloc[-1]) * 1.2)
+    assert_number(turn.text, float(_wb_iron_ore().iloc[-1]) * 1.2)

@@ -383,7 +383,15 @@ def claim_check(claim: tuple[float, str], p: dict[str, Any], zh: bool) -> str:
 
 def volatility_ranking(payloads: list[dict[str, Any]], zh: bool) -> str:
     """"Which is more volatile?": the annualised volatilities side by side, highest first."""
-    ranked = sorted(((p["volatility_annualised_pct"], _name(p, zh)) for p in payloads
+    # One series over two periods ("2024年和2025年哪年波动更大"): each named by its period.
+    same = len({p.get("series") for p in payloads}) == 1
+
+    def label(p: dict[str, Any]) -> str:
+        rng = p.get("range") or {}
+        return f"{rng.get('first')} 至 {rng.get('last')}" if same and zh else \
+            f"{rng.get('first')} to {rng.get('last')}" if same else _name(p, zh)
+
+    ranked = sorted(((p["volatility_annualised_pct"], label(p)) for p in payloads
                      if isinstance(p.get("volatility_annualised_pct"), int | float)), reverse=True)
     if len(ranked) < 2:
         return ""

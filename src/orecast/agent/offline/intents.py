@@ -474,7 +474,7 @@ def unknown_subject(text: str, known: set[str] | None) -> str | None:
     return None
 
 
-_COMPARE_PERIODS = re.compile(r"比较|对比|相比|比一比|哪个|哪一年|更高|更低|\bcompare|\bvs\.?\b|versus|than\b", re.I)
+_COMPARE_PERIODS = re.compile(r"比较|对比|相比|比一比|哪个|哪一年|哪年|更高|更低|\bcompare|\bvs\.?\b|versus|than\b", re.I)
 _RANGE_WORDS = re.compile(r"到|至|以来|之间|期间|from\b|\bto\b|between|through|until|since|[-–—~](?!\d{2}\b)", re.I)
 
 
@@ -526,6 +526,7 @@ _RELATIVE = (
     (re.compile(r"下周|下个?星期|下一周|next week", re.I), ("week", 1)),
     # "本周铁矿石期货涨了多少": this calendar week (Monday to today), not the data's last week.
     (re.compile(r"本周|这周|这个?星期|这一周|this week", re.I), ("week", 0)),
+    (re.compile(r"上周|上个?星期|上一周|上礼拜", re.I), ("week", -1)),  # the calendar week before this one
     (re.compile(r"本月|这个月|this month", re.I), ("month", 0)),
 )
 
@@ -776,9 +777,7 @@ def relative_day(text: str) -> tuple[str, str] | None:
         day = monday + timedelta(days=wd - (7 if last else 0))
         if (m.group(3) or "").lower() == "last" and day >= now - timedelta(days=now.weekday()):
             day -= timedelta(days=7)
-        if day > now:
-            return None  # "这周五" before Friday: a day ahead, the forecast paths read it elsewhere
-        return m.group(0), day.isoformat()
+        return m.group(0), day.isoformat()  # "这周五" on Monday is ahead: the planner forecasts it
     for rx, back in _DAY_BACK:
         if mm := rx.search(text):
             return mm.group(0), (now - timedelta(days=back)).isoformat()
@@ -841,6 +840,11 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     q.streak = bool(re.search(r"连续.{0,6}(?:几|多少)个?月|连续多久|in a row|consecutive months|straight months", low))
     q.asks_average = bool(re.search(r"平均|均价|均值|\baverage\b|\bmean\b", low))
     q.scenario, q.scenario_unsupported = _scenario(text, low)
+    if q.scenario and re.search(r"how much would (?:it|iron ore|the price|the iron ore price|rebar|coke)|"
+                                r"(?:价格|它)?(?:会)?是多少(?:钱)?|会是几|变成多少|what would (?:it|the price) be", low) \
+            and len(find_series(text, known_series)) <= 1:
+        # "How much would iron ore be if it rose 20%?": arithmetic on its own price, not a co-movement.
+        q.pct_move, q.scenario = q.scenario[1], None
     if q.scenario is None and q.scenario_unsupported is None:
         q.scenario_level = _scenario_level(low)
         if q.scenario_level is None and (target := _target_level(low)) is not None:
@@ -877,7 +881,8 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         q.bad_method = _unknown_method(low)
     q.start, q.end = _dates(text)
     q.periods = compared_periods(text)
-    q.asks_today = bool(re.search(r"今天(?:是)?(?:几号|几月几号|几月几日|什么日子|哪一天|星期几|周几)|今天的日期|"
+    q.asks_today = bool(re.search(r"(?:今天|明天|昨天|前天|后天)(?:是)?(?:几号|几月几号|几月几日|什么日子|哪一天|星期几|周几|礼拜几)|今天的日期|"
+                                  r"what day (?:is|was|will be) (?:it )?(?:tomorrow|yesterday)|"
                                   r"现在是(?:几号|什么时候|哪一年)|what(?:'s| is) (?:the )?(?:date|day) today|"
                                   r"what(?:'s| is) today's date|today's date\??$|what day is (?:it )?today", low))
     if (xmas := _christmas(text, low, q.start)) is not None:

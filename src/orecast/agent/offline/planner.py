@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from orecast.agent.clock import today
 from orecast.agent.offline import catalogue as cat
 from orecast.agent.offline import convert, notes, scope
 from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse
@@ -141,7 +142,7 @@ class Planner:
         if q.asks_memory and "read_file" in self.tools:
             return Plan([("read_file", {"file_path": notes.PREFERENCES})])
         if q.asks_today and not q.series:
-            return Plan(reply=scope.today_reply(q.zh))  # "今天是几号": the date, not a price
+            return Plan(reply=scope.today_reply(q.zh, q.text))  # "今天是几号": the date, not a price
         if q.pct_move is not None and "latest_price" in self.tools and not q.start:
             # "铁矿石涨10%是多少钱": arithmetic on the latest value (each iron ore price in its unit).
             named = q.series if q.series not in ([], [DEFAULT_SERIES]) or scope.asks_benchmark(q.text) \
@@ -283,8 +284,8 @@ class Planner:
         A day after the data's end gets its nearest earlier day with data, said so."""
         series = [s for s in q.series if s != DEFAULT_SERIES or scope.asks_benchmark(q.text)] or [FRESHER]
         s = series[0]
-        if cat.frequency(s) != "daily" or q.start is None:
-            return None
+        if cat.frequency(s) != "daily" or q.start is None or pd.Timestamp(q.start) > pd.Timestamp(today()):
+            return None  # "这周五" still ahead: the forecast path answers it
         notes_: list[str] = []
         if q.christmas:
             notes_.append(scope.christmas_note(s, q.start, q.zh))
@@ -423,8 +424,9 @@ class Planner:
         if first == "latest" and series == [DEFAULT_SERIES] and dollars and not yuan:
             pass  # "铁矿石价格是多少美元/干吨", "是100美元/吨对吗": the dollar price, the World Bank's
         elif first == "latest" and series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text) and (
+                not re.search(r"美元|美金|dollar|\busd\b|us\$", q.text, re.I) and (
                 yuan or re.search(r"人民币|元|\b(?:yuan|rmb|cny|renminbi)\b",
-                                  re.sub(r"美元|美金|港元|欧元|日元|澳元", " ", USD_UNIT.sub(" ", q.text)), re.I)):
+                                  re.sub(r"美元|美金|港元|欧元|日元|澳元", " ", USD_UNIT.sub(" ", q.text)), re.I))):
             # "多少钱一吨（人民币）": the price in yuan is the DCE futures alone, not the US$ benchmark too.
             series = [FRESHER]
             notes.append(scope.yuan_price_note(q.zh))
@@ -477,6 +479,13 @@ class Planner:
                 focus[s] = start.date().isoformat()
                 if s == series[0] and q.horizon and (note := scope.ahead_note(s, *q.horizon, start, q.zh)):
                     notes.append(note)
+            elif first == "describe" and s == FRESHER and len(series) == 1 and dollars and not yuan \
+                    and "describe_series" in self.tools:
+                # "铁矿石期货2025年平均价格是多少美元": the futures are in yuan; the dollar price is the
+                # World Bank's. Both, said so, rather than a yuan figure for a dollar question.
+                notes.append(scope.futures_in_yuan_note(q.zh))
+                calls.append(("describe_series", {"series": s, **self._dates(q, s)}))
+                calls.append(("describe_series", {"series": DEFAULT_SERIES, **self._dates(q, DEFAULT_SERIES)}))
             elif first == "describe":
                 if s == DEFAULT_SERIES and q.claim and q.claim[1] == "CNY" and not scope.asks_benchmark(q.text):
                     s = FRESHER  # "1000元一吨的铁矿石贵吗": a yuan figure is set against the yuan series

@@ -601,9 +601,18 @@ def daily_moves_note(zh: bool) -> str:
             "uses the DCE iron ore futures (CNY/t, settlement prices).")
 
 
-def today_reply(zh: bool) -> str:
-    """"今天是几号": today's date (the one answers count from), and how far each kind of data reaches."""
+def today_reply(zh: bool, text: str = "") -> str:
+    """"今天是几号": today's date (the one answers count from), and how far each kind of data reaches;
+    "明天是星期几": that day's date and weekday first."""
     now = today()
+    shift = next((n for w, n in (("前天", -2), ("昨天", -1), ("后天", 2), ("明天", 1), ("yesterday", -1),
+                                 ("tomorrow", 1)) if w in text.lower()), 0)
+    if shift:
+        day = pd.Timestamp(now) + pd.Timedelta(days=shift)
+        word = next(w for w in ("前天", "昨天", "后天", "明天", "yesterday", "tomorrow") if w in text.lower())
+        if zh:
+            return f"{word}是 {day.date()}（星期{_WEEKDAY_ZH[day.weekday()]}）；今天是 {now.isoformat()}。"
+        return f"{word.capitalize()} is {day.date()} (a {day.strftime('%A')}); today is {now.isoformat()}."
     facts = cat.catalogue()
     dce, wb, pmi = (facts[s].end for s in ("dce_iron_ore_daily", "iron_ore_wb_monthly", "china_pmi_monthly"))
     if zh:
@@ -817,3 +826,11 @@ def figure_in_range(series: str, value: float, zh: bool) -> str | None:
     return (f"{value:,.2f} {u} is at the {share:.2f}th percentile of the {cat.name(series, False)} since {first} "
             f"({share:.2f}% of days at or below it), {abs(value / latest - 1) * 100:.2f}% "
             f"{'above' if value >= latest else 'below'} the latest value {latest:,.2f} {u} ({values.index[-1].date()}).")
+
+
+def futures_in_yuan_note(zh: bool) -> str:
+    if zh:
+        return ("大商所铁矿石期货以元/吨计价，没有美元价格；以美元计的铁矿石价格是世界银行的 CFR 中国价格（美元/干吨），"
+                "下面两者都给出，各用各的单位（不做换算）。")
+    return ("The DCE iron ore futures are priced in CNY/t and have no dollar price; iron ore in dollars is the World "
+            "Bank's CFR China price (US$/dmt). Both follow, each in its own unit (not converted).")
