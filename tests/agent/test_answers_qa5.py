@@ -446,3 +446,19 @@ async def test_if_it_rose_20_percent_is_its_own_price_times_1_2(agent: Any, thre
     assert all(c.name == "latest_price" for c in turn.calls)
     assert_number(turn.text, float(_settles("dce_iron_ore_futures_daily.csv").iloc[-1]) * 1.2)
     assert_number(turn.text, float(_wb_iron_ore().iloc[-1]) * 1.2)
+
+
+async def test_the_years_below_a_level_are_listed(agent: Any, thread_id: str) -> None:
+    # Was: the latest price, which says nothing about when the price was under 50 dollars.
+    turn = await run_turn(agent, thread_id, "在50美元以下的时候铁矿石是哪些年")
+    wb = _wb_iron_ore()
+    below = wb[wb < 50]
+    for year, n in below.groupby(below.index.year).size().items():
+        assert f"{year} 年（{n} 个月）" in turn.text
+    assert f"共 {len(below)} 个月" in turn.text and str(below.index[-1].date()) in turn.text
+
+
+async def test_days_of_rebar_below_3000_are_counted(agent: Any, thread_id: str) -> None:
+    turn = await run_turn(agent, thread_id, "螺纹钢低于3000元的有多少天")
+    rb = _settles("shfe_rebar_futures_daily.csv")
+    assert f"共 {int((rb < 3000).sum())} 个交易日" in turn.text

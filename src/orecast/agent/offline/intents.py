@@ -269,6 +269,7 @@ class Query:
     day_word: str | None = None  # "上周五", "yesterday": a day counted from today (start = end = it)
     christmas: bool = False  # "圣诞节2024年": 25 December (a holiday abroad, not at DCE/SHFE)
     asks_today: bool = False  # "今天是几号": the date itself, not a price
+    threshold: tuple[float, str, str | None] | None = None  # "50美元以下的时候是哪些年": (level, "below"|"above", currency)
     pct_move: float | None = None  # "铁矿石涨10%是多少钱": the latest value moved by that %
     holiday_edge: tuple[str, str] | None = None  # "春节前最后一个交易日": (holiday, "before" | "after")
     periods: list[tuple[str, str]] = field(default_factory=list)  # "2024年四季度和2025年四季度": compared
@@ -860,6 +861,13 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     q.bad_date = bad_date(text)
     q.holiday = _holiday(low)
     q.holiday_edge = _holiday_edge(low)
+    if (th := re.search(r"(\d+(?:\.\d+)?)\s*(美元|元|块|dollars?|usd|yuan|cny)?\s*(?:/吨|/干吨|一吨)?\s*"
+                         r"(以下|以上|之下|之上)|(低于|高于|跌破|超过|below|under|above|over)\s*(\d+(?:\.\d+)?)\s*"
+                         r"(美元|元|块|dollars?|usd|yuan|cny)?", low)) and re.search(
+            r"哪些年|哪几年|哪一年|哪年|什么时候|哪些月|几次|多少次|多少天|多少个月|which years?|when\b|how many (?:times|months|days)", low):
+        level_, cur_ = (th.group(1), th.group(2)) if th.group(1) else (th.group(5), th.group(6))
+        side = "below" if re.search(r"以下|之下|低于|跌破|below|under", th.group(0)) else "above"
+        q.threshold = (float(level_), side, _currency(cur_))
     if not _IF.search(low) and (mv := re.search(r"(涨|跌|上涨|下跌|升|降|\brises?\b|\bfalls?\b|\bup\b|\bdown\b)\s*"
                                                 r"(\d+(?:\.\d+)?)\s*(?:%|％|percent)", low)) and re.search(
             r"是多少|多少钱|是几|等于|what is|what's|how much|would be|=", low):

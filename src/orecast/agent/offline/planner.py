@@ -143,6 +143,14 @@ class Planner:
             return Plan([("read_file", {"file_path": notes.PREFERENCES})])
         if q.asks_today and not q.series:
             return Plan(reply=scope.today_reply(q.zh, q.text))  # "今天是几号": the date, not a price
+        if q.threshold and "latest_price" in self.tools:
+            # "在50美元以下的时候铁矿石是哪些年": the periods the price spent below (above) the level.
+            level_, side, currency = q.threshold
+            s = (q.series or [DEFAULT_SERIES])[0]
+            if s in DRIVER_SERIES["iron_ore"] and not scope.asks_benchmark(q.text):
+                s = FRESHER if currency == "CNY" else DEFAULT_SERIES
+            if (note := scope.threshold_periods(s, level_, side, q.zh)) is not None:
+                return Plan([("latest_price", {"series": s})], notes=[note])
         if q.pct_move is not None and "latest_price" in self.tools and not q.start:
             # "铁矿石涨10%是多少钱": arithmetic on the latest value (each iron ore price in its unit).
             named = q.series if q.series not in ([], [DEFAULT_SERIES]) or scope.asks_benchmark(q.text) \

@@ -834,3 +834,29 @@ def futures_in_yuan_note(zh: bool) -> str:
                 "下面两者都给出，各用各的单位（不做换算）。")
     return ("The DCE iron ore futures are priced in CNY/t and have no dollar price; iron ore in dollars is the World "
             "Bank's CFR China price (US$/dmt). Both follow, each in its own unit (not converted).")
+
+
+def threshold_periods(series: str, value: float, side: str, zh: bool) -> str | None:
+    """The calendar years in which `series` was below (above) `value`, with how many of its
+    observations were, and its first and last such date."""
+    values = market.load_series(series)
+    hit = values[values < value] if side == "below" else values[values > value]
+    unit = cat.catalogue()[series].unit
+    u = UNIT_ZH_SHORT.get(unit, unit) if zh else unit
+    word = ("低于" if side == "below" else "高于") if zh else side
+    per = "个交易日" if cat.frequency(series) == "daily" else "个月"
+    per_en = "trading days" if cat.frequency(series) == "daily" else "months"
+    if hit.empty:
+        return (f"{cat.name(series, True)}在 {values.index[0].date()} 至 {values.index[-1].date()} 之间从来没有{word} "
+                f"{value:,.2f} {u}（最低 {values.min():,.2f}，最高 {values.max():,.2f}）。" if zh else
+                f"The {cat.name(series, False)} was never {word} {value:,.2f} {u} between {values.index[0].date()} "
+                f"and {values.index[-1].date()} (low {values.min():,.2f}, high {values.max():,.2f}).")
+    years = hit.groupby(hit.index.year).size()
+    listing = ("，".join(f"{y} 年（{n} {per}）" for y, n in years.items()) if zh else
+               ", ".join(f"{y} ({n} {per_en})" for y, n in years.items()))
+    if zh:
+        return (f"{cat.name(series, True)}{word} {value:,.2f} {u} 的时期（{values.index[0].date()} 以来，共 {len(hit)} {per}）：{listing}；"
+                f"第一次 {hit.index[0].date()}，最近一次 {hit.index[-1].date()}。")
+    return (f"The {cat.name(series, False)} was {word} {value:,.2f} {u} (since {values.index[0].date()}, {len(hit)} "
+            f"{per_en} in all) in: {listing}; "
+            f"first on {hit.index[0].date()}, last on {hit.index[-1].date()}.")
