@@ -462,3 +462,60 @@ async def test_days_of_rebar_below_3000_are_counted(agent: Any, thread_id: str) 
     turn = await run_turn(agent, thread_id, "螺纹钢低于3000元的有多少天")
     rb = _settles("shfe_rebar_futures_daily.csv")
     assert f"共 {int((rb < 3000).sum())} 个交易日" in turn.text
+
+
+@pytest.mark.parametrize(("question", "words"), [
+    ("铁矿石期货均线", "我没有技术指标"),
+    ("铁矿石价格与美元指数的关系", "我没有美元指数"),
+    ("青岛港PB粉价格", "我没有港口现货价格"),
+    ("62%和65%铁矿石价差", "62% 以外品位"),
+])
+async def test_data_it_lacks_gets_no_substitute(agent: Any, thread_id: str, question: str, words: str) -> None:
+    # Was: the latest futures price (均线, PB粉), iron ore against its own futures (美元指数), or the
+    # 62% price alone (65%).
+    turn = await run_turn(agent, thread_id, question)
+    assert turn.calls == [] and words in turn.text
+
+
+async def test_which_day_fell_most_last_month_is_the_largest_fall(agent: Any, thread_id: str) -> None:
+    # Was: the month's history summary, no day.
+    turn = await run_turn(agent, thread_id, "最近一个月铁矿石期货哪天跌得最多")
+    dce = _settles("dce_iron_ore_futures_daily.csv")
+    start = dce.index[-1] - pd.DateOffset(months=1)
+    change = (dce / dce.shift(1) - 1)[dce.index >= start] * 100
+    line = next(x for x in turn.text.splitlines() if "最大单日跌幅" in x)
+    assert line.split("：", 1)[1].startswith(f"{change.idxmin().date()} {change.min():+.2f}%")
+
+
+async def test_days_in_a_row_is_the_run_the_data_ends_with(agent: Any, thread_id: str) -> None:
+    # Was: the latest price only.
+    turn = await run_turn(agent, thread_id, "铁矿石期货连续下跌了几天")
+    d = _settles("dce_iron_ore_futures_daily.csv").diff().dropna()
+    up = d.iloc[-1] > 0
+    run = next(i for i, c in enumerate(reversed(d.to_list())) if (c > 0) != up or c == 0)
+    assert f"已连续 {run} 个交易日{'上涨' if up else '下跌'}" in turn.text
+
+
+async def test_the_52_week_high_is_the_last_years_high(agent: Any, thread_id: str) -> None:
+    # Was: the latest price.
+    turn = await run_turn(agent, thread_id, "What is the 52-week high of iron ore futures?")
+    dce = _settles("dce_iron_ore_futures_daily.csv")
+    year = dce[dce.index >= dce.index[-1] - pd.DateOffset(years=1)]
+    assert turn.calls[0].name == "describe_series"
+    assert f"max {year.max():,.2f} CNY/t ({year.idxmax().date()})" in turn.text
+
+
+async def test_percent_and_yuan_is_a_unit_not_the_exchange_rate(agent: Any, thread_id: str) -> None:
+    # Was: coking coal and USD/CNH ("yuan" read as the exchange rate).
+    turn = await run_turn(agent, thread_id, "Give me the YTD change for coking coal in percent and yuan")
+    jm = _settles("dce_coking_coal_futures_daily.csv")["2026"]
+    assert [c.args["series"] for c in turn.calls] == ["dce_coking_coal_daily"]
+    assert f"({jm.iloc[-1] - jm.iloc[0]:+,.2f} CNY/t)" in turn.text
+
+
+async def test_should_i_buy_gets_no_advice_and_the_statistics(agent: Any, thread_id: str) -> None:
+    # Was: the latest prices, with nothing on the question.
+    turn = await run_turn(agent, thread_id, "铁矿石现在适合买入吗")
+    assert turn.calls[0].name == "describe_series" and "我不提供买卖建议" in turn.text
+    wb = _wb_iron_ore()
+    assert f"第 {(wb <= wb.iloc[-1]).mean() * 100:.2f} 百分位" in turn.text

@@ -53,7 +53,7 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
         "maximum", "minimum", "peak", "describe", "summary", "summarise", "summarize", "range",
         "统计", "均价", "平均", "波动", "最高", "最低", "概况", "描述", "区间",
         "drawdown", "回撤", "高位", "低位", "cheap", "expensive", "便宜", "贵", "bull market", "bear market", "bull or bear", "bullish", "bearish", "牛市", "熊市",
-        "regime",
+        "regime", "52-week high", "52-week low", "52 week high", "52 week low", "52周最高", "52周最低",
     ),
     # Mean change by calendar month (describe_series computes it): answered by "describe".
     "seasonal": (
@@ -158,6 +158,19 @@ MISSING_TOPICS: dict[str, tuple[str, ...]] = {
     # "澳元汇率多少": the only exchange rate here is USD/CNH.
     "other_fx": ("澳元", "日元", "英镑", "卢布", "雷亚尔", "韩元", "卢比", "aud", "jpy", "gbp", "brl",
                  "australian dollar", "japanese yen", "pound sterling", "brazilian real"),
+    # "铁矿石期货均线", "RSI": technical indicators, which no tool computes.
+    "technicals": ("均线", "移动平均", "macd", "rsi", "kdj", "布林", "bollinger", "moving average", "ma5", "ma10",
+                   "ma20", "ma60", "技术指标", "technical indicator", "支撑位", "压力位", "阻力位", "support level",
+                   "resistance level"),
+    # "铁矿石价格与美元指数的关系": the dollar index is not bundled (USD/CNH is).
+    "dollar_index": ("美元指数", "dollar index", "dxy"),
+    # "青岛港PB粉价格", "港口铁矿石价格": port spot prices of brands, which the data does not hold.
+    "port_spot": ("港口现货", "港口价格", "港口铁矿石价格", "港口铁矿价格", "青岛港", "日照港", "曹妃甸", "pb粉",
+                  "纽曼粉", "卡粉", "超特粉", "金布巴", "麦克粉", "巴混", "port price", "pb fines", "port spot",
+                  "qingdao port"),
+    # "62%和65%铁矿石价差": only the 62 % Fe benchmark is bundled.
+    "other_grades": ("65%", "58%", "65品位", "58品位", "高品矿", "低品矿", "品位价差", "grade spread",
+                     "65% fe", "58% fe"),
     # "推荐一只钢铁股": stock picks are advice on companies, which no series here measures.
     "stocks": ("股票", "个股", "钢铁股", "矿业股", "a股", "港股", "美股", "炒股", "买什么股", "哪只股",
                "stock pick", "stock tip", "which stock", "steel stocks", "mining stocks", "stocks should", "stocks to buy", "buy stock", "equities", "shares of",
@@ -270,6 +283,7 @@ class Query:
     christmas: bool = False  # "圣诞节2024年": 25 December (a holiday abroad, not at DCE/SHFE)
     asks_today: bool = False  # "今天是几号": the date itself, not a price
     threshold: tuple[float, str, str | None] | None = None  # "50美元以下的时候是哪些年": (level, "below"|"above", currency)
+    advice: bool = False  # "现在适合买入吗": no trading advice, the statistics instead
     pct_move: float | None = None  # "铁矿石涨10%是多少钱": the latest value moved by that %
     holiday_edge: tuple[str, str] | None = None  # "春节前最后一个交易日": (holiday, "before" | "after")
     periods: list[tuple[str, str]] = field(default_factory=list)  # "2024年四季度和2025年四季度": compared
@@ -310,7 +324,7 @@ def _horizon(text: str) -> tuple[tuple[int, str] | None, tuple[int, str] | None]
                 horizon = value
                 break
     if lookback is None:
-        if re.search(r"past year|过去一年|近一年|最近一年|last 12 months|past 12 months", low):
+        if re.search(r"past year|过去一年|近一年|最近一年|last 12 months|past 12 months|52[- ]?week|52周|52 周", low):
             lookback = (1, "year")
         elif re.search(r"(past|last|previous) week|过去一周|近一周|最近一周|过去一个星期", low):
             lookback = (1, "week")  # "in the last week": the data's last week, like "past 3 months"
@@ -735,7 +749,7 @@ def _holiday(low: str) -> str | None:
 # "最大的单日涨幅", "单日最大跌幅", "biggest one-day gain", "largest daily drop": one-period moves.
 _MOVE_ZH = re.compile(r"(?:最大|最多)的?(?:单日|一天|单月|单周|单期)?(涨幅|跌幅|涨跌|波动|变动)|"
                       r"(?:单日|一天|单月|单周|当天)(?:最大|最多)的?(涨幅|跌幅|涨跌|上涨|下跌|变动)|"
-                      r"(?:单日|一天)(?:涨|跌)(?:得)?最多")
+                      r"(?:单日|一天)(?:涨|跌)(?:得)?最多|哪一?天(?:涨|跌|上涨|下跌)(?:得|的)?最(?:多|厉害|狠)")
 _MOVE_EN = re.compile(r"(?:biggest|largest|greatest|steepest|sharpest|highest)\s+(?:single[- ])?"
                       r"(?:one[- ]day|daily|1[- ]day|day's|monthly|one[- ]month|single[- ]day)?\s*"
                       r"(gain|rise|jump|increase|rally|fall|drop|decline|loss|move|swing|change)", re.I)
@@ -835,10 +849,14 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     q.asks_band_why = q.asks_why and bool(re.search(
         r"区间|范围|不确定|置信|误差带|\bbands?\b|\branges?\b|interval|uncertain|so wide|wide", low))
     q.moves = _moves(low)
+    q.advice = bool(re.search(r"适合买|适合卖|该不该买|该不该卖|能不能买|可以买吗|能买吗|值得买|抄底|要不要买|要不要卖|"
+                              r"做多|做空|should i (?:buy|sell|go long|short)|good time to (?:buy|sell)|worth buying|"
+                              r"buy or sell", low))
     if (pm := re.search(r"(\d+(?:\.\d+)?)\s*(?:个点|点|points?\b)", low)) and re.search(
             r"什么意思|指什么|啥意思|怎么理解|意味着|是多少|等于多少|\bmeans?\b|what does", low) and not _IF.search(low):
         q.points_asked = float(pm.group(1))
-    q.streak = bool(re.search(r"连续.{0,6}(?:几|多少)个?月|连续多久|in a row|consecutive months|straight months", low))
+    q.streak = bool(re.search(r"连续.{0,6}(?:几|多少)个?(?:月|天|交易日)|连续多久|in a row|consecutive (?:months|days|sessions)|"
+                              r"straight (?:months|days|sessions)", low))
     q.asks_average = bool(re.search(r"平均|均价|均值|\baverage\b|\bmean\b", low))
     q.scenario, q.scenario_unsupported = _scenario(text, low)
     if q.scenario and re.search(r"how much would (?:it|iron ore|the price|the iron ore price|rebar|coke)|"

@@ -122,6 +122,8 @@ def _boundary_match(text: str, alias: str) -> int:
 # "in yuan per tonne", "人民币计价": a unit (the CNY futures), not the USD/CNH exchange rate.
 _CNY_UNIT = re.compile(r"(?:yuan|rmb|cny|renminbi)\s*(?:per|/|a)\s*(?:metric\s+)?(?:tonne|ton|t)\b|"
                        r"\bin (?:yuan|rmb|cny|renminbi)\b|(?:以|用)?人民币(?:计价|计算|计)|元每吨|"
+                       # "the change in percent and yuan": a unit of the answer, not the exchange rate
+                       r"\b(?:percent|%|points?)\s+(?:and|or)\s+(?:in\s+)?(?:yuan|rmb|cny)\b|"
                        # "Is iron ore at 700 yuan?": an amount in yuan is a price in yuan, not USD/CNH
                        r"(?<=\d)\s*(?:yuan|rmb|cny)\b")
 

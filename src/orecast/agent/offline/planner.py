@@ -143,6 +143,11 @@ class Planner:
             return Plan([("read_file", {"file_path": notes.PREFERENCES})])
         if q.asks_today and not q.series:
             return Plan(reply=scope.today_reply(q.zh, q.text))  # "今天是几号": the date, not a price
+        if q.streak and "latest_price" in self.tools and (s := (q.series or [FRESHER])[0]) and \
+                cat.frequency(s == DEFAULT_SERIES and FRESHER or s) == "daily":
+            # "铁矿石期货连续下跌了几天": the run of falls (rises) the daily data ends with.
+            s = FRESHER if s == DEFAULT_SERIES else s
+            return Plan([("latest_price", {"series": s})], notes=[scope.price_run(s, q.zh)])
         if q.threshold and "latest_price" in self.tools:
             # "在50美元以下的时候铁矿石是哪些年": the periods the price spent below (above) the level.
             level_, side, currency = q.threshold
@@ -205,6 +210,8 @@ class Planner:
         intents = [i for i in q.intents if i in PRIMARY]
         if q.asks_band_why:
             intents = ["forecast"]  # "区间" is also a describe word; the bands asked about are a forecast's
+        if q.advice and not q.missing:
+            intents = ["describe"]  # "现在适合买入吗": where the price stands, and no advice
         series = q.series or ([ctx.last_series] if ctx.last_series else [])
         daily_note = None
         if q.moves and series in ([], [DEFAULT_SERIES]) and re.search(r"单日|一天|当天|daily|one[- ]day|1[- ]day|single[- ]day", q.text, re.I):
@@ -260,6 +267,8 @@ class Planner:
             plan = self._plan_dated(q, intents, series, ctx)
         if daily_note:
             plan.notes.insert(0, daily_note)
+        if q.advice:
+            plan.notes.insert(0, scope.no_advice_note(q.zh))
         if q.asks_why and not q.asks_band_why:  # "Why did iron ore fall in 2015?": the numbers, and what they cannot show
             plan.notes.insert(0, scope.why_note(q.zh))
         if fresher:

@@ -43,6 +43,15 @@ _TOPICS = {
     "contract_rules": ("交易所规则（涨跌停板、保证金、合约单位、最小变动价位等；请以大商所、上期所公布的合约细则为准）",
                        "exchange rules (price limits, margins, contract size, tick size: see the DCE/SHFE contract specifications)"),
     "other_fx": ("美元兑人民币以外的汇率（澳元、日元、英镑等）", "exchange rates other than USD/CNH (AUD, JPY, GBP …)"),
+    "technicals": ("技术指标（均线、RSI、MACD 等；我的工具只给价格、统计和预测，可以问“画出走势图”或“近三个月统计”）",
+                   "technical indicators (moving averages, RSI, MACD …; my tools give prices, statistics and forecasts: "
+                   "ask for a chart or the past 3 months' statistics)"),
+    "dollar_index": ("美元指数（我只有美元兑离岸人民币）", "the dollar index (only USD/CNH is bundled)"),
+    "port_spot": ("港口现货价格（如青岛港 PB 粉；我只有世界银行的 CFR 中国 62% 指数价格和大商所期货）",
+                  "port spot prices of brands (e.g. PB fines at Qingdao; I have the World Bank 62% CFR China price and "
+                  "the DCE futures only)"),
+    "other_grades": ("62% 以外品位的铁矿石价格（如 65%、58%），所以也没有品位价差",
+                     "iron ore prices of grades other than 62% Fe (65%, 58%), so no grade spreads either"),
     "stocks": ("个股和股票推荐（我只有商品价格和宏观数据，不提供投资建议）",
                "stocks and stock picks (I have commodity prices and macro data only, and give no investment advice)"),
     "off_earth": ("地球以外（火星、月球、小行星等）的价格", "prices off Earth (Mars, the Moon, asteroids …)"),
@@ -860,3 +869,38 @@ def threshold_periods(series: str, value: float, side: str, zh: bool) -> str | N
     return (f"The {cat.name(series, False)} was {word} {value:,.2f} {u} (since {values.index[0].date()}, {len(hit)} "
             f"{per_en} in all) in: {listing}; "
             f"first on {hit.index[0].date()}, last on {hit.index[-1].date()}.")
+
+
+def price_run(series: str, zh: bool) -> str:
+    """"铁矿石期货连续下跌了几天": the run of rises (falls) the data ends with, dated."""
+    values = market.load_series(series)
+    change = values.diff().dropna()
+    last = change.iloc[-1]
+    if last == 0:
+        return (f"{cat.name(series, True)}最后一天（{values.index[-1].date()}）持平，没有连续涨跌。" if zh else
+                f"The {cat.name(series, False)} was unchanged on its last day ({values.index[-1].date()}): no run.")
+    up = last > 0
+    run = 0
+    for c in reversed(change.to_list()):
+        if (c > 0) != up or c == 0:
+            break
+        run += 1
+    start = values.index[-run - 1]
+    move = values.iloc[-1] / values.iloc[-run - 1] - 1
+    unit = cat.catalogue()[series].unit
+    if zh:
+        return (f"到 {values.index[-1].date()} 为止，{cat.name(series, True)}已连续 {run} 个交易日{'上涨' if up else '下跌'}"
+                f"（从 {start.date()} 的 {values.iloc[-run - 1]:,.2f} 到 {values.iloc[-1]:,.2f} {UNIT_ZH_SHORT.get(unit, unit)}，"
+                f"{move * 100:+.2f}%）；{'没有在下跌' if up else '没有在上涨'}。")
+    return (f"Up to {values.index[-1].date()} the {cat.name(series, False)} has {'risen' if up else 'fallen'} {run} trading "
+            f"day(s) in a row (from {values.iloc[-run - 1]:,.2f} on {start.date()} to {values.iloc[-1]:,.2f} {unit}, "
+            f"{move * 100:+.2f}%).")
+
+
+def no_advice_note(zh: bool) -> str:
+    if zh:
+        return ("我不提供买卖建议：是否买入取决于你的仓位、成本、期限和风险承受能力，这些我都不知道，统计数据也不能预言方向。"
+                "下面是价格现在所处的位置（历史百分位、波动率、回撤和近期涨跌），供你自己判断。")
+    return ("I give no trading advice: whether to buy depends on your position, costs, horizon and risk tolerance, which "
+            "I do not know, and statistics cannot call the direction. Below is where the price stands (percentile in "
+            "its history, volatility, drawdown, recent changes) for your own judgement.")
