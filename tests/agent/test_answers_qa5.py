@@ -519,3 +519,45 @@ async def test_should_i_buy_gets_no_advice_and_the_statistics(agent: Any, thread
     assert turn.calls[0].name == "describe_series" and "我不提供买卖建议" in turn.text
     wb = _wb_iron_ore()
     assert f"第 {(wb <= wb.iloc[-1]).mean() * 100:.2f} 百分位" in turn.text
+
+
+def _chance_above(row: dict[str, Any], level: float) -> float:
+    """P(value ≥ level) on a forecast row, Gaussian in logs from its median and 80 % band."""
+    from statistics import NormalDist
+
+    sigma = (math.log(row["hi_80"]) - math.log(row["lo_80"])) / (2 * NormalDist().inv_cdf(0.9))
+    return 1 - NormalDist().cdf((math.log(level) - math.log(row["mean"])) / sigma)
+
+
+async def test_surely_up_next_month_gets_a_probability_not_a_yes(agent: Any, thread_id: str) -> None:
+    # Was: the forecast rows, with "一定" left unanswered.
+    turn = await run_turn(agent, thread_id, "铁矿石下个月一定会涨吧")
+    p = _payload(next(r for r in turn.results if r.name == "forecast_price").content)
+    up = _chance_above(p["forecast"][-1], p["last"]["value"])
+    assert "不能确定" in turn.text and f"的概率约 {100 * up:.0f}%" in turn.text
+
+
+@pytest.mark.parametrize("question", ["What's the probability iron ore is above 100 dollars in 6 months?",
+                                      "6个月后铁矿石高于100美元的概率"])
+async def test_above_a_level_is_the_chance_of_ending_above_it(agent: Any, thread_id: str, question: str) -> None:
+    # Was: no probability (English), or "你说涨到100" and the chance of ending *below* 100 (Chinese).
+    turn = await run_turn(agent, thread_id, question)
+    p = _payload(next(r for r in turn.results if r.name == "forecast_price").content)
+    chance = _chance_above(p["forecast"][-1], 100.0)
+    assert (f"about {100 * chance:.0f}%" in turn.text) or (f"以上的概率约 {100 * chance:.0f}%" in turn.text)
+    assert "涨到 100" not in turn.text and "rises to 100" not in turn.text
+
+
+async def test_a_week_of_daily_prices_is_the_daily_futures(agent: Any, thread_id: str) -> None:
+    # Was: seven *monthly* World Bank steps for "next week".
+    turn = await run_turn(agent, thread_id, "铁矿石未来一周每天的价格")
+    assert turn.calls[0].args["series"] == "dce_iron_ore_daily"
+
+
+async def test_futures_against_the_world_bank_over_the_last_year(agent: Any, thread_id: str) -> None:
+    # Was: the futures alone, over calendar 2025.
+    turn = await run_turn(agent, thread_id, "Compare iron ore futures and the World Bank price over the last year")
+    dce, wb = _settles("dce_iron_ore_futures_daily.csv"), _wb_iron_ore()
+    assert [c.args for c in turn.calls] == [
+        {"series": "dce_iron_ore_daily", "start": str((dce.index[-1] - pd.DateOffset(years=1)).date())},
+        {"series": "iron_ore_wb_monthly", "start": str((wb.index[-1] - pd.DateOffset(years=1)).date())}]

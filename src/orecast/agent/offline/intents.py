@@ -283,6 +283,8 @@ class Query:
     christmas: bool = False  # "圣诞节2024年": 25 December (a holiday abroad, not at DCE/SHFE)
     asks_today: bool = False  # "今天是几号": the date itself, not a price
     threshold: tuple[float, str, str | None] | None = None  # "50美元以下的时候是哪些年": (level, "below"|"above", currency)
+    level_state: str | None = None  # "高于100美元的概率", "above 100": "above" | "below", a state, not a move
+    certainty: str | None = None  # "一定会涨吧", "多大把握会跌": "up" | "down", answered with a probability
     advice: bool = False  # "现在适合买入吗": no trading advice, the statistics instead
     pct_move: float | None = None  # "铁矿石涨10%是多少钱": the latest value moved by that %
     holiday_edge: tuple[str, str] | None = None  # "春节前最后一个交易日": (holiday, "before" | "after")
@@ -324,7 +326,8 @@ def _horizon(text: str) -> tuple[tuple[int, str] | None, tuple[int, str] | None]
                 horizon = value
                 break
     if lookback is None:
-        if re.search(r"past year|过去一年|近一年|最近一年|last 12 months|past 12 months|52[- ]?week|52周|52 周", low):
+        if re.search(r"past year|过去一年|近一年|最近一年|last 12 months|past 12 months|52[- ]?week|52周|52 周|"
+                     r"(?:over|in|during|for|within) the last year", low):
             lookback = (1, "year")
         elif re.search(r"(past|last|previous) week|过去一周|近一周|最近一周|过去一个星期", low):
             lookback = (1, "week")  # "in the last week": the data's last week, like "past 3 months"
@@ -527,7 +530,9 @@ def _range_of(found: list[tuple[str, str]], text: str) -> tuple[str | None, str 
 
 
 _RELATIVE = (
-    (re.compile(r"去年|上一年|上年|last year|previous year|prior year", re.I), ("year", -1)),
+    # "over the last year" is the past 12 months (a look-back), not the calendar year before.
+    (re.compile(r"去年|上一年|上年|(?<!over the )(?<!in the )(?<!during the )(?<!for the )(?<!within the )"
+                r"last year|previous year|prior year", re.I), ("year", -1)),
     (re.compile(r"明年|下一年|next year", re.I), ("year", 1)),  # a calendar year, forecast whole
     (re.compile(r"今年|本年|年初至今|年初以来|今年以来|this year|year[- ]to[- ]date|\bytd\b", re.I),
      ("year", 0)),
@@ -578,7 +583,8 @@ _SIZE = re.compile(r"([-+]?\d+(?:\.\d+)?)\s*(%|％|个百分点|百分点|percen
 # "跌到3000元/吨", "falls to 80 USD/t", "PMI跌破48": a level the driver reaches, not a change.
 _LEVEL = re.compile(
     r"(?:跌到|跌至|跌破|降到|降至|回落到|回落至|下跌到|下跌至|下降到|下降至|涨到|涨至|涨破|上涨到|上涨至|"
-    r"升到|升至|上升到|上升至|突破|站上|达到|回到|变成|变为|贬值到|贬值至|升值到|升值至|会到|能到|到达|"
+    r"升到|升至|上升到|上升至|突破|站上|达到|回到|变成|变为|贬值到|贬值至|升值到|升值至|会到|能到|到达|高于|低于|超过|"
+    r"\b(?:is|be|stays?|remains?|ends?|closes?)\s+(?:above|below|over|under)\b|"
     r"\b(?:falls?|fell|drops?|dropped|declines?|slides?|sinks?|slumps?|crash(?:es)?|rises?|rose|"
     r"climbs?|jumps?|rallies|rebounds?|recovers?|goes|went|gets?|moves?|returns?|weakens?|"
     r"strengthens?)\s+(?:back\s+)?(?:to|below|under|above|over)\b|"
@@ -590,9 +596,9 @@ _LEVEL = re.compile(
 
 
 # The level's verb: which way the price must go to get there, if the verb says (达到 / reach do not).
-_LEVEL_UP = re.compile(r"涨|升|突破|站上|升值|rise|rose|climb|jump|ralli|rebound|recover|strengthen|"
+_LEVEL_UP = re.compile(r"涨|升|突破|站上|升值|高于|超过|rise|rose|climb|jump|ralli|rebound|recover|strengthen|"
                        r"above|over|breaks?\s+(?:above|through)", re.I)
-_LEVEL_DOWN = re.compile(r"跌|降|回落|贬值|fall|fell|drop|declin|slide|sink|slump|crash|weaken|below|"
+_LEVEL_DOWN = re.compile(r"跌|降|回落|贬值|低于|fall|fell|drop|declin|slide|sink|slump|crash|weaken|below|"
                          r"under", re.I)
 # "铁矿石涨到700元会怎样": a consequence asked of a level is a scenario, as with 如果.
 _CONSEQUENCE = re.compile(r"会怎样|会怎么样|会如何|会有什么影响|有什么影响|影响多大|then what", re.I)
@@ -614,6 +620,8 @@ def _target_level(low: str) -> tuple[tuple[float, str | None], str | None] | Non
     """"铁矿石会涨到800元吗": (800, "CNY") and "up"; not a condition (如果…) nor a consequence."""
     if _IF.search(low) or _CONSEQUENCE.search(low) or _SIZE.search(low) or not _ASKS_TARGET.search(low):
         return None
+    if re.search(r"几个|多少个|几次|多少次|多少天|哪些|哪几|how many|how often", low):
+        return None  # "PMI在2025年有几个月高于50？" counts the past, it asks no target
     m = _LEVEL.search(low)
     if m is None:
         return None
@@ -849,6 +857,10 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     q.asks_band_why = q.asks_why and bool(re.search(
         r"区间|范围|不确定|置信|误差带|\bbands?\b|\branges?\b|interval|uncertain|so wide|wide", low))
     q.moves = _moves(low)
+    if re.search(r"一定|肯定|确定|必然|多大把握|有把握|几成把握|概率多大|多大概率|多大可能|guarantee|for sure|certain|"
+                 r"how sure|how confident|how likely", low) and not re.search(r"\d", low):
+        q.certainty = ("down" if re.search(r"跌|降|fall|drop|down|declin", low) else
+                       "up" if re.search(r"涨|升|rise|up\b|gain|climb", low) else None)
     q.advice = bool(re.search(r"适合买|适合卖|该不该买|该不该卖|能不能买|可以买吗|能买吗|值得买|抄底|要不要买|要不要卖|"
                               r"做多|做空|should i (?:buy|sell|go long|short)|good time to (?:buy|sell)|worth buying|"
                               r"buy or sell", low))
@@ -868,6 +880,12 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         q.scenario_level = _scenario_level(low)
         if q.scenario_level is None and (target := _target_level(low)) is not None:
             q.target_level, q.level_direction = target
+            if (m := _LEVEL.search(low)) and (st := re.search(
+                    r"高于|超过|低于|\b(?:is|be|stays?|remains?|ends?|closes?)\s+(above|below|over|under)\b",
+                    low[m.start(): m.start(2)])):
+                # "6个月后高于100美元的概率": P(price above the level), whichever side it is on now.
+                q.level_state = "below" if re.search(r"低于|below|under", st.group(0)) else "above"
+                q.level_direction = None
         elif q.scenario_level is not None and (m := _LEVEL.search(low)):
             q.level_direction = level_direction(low[m.start(): m.start(2)])
     if q.scenario is None and q.scenario_unsupported is None and q.scenario_level is None:

@@ -147,13 +147,17 @@ class OfflineAnalyst(BaseChatModel):
         parts.extend(_comparisons(q, results, calls))
         if q.asks_average and (blended := _blended_average(q, results, calls)):
             parts.append(blended)
+        if q.certainty and not q.target_level:
+            parts.extend(targets.direction_chance(q.certainty, p, q.zh) for m in results
+                         if calls.get(m.tool_call_id, ("", {}))[0] == "forecast_price"
+                         and isinstance(p := compose.payload_of(m.text), dict))
         if q.pct_move is not None:
             parts.extend(compose.pct_move(p, q.pct_move, q.zh) for m in results
                          if calls.get(m.tool_call_id, ("", {}))[0] == "latest_price"
                          and isinstance(p := compose.payload_of(m.text), dict))
         parts[:0] = _level_notes(q, results, calls)
         if q.target_level:
-            parts.extend(targets.target_check(q.target_level, q.level_direction, p, q.text, q.zh)
+            parts.extend(targets.target_check(q.target_level, q.level_direction, p, q.text, q.zh, q.level_state)
                          for m in results if calls.get(m.tool_call_id, ("", {}))[0] == "forecast_price"
                          and isinstance(p := compose.payload_of(m.text), dict))
         if (amount := convert.asked(q.text)) is not None:

@@ -214,6 +214,14 @@ class Planner:
             intents = ["describe"]  # "现在适合买入吗": where the price stands, and no advice
         series = q.series or ([ctx.last_series] if ctx.last_series else [])
         daily_note = None
+        if series in ([], [DEFAULT_SERIES]) and q.horizon and q.horizon[1] in ("day", "week") and \
+                "forecast" in intents[:1] and not scope.asks_benchmark(q.text):
+            # "铁矿石未来一周每天的价格": days and weeks are the daily futures', not 7 monthly steps.
+            series = [FRESHER]
+            daily_note = scope.daily_forecast_note(q.zh)
+        if series == [FRESHER] and re.search(r"世界银行|世行|world bank|\bcfr\b|普氏|platts", q.text, re.I) \
+                and intents[:1] != ["latest"]:
+            series = [FRESHER, DEFAULT_SERIES]  # "compare the futures and the World Bank price": both
         if q.moves and series in ([], [DEFAULT_SERIES]) and re.search(r"单日|一天|当天|daily|one[- ]day|1[- ]day|single[- ]day", q.text, re.I):
             # "2025年最大的单日涨幅": a day's move needs daily prices; the World Bank's are monthly.
             series = [FRESHER]

@@ -904,3 +904,10 @@ def no_advice_note(zh: bool) -> str:
     return ("I give no trading advice: whether to buy depends on your position, costs, horizon and risk tolerance, which "
             "I do not know, and statistics cannot call the direction. Below is where the price stands (percentile in "
             "its history, volatility, drawdown, recent changes) for your own judgement.")
+
+
+def daily_forecast_note(zh: bool) -> str:
+    if zh:
+        return "按天或按周的预测要用日度价格：世界银行铁矿石价格是月均价，所以这里用大商所铁矿石期货（元/吨）。"
+    return ("A forecast by days or weeks needs daily prices: the World Bank iron ore price is a monthly average, so "
+            "this uses the DCE iron ore futures (CNY/t).")

@@ -73,7 +73,7 @@ def _chance(p: float, zh: bool) -> str:
 
 
 def target_check(target: tuple[float, str | None], said: str | None, p: dict[str, Any], asked: str,
-                 zh: bool) -> str:
+                 zh: bool, state: str | None = None) -> str:
     """"会涨到800元吗": the target against the latest value and the forecast's last row."""
     rows = p.get("forecast") or []
     last = p.get("last") or {}
@@ -84,7 +84,8 @@ def target_check(target: tuple[float, str | None], said: str | None, p: dict[str
     unit, name = p.get("unit", ""), _name(p, zh)
     # The probability of getting there the way it really is ("涨到 700" from 707 is a fall; the
     # note from `direction_check` says so before this line).
-    up = value > last["value"]
+    # "above 100" asks for the side of 100 the price ends on, whichever side it is on now.
+    up = state == "above" if state else value > last["value"]
     row = rows[-1]
     chance = _probability(row, value, up)
     inside80 = row["lo_80"] <= value <= row["hi_80"]
@@ -123,3 +124,29 @@ def target_check(target: tuple[float, str | None], said: str | None, p: dict[str
     if when:
         text += " As for when it gets there, the data cannot give a date: a forecast only gives a range for each day."
     return text
+
+
+def direction_chance(way: str, p: dict[str, Any], zh: bool) -> str:
+    """"下个月一定会涨吧", "你有多大把握会跌": no certainty — the model's probability that the last
+    forecast period ends above (below) the latest actual value, from its median and bands."""
+    rows = p.get("forecast") or []
+    last = p.get("last") or {}
+    if not rows or not isinstance(last.get("value"), int | float):
+        return ""
+    row = rows[-1]
+    up = way == "up"
+    chance = _probability(row, float(last["value"]), up)
+    if chance is None:
+        return ""
+    lp = localise(p, zh)
+    unit = lp.get("unit", "")
+    if zh:
+        return (f"**不能确定。** 按这个模型（{p.get('method')}），{row['date']} 的值{'高于' if up else '低于'}最新实际值 "
+                f"{level(last['value'], unit)}（{last.get('date')}）的概率{_chance(chance, zh)}，"
+                f"{'低于' if up else '高于'}它的概率{_chance(1 - chance, zh)}；中位数 {level(row['mean'], unit)} 和最新值"
+                "几乎一样时，这就接近掷硬币。这是统计模型的概率，不是判断，也没有考虑政策和突发事件。")
+    return (f"**It is not certain.** By this model ({p.get('method')}), the chance that {row['date']} ends "
+            f"{'above' if up else 'below'} the latest actual {level(last['value'], unit)} ({last.get('date')}) is "
+            f"{_chance(chance, zh)}, and {'below' if up else 'above'} it {_chance(1 - chance, zh)}; with the median "
+            f"({level(row['mean'], unit)}) close to the latest value this is near a coin toss. It is a statistical "
+            "model's probability, not a judgement, and leaves out policy and shocks.")
