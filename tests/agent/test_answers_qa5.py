@@ -561,3 +561,12 @@ async def test_futures_against_the_world_bank_over_the_last_year(agent: Any, thr
     assert [c.args for c in turn.calls] == [
         {"series": "dce_iron_ore_daily", "start": str((dce.index[-1] - pd.DateOffset(years=1)).date())},
         {"series": "iron_ore_wb_monthly", "start": str((wb.index[-1] - pd.DateOffset(years=1)).date())}]
+
+
+async def test_high_minus_low_is_computed(agent: Any, thread_id: str) -> None:
+    # Was: the high and the low listed, their difference left to the reader.
+    turn = await run_turn(agent, thread_id, "铁矿石期货今年的最高点和最低点差了多少")
+    y = _settles("dce_iron_ore_futures_daily.csv")["2026"]
+    line = next(x for x in turn.text.splitlines() if "最高与最低相差" in x)
+    assert f"{y.max() - y.min():,.2f} 元/吨（最高比最低高 {(y.max() / y.min() - 1) * 100:.2f}%）" in line
+    assert str(y.idxmax().date()) in line and str(y.idxmin().date()) in line

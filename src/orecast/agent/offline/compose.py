@@ -254,7 +254,8 @@ def _when(date: Any, zh: bool) -> str:
     return f"（{date}）" if zh else f" ({date})"
 
 
-def describe(p: dict[str, Any], zh: bool, *, seasonal: bool = False, moves: str | None = None) -> str:
+def describe(p: dict[str, Any], zh: bool, *, seasonal: bool = False, moves: str | None = None,
+             high_low: bool = False) -> str:
     unit = p.get("unit", "")
     rng, last, dd = p.get("range", {}), p.get("last", {}), p.get("max_drawdown", {})
     changes = {k: v for k, v in (p.get("change") or {}).items() if v is not None}
@@ -291,6 +292,14 @@ def describe(p: dict[str, Any], zh: bool, *, seasonal: bool = False, moves: str 
         lines.append(seasonality(p, zh))
     if moves and isinstance(p.get("largest_moves"), dict):
         lines[1:1] = _moves_lines(p, moves, zh)
+    lo_v, hi_v = p.get("min"), p.get("max")
+    if high_low and isinstance(lo_v, int | float) and isinstance(hi_v, int | float) and lo_v:
+        # "最高点和最低点差了多少": the difference, in the unit (points for the PMI) and against the low.
+        gap = points(hi_v - lo_v, zh).lstrip("+") if diffusion else \
+            f"{signed(hi_v - lo_v, unit).lstrip('+')}（最高比最低高 {(hi_v / lo_v - 1) * 100:.2f}%）" if zh else \
+            f"{signed(hi_v - lo_v, unit).lstrip('+')} (the high is {(hi_v / lo_v - 1) * 100:.2f}% above the low)"
+        lines.insert(1, f"- **最高与最低相差** {gap}：最高 {level(hi_v, unit)}{hi}，最低 {level(lo_v, unit)}{lo}" if zh
+                     else f"- **High minus low**: {gap}; high {level(hi_v, unit)}{hi}, low {level(lo_v, unit)}{lo}")
     return "\n".join(lines) + _source(p, zh)
 
 
@@ -1248,13 +1257,14 @@ RENDERERS: dict[str, Callable[[dict[str, Any], bool], str]] = {
 
 
 def render(tool: str, text: str, zh: bool, *, seasonal: bool = False, focus: str | None = None,
-           average: bool = False, why_wide: bool = False, moves: str | None = None) -> str:
+           average: bool = False, why_wide: bool = False, moves: str | None = None,
+           high_low: bool = False) -> str:
     p = payload_of(text)
     if not isinstance(p, dict):
         return text.strip()
     if tool == "forecast_price":
         return forecast(localise(p, zh), zh, focus, average=average, why_wide=why_wide)
-    if tool == "describe_series" and (seasonal or moves):
-        return describe(localise(p, zh), zh, seasonal=seasonal, moves=moves)
+    if tool == "describe_series" and (seasonal or moves or high_low):
+        return describe(localise(p, zh), zh, seasonal=seasonal, moves=moves, high_low=high_low)
     fn = RENDERERS.get(tool, generic)
     return fn(localise(p, zh), zh)

@@ -143,7 +143,7 @@ class OfflineAnalyst(BaseChatModel):
             parts.append(compose.render(name, msg.text, q.zh, seasonal="seasonal" in q.intents,
                                         focus=focus.get(str(args.get("series"))),
                                         average=q.asks_average, why_wide=q.asks_band_why,
-                                        moves=q.moves))
+                                        moves=q.moves, high_low=q.high_low))
         parts.extend(_comparisons(q, results, calls))
         if q.asks_average and (blended := _blended_average(q, results, calls)):
             parts.append(blended)
