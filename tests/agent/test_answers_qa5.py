@@ -570,3 +570,31 @@ async def test_high_minus_low_is_computed(agent: Any, thread_id: str) -> None:
     line = next(x for x in turn.text.splitlines() if "最高与最低相差" in x)
     assert f"{y.max() - y.min():,.2f} 元/吨（最高比最低高 {(y.max() / y.min() - 1) * 100:.2f}%）" in line
     assert str(y.idxmax().date()) in line and str(y.idxmin().date()) in line
+
+
+async def test_a_month_against_the_month_before_is_two_means(agent: Any, thread_id: str) -> None:
+    # Was: "开始日期 2025-12 晚于结束日期 2025-11" (an error), as one reversed range.
+    turn = await run_turn(agent, thread_id, "2025年12月铁矿石期货均价和2025年11月比")
+    dce = _settles("dce_iron_ore_futures_daily.csv")
+    nov, dec = dce["2025-11"].mean(), dce["2025-12"].mean()
+    line = next(x for x in turn.text.splitlines() if "均值对比" in x)
+    assert line.index("2025-11") < line.index("2025-12")
+    assert f"后者比前者 {(dec / nov - 1) * 100:+.2f}%（{dec - nov:+.2f} 元/吨）" in line
+
+
+async def test_where_the_price_stands_in_its_history_is_its_percentile(agent: Any, thread_id: str) -> None:
+    # Was: the whole history's first and last values.
+    turn = await run_turn(agent, thread_id, "铁矿石价格现在处于历史什么水平")
+    wb = _wb_iron_ore()
+    assert turn.calls[0].name == "describe_series"
+    assert f"第 {(wb <= wb.iloc[-1]).mean() * 100:.2f} 百分位" in turn.text
+
+
+async def test_the_ratio_of_two_histories_at_start_and_end(agent: Any, thread_id: str) -> None:
+    # Was: the World Bank ore (US$) and rebar (CNY) histories, no ratio (different units).
+    turn = await run_turn(agent, thread_id, "铁矿石和螺纹钢的比价今年以来怎么变")
+    io = _settles("dce_iron_ore_futures_daily.csv")["2026"]
+    rb = _settles("shfe_rebar_futures_daily.csv")["2026"]
+    r0, r1 = io.iloc[0] / rb.iloc[0], io.iloc[-1] / rb.iloc[-1]
+    assert f"{r0:.4f}" in turn.text and f"{r1:.4f}" in turn.text and f"({(r1 / r0 - 1) * 100:+.2f}%)" \
+        .replace("(", "（").replace(")", "）") in turn.text

@@ -570,16 +570,26 @@ def spread(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:
     return f"Spread ({na} − {nb}, {when}): {diff}."
 
 
-def spread_change(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:
-    """The spread of two histories in one unit at the period's start and end (on common dates only)."""
+def spread_change(a: dict[str, Any], b: dict[str, Any], zh: bool, *, ratio: bool = False) -> str:
+    """The spread (or `ratio`) of two histories in one unit at the period's start and end (on common
+    dates only)."""
     a, b = localise(a, zh), localise(b, zh)
     fa, la, fb, lb = a.get("first") or {}, a.get("last") or {}, b.get("first") or {}, b.get("last") or {}
     unit = a.get("unit")
     if unit != b.get("unit") or fa.get("date") != fb.get("date") or la.get("date") != lb.get("date") or not all(
             isinstance(x.get("value"), int | float) for x in (fa, la, fb, lb)):
         return ""
-    s0, s1 = fa["value"] - fb["value"], la["value"] - lb["value"]
     na, nb = _name(a, zh), _name(b, zh)
+    if ratio:
+        if not fb["value"] or not lb["value"]:
+            return ""
+        r0, r1 = fa["value"] / fb["value"], la["value"] / lb["value"]
+        if zh:
+            return (f"比价（{na} ÷ {nb}）：{fa.get('date')} {r0:.4f}，{la.get('date')} {r1:.4f}，"
+                    f"期间变化 {r1 - r0:+.4f}（{(r1 / r0 - 1) * 100:+.2f}%）。")
+        return (f"Ratio ({na} ÷ {nb}): {r0:.4f} on {fa.get('date')}, {r1:.4f} on {la.get('date')}, a change of "
+                f"{r1 - r0:+.4f} ({(r1 / r0 - 1) * 100:+.2f}%).")
+    s0, s1 = fa["value"] - fb["value"], la["value"] - lb["value"]
     if zh:
         return (f"价差（{na} − {nb}）：{fa.get('date')} {signed(s0, unit)}，{la.get('date')} {signed(s1, unit)}，"
                 f"期间变化 {signed(s1 - s0, unit)}。")

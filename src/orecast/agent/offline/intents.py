@@ -52,7 +52,7 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
         "statistic", "stats", "average", "mean", "volatility", "volatile", "highest", "lowest",
         "maximum", "minimum", "peak", "describe", "summary", "summarise", "summarize", "range",
         "统计", "均价", "平均", "波动", "最高", "最低", "概况", "描述", "区间",
-        "drawdown", "回撤", "高位", "低位", "cheap", "expensive", "便宜", "贵", "bull market", "bear market", "bull or bear", "bullish", "bearish", "牛市", "熊市",
+        "drawdown", "回撤", "高位", "低位", "什么水平", "历史水平", "哪个水平", "什么位置", "历史位置", "分位", "cheap", "expensive", "便宜", "贵", "bull market", "bear market", "bull or bear", "bullish", "bearish", "牛市", "熊市",
         "regime", "52-week high", "52-week low", "52 week high", "52 week low", "52周最高", "52周最低",
     ),
     # Mean change by calendar month (describe_series computes it): answered by "describe".
@@ -493,7 +493,7 @@ def unknown_subject(text: str, known: set[str] | None) -> str | None:
     return None
 
 
-_COMPARE_PERIODS = re.compile(r"比较|对比|相比|比一比|哪个|哪一年|哪年|更高|更低|\bcompare|\bvs\.?\b|versus|than\b", re.I)
+_COMPARE_PERIODS = re.compile(r"比较|对比|相比|比一比|哪个|哪一年|哪年|(?:和|与|跟).{1,24}比(?!例|价)|更高|更低|\bcompare|\bvs\.?\b|versus|than\b", re.I)
 _RANGE_WORDS = re.compile(r"到|至|以来|之间|期间|from\b|\bto\b|between|through|until|since|[-–—~](?!\d{2}\b)", re.I)
 
 
@@ -514,13 +514,15 @@ def compared_periods(text: str) -> list[tuple[str, str]]:
     between = text[p1:p2]
     if len(a1) != len(a2) or (a1 == a2 and b1 == b2) or re.search(r"到|至|~|从", between):
         return []
-    return [(a1, b1), (a2, b2)]
+    return sorted([(a1, b1), (a2, b2)])  # earlier first: "后者比前者" then reads forward in time
 
 
 def _range_of(found: list[tuple[str, str]], text: str) -> tuple[str | None, str | None]:
     if not found:
         return None, None
     low = text.lower()
+    if len(found) >= 2 and found[0][0] > found[-1][1]:
+        found = [found[-1], *found[1:-1], found[0]]  # "2025年12月和2025年11月": earliest first
     if len(found) == 1:
         if re.search(r"since|from|after|以来|之后|起|开始", low):
             return found[0][0], None

@@ -265,6 +265,8 @@ _COMPARED = (
      lambda ps, zh, _: compose.spread(*ps, zh) if len(ps) == 2 else ""),
     # "今年以来螺纹钢和热卷的价差变化": the spread at the period's start and end, when both have them.
     ("price_history", r"价差|差价|spread", lambda ps, zh, _: compose.spread_change(*ps, zh) if len(ps) == 2 else ""),
+    ("price_history", r"比价|价格比|比值|\bratio\b",
+     lambda ps, zh, _: compose.spread_change(*ps, zh, ratio=True) if len(ps) == 2 else ""),
     ("latest_price", r"比价|价格比|比值|\bratio\b", lambda ps, zh, _: compose.ratio(*ps, zh) if len(ps) == 2 else ""),
     # "哪个跌得多，铁矿石期货还是螺纹钢？" with no period: each one's change over its last year.
     ("latest_price", r"(?:跌|涨)(?:得|幅)|(?:fell|rose|dropped|gained|declined)\s+(?:the\s+)?(?:more|most)",

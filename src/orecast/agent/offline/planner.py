@@ -437,7 +437,7 @@ class Planner:
                                             **self._dates(q, series[0])})])
         calls: list[tuple[str, dict[str, Any]]] = []
         notes: list[str] = [past_note] if past_note else []
-        if first == "latest" and DEFAULT_SERIES in series and len(series) > 1 and re.search(
+        if first in ("latest", "history") and DEFAULT_SERIES in series and len(series) > 1 and re.search(
                 r"比价|价格比|比值|ratio|价差|差价|spread", q.text, re.I) and not scope.asks_benchmark(q.text) \
                 and any(_currency_of(cat.catalogue()[s].unit) == "CNY" for s in series if s in cat.catalogue()):
             # "铁矿石和螺纹钢的比价": a ratio or spread needs one unit; the ore in yuan is the DCE futures.
