@@ -598,3 +598,13 @@ async def test_the_ratio_of_two_histories_at_start_and_end(agent: Any, thread_id
     r0, r1 = io.iloc[0] / rb.iloc[0], io.iloc[-1] / rb.iloc[-1]
     assert f"{r0:.4f}" in turn.text and f"{r1:.4f}" in turn.text and f"({(r1 / r0 - 1) * 100:+.2f}%)" \
         .replace("(", "（").replace(")", "）") in turn.text
+
+
+async def test_share_of_months_the_pmi_was_above_50(agent: Any, thread_id: str) -> None:
+    # Was: the latest PMI only.
+    turn = await run_turn(agent, thread_id, "PMI高于50的月份占比多少")
+    pmi = pd.read_csv(DATA / "china_nbs_manufacturing_pmi_monthly.csv", index_col="date",
+                      parse_dates=True)["china_nbs_manufacturing_pmi"].dropna()
+    above = int((pmi > 50).sum())
+    assert f"高于 50.00 的时期" in turn.text
+    assert f"共 {above} 个月，占全部 {len(pmi)} 个月的 {above / len(pmi) * 100:.2f}%" in turn.text

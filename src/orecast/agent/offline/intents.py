@@ -905,7 +905,8 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     if (th := re.search(r"(\d+(?:\.\d+)?)\s*(美元|元|块|dollars?|usd|yuan|cny)?\s*(?:/吨|/干吨|一吨)?\s*"
                          r"(以下|以上|之下|之上)|(低于|高于|跌破|超过|below|under|above|over)\s*(\d+(?:\.\d+)?)\s*"
                          r"(美元|元|块|dollars?|usd|yuan|cny)?", low)) and re.search(
-            r"哪些年|哪几年|哪一年|哪年|什么时候|哪些月|几次|多少次|多少天|多少个月|which years?|when\b|how many (?:times|months|days)", low):
+            r"哪些年|哪几年|哪一年|哪年|什么时候|哪些月|几次|多少次|多少天|多少个月|占比|比例|比重|几成|which years?|when\b|"
+            r"how many (?:times|months|days)|what share|what percentage|how often", low):
         level_, cur_ = (th.group(1), th.group(2)) if th.group(1) else (th.group(5), th.group(6))
         side = "below" if re.search(r"以下|之下|低于|跌破|below|under", th.group(0)) else "above"
         q.threshold = (float(level_), side, _currency(cur_))

@@ -851,7 +851,7 @@ def threshold_periods(series: str, value: float, side: str, zh: bool) -> str | N
     values = market.load_series(series)
     hit = values[values < value] if side == "below" else values[values > value]
     unit = cat.catalogue()[series].unit
-    u = UNIT_ZH_SHORT.get(unit, unit) if zh else unit
+    u = "" if "50" in unit else UNIT_ZH_SHORT.get(unit, unit) if zh else unit  # the PMI's level has no unit
     word = ("低于" if side == "below" else "高于") if zh else side
     per = "个交易日" if cat.frequency(series) == "daily" else "个月"
     per_en = "trading days" if cat.frequency(series) == "daily" else "months"
@@ -864,10 +864,11 @@ def threshold_periods(series: str, value: float, side: str, zh: bool) -> str | N
     listing = ("，".join(f"{y} 年（{n} {per}）" for y, n in years.items()) if zh else
                ", ".join(f"{y} ({n} {per_en})" for y, n in years.items()))
     if zh:
-        return (f"{cat.name(series, True)}{word} {value:,.2f} {u} 的时期（{values.index[0].date()} 以来，共 {len(hit)} {per}）：{listing}；"
+        return (f"{cat.name(series, True)}{word} {value:,.2f}{' ' + u if u else ''} 的时期（{values.index[0].date()} 以来，共 {len(hit)} {per}，"
+                f"占全部 {len(values)} {per}的 {len(hit) / len(values) * 100:.2f}%）：{listing}；"
                 f"第一次 {hit.index[0].date()}，最近一次 {hit.index[-1].date()}。")
-    return (f"The {cat.name(series, False)} was {word} {value:,.2f} {u} (since {values.index[0].date()}, {len(hit)} "
-            f"{per_en} in all) in: {listing}; "
+    return (f"The {cat.name(series, False)} was {word} {value:,.2f}{' ' + u if u else ''} (since {values.index[0].date()}, {len(hit)} "
+            f"of {len(values)} {per_en}, {len(hit) / len(values) * 100:.2f}%) in: {listing}; "
             f"first on {hit.index[0].date()}, last on {hit.index[-1].date()}.")
 
 
