@@ -606,5 +606,5 @@ async def test_share_of_months_the_pmi_was_above_50(agent: Any, thread_id: str) 
     pmi = pd.read_csv(DATA / "china_nbs_manufacturing_pmi_monthly.csv", index_col="date",
                       parse_dates=True)["china_nbs_manufacturing_pmi"].dropna()
     above = int((pmi > 50).sum())
-    assert f"高于 50.00 的时期" in turn.text
+    assert "高于 50.00 的时期" in turn.text
     assert f"共 {above} 个月，占全部 {len(pmi)} 个月的 {above / len(pmi) * 100:.2f}%" in turn.text
