@@ -608,3 +608,32 @@ async def test_share_of_months_the_pmi_was_above_50(agent: Any, thread_id: str) 
     above = int((pmi > 50).sum())
     assert "高于 50.00 的时期" in turn.text
     assert f"共 {above} 个月，占全部 {len(pmi)} 个月的 {above / len(pmi) * 100:.2f}%" in turn.text
+
+
+async def test_hrc_margin_against_rebar_margin(agent: Any, thread_id: str) -> None:
+    # Was: the hot-rolled coil margin alone, no comparison.
+    turn = await run_turn(agent, thread_id, "热卷利润是不是比螺纹钢利润高")
+    io, ck = _settles("dce_iron_ore_futures_daily.csv"), _settles("dce_coke_futures_daily.csv")
+    rb, hc = _settles("shfe_rebar_futures_daily.csv"), _settles("shfe_hot_rolled_coil_futures_daily.csv")
+    day = min(io.index[-1], ck.index[-1], rb.index[-1], hc.index[-1])
+    m_rb = rb[day] - 1.6 * io[day] - 0.5 * ck[day]
+    m_hc = hc[day] - 1.6 * io[day] - 0.5 * ck[day]
+    line = next(x for x in turn.text.splitlines() if "**对比**" in x)
+    assert f"热卷{'高' if m_hc > m_rb else '低'} {abs(m_hc - m_rb):,.2f} 元/吨" in line
+
+
+async def test_average_yearly_rise_over_ten_years_is_compound(agent: Any, thread_id: str) -> None:
+    # Was: the ten years' statistics, no rate per year.
+    turn = await run_turn(agent, thread_id, "过去10年铁矿石平均每年涨多少")
+    wb = _wb_iron_ore()
+    start = wb[wb.index >= wb.index[-1] - pd.DateOffset(years=10)]
+    years = (start.index[-1] - start.index[0]).days / 365.25
+    assert f"= {((start.iloc[-1] / start.iloc[0]) ** (1 / years) - 1) * 100:+.2f}%/年" in turn.text
+
+
+async def test_will_rebar_rise_next_week_gets_a_probability(agent: Any, thread_id: str) -> None:
+    # Was: forecast rows only.
+    turn = await run_turn(agent, thread_id, "螺纹钢下周会涨吗")
+    p = _payload(next(r for r in turn.results if r.name == "forecast_price").content)
+    up = _chance_above(p["forecast"][-1], p["last"]["value"])
+    assert "不能确定" in turn.text and f"的概率约 {100 * up:.0f}%" in turn.text

@@ -736,6 +736,49 @@ def margin(p: dict[str, Any], zh: bool) -> str:
     return text + _source(p, zh)
 
 
+def annualised(p: dict[str, Any], zh: bool) -> str:
+    """The compound change per year between a history's first and last values (not for the PMI)."""
+    f, last = p.get("first") or {}, p.get("last") or {}
+    if "50" in str(p.get("unit", "")) or not all(isinstance(x.get("value"), int | float) and x["value"] > 0
+                                                 for x in (f, last)):
+        return ""
+    years = (pd.Timestamp(last["date"]) - pd.Timestamp(f["date"])).days / 365.25
+    if years < 1:
+        return ""
+    rate = ((last["value"] / f["value"]) ** (1 / years) - 1) * 100
+    futures = p.get("series") in _CONTINUOUS
+    if zh:
+        return (f"**年化（复合）涨跌**：{f.get('date')} 至 {last.get('date')} 共 {years:.2f} 年，"
+                f"({fmt(last['value'])} ÷ {fmt(f['value'])})^(1/{years:.2f}) − 1 = {rate:+.2f}%/年。"
+                "这是首尾两点算出的平均速度，中间的涨跌远比它大"
+                + ("；连续合约没有换月调整，也不含保证金收益，不是投资收益率。" if futures else "；它是价格的变化，不是投资收益率。"))
+    return (f"**Annualised (compound) change**: {f.get('date')} to {last.get('date')}, {years:.2f} years: "
+            f"({fmt(last['value'])} / {fmt(f['value'])})^(1/{years:.2f}) − 1 = {rate:+.2f}% a year. It is the average "
+            "pace between two points; the moves in between were far larger"
+            + ("; the continuous contract is not roll-adjusted and earns no margin interest, so it is no investment "
+               "return." if futures else "; it is a price change, not an investment return."))
+
+
+def margins_compared(payloads: list[dict[str, Any]], zh: bool) -> str:
+    """The rebar and hot-rolled coil margins' latest values side by side (same unit, same formula)."""
+    by = {("hrc" if p.get("product") == "hrc" else "rebar"): p for p in payloads}
+    if set(by) != {"rebar", "hrc"}:
+        return ""
+    r, h = (by[k].get("last") or {} for k in ("rebar", "hrc"))
+    if not all(isinstance(x.get("value"), int | float) for x in (r, h)):
+        return ""
+    unit = localise(by["rebar"], zh).get("unit", "")
+    diff = h["value"] - r["value"]
+    when = r.get("date") if r.get("date") == h.get("date") else f"{r.get('date')} / {h.get('date')}"
+    if zh:
+        return (f"**对比**（{when}）：热卷盘面利润 {level(h['value'], unit)}，螺纹钢盘面利润 {level(r['value'], unit)}；"
+                f"热卷{'高' if diff > 0 else '低'} {signed(abs(diff), unit).lstrip('+')}。两者用同一公式（−1.6 × 铁矿石 − 0.5 × 焦炭），"
+                "差别只在成材价格。")
+    return (f"**Compared** ({when}): hot-rolled coil margin {level(h['value'], unit)}, rebar margin "
+            f"{level(r['value'], unit)}; HRC is {signed(abs(diff), unit).lstrip('+')} {'higher' if diff > 0 else 'lower'}. "
+            "Both use the same formula (−1.6 × iron ore − 0.5 × coke); only the steel price differs.")
+
+
 def generic(p: Any, zh: bool) -> str:
     if not isinstance(p, dict):
         return str(p)

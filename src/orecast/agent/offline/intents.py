@@ -283,6 +283,7 @@ class Query:
     christmas: bool = False  # "圣诞节2024年": 25 December (a holiday abroad, not at DCE/SHFE)
     asks_today: bool = False  # "今天是几号": the date itself, not a price
     threshold: tuple[float, str, str | None] | None = None  # "50美元以下的时候是哪些年": (level, "below"|"above", currency)
+    annualised: bool = False  # "过去10年平均每年涨多少", "年化收益率": the compound change per year
     high_low: bool = False  # "今年的最高点和最低点差了多少": the range between them
     level_state: str | None = None  # "高于100美元的概率", "above 100": "above" | "below", a state, not a move
     certainty: str | None = None  # "一定会涨吧", "多大把握会跌": "up" | "down", answered with a probability
@@ -860,10 +861,14 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     q.asks_band_why = q.asks_why and bool(re.search(
         r"区间|范围|不确定|置信|误差带|\bbands?\b|\branges?\b|interval|uncertain|so wide|wide", low))
     q.moves = _moves(low)
+    q.annualised = bool(re.search(r"年化收益|年化涨|年化回报|平均每年|每年平均|年均涨|年均增长|复合增长|cagr|"
+                                  r"annuali[sz]ed (?:return|change|growth)|per year on average|average annual (?:return|change|growth)", low))
     q.high_low = bool(re.search(r"最高.{0,8}最低.{0,8}(?:差|相差|区间|幅度|距离)|最低.{0,8}最高.{0,8}(?:差|相差|幅度)|"
                                 r"high.{0,25}low.{0,25}(?:difference|gap|range|spread)|high-low range", low))
     if re.search(r"一定|肯定|确定|必然|多大把握|有把握|几成把握|概率多大|多大概率|多大可能|guarantee|for sure|certain|"
-                 r"how sure|how confident|how likely", low) and not re.search(r"\d", low):
+                 r"how sure|how confident|how likely|会涨吗|会跌吗|会不会涨|会不会跌|能涨吗|"
+                 r"\bwill (?:it|iron ore|rebar|coke|prices?) (?:rise|fall|go up|go down)\b", low) \
+            and not re.search(r"\d|全年|整年|whole year", low):
         q.certainty = ("down" if re.search(r"跌|降|fall|drop|down|declin", low) else
                        "up" if re.search(r"涨|升|rise|up\b|gain|climb", low) else None)
     q.advice = bool(re.search(r"适合买|适合卖|该不该买|该不该卖|能不能买|可以买吗|能买吗|值得买|抄底|要不要买|要不要卖|"

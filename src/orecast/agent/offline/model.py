@@ -147,6 +147,10 @@ class OfflineAnalyst(BaseChatModel):
         parts.extend(_comparisons(q, results, calls))
         if q.asks_average and (blended := _blended_average(q, results, calls)):
             parts.append(blended)
+        if q.annualised:
+            parts.extend(compose.annualised(p, q.zh) for m in results
+                         if calls.get(m.tool_call_id, ("", {}))[0] == "price_history"
+                         and isinstance(p := compose.payload_of(m.text), dict))
         if q.certainty and not q.target_level:
             parts.extend(targets.direction_chance(q.certainty, p, q.zh) for m in results
                          if calls.get(m.tool_call_id, ("", {}))[0] == "forecast_price"
@@ -257,6 +261,8 @@ class OfflineAnalyst(BaseChatModel):
 # "Which is more volatile / rose more?", "the spread": a line that answers it from two results.
 _COMPARED = (
     ("describe_series", r"volatil|波动", lambda ps, zh, _: compose.volatility_ranking(ps, zh)),
+    # "热卷利润是不是比螺纹钢利润高": the two margins' latest values on their dates, and the difference.
+    ("mill_margin", r".", lambda ps, zh, _: compose.margins_compared(ps, zh)),
     # "2024年四季度和2025年四季度均价比较": one series over two periods, means and change between them.
     ("describe_series", r"均价|平均|均值|average|mean|比较|对比|compare|vs|哪个|哪年|更高|更低",
      lambda ps, zh, _: compose.period_means(ps, zh)),

@@ -210,6 +210,8 @@ class Planner:
         intents = [i for i in q.intents if i in PRIMARY]
         if q.asks_band_why:
             intents = ["forecast"]  # "区间" is also a describe word; the bands asked about are a forecast's
+        if q.annualised and not q.missing and "forecast" not in intents[:1]:
+            intents = ["history"]  # "过去10年平均每年涨多少": the first and last values give the yearly rate
         if q.advice and not q.missing:
             intents = ["describe"]  # "现在适合买入吗": where the price stands, and no advice
         series = q.series or ([ctx.last_series] if ctx.last_series else [])
@@ -424,6 +426,10 @@ class Planner:
             return Plan([("backtest_forecast", {"series": s, "horizon": h, "method": m, "step": step})
                          for m in methods])
         if first == "margin":
+            if re.search(r"热卷|热轧|hrc|hot[- ]rolled", q.text, re.I) and re.search(r"螺纹|rebar", q.text, re.I):
+                # "热卷利润是不是比螺纹钢利润高": both margins, set side by side (model._COMPARED).
+                dates = self._dates(q, "shfe_rebar_daily")
+                return Plan([("mill_margin", dict(dates)), ("mill_margin", {**dates, "product": "hrc"})])
             product = {"product": "hrc"} if q.product == "hrc" else {}  # "热卷利润": not rebar's
             return Plan([("mill_margin", {**self._dates(q, "shfe_rebar_daily"), **product})])
         if first == "relate" or (first == "compare" and many):

@@ -140,13 +140,14 @@ def direction_chance(way: str, p: dict[str, Any], zh: bool) -> str:
         return ""
     lp = localise(p, zh)
     unit = lp.get("unit", "")
+    coin = 0.4 <= chance <= 0.6  # a median near the latest value: said to be close to a coin toss
     if zh:
         return (f"**不能确定。** 按这个模型（{p.get('method')}），{row['date']} 的值{'高于' if up else '低于'}最新实际值 "
                 f"{level(last['value'], unit)}（{last.get('date')}）的概率{_chance(chance, zh)}，"
-                f"{'低于' if up else '高于'}它的概率{_chance(1 - chance, zh)}；中位数 {level(row['mean'], unit)} 和最新值"
-                "几乎一样时，这就接近掷硬币。这是统计模型的概率，不是判断，也没有考虑政策和突发事件。")
+                f"{'低于' if up else '高于'}它的概率{_chance(1 - chance, zh)}（中位数 {level(row['mean'], unit)}）"
+                + ("，接近掷硬币" if coin else "") + "。这是统计模型的概率，不是判断，也没有考虑政策和突发事件。")
     return (f"**It is not certain.** By this model ({p.get('method')}), the chance that {row['date']} ends "
             f"{'above' if up else 'below'} the latest actual {level(last['value'], unit)} ({last.get('date')}) is "
-            f"{_chance(chance, zh)}, and {'below' if up else 'above'} it {_chance(1 - chance, zh)}; with the median "
-            f"({level(row['mean'], unit)}) close to the latest value this is near a coin toss. It is a statistical "
-            "model's probability, not a judgement, and leaves out policy and shocks.")
+            f"{_chance(chance, zh)}, and {'below' if up else 'above'} it {_chance(1 - chance, zh)} (median "
+            f"{level(row['mean'], unit)})" + (", close to a coin toss" if coin else "") +
+            ". It is a statistical model's probability, not a judgement, and leaves out policy and shocks.")
