@@ -637,3 +637,24 @@ async def test_will_rebar_rise_next_week_gets_a_probability(agent: Any, thread_i
     p = _payload(next(r for r in turn.results if r.name == "forecast_price").content)
     up = _chance_above(p["forecast"][-1], p["last"]["value"])
     assert "不能确定" in turn.text and f"的概率约 {100 * up:.0f}%" in turn.text
+
+
+async def test_a_sharpe_ratio_needs_data_it_lacks(agent: Any, thread_id: str) -> None:
+    # Was: the latest futures price.
+    turn = await run_turn(agent, thread_id, "铁矿石期货的夏普比率")
+    assert turn.calls == [] and "我没有无风险利率" in turn.text
+
+
+async def test_two_correlations_of_rebar_are_ranked(agent: Any, thread_id: str) -> None:
+    # Was: rebar with coke only; the iron ore side of "比铁矿石高吗" was dropped.
+    turn = await run_turn(agent, thread_id, "螺纹钢和焦炭的相关性比铁矿石高吗")
+    rb = np.log(_settles("shfe_rebar_futures_daily.csv")).diff()
+    corr = {}
+    for name, file in (("焦炭", "dce_coke_futures_daily.csv"), ("铁矿石", "dce_iron_ore_futures_daily.csv")):
+        other = np.log(_settles(file)).diff()
+        both = pd.concat([rb, other], axis=1, sort=True).dropna()
+        corr[name] = float(both.corr().iloc[0, 1])
+    line = next(x for x in turn.text.splitlines() if "的相关系数**" in x)
+    first = max(corr, key=corr.get)
+    assert line.index(f"{corr[first]:.4f}") < line.index(f"{corr[min(corr, key=corr.get)]:.4f}")
+    assert f"{first}期货" in line.split(">")[0]

@@ -759,6 +759,27 @@ def annualised(p: dict[str, Any], zh: bool) -> str:
                "return." if futures else "; it is a price change, not an investment return."))
 
 
+def relations_compared(payloads: list[dict[str, Any]], zh: bool) -> str:
+    """Two correlations with the same first series, ranked (each on its own sample and frequency)."""
+    if len(payloads) != 2 or payloads[0].get("a") != payloads[1].get("a"):
+        return ""
+    rows = [(p.get("correlation"), cat.name(str(p.get("b")), zh), (p.get("range") or {}), p.get("frequency"))
+            for p in payloads]
+    if not all(isinstance(r[0], int | float) for r in rows):
+        return ""
+    rows.sort(key=lambda r: r[0], reverse=True)
+    a = cat.name(str(payloads[0].get("a")), zh)
+    same = rows[0][3] == rows[1][3]
+    if zh:
+        listing = " > ".join(f"{n} {c:.4f}（{r.get('first')} 至 {r.get('last')}）" for c, n, r, _ in rows)
+        return (f"**与{a}的相关系数**：{listing}。{rows[0][1]}和它的同步性更高"
+                + ("。" if same else "；两者的样本频率不同（日度/月度），比较只是大致的。") + "相关不是因果。")
+    listing = " > ".join(f"{n} {c:.4f} ({r.get('first')} to {r.get('last')})" for c, n, r, _ in rows)
+    return (f"**Correlation with {a}**: {listing}. {rows[0][1]} moves more closely with it"
+            + ("." if same else "; the samples differ in frequency (daily/monthly), so the comparison is rough.")
+            + " Correlation is not causation.")
+
+
 def margins_compared(payloads: list[dict[str, Any]], zh: bool) -> str:
     """The rebar and hot-rolled coil margins' latest values side by side (same unit, same formula)."""
     by = {("hrc" if p.get("product") == "hrc" else "rebar"): p for p in payloads}

@@ -162,6 +162,8 @@ MISSING_TOPICS: dict[str, tuple[str, ...]] = {
     "technicals": ("均线", "移动平均", "macd", "rsi", "kdj", "布林", "bollinger", "moving average", "ma5", "ma10",
                    "ma20", "ma60", "技术指标", "technical indicator", "支撑位", "压力位", "阻力位", "support level",
                    "resistance level"),
+    # "铁矿石期货的夏普比率": a risk-adjusted return needs a risk-free rate, which is not bundled.
+    "risk_ratios": ("夏普", "sharpe", "sortino", "索提诺", "信息比率", "information ratio", "卡玛", "calmar"),
     # "铁矿石价格与美元指数的关系": the dollar index is not bundled (USD/CNH is).
     "dollar_index": ("美元指数", "dollar index", "dxy"),
     # "青岛港PB粉价格", "港口铁矿石价格": port spot prices of brands, which the data does not hold.

@@ -261,6 +261,8 @@ class OfflineAnalyst(BaseChatModel):
 # "Which is more volatile / rose more?", "the spread": a line that answers it from two results.
 _COMPARED = (
     ("describe_series", r"volatil|波动", lambda ps, zh, _: compose.volatility_ranking(ps, zh)),
+    # "螺纹钢和焦炭的相关性比铁矿石高吗": two correlations of one series, ranked.
+    ("relate_series", r"比|than|higher|lower|stronger|weaker|更", lambda ps, zh, _: compose.relations_compared(ps, zh)),
     # "热卷利润是不是比螺纹钢利润高": the two margins' latest values on their dates, and the difference.
     ("mill_margin", r".", lambda ps, zh, _: compose.margins_compared(ps, zh)),
     # "2024年四季度和2025年四季度均价比较": one series over two periods, means and change between them.

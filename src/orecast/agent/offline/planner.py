@@ -432,6 +432,11 @@ class Planner:
                 return Plan([("mill_margin", dict(dates)), ("mill_margin", {**dates, "product": "hrc"})])
             product = {"product": "hrc"} if q.product == "hrc" else {}  # "热卷利润": not rebar's
             return Plan([("mill_margin", {**self._dates(q, "shfe_rebar_daily"), **product})])
+        if first == "relate" and len(series) >= 3 and re.search(r"比|than|higher|lower|stronger|weaker|更", q.text, re.I):
+            # "螺纹钢和焦炭的相关性比铁矿石高吗": the first series against each of the two others.
+            a = series[0]
+            others = [FRESHER if s == DEFAULT_SERIES and cat.frequency(a) == "daily" else s for s in series[1:3]]
+            return Plan([("relate_series", {"a": a, "b": b, **self._dates(q, a)}) for b in others])
         if first == "relate" or (first == "compare" and many):
             if len(series) < 2 and ctx.last_series and ctx.last_series != series[0]:
                 # "螺纹钢最新价，以及和铁矿石的相关性": the series talked about is the other side.

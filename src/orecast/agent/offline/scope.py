@@ -46,6 +46,8 @@ _TOPICS = {
     "technicals": ("技术指标（均线、RSI、MACD 等；我的工具只给价格、统计和预测，可以问“画出走势图”或“近三个月统计”）",
                    "technical indicators (moving averages, RSI, MACD …; my tools give prices, statistics and forecasts: "
                    "ask for a chart or the past 3 months' statistics)"),
+    "risk_ratios": ("无风险利率（所以算不了夏普比率这类风险调整收益；可以问年化波动率和年化涨跌）",
+                    "a risk-free rate, so no Sharpe-type ratios (ask for the annualised volatility and change)"),
     "dollar_index": ("美元指数（我只有美元兑离岸人民币）", "the dollar index (only USD/CNH is bundled)"),
     "port_spot": ("港口现货价格（如青岛港 PB 粉；我只有世界银行的 CFR 中国 62% 指数价格和大商所期货）",
                   "port spot prices of brands (e.g. PB fines at Qingdao; I have the World Bank 62% CFR China price and "
