@@ -930,6 +930,9 @@ def chart(p: dict[str, Any], zh: bool) -> str:
     png, horizon = p.get("png"), p.get("forecast_horizon")
     # The tool's title is bilingual ("Iron ore … / 铁矿石…"): name the series in one language.
     title = cat.name(str(p.get("series")), zh) if p.get("series") else p.get("title")
+    if p.get("compare"):
+        other, scale = cat.name(str(p["compare"]), zh), p.get("scale")
+        title = f"{title} 与 {other}（指数，{scale}）" if zh else f"{title} vs {other} (indexed, {scale})"
     if horizon:
         title = f"{title}（含 {horizon} 期预测）" if zh else f"{title}, with a {horizon}-period forecast"
     if zh:

@@ -319,8 +319,16 @@ class Planner:
             elif len(series) < 2:
                 other = "dce_iron_ore_daily" if series[0] != "dce_iron_ore_daily" else "shfe_rebar_daily"
                 series = [series[0], other]
-            return Plan([("relate_series", {"a": series[0], "b": series[1],
-                                            **self._dates(q, series[0])})])
+            relate = ("relate_series", {"a": series[0], "b": series[1], **self._dates(q, series[0])})
+            if "chart" in intents:  # "铁矿石和螺纹钢的相关性图": the two related, drawn together
+                return Plan([relate, ("make_chart", {"series": series[0], "compare": series[1],
+                                                     **self._dates(q, series[0])})])
+            return Plan([relate])
+        if "chart" in intents and first != "forecast" and not q.series and ctx.last_call \
+                and ctx.last_call[0] == "relate_series":
+            # "…的相关性怎么样？画个图": the chart is of the two series just related.
+            series = [ctx.last_call[1]["a"], ctx.last_call[1]["b"]]
+            many = True
         calls: list[tuple[str, dict[str, Any]]] = []
         notes: list[str] = [past_note] if past_note else []
         if first == "latest" and DEFAULT_SERIES in series and len(series) > 1 and re.search(
@@ -383,13 +391,27 @@ class Planner:
                 calls.append(("price_history", {"series": s, **self._dates(q, s)}))
             elif first == "latest":
                 calls.append(("latest_price", {"series": s}))
-        if "chart" in intents:
+        if "chart" in intents and many and first != "forecast":
+            # "铁矿石和螺纹钢走势对比图", "plot ore against coking coal": both drawn, not the first alone.
+            calls.append(self._comparison_chart(q, series))
+        elif "chart" in intents:
             s = series[0]
             chart_args: dict[str, Any] = {"series": s, **self._dates(q, s)}
             if first == "forecast":
                 chart_args["forecast_horizon"] = self._ahead(q, s)[0]
             calls.append(("make_chart", chart_args))
         return Plan(calls, notes=notes, focus=focus)
+
+    def _comparison_chart(self, q: Query, series: list[str]) -> tuple[str, dict[str, Any]]:
+        """make_chart of the first two series as indexes. Iron ore against a daily exchange series is
+        the DCE futures (same market, same days, fresher) unless the World Bank's is asked for."""
+        a, b = series[:2]
+        daily = [s for s in (a, b) if cat.frequency(s) == "daily"]
+        if DEFAULT_SERIES in (a, b) and daily and not scope.asks_benchmark(q.text):
+            a, b = (FRESHER if s == DEFAULT_SERIES else s for s in (a, b))
+        if a == b:  # (the ore named twice once the benchmark gave way: the other side stays)
+            a, b = series[:2]
+        return ("make_chart", {"series": a, "compare": b, **self._dates(q, a)})
 
     def _follow_up(self, q: Query, ctx: Context) -> Plan:
         assert ctx.last_call is not None
