@@ -405,6 +405,27 @@ def spread(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:
     return f"Spread ({na} − {nb}, {when}): {diff}."
 
 
+def dated_spread(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:
+    """"那一年前呢" after a spread: the difference of two price histories of one day (or of the trading
+    days either side of a closed day) on each date both have; "" for longer periods."""
+    a, b = localise(a, zh), localise(b, zh)
+    unit = a.get("unit")
+    if unit != b.get("unit") or max(a.get("count") or 0, b.get("count") or 0) > 2:
+        return ""
+    days: dict[str, float] = {}
+    for end in ("first", "last"):
+        pa, pb = a.get(end) or {}, b.get(end) or {}
+        if pa.get("date") and pa.get("date") == pb.get("date") and all(
+                isinstance(p.get("value"), int | float) for p in (pa, pb)):
+            days[pa["date"]] = pa["value"] - pb["value"]
+    if not days:
+        return ""
+    na, nb = _name(a, zh), _name(b, zh)
+    if zh:
+        return f"价差（{na} − {nb}）：" + "；".join(f"{d}：{signed(v, unit)}" for d, v in days.items()) + "。"
+    return f"Spread ({na} − {nb}): " + "; ".join(f"{d}: {signed(v, unit)}" for d, v in days.items()) + "."
+
+
 def ratio(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:
     """"铁矿石和螺纹钢的比价": the ratio of two latest prices in one unit (before: two prices, no
     ratio). The iron ore is the DCE futures when the other side is in yuan (see the planner)."""
