@@ -59,3 +59,32 @@ def test_a_nul_character_is_stored_where_the_database_can_else_refused(
         if answer.status_code == 422:
             assert answer.json()["error"] == "invalid" and "NUL" in answer.json()["message"]
         assert http.get("/ok").json() == {"ok": True}
+
+
+@pytest.mark.parametrize(("after", "says"), [
+    (b"1e300", "after_seconds: Input should be less than or equal to 31622400"),
+    (b"31622401", "after_seconds: Input should be less than or equal to 31622400"),
+    (b"Infinity", "after_seconds: Input should be a finite number"),
+    (b"NaN", "after_seconds: Input should be a finite number"),
+    (b"-1", "after_seconds: Input should be greater than or equal to 0"),
+])
+def test_an_absurd_after_seconds_is_a_422_and_starts_no_run(server: Server, after: bytes, says: str) -> None:
+    """1e300 (or Infinity) seconds was taken: the run stayed pending for ever, and every later run of its
+    thread queued behind it. Each way a run is created refuses it before anything is stored."""
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        thread_id = http.post("/threads", json={}).json()["thread_id"]
+        threads = http.post("/threads/count", json={}).json()
+        body = b'{"assistant_id": "echo", "input": {"messages": []}, "after_seconds": %s}' % after
+        for path in (f"/threads/{thread_id}/runs", f"/threads/{thread_id}/runs/wait",
+                     f"/threads/{thread_id}/runs/stream", "/runs", "/runs/wait", "/runs/stream"):
+            answer = http.post(path, content=body, headers=JSON)
+            assert answer.status_code == 422, (path, answer.status_code, answer.text)
+            assert answer.json()["error"] == "invalid" and answer.json()["message"] == says, answer.json()
+        batch = http.post("/runs/batch", content=b"[" + body + b"]", headers=JSON)
+        assert batch.status_code == 422 and says.split(": ", 1)[1] in batch.json()["message"], batch.text
+        assert http.get(f"/threads/{thread_id}/runs").json() == []
+        assert http.post("/threads/count", json={}).json() == threads  # no stateless run's thread either
+        # a year is still taken (and the run can be cancelled while it waits)
+        run = http.post(f"/threads/{thread_id}/runs", json={"assistant_id": "echo", "input": {}, "after_seconds": 31622400})
+        assert run.status_code == 200, run.text
+        http.post(f"/threads/{thread_id}/runs/{run.json()['run_id']}/cancel")

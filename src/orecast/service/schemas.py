@@ -21,6 +21,9 @@ T = TypeVar("T")
 MAX_OFFSET = 2**62
 # The longest TTL taken (a century, in minutes): a longer one overflowed Python's timedelta (a 500).
 MAX_TTL_MINUTES = 100 * 366 * 24 * 60
+# The longest `after_seconds` taken (a year): 1e300 or Infinity was taken, and the run then waited
+# pending for ever, holding up every later run of its thread (enqueue). Later than that is a cron's job.
+MAX_AFTER_SECONDS = 366 * 24 * 3600
 # What a search's (or runs.list's) `select` may name: the SDK's `*SelectField`s, and the fields of
 # ours the SDK does not list; anything else is a 422, as langgraph-api answers.
 AssistantField = Literal[
@@ -245,7 +248,9 @@ class RunCreate(_WithWebhook):
     on_disconnect: Literal["cancel", "continue"] | None = None
     on_completion: Literal["delete", "keep"] | None = None
     durability: Literal["sync", "async", "exit"] | None = None
-    after_seconds: float | None = Field(None, ge=0, description="Start the run this many seconds later")
+    after_seconds: float | None = Field(
+        None, ge=0, le=MAX_AFTER_SECONDS, allow_inf_nan=False, description="Start the run this many seconds later"
+    )
 
     def modes(self) -> list[str]:
         return [self.stream_mode] if isinstance(self.stream_mode, str) else list(self.stream_mode)
