@@ -42,23 +42,69 @@ def test_a_bad_request_is_a_4xx_not_a_500(server: Server, method: str, path: str
         assert http.get("/ok").json() == {"ok": True}
 
 
-@pytest.mark.parametrize(("method", "path", "body"), [
-    ("POST", "/threads", {"metadata": {"a": "x\x00y"}}),
-    ("POST", "/assistants", {"graph_id": "echo", "name": "x\x00"}),
-    ("PUT", "/store/items", {"namespace": ["a"], "key": "k\x00", "value": {}}),
-    ("PUT", "/store/items", {"namespace": ["a\x00"], "key": "k", "value": {}}),
+NUL = "x\x00y"
+SAY = {"messages": [{"role": "user", "content": "hi"}]}
+
+
+@pytest.mark.parametrize(("method", "path", "body", "says"), [
+    ("POST", "/threads", {"metadata": {"a": NUL}}, "metadata.a contains a NUL character"),
+    ("POST", "/threads", {"metadata": {"a": {"b": ["ok", NUL]}}}, "metadata.a.b[1] contains a NUL character"),
+    ("POST", "/threads", {"metadata": {NUL: 1}}, "metadata has a key 'x\\x00y' that contains a NUL character"),
+    ("PATCH", "/threads/{thread}", {"metadata": {"a": NUL}}, "metadata.a contains a NUL character"),
+    ("POST", "/threads/search", {"metadata": {"a": NUL}}, "metadata.a contains a NUL character"),
+    ("POST", "/threads/count", {"metadata": {"a": NUL}}, "metadata.a contains a NUL character"),
+    ("POST", "/threads/{thread}/history", {"metadata": {"a": NUL}}, "metadata.a contains a NUL character"),
+    ("POST", "/threads/{thread}/runs", {"assistant_id": "echo", "input": SAY, "metadata": {"a": NUL}}, "metadata.a"),
+    ("POST", "/threads/{thread}/runs/wait", {"assistant_id": "echo", "input": SAY, "metadata": {NUL: 1}}, "a key"),
+    ("POST", "/runs/wait", {"assistant_id": "echo", "input": SAY, "metadata": {"a": NUL}}, "metadata.a"),
+    ("POST", "/threads/{thread}/runs/crons", {"assistant_id": "echo", "schedule": "0 0 1 1 *", "metadata": {"a": NUL}},
+     "metadata.a"),
+    ("POST", "/assistants", {"graph_id": "echo", "name": NUL}, "name contains a NUL character"),
+    ("POST", "/assistants", {"graph_id": "echo", "metadata": {"a": NUL}}, "metadata.a contains a NUL character"),
+    ("PUT", "/store/items", {"namespace": ["nul"], "key": "k", "value": {"v": NUL}}, "value.v contains a NUL character"),
+    # JSON's lone "\ud800" (no UTF-8 text holds it) in a nested value
+    ("POST", "/threads", b'{"metadata": {"a": ["\\ud800"]}}', "metadata.a[0] is not valid Unicode (a lone surrogate)"),
 ])
-def test_a_nul_character_is_stored_where_the_database_can_else_refused(
-    server: Server, method: str, path: str, body: dict
+def test_text_no_store_can_keep_is_a_422_on_every_database_and_nothing_is_stored(
+    server: Server, method: str, path: str, body, says: str
 ) -> None:
-    """PostgreSQL's text and jsonb hold no NUL character: psycopg's or the server's DataError was a 500;
-    a store namespace's NUL (LangGraph's InvalidNamespaceError) was one on every database."""
+    """A NUL character in metadata (a thread's, a run's, a cron's, an assistant's), a name or a store value
+    was stored by SQLite and MySQL and refused by PostgreSQL (its text and jsonb hold none): the same
+    request now has the same answer everywhere, a 422 before anything is stored."""
     with httpx.Client(base_url=server.url, timeout=30) as http:
-        answer = http.request(method, path, json=body)
-        assert answer.status_code in (200, 204, 422), (answer.status_code, answer.text)
-        if answer.status_code == 422:
-            assert answer.json()["error"] == "invalid" and "NUL" in answer.json()["message"]
+        thread = http.post("/threads", json={"metadata": {"kept": "as is"}}).json()["thread_id"]
+        before = {
+            "threads": http.post("/threads/count", json={}).json(),
+            "assistants": http.post("/assistants/count", json={}).json(),
+            "crons": http.post("/runs/crons/count", json={}).json(),
+        }
+        url = path.format(thread=thread)
+        if isinstance(body, bytes):
+            answer = http.request(method, url, content=body, headers=JSON)
+        else:
+            answer = http.request(method, url, json=body)
+        assert answer.status_code == 422, (answer.status_code, answer.text)
+        assert answer.json()["error"] == "invalid" and says in answer.json()["message"], answer.json()
+        assert "which the store cannot keep" in answer.json()["message"]
+        assert {
+            "threads": http.post("/threads/count", json={}).json(),
+            "assistants": http.post("/assistants/count", json={}).json(),
+            "crons": http.post("/runs/crons/count", json={}).json(),
+        } == before
+        assert http.get(f"/threads/{thread}").json()["metadata"] == {"kept": "as is"}
+        assert http.get(f"/threads/{thread}/runs").json() == []
+        assert http.get("/store/items", params={"namespace": "nul", "key": "k"}).json() is None
         assert http.get("/ok").json() == {"ok": True}
+
+
+def test_a_bad_history_filter_is_a_422(server: Server) -> None:
+    """A history filter the store cannot match alike on every dialect (a key with a quote) raised the
+    store's ValueError in the middle of the walk: a 500, which also closed the client's connection."""
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        thread = http.post("/threads", json={}).json()["thread_id"]
+        answer = http.post(f"/threads/{thread}/history", json={"metadata": {'a"b': 1}})
+        assert answer.status_code == 422, (answer.status_code, answer.text)
+        assert answer.json()["message"] == "invalid metadata filter key 'a\"b': use letters, digits, '_', '.' or '-'"
 
 
 @pytest.mark.parametrize(("after", "says"), [

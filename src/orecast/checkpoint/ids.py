@@ -44,6 +44,40 @@ def check_id(value: Any, what: str, limit: int = MAX_ID_BYTES) -> str:
     return text
 
 
+def _unstorable_text(text: str) -> str | None:
+    """Why `text` cannot be kept alike by every backend, or None when it can."""
+    if "\x00" in text:
+        return "contains a NUL character (\\u0000)"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not valid Unicode (a lone surrogate)"
+    return None
+
+
+def check_document(value: Any, what: str) -> None:
+    """Raise UnstorableId when a JSON document the store keeps as JSON (a thread's metadata) holds a key
+    or a string no backend can keep as it is: a NUL character (PostgreSQL's jsonb refuses it; SQLite and
+    MySQL took it, so the same request was stored on one and refused on another) or a lone surrogate.
+    Checked before anything is written, so every backend answers alike. Checkpoint values and
+    checkpoint metadata need no such check: they are encoded (encoding.py tags a NUL)."""
+    stack: list[tuple[str, Any]] = [(what, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            why = _unstorable_text(item)
+            if why is not None:
+                raise UnstorableId(f"{where} {why}, which the store cannot keep")
+        elif isinstance(item, dict):
+            for key, element in item.items():
+                path = f"{where}.{key}" if isinstance(key, str) else f"{where}[{key!r}]"
+                if isinstance(key, str) and (why := _unstorable_text(key)) is not None:
+                    raise UnstorableId(f"{where} has a key {key[:40]!r} that {why}, which the store cannot keep")
+                stack.append((path, element))
+        elif isinstance(item, list | tuple):
+            stack.extend((f"{where}[{n}]", element) for n, element in enumerate(item))
+
+
 def config_ids(config: RunnableConfig) -> tuple[str, str, str | None]:
     """(thread_id, checkpoint_ns, checkpoint_id or None) of a config, checked."""
     configurable = config["configurable"]

@@ -6,9 +6,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
+
+from orecast.checkpoint.ids import UnstorableId, check_document
 
 StreamMode = Literal[
     "values", "messages", "updates", "events", "tasks", "checkpoints", "debug", "custom",
@@ -44,6 +47,22 @@ CronField = Literal[
 ]
 
 
+def _keepable(value: T, info: ValidationInfo) -> T:
+    """`value` when every backend keeps it alike; a NUL character or a lone surrogate in a key or a
+    string was stored by SQLite and MySQL but refused by PostgreSQL (metadata, names, store values)."""
+    try:
+        check_document(value, info.field_name or "value")
+    except UnstorableId as exc:
+        raise PydanticCustomError("unstorable", str(exc)) from None
+    return value
+
+
+# Metadata (and a filter on it), a name, a store item's value: refused with a 422 before anything
+# is read or written, on every backend, when the store could not keep it as it is.
+Metadata = Annotated[dict[str, Any] | None, AfterValidator(_keepable)]
+Text = Annotated[str | None, AfterValidator(_keepable)]
+
+
 class _Body(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
@@ -66,28 +85,28 @@ def paginated(page: list[T], offset: int, limit: int) -> tuple[list[T], dict[str
 
 class AssistantCreate(_Body):
     graph_id: str = Field(description="A served graph")
-    assistant_id: str | None = None
+    assistant_id: Text = None
     config: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     if_exists: Literal["raise", "do_nothing"] | None = None
-    name: str | None = None
-    description: str | None = None
+    name: Text = None
+    description: Text = None
 
 
 class AssistantUpdate(_Body):
     graph_id: str | None = None
     config: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
-    metadata: dict[str, Any] | None = None
-    name: str | None = None
-    description: str | None = None
+    metadata: Metadata = None
+    name: Text = None
+    description: Text = None
 
 
 class AssistantVersions(_Body):
     """`assistants.get_versions`: the versions whose metadata contains `metadata`, newest first."""
 
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     limit: int = Field(10, ge=1, le=1000)
     offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
@@ -97,9 +116,9 @@ class AssistantLatest(_Body):
 
 
 class AssistantSearch(_Body):
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     graph_id: str | None = None
-    name: str | None = None
+    name: Text = None
     limit: int = Field(10, ge=1, le=1000)
     offset: int = Field(0, ge=0, le=MAX_OFFSET)
     sort_by: Literal["assistant_id", "graph_id", "name", "created_at", "updated_at"] | None = None
@@ -134,7 +153,7 @@ class Superstep(_Body):
 
 class ThreadCreate(_Body):
     thread_id: str | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     if_exists: Literal["raise", "do_nothing"] | None = None
     ttl: ThreadTtl | None = None
     supersteps: list[Superstep] | None = Field(
@@ -148,7 +167,7 @@ class ThreadPrune(_Body):
 
 
 class ThreadUpdate(_Body):
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Annotated[dict[str, Any], AfterValidator(_keepable)] = Field(default_factory=dict)
     ttl: ThreadTtl | None = None
 
 
@@ -162,7 +181,7 @@ _ALIAS = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class ThreadSearch(_Body):
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     values: dict[str, Any] | None = None
     ids: list[str] | None = None
     status: Literal["idle", "busy", "interrupted", "error"] | None = None
@@ -191,7 +210,7 @@ class ThreadSearch(_Body):
 
 
 class ThreadCount(_Body):
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     values: dict[str, Any] | None = None
     status: Literal["idle", "busy", "interrupted", "error"] | None = None
 
@@ -218,7 +237,7 @@ class StateUpdate(_Body):
 class HistoryQuery(_Body):
     limit: int = Field(10, ge=1, le=1000)
     before: CheckpointRef | str | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     checkpoint: CheckpointRef | None = None
 
 
@@ -235,7 +254,7 @@ class RunCreate(_WithWebhook):
     command: CommandBody | None = None
     config: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     stream_mode: StreamMode | list[StreamMode] = "values"
     stream_subgraphs: bool = False
     stream_resumable: bool = False
@@ -265,7 +284,7 @@ class _CronFields(_WithWebhook):
     input: Any = None
     config: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     interrupt_before: Literal["*"] | list[str] | None = None
     interrupt_after: Literal["*"] | list[str] | None = None
     stream_mode: StreamMode | list[StreamMode] | None = None
@@ -294,7 +313,7 @@ class CronCount(_Body):
     assistant_id: str | None = None
     thread_id: str | None = None
     enabled: bool | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
 
 
 class CronSearch(CronCount):
@@ -316,7 +335,7 @@ class CancelMany(_Body):
 class StorePut(_Body):
     namespace: list[str]
     key: str
-    value: dict[str, Any]
+    value: Annotated[dict[str, Any], AfterValidator(_keepable)]
     index: Any = None
     ttl: float | None = Field(None, gt=0, le=MAX_TTL_MINUTES, description="Minutes until the item expires")
 

@@ -19,6 +19,7 @@ from langgraph.pregel import Pregel
 from langgraph.types import StateUpdate
 
 from orecast.checkpoint import OrecastCheckpointer, ThreadInfo
+from orecast.checkpoint.filters import check_metadata_filter
 from orecast.checkpoint.ids import checkpoint_time, new_thread_id
 from orecast.checkpoint.sweep import TtlPolicy, set_thread_ttl, thread_ttl
 from orecast.service.auth import Principal
@@ -425,6 +426,11 @@ class Threads:
         before = body.get("before")
         if isinstance(before, str):
             before = {"checkpoint_id": before}
+        if body.get("metadata"):
+            try:  # the store's own check, before the walk: its ValueError mid-walk was a 500
+                check_metadata_filter(body["metadata"])
+            except ValueError as exc:
+                raise Invalid(str(exc)) from exc
         states = []
         async for snapshot in self.graph_for(info).aget_state_history(
             self._config(thread_id, body.get("checkpoint")),
