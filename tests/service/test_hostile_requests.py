@@ -29,6 +29,12 @@ JSON = {"content-type": "application/json"}
     ("GET", "/threads/a%00b", None, "thread_id 'a\\x00b' contains a NUL character"),
     ("POST", "/threads", {"thread_id": "a\x00b"}, "thread_id 'a\\x00b' contains a NUL character"),
     ("DELETE", "/threads/a%00b", None, "contains a NUL character"),
+    # a config LangGraph cannot merge or use: a 500 for every run with it (or its assistant's)
+    ("POST", "/runs/wait", {"assistant_id": "echo", "config": {"configurable": [1]}},
+     "config: config.configurable must be an object"),
+    ("POST", "/assistants", {"graph_id": "echo", "config": {"tags": [1]}}, "config: config.tags must be a list of strings"),
+    ("POST", "/runs/crons", {"assistant_id": "echo", "schedule": "0 0 1 1 *", "config": {"recursion_limit": "9"}},
+     "config: config.recursion_limit must be an integer"),
     # JSON's lone "\ud800": a UnicodeEncodeError when stored
     ("POST", "/threads", b'{"metadata": {"a": "\\ud800"}}', "lone surrogate"),
 ])
@@ -134,3 +140,28 @@ def test_an_absurd_after_seconds_is_a_422_and_starts_no_run(server: Server, afte
         run = http.post(f"/threads/{thread_id}/runs", json={"assistant_id": "echo", "input": {}, "after_seconds": 31622400})
         assert run.status_code == 200, run.text
         http.post(f"/threads/{thread_id}/runs/{run.json()['run_id']}/cancel")
+
+
+@pytest.mark.parametrize("bad_input", [{"messages": 5}, {"messages": [{"role": "alien", "content": "x"}]}])
+def test_a_run_input_the_graph_refused_leaves_its_thread_listed_and_usable(server: Server, bad_input: dict) -> None:
+    """A run's input its reducer refused stays a pending write of the thread's head checkpoint, applied
+    again by every read of its state: reading the thread, copying it, and every search that listed it
+    (the page's conversation list) was a 500. The thread is listed with `values` null and why in
+    `error`; its state is a 409 saying why; its next run goes on."""
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        thread = http.post("/threads", json={"metadata": {"poisoned": True}}).json()["thread_id"]
+        run = http.post(f"/threads/{thread}/runs/wait", json={"assistant_id": "echo", "input": bad_input})
+        assert run.status_code == 200 and "__error__" in run.json(), run.text
+        got = http.get(f"/threads/{thread}")
+        assert got.status_code == 200, got.text
+        assert got.json()["values"] is None and "the thread's state cannot be read" in got.json()["error"]
+        listed = http.post("/threads/search", json={"metadata": {"poisoned": True}, "limit": 100})
+        assert listed.status_code == 200 and thread in [t["thread_id"] for t in listed.json()], listed.text
+        found = http.post("/threads/search", json={"values": {"messages": []}, "limit": 100})
+        assert found.status_code == 200, found.text
+        assert http.post(f"/threads/{thread}/copy").status_code == 200
+        state = http.get(f"/threads/{thread}/state")
+        assert state.status_code == 409 and state.json()["message"].startswith("the thread's state cannot be read: ")
+        again = http.post(f"/threads/{thread}/runs/wait", json={"assistant_id": "echo", "input": SAY})
+        assert again.json()["messages"][-1]["content"] == "echo: hi", again.text
+        assert http.get(f"/threads/{thread}").json()["error"] is None

@@ -63,6 +63,26 @@ Metadata = Annotated[dict[str, Any] | None, AfterValidator(_keepable)]
 Text = Annotated[str | None, AfterValidator(_keepable)]
 
 
+# The shape LangGraph gives a `config` (RunnableConfig): a `configurable` of a list (say) was taken, and
+# every run with it (or with an assistant created with it) was a 500 merging it.
+_CONFIG_SHAPE: dict[str, tuple[type, str]] = {
+    "configurable": (dict, "an object"), "metadata": (dict, "an object"), "tags": (list, "a list of strings"),
+    "recursion_limit": (int, "an integer"), "run_name": (str, "a string"),
+}
+
+
+def _runnable_config(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    for key, (kind, said) in _CONFIG_SHAPE.items():
+        item = (value or {}).get(key)
+        wrong = item is not None and (not isinstance(item, kind) or isinstance(item, bool))
+        if wrong or (key == "tags" and item and not all(isinstance(tag, str) for tag in item)):
+            raise PydanticCustomError("config", f"config.{key} must be {said}")
+    return value
+
+
+RunnableConfigBody = Annotated[dict[str, Any] | None, AfterValidator(_runnable_config)]
+
+
 class _Body(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
@@ -86,7 +106,7 @@ def paginated(page: list[T], offset: int, limit: int) -> tuple[list[T], dict[str
 class AssistantCreate(_Body):
     graph_id: str = Field(description="A served graph")
     assistant_id: Text = None
-    config: dict[str, Any] | None = None
+    config: RunnableConfigBody = None
     context: dict[str, Any] | None = None
     metadata: Metadata = None
     if_exists: Literal["raise", "do_nothing"] | None = None
@@ -96,7 +116,7 @@ class AssistantCreate(_Body):
 
 class AssistantUpdate(_Body):
     graph_id: str | None = None
-    config: dict[str, Any] | None = None
+    config: RunnableConfigBody = None
     context: dict[str, Any] | None = None
     metadata: Metadata = None
     name: Text = None
@@ -252,7 +272,7 @@ class RunCreate(_WithWebhook):
     assistant_id: str = Field(description="An assistant id or a served graph's name")
     input: Any = None
     command: CommandBody | None = None
-    config: dict[str, Any] | None = None
+    config: RunnableConfigBody = None
     context: dict[str, Any] | None = None
     metadata: Metadata = None
     stream_mode: StreamMode | list[StreamMode] = "values"
@@ -282,7 +302,7 @@ class _CronFields(_WithWebhook):
     end_time: datetime | None = None
     on_run_completed: Literal["delete", "keep"] | None = None
     input: Any = None
-    config: dict[str, Any] | None = None
+    config: RunnableConfigBody = None
     context: dict[str, Any] | None = None
     metadata: Metadata = None
     interrupt_before: Literal["*"] | list[str] | None = None
