@@ -131,7 +131,8 @@ async def test_ids_at_the_limit_round_trip(saver) -> None:
     ({"a\x00": 1}, None, "metadata has a key 'a\\x00' that contains a NUL character"),
     ({}, "title\x00", "metadata.title contains a NUL character"),
     ({"a": "\ud800"}, None, "metadata.a is not valid Unicode (a lone surrogate)"),
-], ids=["value", "nested", "key", "title", "surrogate"])
+    ({"a": [1.5, float("nan")]}, None, "metadata.a[1] is nan, not a finite number"),
+], ids=["value", "nested", "key", "title", "surrogate", "nan"])
 async def test_thread_metadata_no_backend_can_keep_is_refused_alike(saver, store_url, metadata, title, says) -> None:
     """A NUL in a thread's metadata was stored by SQLite and MySQL and was PostgreSQL's DataError (its jsonb
     holds no NUL): every backend now refuses it before the row is touched, an existing row as a new one."""

@@ -68,6 +68,11 @@ SAY = {"messages": [{"role": "user", "content": "hi"}]}
     ("POST", "/assistants", {"graph_id": "echo", "name": NUL}, "name contains a NUL character"),
     ("POST", "/assistants", {"graph_id": "echo", "metadata": {"a": NUL}}, "metadata.a contains a NUL character"),
     ("PUT", "/store/items", {"namespace": ["nul"], "key": "k", "value": {"v": NUL}}, "value.v contains a NUL character"),
+    # JSON has no NaN nor Infinity (Python's json reads them): PostgreSQL's 500, SQLite's malformed JSON later
+    ("POST", "/threads", b'{"metadata": {"a": NaN}}', "metadata.a is nan, not a finite number"),
+    ("PATCH", "/threads/{thread}", b'{"metadata": {"a": {"b": Infinity}}}', "metadata.a.b is inf, not a finite number"),
+    ("POST", "/runs/wait", b'{"assistant_id": "echo", "metadata": {"a": NaN}}', "metadata.a is nan"),
+    ("PUT", "/store/items", b'{"namespace": ["nul"], "key": "k", "value": {"v": -Infinity}}', "value.v is -inf"),
     # JSON's lone "\ud800" (no UTF-8 text holds it) in a nested value
     ("POST", "/threads", b'{"metadata": {"a": ["\\ud800"]}}', "metadata.a[0] is not valid Unicode (a lone surrogate)"),
 ])

@@ -9,6 +9,7 @@ accept the same ids: text without NUL, at most `MAX_ID_BYTES` (thread id, namesp
 
 from __future__ import annotations
 
+import math
 import os
 import time
 import uuid
@@ -58,7 +59,8 @@ def _unstorable_text(text: str) -> str | None:
 def check_document(value: Any, what: str) -> None:
     """Raise UnstorableId when a JSON document the store keeps as JSON (a thread's metadata) holds a key
     or a string no backend can keep as it is: a NUL character (PostgreSQL's jsonb refuses it; SQLite and
-    MySQL took it, so the same request was stored on one and refused on another) or a lone surrogate.
+    MySQL took it, so the same request was stored on one and refused on another) or a lone surrogate;
+    or a NaN or an infinity, which JSON cannot hold.
     Checked before anything is written, so every backend answers alike. Checkpoint values and
     checkpoint metadata need no such check: they are encoded (encoding.py tags a NUL)."""
     stack: list[tuple[str, Any]] = [(what, value)]
@@ -68,6 +70,10 @@ def check_document(value: Any, what: str) -> None:
             why = _unstorable_text(item)
             if why is not None:
                 raise UnstorableId(f"{where} {why}, which the store cannot keep")
+        elif isinstance(item, float) and not math.isfinite(item):
+            # JSON has no NaN nor Infinity: PostgreSQL refused the document (a 500), SQLite stored text its
+            # JSON functions then called malformed (every later run of the thread failed)
+            raise UnstorableId(f"{where} is {item!r}, not a finite number, which the store cannot keep")
         elif isinstance(item, dict):
             for key, element in item.items():
                 path = f"{where}.{key}" if isinstance(key, str) else f"{where}[{key!r}]"
