@@ -29,6 +29,9 @@ JSON = {"content-type": "application/json"}
     ("GET", "/threads/a%00b", None, "thread_id 'a\\x00b' contains a NUL character"),
     ("POST", "/threads", {"thread_id": "a\x00b"}, "thread_id 'a\\x00b' contains a NUL character"),
     ("DELETE", "/threads/a%00b", None, "contains a NUL character"),
+    # JSON nested past Python's recursion limit, an integer past its digit limit: FastAPI's 400 "http_error"
+    ("POST", "/threads", b'{"metadata": {"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}", "body: invalid JSON (nested"),
+    ("POST", "/threads", b'{"metadata": {"a": ' + b"9" * 5000 + b"}}", "body: invalid JSON (nested too deeply, or a number"),
     # a config LangGraph cannot merge or use: a 500 for every run with it (or its assistant's)
     ("POST", "/runs/wait", {"assistant_id": "echo", "config": {"configurable": [1]}},
      "config: config.configurable must be an object"),
