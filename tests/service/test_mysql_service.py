@@ -34,6 +34,7 @@ from tests.service.test_crons import (  # noqa: F401
 )
 from tests.service.test_hostile_requests import (  # noqa: F401
     test_a_bad_history_filter_is_a_422,
+    test_a_run_input_the_graph_refused_leaves_its_thread_listed_and_usable,
     test_text_no_store_can_keep_is_a_422_on_every_database_and_nothing_is_stored,
 )
 from tests.service.test_multitask import (  # noqa: F401  (collected again, on MySQL)
