@@ -32,6 +32,9 @@ JSON = {"content-type": "application/json"}
     # JSON nested past Python's recursion limit, an integer past its digit limit: FastAPI's 400 "http_error"
     ("POST", "/threads", b'{"metadata": {"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}", "body: invalid JSON (nested"),
     ("POST", "/threads", b'{"metadata": {"a": ' + b"9" * 5000 + b"}}", "body: invalid JSON (nested too deeply, or a number"),
+    # a filter of more conditions than SQLite runs: its "Expression tree is too large" (PostgreSQL answered)
+    ("POST", "/threads/search", {"metadata": {f"k{i}": i for i in range(5000)}},
+     "a metadata filter holds at most 100 conditions, not 5000"),
     # a config LangGraph cannot merge or use: a 500 for every run with it (or its assistant's)
     ("POST", "/runs/wait", {"assistant_id": "echo", "config": {"configurable": [1]}},
      "config: config.configurable must be an object"),
