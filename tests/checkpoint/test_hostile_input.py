@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from typing import Any
 
@@ -10,7 +11,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 
 from orecast.checkpoint.encoding import CorruptRowError
-from orecast.checkpoint.ids import MAX_ID_BYTES, MAX_KEY_BYTES
+from orecast.checkpoint.ids import MAX_ID_BYTES, MAX_KEY_BYTES, UnstorableId
 from tests.checkpoint.conftest import dialect_of, ph, raw_sql, tamper_value
 from tests.checkpoint.graphs import human, tool_loop
 
@@ -122,6 +123,39 @@ async def test_ids_at_the_limit_round_trip(saver) -> None:
     assert tup.pending_writes == [(task_id, "n", 2)]
     with pytest.raises(ValueError, match="task_id"):
         await saver.aput_writes(stored, [("n", 3)], task_id + "k")
+
+
+@pytest.mark.parametrize(("metadata", "title", "says"), [
+    ({"a": "x\x00y"}, None, "metadata.a contains a NUL character"),
+    ({"a": {"b": ["ok", "x\x00"]}}, None, "metadata.a.b[1] contains a NUL character"),
+    ({"a\x00": 1}, None, "metadata has a key 'a\\x00' that contains a NUL character"),
+    ({}, "title\x00", "metadata.title contains a NUL character"),
+    ({"a": "\ud800"}, None, "metadata.a is not valid Unicode (a lone surrogate)"),
+    ({"a": [1.5, float("nan")]}, None, "metadata.a[1] is nan, not a finite number"),
+], ids=["value", "nested", "key", "title", "surrogate", "nan"])
+async def test_thread_metadata_no_backend_can_keep_is_refused_alike(saver, store_url, metadata, title, says) -> None:
+    """A NUL in a thread's metadata was stored by SQLite and MySQL and was PostgreSQL's DataError (its jsonb
+    holds no NUL): every backend now refuses it before the row is touched, an existing row as a new one."""
+    await saver.aupdate_thread("kept", metadata={"k": "v"})
+    rows = count_rows(store_url)
+    for thread_id in ("kept", "new"):
+        with pytest.raises(UnstorableId, match=re.escape(says)):
+            await saver.aupdate_thread(thread_id, metadata=metadata, title=title)
+    assert count_rows(store_url) == rows
+    assert (await saver.aget_thread("kept")).metadata == {"k": "v"}
+    assert await saver.aget_thread("new") is None
+
+
+async def test_a_nul_in_a_checkpoint_metadata_key_is_kept_alike(saver) -> None:
+    """A checkpoint's metadata keeps a key holding a NUL on every backend (encoded, see encoding.py), and
+    the thread's metadata, which such a put seeds, leaves it out: PostgreSQL's jsonb refused the seed, so
+    the put (a run's step) failed there and was stored by SQLite and MySQL."""
+    cp = checkpoint_with({"messages": [HumanMessage("hi", id="m1")]})
+    config = cfg("t") | {"metadata": {"k\x00": "v", "user_id": "u"}}
+    await saver.aput(config, cp, {"source": "input", "step": -1, "w\x00": 1}, {"messages": "1"})
+    stored = (await saver.aget_tuple(cfg("t"))).metadata
+    assert stored == {"source": "input", "step": -1, "w\x00": 1, "k\x00": "v", "user_id": "u"}
+    assert (await saver.aget_thread("t")).metadata == {"user_id": "u"}
 
 
 # -- crafted item references ---------------------------------------------------------------------

@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
+from orecast.checkpoint.filters import MAX_FILTER_CONDITIONS
+
 ROWS: dict[str, dict[str, Any]] = {
     "t1": {
         "k": 1,
@@ -97,3 +99,25 @@ async def test_bad_filters_are_refused_on_both_dialects(saver) -> None:
         with pytest.raises(ValueError):
             [c async for c in saver.alist(None, filter=wanted)]
     assert await saver.acount_threads() == len(ROWS)
+
+
+@pytest.mark.parametrize("shape", ["keys", "nested", "list"])
+async def test_a_filter_of_more_conditions_than_every_dialect_runs_is_refused(saver, shape: str) -> None:
+    """A filter of 5,000 keys was SQLite's 'Expression tree is too large' (a 500 in the service) and
+    PostgreSQL's answer: the same filter now has the same answer everywhere. The most it holds runs."""
+    def made(n: int) -> dict[str, Any]:
+        if shape == "keys":
+            return {f"k{i}": i for i in range(n)}
+        if shape == "nested":
+            return {"a": {f"k{i}": i for i in range(n)}}
+        return {"tags": [f"t{i}" for i in range(n)]}
+
+    stored = made(MAX_FILTER_CONDITIONS)
+    await saver.aupdate_thread("full", metadata=stored)
+    assert [t.thread_id for t in await saver.asearch_threads(metadata=stored)] == ["full"]
+    assert await saver.acount_threads(metadata=stored) == 1
+    assert [c async for c in saver.alist(None, filter=stored)] == []  # (a thread row without checkpoints)
+    with pytest.raises(ValueError, match=f"at most {MAX_FILTER_CONDITIONS} conditions"):
+        await saver.asearch_threads(metadata=made(MAX_FILTER_CONDITIONS + 1))
+    with pytest.raises(ValueError, match=f"at most {MAX_FILTER_CONDITIONS} conditions"):
+        [c async for c in saver.alist(None, filter=made(5000))]

@@ -71,7 +71,20 @@ def test_history_counts_the_messages_of_a_delta_channel(store_url: str) -> None:
     # Newest first; each turn is an input step (the messages so far), the question, the answer.
     assert [s["messages"] for s in json.loads(history.stdout)] == [8, 7, 6, 6, 5, 4, 4, 3, 2, 2, 1, 0]
     table = inprocess.orecast(["threads", "history", "t-delta", "--database-url", store_url], env={"COLUMNS": "200"})
-    assert table.stdout.splitlines()[3].split("│")[4].strip() == "8"
+    newest = table.stdout.splitlines()[3].split()  # date, time, step, source, msgs, writes, checkpoint
+    assert newest[4] == "8" and newest[6] == json.loads(history.stdout)[0]["checkpoint_id"]
+
+
+def test_history_shows_whole_checkpoint_ids_in_80_columns(sqlite_url: str) -> None:
+    """Each id was folded over two lines (`1f1f22ca-fa2d-6582-801` / `0-0458040a0e0d`) in a standard
+    terminal, so it could not be copied into `orecast chat --from`."""
+    write_conversation(sqlite_url, "t-80", 2)
+    history = inprocess.orecast(["threads", "history", "t-80", "--database-url", sqlite_url, "--json"])
+    ids = [step["checkpoint_id"] for step in json.loads(history.stdout)]
+    table = inprocess.orecast(["threads", "history", "t-80", "--database-url", sqlite_url], env={"COLUMNS": "80"})
+    assert table.returncode == 0, table.stderr
+    assert ids and all(checkpoint_id in table.stdout for checkpoint_id in ids)
+    assert max(len(line) for line in table.stdout.splitlines()) <= 80
 
 
 def test_list_shows_whole_thread_ids_in_80_columns(sqlite_url: str) -> None:

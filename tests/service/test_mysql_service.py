@@ -32,6 +32,11 @@ from tests.service.test_crons import (  # noqa: F401
     test_search_and_count_filter_sort_and_select,
     test_two_schedulers_fire_a_due_cron_once,
 )
+from tests.service.test_hostile_requests import (  # noqa: F401
+    test_a_bad_history_filter_is_a_422,
+    test_a_run_input_the_graph_refused_leaves_its_thread_listed_and_usable,
+    test_text_no_store_can_keep_is_a_422_on_every_database_and_nothing_is_stored,
+)
 from tests.service.test_multitask import (  # noqa: F401  (collected again, on MySQL)
     test_a_run_left_by_a_dead_process_does_not_block_the_thread,
     test_enqueue_runs_in_order,

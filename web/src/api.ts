@@ -1,6 +1,7 @@
 import { Client } from "@langchain/langgraph-sdk";
 import type { Thread } from "@langchain/langgraph-sdk";
 import type { OpsStats } from "./lib/ops";
+import { probeOutcome, type RunProbe } from "./lib/rejoin";
 import { autoTitle, isTitleOf } from "./lib/title";
 
 export const ASSISTANT_ID = "orecast";
@@ -149,6 +150,17 @@ export function saveBlob(blob: Blob, filename: string): void {
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(href), 1000);
+}
+
+/** Whether the server answers for a run again (lib/rejoin.ts): one plain request, not the SDK's, whose
+ * own retries would wait up to ~30 s for a server that is down. */
+export async function probeRun(threadId: string, runId: string): Promise<RunProbe> {
+  const url = `${apiUrl()}/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}`;
+  try {
+    return probeOutcome((await fetch(url, { headers: authHeaders(storedKey()) })).status);
+  } catch {
+    return probeOutcome(null);
+  }
 }
 
 /** The HTTP status of an error thrown by the SDK's client (its `HTTPError`), if it is one. */

@@ -308,21 +308,25 @@ def chart_tool(charts_dir: Path) -> BaseTool:
         end: str | None = None,
         forecast_horizon: int = 0,
         method: str = "auto",
+        compare: str | None = None,
     ) -> tuple[str, dict[str, Any]]:
         """Draw a series from `start` to `end` (optional), with a forecast fan of
         `forecast_horizon` periods (0 = none, `method` as in forecast_price), saved as PNG.
+        `compare`: a second series drawn with the first instead of a forecast, both as an index
+        that is 100 at their first common date (for "A against B", "A 和 B 走势对比图").
         Returns the PNG path and the chart title; the web page renders the ECharts option."""
         horizon = forecast_horizon or None
         # The PNG speaks the user's language: Chinese when the question being answered is.
         lang = "zh" if _asked_in_chinese(runtime.state) else "en"
         key = hashlib.sha1(
-            json.dumps([series, start, end, horizon, method, lang]).encode()
+            json.dumps([series, start, end, horizon, method, lang, compare]).encode()
         ).hexdigest()[:10]
         charts_dir.mkdir(parents=True, exist_ok=True)
         png = charts_dir / f"{series}-{key}.png"
         try:
             result = market.chart(
-                series, horizon=horizon, method=method, start=start, end=end, png=png, lang=lang
+                series, horizon=horizon, method=method, start=start, end=end, png=png, lang=lang,
+                compare=compare,
             )
         except MarketError as exc:
             raise ToolException(tool_error(exc)) from None
@@ -336,6 +340,7 @@ def chart_tool(charts_dir: Path) -> BaseTool:
             "png": str(png),
             "echarts": str(echarts),
             "forecast_horizon": forecast_horizon,
+            **({"compare": compare, "scale": option.get("unit")} if compare else {}),
             "source": option.get("source"),
             "png_language": png_labels(result).language,
         }

@@ -33,8 +33,28 @@ def _check_scalar(value: Any, where: str) -> None:
     )
 
 
+# The most conditions (keys and list elements, nested ones too) a filter holds: each is a clause, and
+# SQLite refuses a statement whose expression tree is over 1,000 deep ("Expression tree is too large"),
+# which a filter of ~500 keys reached while PostgreSQL answered it. No search needs more.
+MAX_FILTER_CONDITIONS = 100
+
+
+def _conditions(wanted: Mapping[str, Any]) -> int:
+    count = 0
+    for value in wanted.values():
+        if isinstance(value, Mapping):
+            count += _conditions(value)
+        elif isinstance(value, list | tuple):
+            count += max(1, len(value))
+        else:
+            count += 1
+    return count
+
+
 def check_metadata_filter(wanted: Mapping[str, Any], where: str = "") -> None:
     """Raise ValueError for a key or value the filter cannot match the same way on every dialect."""
+    if not where and isinstance(wanted, Mapping) and (count := _conditions(wanted)) > MAX_FILTER_CONDITIONS:
+        raise ValueError(f"a metadata filter holds at most {MAX_FILTER_CONDITIONS} conditions, not {count}")
     if not isinstance(wanted, Mapping):
         raise ValueError(f"metadata filter{' at ' + where if where else ''} must be an object")
     for key, value in wanted.items():

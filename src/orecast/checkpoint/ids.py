@@ -9,6 +9,7 @@ accept the same ids: text without NUL, at most `MAX_ID_BYTES` (thread id, namesp
 
 from __future__ import annotations
 
+import math
 import os
 import time
 import uuid
@@ -42,6 +43,45 @@ def check_id(value: Any, what: str, limit: int = MAX_ID_BYTES) -> str:
     if size > limit:
         raise UnstorableId(f"{what} {shown} is {size} bytes of UTF-8; the store allows at most {limit}")
     return text
+
+
+def _unstorable_text(text: str) -> str | None:
+    """Why `text` cannot be kept alike by every backend, or None when it can."""
+    if "\x00" in text:
+        return "contains a NUL character (\\u0000)"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not valid Unicode (a lone surrogate)"
+    return None
+
+
+def check_document(value: Any, what: str) -> None:
+    """Raise UnstorableId when a JSON document the store keeps as JSON (a thread's metadata) holds a key
+    or a string no backend can keep as it is: a NUL character (PostgreSQL's jsonb refuses it; SQLite and
+    MySQL took it, so the same request was stored on one and refused on another) or a lone surrogate;
+    or a NaN or an infinity, which JSON cannot hold.
+    Checked before anything is written, so every backend answers alike. Checkpoint values and
+    checkpoint metadata need no such check: they are encoded (encoding.py tags a NUL)."""
+    stack: list[tuple[str, Any]] = [(what, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            why = _unstorable_text(item)
+            if why is not None:
+                raise UnstorableId(f"{where} {why}, which the store cannot keep")
+        elif isinstance(item, float) and not math.isfinite(item):
+            # JSON has no NaN nor Infinity: PostgreSQL refused the document (a 500), SQLite stored text its
+            # JSON functions then called malformed (every later run of the thread failed)
+            raise UnstorableId(f"{where} is {item!r}, not a finite number, which the store cannot keep")
+        elif isinstance(item, dict):
+            for key, element in item.items():
+                path = f"{where}.{key}" if isinstance(key, str) else f"{where}[{key!r}]"
+                if isinstance(key, str) and (why := _unstorable_text(key)) is not None:
+                    raise UnstorableId(f"{where} has a key {key[:40]!r} that {why}, which the store cannot keep")
+                stack.append((path, element))
+        elif isinstance(item, list | tuple):
+            stack.extend((f"{where}[{n}]", element) for n, element in enumerate(item))
 
 
 def config_ids(config: RunnableConfig) -> tuple[str, str, str | None]:

@@ -19,7 +19,7 @@ from orecast.checkpoint.core import (
 )
 from orecast.checkpoint.encoding import json_text
 from orecast.checkpoint.filters import check_metadata_filter
-from orecast.checkpoint.ids import check_id
+from orecast.checkpoint.ids import check_document, check_id
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 THREAD_STATUSES: tuple[str, ...] = ("idle", "busy", "interrupted", "error")
@@ -166,7 +166,9 @@ class ThreadsMixin(SaverCore):
         """The part of a checkpoint's metadata that describes the thread (user_id, …), as JSON."""
         seed = {}
         for k, v in metadata.items():  # (a loop: every put builds it, a comprehension costs a frame)
-            if k not in CHECKPOINT_ONLY_METADATA and isinstance(v, _SEED_TYPES):
+            # A key with a NUL is left out: PostgreSQL's jsonb refused it (the run's put failed there and
+            # not on SQLite or MySQL). LangGraph already took the NULs out of the values.
+            if k not in CHECKPOINT_ONLY_METADATA and isinstance(v, _SEED_TYPES) and "\x00" not in k:
                 seed[k] = v
         return json_text(seed)
 
@@ -244,6 +246,7 @@ class ThreadsMixin(SaverCore):
         patch = dict(metadata or {})
         if title is not None:
             patch["title"] = title
+        check_document(patch, "metadata")  # before the row is touched: refused alike on every dialect
         async with self._write() as db:
             await self._touch_thread(db, thread_id)
             row = await db.fetchone(self.q.SELECT_THREAD_FOR_UPDATE, (thread_id,))

@@ -9,7 +9,6 @@ from typing import Any
 import typer
 from langchain_core.messages import BaseMessage
 from rich.console import Console
-from rich.table import Table
 
 from orecast.checkpoint import ToolCallRecord
 from orecast.checkpoint.threads import ThreadInfo
@@ -24,6 +23,11 @@ from orecast.cli.terminal import OneLineColumn, escaped, one_line_table, stored
 LIST_COLUMNS = (
     OneLineColumn("thread", 1024), OneLineColumn("updated", 16, drop=1), OneLineColumn("status", 11),
     OneLineColumn("msgs", 6, "right", drop=2), OneLineColumn("title / last message"),
+)
+# The checkpoint id whole (it is what `chat --from` takes); source and writes give way first.
+HISTORY_COLUMNS = (
+    OneLineColumn("time", 19), OneLineColumn("step", 6, "right"), OneLineColumn("source", 6, drop=2),
+    OneLineColumn("msgs", 6, "right"), OneLineColumn("writes", 6, "right", drop=1), OneLineColumn("checkpoint", 1024),
 )
 TOOL_COLUMNS = (
     OneLineColumn("#", 6, "right"), OneLineColumn("tool", 24), OneLineColumn("status", 9),
@@ -151,19 +155,16 @@ def thread_history(
     if as_json:
         typer.echo(json.dumps(steps, ensure_ascii=False))
         return
-    table = Table("time", "step", "source", "msgs", "writes")
-    table.add_column("checkpoint", overflow="fold")
-    for step in steps:
-        table.add_row(
-            stored(step["ts"][:19].replace("T", " ")),
-            stored(step["step"]),
-            stored(step["source"]),
-            str(step["messages"]),
-            str(step["pending_writes"]),
-            stored(step["checkpoint_id"]),
-        )
+    rows = [
+        [str(step["ts"])[:19].replace("T", " "), str(step["step"]), str(step["source"]), str(step["messages"]),
+         str(step["pending_writes"]), str(step["checkpoint_id"])]
+        for step in steps
+    ]
     console = Console()
+    table, hidden = one_line_table(HISTORY_COLUMNS, rows, console.width)
     console.print(table)
+    if hidden:
+        console.print(f"({', '.join(hidden)}: hidden at this width; --json has every field)", highlight=False)
     console.print(f"{len(steps)} of {info.checkpoint_count} checkpoints (root namespace shown)")
 
 

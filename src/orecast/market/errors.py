@@ -12,7 +12,7 @@ from typing import Any
 
 CODES: frozenset[str] = frozenset({
     "bad_aggregation", "bad_coefficients", "bad_date", "bad_horizon", "bad_index", "bad_level", "bad_levels",
-    "bad_max_lag", "bad_shock", "bad_step", "csv_bad_dates", "csv_no_column", "csv_no_date_column",
+    "bad_max_lag", "bad_shock", "compare_with_forecast", "compare_not_positive", "bad_step", "csv_bad_dates", "csv_no_column", "csv_no_date_column",
     "csv_no_numeric", "csv_not_a_file", "csv_not_found", "csv_too_large", "csv_too_short", "csv_unreadable",
     "finer_freq", "horizon_too_long", "invalid", "max_lag_too_long", "no_calendar", "no_data_in_range",
     "no_indicator", "no_origin", "same_series",

@@ -240,6 +240,12 @@ _ORDER = ["daily", "weekly", "monthly", "quarterly", "annual"]
 _CODE = {"daily": None, "weekly": "W", "monthly": "M", "quarterly": "Q", "annual": "A"}
 
 
+def common_frequency(a: str, b: str) -> str | None:
+    """The resampling code ("W", "M", …; None for daily) at which series of frequencies `a` and `b`
+    can be compared: the coarser of the two."""
+    return _CODE[max(a, b, key=_ORDER.index)]
+
+
 def relate(
     a: SeriesLike, b: SeriesLike, *, start: DateLike = None, end: DateLike = None,
     freq: str | None = None, max_lag: int = 6,
@@ -254,8 +260,7 @@ def relate(
     sa, sb = load_series(a, start, end), load_series(b, start, end)
     ma, mb = meta_of(sa), meta_of(sb)
     if freq is None:
-        coarse = max(ma.frequency, mb.frequency, key=_ORDER.index)
-        freq = _CODE[coarse]
+        freq = common_frequency(ma.frequency, mb.frequency)
     if freq is not None:
         sa, sb = load_series(sa, freq=freq), load_series(sb, freq=freq)
         ma, mb = meta_of(sa), meta_of(sb)

@@ -25,6 +25,8 @@ log = logging.getLogger("orecast.service")
 RETRY_AFTER_SECONDS = 5
 # PostgreSQL's errors for a NUL character in jsonb (untranslatable_character, character_not_in_repertoire)
 NUL_SQLSTATES = ("22P05", "22021")
+# FastAPI's 400 for a body it could not read as JSON values (fastapi.routing: any error but a decode error)
+BODY_UNREADABLE = "There was an error parsing the body"
 
 
 class ServiceError(Exception):
@@ -113,6 +115,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and exc.detail == BODY_UNREADABLE:
+            # JSON that parses as text but not as values: nested past Python's recursion limit, or an
+            # integer past its 4,300 digits. Malformed JSON is a 422 (`body: invalid JSON`): so is this.
+            reason = "invalid JSON (nested too deeply, or a number too long)"
+            return JSONResponse(error_body("invalid", f"body: {reason}", [{"field": "body", "reason": reason}]), 422)
         code = "not_found" if exc.status_code == 404 else "http_error"
         return JSONResponse(error_body(code, str(exc.detail)), exc.status_code)
 

@@ -6,9 +6,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
+
+from orecast.checkpoint.ids import UnstorableId, check_document
 
 StreamMode = Literal[
     "values", "messages", "updates", "events", "tasks", "checkpoints", "debug", "custom",
@@ -21,6 +24,9 @@ T = TypeVar("T")
 MAX_OFFSET = 2**62
 # The longest TTL taken (a century, in minutes): a longer one overflowed Python's timedelta (a 500).
 MAX_TTL_MINUTES = 100 * 366 * 24 * 60
+# The longest `after_seconds` taken (a year): 1e300 or Infinity was taken, and the run then waited
+# pending for ever, holding up every later run of its thread (enqueue). Later than that is a cron's job.
+MAX_AFTER_SECONDS = 366 * 24 * 3600
 # What a search's (or runs.list's) `select` may name: the SDK's `*SelectField`s, and the fields of
 # ours the SDK does not list; anything else is a 422, as langgraph-api answers.
 AssistantField = Literal[
@@ -39,6 +45,42 @@ CronField = Literal[
     "cron_id", "assistant_id", "thread_id", "end_time", "schedule", "timezone", "created_at", "updated_at",
     "user_id", "payload", "next_run_date", "metadata", "now", "on_run_completed", "enabled",
 ]
+
+
+def _keepable(value: T, info: ValidationInfo) -> T:
+    """`value` when every backend keeps it alike; a NUL character or a lone surrogate in a key or a
+    string was stored by SQLite and MySQL but refused by PostgreSQL (metadata, names, store values)."""
+    try:
+        check_document(value, info.field_name or "value")
+    except UnstorableId as exc:
+        raise PydanticCustomError("unstorable", str(exc)) from None
+    return value
+
+
+# Metadata (and a filter on it), a name, a store item's value: refused with a 422 before anything
+# is read or written, on every backend, when the store could not keep it as it is.
+Metadata = Annotated[dict[str, Any] | None, AfterValidator(_keepable)]
+Text = Annotated[str | None, AfterValidator(_keepable)]
+
+
+# The shape LangGraph gives a `config` (RunnableConfig): a `configurable` of a list (say) was taken, and
+# every run with it (or with an assistant created with it) was a 500 merging it.
+_CONFIG_SHAPE: dict[str, tuple[type, str]] = {
+    "configurable": (dict, "an object"), "metadata": (dict, "an object"), "tags": (list, "a list of strings"),
+    "recursion_limit": (int, "an integer"), "run_name": (str, "a string"),
+}
+
+
+def _runnable_config(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    for key, (kind, said) in _CONFIG_SHAPE.items():
+        item = (value or {}).get(key)
+        wrong = item is not None and (not isinstance(item, kind) or isinstance(item, bool))
+        if wrong or (key == "tags" and item and not all(isinstance(tag, str) for tag in item)):
+            raise PydanticCustomError("config", f"config.{key} must be {said}")
+    return value
+
+
+RunnableConfigBody = Annotated[dict[str, Any] | None, AfterValidator(_runnable_config)]
 
 
 class _Body(BaseModel):
@@ -63,28 +105,28 @@ def paginated(page: list[T], offset: int, limit: int) -> tuple[list[T], dict[str
 
 class AssistantCreate(_Body):
     graph_id: str = Field(description="A served graph")
-    assistant_id: str | None = None
-    config: dict[str, Any] | None = None
+    assistant_id: Text = None
+    config: RunnableConfigBody = None
     context: dict[str, Any] | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     if_exists: Literal["raise", "do_nothing"] | None = None
-    name: str | None = None
-    description: str | None = None
+    name: Text = None
+    description: Text = None
 
 
 class AssistantUpdate(_Body):
     graph_id: str | None = None
-    config: dict[str, Any] | None = None
+    config: RunnableConfigBody = None
     context: dict[str, Any] | None = None
-    metadata: dict[str, Any] | None = None
-    name: str | None = None
-    description: str | None = None
+    metadata: Metadata = None
+    name: Text = None
+    description: Text = None
 
 
 class AssistantVersions(_Body):
     """`assistants.get_versions`: the versions whose metadata contains `metadata`, newest first."""
 
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     limit: int = Field(10, ge=1, le=1000)
     offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
@@ -94,9 +136,9 @@ class AssistantLatest(_Body):
 
 
 class AssistantSearch(_Body):
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     graph_id: str | None = None
-    name: str | None = None
+    name: Text = None
     limit: int = Field(10, ge=1, le=1000)
     offset: int = Field(0, ge=0, le=MAX_OFFSET)
     sort_by: Literal["assistant_id", "graph_id", "name", "created_at", "updated_at"] | None = None
@@ -131,7 +173,7 @@ class Superstep(_Body):
 
 class ThreadCreate(_Body):
     thread_id: str | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     if_exists: Literal["raise", "do_nothing"] | None = None
     ttl: ThreadTtl | None = None
     supersteps: list[Superstep] | None = Field(
@@ -145,7 +187,7 @@ class ThreadPrune(_Body):
 
 
 class ThreadUpdate(_Body):
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Annotated[dict[str, Any], AfterValidator(_keepable)] = Field(default_factory=dict)
     ttl: ThreadTtl | None = None
 
 
@@ -159,7 +201,7 @@ _ALIAS = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class ThreadSearch(_Body):
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     values: dict[str, Any] | None = None
     ids: list[str] | None = None
     status: Literal["idle", "busy", "interrupted", "error"] | None = None
@@ -188,7 +230,7 @@ class ThreadSearch(_Body):
 
 
 class ThreadCount(_Body):
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     values: dict[str, Any] | None = None
     status: Literal["idle", "busy", "interrupted", "error"] | None = None
 
@@ -215,7 +257,7 @@ class StateUpdate(_Body):
 class HistoryQuery(_Body):
     limit: int = Field(10, ge=1, le=1000)
     before: CheckpointRef | str | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     checkpoint: CheckpointRef | None = None
 
 
@@ -230,9 +272,9 @@ class RunCreate(_WithWebhook):
     assistant_id: str = Field(description="An assistant id or a served graph's name")
     input: Any = None
     command: CommandBody | None = None
-    config: dict[str, Any] | None = None
+    config: RunnableConfigBody = None
     context: dict[str, Any] | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     stream_mode: StreamMode | list[StreamMode] = "values"
     stream_subgraphs: bool = False
     stream_resumable: bool = False
@@ -245,7 +287,9 @@ class RunCreate(_WithWebhook):
     on_disconnect: Literal["cancel", "continue"] | None = None
     on_completion: Literal["delete", "keep"] | None = None
     durability: Literal["sync", "async", "exit"] | None = None
-    after_seconds: float | None = Field(None, ge=0, description="Start the run this many seconds later")
+    after_seconds: float | None = Field(
+        None, ge=0, le=MAX_AFTER_SECONDS, allow_inf_nan=False, description="Start the run this many seconds later"
+    )
 
     def modes(self) -> list[str]:
         return [self.stream_mode] if isinstance(self.stream_mode, str) else list(self.stream_mode)
@@ -258,9 +302,9 @@ class _CronFields(_WithWebhook):
     end_time: datetime | None = None
     on_run_completed: Literal["delete", "keep"] | None = None
     input: Any = None
-    config: dict[str, Any] | None = None
+    config: RunnableConfigBody = None
     context: dict[str, Any] | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     interrupt_before: Literal["*"] | list[str] | None = None
     interrupt_after: Literal["*"] | list[str] | None = None
     stream_mode: StreamMode | list[StreamMode] | None = None
@@ -289,7 +333,7 @@ class CronCount(_Body):
     assistant_id: str | None = None
     thread_id: str | None = None
     enabled: bool | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
 
 
 class CronSearch(CronCount):
@@ -311,7 +355,7 @@ class CancelMany(_Body):
 class StorePut(_Body):
     namespace: list[str]
     key: str
-    value: dict[str, Any]
+    value: Annotated[dict[str, Any], AfterValidator(_keepable)]
     index: Any = None
     ttl: float | None = Field(None, gt=0, le=MAX_TTL_MINUTES, description="Minutes until the item expires")
 

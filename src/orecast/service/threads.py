@@ -7,9 +7,10 @@ custom auth that key is the handlers' to use, and each call asks them (`Principa
 
 from __future__ import annotations
 
+import contextlib
 import re
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import aclosing
 from datetime import datetime, timedelta
 from typing import Any
@@ -19,7 +20,9 @@ from langgraph.pregel import Pregel
 from langgraph.types import StateUpdate
 
 from orecast.checkpoint import OrecastCheckpointer, ThreadInfo
-from orecast.checkpoint.ids import checkpoint_time, new_thread_id
+from orecast.checkpoint.errors import StoreError
+from orecast.checkpoint.filters import check_metadata_filter
+from orecast.checkpoint.ids import UnstorableId, checkpoint_time, new_thread_id
 from orecast.checkpoint.sweep import TtlPolicy, set_thread_ttl, thread_ttl
 from orecast.service.auth import Principal
 from orecast.service.custom_auth import Filter, equalities, matches
@@ -96,6 +99,32 @@ def extract_path(thread: Mapping[str, Any], path: str) -> Any:
             current = current.get(part) if isinstance(current, Mapping) else None
     return current
 
+
+
+class StateUnreadable(Conflict):
+    """The graph cannot build the thread's state from what is stored. A run's input its reducer refused
+    (`{"messages": 5}`, a message of an unknown role) stays a pending write of the head checkpoint, and
+    every read applies it again: each read of the thread was a 500, and so was every search listing
+    it (the page's conversation list too). The thread can still be run from an earlier checkpoint,
+    updated (`update_state`) or deleted."""
+
+
+@contextlib.contextmanager
+def unreadable_state() -> Iterator[None]:
+    """A state read's failure to apply what is stored as `StateUnreadable` (409); the store's own errors
+    (unreachable, an id it cannot keep) stay as they are."""
+    try:
+        yield
+    except (StoreError, UnstorableId):
+        raise
+    except (InvalidUpdateError, NotImplementedError, TypeError, ValueError, KeyError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise StateUnreadable(f"the thread's state cannot be read: {type(exc).__name__}: {first}") from exc
+
+
+async def read_state(graph: Pregel, config: Any, subgraphs: bool = False) -> Any:
+    with unreadable_state():
+        return await graph.aget_state(config, subgraphs=subgraphs)
 
 class Threads:
     def __init__(
@@ -328,7 +357,10 @@ class Threads:
         `wanted` with an equal value, as langgraph-api's `values` filter."""
         if info.head_checkpoint_id is None:
             return False
-        snapshot = await self.graph_for(info).aget_state({"configurable": {"thread_id": info.thread_id}})
+        try:
+            snapshot = await read_state(self.graph_for(info), {"configurable": {"thread_id": info.thread_id}})
+        except StateUnreadable:
+            return False
         values = snapshot.values
         if not isinstance(values, Mapping):
             return False
@@ -345,17 +377,21 @@ class Threads:
         return checkpoint_time(info.head_checkpoint_id) or info.updated_at
 
     async def public(self, info: ThreadInfo, with_values: bool = True) -> dict[str, Any]:
-        """The SDK's `Thread` (values and interrupts from the head checkpoint)."""
+        """The SDK's `Thread` (values and interrupts from the head checkpoint); one whose state cannot
+        be read is still listed, with `values` null and why in `error`."""
         values: Any = None
+        error: str | None = None
         interrupts: dict[str, list[dict[str, Any]]] = {}
         if with_values and info.head_checkpoint_id is not None:
-            snapshot = await self.graph_for(info).aget_state(
-                {"configurable": {"thread_id": info.thread_id}}
-            )
-            values = jsonable(snapshot.values)
-            for task in snapshot.tasks:
-                if task.interrupts:
-                    interrupts[task.id] = [{"value": jsonable(i.value), "id": i.id} for i in task.interrupts]
+            try:
+                snapshot = await read_state(self.graph_for(info), {"configurable": {"thread_id": info.thread_id}})
+            except StateUnreadable as exc:
+                error = exc.message
+            else:
+                values = jsonable(snapshot.values)
+                for task in snapshot.tasks:
+                    if task.interrupts:
+                        interrupts[task.id] = [{"value": jsonable(i.value), "id": i.id} for i in task.interrupts]
         return {
             "thread_id": info.thread_id,
             "created_at": info.created_at.isoformat(),
@@ -366,7 +402,7 @@ class Threads:
             "config": {},
             "values": values,
             "interrupts": interrupts,
-            "error": None,
+            "error": error,
         }
 
     # -- state ----------------------------------------------------------------------------------------
@@ -393,7 +429,7 @@ class Threads:
     ) -> dict[str, Any]:
         info = await self.info(thread_id, user)
         await self.require_checkpoint(thread_id, checkpoint)
-        snapshot = await self.graph_for(info).aget_state(self._config(thread_id, checkpoint), subgraphs=subgraphs)
+        snapshot = await read_state(self.graph_for(info), self._config(thread_id, checkpoint), subgraphs=subgraphs)
         if snapshot.created_at is None:  # no checkpoint yet: as langgraph-api, no checkpoint and no metadata
             return {**thread_state(snapshot), "checkpoint": None, "metadata": None}
         return thread_state(snapshot)
@@ -425,12 +461,19 @@ class Threads:
         before = body.get("before")
         if isinstance(before, str):
             before = {"checkpoint_id": before}
+        if body.get("metadata"):
+            try:  # the store's own check, before the walk: its ValueError mid-walk was a 500
+                check_metadata_filter(body["metadata"])
+            except ValueError as exc:
+                raise Invalid(str(exc)) from exc
         states = []
-        async for snapshot in self.graph_for(info).aget_state_history(
+        walk = self.graph_for(info).aget_state_history(
             self._config(thread_id, body.get("checkpoint")),
             filter=body.get("metadata") or None,
             before=self._config(thread_id, before) if before else None,
             limit=int(body.get("limit") or 10),
-        ):
-            states.append(thread_state(snapshot))
+        )
+        with unreadable_state():
+            async for snapshot in walk:
+                states.append(thread_state(snapshot))
         return states

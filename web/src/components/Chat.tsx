@@ -1,12 +1,14 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { Client, Message, ThreadState } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
-import { ASSISTANT_ID, describeError, errorCode, httpStatus, isCancellation, isStreamLost, markShown, saveBlob, textOf } from "../api";
+import { ASSISTANT_ID, describeError, errorCode, httpStatus, isCancellation, isStreamLost, markShown, probeRun, saveBlob, textOf } from "../api";
 import { localeOf, useI18n, type Key } from "../i18n";
 import { pendingApproval } from "../lib/approval";
 import { newestBranch, type TreeSequence } from "../lib/branches";
 import { exportName, toJson, toMarkdown } from "../lib/exportConversation";
+import { forkSwitch, forkView, LIVE_BRANCH, startFork, type BranchMeta, type LiveFork } from "../lib/liveFork";
 import { useNarrow } from "../lib/narrow";
+import { rejoinDelay } from "../lib/rejoin";
 import { autoTitle, exportTitle, isTitleOf } from "../lib/title";
 import { groupTurns, type MessageLike } from "../lib/turns";
 import type { ToolRun } from "../lib/tools";
@@ -66,6 +68,11 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
     onFinish: () => onChanged(),
     onCreated: (run) => {
       runId.current = run.run_id;
+      // An edit or a regenerate: its switcher from now on (not when it was sent: it may have waited
+      // behind a run still streaming, whose messages are not the fork's).
+      setLiveFork(pendingFork.current);
+      setViewing(null);
+      pendingFork.current = null;
       known.current.add(run.run_id);
       createdHere.current = null;
       // Once the edited first question is a run of the thread (not before: a refused one is not).
@@ -97,6 +104,10 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
   // Read before the SDK's own re-join consumes the stored run id.
   const [mounted] = useState(() => ({ threadId, stored: threadId ? sessionStorage.getItem(rejoinKey(threadId)) : null }));
   const [forkFrom, setForkFrom] = useState<ThreadState<State> | null>(null);
+  /** The fork (an edit, a regenerate) whose run is going on, and the older branch looked at meanwhile. */
+  const [liveFork, setLiveFork] = useState<LiveFork | null>(null);
+  const [viewing, setViewing] = useState<string | null>(null);
+  const pendingFork = useRef<LiveFork | null>(null);
   const [stopped, setStopped] = useState(false);
   const lastInput = useRef<{ input: Input | null; checkpoint?: ThreadState<State>["checkpoint"] } | null>(null);
   const timings = useRef(new Map<string, { start: number; end?: number }>());
@@ -109,7 +120,16 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
   useEffect(() => {
     setForkFrom(null);
     setStopped(false);
+    setLiveFork(null);
+    setViewing(null);
+    pendingFork.current = null;
   }, [threadId]);
+  // The fork's run ended: the history read again gives its messages their siblings.
+  useEffect(() => {
+    if (stream.isLoading) return;
+    setLiveFork(null);
+    setViewing(null);
+  }, [stream.isLoading]);
 
   // Show the branch of the newest checkpoint whenever a new one arrives (the thread opened, a run
   // ended): the SDK would show each fork's newest child, which is not where a run continued on an
@@ -132,7 +152,11 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
   const unsent = tooLarge || gone;
   const refusedCopy = unsent && stream.messages.at(-1)?.type === "human" && !stream.messages.at(-1)?.id;
   const streamed = refusedCopy ? stream.messages.slice(0, -1) : stream.messages;
-  const messages = (forkFrom ? forkFrom.values.messages ?? [] : streamed) as unknown as MessageLike[];
+  // While a fork's run goes on, an older sibling's branch is shown from the history read before it.
+  const lookingBack = liveFork !== null && viewing !== null;
+  const branchHead = lookingBack ? (stream.history?.at(-1)?.values as State | undefined)?.messages : undefined;
+  const shown = forkView(liveFork, viewing, streamed, branchHead);
+  const messages = (forkFrom ? forkFrom.values.messages ?? [] : shown) as unknown as MessageLike[];
   const turns = useMemo(() => groupTurns(messages), [messages]);
   const firstHuman = turns.find((turn) => turn.kind === "human")?.message;
   // Not found when opened (nothing was sent to it): a stale link.
@@ -192,6 +216,18 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
 
   const metaOf = (m: MessageLike, index?: number) =>
     forkFrom ? undefined : stream.getMessagesMetadata(m as unknown as Message, index);
+  /** A message's "‹ 2 / 3 ›": the history's, or the fork's while its run goes on. */
+  const branchOf = (meta: BranchMeta | undefined, index: number) => {
+    const live = forkFrom ? undefined : forkSwitch(liveFork, viewing, index);
+    return { branch: (live ?? meta)?.branch, options: (live ?? meta)?.branchOptions };
+  };
+  const selectBranch = (branch: string) => {
+    if (liveFork) {
+      setViewing(branch === LIVE_BRANCH ? null : branch);
+      if (branch === LIVE_BRANCH) return;
+    }
+    stream.setBranch(branch);
+  };
 
   const createdAt = useMemo(
     () => new Map((stream.history ?? []).map((s) => [s.checkpoint.checkpoint_id ?? "", s.created_at])),
@@ -211,8 +247,9 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
   // The question shown first: when it is edited, the title it gave follows the new one.
   const shownFirst = textOf(messages.find((m) => m.type === "human")?.content);
   const send = useCallback(
-    (text: string, checkpoint?: ThreadState<State>["checkpoint"], replacesFirst = false) => {
+    (text: string, checkpoint?: ThreadState<State>["checkpoint"], replacesFirst = false, fork: LiveFork | null = null) => {
       const input: Input = { messages: [{ type: "human", content: text }] };
+      pendingFork.current = fork;
       lastInput.current = { input, checkpoint };
       retitle.current =
         threadId && replacesFirst && (titleFollowsQuestion || isTitleOf(title, shownFirst)) ? autoTitle(text) : null;
@@ -234,7 +271,8 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
     [stream, threadId, onChanged, title, titleFollowsQuestion, shownFirst],
   );
 
-  const rerun = (checkpoint: ThreadState<State>["checkpoint"] | null | undefined) => {
+  const rerun = (checkpoint: ThreadState<State>["checkpoint"] | null | undefined, fork: LiveFork | null = null) => {
+    pendingFork.current = fork;
     lastInput.current = { input: null, checkpoint: checkpoint ?? undefined };
     startedHere.current = true;
     runId.current = null;
@@ -275,21 +313,48 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
 
   // This tab's run whose stream was lost (the server gone longer than the SDK's reconnects): the
   // page said "cannot reach the server" and kept the half answer for good, while the restarted
-  // server recovered the run and finished it. Once the list's look sees the thread change (the
-  // server is back and the run moved on), the run is joined again: the server replays its events,
-  // so the page shows it going on, or its end.
+  // server recovered the run and finished it. The page asks for the run after 0.5, 1, 2, 4, then
+  // every 8 s (lib/rejoin.ts), at once when the list's look sees the thread change or the browser
+  // is back online, saying "正在重新连接…" meanwhile; once the server answers for it, the run is
+  // joined again: the server replays its events, so the page shows it going on, or its end.
   const lostRun = busy || stopped || stream.error == null || !isStreamLost(stream.error) ? null : runId.current;
-  const lost = useRef<{ run: string; stamp: string } | null>(null);
+  const [reconnecting, setReconnecting] = useState(false);
+  const wakeRejoin = useRef<(() => void) | null>(null);
   useEffect(() => {
-    if (lostRun && lost.current?.run !== lostRun) lost.current = { run: lostRun, stamp };
-    if (!lostRun) lost.current = null;
-  }, [lostRun]); // not on `stamp`: the one when it was lost is kept
-  useEffect(() => {
-    const was = lost.current;
-    if (!was || was.stamp === stamp || busyNow.current) return;
-    lost.current = null;
-    void streamNow.current.joinStream(was.run).catch(() => undefined);
-  }, [stamp]);
+    const id = threadId;
+    if (!lostRun || !id) return;
+    let live = true;
+    let asking = false;
+    let attempt = 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    setReconnecting(true);
+    const ask = async () => {
+      if (!live || asking) return;
+      clearTimeout(timer);
+      asking = true;
+      const answer = await probeRun(id, lostRun);
+      asking = false;
+      if (!live) return;
+      if (answer === "down") {
+        timer = setTimeout(() => void ask(), rejoinDelay(attempt++));
+        return;
+      }
+      live = false;
+      setReconnecting(false); // "gone": the error stays, with Retry
+      if (answer === "back" && !busyNow.current) void streamNow.current.joinStream(lostRun).catch(() => undefined);
+    };
+    timer = setTimeout(() => void ask(), rejoinDelay(attempt++));
+    wakeRejoin.current = () => void ask();
+    window.addEventListener("online", wakeRejoin.current);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+      if (wakeRejoin.current) window.removeEventListener("online", wakeRejoin.current);
+      wakeRejoin.current = null;
+      setReconnecting(false);
+    };
+  }, [lostRun, threadId]);
+  useEffect(() => wakeRejoin.current?.(), [stamp]);
 
   // Runs this tab did not start (another tab, or a reload before the run id was stored) are followed
   // one after the other: on opening, the running one (else the queued one, whose stream starts when
@@ -405,34 +470,34 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
                 <HumanTurn
                   key={turn.message.id ?? `h${i}`}
                   message={turn.message}
-                  branch={{ branch: meta?.branch, options: meta?.branchOptions }}
+                  branch={branchOf(meta, turn.index)}
                   busy={busy}
-                  onEdit={parent ? (text) => send(text, parent, turn.message === firstHuman) : null}
-                  onBranch={stream.setBranch}
+                  onEdit={parent ? (text) => send(text, parent, turn.message === firstHuman, startFork(turn.index, meta, stream.branch)) : null}
+                  onBranch={selectBranch}
                 />
               );
             }
             const first = turn.messages[0];
             const meta = first ? metaOf(first, turn.index) : undefined;
             const parent = meta?.firstSeenState?.parent_checkpoint;
-            const live = busy && i === turns.length - 1;
+            const live = busy && !lookingBack && i === turns.length - 1;
             return (
               <AssistantTurn
                 key={first?.id ?? `a${i}`}
                 messages={turn.messages}
                 results={turn.results}
-                branch={{ branch: meta?.branch, options: meta?.branchOptions }}
+                branch={branchOf(meta, turn.index)}
                 streaming={live}
                 busy={busy}
                 dark={dark}
                 threadId={threadId}
                 durationOf={durationOf}
-                onRegenerate={parent && !busy ? () => rerun(parent) : null}
-                onBranch={stream.setBranch}
+                onRegenerate={parent && !busy ? () => rerun(parent, startFork(turn.index, meta, stream.branch)) : null}
+                onBranch={selectBranch}
               />
             );
           })}
-          {busy && turns[turns.length - 1]?.kind === "human" && (
+          {busy && !lookingBack && turns[turns.length - 1]?.kind === "human" && (
             <div className="msg ai" data-testid="thinking"><p className="muted thinking">{t("thinking")}</p></div>
           )}
           {pending && !busy && (
@@ -442,6 +507,7 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
               busy={busy}
               onResume={(resume) => {
                 lastInput.current = null;
+                pendingFork.current = null;
                 startedHere.current = true;
                 void stream.submit(null, { command: { resume } });
               }}
@@ -452,7 +518,12 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
             <div className="error-box" role="alert" data-testid="run-error">
               <strong>{t("errorTitle")}</strong>
               <span>{describeError(stream.error, t)}</span>
-              <button type="button" className="btn small" onClick={() => void retry()} data-testid="retry-button">{t("retry")}</button>
+              {/* Rejoining by itself: a Retry would ask the question again beside the run going on. */}
+              {reconnecting ? (
+                <span className="muted small" role="status" data-testid="reconnecting">{t("reconnecting")}</span>
+              ) : (
+                <button type="button" className="btn small" onClick={() => void retry()} data-testid="retry-button">{t("retry")}</button>
+              )}
             </div>
           )}
           {refused && !busy && (

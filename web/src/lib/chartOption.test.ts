@@ -54,6 +54,14 @@ describe("chart words in the page's language", () => {
     expect(tooltipRows(spec.series, 2, "zh")).toEqual(["预测（theta）: 105.0", "80%: 98.00 – 112.0"]);
   });
 
+  it("names a comparison chart's lines in the page's language", () => {
+    const name = "SHFE rebar futures, continuous (settle) / 上期所螺纹钢期货（连续，结算价）";
+    expect(seriesLabel(name, "zh")).toBe("上期所螺纹钢期货（连续，结算价）");
+    expect(seriesLabel(name, "en")).toBe("SHFE rebar futures, continuous (settle)");
+    const lines = [{ name, data: [100, 101.5] }];
+    expect(tooltipRows(lines, 1, "zh")).toEqual(["上期所螺纹钢期货（连续，结算价）: 101.5"]);
+  });
+
   it("heads the chart with the title in one language and its source", () => {
     expect(chartHeading(titled, "zh")).toEqual({ title: "铁矿石价格（世界银行，CFR中国） — nowcast 预测", source: "来源：World Bank Pink Sheet" });
     expect(chartHeading(titled, "en")).toEqual({ title: "Iron ore, CFR China (World Bank) — nowcast forecast", source: "Source: World Bank Pink Sheet" });

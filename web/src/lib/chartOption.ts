@@ -18,9 +18,12 @@ export interface ChartLook {
 /**
  * A series' name as shown in the legend and tooltip. The spec names its series in English
  * ("history", "forecast (theta)", "80% band"), which are also how the bands are found; in a
- * Chinese page they read as market/chart.py's PNG labels do.
+ * Chinese page they read as market/chart.py's PNG labels do. A comparison chart's lines are
+ * named "English / 中文": the page's half is shown.
  */
 export function seriesLabel(name: string, lang: "zh" | "en" = "en"): string {
+  const [en, zh] = name.split(" / ", 2);
+  if (zh !== undefined) return (lang === "zh" ? zh : en).trim();
   if (lang === "en") return name;
   if (name === "history") return "历史";
   const forecast = /^forecast \((.+)\)$/.exec(name);
@@ -99,7 +102,8 @@ export function toEchartsOption(spec: Spec, look: ChartLook): Spec {
     // The heading and source are the page's text above the chart (chartHeading).
     title: { show: false },
     legend: { ...legend, top: 0, textStyle: { color: text }, type: "scroll", formatter: (name: string) => seriesLabel(name, lang) },
-    grid: { left: 48, right: 16, top: 48, bottom: 64, containLabel: true },
+    // (right: room for half of the last date's label, which is centred on the last point)
+    grid: { left: 48, right: 36, top: 48, bottom: 64, containLabel: true },
     tooltip: {
       trigger: "axis",
       backgroundColor: look.dark ? "#2a2724" : "#ffffff",

@@ -576,6 +576,8 @@ def spread_change(a: dict[str, Any], b: dict[str, Any], zh: bool, *, ratio: bool
     a, b = localise(a, zh), localise(b, zh)
     fa, la, fb, lb = a.get("first") or {}, a.get("last") or {}, b.get("first") or {}, b.get("last") or {}
     unit = a.get("unit")
+    if not ratio and max(a.get("count") or 0, b.get("count") or 0) <= 2:
+        return ""  # a day (or the days either side of a closure): `dated_spread` gives each date's spread
     if unit != b.get("unit") or fa.get("date") != fb.get("date") or la.get("date") != lb.get("date") or not all(
             isinstance(x.get("value"), int | float) for x in (fa, la, fb, lb)):
         return ""
@@ -611,6 +613,27 @@ def pct_move(p: dict[str, Any], move: float, zh: bool) -> str:
                 f"变动 {signed(out - value, unit)}。")
     return (f"The {_name(p, zh)} {'up' if move > 0 else 'down'} {abs(move):g}% is {level(out, unit)} ({fmt(value)} × "
             f"{1 + move / 100:.4f}, from the latest value of {latest.get('date')}), a change of {signed(out - value, unit)}.")
+
+
+def dated_spread(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:
+    """"那一年前呢" after a spread: the difference of two price histories of one day (or of the trading
+    days either side of a closed day) on each date both have; "" for longer periods."""
+    a, b = localise(a, zh), localise(b, zh)
+    unit = a.get("unit")
+    if unit != b.get("unit") or max(a.get("count") or 0, b.get("count") or 0) > 2:
+        return ""
+    days: dict[str, float] = {}
+    for end in ("first", "last"):
+        pa, pb = a.get(end) or {}, b.get(end) or {}
+        if pa.get("date") and pa.get("date") == pb.get("date") and all(
+                isinstance(p.get("value"), int | float) for p in (pa, pb)):
+            days[pa["date"]] = pa["value"] - pb["value"]
+    if not days:
+        return ""
+    na, nb = _name(a, zh), _name(b, zh)
+    if zh:
+        return f"价差（{na} − {nb}）：" + "；".join(f"{d}：{signed(v, unit)}" for d, v in days.items()) + "。"
+    return f"Spread ({na} − {nb}): " + "; ".join(f"{d}: {signed(v, unit)}" for d, v in days.items()) + "."
 
 
 def ratio(a: dict[str, Any], b: dict[str, Any], zh: bool) -> str:
@@ -1300,6 +1323,9 @@ def chart(p: dict[str, Any], zh: bool) -> str:
     png, horizon = p.get("png"), p.get("forecast_horizon")
     # The tool's title is bilingual ("Iron ore … / 铁矿石…"): name the series in one language.
     title = cat.name(str(p.get("series")), zh) if p.get("series") else p.get("title")
+    if p.get("compare"):
+        other, scale = cat.name(str(p["compare"]), zh), p.get("scale")
+        title = f"{title} 与 {other}（指数，{scale}）" if zh else f"{title} vs {other} (indexed, {scale})"
     if horizon:
         title = f"{title}（含 {horizon} 期预测）" if zh else f"{title}, with a {horizon}-period forecast"
     if zh:

@@ -258,6 +258,7 @@ class Query:
     ordinal: int | None = None  # which earlier question (1 = first, -1 = last)
     follow_up: bool = False
     relative: tuple[str, int] | None = None  # "去年" → ("year", -1), "YTD" → ("year", 0)
+    ago: tuple[int, str] | None = None  # "一年前", "3 months ago" → (1, "year"): a day that long before today
     missing: list[str] = field(default_factory=list)  # MISSING_TOPICS asked about
     scenario: tuple[str, float] | None = None  # (driver, shock) of "if X falls 5%"
     # (driver, level, "CNY" | "USD" | None) of "if rebar falls to 3000 元/吨"; driver "iron_ore"
@@ -308,15 +309,33 @@ def _contains(low: str, words: tuple[str, ...]) -> bool:
     return False
 
 
+# After "N 年 / N months": the day that long before today ("一年前", "3 months ago"), not a horizon.
+_AGO = re.compile(r"\s*(?:以前|之前|前|ago\b)")
+
+
+def _ago(text: str) -> tuple[int, str] | None:
+    """(n, unit) of "一年前", "三个月以前", "半年前", "two weeks ago"; None when the text has none."""
+    low = text.lower()
+    if re.search(r"半年(?:以|之)?前|half a year ago", low):
+        return 6, "month"
+    for rx, unit in _HORIZON:
+        for m in rx.finditer(low):
+            n = cn_number(m.group(1))
+            if n is not None and 0 < n and not (unit == "year" and n >= 1000) and _AGO.match(low, m.end()):
+                return n, unit
+    return None
+
+
 def _horizon(text: str) -> tuple[tuple[int, str] | None, tuple[int, str] | None]:
-    """(forecast horizon, look-back period). 'past/last/过去/近 N …' is a look-back, not a horizon."""
+    """(forecast horizon, look-back period). 'past/last/过去/近 N …' is a look-back, not a horizon,
+    and 'N … 前 / ago' neither (`_ago`)."""
     low = text.lower()
     horizon = lookback = None
     for rx, unit in _HORIZON:
         for m in rx.finditer(low):
             n = cn_number(m.group(1))
-            if n is None or n <= 0 or (unit == "year" and n >= 1000):  # "2021年" is a date
-                continue
+            if n is None or n <= 0 or (unit == "year" and n >= 1000) or _AGO.match(low, m.end()):
+                continue  # ("2021年" is a date)
             before = low[max(0, m.start() - 8) : m.start()]
             if re.search(r"(past|last|previous|过去|近|最近|(?<!提)前)\s*(the\s*)?$", before):
                 lookback = lookback or (n, unit)
@@ -326,7 +345,7 @@ def _horizon(text: str) -> tuple[tuple[int, str] | None, tuple[int, str] | None]
                 horizon = horizon or (n, unit)
     if horizon is None:
         for rx, value in _NAMED_HORIZON:
-            if rx.search(low):
+            if (m := rx.search(low)) and not _AGO.match(low, m.end()):
                 horizon = value
                 break
     if lookback is None:
@@ -925,6 +944,7 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         q.unknown = unknown_subject(text, known_series)
     q.method = find_method(text)
     q.horizon, q.last_period = _horizon(text)
+    q.ago = _ago(text)
     if not _IF.search(low) and not q.scenario_level and not q.target_level and _CLAIM.search(low):
         # "如果…跌到3000元" is a condition and "会涨到800元吗" a target, not a price put forward
         q.claims = [(float(c.group(1).replace(",", "")),
@@ -963,8 +983,9 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     if re.search(r"去年同期|同比|year[- ]on[- ]year|\byoy\b|same (?:time|period|month) last year|比一年前|"
                  r"比去年这个时候|than a year ago|from a year ago", low) and \
             q.relative in (("year", -1), None) and not (q.start or q.end or q.last_period):
-        # "比去年同期高还是低": the latest value against a year before it, not last year's history.
-        q.relative = None
+        # "比去年同期高还是低", "比一年前便宜多少": the latest value against a year before it (its 1-year
+        # change, both ends in the data), not last year's history nor the price on the day a year ago.
+        q.relative, q.ago = None, None
         q.intents = ["latest", *(i for i in q.intents if i not in ("latest", "history"))]
     if re.search(r"价差|差价|spread", low) and not (q.start or q.end or q.last_period) and "history" in q.intents:
         q.intents.remove("history")  # "the spread between HRC and rebar": now, not a history

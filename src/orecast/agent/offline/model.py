@@ -84,12 +84,15 @@ class OfflineAnalyst(BaseChatModel):
             {n: s for n, s in self.tool_schemas.items() if n not in _KNOWN},
         )
         # Planning is deterministic, so the answer round re-plans to recover the notes.
-        plan = _plan_parts(planner, q, context_of(messages, idx))
+        ctx = context_of(messages, idx)
+        plan = _plan_parts(planner, q, ctx)
         results = [m for m in after if isinstance(m, ToolMessage)]
         if results and (write := _write_note(q, after)) is not None:
             return write
         if results:
-            return AIMessage(content="\n\n".join([*plan.notes, self._answer(q, after, plan.focus)]))
+            # "那一年前呢" asks again what the question before it asked (a spread), on another day.
+            asked = f"{ctx.questions[-1]}\n{q.text}" if q.ago and not q.series and ctx.questions else q.text
+            return AIMessage(content="\n\n".join([*plan.notes, self._answer(q, after, plan.focus, asked)]))
         calls = [(n, a) for n, a in plan.calls if not self.tool_schemas or n in self.tool_schemas]
         if calls:
             return AIMessage(
@@ -105,7 +108,7 @@ class OfflineAnalyst(BaseChatModel):
                                       else f"The tools needed are not available here: {missing}."))
         return AIMessage(content="\n\n".join([*plan.notes, plan.reply or ""]).strip())
 
-    def _answer(self, q: Query, after: list[BaseMessage], focus: dict[str, str]) -> str:
+    def _answer(self, q: Query, after: list[BaseMessage], focus: dict[str, str], asked: str) -> str:
         calls: dict[str, tuple[str, dict[str, Any]]] = {}
         for m in after:
             if isinstance(m, AIMessage):
@@ -144,7 +147,7 @@ class OfflineAnalyst(BaseChatModel):
                                         focus=focus.get(str(args.get("series"))),
                                         average=q.asks_average, why_wide=q.asks_band_why,
                                         moves=q.moves, high_low=q.high_low))
-        parts.extend(_comparisons(q, results, calls))
+        parts.extend(_comparisons(q, results, calls, asked))
         if q.asks_average and (blended := _blended_average(q, results, calls)):
             parts.append(blended)
         if q.annualised:
@@ -275,6 +278,8 @@ _COMPARED = (
     ("price_history", r"价差|差价|spread", lambda ps, zh, _: compose.spread_change(*ps, zh) if len(ps) == 2 else ""),
     ("price_history", r"比价|价格比|比值|\bratio\b",
      lambda ps, zh, _: compose.spread_change(*ps, zh, ratio=True) if len(ps) == 2 else ""),
+    ("price_history", r"价差|差价|相差|spread|difference|gap between",
+     lambda ps, zh, _: compose.dated_spread(*ps, zh) if len(ps) == 2 else ""),
     ("latest_price", r"比价|价格比|比值|\bratio\b", lambda ps, zh, _: compose.ratio(*ps, zh) if len(ps) == 2 else ""),
     # "哪个跌得多，铁矿石期货还是螺纹钢？" with no period: each one's change over its last year.
     ("latest_price", r"(?:跌|涨)(?:得|幅)|(?:fell|rose|dropped|gained|declined)\s+(?:the\s+)?(?:more|most)",
@@ -282,13 +287,16 @@ _COMPARED = (
 )
 
 
-def _comparisons(q: Query, results: list[ToolMessage], calls: dict[str, tuple[str, dict[str, Any]]]) -> list[str]:
+def _comparisons(q: Query, results: list[ToolMessage], calls: dict[str, tuple[str, dict[str, Any]]],
+                 asked: str) -> list[str]:
+    """What the results compared say (a spread, a ranking …) when `asked` (the question, and for
+    "那一年前呢" the one it follows) asks for it."""
     out = []
     for tool, asks, answer in _COMPARED:
         payloads = [p for m in results if calls.get(m.tool_call_id, ("", {}))[0] == tool
                     and isinstance(p := compose.payload_of(m.text), dict)]
-        if len(payloads) > 1 and re.search(asks, q.text, re.I):
-            out.append(answer(payloads, q.zh, q.text))
+        if len(payloads) > 1 and re.search(asks, asked, re.I):
+            out.append(answer(payloads, q.zh, asked))
     return out
 
 

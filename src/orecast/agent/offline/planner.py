@@ -75,6 +75,7 @@ class Context:
     user_role: str | None = None
     answers: list[str] = field(default_factory=list)  # earlier final answers, oldest first
     answered: int = 0  # earlier questions with an answer, as a report counts them
+    turn_series: tuple[str, ...] = ()  # the series the last turn with market calls asked about, in order
 
 
 def context_of(messages: list[BaseMessage], upto: int) -> Context:
@@ -84,9 +85,12 @@ def context_of(messages: list[BaseMessage], upto: int) -> Context:
     role: str | None = None
     last_call: tuple[str, dict[str, Any]] | None = None
     last_series: str | None = None
+    turn_series: list[str] = []
+    asked: list[str] = []  # this turn's series so far
     for msg in messages[:upto]:
         if isinstance(msg, HumanMessage):
             questions.append(msg.text)
+            asked = []
             for rx in NAME_SET:
                 m = rx.search(msg.text)
                 if m and m.group(1) not in ("什么", "谁", "啥"):
@@ -107,8 +111,11 @@ def context_of(messages: list[BaseMessage], upto: int) -> Context:
                 series = tc["args"].get("series") or tc["args"].get("a")
                 if isinstance(series, str):
                     last_series = series
+                    asked.append(series)
+                    turn_series = asked
     answered = len(collect(messages[:upto])[0])
-    return Context(questions, name, last_call, last_series, role, answers, answered)
+    return Context(questions, name, last_call, last_series, role, answers, answered,
+                   tuple(dict.fromkeys(turn_series)))
 
 
 class Planner:
@@ -232,6 +239,12 @@ class Planner:
             # "那下个月呢？" after a price: that series over that calendar period (a forecast when it
             # is still ahead), now that 下个月 / next week are periods rather than horizons.
             intents = ["forecast" if q.relative[1] > 0 else "history"]
+        if q.ago and not (q.start or q.end):
+            q.start = q.end = scope.days_ago(*q.ago)
+        if not intents and q.ago and (q.series or ctx.turn_series):
+            # "半年前的PMI": that series on that day; "那一年前呢？" after a price (or two, a spread):
+            # the same series on that day.
+            intents, series = ["history"], q.series or list(ctx.turn_series[:4])
         if not intents and q.follow_up and ctx.last_call and (q.series or q.horizon or q.start
                                                                or q.method or q.last_period):
             return self._follow_up(q, ctx)
@@ -355,7 +368,25 @@ class Planner:
                     notes=notes_, focus={s: start.date().isoformat()})
 
     def _forecast_to(self, q: Query, series: list[str], target: Any, *, gap: bool = False) -> Plan:
-        s = series[0]
+        """A forecast of each series named (at most four) to `target`: "螺纹钢和热卷明年的价格" forecast
+        the rebar alone and dropped the coil without a word."""
+        plans = []
+        for s in series[:4]:
+            if gap and s != series[0] and scope.gap_target(s, q.start, q.end) is None:
+                # "三个月前呢" past one series' data but not another's: that one has the day itself.
+                plans.append(Plan([("price_history", {"series": s, **self._dates(q, s)})]))
+            else:
+                plans.append(self._forecast_one_to(q, s, target, gap=gap))
+        if len(plans) == 1:
+            return plans[0]
+        merged = Plan([])
+        for plan in plans:
+            merged.calls += [call for call in plan.calls if call not in merged.calls]
+            merged.notes += [n for n in [*plan.notes, plan.reply] if n and n not in merged.notes]
+            merged.focus.update(plan.focus)
+        return merged if merged.calls else Plan(reply="\n\n".join(merged.notes))
+
+    def _forecast_one_to(self, q: Query, s: str, target: Any, *, gap: bool) -> Plan:
         if q.tomorrow and s == DEFAULT_SERIES and not scope.asks_benchmark(q.text):
             s = "dce_iron_ore_daily"  # tomorrow is a trading day: the daily futures, as "price now"
         facts = cat.catalogue().get(s)
@@ -444,8 +475,16 @@ class Planner:
             elif len(series) < 2:
                 other = "dce_iron_ore_daily" if series[0] != "dce_iron_ore_daily" else "shfe_rebar_daily"
                 series = [series[0], other]
-            return Plan([("relate_series", {"a": series[0], "b": series[1],
-                                            **self._dates(q, series[0])})])
+            relate = ("relate_series", {"a": series[0], "b": series[1], **self._dates(q, series[0])})
+            if "chart" in intents:  # "铁矿石和螺纹钢的相关性图": the two related, drawn together
+                return Plan([relate, ("make_chart", {"series": series[0], "compare": series[1],
+                                                     **self._dates(q, series[0])})])
+            return Plan([relate])
+        if "chart" in intents and first != "forecast" and not q.series and ctx.last_call \
+                and ctx.last_call[0] == "relate_series":
+            # "…的相关性怎么样？画个图": the chart is of the two series just related.
+            series = [ctx.last_call[1]["a"], ctx.last_call[1]["b"]]
+            many = True
         calls: list[tuple[str, dict[str, Any]]] = []
         notes: list[str] = [past_note] if past_note else []
         if first in ("latest", "history") and DEFAULT_SERIES in series and len(series) > 1 and re.search(
@@ -532,13 +571,27 @@ class Planner:
                 calls.append(("price_history", {"series": s, **self._dates(q, s)}))
             elif first == "latest":
                 calls.append(("latest_price", {"series": s}))
-        if "chart" in intents:
+        if "chart" in intents and many and first != "forecast":
+            # "铁矿石和螺纹钢走势对比图", "plot ore against coking coal": both drawn, not the first alone.
+            calls.append(self._comparison_chart(q, series))
+        elif "chart" in intents:
             s = series[0]
             chart_args: dict[str, Any] = {"series": s, **self._dates(q, s)}
             if first == "forecast":
                 chart_args["forecast_horizon"] = self._ahead(q, s)[0]
             calls.append(("make_chart", chart_args))
         return Plan(calls, notes=notes, focus=focus)
+
+    def _comparison_chart(self, q: Query, series: list[str]) -> tuple[str, dict[str, Any]]:
+        """make_chart of the first two series as indexes. Iron ore against a daily exchange series is
+        the DCE futures (same market, same days, fresher) unless the World Bank's is asked for."""
+        a, b = series[:2]
+        daily = [s for s in (a, b) if cat.frequency(s) == "daily"]
+        if DEFAULT_SERIES in (a, b) and daily and not scope.asks_benchmark(q.text):
+            a, b = (FRESHER if s == DEFAULT_SERIES else s for s in (a, b))
+        if a == b:  # (the ore named twice once the benchmark gave way: the other side stays)
+            a, b = series[:2]
+        return ("make_chart", {"series": a, "compare": b, **self._dates(q, a)})
 
     def _follow_up(self, q: Query, ctx: Context) -> Plan:
         assert ctx.last_call is not None
@@ -561,6 +614,8 @@ class Planner:
             args["forecast_horizon"] = scope.ahead(s, *q.horizon)[0]
         if q.method and "method" in args:
             args["method"] = q.method
+        if q.start and name == "latest_price":  # "那2024年呢？" after a price: that day's or period's
+            name = "price_history"
         if (q.start or q.end or q.last_period) and name in (
             "price_history", "describe_series", "relate_series", "mill_margin", "make_chart"
         ):

@@ -176,6 +176,12 @@ def own_record_note(zh: bool) -> str:
             "would have been over that period.")
 
 
+def days_ago(n: int, unit: str) -> str:
+    """"一年前", "3 weeks ago": the ISO date that long before today (a calendar day; the dated
+    answer then says when it is a closed day or inside a month)."""
+    return (pd.Timestamp(today()) - pd.DateOffset(**{f"{unit}s": n})).date().isoformat()
+
+
 def calendar_period(unit: str, shift: int) -> tuple[str, str]:
     """("year", -1) → the whole of last calendar year, as ISO start and end dates."""
     now = pd.Timestamp(today())
@@ -492,6 +498,10 @@ def day_in_month(series: str, q: Query) -> str | None:
         return None
     month = day[:7]
     q.start = q.end = month
+    if "50" in facts.unit:  # the PMI is a monthly survey index, not an average of prices
+        if q.zh:
+            return f"{cat.name(series, True)}是月度指数，没有单日数值：{day} 用的是 {month} 的数值。"
+        return f"{cat.name(series, False)} is a monthly index with no daily values: for {day} this is {month}'s."
     if q.zh:
         return f"{cat.name(series, True)}是月度均价，没有单日价格：{day} 用的是 {month} 整月的均价。"
     return (f"{cat.name(series, False)} is a monthly average with no daily prices: for {day} this is "
