@@ -94,6 +94,9 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
 
         root = checkpoint_ns == ""
         messages = values.get("messages", MISSING)
+        # A DeltaChannel's count is kept per checkpoint (MESSAGE_COUNT): most of its puts count from
+        # their parent's. A list's puts state theirs.
+        delta = is_delta(messages) or (root and messages is MISSING and "messages" in checkpoint["channel_versions"])
         if is_delta(messages):
             messages = messages.value
         # The thread's count and preview are the root head's messages: known here when the checkpoint
@@ -204,7 +207,7 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                 document[OLDER_VALUES] = older
             if self.inline_values:
                 document[INLINE_KEY] = inline
-            if root and clear:
+            if root and clear and delta:
                 document[MESSAGE_COUNT] = count
             checkpoint_row = (
                 thread_id,
@@ -235,7 +238,7 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
             thread.remember_state_version((checkpoint_ns, checkpoint["id"]), self.schema_version, older)
             if root:
                 thread.written_at(checkpoint["id"]).complete = True
-                if clear:
+                if clear and delta:
                     thread.counted(checkpoint["id"], count)
             if not await self._store_put(db, rows, checkpoint_row, record):
                 raise StaleThreadError(thread_id)
