@@ -94,10 +94,8 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
 
         root = checkpoint_ns == ""
         messages = values.get("messages", MISSING)
-        # A DeltaChannel's count is kept per checkpoint (MESSAGE_COUNT): most of its puts count from
-        # their parent's. A list's puts state theirs.
-        delta = is_delta(messages) or (root and messages is MISSING and "messages" in checkpoint["channel_versions"])
-        if is_delta(messages):
+        snapshot = is_delta(messages)
+        if snapshot:
             messages = messages.value
         # The thread's count and preview are the root head's messages: known here when the checkpoint
         # holds the whole list, else (a DeltaChannel between snapshots) the parent's plus what was
@@ -105,6 +103,10 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
         stated: tuple[int, int, str | None] | None = None
         if root and isinstance(messages, list):
             stated = (1, len(messages), message_text(messages[-1]) if messages else None)
+        # Where a put's count is the parent's plus what was written for it (a DeltaChannel between its
+        # snapshots, which then count for the puts after them), it is kept per checkpoint
+        # (MESSAGE_COUNT). A list's puts each state theirs.
+        delta = stated is None or snapshot
 
         run_id = full_metadata.get("run_id")
         stored_metadata = self._json_param(self.plain_codec.dumps(full_metadata))
