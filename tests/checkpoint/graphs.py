@@ -187,8 +187,22 @@ class DeltaState(TypedDict):
     counter: int
 
 
-def delta_graph(checkpointer: Any):
-    def step(state: DeltaState) -> dict[str, Any]:
+class SparseDeltaState(TypedDict):
+    """DeltaState with snapshots far apart, as deepagents keeps its messages: most puts between."""
+
+    messages: Annotated[
+        list[AnyMessage], DeltaChannel(_messages_delta_reducer(), snapshot_frequency=50)
+    ]
+    log: Annotated[list, DeltaChannel(extend_reducer, snapshot_frequency=50)]
+    counter: int
+
+
+def sparse_delta_graph(checkpointer: Any):
+    return delta_graph(checkpointer, SparseDeltaState)
+
+
+def delta_graph(checkpointer: Any, state_type: type = DeltaState):
+    def step(state: dict[str, Any]) -> dict[str, Any]:  # (the graph's state: `state_type`)
         n = state.get("counter", 0) + 1
         last = state["messages"][-1]
         return {
@@ -197,7 +211,7 @@ def delta_graph(checkpointer: Any):
             "counter": n,
         }
 
-    builder = StateGraph(DeltaState)
+    builder = StateGraph(state_type)
     builder.add_node("step", step)
     builder.add_edge(START, "step")
     builder.add_edge("step", END)

@@ -315,7 +315,9 @@ async def test_a_failing_write_does_not_fail_its_group(clean_mysql_url: str, mon
         known = await saver.aget_tuple(cfg("known"))
         other = await saver.aget_tuple(cfg("other"))
         thread = saver.items.peek("known")
-        thread.by_hash.clear()  # as if its items were stored before this process saw the thread
+        # As if another process had stored its items meanwhile: the cache still holds as many hashes as
+        # the thread has items (else it looks them up first, `knows_every_hash`), but not theirs.
+        thread.by_hash = {f"elsewhere-{n}": n for n in thread.by_hash.values()}
         again = human(0, "question 0")
         fresh = AIMessage("new in other", id="fresh")
         groups.clear()

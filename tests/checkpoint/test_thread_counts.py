@@ -14,9 +14,9 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.base import empty_checkpoint
 
 from tests.checkpoint.conftest import ph, raw_sql
-from tests.checkpoint.graphs import delta_graph, human, tool_loop
+from tests.checkpoint.graphs import delta_graph, human, sparse_delta_graph, tool_loop
 
-GRAPHS = {"delta": delta_graph, "list": tool_loop}
+GRAPHS = {"delta": delta_graph, "sparse-delta": sparse_delta_graph, "list": tool_loop}
 
 
 def cfg(thread_id: str) -> dict[str, Any]:
@@ -56,6 +56,47 @@ async def test_repeated_and_unfinished_writes_do_not_count(saver, kind: str) -> 
     # The next turn goes on from the head: its counts are the state's again.
     await graph.ainvoke({"messages": [human(9)]}, cfg("t"))
     await assert_counts_match_state(saver, graph, "t")
+
+
+async def _forks(graph: Any, thread_id: str) -> list[tuple[dict[str, Any], int]]:
+    """Four turns on `thread_id`; then (config, messages) of each checkpoint of its first two turns, a
+    DeltaChannel snapshot or not, to fork from."""
+    for turn in range(4):
+        await graph.ainvoke({"messages": [human(turn)]}, cfg(thread_id))
+    history = [s async for s in graph.aget_state_history(cfg(thread_id))]
+    early = [s for s in history if len(s.values.get("messages", [])) <= len(history[0].values["messages"]) // 2]
+    return [(s.config, len(s.values.get("messages", []))) for s in early]
+
+
+@pytest.mark.parametrize("kind", GRAPHS)
+async def test_a_fork_counts_from_where_it_forks(saver, kind: str) -> None:
+    """An edited earlier question (a fork) of a DeltaChannel thread counted the head's messages plus
+    the new ones (`orecast threads list`: 13 where the state held 9)."""
+    graph = GRAPHS[kind](saver)
+    forks = await _forks(graph, "f")
+    for i, (config, _) in enumerate(forks):
+        await saver.acopy_thread("f", f"f{i}")
+        fork = {"configurable": {**config["configurable"], "thread_id": f"f{i}"}}
+        await graph.ainvoke({"messages": [human(7)]}, fork)
+        await assert_counts_match_state(saver, graph, f"f{i}")
+
+
+@pytest.mark.parametrize("kind", GRAPHS)
+async def test_a_fork_by_another_process_counts_from_where_it_forks(saver, store_url: str, kind: str) -> None:
+    """`orecast chat --from CHECKPOINT`: a new process, which has read nothing of the thread but the
+    checkpoint it forks from. On PostgreSQL and MySQL its first write failed (StaleThreadError): it
+    numbered the messages of the branch it forked from as new items."""
+    from orecast.checkpoint import open_checkpointer
+
+    graph = GRAPHS[kind](saver)
+    forks = await _forks(graph, "p")
+    for i, (config, _) in enumerate(forks):
+        await saver.acopy_thread("p", f"p{i}")
+        async with open_checkpointer(store_url) as other:
+            other_graph = GRAPHS[kind](other)
+            fork = {"configurable": {**config["configurable"], "thread_id": f"p{i}"}}
+            await other_graph.ainvoke({"messages": [human(7)]}, fork)
+            await assert_counts_match_state(other, other_graph, f"p{i}")
 
 
 async def test_counts_after_a_restart_follow_the_stored_writes(saver, store_url: str) -> None:

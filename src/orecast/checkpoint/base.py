@@ -27,6 +27,7 @@ from orecast.checkpoint.cache import ThreadItems
 from orecast.checkpoint.core import (
     INLINE_KEY,
     INLINE_MAX_CHARS,
+    MESSAGE_COUNT,
     MISSING,
     PAGE_SIZE,
     Db,
@@ -93,7 +94,8 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
 
         root = checkpoint_ns == ""
         messages = values.get("messages", MISSING)
-        if is_delta(messages):
+        snapshot = is_delta(messages)
+        if snapshot:
             messages = messages.value
         # The thread's count and preview are the root head's messages: known here when the checkpoint
         # holds the whole list, else (a DeltaChannel between snapshots) the parent's plus what was
@@ -101,6 +103,10 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
         stated: tuple[int, int, str | None] | None = None
         if root and isinstance(messages, list):
             stated = (1, len(messages), message_text(messages[-1]) if messages else None)
+        # Where a put's count is the parent's plus what was written for it (a DeltaChannel between its
+        # snapshots, which then count for the puts after them), it is kept per checkpoint
+        # (MESSAGE_COUNT). A list's puts each state theirs.
+        delta = stated is None or snapshot
 
         run_id = full_metadata.get("run_id")
         stored_metadata = self._json_param(self.plain_codec.dumps(full_metadata))
@@ -187,11 +193,24 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                             inline[channel] = None
                             continue
                         keep(channel, key, await self._encode(db, thread, thread_id, value, (checkpoint_ns, channel)))
+            if not root:
+                clear, count, preview = 0, 0, None
+            elif stated is not None:
+                clear, count, preview = stated
+            else:
+                clear, count, preview = await self._messages_written_at(db, thread, thread_id, parent_id)
+                counted = thread.counts.get(parent_id) if parent_id is not None else 0
+                if not clear and counted is not None:
+                    # The parent's count plus what was written for it: right on a fork too, where adding
+                    # the change to the thread's count (the head's) was not.
+                    clear, count = 1, max(counted + count, 0)
             document = dict(stored_checkpoint)
             if older:
                 document[OLDER_VALUES] = older
             if self.inline_values:
                 document[INLINE_KEY] = inline
+            if root and clear and delta:
+                document[MESSAGE_COUNT] = count
             checkpoint_row = (
                 thread_id,
                 checkpoint_ns,
@@ -202,12 +221,6 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                 str(run_id) if run_id is not None else None,
                 self.schema_version,
             )
-            if not root:
-                clear, count, preview = 0, 0, None
-            elif stated is not None:
-                clear, count, preview = stated
-            else:
-                clear, count, preview = await self._messages_written_at(db, thread, thread_id, parent_id)
             record = (
                 self._ts(utc_now()),
                 self._json_param(self._metadata_seed(full_metadata)),
@@ -227,6 +240,8 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
             thread.remember_state_version((checkpoint_ns, checkpoint["id"]), self.schema_version, older)
             if root:
                 thread.written_at(checkpoint["id"]).complete = True
+                if clear and delta:
+                    thread.counted(checkpoint["id"], count)
             if not await self._store_put(db, rows, checkpoint_row, record):
                 raise StaleThreadError(thread_id)
 
@@ -505,6 +520,7 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
         state_versions: dict[tuple[str, str, str], tuple[int, dict[str, int], dict[str, int]]] = {}
         values: dict[tuple[str, str, str, str], tuple[str, Any, bytes | None]] = {}
         inlined: set[tuple[str, str, str, str]] = set()
+        counts: dict[tuple[str, str], int] = {}  # (thread, root checkpoint) -> messages in its state
         for thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation, next_item, schema_version in rows:
             next_items[thread_id] = next_item
             checkpoint = with_string_versions({"id": cid, **self.codec.loads(checkpoint)})
@@ -517,6 +533,8 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
             # An inherited one is kept as stored (see `aput`), so a (channel, version) has one value
             # whichever row holds it, and `older` says which state version wrote it.
             inline = checkpoint.pop(INLINE_KEY, None)
+            if (count := checkpoint.pop(MESSAGE_COUNT, None)) is not None and ns == "":
+                counts[(thread_id, cid)] = count
             metadata = self.codec.loads(metadata)
             parsed.append((thread_id, ns, cid, parent_id, checkpoint, metadata, incarnation))
             for channel, version in checkpoint["channel_versions"].items():
@@ -549,6 +567,8 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
         for thread_id, *_rest, incarnation in parsed:
             cache = caches.setdefault(thread_id, self.items.get(thread_id, incarnation))
             cache.next_item = max(cache.next_item, next_items[thread_id])
+        for (thread_id, cid), count in counts.items():
+            caches[thread_id].counted(cid, count)
         for (thread_id, ns, channel, version), (kind, value, _b) in values.items():
             if kind in (KIND_ITEMS, KIND_DELTA, KIND_JSON):
                 try:

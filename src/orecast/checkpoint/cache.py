@@ -29,6 +29,9 @@ MISSING = object()
 _ATOMS = frozenset((str, int, float, bool, type(None), bytes))
 # How many checkpoints' written messages a thread remembers (a turn needs its head's; forks re-read).
 WRITTEN_CHECKPOINTS = 16
+# Root checkpoints whose message count a thread's cache keeps (`ThreadItems.counts`): a fork usually
+# starts from a checkpoint read or stored lately.
+COUNTED_CHECKPOINTS = 256
 # Channels (per namespace) whose last encoding a thread's cache keeps: a subgraph's namespace is new at
 # each turn, so the oldest go first.
 ENCODED_CHANNELS = 256
@@ -296,6 +299,10 @@ class ThreadItems:
     ancestry: dict[tuple[str, str], tuple[str | None, dict[str, Any]]] = field(default_factory=dict)
     populated: dict[tuple[str, str, str], bool] = field(default_factory=dict)
     written: dict[str, WrittenMessages] = field(default_factory=dict)
+    # Root checkpoint id -> the number of messages in its state, as stored in its document
+    # (core.MESSAGE_COUNT) or put by this process: a put whose messages are a DeltaChannel's writes
+    # counts from its parent's, so a fork does not add them to the head's count.
+    counts: dict[str, int] = field(default_factory=dict)
     # (ns, checkpoint id) -> (state schema version, older values) of checkpoints read or stored lately: a
     # put knows which values its parent refers to that an older schema wrote (see upcast.py).
     state_versions: dict[tuple[str, str], tuple[int, dict[str, int]]] = field(default_factory=dict)
@@ -323,6 +330,18 @@ class ThreadItems:
             while len(self.written) > WRITTEN_CHECKPOINTS:
                 del self.written[min(self.written)]  # ids sort by time: forget the oldest
         return entry
+
+    def knows_every_hash(self) -> bool:
+        """Whether `by_hash` holds every item the thread has numbered (1 to next_item - 1): then an
+        encoding it does not hold is a new item. Items read (not stored) by this process are known by
+        number only, and a number lost to a failed write leaves a gap, so this errs towards False."""
+        return len(self.by_hash) >= self.next_item - 1
+
+    def counted(self, checkpoint_id: str, count: int) -> None:
+        self.counts.pop(checkpoint_id, None)
+        self.counts[checkpoint_id] = count
+        if len(self.counts) > COUNTED_CHECKPOINTS:
+            del self.counts[next(iter(self.counts))]
 
     def remember_state_version(self, key: tuple[str, str], version: int, older: dict[str, int]) -> None:
         self.state_versions.pop(key, None)

@@ -39,6 +39,10 @@ PAGE_SIZE = 100
 # the stored document's key {channel: [kind, JSON text]}, and how long that JSON text may be.
 INLINE_KEY = "vals"
 INLINE_MAX_CHARS = 200
+# The stored document's key for the number of messages in a root checkpoint's state, where the put
+# knew it: the thread's count after a put that forks from an earlier checkpoint is that one's plus
+# what was written for it, not the head's plus that.
+MESSAGE_COUNT = "msgs"
 FILTER_KEY = re.compile(r"^[A-Za-z0-9_.-]+$")
 # Metadata LangGraph adds per checkpoint; the rest of the first checkpoint's metadata seeds the thread's.
 CHECKPOINT_ONLY_METADATA = {"source", "step", "parents", "run_id", "counters_since_delta_snapshot", "writes"}

@@ -816,9 +816,9 @@ class MysqlCheckpointer(OrecastCheckpointer):
         if thread is None or thread.incarnation != incarnation or not thread.next_item:
             raise StaleThreadError(thread_id)
         found: dict[str, int] = {}
-        if thread_id in self._hash_conflicts:
+        if thread_id in self._hash_conflicts or not thread.knows_every_hash():
             # An item of this thread stored before this process saw it (e.g. a message the graph brought
-            # back from an older checkpoint): look the hashes up first.
+            # back from an older checkpoint, or of the branch a fork starts from): look the hashes up first.
             for number, digest in await db.fetchall(queries.SELECT_ITEMS_BY_HASH, (thread_id, json.dumps(list(new)))):
                 found[digest] = number
         if not db.new_items:

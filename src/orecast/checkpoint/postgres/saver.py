@@ -468,10 +468,12 @@ class PostgresCheckpointer(OrecastCheckpointer):
         self, db: _Db, thread_id: str, incarnation: str, new: dict[str, str]
     ) -> dict[str, int]:
         thread = self.items.peek(thread_id)
-        if db.defer_items and thread is not None and thread.incarnation == incarnation and thread.next_item:
+        if (db.defer_items and thread is not None and thread.incarnation == incarnation and thread.next_item
+                and thread.knows_every_hash()):
             # Numbered here and stored by the put's own statement: no round trip of their own. Should
             # another process have numbered items meanwhile, the statement fails on the item's key
-            # and the write starts again the way below.
+            # and the write starts again the way below. (Not when this process has not seen every item
+            # of the thread: one it has not seen, a message of a branch it forks from, is stored already.)
             if not db.new_items:
                 db.first_item, db.incarnation = thread.next_item, incarnation
             found = {digest: thread.next_item + i for i, digest in enumerate(new)}
