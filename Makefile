@@ -37,11 +37,12 @@ system-packages:
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench examples
 
-# One process by default: on 2 cores the workers of pytest-xdist gained only ~20 % (the databases and
-# LangGraph's suite already keep both busy), and LangGraph's timing tests failed more often beside them.
-# `make test PYTEST_ARGS="-n auto --maxprocesses 4"` runs a worker a core. The servers are found (or
-# started) once, here, not by each worker.
-PYTEST_ARGS ?= -p no:xdist
+# Four pytest-xdist workers, a test file each at a time (loadfile: a file's module-scoped servers and
+# browser are made once): half the suite's time is waiting (servers starting, browsers, timeouts,
+# LangGraph's sleeps), so on 2 cores four workers take ~half the wall time of one process (tests/service
+# 711 s -> 360 s, tests/agent 273 s -> 161 s, measured at load 3-7). `PYTEST_ARGS="-p no:xdist"` runs
+# them in one process. The servers are found (or started) once, here, not by each worker.
+PYTEST_ARGS ?= -n 4 --dist loadfile
 # Bytecode goes under .venv/pycache even where PYTHONDONTWRITEBYTECODE is set: else every process of
 # the suite (pytest, and each CLI or server it starts) compiles the package and pytest rewrites every
 # test module again, ~10 s of CPU for pytest alone and ~1 s for each process it starts.

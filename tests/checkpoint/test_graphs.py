@@ -10,6 +10,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command, Overwrite
 
 from orecast.checkpoint import open_checkpointer
+from orecast.checkpoint.core import count_messages
 from tests.checkpoint.conftest import raw_sql
 from tests.checkpoint.graphs import (
     TOOL_NAME,
@@ -74,6 +75,13 @@ async def edit_operations(graph: Any, config: dict[str, Any]) -> None:
         },
     )
     await graph.ainvoke({"messages": [human(102)]}, config)
+
+
+def test_a_thread_cleared_by_langgraphs_remove_all_counts_from_zero() -> None:
+    """The store names LangGraph's clearing id itself (checkpoint/core.py): importing it from
+    langgraph.graph.message loaded all of langgraph.graph into every `orecast db` process."""
+    written = [[RemoveMessage(id=REMOVE_ALL_MESSAGES), HumanMessage("again", id="h-again")]]
+    assert count_messages(written) == (1, 1, "again")
 
 
 async def test_tool_loop_30_turns_matches_memory(saver) -> None:

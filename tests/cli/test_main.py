@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 import typer
 
@@ -34,3 +38,16 @@ def test_other_commands_still_work_when_one_cannot_load(monkeypatch: pytest.Monk
     monkeypatch.setitem(cli_main.COMMAND_MODULES, "chat", "orecast.cli.no_such_module")
     done = orecast(["series", "-h"])
     assert done.returncode == 0 and "series" in done.stdout
+
+
+def test_store_commands_load_neither_the_service_nor_langgraphs_graphs() -> None:
+    """`orecast db …` loaded the service's app (FastAPI, the agent, pandas) and all of langgraph.graph,
+    ~1.5 s of CPU before any work, in every archive, sweep or import process."""
+    heavy = ("orecast.service.app", "orecast.agent", "pandas", "langgraph.graph", "fastapi")
+    loaded = subprocess.run(
+        [sys.executable, "-c", f"import sys, orecast.cli.main as m; m.make_app('db');"
+                               f" print([n for n in {heavy!r} if n in sys.modules])"],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, capture_output=True, text=True, timeout=120,
+    )
+    assert loaded.returncode == 0, loaded.stderr
+    assert loaded.stdout == "[]\n"

@@ -23,7 +23,6 @@ from langchain_core.messages import BaseMessage, RemoveMessage
 from langgraph.checkpoint.base import (
     BaseCheckpointSaver,
 )
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from orecast.checkpoint import migrations
 from orecast.checkpoint.cache import ItemCache
@@ -107,6 +106,11 @@ def utc_now() -> datetime:
 def as_datetime(value: Any) -> datetime:
     return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
+
+# langgraph.graph.message's RemoveMessage id that clears the list (tests/checkpoint/test_messages_count.py
+# checks it is LangGraph's): importing it from there loads all of langgraph.graph, ~0.6 s of CPU for
+# every `orecast db …` or `orecast threads …` process, which never builds a graph.
+REMOVE_ALL_MESSAGES = "__remove_all__"
 
 PREVIEW_CHARS = 200
 PREVIEW_SCAN = 1000  # characters of a message's text read for its preview, unless they collapse to fewer
