@@ -7,6 +7,7 @@ Only that the benchmark runs and measures is checked here; the targets are judge
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -43,7 +44,10 @@ def test_quick_bench_runs_every_saver(tmp_path: Path, postgres_url: str) -> None
     assert "| storage @30 turns |" in done.stdout
     growth = results["growth"]
     assert growth["rounds"] == 1 and len(growth["wall_ms"]) == 1
-    assert growth["savers"]["orecast-sqlite"]["early_ms"] > 0
+    # A saver's own time is its turn minus floor's (a median of 3 turns here): a burst of load on one
+    # of them can put it below 0, so it is checked for being a number, the turns for being timed.
+    assert math.isfinite(growth["savers"]["orecast-sqlite"]["early_ms"])
+    assert all(ms > 0 for ms in growth["wall_ms"][0]["orecast-sqlite"])
     assert len(growth["savers"]["orecast-sqlite"]["growth_per_round"]) == 1
 
 
@@ -58,7 +62,8 @@ def test_growth_only_runs_the_growth_phase_alone(tmp_path: Path) -> None:
     growth = json.loads(out.read_text())
     assert sorted(growth["savers"]) == ["floor", "orecast-sqlite"]
     assert len(growth["wall_ms"]) == 1 and len(growth["wall_ms"][0]["orecast-sqlite"]) == 6
-    assert growth["savers"]["orecast-sqlite"]["early_ms"] > 0
+    assert math.isfinite(growth["savers"]["orecast-sqlite"]["early_ms"])
+    assert all(ms > 0 for ms in growth["wall_ms"][0]["orecast-sqlite"])
     assert "| growth |" in done.stdout
     assert "storage" not in done.stdout  # no other phase ran
 
