@@ -107,8 +107,8 @@ def as_datetime(value: Any) -> datetime:
     return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
-# langgraph.graph.message's RemoveMessage id that clears the list (tests/checkpoint/test_messages_count.py
-# checks it is LangGraph's): importing it from there loads all of langgraph.graph, ~0.6 s of CPU for
+# langgraph.graph.message's RemoveMessage id that clears the list (tests/checkpoint/test_graphs.py checks
+# it is LangGraph's): importing it from there loads all of langgraph.graph, ~0.6 s of CPU for
 # every `orecast db …` or `orecast threads …` process, which never builds a graph.
 REMOVE_ALL_MESSAGES = "__remove_all__"
 
