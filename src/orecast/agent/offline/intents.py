@@ -259,6 +259,7 @@ class Query:
     follow_up: bool = False
     relative: tuple[str, int] | None = None  # "去年" → ("year", -1), "YTD" → ("year", 0)
     ago: tuple[int, str] | None = None  # "一年前", "3 months ago" → (1, "year"): a day that long before today
+    ago_words: str = ""  # the words that said it ("一年前"), for the answer to name the day by
     missing: list[str] = field(default_factory=list)  # MISSING_TOPICS asked about
     scenario: tuple[str, float] | None = None  # (driver, shock) of "if X falls 5%"
     # (driver, level, "CNY" | "USD" | None) of "if rebar falls to 3000 元/吨"; driver "iron_ore"
@@ -313,16 +314,17 @@ def _contains(low: str, words: tuple[str, ...]) -> bool:
 _AGO = re.compile(r"\s*(?:以前|之前|前|ago\b)")
 
 
-def _ago(text: str) -> tuple[int, str] | None:
-    """(n, unit) of "一年前", "三个月以前", "半年前", "two weeks ago"; None when the text has none."""
+def _ago(text: str) -> tuple[tuple[int, str], str] | None:
+    """((n, unit), the words) of "一年前", "三个月以前", "半年前", "two weeks ago"; None when the text
+    has none."""
     low = text.lower()
-    if re.search(r"半年(?:以|之)?前|half a year ago", low):
-        return 6, "month"
+    if m := re.search(r"半年(?:以|之)?前|half a year ago", low):
+        return (6, "month"), m.group(0)
     for rx, unit in _HORIZON:
         for m in rx.finditer(low):
             n = cn_number(m.group(1))
-            if n is not None and 0 < n and not (unit == "year" and n >= 1000) and _AGO.match(low, m.end()):
-                return n, unit
+            if n is not None and 0 < n and not (unit == "year" and n >= 1000) and (ago := _AGO.match(low, m.end())):
+                return (n, unit), low[m.start(): ago.end()].strip()
     return None
 
 
@@ -944,7 +946,8 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         q.unknown = unknown_subject(text, known_series)
     q.method = find_method(text)
     q.horizon, q.last_period = _horizon(text)
-    q.ago = _ago(text)
+    if (ago := _ago(text)) is not None:
+        q.ago, q.ago_words = ago
     if not _IF.search(low) and not q.scenario_level and not q.target_level and _CLAIM.search(low):
         # "如果…跌到3000元" is a condition and "会涨到800元吗" a target, not a price put forward
         q.claims = [(float(c.group(1).replace(",", "")),

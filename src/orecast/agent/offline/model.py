@@ -90,8 +90,8 @@ class OfflineAnalyst(BaseChatModel):
         if results and (write := _write_note(q, after)) is not None:
             return write
         if results:
-            # "那一年前呢" asks again what the question before it asked (a spread), on another day.
-            asked = f"{ctx.questions[-1]}\n{q.text}" if q.ago and not q.series and ctx.questions else q.text
+            # "那一年前呢" asks again what the questions before it asked (a spread), on another day.
+            asked = "\n".join([*ctx.questions[-3:], q.text]) if q.ago and not q.series else q.text
             return AIMessage(content="\n\n".join([*plan.notes, self._answer(q, after, plan.focus, asked)]))
         calls = [(n, a) for n, a in plan.calls if not self.tool_schemas or n in self.tool_schemas]
         if calls:

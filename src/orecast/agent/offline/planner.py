@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -206,6 +206,13 @@ class Planner:
         extra = self._extra_tool(q)
         if extra:
             return extra
+        if q.ago and not (q.start or q.end):
+            # "三个月前螺纹钢多少钱", "那一年前呢？" after a spread: one day, answered as "上周五" is
+            # (after the data's end, the nearest earlier day with data, said to be that).
+            q.start = q.end = scope.days_ago(*q.ago)
+            q.day_word = q.ago_words
+            if (day_plan := self._named_days(q, q.series or list(ctx.turn_series))) is not None:
+                return day_plan
         if (q.day_word or q.christmas) and (day_plan := self._named_day(q)) is not None:
             return day_plan
         if q.holiday_edge and (edge := self._holiday_edge(q)) is not None:
@@ -239,8 +246,6 @@ class Planner:
             # "那下个月呢？" after a price: that series over that calendar period (a forecast when it
             # is still ahead), now that 下个月 / next week are periods rather than horizons.
             intents = ["forecast" if q.relative[1] > 0 else "history"]
-        if q.ago and not (q.start or q.end):
-            q.start = q.end = scope.days_ago(*q.ago)
         if not intents and q.ago and (q.series or ctx.turn_series):
             # "半年前的PMI": that series on that day; "那一年前呢？" after a price (or two, a spread):
             # the same series on that day.
@@ -317,6 +322,20 @@ class Planner:
         plan = self._plan_dated(q, ["history"], [s], Context([], None, None, None))
         plan.notes.insert(0, note)
         return plan
+
+    def _named_days(self, q: Query, series: list[str]) -> Plan | None:
+        """`_named_day` for each series (at most four), in one plan; None when one of them is not a
+        daily series (the dated path answers them all)."""
+        if len(series) <= 1:
+            return self._named_day(replace(q, series=series))
+        merged = Plan([])
+        for s in dict.fromkeys(series[:4]):
+            plan = self._named_day(replace(q, series=[s]))
+            if plan is None:
+                return None
+            merged.calls += [call for call in plan.calls if call not in merged.calls]
+            merged.notes += [n for n in plan.notes if n not in merged.notes]
+        return merged
 
     def _named_day(self, q: Query) -> Plan | None:
         """"上周五的价格", "昨天螺纹钢收盘价", "圣诞节2024年铁矿石价格": one day counted from today (or
