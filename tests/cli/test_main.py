@@ -40,12 +40,14 @@ def test_other_commands_still_work_when_one_cannot_load(monkeypatch: pytest.Monk
     assert done.returncode == 0 and "series" in done.stdout
 
 
-def test_store_commands_load_neither_the_service_nor_langgraphs_graphs() -> None:
+@pytest.mark.parametrize("command", ["db", "threads"])
+def test_store_commands_load_neither_the_service_nor_langgraphs_graphs(command: str) -> None:
     """`orecast db …` loaded the service's app (FastAPI, the agent, pandas) and all of langgraph.graph,
-    ~1.5 s of CPU before any work, in every archive, sweep or import process."""
+    ~1.5 s of CPU before any work, in every archive, sweep or import process; `orecast threads …`
+    loaded langgraph.graph."""
     heavy = ("orecast.service.app", "orecast.agent", "pandas", "langgraph.graph", "fastapi")
     loaded = subprocess.run(
-        [sys.executable, "-c", f"import sys, orecast.cli.main as m; m.make_app('db');"
+        [sys.executable, "-c", f"import sys, orecast.cli.main as m; m.make_app({command!r});"
                                f" print([n for n in {heavy!r} if n in sys.modules])"],
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, capture_output=True, text=True, timeout=120,
     )
