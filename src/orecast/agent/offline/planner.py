@@ -64,6 +64,17 @@ class Plan:
     focus: dict[str, str] = field(default_factory=dict)  # series -> first forecast date asked about
 
 
+def _together(plans: list[Plan]) -> Plan:
+    """One plan asking for every call of `plans` once, with their notes (and replies) once each; a
+    reply of those notes when none has a call."""
+    merged = Plan([])
+    for plan in plans:
+        merged.calls += [call for call in plan.calls if call not in merged.calls]
+        merged.notes += [n for n in [*plan.notes, plan.reply] if n and n not in merged.notes]
+        merged.focus.update(plan.focus)
+    return merged if merged.calls else Plan(reply="\n\n".join(merged.notes))
+
+
 @dataclass(slots=True)
 class Context:
     """What the conversation before the current question tells us."""
@@ -328,14 +339,8 @@ class Planner:
         daily series (the dated path answers them all)."""
         if len(series) <= 1:
             return self._named_day(replace(q, series=series))
-        merged = Plan([])
-        for s in dict.fromkeys(series[:4]):
-            plan = self._named_day(replace(q, series=[s]))
-            if plan is None:
-                return None
-            merged.calls += [call for call in plan.calls if call not in merged.calls]
-            merged.notes += [n for n in plan.notes if n not in merged.notes]
-        return merged
+        plans = [self._named_day(replace(q, series=[s])) for s in dict.fromkeys(series[:4])]
+        return _together([p for p in plans if p is not None]) if None not in plans else None
 
     def _named_day(self, q: Query) -> Plan | None:
         """"上周五的价格", "昨天螺纹钢收盘价", "圣诞节2024年铁矿石价格": one day counted from today (or
@@ -398,12 +403,7 @@ class Planner:
                 plans.append(self._forecast_one_to(q, s, target, gap=gap))
         if len(plans) == 1:
             return plans[0]
-        merged = Plan([])
-        for plan in plans:
-            merged.calls += [call for call in plan.calls if call not in merged.calls]
-            merged.notes += [n for n in [*plan.notes, plan.reply] if n and n not in merged.notes]
-            merged.focus.update(plan.focus)
-        return merged if merged.calls else Plan(reply="\n\n".join(merged.notes))
+        return _together(plans)
 
     def _forecast_one_to(self, q: Query, s: str, target: Any, *, gap: bool) -> Plan:
         if q.tomorrow and s == DEFAULT_SERIES and not scope.asks_benchmark(q.text):
