@@ -123,7 +123,10 @@ async def test_why_the_bands_are_wide_is_read_from_the_forecast(agent: Any, thre
     turn = await run_turn(agent, thread_id, "为什么预测区间这么宽")
     assert "不能证明变化的原因" not in turn.text
     p = _payload(next(r for r in turn.results if r.name == "forecast_price").content)
-    rows = p["forecast"]
+    # The months the futures' averages carried over (nowcast past the World Bank's end) are narrow and
+    # said apart; the width builds up from the first month after them.
+    carried = p.get("bridged", {}).get("periods", [])
+    rows = [r for r in p["forecast"] if r["date"] not in carried]
     first, last = rows[0], rows[-1]
     sigma = math.log(first["hi_80"] / first["mean"]) / 1.2815516
     assert f"{sigma * 100:.2f}%" in turn.text

@@ -235,10 +235,14 @@ def forecast_command(
     for i, date in enumerate(result.mean.index):
         bands = [f"{_fmt(float(result.lower[lv].iloc[i]))} – {_fmt(float(result.upper[lv].iloc[i]))}"
                  for lv in result.levels]
-        table.add_row(date.date().isoformat(), _fmt(float(result.mean.iloc[i])), *bands)
+        mark = " *" if date in result.bridged else ""
+        table.add_row(date.date().isoformat() + mark, _fmt(float(result.mean.iloc[i])), *bands)
     console.print(f"Last: {_fmt(result.last_value)} {result.unit} on {result.last_date.date()}",
                   highlight=False)
     console.print(table)
+    if result.bridged:
+        console.print(f"* carried over by {result.indicator}'s monthly averages (data to "
+                      f"{result.indicator_end.date()}): an estimate, not data / 由期货月均价推算", highlight=False)
     console.print(f"Why {result.method}: {result.reason}", highlight=False)
     if plot is not None:
         console.print(f"Chart written to {plot}", highlight=False)

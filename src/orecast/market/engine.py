@@ -128,9 +128,14 @@ class Setup:
     window: int | None
     season: int
     min_train: int
-    # log(month-end) − log(month average) of the indicator, per month of `index` (NaN if unknown).
+    # The indicator's log monthly average and log(month-end) − log(month average), per month of
+    # `index` and then of the `bridge` months after it (NaN where it traded too few days).
+    average: np.ndarray | None = None
     premium: np.ndarray | None = None
     indicator: str | None = None
+    # Months of the indicator after the series' last one: `nowcast` uses as many past each origin,
+    # so its backtests see the same head start the live forecast has (see `_nowcast`).
+    bridge: int = 0
     # (position, actual value, value the fits see) of each one-off shock replaced (catalog `shocks`).
     shocks: tuple[tuple[int, float, float], ...] = ()
 
@@ -142,7 +147,10 @@ class Setup:
         return np.exp(values) if self.log else values
 
 
-def setup(series: pd.Series, meta: SeriesMeta, window: int | None = None) -> Setup:
+def setup(series: pd.Series, meta: SeriesMeta, window: int | None = None, *, bridge: bool = False) -> Setup:
+    """How `series` is modelled; `bridge`: `nowcast` may use the indicator's months after the
+    series' end (only when the series runs to the end of its data: a cut-off origin must not see
+    what came after it)."""
     raw = series.to_numpy(dtype=float)
     # Logs turn multiplicative price moves into additive ones and keep bounds positive; they are
     # wrong for a diffusion index like PMI or for anything that can be zero or negative.
@@ -150,6 +158,10 @@ def setup(series: pd.Series, meta: SeriesMeta, window: int | None = None) -> Set
     spec = find_spec(meta.id)
     indicator = spec.indicator if spec is not None and meta.frequency == "monthly" else None
     fitted, shocks = _without_shocks(pd.DatetimeIndex(series.index), raw, spec.shocks if spec else ())
+    average = premium = None
+    months = 0
+    if indicator and log:
+        average, premium, months = _indicator_months(indicator, pd.DatetimeIndex(series.index), bridge)
     return Setup(
         meta=meta,
         index=pd.DatetimeIndex(series.index),
@@ -159,8 +171,10 @@ def setup(series: pd.Series, meta: SeriesMeta, window: int | None = None) -> Set
         window=window if window is not None else FIT_WINDOW.get(meta.frequency),
         season=SEASON.get(meta.frequency, 1),
         min_train=MIN_TRAIN.get(meta.frequency, 24),
-        premium=_premium(indicator, pd.DatetimeIndex(series.index)) if indicator and log else None,
+        average=average,
+        premium=premium,
         indicator=indicator if log else None,
+        bridge=months,
         shocks=shocks,
     )
 
@@ -181,20 +195,37 @@ def _without_shocks(index: pd.DatetimeIndex, raw: np.ndarray, dates: tuple[str, 
     return fitted, tuple(out)
 
 
-def _premium(indicator: str, index: pd.DatetimeIndex) -> np.ndarray:
-    """How far the indicator ended each month above its own monthly average, in logs.
+def _indicator_months(indicator: str, index: pd.DatetimeIndex, bridge: bool
+                      ) -> tuple[np.ndarray, np.ndarray, int]:
+    """The indicator's log monthly average and how far it ended each month above that average, for
+    each month of `index` and, with `bridge`, each month after it that it traded enough days in;
+    and how many such months follow.
 
     A monthly average lags the price: if prices follow a random walk, next month's average is
     centred on this month's *last* price, not on this month's average. The daily futures tell us
     that last price when the monthly figure is published (early the next month), so no future
-    value is used. The ratio is in logs, so the CNY/USD and VAT differences cancel out.
+    value is used. Where the monthly figure lags the futures by more (the bundled World Bank data
+    ends months before the futures do), the futures' averages of those months tell how far the
+    monthly average has moved since. All is in logs, so the CNY/USD and VAT differences cancel out.
     """
     from orecast.market.loaders import _load_bundled
 
     daily = np.log(_load_bundled(indicator))
     monthly = daily.resample("MS")
-    premium = (monthly.last() - monthly.mean()).where(monthly.count() >= NOWCAST_MIN_DAYS)
-    return premium.reindex(index).to_numpy(dtype=float)
+    traded = monthly.count() >= NOWCAST_MIN_DAYS
+    average = monthly.mean().where(traded)
+    premium = (monthly.last() - monthly.mean()).where(traded)
+    after = 0
+    if bridge and len(index):
+        month = index[-1]
+        while True:
+            month = month + pd.offsets.MonthBegin(1)
+            if not np.isfinite(average.get(month, np.nan)):
+                break
+            after += 1
+    months = index.append(pd.date_range(index[-1], periods=after + 1, freq="MS")[1:]) if after else index
+    return (average.reindex(months).to_numpy(dtype=float), premium.reindex(months).to_numpy(dtype=float),
+            after)
 
 def check_horizon(horizon: object, n: int | None = None) -> int:
     if isinstance(horizon, bool) or not isinstance(horizon, int | np.integer):
@@ -299,34 +330,46 @@ def rolling(
 
 
 def _nowcast(s: Setup, horizon: int, origins: tuple[int, ...], levels: tuple[int, ...]) -> Paths:
-    if s.premium is None:
+    """The monthly average at each origin, moved as the indicator's monthly average moved over the
+    `s.bridge` months it is known past the origin, then a random walk from the indicator's last
+    level (its last month's end over that month's average). Bands from the same forecast's own
+    past errors, from origins whose outcome was known at `o`."""
+    if s.premium is None or s.average is None:
         raise MarketError(
             f"method 'nowcast' needs a daily indicator; {s.meta.id} has none "
             "(only the World Bank monthly iron ore series has one)",
             "no_indicator", series=s.meta.id,
         )
-    y, prem = s.model.values, s.premium
-    steps = np.arange(1, horizon + 1)
+    y = s.model.values
     paths = []
     for o in origins:
-        if not np.isfinite(prem[o]):
+        mean = np.array([_nowcast_from(s, np.array([o]), k)[0] for k in range(1, horizon + 1)])
+        if not np.isfinite(mean).all():
             naive = predict("naive", fit_slice(s, o), horizon, levels)
             paths.append(ModelPath(naive.mean, naive.lower, naive.upper, fallback=True))
             continue
         lo = 0 if s.window is None else max(0, o + 1 - s.window)
         sd = np.empty(horizon)
-        for k in steps:
-            # Its own past k-step errors, from origins whose outcome was known at `o`.
+        for k in range(1, horizon + 1):
             past = np.arange(lo, o - k + 1)
-            past = past[np.isfinite(prem[past])]
-            if len(past) >= NOWCAST_MIN_ERRORS:
-                err = y[past + k] - (y[past] + prem[past])
+            err = y[past + k] - _nowcast_from(s, past, k)
+            err = err[np.isfinite(err)]
+            if len(err) >= NOWCAST_MIN_ERRORS:
                 sd[k - 1] = float(np.sqrt(np.mean(err**2)))
             else:
                 diffs = np.diff(y[lo : o + 1])
                 sd[k - 1] = float(np.sqrt(np.mean(diffs**2) * k))
-        paths.append(gaussian(np.full(horizon, y[o] + prem[o]), sd, levels))
+        paths.append(gaussian(mean, sd, levels))
     return _stack(origins, paths)
+
+
+def _nowcast_from(s: Setup, origins: np.ndarray, k: int) -> np.ndarray:
+    """The nowcast of step `k` from each origin, in model space (NaN where the indicator is missing)."""
+    assert s.average is not None and s.premium is not None
+    known = origins + s.bridge  # the indicator's last month known at each origin
+    moved = s.average[origins + min(k, s.bridge)] - s.average[origins]
+    beyond = s.premium[known] if k > s.bridge else 0.0
+    return s.model.values[origins] + moved + beyond
 
 
 def fits_needed(method: str, n_origins: int) -> int:

@@ -62,6 +62,11 @@ class Forecast:
     # their share of the sum of squared period changes in the fit window (what they would have
     # added to the bands).
     adjusted: tuple[dict[str, object], ...] = ()
+    # `nowcast` past the series' end: the daily indicator and the last day it has, and the forecast
+    # periods whose value its monthly averages carried over (the months it traded in).
+    indicator: str | None = None
+    indicator_end: pd.Timestamp | None = None
+    bridged: tuple[pd.Timestamp, ...] = ()
 
     def to_frame(self) -> pd.DataFrame:
         """The long shape shared with the backtest table: ds, mean, lo-80, hi-80, …"""
@@ -98,6 +103,9 @@ class Forecast:
         }
         if self.adjusted:
             out["adjusted"] = list(self.adjusted)
+        if self.bridged and self.indicator_end is not None:
+            out["bridged"] = {"indicator": self.indicator, "indicator_last_date": iso(self.indicator_end),
+                              "periods": [iso(d) for d in self.bridged]}
         if self.scores:
             out["backtest_mase"] = {m: num(v, 3) for m, v in self.scores.items()}
         if self.frequency == "daily":
@@ -162,7 +170,7 @@ def forecast(
     horizon = check_horizon(horizon)
     values = load_series(series, start, end)
     meta = meta_of(values)
-    s = setup(values, meta, window)
+    s = setup(values, meta, window, bridge=end is None or values.index[-1] == load_series(series).index[-1])
     check_horizon(horizon, len(values))
     if len(values) < s.min_train:
         raise MarketError(
@@ -187,6 +195,7 @@ def forecast(
         else:
             chosen, reason = requested, METHOD_HELP[requested]
         path = rolling(s, chosen, horizon, (origin,), levels_t)
+    bridged = s.bridge if chosen == "nowcast" and not path.failed[0] else 0
     if progress is not None:
         progress(total, total)
     spec = find_spec(meta.id)
@@ -205,6 +214,10 @@ def forecast(
         share = float(changes[touched] @ changes[touched]) / float(window @ window)
         adjusted = tuple({"date": iso(s.index[p]), "actual": num(a), "used": num(u),
                           "share_of_squared_changes": num(share)} for p, a, u in shocks)
+    indicator_end = None
+    if bridged:
+        indicator_end = load_series(s.indicator).index[-1]
+        reason += f" Here {bridged} month(s) past the last value: {s.indicator} has data to {iso(indicator_end)}."
     return Forecast(
         series_id=meta.id, name_en=meta.name_en, name_zh=meta.name_zh, unit=meta.unit,
         frequency=meta.frequency, source=meta.source, licence=meta.licence, method=chosen,
@@ -214,4 +227,6 @@ def forecast(
         lower={lv: series_of(path.lower[lv][0]) for lv in levels_t},
         upper={lv: series_of(path.upper[lv][0]) for lv in levels_t},
         log_scale=s.log, scores=scores, history=values, calendar=calendar, adjusted=adjusted,
+        indicator=s.indicator if bridged else None, indicator_end=indicator_end,
+        bridged=tuple(dates[: min(bridged, horizon)]),
     )

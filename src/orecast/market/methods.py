@@ -30,8 +30,9 @@ METHOD_HELP: dict[str, str] = {
     "theta": "Theta method (as statsmodels' ThetaModel), deseasonalised when a season tests significant",
     "ensemble": "the average of ETS, ARIMA and Theta paths and bounds",
     "nowcast": (
-        "random walk from the month-end level of a daily indicator (DCE iron ore futures): the last "
-        "monthly average times month-end / monthly-average futures; bands from its past errors"
+        "the last monthly average moved as a daily indicator's (DCE iron ore futures') monthly average "
+        "moved over the months it is known past it, then a random walk from the indicator's last level "
+        "(its last month's end over that month's average); bands from its past errors"
     ),
     "auto": "the method with the lowest recent MAE in a rolling backtest before the origin",
 }

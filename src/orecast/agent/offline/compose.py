@@ -877,7 +877,7 @@ METHOD_ZH = {
     "arima": "ARIMA(1,1,0) 差分自回归",
     "theta": "Theta 方法（季节性显著时先去季节）",
     "ensemble": "ETS、ARIMA、Theta 三者的平均",
-    "nowcast": "现货月均价的即时预测（用大商所期货月末相对月均的比值）",
+    "nowcast": "现货月均价的即时预测（按大商所期货月均价的变动推算到期货数据的最后一个月，再从期货的最新价位随机游走）",
 }
 
 
@@ -919,22 +919,35 @@ def forecast(p: dict[str, Any], zh: bool, focus: str | None = None, *, average: 
     if isinstance(last_obs, dict) and last_obs.get("value") is not None:
         lines.append(f"- 最新实际值 {level(last_obs.get('value'), unit)}（{last_obs.get('date')}），预测从这一天之后开始" if zh
                      else f"- last actual {level(last_obs.get('value'), unit)} ({last_obs.get('date')}); the forecast starts after it")
-    if before:
-        gap = before[-1]
+    carried = {str(d) for d in (p.get("bridged") or {}).get("periods") or []}
+    bridged = [r for r in before if str(r.get("date")) in carried]
+    if every_carried := [r for r in rows if str(r.get("date")) in carried]:
+        lines.append(_bridged_line(p, every_carried, unit, digits, zh))
+    if forecast_only := [r for r in before if str(r.get("date")) not in carried]:
+        gap = forecast_only[-1]
         lo80, hi80 = _band(gap, 80)
-        all_past = all(str(r.get("date")) in past for r in before)
+        all_past = all(str(r.get("date")) in past for r in forecast_only)
         lines.append(
-            f"- 数据只到 {last_obs.get('date')}：其后的 {len(before)} 期（{before[0].get('date')} 至 {gap.get('date')}）"
+            f"- 数据只到 {last_obs.get('date')}：其后的 {len(forecast_only)} 期（{forecast_only[0].get('date')} 至 {gap.get('date')}）"
             f"{'虽然已早于今天，' if all_past else ''}本地没有实际数据，它们本身也是预测"
             f"（{gap.get('date')}：{level(_mean(gap), unit)}，80% 区间 {fmt(lo80, digits)} – {fmt(hi80, digits)}）。"
+            f"你问的时期从 {focus} 开始，要先跨过这些预测期，所以区间更宽。" if zh and not bridged else
+            f"- 再往后的 {len(forecast_only)} 期（{forecast_only[0].get('date')} 至 {gap.get('date')}）"
+            f"{'虽然已早于今天，' if all_past else ''}期货也没有数据，它们本身也是预测"
+            f"（{gap.get('date')}：{level(_mean(gap), unit)}，80% 区间 {fmt(lo80, digits)} – {fmt(hi80, digits)}）。"
             f"你问的时期从 {focus} 开始，要先跨过这些预测期，所以区间更宽。" if zh else
-            f"- The data ends on {last_obs.get('date')}: the {len(before)} period(s) after it "
-            f"({before[0].get('date')} to {gap.get('date')}) "
+            f"- The data ends on {last_obs.get('date')}: the {len(forecast_only)} period(s) after it "
+            f"({forecast_only[0].get('date')} to {gap.get('date')}) "
             f"{'are already in the past but ' if all_past else ''}have no actual data here, so they are "
             f"forecasts too ({gap.get('date')}: {level(_mean(gap), unit)}, 80% range {fmt(lo80, digits)} – "
             f"{fmt(hi80, digits)}). The time you asked about starts on {focus}, after them, so its "
+            "ranges are wider." if not bridged else
+            f"- The {len(forecast_only)} period(s) after those ({forecast_only[0].get('date')} to {gap.get('date')}) "
+            f"{'are already in the past but ' if all_past else ''}have no futures data either, so they are "
+            f"forecasts too ({gap.get('date')}: {level(_mean(gap), unit)}, 80% range {fmt(lo80, digits)} – "
+            f"{fmt(hi80, digits)}). The time you asked about starts on {focus}, after them, so its "
             "ranges are wider.")
-    elif past:
+    elif past and not carried.issuperset(past):
         lines.append(
             f"- 注意：数据只到 {last_obs.get('date')}，所以前 {len(past)} 期（{past[0]} 至 {past[-1]}）"
             f"已早于今天，但本地还没有这些期间的实际数据；它们仍是预测值。" if zh else
@@ -955,11 +968,13 @@ def forecast(p: dict[str, Any], zh: bool, focus: str | None = None, *, average: 
     for row in show:
         lo80, hi80 = _band(row, 80)
         lo95, hi95 = _band(row, 95)
+        mark = ("（由期货月均价推算）" if zh else " (carried over by the futures' monthly average)") \
+            if str(row.get("date")) in carried else ""
         lines.append(
             f"- {row.get('date')}：{level(_mean(row), unit)}，80% 区间 {fmt(lo80, digits)} – {fmt(hi80, digits)}，"
-            f"95% 区间 {fmt(lo95, digits)} – {fmt(hi95, digits)}" if zh else
+            f"95% 区间 {fmt(lo95, digits)} – {fmt(hi95, digits)}{mark}" if zh else
             f"- {row.get('date')}: {level(_mean(row), unit)}, 80% range {fmt(lo80, digits)} – {fmt(hi80, digits)}, "
-            f"95% range {fmt(lo95, digits)} – {fmt(hi95, digits)}"
+            f"95% range {fmt(lo95, digits)} – {fmt(hi95, digits)}{mark}"
         )
     if average and len(asked) > 1:
         lines.append(_average_line(asked, unit, digits, zh))
@@ -973,6 +988,29 @@ def forecast(p: dict[str, Any], zh: bool, focus: str | None = None, *, average: 
         lines.insert(1, note)
     lines.append(RISKS_ZH if zh else RISKS_EN)
     return "\n".join(lines) + _source(p, zh)
+
+
+def _bridged_line(p: dict[str, Any], rows: list[dict[str, Any]], unit: Any, digits: int, zh: bool) -> str:
+    """Periods past the monthly data's end that the daily indicator traded in: carried over by how its
+    monthly average moved (the `nowcast` method), so closer to data than to a forecast, and said so."""
+    bridged = p.get("bridged") or {}
+    indicator, through = str(bridged.get("indicator")), bridged.get("indicator_last_date")
+    last = (p.get("last_observation") or p.get("last") or {}).get("date")
+    end = rows[-1]
+    lo80, hi80 = _band(end, 80)
+    span = (f"{rows[0].get('date')} 至 {end.get('date')} 这 {len(rows)} 期" if len(rows) > 1 else f"{end.get('date')}") if zh \
+        else (f"the {len(rows)} periods {rows[0].get('date')} to {end.get('date')}" if len(rows) > 1 else str(end.get("date")))
+    if zh:
+        return (f"- {span}还没有本序列的数据，但{cat.name(indicator, True)}有到 {through} 的日度数据："
+                f"按期货月均价相对 {last} 那个月的变动推算（{end.get('date')}：{level(_mean(end), unit)}，"
+                f"80% 区间 {fmt(lo80, digits)} – {fmt(hi80, digits)}）。区间来自这种推算过去的误差，"
+                "比没有期货数据的纯预测窄得多；它仍是估计，不是实际数据。")
+    return (f"- {span[:1].upper()}{span[1:]} {'have' if len(rows) > 1 else 'has'} no data of this series yet, "
+            f"but the {cat.name(indicator, False)} have daily data to {through}: "
+            f"carried over by how the futures' monthly average moved since the month of {last} "
+            f"({end.get('date')}: {level(_mean(end), unit)}, 80% range {fmt(lo80, digits)} – {fmt(hi80, digits)}). "
+            "The range is this estimate's past error, much narrower than a forecast without futures data; "
+            "it is still an estimate, not data.")
 
 
 def _average_line(asked: list[dict[str, Any]], unit: Any, digits: int, zh: bool) -> str:
@@ -1015,7 +1053,13 @@ def share_pct(value: Any) -> str:
 
 def _why_wide(p: dict[str, Any], rows: list[dict[str, Any]], gap: int, zh: bool) -> str:
     """"为什么预测区间这么宽": the width read from this forecast's own numbers — the per-period
-    scatter the model estimated, how it adds up over the periods, and the periods without data."""
+    scatter the model estimated, how it adds up over the periods, and the periods without data.
+    Periods the futures' monthly averages carried over (`_bridged_line`) come first and are said
+    apart: the width builds up from the first period after them."""
+    carried = {str(d) for d in (p.get("bridged") or {}).get("periods") or []}
+    bridged = [r for r in rows if str(r.get("date")) in carried]
+    rows = rows[len(bridged):] or rows
+    gap = max(gap - len(bridged), 0)
     first, last = rows[0], rows[-1]
     unit = p.get("unit", "")
     digits = digits_of(unit)
@@ -1040,8 +1084,16 @@ def _why_wide(p: dict[str, Any], rows: list[dict[str, Any]], gap: int, zh: bool)
         far = far_en = f"{fmt(lon, digits)} – {fmt(hin, digits)}"
     ratio = (hin - lon) / (hi1 - lo1) if hi1 != lo1 else float("nan")
     n = len(rows)
+    if bridged:
+        lo_b, hi_b = (fmt(x, digits) for x in _band(bridged[-1], 80))
+        through = (p.get("bridged") or {}).get("indicator_last_date")
     if zh:
-        out = ["- **为什么区间这么宽**（用这个预测自己的数字）：",
+        out = ["- **为什么区间这么宽**（用这个预测自己的数字）："]
+        if bridged:
+            out.append(f"  0. 前 {len(bridged)} 期（到 {bridged[-1].get('date')}）有期货数据推算，区间窄"
+                       f"（{bridged[-1].get('date')}：80% 区间 {lo_b} – {hi_b}）；期货数据只到 {through}，"
+                       "之后的各期没有任何数据，下面从那以后算起。")
+        out += [
                f"  1. 单期波动：模型从历史估计的每期变化标准差约 {step}（{'对数变化' if log else '每期变化'}），"
                f"所以第 1 期（{first.get('date')}）的 80% 区间已是中值的 {one}。",
                f"  2. 期数累积：不确定性逐期叠加，第 {n} 期（{last.get('date')}）的 80% 区间是中值的 {far}，"
@@ -1052,7 +1104,12 @@ def _why_wide(p: dict[str, Any], rows: list[dict[str, Any]], gap: int, zh: bool)
         out.append("  80% 区间的意思是：按模型，大约每 5 次会有 1 次实际值落在区间外；区间宽说明统计上能确定的很少，"
                    "不是预计价格会大涨大跌。")
         return "\n".join(out)
-    out = ["- **Why the ranges are so wide** (from this forecast's own numbers):",
+    out = ["- **Why the ranges are so wide** (from this forecast's own numbers):"]
+    if bridged:
+        out.append(f"  0. The first {len(bridged)} period(s) (to {bridged[-1].get('date')}) are carried over by "
+                   f"futures data, so their ranges are narrow ({bridged[-1].get('date')}: 80% range {lo_b} – {hi_b}); "
+                   f"the futures end on {through}, nothing is known after that, and what follows counts from there.")
+    out += [
            f"  1. Per-period scatter: the model estimated a standard deviation of about {step} per period "
            f"({'log change' if log else 'change'}) from the history, so the first period ({first.get('date')}) "
            f"already has an 80% range of {one_en} around the median.",
