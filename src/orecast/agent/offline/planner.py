@@ -598,6 +598,13 @@ class Planner:
             chart_args: dict[str, Any] = {"series": s, **self._dates(q, s)}
             if first == "forecast":
                 chart_args["forecast_horizon"] = self._ahead(q, s)[0]
+            elif (first == "chart" and not q.series and not (q.start or q.end) and ctx.last_call
+                  and ctx.last_call[0] == "forecast_price" and ctx.last_call[1].get("series") == s):
+                # "…未来三个月呢？画个图": the chart of the forecast just made, its fan included.
+                forecast = ctx.last_call[1]
+                chart_args["forecast_horizon"] = forecast["horizon"]
+                if forecast.get("method", "auto") != "auto":
+                    chart_args["method"] = forecast["method"]
             calls.append(("make_chart", chart_args))
         return Plan(calls, notes=notes, focus=focus)
 
