@@ -315,9 +315,11 @@ async def test_a_price_in_yuan_is_the_cny_futures_not_the_exchange_rate(
     assert f"{_latest('usd_cnh_daily'):.4f}" not in turn.text
 
 
+# (Iron ore's price on a day, the World Bank not named, is the daily futures' settle that day: see
+# test_dates_without_year.py.)
 @pytest.mark.parametrize(("question", "words"), [
-    ("What was the iron ore price on 2024-05-15?", "average of 2024-05"),
-    ("2024年5月15日铁矿石价格是多少？", "2024-05 整月的均价"),
+    ("What was the World Bank iron ore price on 2024-05-15?", "average of 2024-05"),
+    ("2024年5月15日世界银行铁矿石价格是多少？", "2024-05 整月的均价"),
 ])
 async def test_a_day_of_a_monthly_series_is_its_months_average(
     agent: Any, thread_id: str, question: str, words: str

@@ -385,11 +385,25 @@ _MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "
 _EN_MONTH = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,?\s+(\d{4})\b", re.I)
 
 
+_EN_DAY = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+"
+                     r"(\d{4})\b|\b(\d{1,2})(?:st|nd|rd|th)?\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,?\s+"
+                     r"(\d{4})\b", re.I)
+
+
 def _parts_of_year(text: str) -> list[tuple[int, int, str, str]]:
-    """'Q1 2024', 'first quarter of 2024', '2024年一季度', '2024年上半年', 'March 2024'
-    → (pos, end, first month, last month)."""
+    """'Q1 2024', 'first quarter of 2024', '2024年一季度', '2024年上半年', 'March 2024', 'May 5, 2025'
+    → (pos, end, first month, last month) (a day's ISO date for both, for a day)."""
     out = []
+    for m in _EN_DAY.finditer(text):
+        name, day, year = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(5), m.group(4), m.group(6))
+        month = _MONTH_NAMES.index(name.lower()) + 1
+        if not _invalid_day(int(year), month, int(day)):
+            iso = f"{int(year):04d}-{month:02d}-{int(day):02d}"
+            out.append((m.start(), m.end(), iso, iso))
+    days = [(a, b) for a, b, _, _ in out]
     for m in _EN_MONTH.finditer(text):
+        if any(a <= m.start() < b for a, b in days):
+            continue
         month = f"{int(m.group(2)):04d}-{_MONTH_NAMES.index(m.group(1).lower()) + 1:02d}"
         out.append((m.start(), m.end(), month, month))
     for rx, months, part_group, year_group in _PART_OF_YEAR:
@@ -433,6 +447,42 @@ def _year_named(text: str, shift: int) -> str | None:
     out = _YEAR_WORD.sub(lambda m: f"{today().year + shifts.get(m.group(1), shift)}年", text)
     # "去年十二月": a month in Chinese numerals, written as digits so the date reader finds it.
     return re.sub(r"年(十[一二]?|[一二三四五六七八九])月", lambda m: f"年{_ZH_MONTH[m.group(1)]}月", out)
+
+
+# "9月份", "九月", "9月28日", "in September": a month (or a day) with no year; not "9个月" (a
+# horizon), "1-9月" or "3月以来" (spans), nor a month after a year ("2026年9月", "今年9月": read above).
+_BARE_MONTH = re.compile(
+    r"(?<![\d年\-~至到])(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月份?(?:(\d{1,2})[日号])?"
+    r"(?!\s*(?:以来|至今|到|至|-|~|底以来))")
+_EN_BARE_MONTH = re.compile(
+    r"\b(?:in|during|for|of|last)\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b(?!\.?,?\s*\d)", re.I)
+_EN_BARE_DAY = re.compile(  # "on March 18", "March 18th": no year after it
+    r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec|jan|feb|mar|apr|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+"
+    r"(\d{1,2})(?:st|nd|rd|th)?\b(?!,?\s*\d{4})(?!\s*(?:%|percent|months?|weeks?|days?|years?))")
+_FUTURE_WORDS = re.compile(r"会|将|预测|预计|展望|forecast|predict|will|expect", re.I)
+
+
+def month_without_year(text: str) -> str | None:
+    """"铁矿石9月份价格" on 2026-12-07 → "2026-09": the latest such month up to this one, or, asked
+    about the future ("9月份会涨吗"), the next one from this month on. A day too ("9月28日",
+    "on March 18"; "may" is a month only as "May")."""
+    from orecast.agent.clock import today
+
+    if m := _BARE_MONTH.search(text):
+        word, day = m.group(1), m.group(2)
+        month = int(word) if word.isdigit() else _ZH_MONTH[word]
+    elif m := _EN_BARE_DAY.search(text):
+        month, day = _MONTH_NAMES.index(m.group(1).lower()) + 1, m.group(2)
+    elif m := _EN_BARE_MONTH.search(text):
+        month, day = _MONTH_NAMES.index(m.group(1).lower()) + 1, None
+    else:
+        return None
+    now = today()
+    ahead = bool(_FUTURE_WORDS.search(text))
+    year = now.year + (1 if ahead and month < now.month else 0) - (1 if not ahead and month > now.month else 0)
+    if day is None:
+        return f"{year:04d}-{month:02d}"
+    return None if _invalid_day(year, month, int(day)) else f"{year:04d}-{month:02d}-{int(day):02d}"
 
 
 def _date_bounds(m: re.Match[str]) -> tuple[str, str] | None:
@@ -970,6 +1020,8 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     elif not (q.start or q.end) and (rel_day := relative_day(text)) is not None:
         q.day_word, q.start = rel_day
         q.end, q.relative, q.tomorrow = q.start, None, False
+    elif not (q.start or q.end or q.relative or q.ago) and (month := month_without_year(text)) is not None:
+        q.start = q.end = month
     if q.relative and q.relative[0] == "year" and not (q.start or q.end) and (
             dated := _year_named(text, q.relative[1])) is not None:
         # "去年12月铁矿石均价" is December of last year, not the whole year: the relative year is

@@ -226,6 +226,13 @@ class Planner:
                 return day_plan
         if (q.day_word or q.christmas) and (day_plan := self._named_day(q)) is not None:
             return day_plan
+        if q.start and q.start == q.end and len(q.start) == 10 and not (q.relative or q.periods) \
+                and q.series in ([], [DEFAULT_SERIES]) and not scope.asks_benchmark(q.text) \
+                and q.intents[:1] in ([], ["latest"], ["history"]) \
+                and (day_plan := self._named_day(replace(q, series=[FRESHER]))) is not None:
+            # "2026年3月18日铁矿石价格": iron ore's price on a day is the daily futures' (the World
+            # Bank's is a monthly average), as for "上周五".
+            return day_plan
         if q.holiday_edge and (edge := self._holiday_edge(q)) is not None:
             return edge
         if q.asks_band_why and not q.series and ctx.last_call and ctx.last_call[0] == "forecast_price":
