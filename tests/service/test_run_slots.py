@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from orecast.service.runs.slots import RunSlots
+from tests.conftest import new_mysql_database
 from tests.service import echo_graph
 from tests.service.conftest import ECHO, ECHO_FILE, Server, new_pg_schema, say, settings_for
 
@@ -25,8 +26,11 @@ JOBS = 2
 def database(
     db_url: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> str:
+    """An empty database of `db_url`'s kind (tests/service/test_mysql_service.py runs these on MySQL)."""
     if db_url.startswith("sqlite"):
         return f"sqlite:///{tmp_path_factory.mktemp('slots') / 'orecast.sqlite3'}"
+    if db_url.startswith("mysql"):
+        return new_mysql_database(request.getfixturevalue("mysql_databases"))
     return new_pg_schema(request.getfixturevalue("postgres_url"))
 
 
@@ -36,15 +40,15 @@ def slotted(url: str, jobs: int = JOBS) -> Server:
 
 
 @pytest.fixture(scope="module")
-def url(
+def slots_url(
     db_url: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> str:
     return database(db_url, request, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
-def server(url: str) -> Iterator[Server]:
-    running = slotted(url)
+def slots_server(slots_url: str) -> Iterator[Server]:
+    running = slotted(slots_url)
     yield running
     running.stop()
 
@@ -87,9 +91,9 @@ def gauges(http: httpx.Client) -> dict[str, float]:
 
 
 def test_runs_past_the_limit_wait_pending_and_start_oldest_first(
-    server: Server, tmp_path: Path
+    slots_server: Server, tmp_path: Path
 ) -> None:
-    with httpx.Client(base_url=server.url, timeout=30) as http:
+    with httpx.Client(base_url=slots_server.url, timeout=30) as http:
         holds = [tmp_path / f"hold{n}" for n in range(6)]
         runs = [held_run(http, hold, f"q{n}") for n, hold in enumerate(holds)]
         until(lambda: statuses(http, runs) == ["running"] * JOBS + ["pending"] * 4)
@@ -130,10 +134,10 @@ def test_runs_past_the_limit_wait_pending_and_start_oldest_first(
 
 
 async def test_wait_join_and_stream_of_a_run_pending_for_a_slot(
-    server: Server, tmp_path: Path
+    slots_server: Server, tmp_path: Path
 ) -> None:
     """/runs/wait, a join and a stream of a run that waits for a slot wait for it, then answer its end."""
-    with httpx.Client(base_url=server.url, timeout=30) as http:
+    with httpx.Client(base_url=slots_server.url, timeout=30) as http:
         holds = [tmp_path / f"hold{n}" for n in range(JOBS)]
         busy = [held_run(http, hold) for hold in holds]
         until(lambda: statuses(http, busy) == ["running"] * JOBS)
@@ -142,7 +146,7 @@ async def test_wait_join_and_stream_of_a_run_pending_for_a_slot(
             f"/threads/{thread_id}/runs", json={"assistant_id": ECHO, "input": say("later")}
         ).json()
         assert queued["status"] == "pending"
-    async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
+    async with httpx.AsyncClient(base_url=slots_server.url, timeout=60) as client:
         waited = asyncio.create_task(
             client.post("/runs/wait", json={"assistant_id": ECHO, "input": say("stateless")})
         )
@@ -176,13 +180,13 @@ async def test_wait_join_and_stream_of_a_run_pending_for_a_slot(
 
 
 def test_each_replica_executes_at_most_its_own_limit(
-    url: str, server: Server, tmp_path: Path
+    slots_url: str, slots_server: Server, tmp_path: Path
 ) -> None:
     """Two processes on one database: each executes its own limit's runs, no more, and queues the rest."""
-    other = slotted(url)
+    other = slotted(slots_url)
     try:
         with (
-            httpx.Client(base_url=server.url, timeout=30) as first,
+            httpx.Client(base_url=slots_server.url, timeout=30) as first,
             httpx.Client(base_url=other.url, timeout=30) as second,
         ):
             holds = [tmp_path / f"hold{n}" for n in range(6)]
@@ -248,10 +252,10 @@ async def test_slots_go_oldest_first_and_a_run_that_leaves_gives_its_place() -> 
     assert slots.try_take()
 
 
-def test_a_run_started_later_waits_without_its_slot(server: Server) -> None:
+def test_a_run_started_later_waits_without_its_slot(slots_server: Server) -> None:
     """`after_seconds` runs sleep without a slot: the runs asked for after them execute meanwhile (they
     kept every slot for their delay, and the process executed nothing else)."""
-    with httpx.Client(base_url=server.url, timeout=30) as http:
+    with httpx.Client(base_url=slots_server.url, timeout=30) as http:
         later = []
         for _ in range(JOBS):
             thread_id = http.post("/threads", json={}).json()["thread_id"]
