@@ -37,7 +37,9 @@ def new_thread() -> str:
     return str(uuid.uuid4())
 
 
-async def test_a_note_from_one_thread_is_recalled_in_another(remembering: Any, store: BaseStore) -> None:
+async def test_a_note_from_one_thread_is_recalled_in_another(
+    remembering: Any, store: BaseStore
+) -> None:
     noted = await run_turn(remembering, new_thread(), f"记住：{NOTE}")
     assert [c.name for c in noted.calls] == ["read_file", "write_file"]
     assert noted.call("write_file").args["file_path"] == "/memories/preferences.md"
@@ -80,8 +82,10 @@ async def test_memories_are_per_user(remembering: Any, store: BaseStore) -> None
 
 async def test_other_files_stay_in_the_thread(remembering: Any, store: BaseStore) -> None:
     thread = new_thread()
-    state = {"messages": [{"role": "user", "content": "你记得我的偏好吗？"}],
-             "files": {"/draft.md": {"content": "draft", "encoding": "utf-8"}}}
+    state = {
+        "messages": [{"role": "user", "content": "你记得我的偏好吗？"}],
+        "files": {"/draft.md": {"content": "draft", "encoding": "utf-8"}},
+    }
     await remembering.ainvoke(state, {"configurable": {"thread_id": thread}})
     values = (await remembering.aget_state({"configurable": {"thread_id": thread}})).values
     assert "/draft.md" in values["files"]
@@ -100,3 +104,30 @@ def test_the_prompt_speaks_of_memories_only_with_a_store() -> None:
     assert MEMORY_SECTION in system_prompt(memories=True)
     assert "/memories/" not in system_prompt(memories=False)
     assert "今天是" in system_prompt(memories=False)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[BaseStore]:
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
+    else:
+        url = request.getfixturevalue("fresh_postgres_url")
+    async with open_store(url) as opened:
+        yield opened
+
+
+@pytest.mark.parametrize(
+    ("bad", "why"), [("\x00", "contains a NUL character"), ("\ud800", "is not valid Unicode")]
+)
+async def test_a_note_the_store_cannot_keep_is_refused_and_the_old_one_kept(
+    settings: AgentSettings, any_store: BaseStore, bad: str, why: str
+) -> None:
+    """The /store routes answer such a value with a 422; the analyst's own write is refused alike (SQLite
+    kept the NUL, PostgreSQL failed the run), the model is told why, and the note already there stays."""
+    agent = build_agent(InMemorySaver(), model=OfflineAnalyst(), settings=settings, store=any_store)
+    await run_turn(agent, new_thread(), f"记住：{NOTE}")
+    refused = await run_turn(agent, new_thread(), f"记住：我关注{bad}品位")
+    assert refused.call("write_file") is not None
+    assert f"/memories/preferences.md was not saved: its content {why}" in refused.text
+    item = await any_store.aget(("memories",), "/preferences.md")
+    assert item is not None and item.value["content"] == f"- {NOTE}\n"

@@ -121,3 +121,18 @@ async def test_a_filter_of_more_conditions_than_every_dialect_runs_is_refused(sa
         await saver.asearch_threads(metadata=made(MAX_FILTER_CONDITIONS + 1))
     with pytest.raises(ValueError, match=f"at most {MAX_FILTER_CONDITIONS} conditions"):
         [c async for c in saver.alist(None, filter=made(5000))]
+
+
+async def test_a_scope_the_caller_adds_is_not_counted_in_the_cap_but_filters(saver) -> None:
+    """The service adds an owner to every search of a user: a `scope`, checked as a filter and applied,
+    but not counted, so the user's own filter of the most conditions allowed is still taken."""
+    full = {f"k{i}": i for i in range(MAX_FILTER_CONDITIONS)}
+    await saver.aupdate_thread("alices", metadata={**full, "owner": "alice"})
+    await saver.aupdate_thread("bobs", metadata={**full, "owner": "bob"})
+    mine = await saver.asearch_threads(metadata=full, scope={"owner": "alice"})
+    assert [t.thread_id for t in mine] == ["alices"]
+    assert await saver.acount_threads(metadata=full, scope={"owner": "alice"}) == 1
+    with pytest.raises(ValueError, match=f"not {MAX_FILTER_CONDITIONS + 1}"):
+        await saver.asearch_threads(metadata={**full, "one_more": 1}, scope={"owner": "alice"})
+    with pytest.raises(ValueError, match="NUL"):
+        await saver.acount_threads(metadata=full, scope={"owner": "a\x00"})

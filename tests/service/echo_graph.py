@@ -68,3 +68,23 @@ parent.add_node("done", done)
 parent.add_edge(START, "inner")
 parent.add_edge("inner", "done")
 nested = parent.compile()
+
+
+# How many `counted` runs are in their node at once in this process, and the most there ever were: the
+# service's limit on runs executing at once (runs/slots.py), seen from inside the graphs it runs.
+INSIDE = {"now": 0, "peak": 0}
+
+
+async def counted_echo(state: State, config: RunnableConfig) -> dict:
+    INSIDE["now"] += 1
+    INSIDE["peak"] = max(INSIDE["peak"], INSIDE["now"])
+    try:
+        return await echo(state, config)
+    finally:
+        INSIDE["now"] -= 1
+
+
+counting = StateGraph(State)
+counting.add_node("echo", counted_echo)
+counting.add_edge(START, "echo")
+counted = counting.compile()

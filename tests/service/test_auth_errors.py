@@ -12,6 +12,7 @@ import pytest
 from langgraph_sdk.errors import NotFoundError
 from typer.testing import CliRunner
 
+from orecast.checkpoint.filters import MAX_FILTER_CONDITIONS
 from orecast.cli.main import app as cli
 from tests.service.conftest import (
     ECHO,
@@ -302,3 +303,21 @@ def test_taken_thread_id_answers_alike_for_everyone(secured: Server) -> None:
             json={"assistant_id": ECHO, "input": say("x"), "if_not_exists": "create"}, headers=bob,
         )
         assert run.status_code == 422
+
+
+def test_the_filter_cap_counts_the_users_conditions_not_the_owner_the_server_adds(secured: Server) -> None:
+    """A user's filter of exactly MAX_FILTER_CONDITIONS is taken under API keys too (the owner condition the
+    server adds made it 101 and a 422), one more is refused, and the owner still scopes the search."""
+    full = {f"k{i}": i for i in range(MAX_FILTER_CONDITIONS)}
+    with httpx.Client(base_url=secured.url, timeout=30) as http:
+        alice, bob = {"x-api-key": "key-alice"}, {"x-api-key": "key-bob"}
+        made = http.post("/threads", json={"metadata": full}, headers=alice).json()["thread_id"]
+        http.post("/threads", json={"metadata": full}, headers=bob).raise_for_status()
+        for path in ("/threads/search", "/threads/count"):
+            answer = http.post(path, json={"metadata": full}, headers=alice)
+            assert answer.status_code == 200, answer.text
+            found = answer.json()
+            assert found == 1 if path.endswith("count") else [t["thread_id"] for t in found] == [made]
+            over = http.post(path, json={"metadata": {**full, "one_more": 1}}, headers=alice)
+            assert over.status_code == 422, over.text
+            assert f"at most {MAX_FILTER_CONDITIONS} conditions, not {MAX_FILTER_CONDITIONS + 1}" in over.json()["message"]

@@ -51,6 +51,14 @@ from tests.service.test_run_recovery import (  # noqa: F401
     test_a_run_whose_server_died_is_finished_by_another,
     test_a_run_whose_server_was_killed_goes_on_at_the_next_start_at_once,
 )
+from tests.service.test_run_slots import (  # noqa: F401
+    _count_afresh,
+    slots_server,
+    slots_url,
+    test_each_replica_executes_at_most_its_own_limit,
+    test_runs_past_the_limit_wait_pending_and_start_oldest_first,
+    test_wait_join_and_stream_of_a_run_pending_for_a_slot,
+)
 from tests.service.test_runs import (  # noqa: F401
     test_background_run_join_list_get_delete,
     test_cancel_interrupts_a_running_run,

@@ -23,7 +23,7 @@ from orecast.checkpoint.core import utc_now
 from orecast.checkpoint.sweep import TtlPolicy, set_thread_ttl, sweep
 from orecast.service.db import open_db
 from orecast.service.db.connection import now_iso
-from orecast.service.runs.manager import RunManager
+from orecast.service.runs.manager import RunManager, _Local
 from orecast.service.runs.records import RunRecord, RunRepo, ThreadGone
 from tests.checkpoint.conftest import ph, raw_sql
 from tests.conftest import new_mysql_database
@@ -174,5 +174,6 @@ async def test_a_queued_run_whose_thread_is_swept_does_not_start(db_url: str) ->
             await repo.claim(queued, 30)
         assert (await repo.get(queued.run_id)).status == "pending"  # type: ignore[union-attr]  # the claim wrote nothing
         manager = RunManager(repo, saver, metrics=None, poll_seconds=0.05, stale_seconds=30)  # type: ignore[arg-type]
-        assert not await asyncio.wait_for(manager._admitted(queued, 1), 10), "the run does not start"
+        local = _Local(asyncio.current_task(), manager.broker.open(queued.run_id))  # type: ignore[arg-type]  # its driving task
+        assert not await asyncio.wait_for(manager._admitted(queued, local), 10), "the run does not start"
         assert await saver.aget_thread(thread_id) is None

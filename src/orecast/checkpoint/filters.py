@@ -51,9 +51,10 @@ def _conditions(wanted: Mapping[str, Any]) -> int:
     return count
 
 
-def check_metadata_filter(wanted: Mapping[str, Any], where: str = "") -> None:
-    """Raise ValueError for a key or value the filter cannot match the same way on every dialect."""
-    if not where and isinstance(wanted, Mapping) and (count := _conditions(wanted)) > MAX_FILTER_CONDITIONS:
+def check_metadata_filter(wanted: Mapping[str, Any], where: str = "", *, capped: bool = True) -> None:
+    """Raise ValueError for a key or value the filter cannot match the same way on every dialect, or
+    (`capped`) for a filter of more than MAX_FILTER_CONDITIONS conditions."""
+    if capped and not where and isinstance(wanted, Mapping) and (count := _conditions(wanted)) > MAX_FILTER_CONDITIONS:
         raise ValueError(f"a metadata filter holds at most {MAX_FILTER_CONDITIONS} conditions, not {count}")
     if not isinstance(wanted, Mapping):
         raise ValueError(f"metadata filter{' at ' + where if where else ''} must be an object")

@@ -91,9 +91,12 @@ def check_search(
     limit: int,
     offset: int,
     metadata: Mapping[str, Any] | None = None,
+    scope: Mapping[str, Any] | None = None,
 ) -> None:
     if metadata:
         check_metadata_filter(metadata)
+    if scope:  # the caller's own few conditions (an owner): checked, but not counted against the user's cap
+        check_metadata_filter(scope, capped=False)
     if status is not None and status not in THREAD_STATUSES:
         raise ValueError(f"unknown thread status {status!r}; expected one of {', '.join(THREAD_STATUSES)}")
     if sort_by not in SORT_COLUMNS:
@@ -102,6 +105,10 @@ def check_search(
         raise ValueError(f"sort order must be 'asc' or 'desc', not {sort_order!r}")
     if limit < 0 or offset < 0:
         raise ValueError("limit and offset must not be negative")
+
+
+def _scoped(metadata: Mapping[str, Any] | None, scope: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    return {**(metadata or {}), **scope} if scope else metadata
 
 
 class ThreadsMixin(SaverCore):
@@ -199,6 +206,7 @@ class ThreadsMixin(SaverCore):
         self,
         *,
         metadata: Mapping[str, Any] | None = None,
+        scope: Mapping[str, Any] | None = None,
         status: str | None = None,
         title: str | None = None,
         sort_by: str = "updated_at",
@@ -206,10 +214,14 @@ class ThreadsMixin(SaverCore):
         limit: int = 10,
         offset: int = 0,
     ) -> list[ThreadInfo]:
-        """Threads whose metadata contains `metadata`, with `status`, whose title contains `title`,
-        ordered by `sort_by` (a column of `SORT_COLUMNS`), then by thread id in the same order."""
-        check_search(status, sort_by, sort_order, limit, offset, metadata)
-        clauses, params = self._thread_search_sql(metadata, status, title)
+        """Threads whose metadata contains `metadata` and `scope`, with `status`, whose title contains
+        `title`, ordered by `sort_by` (a column of `SORT_COLUMNS`), then by thread id in the same order.
+
+        `metadata` is the filter a user asked for, held to MAX_FILTER_CONDITIONS; `scope` is what the
+        caller adds to it whatever the user asked (a service's owner condition), not counted in that
+        cap: a user's filter of the most conditions allowed stays allowed (`scope` wins a shared key)."""
+        check_search(status, sort_by, sort_order, limit, offset, metadata, scope)
+        clauses, params = self._thread_search_sql(_scoped(metadata, scope), status, title)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         sql = self.q.SEARCH_THREADS.format(
             where=where, sort_by=SORT_COLUMNS[sort_by], sort_order=sort_order.upper()
@@ -222,11 +234,13 @@ class ThreadsMixin(SaverCore):
         self,
         *,
         metadata: Mapping[str, Any] | None = None,
+        scope: Mapping[str, Any] | None = None,
         status: str | None = None,
         title: str | None = None,
     ) -> int:
-        check_search(status, "updated_at", "desc", 0, 0, metadata)
-        clauses, params = self._thread_search_sql(metadata, status, title)
+        """How many threads `asearch_threads` finds with these arguments, on every page."""
+        check_search(status, "updated_at", "desc", 0, 0, metadata, scope)
+        clauses, params = self._thread_search_sql(_scoped(metadata, scope), status, title)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         async with self._read() as db:
             row = await db.fetchone(self.q.COUNT_THREADS.format(where=where), params)

@@ -170,6 +170,7 @@ def create_app(
             runs = RunManager(
                 repo, saver, metrics, poll_seconds=settings.cancel_poll_seconds,
                 stale_seconds=settings.stale_run_seconds, tracing=tracing, webhooks=webhooks,
+                jobs=settings.jobs_per_worker,
             )
             sweeper = app.state.sweeper = Sweeper(saver, metrics, settings.ttl_policy(), settings.sweep_every())
             await runs.erase_rollbacks_left()

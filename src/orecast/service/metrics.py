@@ -161,6 +161,15 @@ class ServiceMetrics:
             "orecast_database_pool_waiting", "Callers waiting for a connection of the store",
             multiprocess_mode="livesum", registry=registry,
         )
+        # Runs of this process holding one of its `jobs_per_worker` slots, and waiting for one (pending):
+        # a queue that stays long asks for more replicas (or slots).
+        self.runs_in_process = Gauge(
+            "orecast_runs_in_process",
+            "Runs executing (each holds one of its process's slots) and queued (pending until one is free)",
+            ["state"], multiprocess_mode="livesum", registry=registry,
+        )
+        self._runs_executing = self.runs_in_process.labels("executing")
+        self._runs_queued = self.runs_in_process.labels("queued")
         self.threads_expired = Counter(
             "orecast_sweep_threads_expired", "Threads this process's sweeps expired, by strategy",
             ["strategy"], registry=registry,
@@ -225,6 +234,10 @@ class ServiceMetrics:
         self.threads_expired.labels("delete").inc(len(result.deleted))
         self.threads_expired.labels("keep_latest").inc(len(result.pruned))
         self.sweep.forget()
+
+    def run_slots_changed(self, executing: int, waiting: int) -> None:
+        self._runs_executing.set(executing)
+        self._runs_queued.set(waiting)
 
     def run_ended(self, status: str, seconds: float | None) -> None:
         """A run ended with `status`; `seconds` since its admission (None: it never ran)."""

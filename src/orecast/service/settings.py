@@ -10,6 +10,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from orecast.checkpoint.durations import parse_duration
 from orecast.checkpoint.sweep import TtlPolicy
+from orecast.service.runs.slots import DEFAULT_JOBS_PER_WORKER
 
 LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 
@@ -42,6 +43,11 @@ class ServiceSettings(BaseSettings):
     )
     stale_run_seconds: float = Field(
         30.0, gt=0, description="A running run without a heartbeat this long belongs to a dead process"
+    )
+    jobs_per_worker: int = Field(
+        DEFAULT_JOBS_PER_WORKER, ge=1,
+        description="Runs one process executes at once (LangGraph's N_JOBS_PER_WORKER); more wait, pending, "
+        "oldest first. Each process of `--workers` and each replica has its own",
     )
     cron_poll_seconds: float = Field(
         5.0, gt=0, description="How often the scheduler looks for due crons (every replica does)"

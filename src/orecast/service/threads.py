@@ -276,14 +276,16 @@ class Threads:
         return info
 
     async def _search_filter(self, user: Principal, body: Mapping[str, Any]) -> tuple[dict[str, Any], Filter | None]:
-        """(the metadata SQL filters on, the custom-auth filter; both must hold)."""
+        """(the store's `metadata` and `scope` that SQL filters on, the custom-auth filter; all must hold).
+        `metadata` is what the user asked for (held to the store's cap on conditions); `scope`, what the
+        service adds: the owner under API keys, a custom-auth handler's equalities."""
         value = {k: body.get(k) for k in ("metadata", "values", "status", "limit", "offset")}
         value["metadata"] = dict(value["metadata"] or {})
         filt = await user.authorize("threads", "search", value)
-        wanted = {**self._clean(value["metadata"]), **equalities(filt)}
+        scope = equalities(filt)
         if not user.admin and user.user_id is not None:
-            wanted[OWNER] = user.user_id
-        return wanted, filt
+            scope[OWNER] = user.user_id
+        return {"metadata": self._clean(value["metadata"]), "scope": scope}, filt
 
     async def search(self, user: Principal, body: Mapping[str, Any], lookahead: int = 0) -> list[ThreadInfo]:
         """The page `body` asks for, with `lookahead` more threads after it (to tell whether a next
@@ -292,7 +294,7 @@ class Threads:
         sort_by = body.get("sort_by") or "updated_at"
         if sort_by not in SORT_BY:
             raise Invalid(f"sort_by: cannot sort threads by {sort_by!r}")
-        wanted, filt = await self._search_filter(user, body)
+        sql_filter, filt = await self._search_filter(user, body)
         values = body.get("values") or None
         if body.get("ids"):
             found = [t for i in body["ids"] if (t := await self.saver.aget_thread(i))]
@@ -301,7 +303,7 @@ class Threads:
                 found = [t for t in found if await self._has_values(t, values)]
             return found[offset : offset + limit]
         rest = filt if filt and filt.keys() - equalities(filt).keys() else None
-        query = {"metadata": wanted, "status": body.get("status"), "sort_by": SORT_BY[sort_by],
+        query = {**sql_filter, "status": body.get("status"), "sort_by": SORT_BY[sort_by],
                  "sort_order": body.get("sort_order") or "desc"}
         try:
             if rest is None and values is None:
@@ -321,13 +323,13 @@ class Threads:
             raise Invalid(str(exc)) from exc
 
     async def count(self, user: Principal, body: Mapping[str, Any]) -> int:
-        wanted, filt = await self._search_filter(user, body)
+        sql_filter, filt = await self._search_filter(user, body)
         rest = filt if filt and filt.keys() - equalities(filt).keys() else None
         values = body.get("values") or None
         try:
             if rest is None and values is None:
-                return await self.saver.acount_threads(metadata=wanted, status=body.get("status"))
-            query = {"metadata": wanted, "status": body.get("status"), "sort_by": "thread_id", "sort_order": "asc"}
+                return await self.saver.acount_threads(**sql_filter, status=body.get("status"))
+            query = {**sql_filter, "status": body.get("status"), "sort_by": "thread_id", "sort_order": "asc"}
             found = 0
             async for _ in self._scan(query, rest, values):
                 found += 1

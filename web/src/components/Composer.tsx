@@ -1,5 +1,6 @@
 import { useEffect, useState } from "react";
 import { useI18n } from "../i18n";
+import { asksToSend } from "../lib/enterKey";
 import { useNarrow } from "../lib/narrow";
 import { Icon } from "./Icon";
 
@@ -43,7 +44,7 @@ export function Composer({ busy, onSend, onStop, restore }: Props) {
         rows={Math.min(8, Math.max(2, text.split("\n").length))}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={(e) => {
-          if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+          if (asksToSend(e)) {
             e.preventDefault();
             send();
           }

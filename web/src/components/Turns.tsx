@@ -3,6 +3,7 @@ import { textOf } from "../api";
 import { useI18n } from "../i18n";
 import type { MessageLike } from "../lib/turns";
 import { hideChartPaths } from "../lib/chartCaption";
+import { asksToSend } from "../lib/enterKey";
 import { drawnCharts, hideReportPaths, pairToolRuns, type ToolRun } from "../lib/tools";
 import type { ToolResultLike } from "../lib/tools";
 import { BranchSwitcher } from "./BranchSwitcher";
@@ -28,6 +29,13 @@ export function HumanTurn({ message, branch, busy, onEdit, onBranch }: HumanProp
   const text = textOf(message.content);
   const [draft, setDraft] = useState<string | null>(null);
   if (draft !== null) {
+    // As the composer: nothing is sent while an answer streams; the edit stays in its box until then.
+    const submit = () => {
+      const q = draft.trim();
+      if (!q || busy) return;
+      onEdit?.(q);
+      setDraft(null);
+    };
     return (
       <div className="msg human editing" data-testid="message" data-role="human">
         <textarea
@@ -39,10 +47,9 @@ export function HumanTurn({ message, branch, busy, onEdit, onBranch }: HumanProp
           onChange={(e) => setDraft(e.target.value)}
           onKeyDown={(e) => {
             if (e.key === "Escape") setDraft(null);
-            if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing && draft.trim()) {
+            if (asksToSend(e)) {
               e.preventDefault();
-              onEdit?.(draft.trim());
-              setDraft(null);
+              submit();
             }
           }}
         />
@@ -53,10 +60,7 @@ export function HumanTurn({ message, branch, busy, onEdit, onBranch }: HumanProp
             className="btn primary small"
             disabled={!draft.trim() || busy}
             data-testid="edit-submit"
-            onClick={() => {
-              onEdit?.(draft.trim());
-              setDraft(null);
-            }}
+            onClick={submit}
           >
             {t("send")}
           </button>

@@ -1,8 +1,11 @@
 """`RunManager`: admits runs through the database, drives them here, and cancels them anywhere.
 
-A run is driven by the process that created it: it waits until the database admits it (its
-thread's oldest pending run, no running run on the thread), then streams the graph into its event
-log while a watcher polls the database for a cancel from any process and keeps its heartbeat.
+A run is driven by the process that created it: it waits for one of the process's slots (at most
+`jobs_per_worker` runs execute at once: runs/slots.py) and until the database admits it (its thread's
+oldest pending run, no running run on the thread), then streams the graph into its event log while a
+watcher polls the database for a cancel from any process and keeps its heartbeat. Runs waiting for a
+slot are `pending`; one task polls the database for all of them (a cancel, a take-over) and keeps
+their heartbeats.
 Its events stay in this process's memory unless a client of another process asks to follow the run
 (`shared_stream` on its row): from the watcher's next poll on, the log is copied to the database,
 where that process reads it (`follow_remote`).
@@ -14,8 +17,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from orecast.checkpoint import OrecastCheckpointer
@@ -25,7 +29,8 @@ from orecast.service.metrics import ServiceMetrics
 from orecast.service.runs.broker import Broker, RunEvents
 from orecast.service.runs.execute import INTERRUPT, RunInput, RunOutcome, execute_run
 from orecast.service.runs.queries import DELETE_THREAD_SERVICE_ROWS
-from orecast.service.runs.records import TERMINAL, RunRecord, RunRepo, ThreadGone
+from orecast.service.runs.records import ACTIVE, TERMINAL, RunRecord, RunRepo, ThreadGone
+from orecast.service.runs.slots import DEFAULT_JOBS_PER_WORKER, RunSlots
 from orecast.service.tracing import RUN_ATTRIBUTES as RUN_IDS
 from orecast.service.tracing import Tracing
 from orecast.service.webhooks import Webhooks
@@ -52,6 +57,7 @@ class _Local:
     outcome: RunOutcome = field(default_factory=RunOutcome)  # what the graph streamed so far
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     driving: bool = False  # its task has begun (`_drive`): a cancel before would skip all of it
+    slot: bool = False  # it holds one of the process's slots (runs/slots.py), given back at its end
 
     def cancel(self, action: str) -> None:
         """Cancel the run once, whoever asks first (this process or, through the watcher, another).
@@ -70,6 +76,15 @@ class _Local:
             target.cancel()
 
 
+@dataclass
+class _Queued:
+    """A run waiting for a slot (`RunManager._slot_for`)."""
+
+    attempt: int
+    future: asyncio.Future[None]
+    lost: bool = False  # another process took it over
+
+
 def traced_config(config: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
     """The config a run's graph gets: the callbacks, and what a tracer (LangSmith, when its variables
     are set) files the run under — its ids as metadata, the assistant's graph as the trace's name."""
@@ -83,11 +98,13 @@ def traced_config(config: dict[str, Any], callbacks: list[Any]) -> dict[str, Any
     }
 
 
-async def _run_graph(run: RunInput, events: RunEvents, outcome: RunOutcome) -> Any:
+async def _run_graph(
+    run: RunInput, events: RunEvents, outcome: RunOutcome, delay: Callable[[], Awaitable[None]]
+) -> Any:
     """`execute_run`, on a graph of the run's own when it is served by a factory (which may fail as the
     run would: its error is the run's); what the factory's context opened closes with the run."""
     if run.delay_seconds > 0:  # `after_seconds`: watched meanwhile (heartbeat, cancel) as if running
-        await asyncio.sleep(run.delay_seconds)
+        await delay()
     async with contextlib.AsyncExitStack() as resources:
         if run.factory is not None:
             graph = await run.factory.build(run.config, resources, user=run.user, context=run.context, executing=True)
@@ -131,6 +148,7 @@ class RunManager:
         stale_seconds: float,
         tracing: Tracing | None = None,
         webhooks: Webhooks | None = None,
+        jobs: int = DEFAULT_JOBS_PER_WORKER,
     ) -> None:
         self.repo = repo
         self.webhooks = webhooks
@@ -145,22 +163,29 @@ class RunManager:
         self._local: dict[str, _Local] = {}
         self._freed = asyncio.Condition()
         self._background: set[asyncio.Task[None]] = set()
+        self.slots = RunSlots(jobs, None if metrics is None else metrics.run_slots_changed)
+        # the runs waiting here for a slot: run id → (its attempt, its slot's future, whether the
+        # database says it must stop waiting); `_keep_queued` polls and beats for them all
+        self._queued: dict[str, _Queued] = {}
+        self._keeper: asyncio.Task[None] | None = None
 
     # -- starting -----------------------------------------------------------------------------------
 
     def start(
         self, run: RunRecord, prepared: RunInput, *, temporary: bool = False, resumable: bool = False,
-        attempt: int = 1, first_event_id: int = 0,
+        attempt: int = 1, first_event_id: int = 0, slot: bool = False,
     ) -> RunEvents:
         """Drive `run` in the background; `temporary` threads (stateless runs) are deleted after. The
         events of a `resumable` run are all written to the database, so that any process can replay
         them after a `Last-Event-ID` once the run is over. A run taken over from a dead process
-        (`attempt` > 1) numbers its events after the `first_event_id` its earlier attempts wrote."""
+        (`attempt` > 1) numbers its events after the `first_event_id` its earlier attempts wrote. With
+        `slot` the run was admitted `running` with a slot taken for it (`slots.try_take`); else it
+        waits for one."""
         for gone in self.broker.forget_old():  # bounded memory: a run's state goes with its event log
             self._local.pop(gone, None)
         events = self.broker.open(run.run_id, first_event_id)
         task = asyncio.create_task(self._drive(run, prepared, events, temporary))
-        self._local[run.run_id] = _Local(task, events, shared=0 if resumable else None, attempt=attempt)
+        self._local[run.run_id] = _Local(task, events, shared=0 if resumable else None, attempt=attempt, slot=slot)
         return events
 
     def drives(self, run_id: str) -> bool:
@@ -185,30 +210,106 @@ class RunManager:
             await self.repo.request_cancel(run, "interrupt", reason)
             await self.cancel_local(run_id, "interrupt")
 
-    async def _admitted(self, run: RunRecord, attempt: int) -> bool:
-        """Wait until the database admits `run`; False if it was cancelled while pending, or its thread
-        was deleted meanwhile (its runs go with it), or another process took it over."""
+    async def _admitted(self, run: RunRecord, local: _Local) -> bool:
+        """Wait for a slot and until the database admits `run`; False if it was cancelled while pending,
+        or its thread was deleted meanwhile (its runs go with it), or another process took it over."""
         try:
-            return await self._claimed(run, attempt)
+            return await self._claimed(run, local)
         except ThreadGone:
             log.info("run %s does not start: its thread %s was deleted while it waited", run.run_id, run.thread_id)
             return False
 
-    async def _claimed(self, run: RunRecord, attempt: int) -> bool:
+    async def _claimed(self, run: RunRecord, local: _Local) -> bool:
         last_beat = time.monotonic()
-        while (rollbacks_left := await self.repo.claim(run, self.stale_seconds)) is None:
+        while True:
+            if not local.slot:
+                if not await self._slot_for(run, local):
+                    return False
+                local.slot = True
+            if run.status == "running":  # taken over from a dead process: claimed by it
+                return True
+            rollbacks_left = await self.repo.claim(run, self.stale_seconds)
+            if rollbacks_left is not None:
+                break
+            # its thread is busy: its slot goes to the next run meanwhile, and it queues again after
+            self._give_back(local)
             action, status, _ = await self.repo.cancel_state(run.run_id)
             if status != "pending" or action is not None:
                 return False
             if time.monotonic() - last_beat >= self.heartbeat_seconds:
                 last_beat = time.monotonic()
-                if not await self.repo.heartbeat(run.run_id, attempt):
+                if not await self.repo.heartbeat(run.run_id, local.attempt):
                     return False
             async with self._freed:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._freed.wait(), self.poll_seconds)
         await self.erase(rollbacks_left)  # before this run builds on the thread's state
         return True
+
+    async def _slot_for(self, run: RunRecord, local: _Local) -> bool:
+        """Wait, oldest run first, for a slot; False if the database says the run is no longer to wait
+        (cancelled, its thread deleted, or taken over by another process: then `LOST`)."""
+        future = self.slots.wait((run.created_at, run.run_id))
+        if future.done():
+            return True
+        queued = self._queued[run.run_id] = _Queued(local.attempt, future)
+        if self._keeper is None or self._keeper.done():
+            self._keeper = asyncio.create_task(self._keep_queued())
+        try:
+            await future
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():  # this run's task is cancelled
+                self.slots.leave(future)
+                raise
+            if queued.lost:
+                local.cancel_action = LOST
+            return False  # `_keep_queued` ended its wait
+        finally:
+            self._queued.pop(run.run_id, None)
+        return True
+
+    async def _keep_queued(self) -> None:
+        """While runs wait here for a slot: every poll, read them all at once and end the wait of those
+        cancelled, deleted or taken over elsewhere; every heartbeat, beat them all at once."""
+        last_beat = time.monotonic()
+        while self._queued:
+            await asyncio.sleep(self.poll_seconds)
+            try:
+                asked = list(self._queued)  # runs queued while the query runs are looked at next time
+                states = await self.repo.queued_states(asked)
+                for run_id, (action, status, attempt) in [(r, states.get(r, (None, "", 0))) for r in asked]:
+                    queued = self._queued.get(run_id)
+                    if queued is None or queued.future.done() or (action is None and status in ACTIVE and attempt == queued.attempt):
+                        continue
+                    queued.lost = action is None and status in ACTIVE  # another process drives it now
+                    self.slots.leave(queued.future)
+                if time.monotonic() - last_beat >= self.heartbeat_seconds:
+                    last_beat = time.monotonic()
+                    for attempt in {queued.attempt for queued in self._queued.values()}:
+                        ids = [run_id for run_id, queued in self._queued.items() if queued.attempt == attempt]
+                        await self.repo.heartbeat_queued(ids, attempt)
+            except Exception as exc:  # a database outage: the runs wait on, and it looks again
+                log.warning("the runs waiting for a slot could not be checked: %s", exc)
+
+    async def _after(self, run: RunRecord, local: _Local, seconds: float) -> None:
+        """`after_seconds`: the run sleeps without its slot (ten runs asked for in an hour kept every
+        other run of the process waiting that hour), then waits for one again, as the oldest it is
+        likely to be. Its thread stays its own meanwhile, as before."""
+        self._give_back(local)
+        await asyncio.sleep(seconds)
+        future = self.slots.wait((run.created_at, run.run_id))
+        try:
+            await future
+        except asyncio.CancelledError:
+            self.slots.leave(future)
+            raise
+        local.slot = True
+
+    def _give_back(self, local: _Local) -> None:
+        if local.slot:
+            local.slot = False
+            self.slots.give_back()
 
     async def erase(self, run_ids: list[str]) -> None:
         """Finish the rollback of runs whose process died before erasing them: their checkpoints
@@ -274,8 +375,8 @@ class RunManager:
                 local.claimed = run.status == "running"  # at its admission: its end frees the thread
                 return
             await events.put("metadata", {"run_id": run.run_id, "attempt": local.attempt})
-            # running: claimed at admission (or by the dead process this one took it over from)
-            if run.status != "running" and not await self._admitted(run, local.attempt):
+            # running with a slot: claimed at admission; running without: taken over from a dead process
+            if not (run.status == "running" and local.slot) and not await self._admitted(run, local):
                 return
             local.claimed = True
             local.started = time.perf_counter()
@@ -298,7 +399,10 @@ class RunManager:
                 self.metrics.run_ended(status, ran)
             if span is not None:
                 self.tracing.end_run(span, status, error)
-            await self._finish(run, status, error, local, temporary)
+            try:
+                await self._finish(run, status, error, local, temporary)
+            finally:
+                self._give_back(local)
             # as langgraph-api: a run that ran calls its webhook however it ended, but not when the
             # server stops under it (another process goes on with it, and calls it at the end)
             webhook = run.kwargs.get("webhook")
@@ -313,7 +417,8 @@ class RunManager:
             callbacks.append(self.tracing.callbacks(span))
         # a request's config is JSON, so it holds no callbacks of its own to keep
         observed = replace(prepared, config=traced_config(prepared.config, callbacks))
-        work = local.work = asyncio.create_task(_run_graph(observed, events, local.outcome))
+        delay = partial(self._after, run, local, prepared.delay_seconds)
+        work = local.work = asyncio.create_task(_run_graph(observed, events, local.outcome, delay))
         watcher = asyncio.create_task(self._watch(run.run_id, work))
         try:
             outcome = await work
@@ -455,3 +560,7 @@ class RunManager:
         for local in self._local.values():
             with contextlib.suppress(BaseException):
                 await local.task
+        if self._keeper is not None:
+            self._keeper.cancel()
+            with contextlib.suppress(BaseException):
+                await self._keeper

@@ -136,17 +136,28 @@ async def _start_run(
     }
     config = {**config, "run_id": UUID(run_id)}
 
-    run, _cancelled = await svc.repo.admit(
-        run_id=run_id,
-        thread_id=thread_id,
-        assistant_id=assistant["assistant_id"],
-        metadata=run_metadata,
-        kwargs=kwargs,
-        strategy=body.multitask_strategy,
-        owner=user.user_id,
-        assistant_version=version_of(assistant) if remembered else None,
-        same_thread=same_thread,
-    )
+    # A slot of this process's (runs/slots.py) taken now lets the admission claim the run at once; with
+    # none free (or runs waiting for one) it is admitted `pending` and waits for one, oldest first.
+    slot = svc.runs.slots.try_take()
+    try:
+        run, _cancelled = await svc.repo.admit(
+            run_id=run_id,
+            thread_id=thread_id,
+            assistant_id=assistant["assistant_id"],
+            metadata=run_metadata,
+            kwargs=kwargs,
+            strategy=body.multitask_strategy,
+            owner=user.user_id,
+            assistant_version=version_of(assistant) if remembered else None,
+            same_thread=same_thread,
+            claim=slot,
+        )
+    except BaseException:
+        if slot:
+            svc.runs.slots.give_back()
+        raise
+    if slot and run.status != "running":  # its thread is busy: the slot waits for no one meanwhile
+        svc.runs.slots.give_back()
     for other in _cancelled:
         await svc.runs.cancel_local(other, body.multitask_strategy)
     prepared = RunInput(
@@ -164,7 +175,9 @@ async def _start_run(
         durability=body.durability,
         delay_seconds=float(body.after_seconds or 0),
     )
-    svc.runs.start(run, prepared, temporary=temporary, resumable=body.stream_resumable)
+    svc.runs.start(
+        run, prepared, temporary=temporary, resumable=body.stream_resumable, slot=run.status == "running"
+    )
     return run, temporary
 
 

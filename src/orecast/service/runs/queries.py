@@ -19,7 +19,8 @@ ORDER BY r.created_at, r.run_id"""
 # PostgreSQL, `enqueue` and `reject`: the admission in one statement (sent after the thread's lock, in one
 # message: one implicit transaction). The run is inserted only if its assistant still has the version it
 # was prepared with and its thread is as it read it (`{same_thread}`: the store's condition, or `1 = 1`),
-# and for `reject` only on a free thread: `running` on a free thread, whose status becomes `busy`
+# and for `reject` only on a free thread: `running` on a free thread (unless the first `?` of the CASE,
+# its process has no free slot: runs/slots.py), whose status becomes `busy`
 # (`{thread}`: the store's statement on that condition), else `pending`; and only while the thread's row
 # exists, kept from a TTL sweep's or a delete's hands until the run is in (`{lock}`: the store's locking
 # query; a delete committed while it waited leaves it no row). Answers the run's status (NULL: not
@@ -33,7 +34,7 @@ ADMIT_RUN_AT_ONCE = f"""WITH locked AS ({{lock}}), active AS (
     ) AND {{same_thread}} AS yes
 ), inserted AS (
     INSERT INTO service_runs ({RUN_COLUMNS}, heartbeat_at, driver)
-    SELECT ?, ?, ?, CASE WHEN EXISTS (SELECT 1 FROM active) THEN 'pending' ELSE 'running' END,
+    SELECT ?, ?, ?, CASE WHEN ? OR EXISTS (SELECT 1 FROM active) THEN 'pending' ELSE 'running' END,
         ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?, ?
     WHERE (SELECT yes FROM unchanged) AND EXISTS (SELECT 1 FROM locked)
         AND NOT (? AND EXISTS (SELECT 1 FROM active))
@@ -106,6 +107,11 @@ SELECT_ATTEMPT = "SELECT attempt FROM service_runs WHERE run_id = ?"
 # The last event the run's earlier attempts wrote for other processes: the next attempt numbers on.
 SELECT_LAST_EVENT = "SELECT COALESCE(MAX(seq), 0) FROM service_run_events WHERE run_id = ?"
 SELECT_CANCEL = "SELECT cancel_action, status, shared_stream FROM service_runs WHERE run_id = ?"
+# The runs of a process waiting for a slot (runs/slots.py), all in one statement each poll, not one per
+# run: a batch of 2,000 runs waits without 2,000 queries a poll. `{ids}`: one `?` per run.
+SELECT_QUEUED = "SELECT run_id, cancel_action, status, attempt FROM service_runs WHERE run_id IN ({ids})"
+HEARTBEAT_QUEUED = """UPDATE service_runs SET heartbeat_at = ? WHERE attempt = ? AND status IN ('pending', 'running')
+    AND run_id IN ({ids})"""
 SHARE_STREAM = "UPDATE service_runs SET shared_stream = 1 WHERE run_id = ?"
 # a copy interrupted between commit and bookkeeping is simply written again
 INSERT_EVENT = """INSERT INTO service_run_events (run_id, seq, event, data) VALUES (?, ?, ?, ?)

@@ -39,6 +39,13 @@ class ThreadLockStatement(Protocol):
 TERMINAL = ("success", "error", "interrupted", "timeout")
 
 
+IDS_PER_STATEMENT = 500  # run ids in one `IN (…)`: far below every dialect's limit on parameters
+
+
+def _parts(run_ids: list[str]) -> list[list[str]]:
+    return [run_ids[n:n + IDS_PER_STATEMENT] for n in range(0, len(run_ids), IDS_PER_STATEMENT)]
+
+
 # The heartbeat of a released run: older than any stale limit.
 RELEASED_AT = datetime(1970, 1, 1, tzinfo=UTC).isoformat()
 
@@ -118,6 +125,7 @@ class RunRepo:
         owner: str | None,
         assistant_version: tuple[Any, Any] | None = None,
         same_thread: tuple[str, tuple[Any, ...]] | None = None,
+        claim: bool = True,
     ) -> tuple[RunRecord, list[str]]:
         """Insert a run under `strategy`; return it and the runs it asks to cancel.
 
@@ -128,7 +136,8 @@ class RunRepo:
         `reject` raises Conflict while the thread has a pending or running run; `interrupt` and
         `rollback` mark those runs for cancellation (their executors see it); `enqueue` just queues.
         On a thread with no pending or running run the run is inserted already claimed (`running`, its
-        thread `busy`): the claim costs no transaction of its own. Otherwise it is `pending`.
+        thread `busy`): the claim costs no transaction of its own. Otherwise, or without `claim` (its
+        process has no free slot to execute it now: runs/slots.py), it is `pending`.
 
         ThreadGone (a 404) if the thread's row is gone by the time the run would be in (a TTL sweep or
         a delete committed since the thread was read): nothing is written then. Either the run is in
@@ -145,9 +154,9 @@ class RunRepo:
         async def admission() -> tuple[str | None, list[tuple[str, str]]]:
             cancelled.clear()
             if isinstance(self.db, PostgresDb) and assistant_version is not None and strategy in ("enqueue", "reject"):
-                status, active_ids = await self._admit_at_once(inserted, assistant_version, same_thread)
+                status, active_ids = await self._admit_at_once(inserted, assistant_version, same_thread, claim)
                 return status, [(other, "") for other in active_ids]
-            return await self._admit(inserted, assistant_version, same_thread, cancelled)
+            return await self._admit(inserted, assistant_version, same_thread, cancelled, claim)
 
         status, active = await self._retrying(admission)
         if status is None:
@@ -164,7 +173,7 @@ class RunRepo:
 
     async def _admit(
         self, inserted: tuple[Any, ...], assistant_version: tuple[Any, Any] | None,
-        same_thread: tuple[str, tuple[Any, ...]] | None, cancelled: list[str],
+        same_thread: tuple[str, tuple[Any, ...]] | None, cancelled: list[str], claim: bool,
     ) -> tuple[str | None, list[tuple[str, str]]]:
         """`admit` in a transaction: (the run's status, None if refused; the active runs (id, status)),
         and the runs it cancels added to `cancelled`."""
@@ -187,17 +196,17 @@ class RunRepo:
                     else:
                         await tx.send(q.REQUEST_CANCEL, (strategy, reason, now, other_id))
                     cancelled.append(other_id)
-            status = "pending" if active else "running"
+            status = "pending" if active or not claim else "running"
             await tx.send(q.INSERT_RUN, (*inserted[:3], status, *inserted[3:]))
             # Last, as a run's end takes its row and then its thread's: no deadlock with one.
             await self._hold_thread(tx, thread_id)
-            if not active:
+            if status == "running":
                 await tx.send(*self.thread_status(thread_id, "busy", touch=False))
         return status, active
 
     async def _admit_at_once(
         self, inserted: tuple[Any, ...], assistant_version: tuple[Any, Any],
-        same_thread: tuple[str, tuple[Any, ...]] | None,
+        same_thread: tuple[str, tuple[Any, ...]] | None, claim: bool,
     ) -> tuple[str | None, list[str]]:
         """PostgreSQL, `enqueue` or `reject`: `admit` in one statement after the thread's lock, one
         message (`ADMIT_RUN_AT_ONCE`): (the run's status, None if refused; the active runs' ids)."""
@@ -211,8 +220,8 @@ class RunRepo:
         row = await self.db.fetchone_locked(
             thread_id,
             q.ADMIT_RUN_AT_ONCE.format(lock=lock, same_thread=condition, thread=busy),
-            (*lock_params, thread_id, assistant_id, *assistant_version, *condition_params, *inserted,
-             strategy == "reject", *busy_params),
+            (*lock_params, thread_id, assistant_id, *assistant_version, *condition_params, *inserted[:3],
+             not claim, *inserted[3:], strategy == "reject", *busy_params),
         )
         assert row is not None
         status, unchanged, active_ids, exists = row
@@ -301,6 +310,27 @@ class RunRepo:
         async with self.db.read() as tx:
             row = await tx.fetchone(q.SELECT_CANCEL, (run_id,))
         return (row[0], row[1], bool(row[2])) if row else (None, None, False)
+
+    async def queued_states(self, run_ids: list[str]) -> dict[str, tuple[str | None, str, int]]:
+        """run id → (cancel action, status, attempt) of these runs (one gone is left out), a few
+        statements in all."""
+        found: dict[str, tuple[str | None, str, int]] = {}
+        async with self.db.read() as tx:
+            for part in _parts(run_ids):
+                sql = q.SELECT_QUEUED.format(ids=", ".join("?" for _ in part))
+                for run_id, action, status, attempt in await tx.fetchall(sql, part):
+                    found[run_id] = (action, status, int(attempt))
+        return found
+
+    async def heartbeat_queued(self, run_ids: list[str], attempt: int) -> None:
+        """`heartbeat` of many runs of one attempt at once (a run taken over meanwhile is left alone)."""
+        async def beat() -> None:
+            now = now_iso()
+            async with self.db.transaction() as tx:
+                for part in _parts(run_ids):
+                    await tx.send(q.HEARTBEAT_QUEUED.format(ids=", ".join("?" for _ in part)), (now, attempt, *part))
+
+        await self._retrying(beat)
 
     async def share_stream(self, run_id: str) -> None:
         """Ask the process driving the run to write its events here (it notices at its next poll)."""

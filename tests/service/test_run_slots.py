@@ -1,0 +1,274 @@
+"""At most `jobs_per_worker` runs execute at once in a process (LangGraph's N_JOBS_PER_WORKER); the others
+stay `pending` and start oldest first as slots free up, on SQLite and PostgreSQL. Before, a batch of
+2,000 runs executed 2,000 graphs at once."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from orecast.service.runs.slots import RunSlots
+from tests.conftest import new_mysql_database
+from tests.service import echo_graph
+from tests.service.conftest import ECHO, ECHO_FILE, Server, new_pg_schema, say, settings_for
+
+COUNTED = "counted"
+JOBS = 2
+
+
+def database(
+    db_url: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> str:
+    """An empty database of `db_url`'s kind (tests/service/test_mysql_service.py runs these on MySQL)."""
+    if db_url.startswith("sqlite"):
+        return f"sqlite:///{tmp_path_factory.mktemp('slots') / 'orecast.sqlite3'}"
+    if db_url.startswith("mysql"):
+        return new_mysql_database(request.getfixturevalue("mysql_databases"))
+    return new_pg_schema(request.getfixturevalue("postgres_url"))
+
+
+def slotted(url: str, jobs: int = JOBS) -> Server:
+    graphs = {ECHO: f"{ECHO_FILE}:graph", COUNTED: "tests.service.echo_graph:counted"}
+    return Server.start(settings_for(url, graphs=graphs, analyst=False, jobs_per_worker=jobs))
+
+
+@pytest.fixture(scope="module")
+def slots_url(
+    db_url: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> str:
+    return database(db_url, request, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def slots_server(slots_url: str) -> Iterator[Server]:
+    running = slotted(slots_url)
+    yield running
+    running.stop()
+
+
+@pytest.fixture(autouse=True)
+def _count_afresh() -> None:
+    echo_graph.INSIDE.update(now=0, peak=0)
+
+
+def held_run(http: httpx.Client, hold: Path, text: str = "hi") -> tuple[str, str]:
+    """(thread id, run id) of a background run of `counted` on a new thread, kept in its node while
+    `hold` exists."""
+    hold.touch()
+    thread_id = http.post("/threads", json={}).json()["thread_id"]
+    run = http.post(
+        f"/threads/{thread_id}/runs",
+        json={"assistant_id": COUNTED, "input": {**say(text), "hold": str(hold)}},
+    )
+    assert run.status_code == 200, run.text
+    return thread_id, run.json()["run_id"]
+
+
+def statuses(http: httpx.Client, runs: list[tuple[str, str]]) -> list[str]:
+    return [http.get(f"/threads/{t}/runs/{r}").json()["status"] for t, r in runs]
+
+
+def until(check: Any, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def gauges(http: httpx.Client) -> dict[str, float]:
+    text = http.get("/metrics").text
+    return {
+        m[1]: float(m[2])
+        for m in re.finditer(r'^orecast_runs_in_process\{state="(\w+)"\} (\S+)$', text, re.M)
+    }
+
+
+def test_runs_past_the_limit_wait_pending_and_start_oldest_first(
+    slots_server: Server, tmp_path: Path
+) -> None:
+    with httpx.Client(base_url=slots_server.url, timeout=30) as http:
+        holds = [tmp_path / f"hold{n}" for n in range(6)]
+        runs = [held_run(http, hold, f"q{n}") for n, hold in enumerate(holds)]
+        until(lambda: statuses(http, runs) == ["running"] * JOBS + ["pending"] * 4)
+        until(lambda: echo_graph.INSIDE["now"] == JOBS)
+        assert gauges(http) == {"executing": 2.0, "queued": 4.0}
+
+        # a pending run is cancelled where it waits; its slot's place goes to the next
+        thread_id, run_id = runs[5]
+        assert http.post(f"/threads/{thread_id}/runs/{run_id}/cancel?wait=1").status_code in (
+            200,
+            202,
+            204,
+        )
+        until(lambda: statuses(http, runs[5:]) == ["interrupted"])
+        until(lambda: gauges(http)["queued"] == 3.0)
+
+        # each slot freed goes to the oldest pending run, whatever finishes first
+        holds[1].unlink()
+        until(
+            lambda: (
+                statuses(http, runs)
+                == ["running", "success", "running", "pending", "pending", "interrupted"]
+            )
+        )
+        holds[0].unlink()
+        until(
+            lambda: (
+                statuses(http, runs)[:5] == ["success", "success", "running", "running", "pending"]
+            )
+        )
+        for hold in holds:
+            hold.unlink(missing_ok=True)
+        until(lambda: statuses(http, runs) == ["success"] * 5 + ["interrupted"])
+        assert echo_graph.INSIDE["peak"] == JOBS
+        assert gauges(http) == {"executing": 0.0, "queued": 0.0}
+        never_ran = http.get(f"/threads/{runs[5][0]}/state").json()["values"]
+        assert not never_ran.get("messages"), never_ran
+
+
+async def test_wait_join_and_stream_of_a_run_pending_for_a_slot(
+    slots_server: Server, tmp_path: Path
+) -> None:
+    """/runs/wait, a join and a stream of a run that waits for a slot wait for it, then answer its end."""
+    with httpx.Client(base_url=slots_server.url, timeout=30) as http:
+        holds = [tmp_path / f"hold{n}" for n in range(JOBS)]
+        busy = [held_run(http, hold) for hold in holds]
+        until(lambda: statuses(http, busy) == ["running"] * JOBS)
+        thread_id = http.post("/threads", json={}).json()["thread_id"]
+        queued = http.post(
+            f"/threads/{thread_id}/runs", json={"assistant_id": ECHO, "input": say("later")}
+        ).json()
+        assert queued["status"] == "pending"
+    async with httpx.AsyncClient(base_url=slots_server.url, timeout=60) as client:
+        waited = asyncio.create_task(
+            client.post("/runs/wait", json={"assistant_id": ECHO, "input": say("stateless")})
+        )
+        joined = asyncio.create_task(
+            client.get(f"/threads/{thread_id}/runs/{queued['run_id']}/join")
+        )
+
+        async def streamed() -> str:
+            async with client.stream(
+                "GET", f"/threads/{thread_id}/runs/{queued['run_id']}/stream"
+            ) as answer:
+                return "".join([chunk async for chunk in answer.aiter_text()])
+
+        stream = asyncio.create_task(streamed())
+        await asyncio.sleep(1.0)
+        assert not (waited.done() or joined.done() or stream.done()), (
+            "they answered before the run ran"
+        )
+        for hold in holds:
+            hold.unlink()
+        waited_answer, joined_answer, events = await asyncio.wait_for(
+            asyncio.gather(waited, joined, stream), 60
+        )
+    assert [m["content"] for m in waited_answer.json()["messages"]][-1] == "echo: stateless"
+    assert [m["content"] for m in joined_answer.json()["messages"]] == ["later", "echo: later"]
+    assert (
+        events.startswith("event: metadata")
+        and "event: values" in events
+        and "echo: later" in events
+    )
+
+
+def test_each_replica_executes_at_most_its_own_limit(
+    slots_url: str, slots_server: Server, tmp_path: Path
+) -> None:
+    """Two processes on one database: each executes its own limit's runs, no more, and queues the rest."""
+    other = slotted(slots_url)
+    try:
+        with (
+            httpx.Client(base_url=slots_server.url, timeout=30) as first,
+            httpx.Client(base_url=other.url, timeout=30) as second,
+        ):
+            holds = [tmp_path / f"hold{n}" for n in range(6)]
+            mine = [held_run(first, hold) for hold in holds[:3]]
+            theirs = [held_run(second, hold) for hold in holds[3:]]
+            until(lambda: statuses(first, mine + theirs) == ["running", "running", "pending"] * 2)
+            until(lambda: echo_graph.INSIDE["now"] == 2 * JOBS)
+            for hold in holds:
+                hold.unlink()
+            until(lambda: statuses(first, mine + theirs) == ["success"] * 6)
+    finally:
+        other.stop()
+
+
+@pytest.mark.slow
+def test_a_batch_of_200_runs_executes_10_at_a_time(db_url: str, request, tmp_path_factory) -> None:
+    """The measure of docs/service.md: 200 runs in one `POST /runs/batch`, the default limit of 10."""
+    running = slotted(database(db_url, request, tmp_path_factory), jobs=10)
+    try:
+        with httpx.Client(base_url=running.url, timeout=60) as http:
+            items = [
+                {
+                    "assistant_id": COUNTED,
+                    "input": {**say(f"q{n}"), "delay": 0.25},
+                    "on_completion": "keep",
+                }
+                for n in range(200)
+            ]
+            started = time.perf_counter()
+            runs = http.post("/runs/batch", json=items).json()
+            assert len(runs) == 200
+            threads = [r["thread_id"] for r in runs]
+            until(
+                lambda: (
+                    echo_graph.INSIDE["now"] == 0
+                    and gauges(http)["queued"] == 0
+                    and gauges(http)["executing"] == 0
+                ),
+                120,
+            )
+            took = time.perf_counter() - started
+            ended = statuses(http, [(t, r["run_id"]) for t, r in zip(threads, runs, strict=True)])
+        assert ended == ["success"] * 200
+        assert echo_graph.INSIDE["peak"] == 10
+        print(f"200 runs, 10 slots: peak {echo_graph.INSIDE['peak']} executing, {took:.1f} s")
+    finally:
+        running.stop()
+
+
+async def test_slots_go_oldest_first_and_a_run_that_leaves_gives_its_place() -> None:
+    seen: list[tuple[int, int]] = []
+    slots = RunSlots(1, lambda executing, waiting: seen.append((executing, waiting)))
+    assert slots.try_take() and not slots.try_take()
+    late, early, middle = slots.wait(("3", "c")), slots.wait(("1", "a")), slots.wait(("2", "b"))
+    assert not slots.try_take(), "runs wait for a slot: a new one does not go before them"
+    slots.leave(middle)
+    slots.give_back()
+    assert early.done() and middle.cancelled() and not late.done()
+    slots.give_back()
+    assert late.done()
+    slots.leave(late)  # given a slot, then cancelled before it ran: the slot is free again
+    assert (slots.executing, slots.waiting) == (0, 0) and seen[-1] == (0, 0)
+    assert slots.try_take()
+
+
+def test_a_run_started_later_waits_without_its_slot(slots_server: Server) -> None:
+    """`after_seconds` runs sleep without a slot: the runs asked for after them execute meanwhile (they
+    kept every slot for their delay, and the process executed nothing else)."""
+    with httpx.Client(base_url=slots_server.url, timeout=30) as http:
+        later = []
+        for _ in range(JOBS):
+            thread_id = http.post("/threads", json={}).json()["thread_id"]
+            body = {"assistant_id": ECHO, "input": say("later"), "after_seconds": 600}
+            later.append(
+                (thread_id, http.post(f"/threads/{thread_id}/runs", json=body).json()["run_id"])
+            )
+        until(lambda: gauges(http)["executing"] == 0)
+        started = time.monotonic()
+        now = http.post("/runs/wait", json={"assistant_id": ECHO, "input": say("now")})
+        assert (
+            now.json()["messages"][-1]["content"] == "echo: now" and time.monotonic() - started < 20
+        )
+        for thread_id, run_id in later:
+            assert http.post(f"/threads/{thread_id}/runs/{run_id}/cancel?wait=1").status_code == 200
+        assert statuses(http, later) == ["interrupted"] * JOBS
