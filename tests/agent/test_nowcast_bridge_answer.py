@@ -58,3 +58,14 @@ async def test_a_forecast_says_which_months_the_futures_carried_over(
     line = next(line for line in turn.text.splitlines() if all(w in line for w in words))
     assert month.date().isoformat() in line
     assert_number(line, value)
+
+
+async def test_the_past_months_still_forecast_are_told_apart_from_the_carried_over(
+    agent: Any, thread_id: str
+) -> None:
+    # Was: "the first 4 periods (2026-06-01 to 2026-09-01) … are still forecasts", the 3 carried over too.
+    last, _ = carried_over()
+    turn = await run_turn(agent, thread_id, "世界银行铁矿石价格9月份是多少")
+    note = next(line for line in turn.text.splitlines() if "仍是预测值" in line)
+    after = (last + pd.offsets.MonthBegin(1)).date().isoformat()
+    assert after in note and "2026-06-01" not in note

@@ -947,13 +947,19 @@ def forecast(p: dict[str, Any], zh: bool, focus: str | None = None, *, average: 
             f"forecasts too ({gap.get('date')}: {level(_mean(gap), unit)}, 80% range {fmt(lo80, digits)} – "
             f"{fmt(hi80, digits)}). The time you asked about starts on {focus}, after them, so its "
             "ranges are wider.")
-    elif past and not carried.issuperset(past):
+    elif uncarried := [d for d in past if d not in carried]:
+        span = uncarried[0] if len(uncarried) == 1 else \
+            f"{uncarried[0]} 至 {uncarried[-1]}" if zh else f"{uncarried[0]} to {uncarried[-1]}"
         lines.append(
-            f"- 注意：数据只到 {last_obs.get('date')}，所以前 {len(past)} 期（{past[0]} 至 {past[-1]}）"
-            f"已早于今天，但本地还没有这些期间的实际数据；它们仍是预测值。" if zh else
-            f"- Note: the data ends on {last_obs.get('date')}, so the first {len(past)} period(s) "
-            f"({past[0]} to {past[-1]}) are already in the past but have no actual data here; "
-            "they are still forecasts.")
+            (f"- 注意：数据只到 {last_obs.get('date')}，所以前 {len(past)} 期（{span}）"
+             f"已早于今天，但本地还没有这些期间的实际数据；它们仍是预测值。" if zh else
+             f"- Note: the data ends on {last_obs.get('date')}, so the first {len(past)} period(s) "
+             f"({span}) are already in the past but have no actual data here; they are still forecasts.")
+            if len(uncarried) == len(past) else
+            (f"- 注意：{span} 已早于今天，但本序列和期货都还没有这{'些期间' if len(uncarried) > 1 else '一期'}的数据；"
+             "它仍是预测值，不是推算。" if zh else
+             f"- Note: {span} {'are' if len(uncarried) > 1 else 'is'} already in the past but neither this series "
+             "nor the futures have data for it here: it is still a forecast, not carried over."))
     if asked_for is None and past and rows and len(past) >= len(rows):
         # A horizon counted from stale data: every period shown is before today, none is ahead of it.
         lines.append(
