@@ -313,6 +313,22 @@ def _moves_lines(p: dict[str, Any], moves: str, zh: bool) -> list[str]:
     unit = p.get("unit", "")
     series = str(p.get("series"))
     word = _PERIOD_WORD.get(cat.frequency(series) if series in cat.catalogue() else "", ("单期", "one-period"))
+
+    def one(m: dict[str, Any]) -> str:
+        if m.get("change_pct") is None:  # a diffusion index (PMI): points, not a level in its unit
+            by = points(m.get("change"), zh)
+            return (f"{m.get('date')} {by}（从 {m.get('previous_date')} 的 {fmt(m.get('previous'))} 到 "
+                    f"{fmt(m.get('value'))}）" if zh else
+                    f"{m.get('date')} {by} (from {fmt(m.get('previous'))} on {m.get('previous_date')} to "
+                    f"{fmt(m.get('value'))})")
+        size = pct(m.get("change_pct")) + "，" if m.get("change_pct") is not None and zh else \
+            pct(m.get("change_pct")) + ", " if m.get("change_pct") is not None else ""
+        if zh:
+            return (f"{m.get('date')} {size}{signed(m.get('change'), unit)}（从 {m.get('previous_date')} 的 "
+                    f"{level(m.get('previous'), unit)} 到 {level(m.get('value'), unit)}）")
+        return (f"{m.get('date')} {size}{signed(m.get('change'), unit)} (from {level(m.get('previous'), unit)} on "
+                f"{m.get('previous_date')} to {level(m.get('value'), unit)})")
+
     out: list[str] = []
     for key, zh_word, en_word in (("rises", "涨幅", "rise"), ("falls", "跌幅", "fall")):
         if moves not in ("both", key):
@@ -323,21 +339,6 @@ def _moves_lines(p: dict[str, Any], moves: str, zh: bool) -> list[str]:
                        f"- 这段时间没有一次{word[0]}下跌。" if zh else f"- No {word[1]} {en_word} in this period.")
             continue
 
-        def one(m: dict[str, Any]) -> str:
-            if m.get("change_pct") is None:  # a diffusion index (PMI): points, not a level in its unit
-                by = points(m.get("change"), zh)
-                return (f"{m.get('date')} {by}（从 {m.get('previous_date')} 的 {fmt(m.get('previous'))} 到 "
-                        f"{fmt(m.get('value'))}）" if zh else
-                        f"{m.get('date')} {by} (from {fmt(m.get('previous'))} on {m.get('previous_date')} to "
-                        f"{fmt(m.get('value'))})")
-            size = pct(m.get("change_pct")) + "，" if m.get("change_pct") is not None and zh else \
-                pct(m.get("change_pct")) + ", " if m.get("change_pct") is not None else ""
-            if zh:
-                return (f"{m.get('date')} {size}{signed(m.get('change'), unit)}（从 {m.get('previous_date')} 的 "
-                        f"{level(m.get('previous'), unit)} 到 {level(m.get('value'), unit)}）")
-            return (f"{m.get('date')} {size}{signed(m.get('change'), unit)} (from {level(m.get('previous'), unit)} on "
-                    f"{m.get('previous_date')} to {level(m.get('value'), unit)})")
-
         head, rest = found[0], found[1:]
         if zh:
             out.append(f"- **最大{word[0]}{zh_word}**：{one(head)}" +
@@ -345,11 +346,21 @@ def _moves_lines(p: dict[str, Any], moves: str, zh: bool) -> list[str]:
         else:
             out.append(f"- **Largest {word[1]} {en_word}**: {one(head)}" +
                        (f"; next: {'; '.join(one(m) for m in rest)}" if rest else ""))
+    rolls = [m for m in p["largest_moves"].get("rolls_left_out") or []
+             if moves == "both" or (moves == "rises") == ((m.get("change") or 0) > 0)]
+    if rolls:
+        listed = "；".join(one(m) for m in rolls) if zh else "; ".join(one(m) for m in rolls)
+        out.append(f"- 已排除 {len(rolls)} 个疑似换月日（持仓量一天跳变约 15% 以上且开盘跳空 3% 以上：主力合约换成了另一个合约，"
+                   f"价格跳到新合约的水平，不是市场真实涨跌）：{listed}" if zh else
+                   f"- Left out: {len(rolls)} likely contract-roll day(s) (open interest jumped by about 15% or more and the price "
+                   f"gapped over 3% at the open: the main contract changed, and the price jumped to the new contract's "
+                   f"level, which is no market move): {listed}")
     if p.get("series") in _CONTINUOUS:
-        out.append("- 注意：这是连续主力合约，没有做换月调整；换月那天价格会跳到新合约的水平（铁矿石常有较大贴水），"
-                   "那样的“涨跌”不是市场真实变动，用这些日期前请核对是否是换月日。" if zh else
-                   "- Note: this is the continuous main contract, not roll-adjusted: on a roll day the price jumps to "
-                   "the new contract's level, which is not a market move; check whether a date is a roll before using it.")
+        out.append("- 注意：这是连续主力合约，没有做换月调整；换月日是按持仓量和开盘跳空推断的，价差小的换月可能没有识别出，"
+                   "用这些日期前请核对是否是换月日。" if zh else
+                   "- Note: this is the continuous main contract, not roll-adjusted; roll days are inferred from the open "
+                   "interest and the opening gap, and a roll with a small spread may not be found: check whether a date "
+                   "is a roll before using it.")
     return out
 
 

@@ -1,0 +1,82 @@
+"""Answers a sixth QA pass found wrong (asked on Monday 2026-12-07, as a user would).
+
+Every expected number is recomputed here with pandas from the bundled CSVs, not read from the tools.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import orecast.market as market_pkg
+from tests.agent.conftest import run_turn
+
+TODAY = date(2026, 12, 7)
+DATA = Path(market_pkg.__file__).parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def pinned_today(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ORECAST_TODAY", TODAY.isoformat())
+
+
+def _futures(file: str) -> pd.DataFrame:
+    frame = pd.read_csv(DATA / file, index_col="date", parse_dates=True)
+    frame["price"] = frame["settle_cny_per_t"].fillna(frame["close_cny_per_t"])
+    return frame
+
+
+def _settles(file: str) -> pd.Series:
+    return _futures(file)["price"].dropna()
+
+
+def _wb_iron_ore() -> pd.Series:
+    raw = pd.read_csv(DATA / "iron_ore_monthly_worldbank.csv", index_col="date", parse_dates=True)
+    return raw.loc["2006-01-01":, "iron_ore_price"]
+
+
+async def test_a_years_volatility_counts_its_first_change(agent: Any, thread_id: str) -> None:
+    # Was: 16.09 %, from 2025's own prices, leaving out the move from 2024-12-31 to 2025-01-02.
+    turn = await run_turn(agent, thread_id, "2025年铁矿石期货波动率")
+    dce = _settles("dce_iron_ore_futures_daily.csv")
+    rets = np.log(dce).diff()["2025"]
+    assert rets.index[0] == pd.Timestamp("2025-01-02") and not np.isnan(rets.iloc[0])
+    vol = float(rets.std(ddof=1) * np.sqrt(252) * 100)
+    without_first = float(rets.iloc[1:].std(ddof=1) * np.sqrt(252) * 100)
+    assert f"{vol:.2f}" != f"{without_first:.2f}"
+    assert f"年化波动率 {vol:.2f}%" in turn.text
+
+
+@pytest.mark.parametrize(
+    ("question", "file"),
+    [
+        ("铁矿石期货历史上最大的单日跌幅", "dce_iron_ore_futures_daily.csv"),
+        ("What was rebar's largest one-day move?", "shfe_rebar_futures_daily.csv"),
+    ],
+)
+async def test_roll_days_are_no_largest_moves(
+    agent: Any, thread_id: str, question: str, file: str
+) -> None:
+    # Was: 2017-03-22's -14.94 % as iron ore's largest fall, the day the main contract rolled from the
+    # May to the September contract (beyond the daily limit: no contract fell that much).
+    turn = await run_turn(agent, thread_id, question)
+    frame = _futures(file)
+    price = frame["price"]
+    change = (price / price.shift(1) - 1) * 100
+    jump = np.log(frame["open_interest_lots"].where(frame["open_interest_lots"] > 0)).diff().abs()
+    gap = (frame["open_cny_per_t"] / frame["close_cny_per_t"].shift(1) - 1).abs()
+    roll = (jump >= 0.14) & (gap >= 0.03)
+    kept = change[~roll].dropna()
+    zh = "铁" in question
+    head = "最大单日跌幅" if zh else "Largest one-day fall"
+    line = next(x for x in turn.text.splitlines() if head in x)
+    assert f"{kept.idxmin().date()} {kept.min():+.2f}%" in line
+    biggest_roll = change[roll].abs().idxmax()
+    assert str(biggest_roll.date()) not in line  # a roll, listed apart as one
+    rolls = next(x for x in turn.text.splitlines() if ("疑似换月日" in x or "contract-roll" in x))
+    assert f"{biggest_roll.date()} {change[biggest_roll]:+.2f}%" in rolls
