@@ -291,18 +291,24 @@ class Planner:
             target = scope.forecast_target((series or [DEFAULT_SERIES])[0], q.start, q.end)
         gap = None
         fresher = None
+        plan: Plan | None = None
         if target is None and series in ([], [DEFAULT_SERIES]) and not scope.asks_benchmark(q.text) \
                 and intents[0] in ("latest", "history", "describe", "chart"):
             # "2026年7月铁矿石价格": past the World Bank's last month, but the futures traded then.
             fresher = scope.fresher_note(DEFAULT_SERIES, FRESHER, q.start, q.end, q.zh)
             series = [FRESHER] if fresher else series
-        if target is None and intents[0] in ("latest", "history", "describe", "chart"):
-            # "上个月的价格" when the data ends before last month: no value, but a forecast of it.
+        if target is None and intents[0] in ("latest", "history", "describe", "chart") and \
+                scope.one_month(q.start, q.end) and scope.gap_target((series or [DEFAULT_SERIES])[0], q.start, q.end):
+            # "上个月的价格" when the data ends before last month: as a day past the data's end is
+            # answered, the nearest earlier month with data, said not to be the month asked.
+            plan = self._month_before_data(q, intents, series or [DEFAULT_SERIES])
+        elif target is None and intents[0] in ("latest", "history", "describe", "chart"):
+            # "上周的价格" when the data ends before last week: no value, but a forecast of it.
             gap = target = scope.gap_target((series or [DEFAULT_SERIES])[0], q.start, q.end)
         if target is not None and intents[0] in ("latest", "history", "describe", "forecast", "chart"):
             # "2027年的价格", "明天的价格": no data holds a future period; a forecast to it does.
             plan = self._forecast_to(q, series or [DEFAULT_SERIES], target, gap=gap is not None)
-        else:
+        elif plan is None:
             plan = self._plan_dated(q, intents, series, ctx)
         if daily_note:
             plan.notes.insert(0, daily_note)
@@ -333,6 +339,26 @@ class Planner:
         plan = self._plan_dated(q, ["history"], [s], Context([], None, None, None))
         plan.notes.insert(0, note)
         return plan
+
+    def _month_before_data(self, q: Query, intents: list[str], series: list[str]) -> Plan:
+        """Each series (at most four) over the last month it has data in, with a note that this is
+        not the month asked. Iron ore unnamed is both its series: the futures' month is nearer, the
+        World Bank's is in dollars."""
+        asked = scope.one_month(q.start, q.end) or ""
+        if series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text):
+            series = [FRESHER, DEFAULT_SERIES]
+        # A month's "price" is its prices (high, low, mean); "均价" keeps its statistics.
+        intent = "history" if intents[0] == "latest" else intents[0]
+        plans = []
+        for s in dict.fromkeys(series[:4]):
+            if scope.gap_target(s, q.start, q.end) is None:
+                plans.append(self._plan_dated(q, [intent], [s], Context([], None, None, None)))
+                continue
+            first, last = scope.month_with_data(s)
+            plan = self._plan_dated(replace(q, start=first, end=last), [intent], [s], Context([], None, None, None))
+            plan.notes.insert(0, scope.month_after_data(s, asked, q.zh))
+            plans.append(plan)
+        return _together(plans)
 
     def _named_days(self, q: Query, series: list[str]) -> Plan | None:
         """`_named_day` for each series (at most four), in one plan; None when one of them is not a

@@ -239,7 +239,9 @@ def partial_note(series: str, start: str | None, end: str | None, zh: bool) -> s
     if facts is None or not facts.end or not end:
         return None
     last, hi = pd.Timestamp(facts.end), bound(end, True)
-    if hi <= last or (start and bound(start, False) > last):
+    # A monthly average dated the 1st covers its whole month ("2026年5月" on data to 2026-05-01).
+    covered = last + pd.offsets.MonthEnd(0) if facts.frequency == "monthly" else last
+    if hi <= covered or (start and bound(start, False) > last):
         return None
     period = f"{bound(start).date() if start else facts.start} – {hi.date().isoformat()}"
     return (f"你问的时期是 {period}，但我的{cat.name(series, True)}数据只到 {facts.end}：下面的数字只覆盖到 "
@@ -383,6 +385,41 @@ def fresher_note(series: str, fresher: str, start: str | None, end: str | None, 
 
 
 UNIT_ZH_SHORT = {"CNY/t": "元/吨", "US$/dmt": "美元/干吨"}
+
+
+def one_month(start: str | None, end: str | None) -> str | None:
+    """"YYYY-MM" when [start, end] lies in one calendar month ("上个月", "2026年9月"), else None."""
+    if not start:
+        return None
+    lo, hi = bound(start), bound(end or start, True)
+    return lo.strftime("%Y-%m") if lo.to_period("M") == hi.to_period("M") else None
+
+
+def month_with_data(series: str) -> tuple[str, str]:
+    """The last calendar month `series` has data in: its first day and the data's last day in it
+    (daily data), or the month itself ("2026-05") for a monthly value."""
+    end = pd.Timestamp(cat.catalogue()[series].end)
+    if cat.frequency(series) != "daily":
+        return end.strftime("%Y-%m"), end.strftime("%Y-%m")
+    return end.replace(day=1).date().isoformat(), end.date().isoformat()
+
+
+def month_after_data(series: str, asked: str, zh: bool) -> str:
+    """"2026年9月铁矿石期货价格" when the data ends before it: no value for that month, and the
+    nearest earlier month that has data (part of it for daily data), said not to be the month asked."""
+    first, last = month_with_data(series)
+    month = first[:7]
+    whole = cat.frequency(series) != "daily" or pd.Timestamp(last) == pd.Timestamp(first) + pd.offsets.MonthEnd(0)
+    last = cat.catalogue()[series].end
+    nm_zh, nm_en = cat.name(series, True), cat.name(series, False)
+    if zh:
+        part = "" if whole else f"（只到 {last}，不是整月）"
+        return (f"我的{nm_zh}数据只到 {last}，没有 {asked} 的数据；下面是它之前最近一个有数据的月份 {month}{part}"
+                f"的数据，不是你问的那个月。要看模型对 {asked} 的估计（带区间），可以问“预测{asked}{nm_zh}”。")
+    part = "" if whole else f" (to {last} only, not the whole month)"
+    return (f"My {nm_en} data ends on {last}, so there is no data for {asked}; below is the nearest earlier "
+            f"month with data, {month}{part}, not the month you asked about. For the model's estimate of "
+            f"{asked} (with ranges), ask 'forecast {nm_en} for {asked}'.")
 
 
 def gap_note(series: str, start: str, end: str | None, zh: bool) -> str:
