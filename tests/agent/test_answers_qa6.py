@@ -80,3 +80,25 @@ async def test_roll_days_are_no_largest_moves(
     assert str(biggest_roll.date()) not in line  # a roll, listed apart as one
     rolls = next(x for x in turn.text.splitlines() if ("疑似换月日" in x or "contract-roll" in x))
     assert f"{biggest_roll.date()} {change[biggest_roll]:+.2f}%" in rolls
+
+
+@pytest.mark.parametrize(("question", "year"), [("今年铁矿石和螺纹钢谁涨得多", "2026"),
+                                                ("2025年铁矿石和螺纹钢谁涨得多", "2025")])
+async def test_ore_against_rebar_over_a_period_is_the_futures_on_the_same_days(
+        agent: Any, thread_id: str, question: str, year: str) -> None:
+    # Was: the World Bank's monthly averages (for 2026 to May only) against rebar's daily settles to August.
+    turn = await run_turn(agent, thread_id, question)
+    assert [c.args["series"] for c in turn.calls] == ["dce_iron_ore_daily", "shfe_rebar_daily"]
+    ore = _settles("dce_iron_ore_futures_daily.csv")[year]
+    rebar = _settles("shfe_rebar_futures_daily.csv")[year]
+    assert ore.index[-1] == rebar.index[-1]
+    line = next(x for x in turn.text.splitlines() if x.startswith("区间涨跌对比"))
+    for values in (ore, rebar):
+        assert f"{(values.iloc[-1] / values.iloc[0] - 1) * 100:+.2f}%（{values.index[0].date()} 至 {values.index[-1].date()}）" in line
+    assert "世界银行月度均价" in turn.text  # why the futures
+
+
+async def test_the_world_bank_against_rebar_says_where_they_overlap(agent: Any, thread_id: str) -> None:
+    turn = await run_turn(agent, thread_id, "世界银行铁矿石和螺纹钢今年谁涨得多")
+    wb, rebar = _wb_iron_ore()["2026"], _settles("shfe_rebar_futures_daily.csv")["2026"]
+    assert f"只在 {rebar.index[0].date()} 至 {wb.index[-1].date()} 重叠" in turn.text

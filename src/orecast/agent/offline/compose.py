@@ -477,9 +477,12 @@ def change_ranking(payloads: list[dict[str, Any]], zh: bool, asked: str = "") ->
     periods = {(a, b) for _, _, a, b in ranked}
     note = ""
     if len(periods) > 1:  # a monthly average against daily settles: first and last days differ
-        note = ("注意：各序列的起止日期不同（月度均价按月、期货按交易日），对比只是近似。" if zh else
+        lo, hi = max(str(a) for a, _ in periods), min(str(b) for _, b in periods)
+        shared = (f"它们只在 {lo} 至 {hi} 重叠，" if zh else f" They overlap only from {lo} to {hi},") if lo < hi \
+            else ("它们的日期没有重叠，" if zh else " Their dates do not overlap,")
+        note = (f"注意：各序列的起止日期不同（月度均价按月、期货按交易日），{shared}对比只是近似。" if zh else
                 " Note: the series start and end on different dates (monthly averages against daily "
-                "settles), so the comparison is approximate.")
+                f"settles).{shared} so the comparison is approximate.")
     if zh:
         return f"区间涨跌对比（各自区间的起点到终点）：{listing}。{verdict}。{note}"
     return f"Change over the period (first to last value of each): {listing}. {verdict[0].upper()}{verdict[1:]}.{note}"

@@ -537,6 +537,13 @@ class Planner:
                 and any(_currency_of(cat.catalogue()[s].unit) == "CNY" for s in series if s in cat.catalogue()):
             # "铁矿石和螺纹钢的比价": a ratio or spread needs one unit; the ore in yuan is the DCE futures.
             series = list(dict.fromkeys(FRESHER if s == DEFAULT_SERIES else s for s in series))
+        elif first in ("history", "describe", "chart") and DEFAULT_SERIES in series and len(series) > 1 and \
+                (q.start or q.end or q.last_period) and not scope.asks_benchmark(q.text) and \
+                any(cat.frequency(s) == "daily" for s in series if s in cat.catalogue() and s != DEFAULT_SERIES):
+            # "2025年铁矿石和螺纹钢谁涨得多": the ore on the other futures' trading days (DCE), not the
+            # World Bank's monthly averages, whose months end on other days and whose data ends sooner.
+            series = list(dict.fromkeys(FRESHER if s == DEFAULT_SERIES else s for s in series))
+            notes.append(scope.ore_beside_futures_note(q.zh))
         dollars = bool(USD_UNIT.search(q.text) or re.search(
             r"多少美元|美元一吨|美元每吨|几美元|\bin (?:us )?dollars\b|\bin usd\b", q.text, re.I)) or any(
             c == "USD" for _, c in q.claims)

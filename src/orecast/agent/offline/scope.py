@@ -737,6 +737,15 @@ def christmas_note(series: str, day: str, zh: bool) -> str:
             f"have no data from them. Nearby trading days ({unit}): {'; '.join(parts_en)}.")
 
 
+def ore_beside_futures_note(zh: bool) -> str:
+    wb = cat.catalogue()["iron_ore_wb_monthly"]
+    if zh:
+        return (f"铁矿石和其他期货比较一段时间时，用大商所铁矿石期货（元/吨，同样的交易日）；世界银行月度均价按月计、"
+                f"只到 {wb.end}，和日度期货的起止日期对不上。")
+    return ("Iron ore set beside other futures over a period is the DCE iron ore futures (CNY/t, the same trading "
+            f"days); the World Bank's monthly averages run by month and end on {wb.end}, so their dates would not match.")
+
+
 def yuan_price_note(zh: bool) -> str:
     if zh:
         return ("人民币计价的铁矿石价格是大商所铁矿石期货（元/吨，含税、港口交货的连续主力合约结算价）；"
