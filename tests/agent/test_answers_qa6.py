@@ -15,6 +15,7 @@ import pytest
 
 import orecast.market as market_pkg
 from tests.agent.conftest import run_turn
+from tests.agent.test_conversation import assert_number
 
 TODAY = date(2026, 12, 7)
 DATA = Path(market_pkg.__file__).parent / "data"
@@ -102,3 +103,28 @@ async def test_the_world_bank_against_rebar_says_where_they_overlap(agent: Any, 
     turn = await run_turn(agent, thread_id, "世界银行铁矿石和螺纹钢今年谁涨得多")
     wb, rebar = _wb_iron_ore()["2026"], _settles("shfe_rebar_futures_daily.csv")["2026"]
     assert f"只在 {rebar.index[0].date()} 至 {wb.index[-1].date()} 重叠" in turn.text
+
+
+def _payload(turn: Any, tool: str) -> dict[str, Any]:
+    from orecast.agent.tools import payload_of
+
+    content = next(r for r in turn.results if r.name == tool).content
+    return payload_of(content if isinstance(content, str) else str(content))
+
+
+@pytest.mark.parametrize(("question", "series"), [
+    ("铁矿石今年全年会涨还是跌", "iron_ore_wb_monthly"),
+    ("螺纹钢期货2026年全年会涨还是跌", "shfe_rebar_daily"),
+])
+async def test_the_whole_year_is_measured_from_its_start(agent: Any, thread_id: str, question: str,
+                                                        series: str) -> None:
+    # Was: a forecast with no verdict on the year (earlier, set against the latest price, not the year's start).
+    turn = await run_turn(agent, thread_id, question)
+    values = _wb_iron_ore() if series == "iron_ore_wb_monthly" else _settles("shfe_rebar_futures_daily.csv")
+    base = float(values[:"2025-12-31"].iloc[-1])
+    rows = _payload(turn, "forecast_price")["forecast"]
+    assert rows[-1]["date"][:7] == "2026-12"  # the year's end, not today
+    line = next(x for x in turn.text.splitlines() if "2026 年全年涨跌（以年初为基准" in x)
+    assert_number(line, base)
+    assert f"较年初 {(float(values['2026'].iloc[-1]) / base - 1) * 100:+.2f}%" in line  # the part the data holds
+    assert f"较年初 {(rows[-1]['mean'] / base - 1) * 100:+.2f}%" in line

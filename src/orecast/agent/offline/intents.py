@@ -291,6 +291,7 @@ class Query:
     high_low: bool = False  # "今年的最高点和最低点差了多少": the range between them
     level_state: str | None = None  # "高于100美元的概率", "above 100": "above" | "below", a state, not a move
     certainty: str | None = None  # "一定会涨吧", "多大把握会跌": "up" | "down", answered with a probability
+    whole_year: bool = False  # "今年全年会涨还是跌": the year's end against the level it started from
     advice: bool = False  # "现在适合买入吗": no trading advice, the statistics instead
     pct_move: float | None = None  # "铁矿石涨10%是多少钱": the latest value moved by that %
     holiday_edge: tuple[str, str] | None = None  # "春节前最后一个交易日": (holiday, "before" | "after")
@@ -894,6 +895,8 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
             and not re.search(r"\d|全年|整年|whole year", low):
         q.certainty = ("down" if re.search(r"跌|降|fall|drop|down|declin", low) else
                        "up" if re.search(r"涨|升|rise|up\b|gain|climb", low) else None)
+    q.whole_year = bool(re.search(r"全年|整年|whole year|full year", low)) and bool(re.search(
+        r"涨还是跌|跌还是涨|涨跌|会涨|会跌|上涨|下跌|rise or fall|up or down|go up|go down|rise|fall", low))
     q.advice = bool(re.search(r"适合买|适合卖|该不该买|该不该卖|能不能买|可以买吗|能买吗|值得买|抄底|要不要买|要不要卖|"
                               r"做多|做空|should i (?:buy|sell|go long|short)|good time to (?:buy|sell)|worth buying|"
                               r"buy or sell", low))

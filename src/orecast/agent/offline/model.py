@@ -158,6 +158,10 @@ class OfflineAnalyst(BaseChatModel):
             parts.extend(targets.direction_chance(q.certainty, p, q.zh) for m in results
                          if calls.get(m.tool_call_id, ("", {}))[0] == "forecast_price"
                          and isinstance(p := compose.payload_of(m.text), dict))
+        if q.whole_year:
+            parts.extend(targets.year_direction(p, q.zh) for m in results
+                         if calls.get(m.tool_call_id, ("", {}))[0] == "forecast_price"
+                         and isinstance(p := compose.payload_of(m.text), dict))
         if q.pct_move is not None:
             parts.extend(compose.pct_move(p, q.pct_move, q.zh) for m in results
                          if calls.get(m.tool_call_id, ("", {}))[0] == "latest_price"

@@ -286,6 +286,11 @@ class Planner:
             return Plan([("describe_series", {"series": s, "start": a, "end": b}) for a, b in q.periods])
         if q.relative and not (q.start or q.end):
             q.start, q.end = scope.calendar_period(*q.relative)
+            if q.whole_year and q.relative == ("year", 0):
+                q.end = f"{q.start[:4]}-12-31"  # "今年全年": to the year's end, not to today
+        if q.whole_year and intents[0] != "forecast" and \
+                scope.forecast_target((series or [DEFAULT_SERIES])[0], q.start, q.end) is not None:
+            intents = ["forecast"]  # "will iron ore rise or fall this year as a whole": its end is ahead
         target = scope.future_target(q.start, q.end, q.tomorrow)
         if target is None and intents[0] == "forecast":
             target = scope.forecast_target((series or [DEFAULT_SERIES])[0], q.start, q.end)
