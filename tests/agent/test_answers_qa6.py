@@ -128,3 +128,36 @@ async def test_the_whole_year_is_measured_from_its_start(agent: Any, thread_id: 
     assert_number(line, base)
     assert f"较年初 {(float(values['2026'].iloc[-1]) / base - 1) * 100:+.2f}%" in line  # the part the data holds
     assert f"较年初 {(rows[-1]['mean'] / base - 1) * 100:+.2f}%" in line
+
+
+async def test_which_month_of_a_year_rose_most_is_month_end_to_month_end(agent: Any, thread_id: str) -> None:
+    # Was: the year's statistics with "too short for seasonality" and no month.
+    turn = await run_turn(agent, thread_id, "2025年铁矿石期货哪个月涨得最多")
+    dce = _settles("dce_iron_ore_futures_daily.csv")
+    ends = dce.groupby(dce.index.to_period("M")).last()
+    change = ((ends / ends.shift(1) - 1) * 100)["2025-01":"2025-12"]  # January from December's last settle
+    line = next(x for x in turn.text.splitlines() if "涨得最多的月份" in x)
+    top = change.sort_values(ascending=False)
+    assert line.index(f"{top.index[0]} {top.iloc[0]:+.2f}%") < line.index(f"{top.index[1]} {top.iloc[1]:+.2f}%")
+    jan = pd.Period("2025-01", "M")
+    if jan in top.index[:3]:
+        assert f"{ends[jan - 1]:,.2f} → {ends[jan]:,.2f}" in line
+
+
+async def test_which_quarter_had_the_highest_average(agent: Any, thread_id: str) -> None:
+    # Was: the whole history's statistics, no quarter.
+    turn = await run_turn(agent, thread_id, "铁矿石哪个季度均价最高")
+    wb = _wb_iron_ore()
+    means = wb.groupby(wb.index.to_period("Q")).mean().sort_values(ascending=False)
+    line = next(x for x in turn.text.splitlines() if "均价最高的季度" in x)
+    best = means.index[0]
+    assert f"{best.year} 年第 {best.quarter} 季度 {means.iloc[0]:,.2f}" in line
+    assert "数据只到 2026-05-01，不完整" in line  # the last quarter is partial
+
+
+async def test_which_month_rose_most_in_english_is_month_on_month(agent: Any, thread_id: str) -> None:
+    turn = await run_turn(agent, thread_id, "Which month did iron ore rise the most in 2024?")
+    wb = _wb_iron_ore()
+    change = ((wb / wb.shift(1) - 1) * 100)["2024"]
+    line = next(x for x in turn.text.splitlines() if "rose most" in x)
+    assert f"{change.idxmax():%Y-%m} {change.max():+.2f}%" in line

@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from orecast.agent.clock import today
 from orecast.agent.offline import catalogue as cat
-from orecast.agent.offline import convert, notes, scope
+from orecast.agent.offline import convert, notes, rankings, scope
 from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse
 from orecast.agent.offline.lexicon import DEFAULT_SERIES, USD_UNIT
 from orecast.agent.reports import collect
@@ -174,6 +174,8 @@ class Planner:
                 s = FRESHER if currency == "CNY" else DEFAULT_SERIES
             if (note := scope.threshold_periods(s, level_, side, q.zh)) is not None:
                 return Plan([("latest_price", {"series": s})], notes=[note])
+        if (best := rankings.asked(q.text)) and "price_history" in self.tools:
+            return self._ranking_plan(q, *best)
         if q.pct_move is not None and "latest_price" in self.tools and not q.start:
             # "铁矿石涨10%是多少钱": arithmetic on the latest value (each iron ore price in its unit).
             named = q.series if q.series not in ([], [DEFAULT_SERIES]) or scope.asks_benchmark(q.text) \
@@ -344,6 +346,17 @@ class Planner:
         plan = self._plan_dated(q, ["history"], [s], Context([], None, None, None))
         plan.notes.insert(0, note)
         return plan
+
+    def _ranking_plan(self, q: Query, unit: str, measure: str) -> Plan:
+        """"2025年铁矿石期货哪个月涨得最多", "铁矿石哪个季度均价最高": the period's history and its
+        months (quarters) ranked (`rankings.ranking`)."""
+        s = (q.series or [DEFAULT_SERIES])[0]
+        if q.relative and not (q.start or q.end):
+            q.start, q.end = scope.calendar_period(*q.relative)
+        note = rankings.ranking(s, unit, measure, q.start, q.end, q.zh)
+        if not note:
+            return self._plan_dated(q, ["history"], [s], Context([], None, None, None))
+        return Plan([("price_history", {"series": s, **self._dates(q, s)})], notes=[note])
 
     def _month_before_data(self, q: Query, intents: list[str], series: list[str]) -> Plan:
         """Each series (at most four) over the last month it has data in, with a note that this is
