@@ -161,3 +161,21 @@ async def test_which_month_rose_most_in_english_is_month_on_month(agent: Any, th
     change = ((wb / wb.shift(1) - 1) * 100)["2024"]
     line = next(x for x in turn.text.splitlines() if "rose most" in x)
     assert f"{change.idxmax():%Y-%m} {change.max():+.2f}%" in line
+
+
+async def test_how_long_to_double_is_the_history_not_a_forecast(agent: Any, thread_id: str) -> None:
+    # Was: the latest prices, as if they answered "how long".
+    turn = await run_turn(agent, thread_id, "铁矿石价格翻倍需要多久")
+    wb = _wb_iron_ore()
+    last = float(wb.iloc[-1])
+    assert f"翻倍是 {last * 2:,.2f} 美元/干吨" in turn.text
+    assert f"历史最高 {wb.max():,.2f} 美元/干吨（{wb.idxmax().date()}），从未到过" in turn.text
+    near = wb[(wb - last).abs() <= 0.1 * last]
+    doubled = [d for d in near.index if (wb[wb.index > d] >= 2 * wb[d]).any()]
+    assert f"±10% 以内的 {len(near)} 个月" in turn.text
+    assert f"翻倍的有 {len(doubled)} 个（{len(doubled) / len(near) * 100:.2f}%）" in turn.text
+    days = {d: next(x for x in wb.index[wb.index > d] if wb[x] >= 2 * wb[d]) - d
+            for d in wb.index if (wb[wb.index > d] >= 2 * wb[d]).any()}
+    start = min(days, key=days.get)
+    assert f"从 {start.date()} 的 {wb[start]:,.2f} 起，用时 约 {days[start].days / 30.44:.1f} 个月" in turn.text
+    assert "不预测价格哪天到达某个水平" in turn.text

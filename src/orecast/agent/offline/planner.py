@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from orecast.agent.clock import today
 from orecast.agent.offline import catalogue as cat
-from orecast.agent.offline import convert, notes, rankings, scope
+from orecast.agent.offline import convert, doubling, notes, rankings, scope
 from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse
 from orecast.agent.offline.lexicon import DEFAULT_SERIES, USD_UNIT
 from orecast.agent.reports import collect
@@ -174,6 +174,10 @@ class Planner:
                 s = FRESHER if currency == "CNY" else DEFAULT_SERIES
             if (note := scope.threshold_periods(s, level_, side, q.zh)) is not None:
                 return Plan([("latest_price", {"series": s})], notes=[note])
+        if (factor := doubling.asked(q.text)) and "latest_price" in self.tools:
+            # "铁矿石价格翻倍需要多久": the history of doublings, since no forecast says when.
+            s = (q.series or [DEFAULT_SERIES])[0]
+            return Plan([("latest_price", {"series": s})], notes=[doubling.answer(s, factor, q.zh)])
         if (best := rankings.asked(q.text)) and "price_history" in self.tools:
             return self._ranking_plan(q, *best)
         if q.pct_move is not None and "latest_price" in self.tools and not q.start:
