@@ -179,3 +179,30 @@ async def test_how_long_to_double_is_the_history_not_a_forecast(agent: Any, thre
     start = min(days, key=days.get)
     assert f"从 {start.date()} 的 {wb[start]:,.2f} 起，用时 约 {days[start].days / 30.44:.1f} 个月" in turn.text
     assert "不预测价格哪天到达某个水平" in turn.text
+
+
+async def test_pmi_bands_say_how_often_they_held_at_the_horizon_asked(agent: Any, thread_id: str) -> None:
+    # Was: "from 2021 on, the 80% band held nearly every outcome", measured one month ahead, said of
+    # a forecast six (ten) months ahead, where it held every one.
+    turn = await run_turn(agent, thread_id, "PMI forecast for next month")
+    call = turn.call("forecast_price")
+    steps = call.args["horizon"]
+    assert _payload(turn, "forecast_price")["method"] == "naive"  # the bands recomputed below
+    pmi = pd.read_csv(DATA / "china_nbs_manufacturing_pmi_monthly.csv", index_col="date",
+                      parse_dates=True)["china_nbs_manufacturing_pmi"].dropna()
+    fitted = pmi.copy()
+    fitted["2020-02-01"] = fitted["2020-03-01"] = pmi["2020-01-01"]  # the COVID months the fit leaves out
+    held = {80: [], 95: []}
+    z = {80: 1.2815515655446004, 95: 1.959963984540054}
+    for o in range(pmi.index.get_loc(pd.Timestamp("2021-01-01")), len(pmi) - steps):
+        diffs = np.diff(fitted.to_numpy()[: o + 1])
+        sd = np.sqrt(np.mean(diffs**2)) * np.sqrt(steps)  # the random walk's band, in points
+        actual = pmi.iloc[o + steps]
+        for lv in z:
+            held[lv].append(abs(actual - fitted.iloc[o]) <= z[lv] * sd)
+    line = next(x for x in turn.text.splitlines() if "How good the bands were" in x)
+    assert f"over {len(held[80])} backtests" in line and f"({_payload(turn, 'forecast_price')['method']}) {steps} periods ahead" in line
+    assert f"{np.mean(held[80]) * 100:.2f}% of outcomes inside its 80% band" in line
+    assert f"{np.mean(held[95]) * 100:.2f}% inside its 95% band" in line
+    changes = fitted.diff().dropna()
+    assert f"{changes.std(ddof=1):.2f} points over the whole history, {changes['2015':].std(ddof=1):.2f} since 2015" in line

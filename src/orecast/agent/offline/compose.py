@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from orecast.agent.offline import catalogue as cat
+from orecast.agent.offline import coverage
 from orecast.agent.offline.scope import HOLIDAY_ZH
 from orecast.agent.tools import payload_of
 
@@ -979,6 +980,7 @@ def forecast(p: dict[str, Any], zh: bool, focus: str | None = None, *, average: 
         lines.append(_average_line(asked, unit, digits, zh))
     if adjusted := p.get("adjusted"):
         lines.append(_adjusted_line(adjusted, unit, digits, zh))
+        lines.append(_band_record(p, adjusted, len(rows), zh))
     if why_wide and rows:
         lines.append(_why_wide(p, rows, len(before), zh))
     if note := _closed_note(p.get("closed"), zh):
@@ -1015,12 +1017,39 @@ def _adjusted_line(adjusted: list[dict[str, Any]], unit: Any, digits: int, zh: b
     used, share = adjusted[0].get("used"), adjusted[0].get("share_of_squared_changes")
     if zh:
         return (f"- 区间的估计没有用一次性冲击 {days}：拟合时用之前的 {fmt(used, digits)} 代替。它们占拟合期内"
-                f"各期变化平方和的 {share_pct(share)}，带上它们区间会明显更宽（2021 年以来的回测中 80% 区间"
-                "几乎覆盖了所有实际值，说明偏宽）；如果再出现同样的冲击，这个区间会低估风险。")
+                f"各期变化平方和的 {share_pct(share)}，带上它们区间会明显更宽；如果再出现同样的冲击，这个区间会低估风险。")
     return (f"- The bands leave out the one-off shock {days}: the fit used {fmt(used, digits)} instead. "
             f"Those months are {share_pct(share)} of the squared period changes in the fit window; with "
-            "them the bands were much wider (from 2021 on, the 80% band held nearly every outcome, i.e. too "
-            "wide). If a shock like it came again, these bands would understate the risk.")
+            "them the bands would be much wider. If a shock like it came again, these bands would understate the risk.")
+
+
+def _band_record(p: dict[str, Any], adjusted: list[dict[str, Any]], steps: int, zh: bool) -> str:
+    """How often bands of this method, this many periods ahead, held the outcome from 2021 on, and
+    why they are wide when they are (a diffusion index comes back towards 50; a random walk's band
+    does not)."""
+    series, method = str(p.get("series")), str(p.get("method"))
+    got = coverage.measured(series, method, steps) if steps else None
+    if got is None or got["80"] is None:
+        return ""
+    whole, recent = coverage.swings(series, {str(a.get("date")): float(a.get("used")) for a in adjusted})
+    wide = got["80"] > 0.9
+    if zh:
+        line = (f"- 区间准不准（实测）：{got['first']} 至 {got['last']} 的 {got['origins']} 次回测中，同一方法（{method}）"
+                f"提前 {steps} 期的 80% 区间覆盖了 {share(got['80'] * 100)} 的实际值，95% 区间覆盖了 {share(got['95'] * 100)}。")
+        if wide:
+            line += (f"80% 区间覆盖远超 80%，说明这么远的区间偏宽：PMI 围绕 50 上下波动、会回归，而模型的区间按随机游走随期数扩大；"
+                     f"拟合期还包括 2008–2009 年的大幅波动（全样本月度变化的标准差 {fmt(whole)} 点，2015 年以来 {fmt(recent)} 点）。"
+                     "实际的不确定性很可能比区间小，但区间没有据此收窄。")
+        return line
+    line = (f"- How good the bands were (measured): over {got['origins']} backtests from {got['first']} to {got['last']}, "
+            f"the same method ({method}) {steps} periods ahead had {share(got['80'] * 100)} of outcomes inside its 80% "
+            f"band and {share(got['95'] * 100)} inside its 95% band.")
+    if wide:
+        line += (" Far above 80%: at this distance the bands are too wide. The PMI swings around 50 and comes back, "
+                 "while the model's band widens as a random walk's does, and the fit window holds 2008-2009's large "
+                 f"swings (standard deviation of monthly changes {fmt(whole)} points over the whole history, "
+                 f"{fmt(recent)} since 2015). The real uncertainty is likely smaller; the bands are not narrowed for it.")
+    return line
 
 
 def share_pct(value: Any) -> str:
