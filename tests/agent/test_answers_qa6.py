@@ -206,3 +206,30 @@ async def test_pmi_bands_say_how_often_they_held_at_the_horizon_asked(agent: Any
     assert f"{np.mean(held[95]) * 100:.2f}% inside its 95% band" in line
     changes = fitted.diff().dropna()
     assert f"{changes.std(ddof=1):.2f} points over the whole history, {changes['2015':].std(ddof=1):.2f} since 2015" in line
+
+
+@pytest.mark.parametrize(("question", "words"), [
+    ("2026年13月铁矿石价格", "2026-13 不是一个存在的日期（一年只有 12 个月）"),
+    ("Iron ore price on 2026-13-45", "2026-13-45 is not a date (a year has 12 months)"),
+])
+async def test_a_thirteenth_month_is_no_date(agent: Any, thread_id: str, question: str, words: str) -> None:
+    # Was: the whole of 2026's history, as if "13月" had not been written.
+    turn = await run_turn(agent, thread_id, question)
+    assert turn.calls == [] and words in turn.text
+
+
+async def test_a_years_output_covers_its_whole_year(agent: Any, thread_id: str) -> None:
+    # Was: "your period is 2018-01-01 – 2018-12-31 but the data ends on 2018-01-01: not the whole period".
+    turn = await run_turn(agent, thread_id, "中国粗钢产量2018年是多少")
+    steel = pd.read_csv(DATA / "crude_steel_production_annual_worldsteel.csv", index_col="year")
+    assert_number(turn.text, float(steel.loc[2018, "china_crude_steel_mt"]))
+    assert "不是整个时期" not in turn.text
+
+
+async def test_a_month_with_no_year_is_the_latest_such_month(agent: Any, thread_id: str) -> None:
+    # Was: "8月" read as a horizon of eight months, and the whole history's statistics.
+    turn = await run_turn(agent, thread_id, "铁矿石期货8月的均价")
+    august = _settles("dce_iron_ore_futures_daily.csv")["2026-08"]
+    assert turn.calls[0].args == {"series": "dce_iron_ore_daily", "start": "2026-08", "end": "2026-08"}
+    assert f"均值 {august.mean():,.2f} 元/吨" in turn.text
+    assert "“8月”没有说年份" in turn.text and "2026-08" in turn.text

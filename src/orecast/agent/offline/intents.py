@@ -291,6 +291,7 @@ class Query:
     high_low: bool = False  # "今年的最高点和最低点差了多少": the range between them
     level_state: str | None = None  # "高于100美元的概率", "above 100": "above" | "below", a state, not a move
     certainty: str | None = None  # "一定会涨吧", "多大把握会跌": "up" | "down", answered with a probability
+    month_assumed: str = ""  # "8月的均价" with no year: the month taken ("2026-08"), said in the answer
     whole_year: bool = False  # "今年全年会涨还是跌": the year's end against the level it started from
     advice: bool = False  # "现在适合买入吗": no trading advice, the statistics instead
     pct_move: float | None = None  # "铁矿石涨10%是多少钱": the latest value moved by that %
@@ -465,11 +466,34 @@ def _invalid_day(year: int, month: int, day: int) -> bool:
     return False
 
 
+_BARE_MONTH = re.compile(r"(?<![\d年个十])(1[0-2]|[1-9]|十[一二]?|[一二三四五六七八九])\s*月份?"
+                         r"(?!\s*(?:后|内|以内|以后|之后|之内|以来|底|初|末))")
+
+
+def bare_month(text: str) -> str | None:
+    """"8月的均价" with no year: the latest such month up to today ("YYYY-MM"); None when the month
+    is a horizon ("未来3月") or a calendar month in general ("1月通常涨吗", the seasonality)."""
+    from orecast.agent.clock import today
+
+    m = _BARE_MONTH.search(text)
+    if m is None or re.search(r"未来|接下来|今后|过去|最近|近\s*$|通常|一般|往往|历年|每年|容易",
+                              text[: m.start()] + "|" + text[m.end():m.end() + 6]):
+        return None
+    n = cn_number(m.group(1))
+    if n is None or not 1 <= n <= 12:
+        return None
+    now = today()
+    return f"{now.year if n <= now.month else now.year - 1}-{n:02d}"
+
+
 def bad_date(text: str) -> str | None:
-    """A day that no calendar has ("2030年2月30日", "2025-04-31"), as the user wrote it."""
+    """A day that no calendar has ("2030年2月30日", "2025-04-31") or a month no year has ("2026年13月",
+    "2026-13-45"), as the user wrote it."""
     for m in _DATE.finditer(text):
         month, day = m.group(2), m.group(3)
-        if month and day and 1 <= int(month) <= 12 and _invalid_day(int(m.group(1)), int(month), int(day)):
+        if month and not 1 <= int(month) <= 12:
+            return f"{int(m.group(1)):04d}-{int(month):02d}" + (f"-{int(day):02d}" if day else "")
+        if month and day and _invalid_day(int(m.group(1)), int(month), int(day)):
             return f"{int(m.group(1)):04d}-{int(month):02d}-{int(day):02d}"
     return None
 
@@ -963,6 +987,9 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     if q.method is None:
         q.bad_method = _unknown_method(low)
     q.start, q.end = _dates(text)
+    if not (q.start or q.end) and (month := bare_month(text)) is not None:
+        q.start = q.end = q.month_assumed = month  # "铁矿石期货8月的均价": last August, not 8 months ahead
+        q.horizon = None
     q.periods = compared_periods(text)
     q.asks_today = bool(re.search(r"(?:今天|明天|昨天|前天|后天)(?:是)?(?:几号|几月几号|几月几日|什么日子|哪一天|星期几|周几|礼拜几)|今天的日期|"
                                   r"what day (?:is|was|will be) (?:it )?(?:tomorrow|yesterday)|"

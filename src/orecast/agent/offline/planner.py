@@ -329,6 +329,8 @@ class Planner:
             plan.notes.insert(0, scope.why_note(q.zh))
         if fresher:
             plan.notes.insert(0, fresher)
+        if q.month_assumed:
+            plan.notes.insert(0, scope.month_assumed(q.month_assumed, q.zh))
         return plan
 
     def _holiday_edge(self, q: Query) -> Plan | None:

@@ -110,6 +110,10 @@ def unsupported_shock(topic: str, zh: bool) -> str:
 
 
 def not_a_date(day: str, zh: bool) -> str:
+    if not 1 <= int(day[5:7]) <= 12:  # "2026年13月": a year has twelve months
+        if zh:
+            return f"{day} 不是一个存在的日期（一年只有 12 个月），所以没有这个时间的价格。请换一个日期再问。"
+        return f"{day} is not a date (a year has 12 months), so there is no price for it. Please ask with another date."
     if zh:
         return f"{day} 不是一个存在的日期（这个月没有这一天），所以没有这一天的价格。请换一个日期再问。"
     return f"{day} is not a date (that month has no such day), so there is no price for it. Please ask with another date."
@@ -239,8 +243,10 @@ def partial_note(series: str, start: str | None, end: str | None, zh: bool) -> s
     if facts is None or not facts.end or not end:
         return None
     last, hi = pd.Timestamp(facts.end), bound(end, True)
-    # A monthly average dated the 1st covers its whole month ("2026年5月" on data to 2026-05-01).
-    covered = last + pd.offsets.MonthEnd(0) if facts.frequency == "monthly" else last
+    # A monthly average dated the 1st covers its whole month ("2026年5月" on data to 2026-05-01), a
+    # year's output dated 1 January its whole year ("2018年粗钢产量" on data to 2018-01-01).
+    ends = {"monthly": pd.offsets.MonthEnd(0), "quarterly": pd.offsets.QuarterEnd(0), "annual": pd.offsets.YearEnd(0)}
+    covered = last + ends[facts.frequency] if facts.frequency in ends else last
     if hi <= covered or (start and bound(start, False) > last):
         return None
     period = f"{bound(start).date() if start else facts.start} – {hi.date().isoformat()}"
@@ -393,6 +399,15 @@ def one_month(start: str | None, end: str | None) -> str | None:
         return None
     lo, hi = bound(start), bound(end or start, True)
     return lo.strftime("%Y-%m") if lo.to_period("M") == hi.to_period("M") else None
+
+
+def month_assumed(month: str, zh: bool) -> str:
+    """"8月的均价" named no year: the latest such month up to today is the one answered."""
+    n = int(month[5:])
+    if zh:
+        return f"“{n}月”没有说年份，按今天（{today().isoformat()}）之前最近的 {n} 月，即 {month}，回答。"
+    return (f"No year was given for month {n}: this answers the latest one up to today ({today().isoformat()}), "
+            f"{month}.")
 
 
 def month_with_data(series: str) -> tuple[str, str]:
