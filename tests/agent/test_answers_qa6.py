@@ -233,3 +233,53 @@ async def test_a_month_with_no_year_is_the_latest_such_month(agent: Any, thread_
     assert turn.calls[0].args == {"series": "dce_iron_ore_daily", "start": "2026-08", "end": "2026-08"}
     assert f"均值 {august.mean():,.2f} 元/吨" in turn.text
     assert "“8月”没有说年份" in turn.text and "2026-08" in turn.text
+
+
+@pytest.mark.parametrize("question", ["PMI高于50意味着什么", "What does a PMI below 50 mean?"])
+async def test_what_the_pmi_means_is_a_definition_and_its_latest_value(agent: Any, thread_id: str,
+                                                                      question: str) -> None:
+    # Was: a ten-month PMI forecast (and a check of the level 50), which no one asked for.
+    turn = await run_turn(agent, thread_id, question)
+    pmi = pd.read_csv(DATA / "china_nbs_manufacturing_pmi_monthly.csv", index_col="date",
+                      parse_dates=True)["china_nbs_manufacturing_pmi"].dropna()
+    assert [(c.name, c.args) for c in turn.calls] == [("latest_price", {"series": "china_pmi_monthly"})]
+    assert ("荣枯线" in turn.text) or ("expansion and contraction" in turn.text)
+    assert_number(turn.text, float(pmi.iloc[-1]))
+
+
+async def test_futures_in_dollars_is_converted(agent: Any, thread_id: str) -> None:
+    # Was: the yuan price alone, though "用美元表示" was asked.
+    turn = await run_turn(agent, thread_id, "铁矿石期货用美元表示是多少")
+    price = float(_settles("dce_iron_ore_futures_daily.csv").iloc[-1])
+    fx = pd.read_csv(DATA / "usd_cnh_daily.csv", index_col="date", parse_dates=True)["usd_cnh"].dropna()
+    assert [c.args["series"] for c in turn.calls] == ["dce_iron_ore_daily", "usd_cnh_daily"]
+    assert f"{price:,.2f} 元 = {price / float(fx.iloc[-1]):,.2f} 美元" in turn.text
+
+
+async def test_does_the_pmi_lead_iron_ore_is_a_lead_lag_check(agent: Any, thread_id: str) -> None:
+    # Was: the two latest values, with nothing on leading.
+    turn = await run_turn(agent, thread_id, "PMI领先铁矿石吗")
+    assert [c.name for c in turn.calls] == ["relate_series"]
+    assert {turn.calls[0].args["a"], turn.calls[0].args["b"]} == {"china_pmi_monthly", "iron_ore_wb_monthly"}
+    assert "领先滞后" in turn.text
+
+
+async def test_how_many_days_rose_this_year_is_counted(agent: Any, thread_id: str) -> None:
+    # Was: the year's first and last price, no count.
+    turn = await run_turn(agent, thread_id, "铁矿石期货今年有几天上涨")
+    dce = _settles("dce_iron_ore_futures_daily.csv")
+    change = dce.diff()["2026"]  # the year's first day against 2025's last
+    up, down = int((change > 0).sum()), int((change < 0).sum())
+    assert f"{len(change)} 个交易日中**：上涨 {up} 个（{up / len(change) * 100:.2f}%），下跌 {down} 个" in turn.text
+
+
+async def test_two_quarters_and_one_year_are_two_quarters_of_that_year(agent: Any, thread_id: str) -> None:
+    # Was: the whole of 2026 as one range; "（2026年）" was the only year written.
+    turn = await run_turn(agent, thread_id, "铁矿石一季度和二季度比较（2026年）")
+    wb = _wb_iron_ore()
+    assert [c.args for c in turn.calls] == [
+        {"series": "iron_ore_wb_monthly", "start": "2026-01", "end": "2026-03"},
+        {"series": "iron_ore_wb_monthly", "start": "2026-04", "end": "2026-06"}]
+    q1, q2 = wb["2026-01":"2026-03"].mean(), wb["2026-04":"2026-06"].mean()
+    line = next(x for x in turn.text.splitlines() if "均值对比" in x)
+    assert f"{(q2 / q1 - 1) * 100:+.2f}%" in line

@@ -25,9 +25,10 @@ def asked(text: str) -> tuple[float, str] | None:
     return float(m.group(1).replace(",", "")), "USD" if usd else "CNY"
 
 
-_VERB = re.compile(r"相当于|换算|折合|折算|合多少|合人民币|等于多少|换成|兑换|\bconvert", re.I)
-_TO_USD = re.compile(r"(?:成|为|合|折合|换算成?|多少)\s*(?:美元|美金)|in (?:us )?dollars|to (?:us )?dollars|\bto usd|in usd", re.I)
-_TO_CNY = re.compile(r"(?:成|为|合|折合|换算成?|多少)\s*(?:人民币|元)|in (?:yuan|rmb|cny)|to (?:yuan|rmb|cny)", re.I)
+_VERB = re.compile(r"相当于|换算|折合|折算|合多少|合人民币|等于多少|换成|兑换|用(?:美元|美金|人民币)(?:表示|计价|来算|算)|"
+                   r"\bconvert|\bexpressed in\b", re.I)
+_TO_USD = re.compile(r"(?:成|为|合|折合|换算成?|多少|用)\s*(?:美元|美金)|in (?:us )?dollars|to (?:us )?dollars|\bto usd|in usd", re.I)
+_TO_CNY = re.compile(r"(?:成|为|合|折合|换算成?|多少|用)\s*(?:人民币|元)|in (?:yuan|rmb|cny)|to (?:yuan|rmb|cny)", re.I)
 
 
 def latest_to_convert(text: str, series: list[str]) -> str | None:

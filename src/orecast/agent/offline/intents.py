@@ -25,7 +25,7 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
         "最新数据是哪天", "how recent is your data", "how up to date", "how current is your data",
         "data end", "data go up to", "data up to", "last update",
     ),
-    "report": ("report", "export", "报告", "导出"),
+    "report": ("report", "export", "报告", "导出", "月报", "周报"),
     "methods": (
         "which method", "best method", "compare methods", "compare the methods", "method comparison",
         "compare forecasting methods", "哪种方法", "哪个方法", "方法比较", "比较方法", "比较预测方法",
@@ -35,7 +35,7 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
     "margin": ("mill margin", "steel margin", "margin", "profit", "利润", "毛利", "盈利"),
     "relate": (
         "correlation", "correlated", "correlate", "relationship", "relate", "beta", "co-move",
-        "相关", "关系", "联动", "相关性",
+        "相关", "关系", "联动", "相关性", "领先", "滞后", "leads", "lags", "leading indicator",
     ),
     "compare": ("compare", "comparison", " vs ", "versus", "对比", "比较"),
     "backtest": (
@@ -546,11 +546,28 @@ _COMPARE_PERIODS = re.compile(r"比较|对比|相比|比一比|哪个|哪一年|
 _RANGE_WORDS = re.compile(r"到|至|以来|之间|期间|from\b|\bto\b|between|through|until|since|[-–—~](?!\d{2}\b)", re.I)
 
 
+_BARE_QUARTER = re.compile(r"(?<![\d年])第?([一二三四1-4])\s*季度")
+_LONE_YEAR = re.compile(r"(\d{4})(?!\d|\s*年?\s*第?[一二三四1-4]\s*季度)\s*年?")
+
+
+def _one_year_for_both(text: str) -> str:
+    """"一季度和二季度比较（2026年）", "2026年一季度和二季度": two quarters and one year written once;
+    the year is written before each quarter, as if the user had typed it twice."""
+    quarters = list(_BARE_QUARTER.finditer(text))
+    years = {m.group(1) for m in re.finditer(r"(\d{4})", text)}
+    if not quarters or len(years) != 1 or len(re.findall(r"季度", text)) != 2:
+        return text
+    year = years.pop()
+    text = _LONE_YEAR.sub(" ", text)  # the year said apart from the quarters
+    return _BARE_QUARTER.sub(lambda m: f"{year}年{m.group(0)}", text)
+
+
 def compared_periods(text: str) -> list[tuple[str, str]]:
     """"2024年四季度和2025年四季度均价比较", "2023年和2024年哪年均价高": two periods of the same kind set
     side by side (not one range from the first to the second)."""
     if not _COMPARE_PERIODS.search(text) or not re.search(r"和|与|跟|及|\band\b|\bvs|versus|than|对比|比", text, re.I):
         return []
+    text = _one_year_for_both(text)
     parts = _parts_of_year(text)
     located = [(pos, a, b) for pos, _, a, b in parts]
     for m in _DATE.finditer(text):

@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from orecast.agent.clock import today
 from orecast.agent.offline import catalogue as cat
-from orecast.agent.offline import convert, doubling, notes, rankings, scope
+from orecast.agent.offline import convert, counts, doubling, notes, rankings, scope
 from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse
 from orecast.agent.offline.lexicon import DEFAULT_SERIES, USD_UNIT
 from orecast.agent.reports import collect
@@ -174,10 +174,21 @@ class Planner:
                 s = FRESHER if currency == "CNY" else DEFAULT_SERIES
             if (note := scope.threshold_periods(s, level_, side, q.zh)) is not None:
                 return Plan([("latest_price", {"series": s})], notes=[note])
+        if scope.asks_pmi_meaning(q.text) and "latest_price" in self.tools:
+            # "PMI高于50意味着什么": what the index means, with where it stands; no forecast of 50.
+            return Plan([("latest_price", {"series": "china_pmi_monthly"})], notes=[scope.pmi_meaning(q.zh)])
         if (factor := doubling.asked(q.text)) and "latest_price" in self.tools:
             # "铁矿石价格翻倍需要多久": the history of doublings, since no forecast says when.
             s = (q.series or [DEFAULT_SERIES])[0]
             return Plan([("latest_price", {"series": s})], notes=[doubling.answer(s, factor, q.zh)])
+        if counts.asked(q.text) and "price_history" in self.tools:
+            # "铁矿石期货今年有几天上涨": the rises and falls of the period counted.
+            s = (q.series or [DEFAULT_SERIES])[0]
+            s = FRESHER if s == DEFAULT_SERIES and not scope.asks_benchmark(q.text) else s
+            if q.relative and not (q.start or q.end):
+                q.start, q.end = scope.calendar_period(*q.relative)
+            if note := counts.up_and_down(s, q.start, q.end, q.zh):
+                return Plan([("price_history", {"series": s, **self._dates(q, s)})], notes=[note])
         if (best := rankings.asked(q.text)) and "price_history" in self.tools:
             return self._ranking_plan(q, *best)
         if q.pct_move is not None and "latest_price" in self.tools and not q.start:

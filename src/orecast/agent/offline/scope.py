@@ -401,6 +401,28 @@ def one_month(start: str | None, end: str | None) -> str | None:
     return lo.strftime("%Y-%m") if lo.to_period("M") == hi.to_period("M") else None
 
 
+_PMI_MEANING = re.compile(r"(?:pmi|荣枯线|采购经理).{0,16}(?:意味着|什么意思|啥意思|代表什么|说明什么|是什么|怎么理解|"
+                          r"\bmeans?\b|\bmeaning\b|what does)|what (?:does|is) (?:the )?(?:pmi|pmi of)|荣枯线是",
+                          re.I)
+
+
+def asks_pmi_meaning(text: str) -> bool:
+    return bool(_PMI_MEANING.search(text)) and not re.search(r"预测|会|forecast|will", text, re.I)
+
+
+def pmi_meaning(zh: bool) -> str:
+    """What the PMI is and what 50 means: a definition, not a number from the data."""
+    if zh:
+        return ("制造业采购经理指数（PMI）是国家统计局每月对制造业企业采购经理的调查汇总成的扩散指数：50 是荣枯线，"
+                "高于 50 表示报告情况改善（生产、新订单等扩张）的企业多于报告恶化的，制造业总体在扩张；低于 50 表示在收缩；"
+                "离 50 越远，扩张或收缩越普遍。它说的是方向和广度，不是增长的幅度，也不是价格。下面是我数据里的最新值。")
+    return ("The manufacturing PMI (purchasing managers' index) is a diffusion index the NBS compiles each month from a "
+            "survey of purchasing managers: 50 is the line between expansion and contraction. Above 50, more firms "
+            "report improvement (output, new orders) than deterioration, so manufacturing as a whole is expanding; "
+            "below 50 it is contracting; the farther from 50, the broader the move. It measures direction and breadth, "
+            "not the size of growth, and it is not a price. Below is the latest value in my data.")
+
+
 def month_assumed(month: str, zh: bool) -> str:
     """"8月的均价" named no year: the latest such month up to today is the one answered."""
     n = int(month[5:])
