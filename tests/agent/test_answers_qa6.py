@@ -283,3 +283,56 @@ async def test_two_quarters_and_one_year_are_two_quarters_of_that_year(agent: An
     q1, q2 = wb["2026-01":"2026-03"].mean(), wb["2026-04":"2026-06"].mean()
     line = next(x for x in turn.text.splitlines() if "均值对比" in x)
     assert f"{(q2 / q1 - 1) * 100:+.2f}%" in line
+
+
+# ---- follow-ups in one thread -------------------------------------------------------------------
+
+async def test_converting_after_a_price_converts_that_price(agent: Any, thread_id: str) -> None:
+    # Was: the futures price again, in yuan only.
+    await run_turn(agent, thread_id, "铁矿石期货最新价格")
+    turn = await run_turn(agent, thread_id, "换成美元是多少")
+    price = float(_settles("dce_iron_ore_futures_daily.csv").iloc[-1])
+    fx = pd.read_csv(DATA / "usd_cnh_daily.csv", index_col="date", parse_dates=True)["usd_cnh"].dropna()
+    assert f"{price:,.2f} 元 = {price / float(fx.iloc[-1]):,.2f} 美元" in turn.text
+
+
+async def test_how_much_dearer_after_a_price_is_the_spread(agent: Any, thread_id: str) -> None:
+    # Was: rebar's statistics alone, no difference.
+    await run_turn(agent, thread_id, "热卷价格")
+    turn = await run_turn(agent, thread_id, "比螺纹钢贵多少")
+    hrc, rebar = _settles("shfe_hot_rolled_coil_futures_daily.csv"), _settles("shfe_rebar_futures_daily.csv")
+    assert [c.args["series"] for c in turn.calls] == ["shfe_hrc_daily", "shfe_rebar_daily"]
+    assert f"{hrc.iloc[-1] - rebar.iloc[-1]:+,.2f} 元/吨" in turn.text
+
+
+async def test_the_low_after_this_years_high_is_this_years_low(agent: Any, thread_id: str) -> None:
+    # Was: the whole history's statistics (low 285 in 2015).
+    await run_turn(agent, thread_id, "铁矿石期货今年最高价是多少")
+    turn = await run_turn(agent, thread_id, "最低呢")
+    year = _settles("dce_iron_ore_futures_daily.csv")["2026"]
+    assert f"最低 {year.min():,.2f} 元/吨（{year.idxmin().date()}）" in turn.text
+
+
+async def test_which_month_after_a_year_of_futures_keeps_both(agent: Any, thread_id: str) -> None:
+    # Was: the World Bank series over its whole history.
+    await run_turn(agent, thread_id, "2025年铁矿石期货哪个季度均价最高")
+    turn = await run_turn(agent, thread_id, "哪个月跌得最多")
+    dce = _settles("dce_iron_ore_futures_daily.csv")
+    ends = dce.groupby(dce.index.to_period("M")).last()
+    change = ((ends / ends.shift(1) - 1) * 100)["2025-01":"2025-12"]
+    line = next(x for x in turn.text.splitlines() if "跌得最多的月份" in x)
+    assert "大商所铁矿石期货" in line and f"{change.idxmin()} {change.min():+.2f}%" in line
+
+
+async def test_months_below_50_after_a_pmi_answer_is_the_run(agent: Any, thread_id: str) -> None:
+    # Was: "I only answer questions about iron ore…".
+    await run_turn(agent, thread_id, "PMI最近几个月怎么样")
+    turn = await run_turn(agent, thread_id, "低于50几个月了")
+    pmi = pd.read_csv(DATA / "china_nbs_manufacturing_pmi_monthly.csv", index_col="date",
+                      parse_dates=True)["china_nbs_manufacturing_pmi"].dropna()
+    run = 0
+    for value in reversed(pmi.to_list()):
+        if value >= 50:
+            break
+        run += 1
+    assert f"已连续 {run} 个月低于 50" in turn.text

@@ -945,6 +945,7 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
             r"什么意思|指什么|啥意思|怎么理解|意味着|是多少|等于多少|\bmeans?\b|what does", low) and not _IF.search(low):
         q.points_asked = float(pm.group(1))
     q.streak = bool(re.search(r"连续.{0,6}(?:几|多少)个?(?:月|天|交易日)|连续多久|in a row|consecutive (?:months|days|sessions)|"
+                              r"(?:低于|高于|跌破|站上|在)\s*50.{0,4}(?:几|多少)个?月|"
                               r"straight (?:months|days|sessions)", low))
     q.asks_average = bool(re.search(r"平均|均价|均值|\baverage\b|\bmean\b", low))
     q.scenario, q.scenario_unsupported = _scenario(text, low)

@@ -161,6 +161,8 @@ class Planner:
             return Plan([("read_file", {"file_path": notes.PREFERENCES})])
         if q.asks_today and not q.series:
             return Plan(reply=scope.today_reply(q.zh, q.text))  # "今天是几号": the date, not a price
+        if q.streak and not q.series and ctx.last_series:
+            q.series = [ctx.last_series]  # "低于50几个月了" after a PMI answer: the PMI's run
         if q.streak and "latest_price" in self.tools and (s := (q.series or [FRESHER])[0]) and \
                 cat.frequency(s == DEFAULT_SERIES and FRESHER or s) == "daily":
             # "铁矿石期货连续下跌了几天": the run of falls (rises) the daily data ends with.
@@ -190,6 +192,11 @@ class Planner:
             if note := counts.up_and_down(s, q.start, q.end, q.zh):
                 return Plan([("price_history", {"series": s, **self._dates(q, s)})], notes=[note])
         if (best := rankings.asked(q.text)) and "price_history" in self.tools:
+            if not q.series and ctx.last_call and ctx.last_series:
+                # "哪个月跌得最多" after a question about 2025's futures: that series and period.
+                q.series = [ctx.last_series]
+                if not (q.start or q.end or q.relative):
+                    q.start, q.end = ctx.last_call[1].get("start"), ctx.last_call[1].get("end")
             return self._ranking_plan(q, *best)
         if q.pct_move is not None and "latest_price" in self.tools and not q.start:
             # "铁矿石涨10%是多少钱": arithmetic on the latest value (each iron ore price in its unit).
@@ -213,7 +220,8 @@ class Planner:
         if convert.asked(q.text) is not None and "latest_price" in self.tools:
             q.claims, q.claim = [], None  # "100美元相当于多少元" converts a figure, it does not claim one
             return Plan([("latest_price", {"series": "usd_cnh_daily"})])
-        if (s := convert.latest_to_convert(q.text, q.series)) and "latest_price" in self.tools:
+        if (s := convert.latest_to_convert(q.text, q.series or ([ctx.last_series] if ctx.last_series else []))) \
+                and "latest_price" in self.tools:
             # "铁矿石期货换算成美元是多少": no figure given, so the latest price is the one converted.
             q.claims, q.claim = [], None
             return Plan([("latest_price", {"series": s}), ("latest_price", {"series": "usd_cnh_daily"})])
@@ -278,6 +286,17 @@ class Planner:
             # "半年前的PMI": that series on that day; "那一年前呢？" after a price (or two, a spread):
             # the same series on that day.
             intents, series = ["history"], q.series or list(ctx.turn_series[:4])
+        if not intents and q.streak and series == ["china_pmi_monthly"]:
+            intents = ["history"]  # "低于50几个月了": the run, counted below
+        if q.follow_up and q.series and ctx.last_series and ctx.last_series not in q.series and \
+                re.search(r"贵多少|便宜多少|高多少|低多少|差多少", q.text):
+            # "比螺纹钢贵多少" after the HRC price: the two latest prices and the spread between them.
+            intents, series = ["latest"], [ctx.last_series, *q.series[:1]]
+        if q.follow_up and not (q.series or q.start or q.end or q.last_period or q.relative) and \
+                intents[:1] in (["describe"], ["history"]) and ctx.last_call and \
+                ctx.last_call[0] in ("describe_series", "price_history"):
+            # "最低呢" after "今年最高价是多少": the same period, not the whole history.
+            q.start, q.end = ctx.last_call[1].get("start"), ctx.last_call[1].get("end")
         if not intents and q.follow_up and ctx.last_call and (q.series or q.horizon or q.start
                                                                or q.method or q.last_period):
             return self._follow_up(q, ctx)
