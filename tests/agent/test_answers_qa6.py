@@ -336,3 +336,40 @@ async def test_months_below_50_after_a_pmi_answer_is_the_run(agent: Any, thread_
             break
         run += 1
     assert f"已连续 {run} 个月低于 50" in turn.text
+
+
+async def test_the_highest_price_in_yuan_is_the_futures(agent: Any, thread_id: str) -> None:
+    # Was: the World Bank's high in US$/dmt, though "多少元" was asked.
+    turn = await run_turn(agent, thread_id, "铁矿石价格历史最高是多少元")
+    dce = _settles("dce_iron_ore_futures_daily.csv")
+    assert turn.calls[0].args == {"series": "dce_iron_ore_daily"}
+    assert f"最高 {dce.max():,.2f} 元/吨（{dce.idxmax().date()}）" in turn.text
+
+
+async def test_volatility_beside_rebar_is_the_futures_on_the_same_days(agent: Any, thread_id: str) -> None:
+    # Was: the World Bank's monthly averages (smoother by construction) against rebar's daily settles.
+    turn = await run_turn(agent, thread_id, "铁矿石年化波动率和螺纹钢比哪个高")
+    assert [c.args["series"] for c in turn.calls] == ["dce_iron_ore_daily", "shfe_rebar_daily"]
+    vols = {}
+    for file in ("dce_iron_ore_futures_daily.csv", "shfe_rebar_futures_daily.csv"):
+        prices = _settles(file)
+        rets = np.log(prices).diff().dropna()
+        vols[file] = float(rets[rets.index > prices.index[-1] - pd.DateOffset(years=1)].std(ddof=1) * np.sqrt(252) * 100)
+    line = next(x for x in turn.text.splitlines() if x.startswith("年化波动率"))
+    for vol in vols.values():
+        assert f"{vol:.2f}%" in line
+
+
+async def test_rebar_in_dollars_is_converted_without_the_ore_caveat(agent: Any, thread_id: str) -> None:
+    # Was: the yuan price alone.
+    turn = await run_turn(agent, thread_id, "What's the rebar price per ton in dollars?")
+    rebar = float(_settles("shfe_rebar_futures_daily.csv").iloc[-1])
+    fx = pd.read_csv(DATA / "usd_cnh_daily.csv", index_col="date", parse_dates=True)["usd_cnh"].dropna()
+    assert f"{rebar:,.2f} yuan = {rebar / float(fx.iloc[-1]):,.2f} US$" in turn.text
+    assert "World Bank iron ore" not in turn.text
+
+
+async def test_which_forecast_method_is_best_compares_the_methods(agent: Any, thread_id: str) -> None:
+    # Was: one forecast with the auto choice, no comparison.
+    turn = await run_turn(agent, thread_id, "Which forecast method is best for iron ore?")
+    assert len([c for c in turn.calls if c.name == "backtest_forecast"]) > 1

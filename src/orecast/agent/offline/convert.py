@@ -36,10 +36,15 @@ def latest_to_convert(text: str, series: list[str]) -> str | None:
     given is of the latest price; the series whose currency is not the one asked for (None if none)."""
     from orecast.agent.offline import catalogue as cat
 
-    # An explicit conversion verb: "price in yuan" alone asks for the yuan-priced series (DCE futures).
-    if not _VERB.search(text) or AMOUNT.search(text):
+    # An explicit conversion verb: "iron ore price in yuan" alone asks for the yuan-priced series (DCE
+    # futures); rebar has none in dollars, so "rebar in dollars" is a conversion.
+    if AMOUNT.search(text):
         return None
     to_usd, to_cny = bool(_TO_USD.search(text)), bool(_TO_CNY.search(text))
+    if not _VERB.search(text) and not (to_usd and series and series[0] in cat.catalogue() and
+                                       series[0] not in ("iron_ore_wb_monthly", "dce_iron_ore_daily") and
+                                       cat.catalogue()[series[0]].unit.startswith("CNY")):
+        return None
     if to_usd == to_cny:
         return None
     wanted = "US$" if to_cny else "CNY"  # the unit of the price to convert
@@ -68,19 +73,22 @@ def latest_answer(p: dict[str, Any], fx: dict[str, Any], text: str, zh: bool) ->
     if fx_day and day and fx_day != day:
         gap = (f"注意：价格是 {day} 的，汇率是 {fx_day} 的（我有的最新汇率），两者不是同一天。" if zh else
                f" Note: the price is of {day} and the rate of {fx_day} (the latest I have), not the same day.")
-    head = f"换算的是{name}的最新值（{day}）。" if zh else f"This converts the latest {name} ({day})."
-    return head + answer((float(value), currency), fx, text, zh) + gap
+    head = f"换算的是{name}的最新值（{day}）。" if zh else f"This converts the latest {name} ({day}). "
+    ore = p.get("series") in ("iron_ore_wb_monthly", "dce_iron_ore_daily")
+    return head + answer((float(value), currency), fx, text, zh, ore_caveat=ore) + gap
 
 
-def answer(amount: tuple[float, str], fx: dict[str, Any], text: str, zh: bool) -> str:
-    """The amount at the latest USD/CNH, with the rate's date and, for a price per tonne, why the
-    converted number is not the other market's price."""
+def answer(amount: tuple[float, str], fx: dict[str, Any], text: str, zh: bool, *,
+           ore_caveat: bool | None = None) -> str:
+    """The amount at the latest USD/CNH, with the rate's date and, for an iron ore price per tonne,
+    why the converted number is not the other market's price (`ore_caveat`; None: read the text)."""
     value, currency = amount
     rate, day = (fx.get("latest") or {}).get("value"), (fx.get("latest") or {}).get("date")
     if not isinstance(rate, int | float) or rate <= 0:
         return ""
     out = value * rate if currency == "USD" else value / rate
-    per_tonne = re.search(r"铁矿|iron ore|吨|\btons?\b|\btonnes?\b|/t\b|dmt", text, re.I)
+    per_tonne = re.search(r"铁矿|iron ore|吨|\btons?\b|\btonnes?\b|/t\b|dmt", text, re.I) if ore_caveat is None \
+        else ore_caveat
     if zh:
         src, dst = ("美元", "元") if currency == "USD" else ("元", "美元")
         head = f"按美元兑离岸人民币 {rate:.4f}（{day}，我有的最新汇率）换算：{fmt(value)} {src} = {fmt(out)} {dst}。"

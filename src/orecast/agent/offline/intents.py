@@ -30,7 +30,7 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
         "which method", "best method", "compare methods", "compare the methods", "method comparison",
         "compare forecasting methods", "哪种方法", "哪个方法", "方法比较", "比较方法", "比较预测方法",
         "最好的方法", "最准的方法", "最准", "most accurate", "best forecasting", "哪种预测方法",
-        "哪个预测方法", "which forecasting method", "which model",
+        "哪个预测方法", "which forecasting method", "which model", "which forecast method", "best forecast method",
     ),
     "margin": ("mill margin", "steel margin", "margin", "profit", "利润", "毛利", "盈利"),
     "relate": (

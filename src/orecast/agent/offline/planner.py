@@ -592,7 +592,8 @@ class Planner:
             # "铁矿石和螺纹钢的比价": a ratio or spread needs one unit; the ore in yuan is the DCE futures.
             series = list(dict.fromkeys(FRESHER if s == DEFAULT_SERIES else s for s in series))
         elif first in ("history", "describe", "chart") and DEFAULT_SERIES in series and len(series) > 1 and \
-                (q.start or q.end or q.last_period) and not scope.asks_benchmark(q.text) and \
+                (q.start or q.end or q.last_period or re.search(r"波动|volatil", q.text, re.I)) and \
+                not scope.asks_benchmark(q.text) and \
                 any(cat.frequency(s) == "daily" for s in series if s in cat.catalogue() and s != DEFAULT_SERIES):
             # "2025年铁矿石和螺纹钢谁涨得多": the ore on the other futures' trading days (DCE), not the
             # World Bank's monthly averages, whose months end on other days and whose data ends sooner.
@@ -604,6 +605,12 @@ class Planner:
         yuan = any(c == "CNY" for _, c in q.claims) or "元/吨" in USD_UNIT.sub(" ", q.text)
         if first == "latest" and series == [DEFAULT_SERIES] and dollars and not yuan:
             pass  # "铁矿石价格是多少美元/干吨", "是100美元/吨对吗": the dollar price, the World Bank's
+        elif first in ("describe", "history") and series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text) \
+                and not dollars and not q.claim and \
+                re.search(r"多少元|几元|多少块|元/吨|元一吨|人民币|\bin (?:yuan|rmb|cny)\b", q.text, re.I):
+            # "铁矿石价格历史最高是多少元": the yuan history is the DCE futures, not the World Bank's dollars.
+            series = [FRESHER]
+            notes.append(scope.yuan_price_note(q.zh))
         elif first == "latest" and series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text) and (
                 not re.search(r"美元|美金|dollar|\busd\b|us\$", q.text, re.I) and (
                 yuan or re.search(r"人民币|元|\b(?:yuan|rmb|cny|renminbi)\b",
