@@ -373,3 +373,15 @@ async def test_which_forecast_method_is_best_compares_the_methods(agent: Any, th
     # Was: one forecast with the auto choice, no comparison.
     turn = await run_turn(agent, thread_id, "Which forecast method is best for iron ore?")
     assert len([c for c in turn.calls if c.name == "backtest_forecast"]) > 1
+
+
+async def test_comparing_the_two_years_asked_before_is_their_two_means(agent: Any, thread_id: str) -> None:
+    # Was: the correlation of rebar with iron ore, which was not asked.
+    await run_turn(agent, thread_id, "螺纹钢2025年均价")
+    await run_turn(agent, thread_id, "那2024年呢")
+    turn = await run_turn(agent, thread_id, "两年比较哪个高")
+    rebar = _settles("shfe_rebar_futures_daily.csv")
+    a, b = rebar["2024"].mean(), rebar["2025"].mean()
+    assert [c.name for c in turn.calls] == ["describe_series", "describe_series"]
+    line = next(x for x in turn.text.splitlines() if "均值对比" in x)
+    assert f"{a:,.2f} 元/吨" in line and f"{b:,.2f} 元/吨" in line and f"{(b / a - 1) * 100:+.2f}%" in line

@@ -87,6 +87,7 @@ class Context:
     answers: list[str] = field(default_factory=list)  # earlier final answers, oldest first
     answered: int = 0  # earlier questions with an answer, as a report counts them
     turn_series: tuple[str, ...] = ()  # the series the last turn with market calls asked about, in order
+    calls: tuple[tuple[str, dict[str, Any]], ...] = ()  # every market call before, oldest first
 
 
 def context_of(messages: list[BaseMessage], upto: int) -> Context:
@@ -98,6 +99,7 @@ def context_of(messages: list[BaseMessage], upto: int) -> Context:
     last_series: str | None = None
     turn_series: list[str] = []
     asked: list[str] = []  # this turn's series so far
+    calls: list[tuple[str, dict[str, Any]]] = []
     for msg in messages[:upto]:
         if isinstance(msg, HumanMessage):
             questions.append(msg.text)
@@ -119,6 +121,7 @@ def context_of(messages: list[BaseMessage], upto: int) -> Context:
                 if tc["name"] in ("export_report", "list_series"):
                     continue
                 last_call = (tc["name"], dict(tc["args"]))
+                calls.append(last_call)
                 series = tc["args"].get("series") or tc["args"].get("a")
                 if isinstance(series, str):
                     last_series = series
@@ -126,7 +129,7 @@ def context_of(messages: list[BaseMessage], upto: int) -> Context:
                     turn_series = asked
     answered = len(collect(messages[:upto])[0])
     return Context(questions, name, last_call, last_series, role, answers, answered,
-                   tuple(dict.fromkeys(turn_series)))
+                   tuple(dict.fromkeys(turn_series)), tuple(calls))
 
 
 class Planner:
@@ -292,6 +295,10 @@ class Planner:
                 re.search(r"贵多少|便宜多少|高多少|低多少|差多少", q.text):
             # "比螺纹钢贵多少" after the HRC price: the two latest prices and the spread between them.
             intents, series = ["latest"], [ctx.last_series, *q.series[:1]]
+        if q.follow_up and intents[:1] == ["compare"] and not (q.series or q.start or q.end or q.relative) and \
+                (two := _two_periods_asked(ctx)) is not None:
+            # "两年比较哪个高" after "螺纹钢2025年均价" and "那2024年呢": those two periods side by side.
+            return Plan([("describe_series", args) for args in two])
         if q.follow_up and not (q.series or q.start or q.end or q.last_period or q.relative) and \
                 intents[:1] in (["describe"], ["history"]) and ctx.last_call and \
                 ctx.last_call[0] in ("describe_series", "price_history"):
@@ -780,6 +787,18 @@ class Planner:
             if start:
                 out["start"] = start
         return out
+
+
+def _two_periods_asked(ctx: Context) -> list[dict[str, Any]] | None:
+    """The last two statistics (histories) asked of one series over two different periods, earlier
+    period first; None when the last two calls were not that."""
+    last = [c for c in ctx.calls if c[0] in ("describe_series", "price_history")][-2:]
+    if len(last) != 2 or last[0][1].get("series") != last[1][1].get("series"):
+        return None
+    periods = [{k: a[k] for k in ("series", "start", "end") if a.get(k)} for _, a in last]
+    if periods[0] == periods[1] or not all(p.get("start") for p in periods):
+        return None
+    return sorted(periods, key=lambda p: str(p["start"]))
 
 
 def _scenario_target(q: Query, driver: str) -> str:
