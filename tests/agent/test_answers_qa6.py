@@ -385,3 +385,44 @@ async def test_comparing_the_two_years_asked_before_is_their_two_means(agent: An
     assert [c.name for c in turn.calls] == ["describe_series", "describe_series"]
     line = next(x for x in turn.text.splitlines() if "均值对比" in x)
     assert f"{a:,.2f} 元/吨" in line and f"{b:,.2f} 元/吨" in line and f"{(b / a - 1) * 100:+.2f}%" in line
+
+
+async def test_sgx_swaps_are_no_data_here(agent: Any, thread_id: str) -> None:
+    # Was: the DCE and World Bank prices, as if they were the SGX swap.
+    turn = await run_turn(agent, thread_id, "新加坡铁矿石掉期价格")
+    assert turn.calls == [] and "新加坡交易所（SGX）铁矿石掉期" in turn.text
+
+
+async def test_ever_below_a_level_is_the_periods_below_it(agent: Any, thread_id: str) -> None:
+    # Was: the latest price, and "the 40 dollars you mention does not match the latest price".
+    turn = await run_turn(agent, thread_id, "Has iron ore ever been below 40 dollars?")
+    wb = _wb_iron_ore()
+    assert (wb >= 40).all()
+    assert f"never below 40.00 US$/dmt between {wb.index[0].date()} and {wb.index[-1].date()} (low {wb.min():,.2f}" in turn.text
+    assert "does not match" not in turn.text
+
+
+async def test_january_to_june_of_one_year_is_that_half_year(agent: Any, thread_id: str) -> None:
+    # Was: January 2026 alone ("6月" had no year of its own).
+    turn = await run_turn(agent, thread_id, "铁矿石期货2026年1月到6月的走势")
+    half = _settles("dce_iron_ore_futures_daily.csv")["2026-01":"2026-06"]
+    assert turn.calls[0].args == {"series": "dce_iron_ore_daily", "start": "2026-01", "end": "2026-06"}
+    assert f"{(half.iloc[-1] / half.iloc[0] - 1) * 100:+.2f}%" in turn.text
+
+
+async def test_this_week_is_no_month(agent: Any, thread_id: str) -> None:
+    # A guard for the month fix of this pass, which first answered "no data for 2026-12" here.
+    turn = await run_turn(agent, thread_id, "铁矿石期货这周涨了吗")
+    assert "没有 2026-12 的数据" not in turn.text
+
+
+async def test_a_years_mean_in_dollars_converts_that_mean(agent: Any, thread_id: str) -> None:
+    # Was: the latest price converted, not 2025's average.
+    turn = await run_turn(agent, thread_id, "铁矿石期货2025年均价换成美元")
+    dce = _settles("dce_iron_ore_futures_daily.csv")["2025"]
+    fx = pd.read_csv(DATA / "usd_cnh_daily.csv", index_col="date", parse_dates=True)["usd_cnh"].dropna()["2025"]
+    both = pd.concat([dce, fx], axis=1, join="inner").dropna()
+    line = next(x for x in turn.text.splitlines() if "均价换算" in x)
+    assert f"均价 {dce.mean():,.2f} 元/吨" in line and f"均值 {fx.mean():.4f}" in line
+    assert f"约合 {dce.mean() / fx.mean():,.2f} 美元/吨" in line
+    assert f"是 {(both.iloc[:, 0] / both.iloc[:, 1]).mean():,.2f} 美元/吨" in line

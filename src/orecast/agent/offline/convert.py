@@ -101,3 +101,37 @@ def answer(amount: tuple[float, str], fx: dict[str, Any], text: str, zh: bool, *
             " This is a currency conversion only: the World Bank iron ore price is US$ per dry tonne delivered to "
             "China (CFR, before tax), the DCE futures are yuan per wet tonne with 13% VAT and port costs, on a "
             "different grade and contract, so the converted number is not a comparable price of the other.")
+
+
+def period_mean(series: str, start: str | None, end: str | None, zh: bool) -> str | None:
+    """A period's mean price in the other currency: the mean of each day's price at that day's
+    USD/CNH (days both have), beside the mean price at the period's mean rate. None when the
+    period has no day with both."""
+    import pandas as pd
+
+    from orecast import market
+    from orecast.agent.offline import catalogue as cat
+    from orecast.agent.offline.scope import bound
+
+    prices, fx = market.load_series(series), market.load_series("usd_cnh_daily")
+    lo = bound(start) if start else prices.index[0]
+    hi = bound(end, True) if end else prices.index[-1]
+    prices = prices[(prices.index >= lo) & (prices.index <= hi)]
+    rates = fx[(fx.index >= lo) & (fx.index <= hi)]
+    both = pd.concat([prices.rename("p"), fx.rename("fx")], axis=1, join="inner").dropna()
+    if prices.empty or both.empty:
+        return None
+    to_usd = cat.catalogue()[series].unit.startswith("CNY")
+    daily = (both["p"] / both["fx"] if to_usd else both["p"] * both["fx"]).mean()
+    at_mean = prices.mean() / rates.mean() if to_usd else prices.mean() * rates.mean()
+    span = f"{prices.index[0].date()} – {prices.index[-1].date()}"
+    src, dst = ("元/吨", "美元/吨") if to_usd else ("美元/吨", "元/吨")
+    src_en, dst_en = ("CNY/t", "US$/t") if to_usd else ("US$/t", "CNY/t")
+    if zh:
+        return (f"**{cat.name(series, True)} {span} 的均价换算**：均价 {fmt(prices.mean())} {src}，同期美元兑离岸人民币均值 "
+                f"{rates.mean():.4f}（{len(rates)} 个观测），约合 {fmt(at_mean)} {dst}；逐日按当天汇率换算再平均"
+                f"（{len(both)} 个两者都有数据的日子）是 {fmt(daily)} {dst}。这只是货币换算，不是另一个市场的价格。")
+    return (f"**{cat.name(series, False)}, {span}, mean converted**: mean {fmt(prices.mean())} {src_en}; at the "
+            f"period's mean USD/CNH {rates.mean():.4f} ({len(rates)} observations) about {fmt(at_mean)} {dst_en}; each "
+            f"day at its own rate, then averaged ({len(both)} days with both), {fmt(daily)} {dst_en}. A currency "
+            "conversion only, not another market's price.")

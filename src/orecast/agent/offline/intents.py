@@ -134,6 +134,7 @@ MISSING_TOPICS: dict[str, tuple[str, ...]] = {
     # The futures files hold volume and open interest, but no tool serves them: a price is no answer.
     "trading_volume": ("成交量", "交易量", "持仓量", "持仓", "trading volume", "traded volume", "volume of",
                        "volume traded", "futures volume", "open interest", "turnover"),
+    "sgx_swaps": ("新加坡交易所", "新加坡铁矿", "新加坡掉期", "掉期", "sgx", "singapore", "iron ore swap"),
     "miners": ("淡水河谷", "力拓", "必和必拓", "福蒂斯丘", "英美资源", "vale", "rio tinto", "bhp",
                "fortescue", "fmg", "anglo american"),
     # Commodities with no series here: naming one must not fall back to the iron ore price.
@@ -406,6 +407,9 @@ def _parts_of_year(text: str) -> list[tuple[int, int, str, str]]:
 def _dates(text: str) -> tuple[str | None, str | None]:
     """Explicit dates: 'from 2020 to 2022', '2021-03', '2024年', 'since 2019', '2020-2022',
     and quarters or halves of a year ('Q1 2024', '2024年上半年')."""
+    # "2026年1月到6月": the year written once stands for both months.
+    text = re.sub(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(到|至|~|～|-|—)\s*(\d{1,2})\s*月",
+                  lambda m: f"{m[1]}年{m[2]}月{m[3]}{m[1]}年{m[4]}月", text)
     parts = _parts_of_year(text)
     located: list[tuple[int, str, str]] = [(pos, a, b) for pos, _, a, b in parts]
     for m in _DATE.finditer(text):
@@ -979,7 +983,7 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
                          r"(以下|以上|之下|之上)|(低于|高于|跌破|超过|below|under|above|over)\s*(\d+(?:\.\d+)?)\s*"
                          r"(美元|元|块|dollars?|usd|yuan|cny)?", low)) and re.search(
             r"哪些年|哪几年|哪一年|哪年|什么时候|哪些月|几次|多少次|多少天|多少个月|占比|比例|比重|几成|which years?|when\b|"
-            r"how many (?:times|months|days)|what share|what percentage|how often", low):
+            r"how many (?:times|months|days)|what share|what percentage|how often|\bever\b|曾经|有没有|有过", low):
         level_, cur_ = (th.group(1), th.group(2)) if th.group(1) else (th.group(5), th.group(6))
         side = "below" if re.search(r"以下|之下|低于|跌破|below|under", th.group(0)) else "above"
         q.threshold = (float(level_), side, _currency(cur_))

@@ -178,6 +178,7 @@ class Planner:
             if s in DRIVER_SERIES["iron_ore"] and not scope.asks_benchmark(q.text):
                 s = FRESHER if currency == "CNY" else DEFAULT_SERIES
             if (note := scope.threshold_periods(s, level_, side, q.zh)) is not None:
+                q.claims, q.claim = [], None  # "ever below 40 dollars" names a level, it claims no price
                 return Plan([("latest_price", {"series": s})], notes=[note])
         if scope.asks_pmi_meaning(q.text) and "latest_price" in self.tools:
             # "PMI高于50意味着什么": what the index means, with where it stands; no forecast of 50.
@@ -223,6 +224,11 @@ class Planner:
         if convert.asked(q.text) is not None and "latest_price" in self.tools:
             q.claims, q.claim = [], None  # "100美元相当于多少元" converts a figure, it does not claim one
             return Plan([("latest_price", {"series": "usd_cnh_daily"})])
+        if (s := convert.latest_to_convert(q.text, q.series)) and (q.start or q.end) and \
+                "describe_series" in self.tools and (note := convert.period_mean(s, q.start, q.end, q.zh)):
+            # "铁矿石期货2025年均价换成美元": the period's mean at the period's mean rate, not the latest price.
+            q.claims, q.claim = [], None
+            return Plan([("describe_series", {"series": s, **self._dates(q, s)})], notes=[note])
         if (s := convert.latest_to_convert(q.text, q.series or ([ctx.last_series] if ctx.last_series else []))) \
                 and "latest_price" in self.tools:
             # "铁矿石期货换算成美元是多少": no figure given, so the latest price is the one converted.

@@ -27,8 +27,12 @@ _TOPICS = {
     "mine_output": ("矿山铁矿石产量", "iron ore mine output"),
     "steel_output_recent": ("月度或 2018 年以后的粗钢产量", "monthly or post-2018 crude steel output"),
     "production_costs": ("生产成本（矿山或钢厂的成本）", "production costs (of miners or mills)"),
-    "trading_volume": ("期货成交量和持仓量（我的工具只提供结算价）",
-                       "futures trading volume and open interest (my tools serve settlement prices only)"),
+    "trading_volume": ("期货成交量和持仓量（数据文件里有这两列，但我的工具只读取结算价）",
+                       "futures trading volume and open interest (the data files hold them, but my tools read "
+                       "settlement prices only)"),
+    "sgx_swaps": ("新加坡交易所（SGX）铁矿石掉期/期货价格（我只有大商所期货和世界银行 CFR 中国月均价）",
+                  "SGX iron ore swap or futures prices (I have the DCE futures and the World Bank CFR China "
+                  "monthly average only)"),
     "miners": ("矿山企业（淡水河谷、力拓、必和必拓、FMG 等）", "miners (Vale, Rio Tinto, BHP, Fortescue …)"),
     "lithium": ("锂价", "lithium prices"),
     "gold": ("黄金价格（只有世界银行贵金属指数）", "gold prices (only the World Bank precious metals index)"),
@@ -398,7 +402,8 @@ def one_month(start: str | None, end: str | None) -> str | None:
     if not start:
         return None
     lo, hi = bound(start), bound(end or start, True)
-    return lo.strftime("%Y-%m") if lo.to_period("M") == hi.to_period("M") else None
+    # From the month's first day ("这周" on 2026-12-07 lies in one month but is a week, not that month).
+    return lo.strftime("%Y-%m") if lo.day == 1 and lo.to_period("M") == hi.to_period("M") else None
 
 
 _PMI_MEANING = re.compile(r"(?:pmi|荣枯线|采购经理).{0,16}(?:意味着|什么意思|啥意思|代表什么|说明什么|是什么|怎么理解|"
