@@ -502,3 +502,36 @@ async def test_a_years_mean_in_dollars_converts_that_mean(agent: Any, thread_id:
     assert f"均价 {dce.mean():,.2f} 元/吨" in line and f"均值 {fx.mean():.4f}" in line
     assert f"约合 {dce.mean() / fx.mean():,.2f} 美元/吨" in line
     assert f"是 {(both.iloc[:, 0] / both.iloc[:, 1]).mean():,.2f} 美元/吨" in line
+
+
+async def test_the_most_volatile_year_is_named(agent: Any, thread_id: str) -> None:
+    # Was: the highest calendar year's volatility with no year.
+    turn = await run_turn(agent, thread_id, "铁矿石期货波动最大的是哪一年")
+    dce = _settles("dce_iron_ore_futures_daily.csv")
+    rets = np.log(dce).diff().dropna()
+    years = {
+        y: float(r.std(ddof=1) * np.sqrt(252) * 100)
+        for y, r in rets.groupby(rets.index.year)
+        if len(r) >= 0.9 * 252
+    }
+    top = max(years, key=years.get)
+    assert f"最高 {years[top]:.2f}%（{top} 年）" in turn.text
+
+
+async def test_next_monday_is_that_day(agent: Any, thread_id: str) -> None:
+    # Was: a forecast of the whole of next week, to 2026-12-20.
+    turn = await run_turn(agent, thread_id, "铁矿石期货下周一的价格")
+    assert "2026-12-14：" in turn.text and "到 2026-12-20" not in turn.text
+
+
+async def test_a_dated_day_past_the_data_is_the_nearest_earlier_day(
+    agent: Any, thread_id: str
+) -> None:
+    # Was: a forecast of 2026-11-30, while "上周五" got the nearest earlier day: now both alike.
+    turn = await run_turn(agent, thread_id, "2026年11月30日螺纹钢价格")
+    rebar = _settles("shfe_rebar_futures_daily.csv")
+    assert [(c.name, c.args) for c in turn.calls] == [
+        ("latest_price", {"series": "shfe_rebar_daily"})
+    ]
+    assert "没有 2026-11-30 的价格" in turn.text and "不是那天的价格" in turn.text
+    assert_number(turn.text, float(rebar.iloc[-1]))

@@ -132,7 +132,8 @@ def _yearly(vols: dict[int, float]) -> dict[str, object] | None:
     values = pd.Series(vols)
     return {"years": len(vols), "first": int(values.index.min()), "last": int(values.index.max()),
             "median_pct": num(float(values.median()), 4), "min_pct": num(float(values.min()), 4),
-            "max_pct": num(float(values.max()), 4)}
+            "max_pct": num(float(values.max()), 4), "min_year": int(values.idxmin()),
+            "max_year": int(values.idxmax())}
 
 
 def reference_point(values: pd.Series, offset: pd.DateOffset) -> tuple[pd.Timestamp, float] | None:

@@ -380,10 +380,19 @@ def _yearly(p: dict[str, Any], zh: bool, size: Callable[[Any], str]) -> str:
     if zh:
         side = "高于" if vol > median else "低于" if vol < median else "等于"
         return (f"，{side} {y.get('first')}–{y.get('last')} 年各自然年的中位数 {size(median)}"
-                f"（{y.get('years')} 年，最低 {size(y.get('min_pct'))}，最高 {size(y.get('max_pct'))}）")
+                f"（{y.get('years')} 年，最低 {size(y.get('min_pct'))}{_year_of(y.get('min_year'), zh)}，"
+                f"最高 {size(y.get('max_pct'))}{_year_of(y.get('max_year'), zh)}）")
     side = "above" if vol > median else "below" if vol < median else "equal to"
     return (f", {side} the median of the calendar years {y.get('first')}–{y.get('last')}, {size(median)} "
-            f"({y.get('years')} years, lowest {size(y.get('min_pct'))}, highest {size(y.get('max_pct'))})")
+            f"({y.get('years')} years, lowest {size(y.get('min_pct'))}{_year_of(y.get('min_year'), zh)}, "
+            f"highest {size(y.get('max_pct'))}{_year_of(y.get('max_year'), zh)})")
+
+
+def _year_of(year: Any, zh: bool) -> str:
+    """"（2015 年）" after a calendar year's volatility: which year it was ("波动最大的是哪一年")."""
+    if not isinstance(year, int):
+        return ""
+    return f"（{year} 年）" if zh else f" in {year}"
 
 
 def claim_check(claim: tuple[float, str], p: dict[str, Any], zh: bool) -> str:

@@ -853,8 +853,8 @@ _WEEKDAYS_ZH = {"一": 0, "1": 0, "二": 1, "2": 1, "三": 2, "3": 2, "四": 3, 
 _WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY_BACK = ((re.compile(r"大前天"), 3), (re.compile(r"前天|day before yesterday", re.I), 2),
              (re.compile(r"昨天|昨日|yesterday", re.I), 1))
-_WEEKDAY_WORD = re.compile(r"(上|这|本)(?:个)?(?:周|星期|礼拜)([一二三四五六日天1-7])|"
-                           r"\b(last|this)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
+_WEEKDAY_WORD = re.compile(r"(上|这|本|下)(?:个)?(?:周|星期|礼拜)([一二三四五六日天1-7])|"
+                           r"\b(last|this|next)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
 
 
 def relative_day(text: str) -> tuple[str, str] | None:
@@ -868,9 +868,10 @@ def relative_day(text: str) -> tuple[str, str] | None:
     m = _WEEKDAY_WORD.search(text)
     if m:
         last = (m.group(1) or "").startswith("上") or (m.group(3) or "").lower() == "last"
+        after = (m.group(1) or "").startswith("下") or (m.group(3) or "").lower() == "next"  # "下周一"
         wd = _WEEKDAYS_ZH[m.group(2)] if m.group(2) else _WEEKDAYS_EN.index(m.group(4).lower())
         monday = now - timedelta(days=now.weekday())
-        day = monday + timedelta(days=wd - (7 if last else 0))
+        day = monday + timedelta(days=wd - (7 if last else 0) + (7 if after else 0))
         if (m.group(3) or "").lower() == "last" and day >= now - timedelta(days=now.weekday()):
             day -= timedelta(days=7)
         return m.group(0), day.isoformat()  # "这周五" on Monday is ahead: the planner forecasts it

@@ -351,7 +351,13 @@ class Planner:
             # "2026年7月铁矿石价格": past the World Bank's last month, but the futures traded then.
             fresher = scope.fresher_note(DEFAULT_SERIES, FRESHER, q.start, q.end, q.zh)
             series = [FRESHER] if fresher else series
-        if target is None and intents[0] in ("latest", "history", "describe", "chart") and \
+        if target is None and intents[0] in ("latest", "history", "describe") and q.start and q.start == q.end \
+                and re.fullmatch(r"\d{4}-\d{2}-\d{2}", q.start) and \
+                scope.gap_target((series or [DEFAULT_SERIES])[0], q.start, q.end) and \
+                (day_plan := self._named_days(q, series or [DEFAULT_SERIES])) is not None:
+            # "2026年11月30日螺纹钢价格" past the data's end: as "上周五" is, the nearest earlier day.
+            plan = day_plan
+        elif target is None and intents[0] in ("latest", "history", "describe", "chart") and \
                 scope.one_month(q.start, q.end) and scope.gap_target((series or [DEFAULT_SERIES])[0], q.start, q.end):
             # "上个月的价格" when the data ends before last month: as a day past the data's end is
             # answered, the nearest earlier month with data, said not to be the month asked.
