@@ -535,3 +535,20 @@ async def test_a_dated_day_past_the_data_is_the_nearest_earlier_day(
     ]
     assert "没有 2026-11-30 的价格" in turn.text and "不是那天的价格" in turn.text
     assert_number(turn.text, float(rebar.iloc[-1]))
+
+
+@pytest.mark.parametrize(
+    ("question", "high"),
+    [("铁矿石的历史最高价是哪天", True), ("On what date was iron ore at its lowest?", False)],
+)
+async def test_which_day_is_the_daily_futures_day(
+    agent: Any, thread_id: str, question: str, high: bool
+) -> None:
+    # Was: the World Bank's monthly high dated 2021-06-01, a month read as a day.
+    turn = await run_turn(agent, thread_id, question)
+    dce, wb = _settles("dce_iron_ore_futures_daily.csv"), _wb_iron_ore()
+    assert turn.calls[0].args == {"series": "dce_iron_ore_daily"}
+    day = dce.idxmax() if high else dce.idxmin()
+    assert f"{dce[day]:,.2f}" in turn.text and str(day.date()) in turn.text
+    month = wb.idxmax() if high else wb.idxmin()
+    assert f"{month:%Y-%m}" in turn.text and f"{wb[month]:,.2f}" in turn.text

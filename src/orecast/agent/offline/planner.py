@@ -625,6 +625,11 @@ class Planner:
         if first == "latest" and series == [DEFAULT_SERIES] and dollars and not yuan:
             pass  # "铁矿石价格是多少美元/干吨", "是100美元/吨对吗": the dollar price, the World Bank's
         elif first in ("describe", "history") and series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text) \
+                and not dollars and re.search(r"哪天|哪一天|哪个交易日|which day|what day|on what date", q.text, re.I):
+            # "铁矿石的历史最高价是哪天": a day is the daily futures'; the World Bank's is a monthly average.
+            series = [FRESHER]
+            notes.append(scope.day_is_futures_note(q.text, q.zh))
+        elif first in ("describe", "history") and series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text) \
                 and not dollars and not q.claim and \
                 re.search(r"多少元|几元|多少块|元/吨|元一吨|人民币|\bin (?:yuan|rmb|cny)\b", q.text, re.I):
             # "铁矿石价格历史最高是多少元": the yuan history is the DCE futures, not the World Bank's dollars.

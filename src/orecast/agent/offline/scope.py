@@ -788,6 +788,19 @@ def ore_beside_futures_note(zh: bool) -> str:
             f"days); the World Bank's monthly averages run by month and end on {wb.end}, so their dates would not match.")
 
 
+def day_is_futures_note(text: str, zh: bool) -> str:
+    """"铁矿石的历史最高价是哪天": the day is the futures'; the World Bank's extreme is a month."""
+    values = market.load_series("iron_ore_wb_monthly")
+    low = bool(re.search(r"最低|最便宜|lowest|cheapest|bottom", text, re.I))
+    day, value = (values.idxmin(), values.min()) if low else (values.idxmax(), values.max())
+    if zh:
+        return ("问的是哪一天，所以用日度的大商所铁矿石期货（元/吨）；世界银行价格是月均价（美元/干吨），"
+                f"只能说到月份，它的{'最低' if low else '最高'}月是 {day:%Y-%m}（{value:,.2f} 美元/干吨）。")
+    return ("A day was asked, so this is the daily DCE iron ore futures (CNY/t); the World Bank price is a monthly "
+            f"average (US$/dmt) and names months only: its {'lowest' if low else 'highest'} month was {day:%Y-%m} "
+            f"({value:,.2f} US$/dmt).")
+
+
 def yuan_price_note(zh: bool) -> str:
     if zh:
         return ("人民币计价的铁矿石价格是大商所铁矿石期货（元/吨，含税、港口交货的连续主力合约结算价）；"
