@@ -552,3 +552,25 @@ async def test_which_day_is_the_daily_futures_day(
     assert f"{dce[day]:,.2f}" in turn.text and str(day.date()) in turn.text
     month = wb.idxmax() if high else wb.idxmin()
     assert f"{month:%Y-%m}" in turn.text and f"{wb[month]:,.2f}" in turn.text
+
+
+@pytest.mark.parametrize(
+    ("question", "file", "year"),
+    [
+        ("2025年螺纹钢涨了还是跌了", "shfe_rebar_futures_daily.csv", "2025"),
+        ("今年以来铁矿石期货涨了多少", "dce_iron_ore_futures_daily.csv", "2026"),
+    ],
+)
+async def test_a_years_change_is_also_given_from_the_year_before(
+    agent: Any, thread_id: str, question: str, file: str, year: str
+) -> None:
+    # Was: only from the year's first trading day, leaving out the move from the last day of the year before.
+    turn = await run_turn(agent, thread_id, question)
+    prices = _settles(file)
+    base = prices[prices.index < pd.Timestamp(f"{year}-01-01")]
+    end = prices[year].iloc[-1]
+    line = next(x for x in turn.text.splitlines() if "从区间前最后一个值" in x)
+    assert (
+        f"（{base.index[-1].date()}，{base.iloc[-1]:,.2f} 元/吨）算起：{(end / base.iloc[-1] - 1) * 100:+.2f}%"
+        in line
+    )

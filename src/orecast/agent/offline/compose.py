@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from orecast import market
 from orecast.agent.offline import catalogue as cat
 from orecast.agent.offline import coverage
 from orecast.agent.offline.scope import HOLIDAY_ZH
@@ -190,6 +191,8 @@ def history(p: dict[str, Any], zh: bool) -> str:
                 f"mean {level(p.get('mean'), unit)}")
     if diffusion:
         text += _above_50(p, zh)
+    elif both and (p.get("count") or 0) >= 5:
+        text += _from_before(p, zh)
     if p.get("series") == "usd_cnh_daily" and all(isinstance(x.get("value"), int | float) for x in (f, last)):
         # USD/CNH falling is the yuan rising: said both ways ("人民币今年升值了多少").
         yuan = (f["value"] / last["value"] - 1) * 100
@@ -199,6 +202,24 @@ def history(p: dict[str, Any], zh: bool) -> str:
                  f"\n- USD/CNH {pct(p.get('change_pct'))}: the yuan {verb} {abs(yuan):.2f}% against the dollar "
                  f"({f['value']:.4f} / {last['value']:.4f} − 1)")
     return text + _source(p, zh)
+
+
+def _from_before(p: dict[str, Any], zh: bool) -> str:
+    """"2025年螺纹钢涨了多少": the change from the last value before the period too (2024's last
+    settle), as a year's change is usually counted; the line above starts at the period's first value."""
+    series, first, last = str(p.get("series")), p.get("first") or {}, p.get("last") or {}
+    if series not in cat.catalogue() or not first.get("date"):
+        return ""
+    values = market.load_series(series)
+    before = values[values.index < pd.Timestamp(first["date"])]
+    if before.empty:
+        return ""
+    day, base, unit = before.index[-1].date(), float(before.iloc[-1]), p.get("unit", "")
+    move = f"{pct((last['value'] / base - 1) * 100)}（{signed(last['value'] - base, unit)}）" if zh else \
+        f"{pct((last['value'] / base - 1) * 100)} ({signed(last['value'] - base, unit)})"
+    return (f"\n- 从区间前最后一个值（{day}，{level(base, unit)}）算起：{move}；上面的区间涨跌从区间内第一个值算起" if zh else
+            f"\n- from the last value before the period ({level(base, unit)} on {day}): {move}; the change above "
+            "starts at the period's first value")
 
 
 def _above_50(p: dict[str, Any], zh: bool) -> str:
