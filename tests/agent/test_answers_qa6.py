@@ -574,3 +574,13 @@ async def test_a_years_change_is_also_given_from_the_year_before(
         f"（{base.index[-1].date()}，{base.iloc[-1]:,.2f} 元/吨）算起：{(end / base.iloc[-1] - 1) * 100:+.2f}%"
         in line
     )
+
+
+async def test_this_years_correlation_with_rebar_is_the_futures(agent: Any, thread_id: str) -> None:
+    # Was: "only 4 common periods, at least 10 needed" (the World Bank's months against rebar's).
+    turn = await run_turn(agent, thread_id, "铁矿石和螺纹钢今年的相关性")
+    assert [c.args["a"] for c in turn.calls] == ["dce_iron_ore_daily"]
+    ore = np.log(_settles("dce_iron_ore_futures_daily.csv")["2026"]).diff()
+    rebar = np.log(_settles("shfe_rebar_futures_daily.csv")["2026"]).diff()
+    both = pd.concat([ore, rebar], axis=1, join="inner").dropna()
+    assert f"相关系数 {both.iloc[:, 0].corr(both.iloc[:, 1]):.4f}" in turn.text

@@ -593,6 +593,11 @@ class Planner:
             elif len(series) < 2:
                 other = "dce_iron_ore_daily" if series[0] != "dce_iron_ore_daily" else "shfe_rebar_daily"
                 series = [series[0], other]
+            if (q.start or q.end or q.last_period) and DEFAULT_SERIES in series[:2] and not scope.asks_benchmark(q.text) \
+                    and any(cat.frequency(s) == "daily" for s in series[:2] if s in cat.catalogue()):
+                # "铁矿石和螺纹钢今年的相关性": the ore's futures on rebar's days (the World Bank's months
+                # this year are too few to correlate).
+                series = [FRESHER if s == DEFAULT_SERIES else s for s in series]
             relate = ("relate_series", {"a": series[0], "b": series[1], **self._dates(q, series[0])})
             if "chart" in intents:  # "铁矿石和螺纹钢的相关性图": the two related, drawn together
                 return Plan([relate, ("make_chart", {"series": series[0], "compare": series[1],

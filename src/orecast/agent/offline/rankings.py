@@ -110,7 +110,7 @@ def ranking(
         word = (
             ("均价最高" if measure == "high" else "均价最低")
             if zh
-            else ("highest average" if measure == "high" else "lowest average")
+            else ("had the highest average" if measure == "high" else "had the lowest average")
         )
         how = "各期所有观测的平均" if zh else "the mean of each period's observations"
     else:
