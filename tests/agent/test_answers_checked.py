@@ -465,7 +465,8 @@ async def test_a_change_is_rounded_once(
 ])
 async def test_which_rose_more_is_answered(agent: Any, thread_id: str, question: str, words: str) -> None:
     turn = await run_turn(agent, thread_id, question)
-    ore = _csv("iron_ore_monthly_worldbank.csv", "iron_ore_price")["2024"]
+    # The ore beside rebar over a period is the DCE futures, on the same trading days (QA6).
+    ore = _csv("dce_iron_ore_futures_daily.csv", "settle_cny_per_t")["2024"]
     rebar = _csv("shfe_rebar_futures_daily.csv", "settle_cny_per_t")["2024"]
     changes = [float(100 * (s.iloc[-1] / s.iloc[0] - 1)) for s in (rebar, ore)]
     assert max(changes) < 0 and changes[0] > changes[1]  # both fell in 2024, rebar less

@@ -10,6 +10,7 @@ import pandas as pd
 from orecast.market.catalog import PERIODS_PER_YEAR
 from orecast.market.errors import MarketError
 from orecast.market.loaders import DateLike, SeriesLike, SeriesMeta, load_series, meta_of
+from orecast.market.rolls import likely_rolls
 from orecast.market.util import iso, num
 
 CHANGE_WINDOWS: dict[str, pd.DateOffset] = {
@@ -93,12 +94,16 @@ class Description:
 MOVES_SHOWN = 3
 
 
-def _largest_moves(full: pd.Series, first: pd.Timestamp, relative: bool) -> dict[str, list[dict[str, object]]]:
+def _largest_moves(full: pd.Series, first: pd.Timestamp, relative: bool,
+                   rolls: pd.DatetimeIndex) -> dict[str, list[dict[str, object]]]:
     """The `MOVES_SHOWN` largest rises and falls from one observation to the next, for the
-    periods from `first` on (in % for prices, in points for a diffusion index)."""
+    periods from `first` on (in % for prices, in points for a diffusion index). Likely roll days
+    of a continuous futures contract are no market move: they are left out and listed apart."""
     prev = full.shift(1)
     change = (full / prev - 1) * 100 if relative else full - prev
     change = change[change.index >= first].dropna()
+    rolled = change[change.index.isin(rolls)]
+    change = change[~change.index.isin(rolls)]
 
     def rows(picked: pd.Series) -> list[dict[str, object]]:
         out: list[dict[str, object]] = []
@@ -109,8 +114,15 @@ def _largest_moves(full: pd.Series, first: pd.Timestamp, relative: bool) -> dict
                         "change_pct": num(float(value), 4) if relative else None})
         return out
 
-    return {"rises": rows(change[change > 0].nlargest(MOVES_SHOWN)),
-            "falls": rows(change[change < 0].nsmallest(MOVES_SHOWN))}
+    rises, falls = change[change > 0].nlargest(MOVES_SHOWN), change[change < 0].nsmallest(MOVES_SHOWN)
+    out = {"rises": rows(rises), "falls": rows(falls)}
+    if len(rolled):
+        # The rolls that would have ranked among the moves shown (each way), largest first.
+        floor_up = float(rises.iloc[-1]) if len(rises) == MOVES_SHOWN else 0.0
+        floor_down = float(falls.iloc[-1]) if len(falls) == MOVES_SHOWN else 0.0
+        beaten = rolled[(rolled > floor_up) | (rolled < floor_down)]
+        out["rolls_left_out"] = rows(beaten.loc[beaten.abs().sort_values(ascending=False).index])
+    return out
 
 
 def _yearly(vols: dict[int, float]) -> dict[str, object] | None:
@@ -120,7 +132,8 @@ def _yearly(vols: dict[int, float]) -> dict[str, object] | None:
     values = pd.Series(vols)
     return {"years": len(vols), "first": int(values.index.min()), "last": int(values.index.max()),
             "median_pct": num(float(values.median()), 4), "min_pct": num(float(values.min()), 4),
-            "max_pct": num(float(values.max()), 4)}
+            "max_pct": num(float(values.max()), 4), "min_year": int(values.idxmin()),
+            "max_year": int(values.idxmax())}
 
 
 def reference_point(values: pd.Series, offset: pd.DateOffset) -> tuple[pd.Timestamp, float] | None:
@@ -156,7 +169,11 @@ def describe(
     """
     values = load_series(series, start, end, freq)
     meta = meta_of(values)
-    rets = returns(values, meta)
+    # A period's first change is from the observation before it ("2025's volatility" counts the move
+    # from 2024's last trading day to 2025's first, as the largest moves do).
+    history = load_series(series, None, end, freq)
+    rets = returns(history, meta)
+    rets = rets[rets.index >= values.index[0]]
     year = rets[rets.index > values.index[-1] - pd.DateOffset(years=1)]
     ppy = PERIODS_PER_YEAR.get(meta.frequency, 12)
     # A diffusion index (PMI) moves in points: its volatility and drawdown are points too (a % of
@@ -199,7 +216,8 @@ def describe(
         minimum=float(values.min()), maximum=float(values.max()), mean=float(values.mean()),
         seasonal_pct=seasonal, min_date=values.idxmin(), max_date=values.idxmax(),
         seasonal_count=seasonal_count, seasonal_up_pct=seasonal_up, yearly_volatility_pct=yearly,
-        largest_moves=_largest_moves(load_series(series, None, end, freq), values.index[0], relative),
+        largest_moves=_largest_moves(history, values.index[0], relative,
+                                    likely_rolls(series) if isinstance(series, str) else pd.DatetimeIndex([])),
     )
 
 

@@ -14,7 +14,9 @@ from typing import Any
 
 import pandas as pd
 
+from orecast import market
 from orecast.agent.offline import catalogue as cat
+from orecast.agent.offline import coverage
 from orecast.agent.offline.scope import HOLIDAY_ZH
 from orecast.agent.tools import payload_of
 
@@ -189,6 +191,8 @@ def history(p: dict[str, Any], zh: bool) -> str:
                 f"mean {level(p.get('mean'), unit)}")
     if diffusion:
         text += _above_50(p, zh)
+    elif both and (p.get("count") or 0) >= 5:
+        text += _from_before(p, zh)
     if p.get("series") == "usd_cnh_daily" and all(isinstance(x.get("value"), int | float) for x in (f, last)):
         # USD/CNH falling is the yuan rising: said both ways ("人民币今年升值了多少").
         yuan = (f["value"] / last["value"] - 1) * 100
@@ -198,6 +202,24 @@ def history(p: dict[str, Any], zh: bool) -> str:
                  f"\n- USD/CNH {pct(p.get('change_pct'))}: the yuan {verb} {abs(yuan):.2f}% against the dollar "
                  f"({f['value']:.4f} / {last['value']:.4f} − 1)")
     return text + _source(p, zh)
+
+
+def _from_before(p: dict[str, Any], zh: bool) -> str:
+    """"2025年螺纹钢涨了多少": the change from the last value before the period too (2024's last
+    settle), as a year's change is usually counted; the line above starts at the period's first value."""
+    series, first, last = str(p.get("series")), p.get("first") or {}, p.get("last") or {}
+    if series not in cat.catalogue() or not first.get("date"):
+        return ""
+    values = market.load_series(series)
+    before = values[values.index < pd.Timestamp(first["date"])]
+    if before.empty:
+        return ""
+    day, base, unit = before.index[-1].date(), float(before.iloc[-1]), p.get("unit", "")
+    move = f"{pct((last['value'] / base - 1) * 100)}（{signed(last['value'] - base, unit)}）" if zh else \
+        f"{pct((last['value'] / base - 1) * 100)} ({signed(last['value'] - base, unit)})"
+    return (f"\n- 从区间前最后一个值（{day}，{level(base, unit)}）算起：{move}；上面的区间涨跌从区间内第一个值算起" if zh else
+            f"\n- from the last value before the period ({level(base, unit)} on {day}): {move}; the change above "
+            "starts at the period's first value")
 
 
 def _above_50(p: dict[str, Any], zh: bool) -> str:
@@ -313,6 +335,22 @@ def _moves_lines(p: dict[str, Any], moves: str, zh: bool) -> list[str]:
     unit = p.get("unit", "")
     series = str(p.get("series"))
     word = _PERIOD_WORD.get(cat.frequency(series) if series in cat.catalogue() else "", ("单期", "one-period"))
+
+    def one(m: dict[str, Any]) -> str:
+        if m.get("change_pct") is None:  # a diffusion index (PMI): points, not a level in its unit
+            by = points(m.get("change"), zh)
+            return (f"{m.get('date')} {by}（从 {m.get('previous_date')} 的 {fmt(m.get('previous'))} 到 "
+                    f"{fmt(m.get('value'))}）" if zh else
+                    f"{m.get('date')} {by} (from {fmt(m.get('previous'))} on {m.get('previous_date')} to "
+                    f"{fmt(m.get('value'))})")
+        size = pct(m.get("change_pct")) + "，" if m.get("change_pct") is not None and zh else \
+            pct(m.get("change_pct")) + ", " if m.get("change_pct") is not None else ""
+        if zh:
+            return (f"{m.get('date')} {size}{signed(m.get('change'), unit)}（从 {m.get('previous_date')} 的 "
+                    f"{level(m.get('previous'), unit)} 到 {level(m.get('value'), unit)}）")
+        return (f"{m.get('date')} {size}{signed(m.get('change'), unit)} (from {level(m.get('previous'), unit)} on "
+                f"{m.get('previous_date')} to {level(m.get('value'), unit)})")
+
     out: list[str] = []
     for key, zh_word, en_word in (("rises", "涨幅", "rise"), ("falls", "跌幅", "fall")):
         if moves not in ("both", key):
@@ -323,21 +361,6 @@ def _moves_lines(p: dict[str, Any], moves: str, zh: bool) -> list[str]:
                        f"- 这段时间没有一次{word[0]}下跌。" if zh else f"- No {word[1]} {en_word} in this period.")
             continue
 
-        def one(m: dict[str, Any]) -> str:
-            if m.get("change_pct") is None:  # a diffusion index (PMI): points, not a level in its unit
-                by = points(m.get("change"), zh)
-                return (f"{m.get('date')} {by}（从 {m.get('previous_date')} 的 {fmt(m.get('previous'))} 到 "
-                        f"{fmt(m.get('value'))}）" if zh else
-                        f"{m.get('date')} {by} (from {fmt(m.get('previous'))} on {m.get('previous_date')} to "
-                        f"{fmt(m.get('value'))})")
-            size = pct(m.get("change_pct")) + "，" if m.get("change_pct") is not None and zh else \
-                pct(m.get("change_pct")) + ", " if m.get("change_pct") is not None else ""
-            if zh:
-                return (f"{m.get('date')} {size}{signed(m.get('change'), unit)}（从 {m.get('previous_date')} 的 "
-                        f"{level(m.get('previous'), unit)} 到 {level(m.get('value'), unit)}）")
-            return (f"{m.get('date')} {size}{signed(m.get('change'), unit)} (from {level(m.get('previous'), unit)} on "
-                    f"{m.get('previous_date')} to {level(m.get('value'), unit)})")
-
         head, rest = found[0], found[1:]
         if zh:
             out.append(f"- **最大{word[0]}{zh_word}**：{one(head)}" +
@@ -345,11 +368,21 @@ def _moves_lines(p: dict[str, Any], moves: str, zh: bool) -> list[str]:
         else:
             out.append(f"- **Largest {word[1]} {en_word}**: {one(head)}" +
                        (f"; next: {'; '.join(one(m) for m in rest)}" if rest else ""))
+    rolls = [m for m in p["largest_moves"].get("rolls_left_out") or []
+             if moves == "both" or (moves == "rises") == ((m.get("change") or 0) > 0)]
+    if rolls:
+        listed = "；".join(one(m) for m in rolls) if zh else "; ".join(one(m) for m in rolls)
+        out.append(f"- 已排除 {len(rolls)} 个疑似换月日（持仓量一天跳变约 15% 以上且开盘跳空 3% 以上：主力合约换成了另一个合约，"
+                   f"价格跳到新合约的水平，不是市场真实涨跌）：{listed}" if zh else
+                   f"- Left out: {len(rolls)} likely contract-roll day(s) (open interest jumped by about 15% or more and the price "
+                   f"gapped over 3% at the open: the main contract changed, and the price jumped to the new contract's "
+                   f"level, which is no market move): {listed}")
     if p.get("series") in _CONTINUOUS:
-        out.append("- 注意：这是连续主力合约，没有做换月调整；换月那天价格会跳到新合约的水平（铁矿石常有较大贴水），"
-                   "那样的“涨跌”不是市场真实变动，用这些日期前请核对是否是换月日。" if zh else
-                   "- Note: this is the continuous main contract, not roll-adjusted: on a roll day the price jumps to "
-                   "the new contract's level, which is not a market move; check whether a date is a roll before using it.")
+        out.append("- 注意：这是连续主力合约，没有做换月调整；换月日是按持仓量和开盘跳空推断的，价差小的换月可能没有识别出，"
+                   "用这些日期前请核对是否是换月日。" if zh else
+                   "- Note: this is the continuous main contract, not roll-adjusted; roll days are inferred from the open "
+                   "interest and the opening gap, and a roll with a small spread may not be found: check whether a date "
+                   "is a roll before using it.")
     return out
 
 
@@ -368,10 +401,19 @@ def _yearly(p: dict[str, Any], zh: bool, size: Callable[[Any], str]) -> str:
     if zh:
         side = "高于" if vol > median else "低于" if vol < median else "等于"
         return (f"，{side} {y.get('first')}–{y.get('last')} 年各自然年的中位数 {size(median)}"
-                f"（{y.get('years')} 年，最低 {size(y.get('min_pct'))}，最高 {size(y.get('max_pct'))}）")
+                f"（{y.get('years')} 年，最低 {size(y.get('min_pct'))}{_year_of(y.get('min_year'), zh)}，"
+                f"最高 {size(y.get('max_pct'))}{_year_of(y.get('max_year'), zh)}）")
     side = "above" if vol > median else "below" if vol < median else "equal to"
     return (f", {side} the median of the calendar years {y.get('first')}–{y.get('last')}, {size(median)} "
-            f"({y.get('years')} years, lowest {size(y.get('min_pct'))}, highest {size(y.get('max_pct'))})")
+            f"({y.get('years')} years, lowest {size(y.get('min_pct'))}{_year_of(y.get('min_year'), zh)}, "
+            f"highest {size(y.get('max_pct'))}{_year_of(y.get('max_year'), zh)})")
+
+
+def _year_of(year: Any, zh: bool) -> str:
+    """"（2015 年）" after a calendar year's volatility: which year it was ("波动最大的是哪一年")."""
+    if not isinstance(year, int):
+        return ""
+    return f"（{year} 年）" if zh else f" in {year}"
 
 
 def claim_check(claim: tuple[float, str], p: dict[str, Any], zh: bool) -> str:
@@ -466,9 +508,12 @@ def change_ranking(payloads: list[dict[str, Any]], zh: bool, asked: str = "") ->
     periods = {(a, b) for _, _, a, b in ranked}
     note = ""
     if len(periods) > 1:  # a monthly average against daily settles: first and last days differ
-        note = ("注意：各序列的起止日期不同（月度均价按月、期货按交易日），对比只是近似。" if zh else
+        lo, hi = max(str(a) for a, _ in periods), min(str(b) for _, b in periods)
+        shared = (f"它们只在 {lo} 至 {hi} 重叠，" if zh else f" They overlap only from {lo} to {hi},") if lo < hi \
+            else ("它们的日期没有重叠，" if zh else " Their dates do not overlap,")
+        note = (f"注意：各序列的起止日期不同（月度均价按月、期货按交易日），{shared}对比只是近似。" if zh else
                 " Note: the series start and end on different dates (monthly averages against daily "
-                "settles), so the comparison is approximate.")
+                f"settles).{shared} so the comparison is approximate.")
     if zh:
         return f"区间涨跌对比（各自区间的起点到终点）：{listing}。{verdict}。{note}"
     return f"Change over the period (first to last value of each): {listing}. {verdict[0].upper()}{verdict[1:]}.{note}"
@@ -986,6 +1031,7 @@ def forecast(p: dict[str, Any], zh: bool, focus: str | None = None, *, average: 
         lines.append(_average_line(asked, unit, digits, zh))
     if adjusted := p.get("adjusted"):
         lines.append(_adjusted_line(adjusted, unit, digits, zh))
+        lines.append(_band_record(p, adjusted, len(rows), zh))
     if why_wide and rows:
         lines.append(_why_wide(p, rows, len(before), zh))
     if note := _closed_note(p.get("closed"), zh):
@@ -1045,12 +1091,39 @@ def _adjusted_line(adjusted: list[dict[str, Any]], unit: Any, digits: int, zh: b
     used, share = adjusted[0].get("used"), adjusted[0].get("share_of_squared_changes")
     if zh:
         return (f"- 区间的估计没有用一次性冲击 {days}：拟合时用之前的 {fmt(used, digits)} 代替。它们占拟合期内"
-                f"各期变化平方和的 {share_pct(share)}，带上它们区间会明显更宽（2021 年以来的回测中 80% 区间"
-                "几乎覆盖了所有实际值，说明偏宽）；如果再出现同样的冲击，这个区间会低估风险。")
+                f"各期变化平方和的 {share_pct(share)}，带上它们区间会明显更宽；如果再出现同样的冲击，这个区间会低估风险。")
     return (f"- The bands leave out the one-off shock {days}: the fit used {fmt(used, digits)} instead. "
             f"Those months are {share_pct(share)} of the squared period changes in the fit window; with "
-            "them the bands were much wider (from 2021 on, the 80% band held nearly every outcome, i.e. too "
-            "wide). If a shock like it came again, these bands would understate the risk.")
+            "them the bands would be much wider. If a shock like it came again, these bands would understate the risk.")
+
+
+def _band_record(p: dict[str, Any], adjusted: list[dict[str, Any]], steps: int, zh: bool) -> str:
+    """How often bands of this method, this many periods ahead, held the outcome from 2021 on, and
+    why they are wide when they are (a diffusion index comes back towards 50; a random walk's band
+    does not)."""
+    series, method = str(p.get("series")), str(p.get("method"))
+    got = coverage.measured(series, method, steps) if steps else None
+    if got is None or got["80"] is None:
+        return ""
+    whole, recent = coverage.swings(series, {str(a.get("date")): float(a.get("used")) for a in adjusted})
+    wide = got["80"] > 0.9
+    if zh:
+        line = (f"- 区间准不准（实测）：{got['first']} 至 {got['last']} 的 {got['origins']} 次回测中，同一方法（{method}）"
+                f"提前 {steps} 期的 80% 区间覆盖了 {share(got['80'] * 100)} 的实际值，95% 区间覆盖了 {share(got['95'] * 100)}。")
+        if wide:
+            line += (f"80% 区间覆盖远超 80%，说明这么远的区间偏宽：PMI 围绕 50 上下波动、会回归，而模型的区间按随机游走随期数扩大；"
+                     f"拟合期还包括 2008–2009 年的大幅波动（全样本月度变化的标准差 {fmt(whole)} 点，2015 年以来 {fmt(recent)} 点）。"
+                     "实际的不确定性很可能比区间小，但区间没有据此收窄。")
+        return line
+    line = (f"- How good the bands were (measured): over {got['origins']} backtests from {got['first']} to {got['last']}, "
+            f"the same method ({method}) {steps} periods ahead had {share(got['80'] * 100)} of outcomes inside its 80% "
+            f"band and {share(got['95'] * 100)} inside its 95% band.")
+    if wide:
+        line += (" Far above 80%: at this distance the bands are too wide. The PMI swings around 50 and comes back, "
+                 "while the model's band widens as a random walk's does, and the fit window holds 2008-2009's large "
+                 f"swings (standard deviation of monthly changes {fmt(whole)} points over the whole history, "
+                 f"{fmt(recent)} since 2015). The real uncertainty is likely smaller; the bands are not narrowed for it.")
+    return line
 
 
 def share_pct(value: Any) -> str:

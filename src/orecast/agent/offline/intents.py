@@ -25,17 +25,17 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
         "最新数据是哪天", "how recent is your data", "how up to date", "how current is your data",
         "data end", "data go up to", "data up to", "last update",
     ),
-    "report": ("report", "export", "报告", "导出"),
+    "report": ("report", "export", "报告", "导出", "月报", "周报"),
     "methods": (
         "which method", "best method", "compare methods", "compare the methods", "method comparison",
         "compare forecasting methods", "哪种方法", "哪个方法", "方法比较", "比较方法", "比较预测方法",
         "最好的方法", "最准的方法", "最准", "most accurate", "best forecasting", "哪种预测方法",
-        "哪个预测方法", "which forecasting method", "which model",
+        "哪个预测方法", "which forecasting method", "which model", "which forecast method", "best forecast method",
     ),
     "margin": ("mill margin", "steel margin", "margin", "profit", "利润", "毛利", "盈利"),
     "relate": (
         "correlation", "correlated", "correlate", "relationship", "relate", "beta", "co-move",
-        "相关", "关系", "联动", "相关性",
+        "相关", "关系", "联动", "相关性", "领先", "滞后", "leads", "lags", "leading indicator",
     ),
     "compare": ("compare", "comparison", " vs ", "versus", "对比", "比较"),
     "backtest": (
@@ -134,6 +134,7 @@ MISSING_TOPICS: dict[str, tuple[str, ...]] = {
     # The futures files hold volume and open interest, but no tool serves them: a price is no answer.
     "trading_volume": ("成交量", "交易量", "持仓量", "持仓", "trading volume", "traded volume", "volume of",
                        "volume traded", "futures volume", "open interest", "turnover"),
+    "sgx_swaps": ("新加坡交易所", "新加坡铁矿", "新加坡掉期", "掉期", "sgx", "singapore", "iron ore swap"),
     "miners": ("淡水河谷", "力拓", "必和必拓", "福蒂斯丘", "英美资源", "vale", "rio tinto", "bhp",
                "fortescue", "fmg", "anglo american"),
     # Commodities with no series here: naming one must not fall back to the iron ore price.
@@ -291,6 +292,8 @@ class Query:
     high_low: bool = False  # "今年的最高点和最低点差了多少": the range between them
     level_state: str | None = None  # "高于100美元的概率", "above 100": "above" | "below", a state, not a move
     certainty: str | None = None  # "一定会涨吧", "多大把握会跌": "up" | "down", answered with a probability
+    month_assumed: str = ""  # "8月的均价" with no year: the month taken ("2026-08"), said in the answer
+    whole_year: bool = False  # "今年全年会涨还是跌": the year's end against the level it started from
     advice: bool = False  # "现在适合买入吗": no trading advice, the statistics instead
     pct_move: float | None = None  # "铁矿石涨10%是多少钱": the latest value moved by that %
     holiday_edge: tuple[str, str] | None = None  # "春节前最后一个交易日": (holiday, "before" | "after")
@@ -418,6 +421,9 @@ def _parts_of_year(text: str) -> list[tuple[int, int, str, str]]:
 def _dates(text: str) -> tuple[str | None, str | None]:
     """Explicit dates: 'from 2020 to 2022', '2021-03', '2024年', 'since 2019', '2020-2022',
     and quarters or halves of a year ('Q1 2024', '2024年上半年')."""
+    # "2026年1月到6月": the year written once stands for both months.
+    text = re.sub(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(到|至|~|～|-|—)\s*(\d{1,2})\s*月",
+                  lambda m: f"{m[1]}年{m[2]}月{m[3]}{m[1]}年{m[4]}月", text)
     parts = _parts_of_year(text)
     located: list[tuple[int, str, str]] = [(pos, a, b) for pos, _, a, b in parts]
     for m in _DATE.finditer(text):
@@ -514,11 +520,34 @@ def _invalid_day(year: int, month: int, day: int) -> bool:
     return False
 
 
+_BARE_MONTH = re.compile(r"(?<![\d年个十])(1[0-2]|[1-9]|十[一二]?|[一二三四五六七八九])\s*月份?"
+                         r"(?!\s*(?:后|内|以内|以后|之后|之内|以来|底|初|末))")
+
+
+def bare_month(text: str) -> str | None:
+    """"8月的均价" with no year: the latest such month up to today ("YYYY-MM"); None when the month
+    is a horizon ("未来3月") or a calendar month in general ("1月通常涨吗", the seasonality)."""
+    from orecast.agent.clock import today
+
+    m = _BARE_MONTH.search(text)
+    if m is None or re.search(r"未来|接下来|今后|过去|最近|近\s*$|通常|一般|往往|历年|每年|容易",
+                              text[: m.start()] + "|" + text[m.end():m.end() + 6]):
+        return None
+    n = cn_number(m.group(1))
+    if n is None or not 1 <= n <= 12:
+        return None
+    now = today()
+    return f"{now.year if n <= now.month else now.year - 1}-{n:02d}"
+
+
 def bad_date(text: str) -> str | None:
-    """A day that no calendar has ("2030年2月30日", "2025-04-31"), as the user wrote it."""
+    """A day that no calendar has ("2030年2月30日", "2025-04-31") or a month no year has ("2026年13月",
+    "2026-13-45"), as the user wrote it."""
     for m in _DATE.finditer(text):
         month, day = m.group(2), m.group(3)
-        if month and day and 1 <= int(month) <= 12 and _invalid_day(int(m.group(1)), int(month), int(day)):
+        if month and not 1 <= int(month) <= 12:
+            return f"{int(m.group(1)):04d}-{int(month):02d}" + (f"-{int(day):02d}" if day else "")
+        if month and day and _invalid_day(int(m.group(1)), int(month), int(day)):
             return f"{int(m.group(1)):04d}-{int(month):02d}-{int(day):02d}"
     return None
 
@@ -571,11 +600,28 @@ _COMPARE_PERIODS = re.compile(r"比较|对比|相比|比一比|哪个|哪一年|
 _RANGE_WORDS = re.compile(r"到|至|以来|之间|期间|from\b|\bto\b|between|through|until|since|[-–—~](?!\d{2}\b)", re.I)
 
 
+_BARE_QUARTER = re.compile(r"(?<![\d年])第?([一二三四1-4])\s*季度")
+_LONE_YEAR = re.compile(r"(\d{4})(?!\d|\s*年?\s*第?[一二三四1-4]\s*季度)\s*年?")
+
+
+def _one_year_for_both(text: str) -> str:
+    """"一季度和二季度比较（2026年）", "2026年一季度和二季度": two quarters and one year written once;
+    the year is written before each quarter, as if the user had typed it twice."""
+    quarters = list(_BARE_QUARTER.finditer(text))
+    years = {m.group(1) for m in re.finditer(r"(\d{4})", text)}
+    if not quarters or len(years) != 1 or len(re.findall(r"季度", text)) != 2:
+        return text
+    year = years.pop()
+    text = _LONE_YEAR.sub(" ", text)  # the year said apart from the quarters
+    return _BARE_QUARTER.sub(lambda m: f"{year}年{m.group(0)}", text)
+
+
 def compared_periods(text: str) -> list[tuple[str, str]]:
     """"2024年四季度和2025年四季度均价比较", "2023年和2024年哪年均价高": two periods of the same kind set
     side by side (not one range from the first to the second)."""
     if not _COMPARE_PERIODS.search(text) or not re.search(r"和|与|跟|及|\band\b|\bvs|versus|than|对比|比", text, re.I):
         return []
+    text = _one_year_for_both(text)
     parts = _parts_of_year(text)
     located = [(pos, a, b) for pos, _, a, b in parts]
     for m in _DATE.finditer(text):
@@ -857,8 +903,8 @@ _WEEKDAYS_ZH = {"一": 0, "1": 0, "二": 1, "2": 1, "三": 2, "3": 2, "四": 3, 
 _WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY_BACK = ((re.compile(r"大前天"), 3), (re.compile(r"前天|day before yesterday", re.I), 2),
              (re.compile(r"昨天|昨日|yesterday", re.I), 1))
-_WEEKDAY_WORD = re.compile(r"(上|这|本)(?:个)?(?:周|星期|礼拜)([一二三四五六日天1-7])|"
-                           r"\b(last|this)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
+_WEEKDAY_WORD = re.compile(r"(上|这|本|下)(?:个)?(?:周|星期|礼拜)([一二三四五六日天1-7])|"
+                           r"\b(last|this|next)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
 
 
 def relative_day(text: str) -> tuple[str, str] | None:
@@ -872,9 +918,10 @@ def relative_day(text: str) -> tuple[str, str] | None:
     m = _WEEKDAY_WORD.search(text)
     if m:
         last = (m.group(1) or "").startswith("上") or (m.group(3) or "").lower() == "last"
+        after = (m.group(1) or "").startswith("下") or (m.group(3) or "").lower() == "next"  # "下周一"
         wd = _WEEKDAYS_ZH[m.group(2)] if m.group(2) else _WEEKDAYS_EN.index(m.group(4).lower())
         monday = now - timedelta(days=now.weekday())
-        day = monday + timedelta(days=wd - (7 if last else 0))
+        day = monday + timedelta(days=wd - (7 if last else 0) + (7 if after else 0))
         if (m.group(3) or "").lower() == "last" and day >= now - timedelta(days=now.weekday()):
             day -= timedelta(days=7)
         return m.group(0), day.isoformat()  # "这周五" on Monday is ahead: the planner forecasts it
@@ -944,6 +991,8 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
             and not re.search(r"\d|全年|整年|whole year", low):
         q.certainty = ("down" if re.search(r"跌|降|fall|drop|down|declin", low) else
                        "up" if re.search(r"涨|升|rise|up\b|gain|climb", low) else None)
+    q.whole_year = bool(re.search(r"全年|整年|whole year|full year", low)) and bool(re.search(
+        r"涨还是跌|跌还是涨|涨跌|会涨|会跌|上涨|下跌|rise or fall|up or down|go up|go down|rise|fall", low))
     q.advice = bool(re.search(r"适合买|适合卖|该不该买|该不该卖|能不能买|可以买吗|能买吗|值得买|抄底|要不要买|要不要卖|"
                               r"做多|做空|should i (?:buy|sell|go long|short)|good time to (?:buy|sell)|worth buying|"
                               r"buy or sell", low))
@@ -951,6 +1000,7 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
             r"什么意思|指什么|啥意思|怎么理解|意味着|是多少|等于多少|\bmeans?\b|what does", low) and not _IF.search(low):
         q.points_asked = float(pm.group(1))
     q.streak = bool(re.search(r"连续.{0,6}(?:几|多少)个?(?:月|天|交易日)|连续多久|in a row|consecutive (?:months|days|sessions)|"
+                              r"(?:低于|高于|跌破|站上|在)\s*50.{0,4}(?:几|多少)个?月|"
                               r"straight (?:months|days|sessions)", low))
     q.asks_average = bool(re.search(r"平均|均价|均值|\baverage\b|\bmean\b", low))
     q.scenario, q.scenario_unsupported = _scenario(text, low)
@@ -984,7 +1034,7 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
                          r"(以下|以上|之下|之上)|(低于|高于|跌破|超过|below|under|above|over)\s*(\d+(?:\.\d+)?)\s*"
                          r"(美元|元|块|dollars?|usd|yuan|cny)?", low)) and re.search(
             r"哪些年|哪几年|哪一年|哪年|什么时候|哪些月|几次|多少次|多少天|多少个月|占比|比例|比重|几成|which years?|when\b|"
-            r"how many (?:times|months|days)|what share|what percentage|how often", low):
+            r"how many (?:times|months|days)|what share|what percentage|how often|\bever\b|曾经|有没有|有过", low):
         level_, cur_ = (th.group(1), th.group(2)) if th.group(1) else (th.group(5), th.group(6))
         side = "below" if re.search(r"以下|之下|低于|跌破|below|under", th.group(0)) else "above"
         q.threshold = (float(level_), side, _currency(cur_))
@@ -1010,6 +1060,9 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     if q.method is None:
         q.bad_method = _unknown_method(low)
     q.start, q.end = _dates(text)
+    if not (q.start or q.end) and (month := bare_month(text)) is not None:
+        q.start = q.end = q.month_assumed = month  # "铁矿石期货8月的均价": last August, not 8 months ahead
+        q.horizon = None
     q.periods = compared_periods(text)
     q.asks_today = bool(re.search(r"(?:今天|明天|昨天|前天|后天)(?:是)?(?:几号|几月几号|几月几日|什么日子|哪一天|星期几|周几|礼拜几)|今天的日期|"
                                   r"what day (?:is|was|will be) (?:it )?(?:tomorrow|yesterday)|"

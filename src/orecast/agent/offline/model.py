@@ -158,6 +158,10 @@ class OfflineAnalyst(BaseChatModel):
             parts.extend(targets.direction_chance(q.certainty, p, q.zh) for m in results
                          if calls.get(m.tool_call_id, ("", {}))[0] == "forecast_price"
                          and isinstance(p := compose.payload_of(m.text), dict))
+        if q.whole_year:
+            parts.extend(targets.year_direction(p, q.zh) for m in results
+                         if calls.get(m.tool_call_id, ("", {}))[0] == "forecast_price"
+                         and isinstance(p := compose.payload_of(m.text), dict))
         if q.pct_move is not None:
             parts.extend(compose.pct_move(p, q.pct_move, q.zh) for m in results
                          if calls.get(m.tool_call_id, ("", {}))[0] == "latest_price"
@@ -171,7 +175,8 @@ class OfflineAnalyst(BaseChatModel):
             parts.extend(convert.answer(amount, p, q.text, q.zh) for m in results
                          if calls.get(m.tool_call_id, ("", {}))[0] == "latest_price"
                          and isinstance(p := compose.payload_of(m.text), dict) and p.get("series") == "usd_cnh_daily")
-        elif convert.latest_to_convert(q.text, q.series):
+        elif convert.latest_to_convert(q.text, q.series or [  # "换成美元是多少" after a price: the price asked
+                str(a.get("series")) for n, a in calls.values() if n == "latest_price" and a.get("series") != "usd_cnh_daily"]):
             found = {p.get("series"): p for m in results if isinstance(p := compose.payload_of(m.text), dict)}
             fx = found.pop("usd_cnh_daily", None)
             parts.extend(convert.latest_answer(p, fx, q.text, q.zh) for p in found.values() if fx)
@@ -272,7 +277,7 @@ _COMPARED = (
     ("describe_series", r"均价|平均|均值|average|mean|比较|对比|compare|vs|哪个|哪年|更高|更低",
      lambda ps, zh, _: compose.period_means(ps, zh)),
     ("price_history", r"which|more|better|compare|哪个|谁|更|对比|比较", compose.change_ranking),
-    ("latest_price", r"价差|差价|相差|差多少|差了多少|差距|spread|difference|gap between",
+    ("latest_price", r"价差|差价|相差|差多少|差了多少|差距|贵多少|便宜多少|高多少|低多少|spread|difference|gap between",
      lambda ps, zh, _: compose.spread(*ps, zh) if len(ps) == 2 else ""),
     # "今年以来螺纹钢和热卷的价差变化": the spread at the period's start and end, when both have them.
     ("price_history", r"价差|差价|spread", lambda ps, zh, _: compose.spread_change(*ps, zh) if len(ps) == 2 else ""),

@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from orecast.agent.clock import today
 from orecast.agent.offline import catalogue as cat
-from orecast.agent.offline import convert, notes, scope
+from orecast.agent.offline import convert, counts, doubling, notes, rankings, scope
 from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse
 from orecast.agent.offline.lexicon import DEFAULT_SERIES, USD_UNIT
 from orecast.agent.reports import collect
@@ -87,6 +87,7 @@ class Context:
     answers: list[str] = field(default_factory=list)  # earlier final answers, oldest first
     answered: int = 0  # earlier questions with an answer, as a report counts them
     turn_series: tuple[str, ...] = ()  # the series the last turn with market calls asked about, in order
+    calls: tuple[tuple[str, dict[str, Any]], ...] = ()  # every market call before, oldest first
 
 
 def context_of(messages: list[BaseMessage], upto: int) -> Context:
@@ -98,6 +99,7 @@ def context_of(messages: list[BaseMessage], upto: int) -> Context:
     last_series: str | None = None
     turn_series: list[str] = []
     asked: list[str] = []  # this turn's series so far
+    calls: list[tuple[str, dict[str, Any]]] = []
     for msg in messages[:upto]:
         if isinstance(msg, HumanMessage):
             questions.append(msg.text)
@@ -119,6 +121,7 @@ def context_of(messages: list[BaseMessage], upto: int) -> Context:
                 if tc["name"] in ("export_report", "list_series"):
                     continue
                 last_call = (tc["name"], dict(tc["args"]))
+                calls.append(last_call)
                 series = tc["args"].get("series") or tc["args"].get("a")
                 if isinstance(series, str):
                     last_series = series
@@ -126,7 +129,7 @@ def context_of(messages: list[BaseMessage], upto: int) -> Context:
                     turn_series = asked
     answered = len(collect(messages[:upto])[0])
     return Context(questions, name, last_call, last_series, role, answers, answered,
-                   tuple(dict.fromkeys(turn_series)))
+                   tuple(dict.fromkeys(turn_series)), tuple(calls))
 
 
 class Planner:
@@ -161,6 +164,8 @@ class Planner:
             return Plan([("read_file", {"file_path": notes.PREFERENCES})])
         if q.asks_today and not q.series:
             return Plan(reply=scope.today_reply(q.zh, q.text))  # "今天是几号": the date, not a price
+        if q.streak and not q.series and ctx.last_series:
+            q.series = [ctx.last_series]  # "低于50几个月了" after a PMI answer: the PMI's run
         if q.streak and "latest_price" in self.tools and (s := (q.series or [FRESHER])[0]) and \
                 cat.frequency(s == DEFAULT_SERIES and FRESHER or s) == "daily":
             # "铁矿石期货连续下跌了几天": the run of falls (rises) the daily data ends with.
@@ -173,7 +178,30 @@ class Planner:
             if s in DRIVER_SERIES["iron_ore"] and not scope.asks_benchmark(q.text):
                 s = FRESHER if currency == "CNY" else DEFAULT_SERIES
             if (note := scope.threshold_periods(s, level_, side, q.zh)) is not None:
+                q.claims, q.claim = [], None  # "ever below 40 dollars" names a level, it claims no price
                 return Plan([("latest_price", {"series": s})], notes=[note])
+        if scope.asks_pmi_meaning(q.text) and "latest_price" in self.tools:
+            # "PMI高于50意味着什么": what the index means, with where it stands; no forecast of 50.
+            return Plan([("latest_price", {"series": "china_pmi_monthly"})], notes=[scope.pmi_meaning(q.zh)])
+        if (factor := doubling.asked(q.text)) and "latest_price" in self.tools:
+            # "铁矿石价格翻倍需要多久": the history of doublings, since no forecast says when.
+            s = (q.series or [DEFAULT_SERIES])[0]
+            return Plan([("latest_price", {"series": s})], notes=[doubling.answer(s, factor, q.zh)])
+        if counts.asked(q.text) and "price_history" in self.tools:
+            # "铁矿石期货今年有几天上涨": the rises and falls of the period counted.
+            s = (q.series or [DEFAULT_SERIES])[0]
+            s = FRESHER if s == DEFAULT_SERIES and not scope.asks_benchmark(q.text) else s
+            if q.relative and not (q.start or q.end):
+                q.start, q.end = scope.calendar_period(*q.relative)
+            if note := counts.up_and_down(s, q.start, q.end, q.zh):
+                return Plan([("price_history", {"series": s, **self._dates(q, s)})], notes=[note])
+        if (best := rankings.asked(q.text)) and "price_history" in self.tools:
+            if not q.series and ctx.last_call and ctx.last_series:
+                # "哪个月跌得最多" after a question about 2025's futures: that series and period.
+                q.series = [ctx.last_series]
+                if not (q.start or q.end or q.relative):
+                    q.start, q.end = ctx.last_call[1].get("start"), ctx.last_call[1].get("end")
+            return self._ranking_plan(q, *best)
         if q.pct_move is not None and "latest_price" in self.tools and not q.start:
             # "铁矿石涨10%是多少钱": arithmetic on the latest value (each iron ore price in its unit).
             named = q.series if q.series not in ([], [DEFAULT_SERIES]) or scope.asks_benchmark(q.text) \
@@ -196,7 +224,13 @@ class Planner:
         if convert.asked(q.text) is not None and "latest_price" in self.tools:
             q.claims, q.claim = [], None  # "100美元相当于多少元" converts a figure, it does not claim one
             return Plan([("latest_price", {"series": "usd_cnh_daily"})])
-        if (s := convert.latest_to_convert(q.text, q.series)) and "latest_price" in self.tools:
+        if (s := convert.latest_to_convert(q.text, q.series)) and (q.start or q.end) and \
+                "describe_series" in self.tools and (note := convert.period_mean(s, q.start, q.end, q.zh)):
+            # "铁矿石期货2025年均价换成美元": the period's mean at the period's mean rate, not the latest price.
+            q.claims, q.claim = [], None
+            return Plan([("describe_series", {"series": s, **self._dates(q, s)})], notes=[note])
+        if (s := convert.latest_to_convert(q.text, q.series or ([ctx.last_series] if ctx.last_series else []))) \
+                and "latest_price" in self.tools:
             # "铁矿石期货换算成美元是多少": no figure given, so the latest price is the one converted.
             q.claims, q.claim = [], None
             return Plan([("latest_price", {"series": s}), ("latest_price", {"series": "usd_cnh_daily"})])
@@ -268,6 +302,21 @@ class Planner:
             # "半年前的PMI": that series on that day; "那一年前呢？" after a price (or two, a spread):
             # the same series on that day.
             intents, series = ["history"], q.series or list(ctx.turn_series[:4])
+        if not intents and q.streak and series == ["china_pmi_monthly"]:
+            intents = ["history"]  # "低于50几个月了": the run, counted below
+        if q.follow_up and q.series and ctx.last_series and ctx.last_series not in q.series and \
+                re.search(r"贵多少|便宜多少|高多少|低多少|差多少", q.text):
+            # "比螺纹钢贵多少" after the HRC price: the two latest prices and the spread between them.
+            intents, series = ["latest"], [ctx.last_series, *q.series[:1]]
+        if q.follow_up and intents[:1] == ["compare"] and not (q.series or q.start or q.end or q.relative) and \
+                (two := _two_periods_asked(ctx)) is not None:
+            # "两年比较哪个高" after "螺纹钢2025年均价" and "那2024年呢": those two periods side by side.
+            return Plan([("describe_series", args) for args in two])
+        if q.follow_up and not (q.series or q.start or q.end or q.last_period or q.relative) and \
+                intents[:1] in (["describe"], ["history"]) and ctx.last_call and \
+                ctx.last_call[0] in ("describe_series", "price_history"):
+            # "最低呢" after "今年最高价是多少": the same period, not the whole history.
+            q.start, q.end = ctx.last_call[1].get("start"), ctx.last_call[1].get("end")
         if not intents and q.follow_up and ctx.last_call and (q.series or q.horizon or q.start
                                                                or q.method or q.last_period):
             return self._follow_up(q, ctx)
@@ -293,23 +342,40 @@ class Planner:
             return Plan([("describe_series", {"series": s, "start": a, "end": b}) for a, b in q.periods])
         if q.relative and not (q.start or q.end):
             q.start, q.end = scope.calendar_period(*q.relative)
+            if q.whole_year and q.relative == ("year", 0):
+                q.end = f"{q.start[:4]}-12-31"  # "今年全年": to the year's end, not to today
+        if q.whole_year and intents[0] != "forecast" and \
+                scope.forecast_target((series or [DEFAULT_SERIES])[0], q.start, q.end) is not None:
+            intents = ["forecast"]  # "will iron ore rise or fall this year as a whole": its end is ahead
         target = scope.future_target(q.start, q.end, q.tomorrow)
         if target is None and intents[0] == "forecast":
             target = scope.forecast_target((series or [DEFAULT_SERIES])[0], q.start, q.end)
         gap = None
         fresher = None
+        plan: Plan | None = None
         if target is None and series in ([], [DEFAULT_SERIES]) and not scope.asks_benchmark(q.text) \
                 and intents[0] in ("latest", "history", "describe", "chart"):
             # "2026年7月铁矿石价格": past the World Bank's last month, but the futures traded then.
             fresher = scope.fresher_note(DEFAULT_SERIES, FRESHER, q.start, q.end, q.zh)
             series = [FRESHER] if fresher else series
-        if target is None and intents[0] in ("latest", "history", "describe", "chart"):
-            # "上个月的价格" when the data ends before last month: no value, but a forecast of it.
+        if target is None and intents[0] in ("latest", "history", "describe") and q.start and q.start == q.end \
+                and re.fullmatch(r"\d{4}-\d{2}-\d{2}", q.start) and \
+                scope.gap_target((series or [DEFAULT_SERIES])[0], q.start, q.end) and \
+                (day_plan := self._named_days(q, series or [DEFAULT_SERIES])) is not None:
+            # "2026年11月30日螺纹钢价格" past the data's end: as "上周五" is, the nearest earlier day.
+            plan = day_plan
+        elif target is None and intents[0] in ("latest", "history", "describe", "chart") and \
+                scope.one_month(q.start, q.end) and scope.gap_target((series or [DEFAULT_SERIES])[0], q.start, q.end):
+            # "上个月的价格" when the data ends before last month: as a day past the data's end is
+            # answered, the nearest earlier month with data, said not to be the month asked.
+            plan = self._month_before_data(q, intents, series or [DEFAULT_SERIES])
+        elif target is None and intents[0] in ("latest", "history", "describe", "chart"):
+            # "上周的价格" when the data ends before last week: no value, but a forecast of it.
             gap = target = scope.gap_target((series or [DEFAULT_SERIES])[0], q.start, q.end)
         if target is not None and intents[0] in ("latest", "history", "describe", "forecast", "chart"):
             # "2027年的价格", "明天的价格": no data holds a future period; a forecast to it does.
             plan = self._forecast_to(q, series or [DEFAULT_SERIES], target, gap=gap is not None)
-        else:
+        elif plan is None:
             plan = self._plan_dated(q, intents, series, ctx)
         if daily_note:
             plan.notes.insert(0, daily_note)
@@ -319,6 +385,8 @@ class Planner:
             plan.notes.insert(0, scope.why_note(q.zh))
         if fresher:
             plan.notes.insert(0, fresher)
+        if q.month_assumed:
+            plan.notes.insert(0, scope.month_assumed(q.month_assumed, q.zh))
         return plan
 
     def _holiday_edge(self, q: Query) -> Plan | None:
@@ -340,6 +408,37 @@ class Planner:
         plan = self._plan_dated(q, ["history"], [s], Context([], None, None, None))
         plan.notes.insert(0, note)
         return plan
+
+    def _ranking_plan(self, q: Query, unit: str, measure: str) -> Plan:
+        """"2025年铁矿石期货哪个月涨得最多", "铁矿石哪个季度均价最高": the period's history and its
+        months (quarters) ranked (`rankings.ranking`)."""
+        s = (q.series or [DEFAULT_SERIES])[0]
+        if q.relative and not (q.start or q.end):
+            q.start, q.end = scope.calendar_period(*q.relative)
+        note = rankings.ranking(s, unit, measure, q.start, q.end, q.zh)
+        if not note:
+            return self._plan_dated(q, ["history"], [s], Context([], None, None, None))
+        return Plan([("price_history", {"series": s, **self._dates(q, s)})], notes=[note])
+
+    def _month_before_data(self, q: Query, intents: list[str], series: list[str]) -> Plan:
+        """Each series (at most four) over the last month it has data in, with a note that this is
+        not the month asked. Iron ore unnamed is both its series: the futures' month is nearer, the
+        World Bank's is in dollars."""
+        asked = scope.one_month(q.start, q.end) or ""
+        if series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text):
+            series = [FRESHER, DEFAULT_SERIES]
+        # A month's "price" is its prices (high, low, mean); "均价" keeps its statistics.
+        intent = "history" if intents[0] == "latest" else intents[0]
+        plans = []
+        for s in dict.fromkeys(series[:4]):
+            if scope.gap_target(s, q.start, q.end) is None:
+                plans.append(self._plan_dated(q, [intent], [s], Context([], None, None, None)))
+                continue
+            first, last = scope.month_with_data(s)
+            plan = self._plan_dated(replace(q, start=first, end=last), [intent], [s], Context([], None, None, None))
+            plan.notes.insert(0, scope.month_after_data(s, asked, q.zh))
+            plans.append(plan)
+        return _together(plans)
 
     def _named_days(self, q: Query, series: list[str]) -> Plan | None:
         """`_named_day` for each series (at most four), in one plan; None when one of them is not a
@@ -501,6 +600,11 @@ class Planner:
             elif len(series) < 2:
                 other = "dce_iron_ore_daily" if series[0] != "dce_iron_ore_daily" else "shfe_rebar_daily"
                 series = [series[0], other]
+            if (q.start or q.end or q.last_period) and DEFAULT_SERIES in series[:2] and not scope.asks_benchmark(q.text) \
+                    and any(cat.frequency(s) == "daily" for s in series[:2] if s in cat.catalogue()):
+                # "铁矿石和螺纹钢今年的相关性": the ore's futures on rebar's days (the World Bank's months
+                # this year are too few to correlate).
+                series = [FRESHER if s == DEFAULT_SERIES else s for s in series]
             relate = ("relate_series", {"a": series[0], "b": series[1], **self._dates(q, series[0])})
             if "chart" in intents:  # "铁矿石和螺纹钢的相关性图": the two related, drawn together
                 return Plan([relate, ("make_chart", {"series": series[0], "compare": series[1],
@@ -518,12 +622,31 @@ class Planner:
                 and any(_currency_of(cat.catalogue()[s].unit) == "CNY" for s in series if s in cat.catalogue()):
             # "铁矿石和螺纹钢的比价": a ratio or spread needs one unit; the ore in yuan is the DCE futures.
             series = list(dict.fromkeys(FRESHER if s == DEFAULT_SERIES else s for s in series))
+        elif first in ("history", "describe", "chart") and DEFAULT_SERIES in series and len(series) > 1 and \
+                (q.start or q.end or q.last_period or re.search(r"波动|volatil", q.text, re.I)) and \
+                not scope.asks_benchmark(q.text) and \
+                any(cat.frequency(s) == "daily" for s in series if s in cat.catalogue() and s != DEFAULT_SERIES):
+            # "2025年铁矿石和螺纹钢谁涨得多": the ore on the other futures' trading days (DCE), not the
+            # World Bank's monthly averages, whose months end on other days and whose data ends sooner.
+            series = list(dict.fromkeys(FRESHER if s == DEFAULT_SERIES else s for s in series))
+            notes.append(scope.ore_beside_futures_note(q.zh))
         dollars = bool(USD_UNIT.search(q.text) or re.search(
             r"多少美元|美元一吨|美元每吨|几美元|\bin (?:us )?dollars\b|\bin usd\b", q.text, re.I)) or any(
             c == "USD" for _, c in q.claims)
         yuan = any(c == "CNY" for _, c in q.claims) or "元/吨" in USD_UNIT.sub(" ", q.text)
         if first == "latest" and series == [DEFAULT_SERIES] and dollars and not yuan:
             pass  # "铁矿石价格是多少美元/干吨", "是100美元/吨对吗": the dollar price, the World Bank's
+        elif first in ("describe", "history") and series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text) \
+                and not dollars and re.search(r"哪天|哪一天|哪个交易日|which day|what day|on what date", q.text, re.I):
+            # "铁矿石的历史最高价是哪天": a day is the daily futures'; the World Bank's is a monthly average.
+            series = [FRESHER]
+            notes.append(scope.day_is_futures_note(q.text, q.zh))
+        elif first in ("describe", "history") and series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text) \
+                and not dollars and not q.claim and \
+                re.search(r"多少元|几元|多少块|元/吨|元一吨|人民币|\bin (?:yuan|rmb|cny)\b", q.text, re.I):
+            # "铁矿石价格历史最高是多少元": the yuan history is the DCE futures, not the World Bank's dollars.
+            series = [FRESHER]
+            notes.append(scope.yuan_price_note(q.zh))
         elif first == "latest" and series == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text) and (
                 not re.search(r"美元|美金|dollar|\busd\b|us\$", q.text, re.I) and (
                 yuan or re.search(r"人民币|元|\b(?:yuan|rmb|cny|renminbi)\b",
@@ -700,6 +823,18 @@ class Planner:
             if start:
                 out["start"] = start
         return out
+
+
+def _two_periods_asked(ctx: Context) -> list[dict[str, Any]] | None:
+    """The last two statistics (histories) asked of one series over two different periods, earlier
+    period first; None when the last two calls were not that."""
+    last = [c for c in ctx.calls if c[0] in ("describe_series", "price_history")][-2:]
+    if len(last) != 2 or last[0][1].get("series") != last[1][1].get("series"):
+        return None
+    periods = [{k: a[k] for k in ("series", "start", "end") if a.get(k)} for _, a in last]
+    if periods[0] == periods[1] or not all(p.get("start") for p in periods):
+        return None
+    return sorted(periods, key=lambda p: str(p["start"]))
 
 
 def _scenario_target(q: Query, driver: str) -> str:

@@ -27,8 +27,12 @@ _TOPICS = {
     "mine_output": ("矿山铁矿石产量", "iron ore mine output"),
     "steel_output_recent": ("月度或 2018 年以后的粗钢产量", "monthly or post-2018 crude steel output"),
     "production_costs": ("生产成本（矿山或钢厂的成本）", "production costs (of miners or mills)"),
-    "trading_volume": ("期货成交量和持仓量（我的工具只提供结算价）",
-                       "futures trading volume and open interest (my tools serve settlement prices only)"),
+    "trading_volume": ("期货成交量和持仓量（数据文件里有这两列，但我的工具只读取结算价）",
+                       "futures trading volume and open interest (the data files hold them, but my tools read "
+                       "settlement prices only)"),
+    "sgx_swaps": ("新加坡交易所（SGX）铁矿石掉期/期货价格（我只有大商所期货和世界银行 CFR 中国月均价）",
+                  "SGX iron ore swap or futures prices (I have the DCE futures and the World Bank CFR China "
+                  "monthly average only)"),
     "miners": ("矿山企业（淡水河谷、力拓、必和必拓、FMG 等）", "miners (Vale, Rio Tinto, BHP, Fortescue …)"),
     "lithium": ("锂价", "lithium prices"),
     "gold": ("黄金价格（只有世界银行贵金属指数）", "gold prices (only the World Bank precious metals index)"),
@@ -110,6 +114,10 @@ def unsupported_shock(topic: str, zh: bool) -> str:
 
 
 def not_a_date(day: str, zh: bool) -> str:
+    if not 1 <= int(day[5:7]) <= 12:  # "2026年13月": a year has twelve months
+        if zh:
+            return f"{day} 不是一个存在的日期（一年只有 12 个月），所以没有这个时间的价格。请换一个日期再问。"
+        return f"{day} is not a date (a year has 12 months), so there is no price for it. Please ask with another date."
     if zh:
         return f"{day} 不是一个存在的日期（这个月没有这一天），所以没有这一天的价格。请换一个日期再问。"
     return f"{day} is not a date (that month has no such day), so there is no price for it. Please ask with another date."
@@ -239,7 +247,11 @@ def partial_note(series: str, start: str | None, end: str | None, zh: bool) -> s
     if facts is None or not facts.end or not end:
         return None
     last, hi = pd.Timestamp(facts.end), bound(end, True)
-    if hi <= last or (start and bound(start, False) > last):
+    # A monthly average dated the 1st covers its whole month ("2026年5月" on data to 2026-05-01), a
+    # year's output dated 1 January its whole year ("2018年粗钢产量" on data to 2018-01-01).
+    ends = {"monthly": pd.offsets.MonthEnd(0), "quarterly": pd.offsets.QuarterEnd(0), "annual": pd.offsets.YearEnd(0)}
+    covered = last + ends[facts.frequency] if facts.frequency in ends else last
+    if hi <= covered or (start and bound(start, False) > last):
         return None
     period = f"{bound(start).date() if start else facts.start} – {hi.date().isoformat()}"
     return (f"你问的时期是 {period}，但我的{cat.name(series, True)}数据只到 {facts.end}：下面的数字只覆盖到 "
@@ -383,6 +395,73 @@ def fresher_note(series: str, fresher: str, start: str | None, end: str | None, 
 
 
 UNIT_ZH_SHORT = {"CNY/t": "元/吨", "US$/dmt": "美元/干吨"}
+
+
+def one_month(start: str | None, end: str | None) -> str | None:
+    """"YYYY-MM" when [start, end] lies in one calendar month ("上个月", "2026年9月"), else None."""
+    if not start:
+        return None
+    lo, hi = bound(start), bound(end or start, True)
+    # From the month's first day ("这周" on 2026-12-07 lies in one month but is a week, not that month).
+    return lo.strftime("%Y-%m") if lo.day == 1 and lo.to_period("M") == hi.to_period("M") else None
+
+
+_PMI_MEANING = re.compile(r"(?:pmi|荣枯线|采购经理).{0,16}(?:意味着|什么意思|啥意思|代表什么|说明什么|是什么|怎么理解|"
+                          r"\bmeans?\b|\bmeaning\b|what does)|what (?:does|is) (?:the )?(?:pmi|pmi of)|荣枯线是",
+                          re.I)
+
+
+def asks_pmi_meaning(text: str) -> bool:
+    return bool(_PMI_MEANING.search(text)) and not re.search(r"预测|会|forecast|will", text, re.I)
+
+
+def pmi_meaning(zh: bool) -> str:
+    """What the PMI is and what 50 means: a definition, not a number from the data."""
+    if zh:
+        return ("制造业采购经理指数（PMI）是国家统计局每月对制造业企业采购经理的调查汇总成的扩散指数：50 是荣枯线，"
+                "高于 50 表示报告情况改善（生产、新订单等扩张）的企业多于报告恶化的，制造业总体在扩张；低于 50 表示在收缩；"
+                "离 50 越远，扩张或收缩越普遍。它说的是方向和广度，不是增长的幅度，也不是价格。下面是我数据里的最新值。")
+    return ("The manufacturing PMI (purchasing managers' index) is a diffusion index the NBS compiles each month from a "
+            "survey of purchasing managers: 50 is the line between expansion and contraction. Above 50, more firms "
+            "report improvement (output, new orders) than deterioration, so manufacturing as a whole is expanding; "
+            "below 50 it is contracting; the farther from 50, the broader the move. It measures direction and breadth, "
+            "not the size of growth, and it is not a price. Below is the latest value in my data.")
+
+
+def month_assumed(month: str, zh: bool) -> str:
+    """"8月的均价" named no year: the latest such month up to today is the one answered."""
+    n = int(month[5:])
+    if zh:
+        return f"“{n}月”没有说年份，按今天（{today().isoformat()}）之前最近的 {n} 月，即 {month}，回答。"
+    return (f"No year was given for month {n}: this answers the latest one up to today ({today().isoformat()}), "
+            f"{month}.")
+
+
+def month_with_data(series: str) -> tuple[str, str]:
+    """The last calendar month `series` has data in: its first day and the data's last day in it
+    (daily data), or the month itself ("2026-05") for a monthly value."""
+    end = pd.Timestamp(cat.catalogue()[series].end)
+    if cat.frequency(series) != "daily":
+        return end.strftime("%Y-%m"), end.strftime("%Y-%m")
+    return end.replace(day=1).date().isoformat(), end.date().isoformat()
+
+
+def month_after_data(series: str, asked: str, zh: bool) -> str:
+    """"2026年9月铁矿石期货价格" when the data ends before it: no value for that month, and the
+    nearest earlier month that has data (part of it for daily data), said not to be the month asked."""
+    first, last = month_with_data(series)
+    month = first[:7]
+    whole = cat.frequency(series) != "daily" or pd.Timestamp(last) == pd.Timestamp(first) + pd.offsets.MonthEnd(0)
+    last = cat.catalogue()[series].end
+    nm_zh, nm_en = cat.name(series, True), cat.name(series, False)
+    if zh:
+        part = "" if whole else f"（只到 {last}，不是整月）"
+        return (f"我的{nm_zh}数据只到 {last}，没有 {asked} 的数据；下面是它之前最近一个有数据的月份 {month}{part}"
+                f"的数据，不是你问的那个月。要看模型对 {asked} 的估计（带区间），可以问“预测{asked}{nm_zh}”。")
+    part = "" if whole else f" (to {last} only, not the whole month)"
+    return (f"My {nm_en} data ends on {last}, so there is no data for {asked}; below is the nearest earlier "
+            f"month with data, {month}{part}, not the month you asked about. For the model's estimate of "
+            f"{asked} (with ranges), ask 'forecast {nm_en} for {asked}'.")
 
 
 def gap_note(series: str, start: str, end: str | None, zh: bool) -> str:
@@ -698,6 +777,28 @@ def christmas_note(series: str, day: str, zh: bool) -> str:
               + (f": the {cat.name(series, False)} settled at {on:,.2f} {unit}" if on is not None else ""))
     return (f"Christmas Day {day} {status}. Markets abroad (SGX iron ore, London, New York) are closed that day; I "
             f"have no data from them. Nearby trading days ({unit}): {'; '.join(parts_en)}.")
+
+
+def ore_beside_futures_note(zh: bool) -> str:
+    wb = cat.catalogue()["iron_ore_wb_monthly"]
+    if zh:
+        return (f"铁矿石和其他期货比较一段时间时，用大商所铁矿石期货（元/吨，同样的交易日）；世界银行月度均价按月计、"
+                f"只到 {wb.end}，和日度期货的起止日期对不上。")
+    return ("Iron ore set beside other futures over a period is the DCE iron ore futures (CNY/t, the same trading "
+            f"days); the World Bank's monthly averages run by month and end on {wb.end}, so their dates would not match.")
+
+
+def day_is_futures_note(text: str, zh: bool) -> str:
+    """"铁矿石的历史最高价是哪天": the day is the futures'; the World Bank's extreme is a month."""
+    values = market.load_series("iron_ore_wb_monthly")
+    low = bool(re.search(r"最低|最便宜|lowest|cheapest|bottom", text, re.I))
+    day, value = (values.idxmin(), values.min()) if low else (values.idxmax(), values.max())
+    if zh:
+        return ("问的是哪一天，所以用日度的大商所铁矿石期货（元/吨）；世界银行价格是月均价（美元/干吨），"
+                f"只能说到月份，它的{'最低' if low else '最高'}月是 {day:%Y-%m}（{value:,.2f} 美元/干吨）。")
+    return ("A day was asked, so this is the daily DCE iron ore futures (CNY/t); the World Bank price is a monthly "
+            f"average (US$/dmt) and names months only: its {'lowest' if low else 'highest'} month was {day:%Y-%m} "
+            f"({value:,.2f} US$/dmt).")
 
 
 def yuan_price_note(zh: bool) -> str:

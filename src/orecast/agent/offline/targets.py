@@ -16,6 +16,10 @@ import re
 from statistics import NormalDist
 from typing import Any
 
+import pandas as pd
+
+from orecast import market
+from orecast.agent.offline import catalogue as cat
 from orecast.agent.offline.compose import _name, level, localise, pct
 
 Z80 = NormalDist().inv_cdf(0.9)
@@ -70,6 +74,45 @@ def _chance(p: float, zh: bool) -> str:
     if p > 0.99:
         return "超过 99%" if zh else "over 99%"
     return f"约 {100 * p:.0f}%" if zh else f"about {100 * p:.0f}%"
+
+
+def year_direction(p: dict[str, Any], zh: bool) -> str:
+    """"今年全年会涨还是跌": the year's last forecast period against the level the year started from
+    (the last actual value before 1 January), not against the latest value; with what the data
+    already holds of the year and the model's probability that the year ends higher."""
+    rows = p.get("forecast") or []
+    series = str(p.get("series"))
+    if not rows or series not in cat.catalogue():
+        return ""
+    end_row = rows[-1]
+    year = str(end_row["date"])[:4]
+    values = market.load_series(series)
+    before = values[values.index < pd.Timestamp(f"{year}-01-01")]
+    held = values[values.index.year == int(year)]
+    if before.empty or not isinstance(end_row.get("mean"), int | float):
+        return ""
+    base_day, base = before.index[-1].date().isoformat(), float(before.iloc[-1])
+    chance = _probability(end_row, base, True)
+    unit = localise(p, zh).get("unit", "")
+    move = (end_row["mean"] / base - 1) * 100
+    so_far = (float(held.iloc[-1]) / base - 1) * 100 if len(held) else None
+    lo, hi = end_row.get("lo_80"), end_row.get("hi_80")
+    if zh:
+        known = (f"今年已有的实际数据到 {held.index[-1].date()}：{level(float(held.iloc[-1]), unit)}，较年初 {pct(so_far)}。"
+                 if so_far is not None else "")
+        return (f"**{year} 年全年涨跌（以年初为基准，不是以最新价为基准）**：年初水平是上年最后一个实际值 "
+                f"{level(base, unit)}（{base_day}）。{known}年末 {end_row['date']} 的预测中位数 "
+                f"{level(end_row['mean'], unit)}（80% 区间 {level(lo, unit)} – {level(hi, unit)}），较年初 {pct(move)}"
+                + (f"；按模型，年末高于年初的概率{_chance(chance, zh)}" if chance is not None else "")
+                + "。这是统计模型的估计，不是判断。")
+    known = (f"The data holds the year to {held.index[-1].date()}: {level(float(held.iloc[-1]), unit)}, "
+             f"{pct(so_far)} on the start of the year. " if so_far is not None else "")
+    return (f"**{year} as a whole (measured from the start of the year, not from the latest price)**: the year "
+            f"started from the last actual value before it, {level(base, unit)} ({base_day}). {known}The forecast "
+            f"median for the year's end, {end_row['date']}, is {level(end_row['mean'], unit)} (80% range "
+            f"{level(lo, unit)} – {level(hi, unit)}), {pct(move)} on the start of the year"
+            + (f"; by the model, the chance the year ends higher is {_chance(chance, zh)}" if chance is not None else "")
+            + ". It is a statistical model's estimate, not a judgement.")
 
 
 def target_check(target: tuple[float, str | None], said: str | None, p: dict[str, Any], asked: str,
