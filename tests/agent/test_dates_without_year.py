@@ -69,8 +69,8 @@ async def test_iron_ores_price_on_a_day_is_the_futures_settle(
     assert_number(turn.text, _settle(day))
 
 
-async def test_a_month_after_the_data_gets_its_forecast(agent: Any, thread_id: str) -> None:
-    # Was: the World Bank's May price, September not mentioned.
+async def test_a_month_after_the_data_gets_the_nearest_earlier_month(agent: Any, thread_id: str) -> None:
+    # Was: the World Bank's May price with September not mentioned.
     turn = await run_turn(agent, thread_id, "世界银行铁矿石价格9月份是多少")
-    assert turn.call("forecast_price").args["series"] == "iron_ore_wb_monthly"
-    assert "2026-09" in turn.text and "不是实际价格" in turn.text
+    assert turn.call("price_history").args == {"series": "iron_ore_wb_monthly", "start": "2026-05", "end": "2026-05"}
+    assert "2026-09" in turn.text and "不是你问的那个月" in turn.text

@@ -65,7 +65,19 @@ async def test_the_past_months_still_forecast_are_told_apart_from_the_carried_ov
 ) -> None:
     # Was: "the first 4 periods (2026-06-01 to 2026-09-01) … are still forecasts", the 3 carried over too.
     last, _ = carried_over()
-    turn = await run_turn(agent, thread_id, "世界银行铁矿石价格9月份是多少")
+    turn = await run_turn(agent, thread_id, "预测2026年9月世界银行铁矿石价格")
     note = next(line for line in turn.text.splitlines() if "仍是预测值" in line)
     after = (last + pd.offsets.MonthBegin(1)).date().isoformat()
     assert after in note and "2026-06-01" not in note
+
+
+async def test_a_past_month_the_futures_traded_in_gets_their_estimate_beside_the_last_data(
+    agent: Any, thread_id: str
+) -> None:
+    # A World Bank month past its data is answered with the nearest earlier month (said not to be the
+    # month asked); where the futures traded that month, their carried-over estimate is said too.
+    month, value = carried_over()
+    turn = await run_turn(agent, thread_id, f"What was the World Bank iron ore price in {month:%B %Y}?")
+    line = next(line for line in turn.text.splitlines() if "carried over" in line)
+    assert month.strftime("%Y-%m") in line and "an estimate, not data" in line
+    assert_number(line, value)

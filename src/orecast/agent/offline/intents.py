@@ -456,10 +456,14 @@ def _year_named(text: str, shift: int) -> str | None:
 
 
 # "9月份", "九月", "9月28日", "in September": a month (or a day) with no year; not "9个月" (a
-# horizon), "1-9月" or "3月以来" (spans), nor a month after a year ("2026年9月", "今年9月": read above).
+# horizon), "1-9月", "3月以来", "8月底" (spans, parts), nor a month after a year ("2026年9月",
+# "今年9月": read above).
 _BARE_MONTH = re.compile(
-    r"(?<![\d年\-~至到])(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月份?(?:(\d{1,2})[日号])?"
-    r"(?!\s*(?:以来|至今|到|至|-|~|底以来))")
+    r"(?<![\d年个十\-~至到])(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])\s*月份?(?:(\d{1,2})[日号])?"
+    r"(?!\s*(?:后|内|以内|以后|之后|之内|以来|至今|底|初|末|到|至|-|~))")
+# Around a bare month: a horizon ("未来3月") or the calendar month in general ("1月通常涨吗", the
+# seasonality), not one month.
+_NOT_ONE_MONTH = re.compile(r"未来|接下来|今后|过去|最近|近\s*$|通常|一般|往往|历年|每年|容易")
 _EN_BARE_MONTH = re.compile(
     r"\b(?:in|during|for|of|last)\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b(?!\.?,?\s*\d)", re.I)
 _EN_BARE_DAY = re.compile(  # "on March 18", "March 18th": no year after it
@@ -475,6 +479,8 @@ def month_without_year(text: str) -> str | None:
     from orecast.agent.clock import today
 
     if m := _BARE_MONTH.search(text):
+        if _NOT_ONE_MONTH.search(text[: m.start()] + "|" + text[m.end():m.end() + 6]):
+            return None
         word, day = m.group(1), m.group(2)
         month = int(word) if word.isdigit() else _ZH_MONTH[word]
     elif m := _EN_BARE_DAY.search(text):
@@ -518,26 +524,6 @@ def _invalid_day(year: int, month: int, day: int) -> bool:
     except ValueError:
         return True
     return False
-
-
-_BARE_MONTH = re.compile(r"(?<![\d年个十])(1[0-2]|[1-9]|十[一二]?|[一二三四五六七八九])\s*月份?"
-                         r"(?!\s*(?:后|内|以内|以后|之后|之内|以来|底|初|末))")
-
-
-def bare_month(text: str) -> str | None:
-    """"8月的均价" with no year: the latest such month up to today ("YYYY-MM"); None when the month
-    is a horizon ("未来3月") or a calendar month in general ("1月通常涨吗", the seasonality)."""
-    from orecast.agent.clock import today
-
-    m = _BARE_MONTH.search(text)
-    if m is None or re.search(r"未来|接下来|今后|过去|最近|近\s*$|通常|一般|往往|历年|每年|容易",
-                              text[: m.start()] + "|" + text[m.end():m.end() + 6]):
-        return None
-    n = cn_number(m.group(1))
-    if n is None or not 1 <= n <= 12:
-        return None
-    now = today()
-    return f"{now.year if n <= now.month else now.year - 1}-{n:02d}"
 
 
 def bad_date(text: str) -> str | None:
@@ -1060,8 +1046,10 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     if q.method is None:
         q.bad_method = _unknown_method(low)
     q.start, q.end = _dates(text)
-    if not (q.start or q.end) and (month := bare_month(text)) is not None:
-        q.start = q.end = q.month_assumed = month  # "铁矿石期货8月的均价": last August, not 8 months ahead
+    if not (q.start or q.end) and (month := month_without_year(text)) is not None:
+        # "铁矿石期货8月的均价": last August, not 8 months ahead; said in the answer
+        q.start = q.end = month
+        q.month_assumed = month if len(month) == 7 else ""
         q.horizon = None
     q.periods = compared_periods(text)
     q.asks_today = bool(re.search(r"(?:今天|明天|昨天|前天|后天)(?:是)?(?:几号|几月几号|几月几日|什么日子|哪一天|星期几|周几|礼拜几)|今天的日期|"
@@ -1073,8 +1061,6 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     elif not (q.start or q.end) and (rel_day := relative_day(text)) is not None:
         q.day_word, q.start = rel_day
         q.end, q.relative, q.tomorrow = q.start, None, False
-    elif not (q.start or q.end or q.relative or q.ago) and (month := month_without_year(text)) is not None:
-        q.start = q.end = month
     if q.relative and q.relative[0] == "year" and not (q.start or q.end) and (
             dated := _year_named(text, q.relative[1])) is not None:
         # "去年12月铁矿石均价" is December of last year, not the whole year: the relative year is

@@ -429,12 +429,15 @@ def pmi_meaning(zh: bool) -> str:
 
 
 def month_assumed(month: str, zh: bool) -> str:
-    """"8月的均价" named no year: the latest such month up to today is the one answered."""
+    """"8月的均价" named no year: the latest such month up to today is the one answered (the next one
+    from this month on when the question asked ahead, "3月份会涨吗")."""
     n = int(month[5:])
+    ahead = month > today().isoformat()[:7]
     if zh:
-        return f"“{n}月”没有说年份，按今天（{today().isoformat()}）之前最近的 {n} 月，即 {month}，回答。"
-    return (f"No year was given for month {n}: this answers the latest one up to today ({today().isoformat()}), "
-            f"{month}.")
+        return (f"“{n}月”没有说年份，按今天（{today().isoformat()}）{'之后' if ahead else '之前'}最近的 {n} 月，"
+                f"即 {month}，回答。")
+    return (f"No year was given for month {n}: this answers the {'next' if ahead else 'latest'} one "
+            f"{'after' if ahead else 'up to'} today ({today().isoformat()}), {month}.")
 
 
 def month_with_data(series: str) -> tuple[str, str]:
@@ -457,11 +460,36 @@ def month_after_data(series: str, asked: str, zh: bool) -> str:
     if zh:
         part = "" if whole else f"（只到 {last}，不是整月）"
         return (f"我的{nm_zh}数据只到 {last}，没有 {asked} 的数据；下面是它之前最近一个有数据的月份 {month}{part}"
-                f"的数据，不是你问的那个月。要看模型对 {asked} 的估计（带区间），可以问“预测{asked}{nm_zh}”。")
+                f"的数据，不是你问的那个月。要看模型对 {asked} 的估计（带区间），可以问“预测{asked}{nm_zh}”。"
+                + carried_over(series, asked, zh))
     part = "" if whole else f" (to {last} only, not the whole month)"
     return (f"My {nm_en} data ends on {last}, so there is no data for {asked}; below is the nearest earlier "
             f"month with data, {month}{part}, not the month you asked about. For the model's estimate of "
-            f"{asked} (with ranges), ask 'forecast {nm_en} for {asked}'.")
+            f"{asked} (with ranges), ask 'forecast {nm_en} for {asked}'." + carried_over(series, asked, zh))
+
+
+def carried_over(series: str, asked: str, zh: bool) -> str:
+    """The World Bank's month past its data that the DCE futures traded in (`nowcast`'s bridged months):
+    what the futures' monthly average puts it at, with its band, said to be an estimate. "" otherwise."""
+    spec = find_spec(series)
+    if spec is None or spec.indicator is None or not re.fullmatch(r"\d{4}-\d{2}", asked):
+        return ""
+    end = pd.Timestamp(cat.catalogue()[series].end)
+    month = pd.Timestamp(asked)
+    steps = (month.year - end.year) * 12 + month.month - end.month
+    if steps < 1:
+        return ""
+    fc = market.forecast(series, steps, "nowcast")
+    if month not in fc.bridged:
+        return ""
+    unit = cat.catalogue()[series].unit
+    mid, lo, hi = (f"{v.iloc[-1]:,.2f}" for v in (fc.mean, fc.lower[80], fc.upper[80]))
+    indicator, through = cat.name(str(fc.indicator), zh), fc.indicator_end.date().isoformat() if fc.indicator_end else ""
+    if zh:
+        return (f"{indicator}在 {asked} 有交易（数据到 {through}）：按期货月均价推算，{asked} 约 {mid} "
+                f"{UNIT_ZH_SHORT.get(unit, unit)}（80% 区间 {lo} – {hi}），这是估计，不是实际数据。")
+    return (f" The {indicator} traded in {asked} (data to {through}): carried over by the futures' monthly average, "
+            f"{asked} is about {mid} {unit} (80% range {lo} – {hi}), an estimate, not data.")
 
 
 def gap_note(series: str, start: str, end: str | None, zh: bool) -> str:
