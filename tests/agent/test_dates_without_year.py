@@ -74,3 +74,26 @@ async def test_a_month_after_the_data_gets_the_nearest_earlier_month(agent: Any,
     turn = await run_turn(agent, thread_id, "世界银行铁矿石价格9月份是多少")
     assert turn.call("price_history").args == {"series": "iron_ore_wb_monthly", "start": "2026-05", "end": "2026-05"}
     assert "2026-09" in turn.text and "不是你问的那个月" in turn.text
+
+
+@pytest.mark.parametrize(("text", "days"), [
+    ("8月底铁矿石价格", ("2026-08-21", "2026-08-31")),
+    ("3月初螺纹钢价格", ("2026-03-01", "2026-03-10")),
+    ("2月底铁矿石", ("2026-02-21", "2026-02-28")),
+    ("2025年10月中旬铁矿石价格", ("2025-10-11", "2025-10-20")),
+    ("去年12月底铁矿石价格", ("2025-12-21", "2025-12-31")),
+])
+def test_a_part_of_a_month_is_its_days(text: str, days: tuple[str, str]) -> None:
+    # Was: no date ("8月底" a horizon of 8 months, answered with the latest price).
+    q = parse(text)
+    assert (q.start, q.end) == days and q.horizon is None
+
+
+async def test_iron_ore_at_the_end_of_a_month_is_the_futures_those_days(agent: Any, thread_id: str) -> None:
+    frame = pd.read_csv(DATA / "dce_iron_ore_futures_daily.csv", index_col="date", parse_dates=True)
+    settles = frame["settle_cny_per_t"].fillna(frame["close_cny_per_t"]).dropna()["2025-12-21":"2025-12-31"]
+    turn = await run_turn(agent, thread_id, "去年12月底铁矿石价格")
+    assert turn.call("price_history").args == {"series": "dce_iron_ore_daily", "start": "2025-12-21",
+                                               "end": "2025-12-31"}
+    assert_number(turn.text, float(settles.mean()))
+    assert_number(turn.text, float(settles.iloc[-1]))

@@ -6,6 +6,7 @@ Pure functions over text, no data access, so they are cheap to test one by one. 
 
 from __future__ import annotations
 
+import calendar
 import re
 from dataclasses import dataclass, field
 from datetime import date
@@ -470,6 +471,38 @@ _EN_BARE_DAY = re.compile(  # "on March 18", "March 18th": no year after it
     r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec|jan|feb|mar|apr|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+"
     r"(\d{1,2})(?:st|nd|rd|th)?\b(?!,?\s*\d{4})(?!\s*(?:%|percent|months?|weeks?|days?|years?))")
 _FUTURE_WORDS = re.compile(r"会|将|预测|预计|展望|forecast|predict|will|expect", re.I)
+
+
+# "8月底", "3月初", "2025年10月中旬": days of a month (上旬 1-10, 中旬 11-20, 下旬 and 月底 21 to its end).
+_MONTH_PART = re.compile(r"(?:(\d{4})\s*年\s*)?(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])\s*月份?\s*"
+                         r"(月初|月底|月末|上旬|中旬|下旬|初|底|末)")
+_PART_DAYS = {"月初": (1, 10), "初": (1, 10), "上旬": (1, 10), "中旬": (11, 20), "下旬": (21, 31),
+              "月底": (21, 31), "底": (21, 31), "月末": (21, 31), "末": (21, 31)}
+
+
+def part_of_month(text: str) -> tuple[str, str, bool] | None:
+    """"8月底铁矿石价格" → ("2026-08-21", "2026-08-31", True) on 2026-12-07: the days of that part of
+    the month (of the latest such month up to today when no year is said, the last bool)."""
+    from orecast.agent.clock import today
+
+    m = _MONTH_PART.search(text)
+    if m is None or re.search(r"以来|至今|到|至", text[m.end():m.end() + 3]):
+        return None
+    month = int(m.group(2)) if m.group(2).isdigit() else _ZH_MONTH[m.group(2)]
+    named = re.search(r"(去年|上一年|上年|今年|本年|明年|下一年)(?:的)?\s*$", text[: m.start()])
+    if m.group(1):
+        year, assumed = int(m.group(1)), False
+    elif named:
+        shift = {"去年": -1, "上一年": -1, "上年": -1, "明年": 1, "下一年": 1}.get(named.group(1), 0)
+        year, assumed = today().year + shift, False
+    else:
+        now = today()
+        ahead = bool(_FUTURE_WORDS.search(text))
+        year = now.year + (1 if ahead and month < now.month else 0) - (1 if not ahead and month > now.month else 0)
+        assumed = True
+    first, last = _PART_DAYS[m.group(3)]
+    last = min(last, calendar.monthrange(year, month)[1])
+    return f"{year:04d}-{month:02d}-{first:02d}", f"{year:04d}-{month:02d}-{last:02d}", assumed
 
 
 def month_without_year(text: str) -> str | None:
@@ -1046,7 +1079,11 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     if q.method is None:
         q.bad_method = _unknown_method(low)
     q.start, q.end = _dates(text)
-    if not (q.start or q.end) and (month := month_without_year(text)) is not None:
+    if (part := part_of_month(text)) is not None and (q.start == q.end == part[0][:7] or not (q.start or q.end)):
+        q.start, q.end, assumed = part
+        q.month_assumed = part[0][:7] if assumed else ""
+        q.horizon = None
+    elif not (q.start or q.end) and (month := month_without_year(text)) is not None:
         # "铁矿石期货8月的均价": last August, not 8 months ahead; said in the answer
         q.start = q.end = month
         q.month_assumed = month if len(month) == 7 else ""

@@ -267,6 +267,9 @@ class Planner:
             # "2026年3月18日铁矿石价格": iron ore's price on a day is the daily futures' (the World
             # Bank's is a monthly average), as for "上周五".
             return day_plan
+        if q.start and q.end and len(q.start) == len(q.end) == 10 and q.start != q.end \
+                and q.series in ([], [DEFAULT_SERIES]) and not scope.asks_benchmark(q.text):
+            q.series = [FRESHER]  # "去年12月底铁矿石价格": days of iron ore are the daily futures
         if q.holiday_edge and (edge := self._holiday_edge(q)) is not None:
             return edge
         if q.asks_band_why and not q.series and ctx.last_call and ctx.last_call[0] == "forecast_price":

@@ -601,9 +601,14 @@ def day_in_month(series: str, q: Query) -> str | None:
     """"The price on 2024-05-15" of a monthly series: its month's average, said so (q is widened)."""
     facts = cat.catalogue().get(series)
     day = q.start if q.start == q.end and q.relative is None else None  # one named day, not 去年
-    if facts is None or facts.frequency != "monthly" or not day or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+    if q.start and q.end and q.start != q.end and q.start[:7] == q.end[:7] and all(
+            re.fullmatch(r"\d{4}-\d{2}-\d{2}", d) for d in (q.start, q.end)):
+        day = f"{q.start} 至 {q.end}" if q.zh else f"{q.start} to {q.end}"  # "12月底": days of one month
+    elif not day or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
         return None
-    month = day[:7]
+    if facts is None or facts.frequency != "monthly":
+        return None
+    month = str(q.start)[:7]
     q.start = q.end = month
     if "50" in facts.unit:  # the PMI is a monthly survey index, not an average of prices
         if q.zh:
