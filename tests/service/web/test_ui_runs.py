@@ -31,16 +31,6 @@ def set_hidden(page: Any, hidden: bool) -> None:
     }""", hidden)
 
 
-@pytest.fixture(scope="module")
-def slow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    running = Server.start(web_settings(
-        tmp_path_factory.mktemp("slow"), analyst=False,
-        graphs={"orecast": "tests.service.web.slow_graph:graph"},
-    ))
-    yield running
-    running.stop()
-
-
 @pytest.fixture
 def held() -> Iterator[None]:
     """The slow graph's runs wait after their tokens until the test opens `GATE`: they are running
