@@ -133,6 +133,8 @@ const zh = {
   tooLarge: "问题太长，超过了服务器接受的请求大小。问题已放回输入框，请缩短后再发送。",
   renameFailed: "无法重命名对话",
   deleteFailed: "无法删除对话",
+  olderConversations: "显示更早的对话",
+  olderFailed: "无法读取更早的对话",
   stopFailed: "无法停止：服务器没有响应，分析可能仍在服务器上继续",
 } as const;
 
@@ -269,6 +271,8 @@ const en: Record<Key, string> = {
   tooLarge: "The question is longer than the server accepts. It is back in the box: shorten it and send it again.",
   renameFailed: "Could not rename the conversation",
   deleteFailed: "Could not delete the conversation",
+  olderConversations: "Show older conversations",
+  olderFailed: "Could not read the older conversations",
   stopFailed: "Could not stop: the server did not answer, and the run may still be going on there",
 };
 

@@ -12,12 +12,15 @@ interface Props {
   onNew: () => void;
   onRename: (id: string, title: string) => Promise<void>;
   onDelete: (id: string) => Promise<void>;
+  /** Older conversations than those listed may exist: read the next page of them. */
+  onOlder: (() => Promise<void>) | null;
 }
 
 /** Conversations, newest first: search, open, rename, delete (confirmed), new. */
-export function Sidebar({ threads, activeId, open, onSelect, onNew, onRename, onDelete }: Props) {
+export function Sidebar({ threads, activeId, open, onSelect, onNew, onRename, onDelete, onOlder }: Props) {
   const { t } = useI18n();
   const [query, setQuery] = useState("");
+  const [reading, setReading] = useState(false);
   const q = query.trim().toLowerCase();
   const shown = threads.filter((th) => !q || (threadTitle(th) || t("untitled")).toLowerCase().includes(q));
   return (
@@ -47,6 +50,21 @@ export function Sidebar({ threads, activeId, open, onSelect, onNew, onRename, on
           />
         ))}
       </ul>
+      {/* Also when the search found nothing: what it looks for may be older. */}
+      {onOlder && (
+        <button
+          type="button"
+          className="btn small wide"
+          disabled={reading}
+          onClick={() => {
+            setReading(true);
+            void onOlder().finally(() => setReading(false));
+          }}
+          data-testid="thread-older"
+        >
+          {reading ? t("loading") : t("olderConversations")}
+        </button>
+      )}
     </nav>
   );
 }
