@@ -68,6 +68,14 @@ describe("chart words in the page's language", () => {
     expect(chartHeading({ ...spec, title: { text: "Rebar / 螺纹钢" } }, "zh")).toEqual({ title: "螺纹钢", source: "" });
   });
 
+  it("wraps the legend on a narrow chart rather than paging it, and lowers the grid under it", () => {
+    const wide = toEchartsOption(titled, { dark: false, narrow: false, lang: "zh" });
+    const narrow = toEchartsOption(titled, { dark: false, narrow: true, lang: "zh" });
+    expect((wide.legend as { type: string }).type).toBe("scroll");
+    expect((narrow.legend as { type: string }).type).toBe("plain");
+    expect((narrow.grid as { top: number }).top).toBeGreaterThan((wide.grid as { top: number }).top);
+  });
+
   it("leaves the heading to the page and labels the legend", () => {
     const option = toEchartsOption(titled, { dark: false, narrow: false, lang: "zh" });
     expect((option.title as { show: boolean }).show).toBe(false);
