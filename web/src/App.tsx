@@ -55,6 +55,7 @@ export function App() {
   // Something that failed away from the conversation's own error box (rename, delete, stop): what, and why.
   const [notice, setNotice] = useState<{ what: Key | null; err: unknown } | null>(null);
   const report = useCallback((what: Key | null, err: unknown) => setNotice({ what, err }), []);
+  const closeHistory = useCallback(() => setHistoryOpen(false), []);
 
   const i18n = useMemo(() => ({ lang, t: (k: Key) => DICTS[lang][k] }), [lang]);
   const { t } = i18n;
@@ -331,7 +332,7 @@ export function App() {
             stamp={stamp}
             dark={theme === "dark"}
             historyOpen={historyOpen}
-            onCloseHistory={() => setHistoryOpen(false)}
+            onCloseHistory={closeHistory}
             focusCheckpoint={focusCheckpoint}
             onThreadId={onThreadId}
             onChanged={refresh}

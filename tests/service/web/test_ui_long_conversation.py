@@ -5,10 +5,12 @@ without freezing the page, and a question whose start is older than that history
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from langgraph_sdk import get_sync_client
+from playwright.sync_api import expect
 
 from tests.service.conftest import Server
 from tests.service.web.conftest import messages, wait_idle
@@ -43,7 +45,7 @@ def test_an_answer_streams_without_freezing_a_long_conversation(
     page = open_page(slow_server, path=f"/#/thread/{long_thread}")
     page.add_init_script(WATCH_LONG_TASKS)
     page.reload()
-    messages(page, "human").nth(CHECKPOINTS // 2 - 1).wait_for()
+    messages(page, "human").nth(200).wait_for()  # the conversation is shown (other tests add to it)
     page.get_by_test_id("composer-input").fill("one more")
     page.get_by_test_id("composer-input").press("Enter")
     page.get_by_test_id("stop-button").wait_for()
@@ -74,3 +76,32 @@ def test_only_questions_that_start_in_the_history_read_can_be_edited(
     assert shown[-2] == f"question {CHECKPOINTS // 2 - 3}", (
         "the edit replaced the question, after the one before it"
     )
+
+
+def test_the_open_history_is_read_once_an_answer_ends_not_at_each_message(
+    open_page: Any, slow_server: Server, long_thread: str
+) -> None:
+    """The history panel read its 200 checkpoints again at each message of a streaming answer: in a
+    conversation of 60 questions, three 30 MB reads per answer, beside the SDK's own."""
+    page = open_page(slow_server, path=f"/#/thread/{long_thread}")
+    messages(page, "human").nth(200).wait_for()  # the conversation is shown (other tests add to it)
+    page.get_by_test_id("history-toggle").click()
+    page.get_by_test_id("history-item").nth(199).wait_for()
+    reads: list[Any] = []
+
+    def read_by_the_panel(request: Any) -> None:
+        if (
+            request.url.endswith("/history")
+            and json.loads(request.post_data or "{}").get("limit") == 200
+        ):
+            reads.append(request)
+
+    page.on("request", read_by_the_panel)
+    page.get_by_test_id("composer-input").fill("one more beside the history")
+    page.get_by_test_id("composer-input").press("Enter")
+    page.get_by_test_id("stop-button").wait_for()
+    wait_idle(page)
+    messages(page, "ai").last.get_by_text("answer: one more beside the history").wait_for()
+    expect(page.get_by_test_id("history-node").first).to_be_visible()
+    page.wait_for_timeout(1000)
+    assert len(reads) == 1

@@ -426,6 +426,24 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
     return () => window.removeEventListener("keydown", onKey);
   }, [stream]);
 
+  // The history panel reads the history again when a run ends, not at each new message while it
+  // streams: in a conversation of 60 questions each read was 30 MB, three of them per answer.
+  const [runsEnded, setRunsEnded] = useState(0);
+  const wasBusy = useRef(busy);
+  useEffect(() => {
+    if (wasBusy.current && !busy) setRunsEnded((n) => n + 1);
+    wasBusy.current = busy;
+  }, [busy]);
+  // The same function from render to render: the history panel is not drawn again for each token.
+  const branchFromHistory = useCallback(
+    (state: ThreadState) => {
+      setForkFrom(state as ThreadState<State>);
+      // On a phone the panel covers the conversation: show where the next question goes.
+      if (narrow) onCloseHistory();
+    },
+    [narrow, onCloseHistory],
+  );
+
   const pending = forkFrom ? null : pendingApproval(stream.interrupts ?? []);
   const exportAs = (kind: "md" | "json") => {
     const when = new Date();
@@ -553,14 +571,10 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
         <HistoryPanel
           client={client}
           threadId={threadId}
-          refreshKey={`${busy}-${stream.messages.length}`}
+          refreshKey={String(runsEnded)}
           focus={focusCheckpoint ?? null}
           onClose={onCloseHistory}
-          onBranch={(state) => {
-            setForkFrom(state as ThreadState<State>);
-            // On a phone the panel covers the conversation: show where the next question goes.
-            if (narrow) onCloseHistory();
-          }}
+          onBranch={branchFromHistory}
         />
       )}
     </div>

@@ -2,6 +2,7 @@ import { useState } from "react";
 import type { Thread } from "@langchain/langgraph-sdk";
 import { threadTitle } from "../api";
 import { localeOf, useI18n } from "../i18n";
+import { formatDate } from "../lib/dateFormat";
 import { Icon } from "./Icon";
 
 interface Props {
@@ -117,7 +118,7 @@ function ThreadItem({ thread, active, onSelect, onRename, onDelete }: ItemProps)
             {thread.status === "busy" && <span className="badge busy">{t("running")}</span>}
             {thread.status === "interrupted" && <span className="badge waiting">{t("approvalTitle")}</span>}
             {thread.status === "error" && <span className="badge error">{t("failed")}</span>}
-            {when.toLocaleDateString(localeOf(lang))} {when.toLocaleTimeString(localeOf(lang), { hour: "2-digit", minute: "2-digit" })}
+            {formatDate(when, localeOf(lang), "date")} {formatDate(when, localeOf(lang), "hourMinute")}
           </span>
         </button>
       )}
