@@ -38,14 +38,21 @@ export function seriesLabel(name: string, lang: "zh" | "en" = "en"): string {
  * wraps there, where inside the chart a long title ran over the legend).
  */
 export function chartHeading(spec: Spec, lang: "zh" | "en"): { title: string; source: string } {
-  const title = (spec.title as { text?: unknown; subtext?: unknown } | undefined) ?? {};
-  const [names, suffix] = String(title.text ?? "").split(" — ", 2);
+  const title = (spec.title as { text?: unknown; subtext?: unknown; subtext_zh?: unknown } | undefined) ?? {};
+  // The source in Chinese (market/chart.py's `subtext_zh`); charts drawn before it had only English.
+  if (lang === "zh" && typeof title.subtext_zh === "string" && title.subtext_zh) {
+    return { title: headingOf(title.text, lang), source: title.subtext_zh };
+  }
+  const source = String(title.subtext ?? "").replace(/^Source: /, "");
+  return { title: headingOf(title.text, lang), source: source ? (lang === "zh" ? `来源：${source}` : `Source: ${source}`) : "" };
+}
+
+function headingOf(text: unknown, lang: "zh" | "en"): string {
+  const [names, suffix] = String(text ?? "").split(" — ", 2);
   const [en, zh] = names.split(" / ", 2);
   const method = suffix?.replace(/ forecast$/, "");
   const name = (lang === "zh" && zh ? zh : en).trim();
-  const heading = method ? (lang === "zh" ? `${name} — ${method} 预测` : `${name} — ${method} forecast`) : name;
-  const source = String(title.subtext ?? "").replace(/^Source: /, "");
-  return { title: heading, source: source ? (lang === "zh" ? `来源：${source}` : `Source: ${source}`) : "" };
+  return method ? (lang === "zh" ? `${name} — ${method} 预测` : `${name} — ${method} forecast`) : name;
 }
 
 /** The grid's top below a legend wrapped onto two lines and the y axis's unit. */
