@@ -82,6 +82,29 @@ def test_stop_cancels_the_run(open_page: Any, slow_server: Server, held: None) -
     assert runs_of(slow_server, tid)[0]["status"] in ("interrupted", "running")
 
 
+def test_esc_that_cancels_a_rename_or_a_search_does_not_stop_the_run(
+    open_page: Any, slow_server: Server, held: None
+) -> None:
+    """Esc stopped a running answer wherever it was pressed, also to cancel the conversation's
+    rename or to leave the search box: the run was cancelled on the server. In a field of its own
+    it only does that field's job; in the question box or on the page it still stops."""
+    page = open_page(slow_server)
+    send(page, "keep going")
+    expect(messages(page, "ai").last).to_contain_text("slow1")
+    item = page.get_by_test_id("thread-item").first
+    item.get_by_test_id("thread-rename").click()
+    page.get_by_test_id("thread-rename-input").press("Escape")
+    expect(page.get_by_test_id("thread-rename-input")).to_have_count(0)
+    page.get_by_test_id("thread-search").fill("keep")
+    page.get_by_test_id("thread-search").press("Escape")
+    page.wait_for_timeout(500)
+    expect(page.get_by_test_id("stop-button")).to_be_visible()
+    expect(page.get_by_test_id("stopped-note")).to_have_count(0)
+    page.get_by_test_id("composer-input").press("Escape")
+    wait_idle(page)
+    expect(page.get_by_test_id("stopped-note")).to_be_visible()
+
+
 def test_reload_mid_run_rejoins(open_page: Any, slow_server: Server, held: None) -> None:
     page = open_page(slow_server)
     send(page, "survive a reload")

@@ -420,7 +420,12 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === "Escape" && stream.isLoading) stop();
+      if (e.key !== "Escape" || !stream.isLoading) return;
+      // Esc in a field of its own (a rename, an edit, the search, an approval's reason) is that
+      // field's, to cancel or leave it: it stopped the run too. In the question box it stops.
+      const target = e.target instanceof Element ? e.target : null;
+      if (target?.closest("input, textarea, select, [contenteditable]") && !target.closest(".composer")) return;
+      stop();
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
