@@ -171,6 +171,24 @@ def test_a_tool_call_rejoined_after_a_reload_shows_its_whole_duration(
     assert float(duration.inner_text().removesuffix(" s")) >= HELD_SECONDS, duration.inner_text()
 
 
+def test_a_tool_call_stopped_before_its_result_says_it_did_not_run(
+    open_page: Any, slow_server: Server, held: None
+) -> None:
+    """Stopped while a tool ran, its card kept a grey dot and no word, as if still waiting, until the
+    next question patched the call; after a reload too. It says "未执行 / not run" at once."""
+    page = open_page(slow_server, locale="zh-CN")
+    send(page, f"{TOOL}stopped")
+    card = page.get_by_test_id("tool-card")
+    expect(card).to_have_attribute("data-state", "running")
+    page.get_by_test_id("stop-button").click()
+    wait_idle(page)
+    expect(card).to_have_attribute("data-state", "cancelled")
+    expect(card).to_contain_text("未执行")
+    page.reload()
+    expect(page.get_by_test_id("stopped-note")).to_be_visible()
+    expect(card).to_have_attribute("data-state", "cancelled")
+
+
 def test_a_stopped_run_stays_stopped_after_a_reload(open_page: Any, slow_server: Server, held: None) -> None:
     """After Stop the list's "running" badge goes, and a reload shows the run as stopped: the step
     it was in holds LangGraph's `CancelledError`, which the page showed as a failure ("出错了

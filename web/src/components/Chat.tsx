@@ -511,6 +511,7 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
                 results={turn.results}
                 branch={branchOf(meta, turn.index)}
                 streaming={live}
+                stopped={(stopped || cancelled) && !busy && i === turns.length - 1}
                 busy={busy}
                 dark={dark}
                 threadId={threadId}
