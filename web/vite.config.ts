@@ -3,7 +3,7 @@
 import { defineConfig } from "vite";
 import react from "@vitejs/plugin-react";
 import { fileURLToPath } from "node:url";
-import { sdkFirstSeenPatch } from "./src/lib/sdkPatch";
+import { sdkFirstSeenPatch } from "./src/lib/sdkPatch.ts";
 
 // The build is committed inside the Python package, so `pip install orecast` needs no Node.
 const outDir = fileURLToPath(new URL("../src/orecast/service/static", import.meta.url));
