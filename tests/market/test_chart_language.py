@@ -38,8 +38,22 @@ def test_with_a_cjk_font_a_chinese_chart_is_labelled_in_chinese(monkeypatch, tmp
     zh = chart("iron_ore_wb_monthly", forecast=fc, start="2024", lang="zh")
     words = png_labels(zh)
     assert words.title == "铁矿石价格（世界银行，CFR中国） — naive 预测"
-    assert words.history == "历史" and words.source.startswith("来源：World Bank")
+    assert (
+        words.history == "历史"
+        and words.source == "来源：世界银行大宗商品价格数据（Pink Sheet，月度）"
+    )
     assert _glyph_warnings(zh, tmp_path / "zh.png") == []
     # An English question keeps English labels, font or not.
     en = chart("iron_ore_wb_monthly", forecast=fc, start="2024")
     assert png_labels(en).title == en.title_en and png_labels(en).font is None
+
+
+def test_the_chart_spec_names_its_source_in_both_languages() -> None:
+    """The page shows the source line in its language: the spec carries it in Chinese too."""
+    title = chart("iron_ore_wb_monthly", start="2024").spec["title"]
+    assert title["subtext"].startswith("Source: World Bank Commodity Price Data")
+    assert title["subtext_zh"] == "来源：世界银行大宗商品价格数据（Pink Sheet，月度）"
+    both = chart("iron_ore_wb_monthly", compare="shfe_rebar_daily", start="2024").spec["title"]
+    assert both["subtext_zh"].startswith(
+        "来源：世界银行大宗商品价格数据（Pink Sheet，月度）；上期所日度行情"
+    )

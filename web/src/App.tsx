@@ -10,6 +10,7 @@ import { Sidebar } from "./components/Sidebar";
 import { SignIn } from "./components/SignIn";
 import { browserLang, DICTS, I18nContext, type Key, type Lang } from "./i18n";
 import { checkpointHash } from "./lib/ops";
+import { mayHaveOlder, withOlder } from "./lib/olderThreads";
 import { useAccessCheck } from "./lib/accessCheck";
 import { useRefreshCycle } from "./lib/refreshCycle";
 import { parseRoute, type Route } from "./lib/route";
@@ -42,6 +43,8 @@ export function App() {
   const [admin, setAdmin] = useState<boolean | null>(null);
   const [chatKey, setChatKey] = useState(0);
   const [threads, setThreads] = useState<Thread[]>([]);
+  /** Conversations older than the newest the list looks at, read a page at a time when asked for. */
+  const [older, setOlder] = useState<{ threads: Thread[]; pages: number[] }>({ threads: [], pages: [] });
   const [listError, setListError] = useState<unknown>(null);
   const [sidebarOpen, setSidebarOpen] = useState(false);
   const [historyOpen, setHistoryOpen] = useState(route.checkpointId !== null);
@@ -52,6 +55,7 @@ export function App() {
   // Something that failed away from the conversation's own error box (rename, delete, stop): what, and why.
   const [notice, setNotice] = useState<{ what: Key | null; err: unknown } | null>(null);
   const report = useCallback((what: Key | null, err: unknown) => setNotice({ what, err }), []);
+  const closeHistory = useCallback(() => setHistoryOpen(false), []);
 
   const i18n = useMemo(() => ({ lang, t: (k: Key) => DICTS[lang][k] }), [lang]);
   const { t } = i18n;
@@ -110,6 +114,18 @@ export function App() {
       return false;
     }
   }, [client]);
+  useEffect(() => setOlder({ threads: [], pages: [] }), [client]);
+  const readOlder = useCallback(async () => {
+    try {
+      const page = await client.threads.search({ ...LIST_QUERY, select: [...LIST_QUERY.select], offset: LIST_QUERY.limit + older.threads.length });
+      setOlder((was) => ({ threads: [...was.threads, ...page], pages: [...was.pages, page.length] }));
+    } catch (err) {
+      report("olderFailed", err);
+    }
+  }, [client, older.threads.length, report]);
+  const listedThreads = useMemo(() => withOlder(threads, older.threads), [threads, older.threads]);
+  const changeOlder = (id: string, change: (th: Thread) => Thread | null) =>
+    setOlder((was) => ({ ...was, threads: was.threads.flatMap((th) => (th.thread_id === id ? (change(th) ?? []) : [th])) }));
   const poke = useRefreshCycle(lookAtList, access === "ok");
   useEffect(() => poke(), [client, poke]);
   /** This page changed something: look at once, and have this browser's other tabs look too. */
@@ -208,11 +224,13 @@ export function App() {
     [refresh],
   );
 
-  const active = threads.find((th) => th.thread_id === threadId);
+  const active = listedThreads.find((th) => th.thread_id === threadId);
   const title = active ? threadTitle(active) : "";
   // What the chat watches to look for runs started elsewhere: the open thread's entry in the list,
-  // or, when the list does not hold it (older than its 200), every look.
-  const stamp = active ? `${active.updated_at} ${active.status}` : `unlisted ${looks}`;
+  // or, when the list does not hold it (older than its 200; an older page read is not looked at
+  // again), every look.
+  const looked = threads.find((th) => th.thread_id === threadId);
+  const stamp = looked ? `${looked.updated_at} ${looked.status}` : `unlisted ${looks}`;
 
   if (access === "checking") return <I18nContext.Provider value={i18n}><p className="muted center">{t("loading")}</p></I18nContext.Provider>;
   if (access === "needs-key") {
@@ -269,24 +287,29 @@ export function App() {
         )}
         <div className="body">
           <Sidebar
-            threads={threads}
+            threads={listedThreads}
             activeId={threadId}
             open={sidebarOpen}
             onSelect={open}
             onNew={() => open(null)}
             onRename={async (id, name) => {
-              await client.threads.update(id, { metadata: { title: name } }).catch((err) => report("renameFailed", err));
+              await client.threads
+                .update(id, { metadata: { title: name } })
+                .then(() => changeOlder(id, (th) => ({ ...th, metadata: { ...th.metadata, title: name } })))
+                .catch((err) => report("renameFailed", err));
               refresh();
             }}
             onDelete={async (id) => {
               try {
                 await client.threads.delete(id);
+                changeOlder(id, () => null);
                 if (id === threadId) open(null);
               } catch (err) {
                 report("deleteFailed", err);
               }
               refresh();
             }}
+            onOlder={mayHaveOlder(threads.length, older.pages, LIST_QUERY.limit) ? readOlder : null}
           />
           {sidebarOpen && <div className="scrim" onClick={() => setSidebarOpen(false)} aria-hidden="true" />}
           {showOps ? (
@@ -309,7 +332,7 @@ export function App() {
             stamp={stamp}
             dark={theme === "dark"}
             historyOpen={historyOpen}
-            onCloseHistory={() => setHistoryOpen(false)}
+            onCloseHistory={closeHistory}
             focusCheckpoint={focusCheckpoint}
             onThreadId={onThreadId}
             onChanged={refresh}

@@ -21,6 +21,7 @@ from orecast.market.fonts import cjk_font
 from orecast.market.forecast import Forecast
 from orecast.market.forecast import forecast as make_forecast
 from orecast.market.loaders import DateLike, SeriesLike, load_series, meta_of
+from orecast.market.source_names import source_zh
 from orecast.market.stats import common_frequency
 from orecast.market.util import iso, num
 
@@ -153,13 +154,19 @@ def comparison(
     )
 
 
+def _title(text: str, source: str) -> dict[str, str]:
+    """The title is "English / 中文"; the page shows the source line in its language too
+    (`subtext_zh`, which ECharts itself ignores)."""
+    return {"text": text, "subtext": f"Source: {source}", "subtext_zh": f"来源：{source_zh(source)}"}
+
+
 def comparison_option(ch: Chart) -> dict[str, object]:
     """The ECharts option of a comparison chart: one line per series, named "English / 中文"."""
     assert ch.compared is not None
     lines = [(f"{ch.name_en} / {ch.name_zh}", ch.history),
              (f"{ch.compared.name_en} / {ch.compared.name_zh}", ch.compared.values)]
     return {
-        "title": {"text": ch.title, "subtext": f"Source: {ch.source}"},
+        "title": _title(ch.title, ch.source),
         "tooltip": {"trigger": "axis"},
         "legend": {"data": [name for name, _ in lines]},
         "xAxis": {"type": "category", "data": [iso(d) for d in ch.history.index], "boundaryGap": False},
@@ -207,7 +214,7 @@ def echarts_option(
                 ],
             })
     return {
-        "title": {"text": title, "subtext": f"Source: {source}"},
+        "title": _title(title, source),
         "tooltip": {"trigger": "axis"},
         "legend": {"data": [s["name"] for s in series if "lower" not in str(s["name"])]},
         "xAxis": {"type": "category", "data": dates + future, "boundaryGap": False},
@@ -243,12 +250,12 @@ def png_labels(ch: Chart) -> PngLabels:
         return PngLabels(
             title=f"{ch.name_zh} 与 {ch.compared.name_zh}（指数）" if zh else f"{ch.name_en} vs {ch.compared.name_en} (index)",
             history=ch.name_zh if zh else ch.name_en, forecast="", interval="",
-            source=f"来源：{ch.source}" if zh else f"Source: {_ascii(ch.source)}", font=font,
+            source=f"来源：{source_zh(ch.source)}" if zh else f"Source: {_ascii(ch.source)}", font=font,
         )
     if font is not None:
         suffix = f" — {ch.forecast.method} 预测" if ch.forecast is not None else ""
         return PngLabels(title=f"{ch.name_zh}{suffix}", history="历史", forecast="预测（{method}）",
-                         interval="{level}% 区间", source=f"来源：{ch.source}", font=font)
+                         interval="{level}% 区间", source=f"来源：{source_zh(ch.source)}", font=font)
     return PngLabels(title=ch.title_en, history="history", forecast="forecast ({method})",
                      interval="{level}% interval", source=f"Source: {_ascii(ch.source)}", font=None)
 

@@ -43,6 +43,17 @@ def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 @pytest.fixture(scope="module")
+def slow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The page with tests/service/web/slow_graph.py served as `orecast` (runs that take their time)."""
+    running = Server.start(web_settings(
+        tmp_path_factory.mktemp("slow"), analyst=False,
+        graphs={"orecast": "tests.service.web.slow_graph:graph"},
+    ))
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Per module, not per session: Playwright's sync API keeps an event loop running in this thread
     while it is open, and pytest-asyncio's tests cannot run under it; modules with a browser hold

@@ -129,7 +129,8 @@ def test_chart_words_follow_the_page_language(open_page: Any, web_server: Server
     title = page.get_by_test_id("chart-title")
     expect(title).to_contain_text("铁矿石")
     expect(title).not_to_contain_text("Iron ore")
-    expect(page.get_by_test_id("chart-source")).to_contain_text("来源：")
+    # the source's name too ("来源：World Bank Commodity Price Data …" before)
+    expect(page.get_by_test_id("chart-source")).to_contain_text("来源：世界银行大宗商品价格数据")
     expect(chart.locator("svg")).to_contain_text("历史")
     expect(chart.locator("svg")).not_to_contain_text("history")
     heading = page.locator(".chart-figure figcaption").bounding_box()
@@ -137,6 +138,7 @@ def test_chart_words_follow_the_page_language(open_page: Any, web_server: Server
     assert heading and drawn and heading["y"] + heading["height"] <= drawn["y"]
     page.get_by_test_id("lang-en").click()
     expect(title).to_contain_text("Iron ore")
+    expect(page.get_by_test_id("chart-source")).to_contain_text("Source: World Bank Commodity Price Data")
     expect(chart.locator("svg")).to_contain_text("history")
 
 

@@ -5,12 +5,15 @@ without one), never the threads' values, which were ~38 kB a conversation of fiv
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from langgraph_sdk import get_sync_client
 from playwright.sync_api import expect
 
 from tests.service.conftest import Server
+from tests.service.web.conftest import web_settings
 
 pytestmark = pytest.mark.slow
 
@@ -22,7 +25,10 @@ def untitled_thread(page: Any, server: Server, question: str) -> str:
     tid = page.request.post(f"{server.url}/threads", data={}).json()["thread_id"]
     answer = page.request.post(
         f"{server.url}/threads/{tid}/runs/wait",
-        data={"assistant_id": "orecast", "input": {"messages": [{"type": "human", "content": question}]}},
+        data={
+            "assistant_id": "orecast",
+            "input": {"messages": [{"type": "human", "content": question}]},
+        },
     )
     assert answer.ok, answer.text()
     return tid
@@ -61,7 +67,58 @@ def test_a_conversation_without_title_or_question_text_exports_untitled_in_both_
     expect(page.get_by_test_id("chat-title")).to_have_text("未命名对话")
     with page.expect_download() as md:
         page.get_by_test_id("export-md").click()
-    assert open(md.value.path(), encoding="utf-8").read().startswith("# 未命名对话 / Untitled conversation\n")
+    assert (
+        open(md.value.path(), encoding="utf-8")
+        .read()
+        .startswith("# 未命名对话 / Untitled conversation\n")
+    )
     with page.expect_download() as js:
         page.get_by_test_id("export-json").click()
-    assert json.loads(open(js.value.path(), encoding="utf-8").read())["title"] == "未命名对话 / Untitled conversation"
+    assert (
+        json.loads(open(js.value.path(), encoding="utf-8").read())["title"]
+        == "未命名对话 / Untitled conversation"
+    )
+
+
+LISTED = 200  # the newest conversations the list looks at (web/src/api.ts LIST_QUERY)
+
+
+@pytest.fixture(scope="module")
+def crowded_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A service holding more conversations than the list looks at: the oldest is "the oldest one"."""
+    running = Server.start(web_settings(tmp_path_factory.mktemp("crowded")))
+    client = get_sync_client(url=running.url, api_key=None)
+    for i in range(LISTED + 5):
+        client.threads.create(
+            metadata={"title": "the oldest one" if i == 0 else f"conversation {i}"}
+        )
+    yield running
+    running.stop()
+
+
+def test_conversations_older_than_the_list_are_read_on_request(
+    open_page: Any, crowded_server: Server
+) -> None:
+    """The list showed the newest 200 conversations and searched only those: an older one could be
+    neither seen nor found. It is read, a page at a time, with "show older conversations"."""
+    page = open_page(crowded_server)
+    items = page.get_by_test_id("thread-item")
+    expect(items).to_have_count(LISTED)
+    page.get_by_test_id("thread-search").fill("oldest")
+    expect(items).to_have_count(0)
+    page.get_by_test_id("thread-older").click()
+    expect(items).to_have_count(1)
+    expect(page.get_by_test_id("thread-older")).to_have_count(0)  # the page read was not full
+    items.get_by_test_id("thread-open").click()
+    expect(page.get_by_test_id("chat-title")).to_have_text("the oldest one")
+    # Renamed and deleted from an older page: the page shows it, not only the server.
+    items.get_by_test_id("thread-rename").click()
+    page.get_by_test_id("thread-rename-input").fill("the oldest, renamed")
+    page.get_by_test_id("thread-rename-input").press("Enter")
+    page.get_by_test_id("thread-search").fill("renamed")
+    expect(items.get_by_test_id("thread-title")).to_have_text("the oldest, renamed")
+    items.get_by_test_id("thread-delete").click()
+    page.get_by_test_id("thread-delete-yes").click()
+    expect(items).to_have_count(0)
+    page.get_by_test_id("thread-search").fill("")
+    expect(items).to_have_count(LISTED + 4)

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from tests.service.conftest import Server
 from tests.service.web.conftest import messages, questions, wait_idle
 from tests.service.web.slow_graph import GATE
-from tests.service.web.test_ui_runs import held, send, slow_server  # noqa: F401  (fixtures)
+from tests.service.web.test_ui_runs import held, send  # noqa: F401  (a fixture; slow_server is the conftest's)
 
 pytestmark = pytest.mark.slow
 

@@ -34,7 +34,9 @@ def sign_in(page: Any, key: str) -> None:
 
 
 def status_of(page: Any, path: str, key: str) -> int:
-    return page.evaluate("([p, k]) => fetch(p, {headers: {'x-api-key': k}}).then(r => r.status)", [path, key])
+    return page.evaluate(
+        "([p, k]) => fetch(p, {headers: {'x-api-key': k}}).then(r => r.status)", [path, key]
+    )
 
 
 def test_admin_sees_the_operations_view(open_page: Any, ops_server: Server) -> None:
@@ -54,12 +56,16 @@ def test_admin_sees_the_operations_view(open_page: Any, ops_server: Server) -> N
     expect(chart.get_by_test_id("ops-tool-calls")).to_have_text("1")
     expect(chart.get_by_test_id("ops-tool-error-rate")).to_have_text("0.0%")
     # the failing backtest: every call of it failed
-    expect(page.locator('[data-testid="ops-tool-row"]').filter(has_text="100.0%").first).to_be_visible()
+    expect(
+        page.locator('[data-testid="ops-tool-row"]').filter(has_text="100.0%").first
+    ).to_be_visible()
     # both charts are drawn (ECharts' SVG), in their own chunk
     expect(page.get_by_test_id("ops-tools-chart").locator("svg path").first).to_be_attached()
     expect(page.get_by_test_id("ops-growth-chart").locator("svg path").first).to_be_attached()
     expect(page.get_by_test_id("ops-growth-total")).to_contain_text("轮次 2")
-    rows = page.locator('[data-testid="ops-table-row"][data-table="checkpoints"]').get_by_test_id("ops-table-rows")
+    rows = page.locator('[data-testid="ops-table-row"][data-table="checkpoints"]').get_by_test_id(
+        "ops-table-rows"
+    )
     assert int(rows.inner_text().replace(",", "")) > 0
     expect(page.get_by_test_id("ops-sweep")).to_contain_text("过期清理")
 
@@ -81,7 +87,9 @@ def test_admin_sees_the_operations_view(open_page: Any, ops_server: Server) -> N
         expect(ops).to_be_visible()
 
     # the address a failure links to: the thread, the history panel open at that checkpoint
-    history = get_sync_client(url=ops_server.url, api_key="root-key").threads.get_history(tid, limit=50)
+    history = get_sync_client(url=ops_server.url, api_key="root-key").threads.get_history(
+        tid, limit=50
+    )
     checkpoint = history[len(history) // 2]["checkpoint"]["checkpoint_id"]
     page.goto(f"{ops_server.url}/#/thread/{tid}/checkpoint/{checkpoint}")
     page.reload()
@@ -107,3 +115,22 @@ def test_a_user_who_is_not_an_admin_has_no_way_in(open_page: Any, ops_server: Se
     expect(page.get_by_test_id("ops-page")).to_have_count(0)
     page.get_by_test_id("lang-zh").click()
     expect(page.get_by_test_id("ops-denied")).to_have_text("运维概览仅对管理员开放")
+
+
+def test_the_operations_view_scrolls_in_its_box_under_the_top_bar(
+    open_page: Any, ops_server: Server
+) -> None:
+    """The sizes table's column heading for screen readers (absolutely placed) escaped the view's
+    scrolling box: the whole document scrolled, and a wheel over the top bar or the list took them
+    off the screen, leaving a blank strip below."""
+    page = open_page(ops_server, locale="zh-CN")
+    sign_in(page, "root-key")
+    ask(page, "Chart iron ore since 2020")
+    page.get_by_test_id("ops-link").click()
+    expect(page.get_by_test_id("ops-sizes-table")).to_be_attached()
+    expect(page.get_by_test_id("ops-growth-chart").locator("svg path").first).to_be_attached()
+    assert page.evaluate("document.scrollingElement.scrollHeight <= window.innerHeight")
+    page.mouse.move(20, 20)
+    page.mouse.wheel(0, 600)
+    page.wait_for_timeout(300)
+    expect(page.get_by_test_id("theme-toggle")).to_be_in_viewport(ratio=1)

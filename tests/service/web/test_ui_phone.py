@@ -55,11 +55,15 @@ def fits(page: Any) -> None:
 
 
 @pytest.mark.parametrize(("locale", "theme"), [("zh-CN", "light"), ("en-US", "dark")])
-def test_every_screen_fits_a_phone(open_page: Any, web_server: Server, locale: str, theme: str) -> None:
+def test_every_screen_fits_a_phone(
+    open_page: Any, web_server: Server, locale: str, theme: str
+) -> None:
     page = phone(open_page, web_server, locale, theme)
     box = page.get_by_test_id("composer-input")
     # the hint was cut after its second line ("…Shift+Enter 换" and nothing more)
-    assert box.evaluate("el => el.scrollHeight <= el.clientHeight"), box.get_attribute("placeholder")
+    assert box.evaluate("el => el.scrollHeight <= el.clientHeight"), box.get_attribute(
+        "placeholder"
+    )
     fits(page)
     page.get_by_test_id("menu-button").click()
     fits(page)
@@ -70,7 +74,9 @@ def test_every_screen_fits_a_phone(open_page: Any, web_server: Server, locale: s
     title = page.get_by_test_id("chat-title")
     expect(title).to_have_text("Chart iron ore since 2020")
     assert title.evaluate("el => el.scrollWidth <= el.clientWidth"), "the title is cut"
-    expect(page.get_by_role("button", name="Export Markdown" if locale == "en-US" else "导出 Markdown")).to_be_visible()
+    expect(
+        page.get_by_role("button", name="Export Markdown" if locale == "en-US" else "导出 Markdown")
+    ).to_be_visible()
     ask(page, "Export a report")
     expect(page.get_by_test_id("approval-panel")).to_be_visible()
     fits(page)
@@ -92,3 +98,26 @@ def test_every_screen_fits_a_phone(open_page: Any, web_server: Server, locale: s
     fits(page)
     for test_id in ("ops-tools-chart", "ops-growth-chart"):
         assert page.get_by_test_id(test_id).locator("svg").evaluate(OVERLAPPING_TEXT) == [], test_id
+
+
+# The legend's labels drawn whole inside the chart (a clipped one lies past the chart's right edge).
+LEGEND_SHOWN = """(svg) => {
+  const right = svg.getBoundingClientRect().right;
+  return [...svg.querySelectorAll('text')].filter((t) => t.getBoundingClientRect().right <= right).map((t) => t.textContent);
+}"""
+
+
+def test_a_forecast_chart_shows_its_whole_legend_on_a_phone(
+    open_page: Any, web_server: Server
+) -> None:
+    """The legend scrolled on one line: "95% 区" was cut at the edge and the 80 % band was behind a
+    "1/2" pager. It wraps on a phone now."""
+    page = phone(open_page, web_server, "zh-CN", "light")
+    ask(page, "铁矿石价格未来6个月预测，画图")
+    svg = page.get_by_test_id("chart").locator("svg")
+    expect(svg.locator("text", has_text="80% 区间")).to_be_attached()
+    page.wait_for_timeout(500)  # the lines' animation
+    shown = svg.evaluate(LEGEND_SHOWN)
+    for label in ("历史", "95% 区间", "80% 区间"):
+        assert label in shown, shown
+    assert svg.evaluate(OVERLAPPING_TEXT) == []

@@ -31,16 +31,6 @@ def set_hidden(page: Any, hidden: bool) -> None:
     }""", hidden)
 
 
-@pytest.fixture(scope="module")
-def slow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    running = Server.start(web_settings(
-        tmp_path_factory.mktemp("slow"), analyst=False,
-        graphs={"orecast": "tests.service.web.slow_graph:graph"},
-    ))
-    yield running
-    running.stop()
-
-
 @pytest.fixture
 def held() -> Iterator[None]:
     """The slow graph's runs wait after their tokens until the test opens `GATE`: they are running
@@ -90,6 +80,29 @@ def test_stop_cancels_the_run(open_page: Any, slow_server: Server, held: None) -
     wait_idle(page)
     expect(page.get_by_test_id("stopped-note")).to_be_visible()
     assert runs_of(slow_server, tid)[0]["status"] in ("interrupted", "running")
+
+
+def test_esc_that_cancels_a_rename_or_a_search_does_not_stop_the_run(
+    open_page: Any, slow_server: Server, held: None
+) -> None:
+    """Esc stopped a running answer wherever it was pressed, also to cancel the conversation's
+    rename or to leave the search box: the run was cancelled on the server. In a field of its own
+    it only does that field's job; in the question box or on the page it still stops."""
+    page = open_page(slow_server)
+    send(page, "keep going")
+    expect(messages(page, "ai").last).to_contain_text("slow1")
+    item = page.get_by_test_id("thread-item").first
+    item.get_by_test_id("thread-rename").click()
+    page.get_by_test_id("thread-rename-input").press("Escape")
+    expect(page.get_by_test_id("thread-rename-input")).to_have_count(0)
+    page.get_by_test_id("thread-search").fill("keep")
+    page.get_by_test_id("thread-search").press("Escape")
+    page.wait_for_timeout(500)
+    expect(page.get_by_test_id("stop-button")).to_be_visible()
+    expect(page.get_by_test_id("stopped-note")).to_have_count(0)
+    page.get_by_test_id("composer-input").press("Escape")
+    wait_idle(page)
+    expect(page.get_by_test_id("stopped-note")).to_be_visible()
 
 
 def test_reload_mid_run_rejoins(open_page: Any, slow_server: Server, held: None) -> None:
@@ -156,6 +169,24 @@ def test_a_tool_call_rejoined_after_a_reload_shows_its_whole_duration(
     duration = page.get_by_test_id("tool-duration")
     expect(duration).to_have_text(re.compile(r"^\d+(\.\d+)? s$"))
     assert float(duration.inner_text().removesuffix(" s")) >= HELD_SECONDS, duration.inner_text()
+
+
+def test_a_tool_call_stopped_before_its_result_says_it_did_not_run(
+    open_page: Any, slow_server: Server, held: None
+) -> None:
+    """Stopped while a tool ran, its card kept a grey dot and no word, as if still waiting, until the
+    next question patched the call; after a reload too. It says "未执行 / not run" at once."""
+    page = open_page(slow_server, locale="zh-CN")
+    send(page, f"{TOOL}stopped")
+    card = page.get_by_test_id("tool-card")
+    expect(card).to_have_attribute("data-state", "running")
+    page.get_by_test_id("stop-button").click()
+    wait_idle(page)
+    expect(card).to_have_attribute("data-state", "cancelled")
+    expect(card).to_contain_text("未执行")
+    page.reload()
+    expect(page.get_by_test_id("stopped-note")).to_be_visible()
+    expect(card).to_have_attribute("data-state", "cancelled")
 
 
 def test_a_stopped_run_stays_stopped_after_a_reload(open_page: Any, slow_server: Server, held: None) -> None:

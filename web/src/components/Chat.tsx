@@ -420,11 +420,34 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === "Escape" && stream.isLoading) stop();
+      if (e.key !== "Escape" || !stream.isLoading) return;
+      // Esc in a field of its own (a rename, an edit, the search, an approval's reason) is that
+      // field's, to cancel or leave it: it stopped the run too. In the question box it stops.
+      const target = e.target instanceof Element ? e.target : null;
+      if (target?.closest("input, textarea, select, [contenteditable]") && !target.closest(".composer")) return;
+      stop();
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
   }, [stream]);
+
+  // The history panel reads the history again when a run ends, not at each new message while it
+  // streams: in a conversation of 60 questions each read was 30 MB, three of them per answer.
+  const [runsEnded, setRunsEnded] = useState(0);
+  const wasBusy = useRef(busy);
+  useEffect(() => {
+    if (wasBusy.current && !busy) setRunsEnded((n) => n + 1);
+    wasBusy.current = busy;
+  }, [busy]);
+  // The same function from render to render: the history panel is not drawn again for each token.
+  const branchFromHistory = useCallback(
+    (state: ThreadState) => {
+      setForkFrom(state as ThreadState<State>);
+      // On a phone the panel covers the conversation: show where the next question goes.
+      if (narrow) onCloseHistory();
+    },
+    [narrow, onCloseHistory],
+  );
 
   const pending = forkFrom ? null : pendingApproval(stream.interrupts ?? []);
   const exportAs = (kind: "md" | "json") => {
@@ -488,6 +511,7 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
                 results={turn.results}
                 branch={branchOf(meta, turn.index)}
                 streaming={live}
+                stopped={(stopped || cancelled) && !busy && i === turns.length - 1}
                 busy={busy}
                 dark={dark}
                 threadId={threadId}
@@ -553,14 +577,10 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
         <HistoryPanel
           client={client}
           threadId={threadId}
-          refreshKey={`${busy}-${stream.messages.length}`}
+          refreshKey={String(runsEnded)}
           focus={focusCheckpoint ?? null}
           onClose={onCloseHistory}
-          onBranch={(state) => {
-            setForkFrom(state as ThreadState<State>);
-            // On a phone the panel covers the conversation: show where the next question goes.
-            if (narrow) onCloseHistory();
-          }}
+          onBranch={branchFromHistory}
         />
       )}
     </div>

@@ -1,8 +1,9 @@
-import { useEffect, useMemo, useRef, useState } from "react";
+import { memo, useEffect, useMemo, useRef, useState } from "react";
 import type { Client, ThreadState } from "@langchain/langgraph-sdk";
 import { describeError, textOf } from "../api";
 import { localeOf, useI18n } from "../i18n";
-import { indexById, writerOf } from "../lib/history";
+import { formatDate } from "../lib/dateFormat";
+import { indexById, messageLine, writerLabel, writerOf, type MessageLikeForHistory } from "../lib/history";
 import { Icon } from "./Icon";
 
 interface Props {
@@ -18,15 +19,15 @@ interface Props {
 const LIMIT = 200;
 
 /** "14:03:07" today, "11-28 14:03" on other days. */
-function shortTime(d: Date, locale: string): string {
-  const today = new Date().toDateString() === d.toDateString();
-  return today
-    ? d.toLocaleTimeString(locale, { hour: "2-digit", minute: "2-digit", second: "2-digit" })
-    : d.toLocaleString(locale, { month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit" });
+function shortTime(d: Date, locale: string, today: string): string {
+  return formatDate(d, locale, d.toDateString() === today ? "time" : "dayTime");
 }
 
+const messagesAt = (state: ThreadState | undefined): MessageLikeForHistory[] =>
+  (state?.values as { messages?: MessageLikeForHistory[] } | undefined)?.messages ?? [];
+
 /** The thread's checkpoints (all branches, newest first) and the state at the selected one. */
-export function HistoryPanel({ client, threadId, refreshKey, focus = null, onClose, onBranch }: Props) {
+export const HistoryPanel = memo(function HistoryPanel({ client, threadId, refreshKey, focus = null, onClose, onBranch }: Props) {
   const { t, lang } = useI18n();
   const [states, setStates] = useState<ThreadState[] | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -52,7 +53,8 @@ export function HistoryPanel({ client, threadId, refreshKey, focus = null, onClo
 
   const byId = useMemo(() => indexById(states ?? []), [states]);
   const chosen = selected ? byId.get(selected) : undefined;
-  const messages = ((chosen?.values as { messages?: { type: string; content: unknown }[] } | undefined)?.messages ?? []);
+  const messages = messagesAt(chosen);
+  const today = new Date().toDateString();
 
   return (
     <aside className="history" data-testid="history-panel" aria-label={t("historyTitle")}>
@@ -66,6 +68,8 @@ export function HistoryPanel({ client, threadId, refreshKey, focus = null, onClo
         {(states ?? []).map((s) => {
           const id = s.checkpoint.checkpoint_id ?? "";
           const open = id === selected;
+          const writer = writerOf(s, byId);
+          const { label, internal } = writerLabel(writer, messagesAt(s), t, textOf);
           return (
             <li key={id}>
               <button
@@ -76,17 +80,18 @@ export function HistoryPanel({ client, threadId, refreshKey, focus = null, onClo
                 data-testid="history-item"
                 data-checkpoint-id={id}
               >
-                <span className="cp-time" title={s.created_at ?? ""}>{s.created_at ? shortTime(new Date(s.created_at), localeOf(lang)) : ""}</span>
+                <span className="cp-time" title={s.created_at ?? ""}>{s.created_at ? shortTime(new Date(s.created_at), localeOf(lang), today) : ""}</span>
                 <span className="cp-step">{t("step")} {String(s.metadata?.step ?? "")}</span>
-                <span className="cp-node" data-testid="history-node" title={writerOf(s, byId)}>{writerOf(s, byId)}</span>
+                <span className={`cp-node${internal ? " internal" : ""}`} data-testid="history-node" title={writer}>{label}</span>
               </button>
               {open && (
                 <div className="cp-detail" data-testid="history-detail">
                   <div className="muted small">{t("stateAt")} · {messages.length} {t(messages.length === 1 ? "oneMessage" : "messages")}{s.next.length ? ` · ${t("nextNodes")}: ${s.next.join(", ")}` : ""}</div>
                   <ul className="cp-messages">
-                    {messages.slice(-6).map((m, i) => (
-                      <li key={i}><b>{m.type}</b> {textOf(m.content).slice(0, 160) || "…"}</li>
-                    ))}
+                    {messages.slice(-6).map((m, i) => {
+                      const { who, what } = messageLine(m, t, textOf);
+                      return <li key={i}><b>{who}</b> {what.slice(0, 160) || "…"}</li>;
+                    })}
                   </ul>
                   <button type="button" className="btn small primary" onClick={() => onBranch(s)} data-testid="history-branch">
                     {t("branchFromHere")}
@@ -99,4 +104,4 @@ export function HistoryPanel({ client, threadId, refreshKey, focus = null, onClo
       </ol>
     </aside>
   );
-}
+});

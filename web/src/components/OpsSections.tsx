@@ -1,5 +1,5 @@
 import { localeOf, useI18n, type Lang } from "../i18n";
-import { checkpointHash, count, DASH, duration, percent, size, type FailedCall, type OpsStats, type SweepStatus, type ToolStat } from "../lib/ops";
+import { checkpointHash, count, DASH, duration, failureWords, percent, size, type FailedCall, type OpsStats, type SweepStatus, type ToolStat } from "../lib/ops";
 
 const when = (iso: string | null | undefined, lang: Lang): string =>
   iso ? new Date(iso).toLocaleString(localeOf(lang)) : DASH;
@@ -42,13 +42,15 @@ export function FailureList({ failures, onOpen }: { failures: FailedCall[] | und
   if (failures.length === 0) return <p className="muted" data-testid="ops-failures-none">{t("noFailures")}</p>;
   return (
     <ul className="ops-failures" data-testid="ops-failures">
-      {failures.map((f, i) => (
+      {failures.map((f, i) => {
+        const words = failureWords(f, t);
+        return (
         <li key={`${f.thread_id}-${f.checkpoint_id ?? ""}-${i}`} data-testid="ops-failure" data-thread-id={f.thread_id}>
           <span className="dot dot-error" aria-hidden="true" />
           <span className="mono">{f.tool}</span>
           <span className="muted small">{when(f.started_at, lang)}</span>
-          {f.status && <span className="badge error">{f.status}</span>}
-          <span className="ops-failure-error" title={f.error ?? ""}>{f.error || DASH}</span>
+          {words.status && <span className="badge error" title={f.status ?? ""}>{words.status}</span>}
+          <span className="ops-failure-error" title={words.error ?? ""}>{words.error || (words.status ? "" : DASH)}</span>
           <a
             className="btn small"
             href={checkpointHash(f.thread_id, f.checkpoint_id)}
@@ -61,7 +63,8 @@ export function FailureList({ failures, onOpen }: { failures: FailedCall[] | und
             {t("openAtCheckpoint")}
           </a>
         </li>
-      ))}
+        );
+      })}
     </ul>
   );
 }

@@ -2,6 +2,7 @@ import { useState } from "react";
 import type { Thread } from "@langchain/langgraph-sdk";
 import { threadTitle } from "../api";
 import { localeOf, useI18n } from "../i18n";
+import { formatDate } from "../lib/dateFormat";
 import { Icon } from "./Icon";
 
 interface Props {
@@ -12,12 +13,15 @@ interface Props {
   onNew: () => void;
   onRename: (id: string, title: string) => Promise<void>;
   onDelete: (id: string) => Promise<void>;
+  /** Older conversations than those listed may exist: read the next page of them. */
+  onOlder: (() => Promise<void>) | null;
 }
 
 /** Conversations, newest first: search, open, rename, delete (confirmed), new. */
-export function Sidebar({ threads, activeId, open, onSelect, onNew, onRename, onDelete }: Props) {
+export function Sidebar({ threads, activeId, open, onSelect, onNew, onRename, onDelete, onOlder }: Props) {
   const { t } = useI18n();
   const [query, setQuery] = useState("");
+  const [reading, setReading] = useState(false);
   const q = query.trim().toLowerCase();
   const shown = threads.filter((th) => !q || (threadTitle(th) || t("untitled")).toLowerCase().includes(q));
   return (
@@ -47,6 +51,21 @@ export function Sidebar({ threads, activeId, open, onSelect, onNew, onRename, on
           />
         ))}
       </ul>
+      {/* Also when the search found nothing: what it looks for may be older. */}
+      {onOlder && (
+        <button
+          type="button"
+          className="btn small wide"
+          disabled={reading}
+          onClick={() => {
+            setReading(true);
+            void onOlder().finally(() => setReading(false));
+          }}
+          data-testid="thread-older"
+        >
+          {reading ? t("loading") : t("olderConversations")}
+        </button>
+      )}
     </nav>
   );
 }
@@ -99,7 +118,7 @@ function ThreadItem({ thread, active, onSelect, onRename, onDelete }: ItemProps)
             {thread.status === "busy" && <span className="badge busy">{t("running")}</span>}
             {thread.status === "interrupted" && <span className="badge waiting">{t("approvalTitle")}</span>}
             {thread.status === "error" && <span className="badge error">{t("failed")}</span>}
-            {when.toLocaleDateString(localeOf(lang))} {when.toLocaleTimeString(localeOf(lang), { hour: "2-digit", minute: "2-digit" })}
+            {formatDate(when, localeOf(lang), "date")} {formatDate(when, localeOf(lang), "hourMinute")}
           </span>
         </button>
       )}

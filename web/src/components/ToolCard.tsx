@@ -10,17 +10,19 @@ interface Props {
   run: ToolRun;
   durationMs: number | null;
   pending: boolean;
+  /** The run was stopped before this call's result: it will not come (the next run patches the call). */
+  stopped: boolean;
   dark: boolean;
   threadId: string | null;
 }
 
 /** One tool call: a collapsed summary line, opening to arguments and result; its chart below. */
-export function ToolCard({ run, durationMs, pending, dark, threadId }: Props) {
+export function ToolCard({ run, durationMs, pending, stopped, dark, threadId }: Props) {
   const { t } = useI18n();
   const [open, setOpen] = useState(false);
   const state = run.result
     ? run.rejected ? "rejected" : run.cancelled ? "cancelled" : run.failed ? "error" : "done"
-    : pending ? "running" : "waiting";
+    : pending ? "running" : stopped ? "cancelled" : "waiting";
   const label = { running: t("running"), error: t("failed"), rejected: t("rejected"), cancelled: t("cancelled"), done: "", waiting: "" }[state];
   return (
     <div className="tool" data-testid="tool-card" data-tool={run.call.name} data-state={state}>

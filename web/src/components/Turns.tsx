@@ -89,6 +89,8 @@ interface AssistantProps {
   results: ToolResultLike[];
   branch: BranchInfo;
   streaming: boolean;
+  /** The turn's run was stopped: its tool calls without a result never ran. */
+  stopped: boolean;
   busy: boolean;
   dark: boolean;
   threadId: string | null;
@@ -99,7 +101,7 @@ interface AssistantProps {
 
 /** The assistant's turn: its messages' text and tool cards in order, Regenerate, branches. */
 export function AssistantTurn(props: AssistantProps) {
-  const { messages, results, branch, streaming, busy, dark, threadId, durationOf, onRegenerate, onBranch } = props;
+  const { messages, results, branch, streaming, stopped, busy, dark, threadId, durationOf, onRegenerate, onBranch } = props;
   const { t, lang } = useI18n();
   // The page draws the turn's charts and links its reports: the answer need not name server files.
   const charts = drawnCharts(results);
@@ -119,6 +121,7 @@ export function AssistantTurn(props: AssistantProps) {
                 key={run.call.id ?? j}
                 run={run}
                 pending={streaming}
+                stopped={stopped}
                 dark={dark}
                 threadId={threadId}
                 durationMs={durationOf(run, m)}

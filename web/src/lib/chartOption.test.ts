@@ -66,6 +66,18 @@ describe("chart words in the page's language", () => {
     expect(chartHeading(titled, "zh")).toEqual({ title: "铁矿石价格（世界银行，CFR中国） — nowcast 预测", source: "来源：World Bank Pink Sheet" });
     expect(chartHeading(titled, "en")).toEqual({ title: "Iron ore, CFR China (World Bank) — nowcast forecast", source: "Source: World Bank Pink Sheet" });
     expect(chartHeading({ ...spec, title: { text: "Rebar / 螺纹钢" } }, "zh")).toEqual({ title: "螺纹钢", source: "" });
+    // The source line in Chinese when the chart carries it (a Chinese page showed "来源：World Bank …").
+    const sourced = { ...spec, title: { ...titled.title, subtext_zh: "来源：世界银行大宗商品价格数据（Pink Sheet，月度）" } };
+    expect(chartHeading(sourced, "zh").source).toBe("来源：世界银行大宗商品价格数据（Pink Sheet，月度）");
+    expect(chartHeading(sourced, "en").source).toBe("Source: World Bank Pink Sheet");
+  });
+
+  it("wraps the legend on a narrow chart rather than paging it, and lowers the grid under it", () => {
+    const wide = toEchartsOption(titled, { dark: false, narrow: false, lang: "zh" });
+    const narrow = toEchartsOption(titled, { dark: false, narrow: true, lang: "zh" });
+    expect((wide.legend as { type: string }).type).toBe("scroll");
+    expect((narrow.legend as { type: string }).type).toBe("plain");
+    expect((narrow.grid as { top: number }).top).toBeGreaterThan((wide.grid as { top: number }).top);
   });
 
   it("leaves the heading to the page and labels the legend", () => {

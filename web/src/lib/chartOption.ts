@@ -38,15 +38,25 @@ export function seriesLabel(name: string, lang: "zh" | "en" = "en"): string {
  * wraps there, where inside the chart a long title ran over the legend).
  */
 export function chartHeading(spec: Spec, lang: "zh" | "en"): { title: string; source: string } {
-  const title = (spec.title as { text?: unknown; subtext?: unknown } | undefined) ?? {};
-  const [names, suffix] = String(title.text ?? "").split(" — ", 2);
+  const title = (spec.title as { text?: unknown; subtext?: unknown; subtext_zh?: unknown } | undefined) ?? {};
+  // The source in Chinese (market/chart.py's `subtext_zh`); charts drawn before it had only English.
+  if (lang === "zh" && typeof title.subtext_zh === "string" && title.subtext_zh) {
+    return { title: headingOf(title.text, lang), source: title.subtext_zh };
+  }
+  const source = String(title.subtext ?? "").replace(/^Source: /, "");
+  return { title: headingOf(title.text, lang), source: source ? (lang === "zh" ? `来源：${source}` : `Source: ${source}`) : "" };
+}
+
+function headingOf(text: unknown, lang: "zh" | "en"): string {
+  const [names, suffix] = String(text ?? "").split(" — ", 2);
   const [en, zh] = names.split(" / ", 2);
   const method = suffix?.replace(/ forecast$/, "");
   const name = (lang === "zh" && zh ? zh : en).trim();
-  const heading = method ? (lang === "zh" ? `${name} — ${method} 预测` : `${name} — ${method} forecast`) : name;
-  const source = String(title.subtext ?? "").replace(/^Source: /, "");
-  return { title: heading, source: source ? (lang === "zh" ? `来源：${source}` : `Source: ${source}`) : "" };
+  return method ? (lang === "zh" ? `${name} — ${method} 预测` : `${name} — ${method} forecast`) : name;
 }
+
+/** The grid's top below a legend wrapped onto two lines and the y axis's unit. */
+const LEGEND_TWO_LINES = 76;
 
 /** Points shown at first (six years of months); the slider reaches the rest. */
 const WINDOW = 72;
@@ -101,9 +111,17 @@ export function toEchartsOption(spec: Spec, look: ChartLook): Spec {
     textStyle: { color: text },
     // The heading and source are the page's text above the chart (chartHeading).
     title: { show: false },
-    legend: { ...legend, top: 0, textStyle: { color: text }, type: "scroll", formatter: (name: string) => seriesLabel(name, lang) },
+    // A phone's chart is too narrow for the legend on one line: a scrolling legend hid the bands
+    // behind its "1/2" pager there, so it wraps instead, onto a second line the grid makes room for.
+    legend: {
+      ...legend,
+      top: 0,
+      textStyle: { color: text },
+      type: look.narrow ? "plain" : "scroll",
+      formatter: (name: string) => seriesLabel(name, lang),
+    },
     // (right: room for half of the last date's label, which is centred on the last point)
-    grid: { left: 48, right: 36, top: 48, bottom: 64, containLabel: true },
+    grid: { left: 48, right: 36, top: look.narrow ? LEGEND_TWO_LINES : 48, bottom: 64, containLabel: true },
     tooltip: {
       trigger: "axis",
       backgroundColor: look.dark ? "#2a2724" : "#ffffff",
@@ -115,7 +133,9 @@ export function toEchartsOption(spec: Spec, look: ChartLook): Spec {
         return [dates[i] ?? "", ...tooltipRows(series, i, lang)].join("<br/>");
       },
     },
-    xAxis: { ...xAxis, axisLabel: { color: text }, axisLine: { lineStyle: { color: faint } } },
+    // The first date starts at the axis rather than centred on it: centred, it ran into the y axis's
+    // lowest label on a phone.
+    xAxis: { ...xAxis, axisLabel: { color: text, alignMinLabel: "left" }, axisLine: { lineStyle: { color: faint } } },
     yAxis: {
       ...((spec.yAxis as Spec | undefined) ?? {}),
       axisLabel: { color: text },

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { browserLang } from "../i18n";
-import { indexById, writerOf } from "./history";
+import { textOf } from "../api";
+import { browserLang, DICTS } from "../i18n";
+import { indexById, messageLine, writerLabel, writerOf } from "./history";
 import { groupTurns } from "./turns";
 
 describe("history rows", () => {
@@ -13,6 +14,28 @@ describe("history rows", () => {
     const byId = indexById(states);
     expect(states.map((s) => writerOf(s, byId))).toEqual(["tools", "model", "input"]);
     expect(writerOf({ checkpoint: { checkpoint_id: "x" }, parent_checkpoint: { checkpoint_id: "gone" }, metadata: { source: "fork" } }, byId)).toBe("fork");
+  });
+});
+
+describe("history words in the page's language", () => {
+  const zh = (k: keyof typeof DICTS.zh) => DICTS.zh[k];
+  const en = (k: keyof typeof DICTS.en) => DICTS.en[k];
+  const asked = [{ type: "human", content: "铁矿石最近一年波动率" }];
+
+  it("names a turn's first step by its question, the model and tools in words, and mutes the rest", () => {
+    expect(writerLabel("__start__", asked, zh, textOf)).toEqual({ label: "提问：铁矿石最近一年波动率", internal: false });
+    expect(writerLabel("model", asked, zh, textOf)).toEqual({ label: "模型", internal: false });
+    expect(writerLabel("tools", asked, en, textOf)).toEqual({ label: "tools", internal: false });
+    expect(writerLabel("__start__", [{ type: "human", content: "Rebar now" }], en, textOf).label).toBe("Question: Rebar now");
+    expect(writerLabel("HumanInTheLoopMiddleware.after_model", asked, zh, textOf)).toEqual({ label: "HumanInTheLoopMiddleware.after_model", internal: true });
+  });
+
+  it("says who wrote each message, and what an answer that only calls tools calls", () => {
+    // Was "human …", "ai …" (nothing to read for a tool call) and "tool …" in a Chinese page.
+    expect(messageLine(asked[0], zh, textOf)).toEqual({ who: "提问", what: "铁矿石最近一年波动率" });
+    const call = { type: "ai", content: "", tool_calls: [{ name: "describe_series" }, { name: "latest_price" }] };
+    expect(messageLine(call, zh, textOf)).toEqual({ who: "分析师", what: "调用 describe_series, latest_price" });
+    expect(messageLine({ type: "tool", content: "{}", name: "describe_series" }, en, textOf)).toEqual({ who: "Tool result", what: "describe_series: {}" });
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { checkpointHash, count, duration, growthOption, percent, size, toolRankingOption, type ToolStat } from "./ops";
+import { DICTS } from "../i18n";
+import { checkpointHash, count, duration, failureWords, growthOption, percent, size, toolRankingOption, type ToolStat } from "./ops";
 
 const labels = { ok: "ok", errors: "errors", p50: "p50", p95: "p95", calls: "calls", errorRate: "error rate" };
 type Series = { name: string; data: (number | null)[] };
@@ -55,5 +56,17 @@ describe("growth", () => {
     const series = option.series as Series[];
     expect(series.find((s) => s.name === "written")?.data).toEqual([0, 3.5]);
     expect(series.find((s) => s.name === "turns")?.data).toEqual([0, 3]);
+  });
+});
+
+describe("a failed call's words", () => {
+  const zh = (k: "failed" | "rejected" | "stoppedCall") => DICTS.zh[k];
+
+  it("names the audit's status in the page's language and says a bare 'cancelled' once", () => {
+    // Was the badge "cancelled" and the error "cancelled" in a Chinese page.
+    expect(failureWords({ status: "cancelled", error: "cancelled" }, zh)).toEqual({ status: "已中止", error: null });
+    expect(failureWords({ status: "error", error: "ValueError: start too early" }, zh)).toEqual({ status: "失败", error: "ValueError: start too early" });
+    expect(failureWords({ status: "rejected", error: "not now" }, zh).status).toBe("已拒绝");
+    expect(failureWords({ status: "timeout", error: null }, zh)).toEqual({ status: "timeout", error: null });
   });
 });

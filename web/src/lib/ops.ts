@@ -90,6 +90,21 @@ export function size(bytes: number | null | undefined): string {
 }
 
 /** Where a failed call's thread opens at its checkpoint (App reads this address). */
+/**
+ * A failed call's status and error in the page's words. The audit's statuses are code words
+ * ("error", "cancelled"), shown as they were in a Chinese page; a call stopped with its run has the
+ * error "cancelled" too, said once.
+ */
+export function failureWords(
+  call: Pick<FailedCall, "status" | "error">,
+  t: (key: "failed" | "rejected" | "stoppedCall") => string,
+): { status: string | null; error: string | null } {
+  const named = { error: t("failed"), rejected: t("rejected"), cancelled: t("stoppedCall") } as Record<string, string>;
+  const status = call.status ? (named[call.status] ?? call.status) : null;
+  const error = call.error && call.error !== call.status ? call.error : null;
+  return { status, error };
+}
+
 export function checkpointHash(threadId: string, checkpointId?: string | null): string {
   const thread = `#/thread/${encodeURIComponent(threadId)}`;
   return checkpointId ? `${thread}/checkpoint/${encodeURIComponent(checkpointId)}` : thread;

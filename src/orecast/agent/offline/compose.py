@@ -19,6 +19,7 @@ from orecast.agent.offline import catalogue as cat
 from orecast.agent.offline import coverage
 from orecast.agent.offline.scope import HOLIDAY_ZH
 from orecast.agent.tools import payload_of
+from orecast.market.source_names import source_zh
 
 # One number format for every answer, in both languages: thousands separated, 2 decimals (4 for
 # exchange rates, whose moves are in the third and fourth), the unit after every level, changes of
@@ -77,24 +78,6 @@ def _name(p: dict[str, Any], zh: bool) -> str:
     sid = str(p.get("series") or p.get("series_id") or p.get("id") or "")
     key = "name_zh" if zh else "name_en"
     return str(p.get(key) or cat.name(sid, zh) or sid)
-
-
-_SOURCE_ZH = (
-    ("World Bank Commodity Price Data", "世界银行大宗商品价格数据（Pink Sheet，月度）"),
-    ("DCE daily quotes", "大商所日度行情（连续主力合约，新浪财经，经 github.com/oowuyueco/pub 整理）"),
-    ("SHFE daily quotes", "上期所日度行情（连续主力合约，新浪财经，经 github.com/oowuyueco/pub 整理）"),
-    ("USD/CNH daily", "美元兑离岸人民币日度数据（github.com/oowuyueco/pub）"),
-    ("National Bureau of Statistics", "国家统计局制造业PMI（经 github.com/oowuyueco/pub）"),
-    ("World Steel Association", "世界钢铁协会（worldsteel）"),
-)
-
-
-def source_zh(src: str) -> str:
-    """A source citation in Chinese: the dataset names stay recognisable, the prose is translated."""
-    parts = []
-    for piece in str(src).split(" | "):
-        parts.append(next((zh for en, zh in _SOURCE_ZH if en in piece), piece))
-    return "；".join(dict.fromkeys(parts))
 
 
 def _source(p: dict[str, Any], zh: bool) -> str:

@@ -26,6 +26,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
 from orecast.service.errors import NotFound
+from orecast.service.gzip_json import takes_gzip
 
 router = APIRouter(include_in_schema=False)
 
@@ -62,21 +63,12 @@ def _gzipped(path: Path, mtime_ns: int, size: int) -> bytes:
     return gzip.compress(path.read_bytes(), compresslevel=9, mtime=0)
 
 
-def _takes_gzip(request: Request) -> bool:
-    """Whether the client's Accept-Encoding lists gzip (and not with q=0)."""
-    for part in request.headers.get("accept-encoding", "").split(","):
-        coding, _, params = part.strip().partition(";")
-        if coding.strip().lower() == "gzip":
-            return params.replace(" ", "").lower() not in {"q=0", "q=0.0", "q=0.00", "q=0.000"}
-    return False
-
-
 def _asset(found: Path, request: Request, cache: str) -> Response:
     stat = found.stat()
     if found.suffix not in COMPRESSIBLE or stat.st_size < COMPRESS_MIN_BYTES:
         return FileResponse(found, headers={"Cache-Control": cache})
     headers = {"Cache-Control": cache, "Vary": "Accept-Encoding"}
-    if not _takes_gzip(request):
+    if not takes_gzip(request):
         return FileResponse(found, headers=headers)
     media_type = mimetypes.guess_type(found.name)[0] or "application/octet-stream"
     body = _gzipped(found, stat.st_mtime_ns, stat.st_size)

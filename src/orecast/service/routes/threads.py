@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 
 from orecast.service.auth import User, require_user
 from orecast.service.context import Services, Svc
 from orecast.service.errors import NotFound
+from orecast.service.gzip_json import json_answer
 from orecast.service.runs.queries import DELETE_THREAD_SERVICE_ROWS
 from orecast.service.schemas import (
     HistoryQuery,
@@ -141,15 +142,16 @@ async def update_state(thread_id: str, body: StateUpdate, svc: Svc, user: User) 
     return await svc.threads.update_state(thread_id, user, body.values, body.as_node, checkpoint)
 
 
-@router.post("/{thread_id}/history")
-async def history(thread_id: str, body: HistoryQuery, svc: Svc, user: User) -> list[dict[str, Any]]:
+# (gzipped when big: every checkpoint repeats the messages before it, see gzip_json.py)
+@router.post("/{thread_id}/history", response_model=list[dict[str, Any]])
+async def history(thread_id: str, body: HistoryQuery, svc: Svc, user: User, request: Request) -> Response:
     query = body.model_dump(exclude_none=True)
-    return await svc.threads.history(thread_id, user, query)
+    return await json_answer(request, await svc.threads.history(thread_id, user, query))
 
 
-@router.get("/{thread_id}/history")
+@router.get("/{thread_id}/history", response_model=list[dict[str, Any]])
 async def history_get(
-    thread_id: str, svc: Svc, user: User, limit: int = Query(10, ge=1, le=1000)
-) -> list[dict[str, Any]]:
+    thread_id: str, svc: Svc, user: User, request: Request, limit: int = Query(10, ge=1, le=1000)
+) -> Response:
     # bounded as the POST form's (a negative limit read the whole history)
-    return await svc.threads.history(thread_id, user, {"limit": limit})
+    return await json_answer(request, await svc.threads.history(thread_id, user, {"limit": limit}))

@@ -1,0 +1,107 @@
+"""A conversation longer than the history the page reads (500 checkpoints): an answer streams
+without freezing the page, and a question whose start is older than that history cannot be edited
+(it has no known checkpoint to fork from) while a recent one can. A slow test graph is served as
+`orecast`; the conversation is written with `update_state`, a checkpoint per message."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from langgraph_sdk import get_sync_client
+from playwright.sync_api import expect
+
+from tests.service.conftest import Server
+from tests.service.web.conftest import messages, wait_idle
+
+pytestmark = pytest.mark.slow
+
+CHECKPOINTS = 520  # the page reads the newest 500 (Chat.tsx HISTORY_LIMIT)
+# The page's long tasks (> 50 ms), from opening the conversation to the answer's end, measured with
+# 260 questions: 3 of them, 440 ms in all; without the patch of useStream (web/src/lib/sdkPatch.ts)
+# 29, 5.2 s in all (each render re-scanned the 500 checkpoints once per message).
+BLOCKED_MS = 2_000
+WATCH_LONG_TASKS = """window.longTasks = [];
+new PerformanceObserver((list) => { for (const e of list.getEntries()) window.longTasks.push(e.duration); })
+  .observe({ type: "longtask", buffered: true });"""
+
+
+@pytest.fixture(scope="module")
+def long_thread(slow_server: Server) -> str:
+    """Questions and answers, one checkpoint each, more than the page's history holds."""
+    client = get_sync_client(url=slow_server.url, api_key=None)
+    thread_id = client.threads.create(metadata={"title": "long"})["thread_id"]
+    for i in range(CHECKPOINTS):
+        kind, text = ("human", f"question {i // 2}") if i % 2 == 0 else ("ai", f"answer {i // 2}")
+        message = {"type": kind, "content": text, "id": f"m{i}"}
+        client.threads.update_state(thread_id, {"messages": [message]}, as_node="answer")
+    return thread_id
+
+
+def test_an_answer_streams_without_freezing_a_long_conversation(
+    open_page: Any, slow_server: Server, long_thread: str
+) -> None:
+    page = open_page(slow_server, path=f"/#/thread/{long_thread}")
+    page.add_init_script(WATCH_LONG_TASKS)
+    page.reload()
+    messages(page, "human").nth(200).wait_for()  # the conversation is shown (other tests add to it)
+    page.get_by_test_id("composer-input").fill("one more")
+    page.get_by_test_id("composer-input").press("Enter")
+    page.get_by_test_id("stop-button").wait_for()
+    wait_idle(page)
+    messages(page, "ai").last.get_by_text("answer: one more").wait_for()
+    blocked = sum(page.evaluate("window.longTasks"))
+    assert blocked < BLOCKED_MS, f"the page was busy for {blocked:.0f} ms"
+
+
+def test_only_questions_that_start_in_the_history_read_can_be_edited(
+    open_page: Any, slow_server: Server, long_thread: str
+) -> None:
+    page = open_page(slow_server, path=f"/#/thread/{long_thread}")
+    asked = messages(page, "human")
+    asked.nth(CHECKPOINTS // 2 - 1).get_by_test_id("edit-button").wait_for()
+    # The history read starts at the message written 500 checkpoints ago: the questions before it
+    # have no checkpoint to fork from (an edit of the first one forked from that checkpoint, after it).
+    assert asked.first.get_by_test_id("edit-button").count() == 0
+    assert messages(page, "ai").first.get_by_test_id("regenerate-button").count() == 0
+    recent = asked.nth(CHECKPOINTS // 2 - 2)
+    recent.get_by_test_id("edit-button").click()
+    page.get_by_test_id("edit-input").fill("question edited")
+    page.get_by_test_id("edit-submit").click()
+    wait_idle(page)
+    messages(page, "ai").last.get_by_text("answer: question edited").wait_for()
+    shown = messages(page, "human").locator(".bubble").all_inner_texts()
+    assert shown[-1] == "question edited"
+    assert shown[-2] == f"question {CHECKPOINTS // 2 - 3}", (
+        "the edit replaced the question, after the one before it"
+    )
+
+
+def test_the_open_history_is_read_once_an_answer_ends_not_at_each_message(
+    open_page: Any, slow_server: Server, long_thread: str
+) -> None:
+    """The history panel read its 200 checkpoints again at each message of a streaming answer: in a
+    conversation of 60 questions, three 30 MB reads per answer, beside the SDK's own."""
+    page = open_page(slow_server, path=f"/#/thread/{long_thread}")
+    messages(page, "human").nth(200).wait_for()  # the conversation is shown (other tests add to it)
+    page.get_by_test_id("history-toggle").click()
+    page.get_by_test_id("history-item").nth(199).wait_for()
+    reads: list[Any] = []
+
+    def read_by_the_panel(request: Any) -> None:
+        if (
+            request.url.endswith("/history")
+            and json.loads(request.post_data or "{}").get("limit") == 200
+        ):
+            reads.append(request)
+
+    page.on("request", read_by_the_panel)
+    page.get_by_test_id("composer-input").fill("one more beside the history")
+    page.get_by_test_id("composer-input").press("Enter")
+    page.get_by_test_id("stop-button").wait_for()
+    wait_idle(page)
+    messages(page, "ai").last.get_by_text("answer: one more beside the history").wait_for()
+    expect(page.get_by_test_id("history-node").first).to_be_visible()
+    page.wait_for_timeout(1000)
+    assert len(reads) == 1
