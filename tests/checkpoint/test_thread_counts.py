@@ -7,12 +7,14 @@ durability="async"), and a write for a checkpoint whose put failed must not move
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.base import empty_checkpoint
 
+from orecast.checkpoint.core import MESSAGE_COUNT
 from tests.checkpoint.conftest import ph, raw_sql
 from tests.checkpoint.graphs import delta_graph, human, sparse_delta_graph, tool_loop
 
@@ -142,3 +144,48 @@ async def test_writes_of_a_failed_put_neither_count_nor_survive_prune(saver, sto
     await assert_counts_match_state(saver, graph, "f")
     await graph.ainvoke({"messages": [human(5)]}, cfg("f"))
     await assert_counts_match_state(saver, graph, "f")
+
+
+def _forget_stored_counts(url: str) -> int:
+    """Make every stored checkpoint look as written before the per-checkpoint message count existed: its
+    document without MESSAGE_COUNT, the rest byte for byte. Returns how many documents had one."""
+    p = ph(url)
+    changed = 0
+    for thread_id, ns, cid, document in raw_sql(
+        url, "SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint FROM checkpoints"
+    ):
+        parsed = json.loads(document) if isinstance(document, str | bytes) else document
+        if parsed.pop(MESSAGE_COUNT, None) is None:
+            continue
+        changed += 1
+        raw_sql(
+            url,
+            f"UPDATE checkpoints SET checkpoint = {p} WHERE thread_id = {p} AND checkpoint_ns = {p}"
+            f" AND checkpoint_id = {p}",
+            (json.dumps(parsed, separators=(",", ":")), thread_id, ns, cid),
+        )
+    return changed
+
+
+@pytest.mark.parametrize("kind", ["delta", "sparse-delta"])
+async def test_a_fork_from_checkpoints_stored_without_counts(saver, store_url: str, kind: str) -> None:
+    """A store written before checkpoints kept their message count: a fork from an earlier step, by a
+    process that has read only the checkpoint it forks from, counted the head's messages plus the new
+    ones (`orecast threads list`), not those of its own branch."""
+    from orecast.checkpoint import open_checkpointer
+
+    graph = GRAPHS[kind](saver)
+    forks = await _forks(graph, "o")
+    for i in range(len(forks)):
+        await saver.acopy_thread("o", f"o{i}")
+    await saver.acopy_thread("o", "o-head")
+    assert _forget_stored_counts(store_url) > 0
+    async with open_checkpointer(store_url) as other:
+        other_graph = GRAPHS[kind](other)
+        for i, (config, _) in enumerate(forks):
+            fork = {"configurable": {**config["configurable"], "thread_id": f"o{i}"}}
+            await other_graph.ainvoke({"messages": [human(7)]}, fork)
+            await assert_counts_match_state(other, other_graph, f"o{i}")
+        # Continuing from the head counts as before.
+        await other_graph.ainvoke({"messages": [human(8)]}, cfg("o-head"))
+        await assert_counts_match_state(other, other_graph, "o-head")
