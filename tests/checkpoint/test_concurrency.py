@@ -290,3 +290,20 @@ async def test_processes_open_fresh_sqlite_file_at_once(tmp_path) -> None:
         assert raw_sql(
             url, "SELECT version, count(*) FROM orecast_migrations GROUP BY version ORDER BY version"
         ) == applied_once(url)
+
+
+async def test_two_savers_write_one_thread_at_once(store_url: str) -> None:
+    """Two processes (replicas) running turns on the same thread at once: each numbers the thread's new
+    items from what it last saw, the other's writes make those numbers stale, and a write starts again.
+    On MySQL a write whose retry met the other's writes again failed with StaleThreadError (3–7 of 30
+    turns), so the run lost its turn."""
+    async with open_checkpointer(store_url) as a, open_checkpointer(store_url) as b:
+        ga, gb = tool_loop(a), tool_loop(b)
+
+        async def talk(graph: Any, who: str) -> None:
+            for turn in range(12):
+                await graph.ainvoke({"messages": [human(turn, f"{who} says {turn}")]}, cfg("shared"))
+
+        await asyncio.gather(talk(ga, "a"), talk(gb, "b"))
+        history = [s async for s in ga.aget_state_history(cfg("shared"))]  # each checkpoint loads
+        assert (await b.aget_thread("shared")).checkpoint_count == len(history)
