@@ -6,6 +6,8 @@ import asyncio
 import subprocess
 import sys
 import textwrap
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -307,3 +309,54 @@ async def test_two_savers_write_one_thread_at_once(store_url: str) -> None:
         await asyncio.gather(talk(ga, "a"), talk(gb, "b"))
         history = [s async for s in ga.aget_state_history(cfg("shared"))]  # each checkpoint loads
         assert (await b.aget_thread("shared")).checkpoint_count == len(history)
+
+
+class _TurnAfterRowCopy:
+    """A connection of `copy_thread` that lets another process's turn run once the thread's row is
+    copied and before its checkpoints and items are (as it happens when a run writes meanwhile)."""
+
+    def __init__(self, db: Any, copy_row_sql: str, turn: Any) -> None:
+        self._db, self._copy_row_sql, self._turn = db, copy_row_sql, turn
+        self.started: asyncio.Task[Any] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._db, name)
+
+    async def execute(self, sql: str, params: Any = ()) -> Any:
+        done = await self._db.execute(sql, params)
+        if sql == self._copy_row_sql and self.started is None:
+            self.started = asyncio.create_task(self._turn())
+            await asyncio.sleep(0.5)  # the turn commits now, unless the copy holds it back
+        return done
+
+
+async def test_a_copy_taken_while_the_thread_is_written_is_one_moment_of_it(store_url: str) -> None:
+    """`copy_thread` while another process runs a turn on the source: the copy's statements each read
+    what was committed when they ran (READ COMMITTED), so it got the thread's row from before the turn
+    and its items from after; its next item number then fell behind its items, and the copy's own
+    turns failed on a duplicate item number."""
+    if dialect_of(store_url) == "sqlite":
+        pytest.skip("SQLite runs one write transaction at a time: a copy is one moment of its thread")
+    async with open_checkpointer(store_url) as copier, open_checkpointer(store_url) as writer:
+        graph = tool_loop(writer)
+        await _converse(graph, "source", 1)
+        interleaved: list[_TurnAfterRowCopy] = []
+        opened = copier._write
+
+        @asynccontextmanager
+        async def write() -> AsyncIterator[Any]:
+            async with opened() as db:
+                turn = lambda: graph.ainvoke({"messages": [human(1, "meanwhile")]}, cfg("source"))  # noqa: E731
+                interleaved.append(_TurnAfterRowCopy(db, copier.q.COPY_THREAD_ROW, turn))
+                yield interleaved[-1]
+
+        copier._write = write
+        await copier.acopy_thread("source", "copy")
+        copier._write = opened
+        await interleaved[0].started
+        for turn in range(2, 5):
+            await graph.ainvoke({"messages": [human(turn, f"copy says {turn}")]}, cfg("copy"))
+        state = await graph.aget_state(cfg("copy"))
+        history = [s async for s in graph.aget_state_history(cfg("copy"))]
+        info = await writer.aget_thread("copy")
+        assert (info.message_count, info.checkpoint_count) == (len(state.values["messages"]), len(history))

@@ -58,7 +58,11 @@ class Maintenance(DeltaHistory):
         if source == target:
             raise ValueError(f"cannot copy thread {source!r} onto itself")
         async with self._write() as db:
-            row = await db.fetchone(self.q.SELECT_THREAD, (source,))
+            # The copy is of one moment of the source, whatever its runs commit meanwhile: its row, as the
+            # copy's next item number, must not be older than the items copied after it.
+            for sql in self.q.COPY_ONE_MOMENT:
+                await db.execute(sql)
+            row = await db.fetchone(self.q.SELECT_THREAD_TO_COPY, (source,))
             if row is None:
                 return
             if await db.fetchone(self.q.THREAD_HAS_DATA, (target, target)) is not None:

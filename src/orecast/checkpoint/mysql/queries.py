@@ -258,6 +258,11 @@ THREAD_HAS_DATA = """
 UNION ALL
 (SELECT 1 FROM writes WHERE thread_id = %s LIMIT 1)
 LIMIT 1"""
+# A copy reads one moment of its source (every statement of READ COMMITTED reads its own, and a run
+# committing between two of them left the copy's next item number behind its items): the source's
+# row locked, which every write that stores items or checkpoints updates first.
+COPY_ONE_MOMENT: tuple[str, ...] = ()
+SELECT_THREAD_TO_COPY = SELECT_THREAD + " LOCK IN SHARE MODE"
 COPY_THREAD_ROW = """
 INSERT INTO threads (thread_id, incarnation, created_at, updated_at, metadata, status,
                      head_checkpoint_id, checkpoint_count, message_count, preview, next_item)

@@ -255,6 +255,10 @@ SELECT 1 FROM checkpoints WHERE thread_id = %s
 UNION ALL
 SELECT 1 FROM task_writes WHERE thread_id = %s
 LIMIT 1"""
+# A copy reads one moment of its source (every statement of READ COMMITTED reads its own, and a run
+# committing between two of them left the copy's next item number behind its items): a snapshot.
+COPY_ONE_MOMENT: tuple[str, ...] = ("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",)
+SELECT_THREAD_TO_COPY = SELECT_THREAD
 COPY_THREAD_ROW = """
 INSERT INTO threads (thread_id, incarnation, created_at, updated_at, metadata, status,
                      head_checkpoint_id, checkpoint_count, message_count, preview, next_item)

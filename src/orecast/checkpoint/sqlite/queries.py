@@ -273,6 +273,9 @@ SELECT 1 FROM checkpoints WHERE thread_id = ?
 UNION ALL
 SELECT 1 FROM writes WHERE thread_id = ?
 LIMIT 1"""
+# A copy reads one moment of its source: SQLite runs one write transaction at a time.
+COPY_ONE_MOMENT: tuple[str, ...] = ()
+SELECT_THREAD_TO_COPY = SELECT_THREAD
 COPY_THREAD_ROW = """
 INSERT INTO threads (thread_id, incarnation, created_at, updated_at, metadata, status,
                      head_checkpoint_id, checkpoint_count, message_count, preview, next_item)
