@@ -412,11 +412,11 @@ RETURNING 1"""
 # number items; nothing is stored unless the thread is still the `incarnation` the cache knew (the
 # writes may refer to items by the cache's numbers), and a row comes back only if it is. The same task
 # writing again at the same checkpoint merges into its row, write by write (by `idx`). The row is
-# locked FOR KEY SHARE, as a put updates it first (above): a deletion in progress makes the write wait
-# and then find no row, while puts' updates of the row neither wait for it nor make it wait.
+# locked FOR SHARE, as a put updates it first (above): a deletion, or a prune's new incarnation
+# (maintenance.py, `_collect_garbage`), in progress makes the write wait and then find no row.
 _STORE_WRITES = f"""
 WITH thread_row AS (
-    SELECT 1 FROM threads WHERE thread_id = %(thread_id)s AND incarnation = %(incarnation)s FOR KEY SHARE
+    SELECT 1 FROM threads WHERE thread_id = %(thread_id)s AND incarnation = %(incarnation)s FOR SHARE
 ),
 {_STORE_DEFERRED_ITEMS},
 stored AS (
