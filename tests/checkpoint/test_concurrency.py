@@ -360,3 +360,53 @@ async def test_a_copy_taken_while_the_thread_is_written_is_one_moment_of_it(stor
         history = [s async for s in graph.aget_state_history(cfg("copy"))]
         info = await writer.aget_thread("copy")
         assert (info.message_count, info.checkpoint_count) == (len(state.values["messages"]), len(history))
+
+
+class _WriteAfterFirstStatement:
+    """A read's connection that lets another process store a write once the read's first statement ran."""
+
+    def __init__(self, db: Any, write: Any) -> None:
+        self._db, self._write = db, write
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._db, name)
+
+    async def _then(self, answer: Any) -> Any:
+        if self._write is not None:
+            write, self._write = self._write, None
+            await write()
+        return answer
+
+    async def fetchone(self, sql: str, params: Any = ()) -> Any:
+        return await self._then(await self._db.fetchone(sql, params))
+
+    async def fetchall(self, sql: str, params: Any = ()) -> Any:
+        return await self._then(await self._db.fetchall(sql, params))
+
+
+@pytest.mark.parametrize("read", ["get_tuple", "list"])
+async def test_a_read_while_another_process_writes_new_items(store_url: str, read: str) -> None:
+    """The statements of one read each read what is committed when they run: another process's write
+    for the checkpoint, with a new message, committed between the read's first statement (the thread's
+    item count) and the one reading the writes, made the read fail with CorruptRowError ("item range
+    [5, 5] is not within the thread's items 1..4"), though nothing was corrupt."""
+    async with open_checkpointer(store_url) as reader, open_checkpointer(store_url) as writer:
+        await _converse(tool_loop(writer), "t", 1)
+        head = await writer.aget_tuple(cfg("t"))
+        late = HumanMessage("written meanwhile", id="late")
+        opened = reader._read
+        pending = [lambda: writer.aput_writes(head.config, [("messages", [late])], "late-task")]
+
+        @asynccontextmanager
+        async def read_with_a_write() -> AsyncIterator[Any]:
+            async with opened() as db:
+                yield _WriteAfterFirstStatement(db, pending.pop() if pending else None)
+
+        reader._read = read_with_a_write
+        if read == "get_tuple":
+            got = await reader.aget_tuple(head.config)
+        else:
+            got = [t async for t in reader.alist(cfg("t"), limit=1)][0]
+        assert not pending  # the write went in between
+        assert got.config == head.config
+        assert [w[2] for w in got.pending_writes if w[0] == "late-task"] in ([], [[late]])

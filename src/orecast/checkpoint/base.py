@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from functools import partial
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -730,12 +731,16 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id, checkpoint_ns, checkpoint_id = config_ids(config)
-        async with self._read() as db:
-            row, writes = await self._checkpoint_row(db, thread_id, checkpoint_ns, checkpoint_id)
-            if row is None:
-                return None
-            tuples = await self._tuples(db, [row], resumed=True, writes=writes)
-        return tuples[0]
+
+        async def read() -> CheckpointTuple | None:
+            async with self._read() as db:
+                row, writes = await self._checkpoint_row(db, thread_id, checkpoint_ns, checkpoint_id)
+                if row is None:
+                    return None
+                tuples = await self._tuples(db, [row], resumed=True, writes=writes)
+            return tuples[0]
+
+        return await self._read_again_if_torn(read)
 
     async def _checkpoint_row(
         self, db: Db, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None
@@ -787,9 +792,7 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
             where = f"WHERE {' AND '.join(page_clauses)}" if page_clauses else ""
             size = PAGE_SIZE if remaining is None else min(PAGE_SIZE, remaining)
             # Fetch a page, release the connection, then yield: no lock is held across `yield`.
-            async with self._read() as db:
-                rows = await db.fetchall(self.q.LIST_CHECKPOINTS.format(where=where), (*page_params, size))
-                tuples = await self._tuples(db, rows)
+            rows, tuples = await self._read_again_if_torn(partial(self._list_page, where, (*page_params, size)))
             for tup in tuples:
                 yield tup
             if len(rows) < size:
@@ -798,6 +801,12 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                 remaining -= len(rows)
             last_row = rows[-1]
             last = (last_row[0], last_row[1], last_row[2])
+
+
+    async def _list_page(self, where: str, params: Sequence[Any]) -> tuple[list[Any], list[CheckpointTuple]]:
+        async with self._read() as db:
+            rows = await db.fetchall(self.q.LIST_CHECKPOINTS.format(where=where), params)
+            return rows, await self._tuples(db, rows)
 
 
 # `_inherited_entry`: the parent's row does not say (no parent stored, or it holds another version).
