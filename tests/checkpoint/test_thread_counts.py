@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage
-from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.base import copy_checkpoint, empty_checkpoint
+from langgraph.checkpoint.base.id import uuid6
 
 from orecast.checkpoint.core import MESSAGE_COUNT
 from tests.checkpoint.conftest import ph, raw_sql
@@ -189,3 +190,26 @@ async def test_a_fork_from_checkpoints_stored_without_counts(saver, store_url: s
         # Continuing from the head counts as before.
         await other_graph.ainvoke({"messages": [human(8)]}, cfg("o-head"))
         await assert_counts_match_state(other, other_graph, "o-head")
+
+
+async def test_a_put_another_process_overtook_leaves_the_head_alone(saver) -> None:
+    """Two runs on one thread (two replicas): a put whose checkpoint is older than one the other run
+    stored meanwhile moved the thread's head back to it, with its message count and preview, while a
+    read without an id (`graph.aget_state`) loads the newest."""
+    graph = tool_loop(saver)
+    await graph.ainvoke({"messages": [human(0)]}, cfg("o"))
+    head = await saver.aget_tuple(cfg("o"))
+    messages = head.checkpoint["channel_values"]["messages"]
+    older_id, newer_id = str(uuid6()), str(uuid6())
+    assert older_id < newer_id
+    stored = {}
+    for checkpoint_id, added in ((newer_id, ["newer-1", "newer-2"]), (older_id, ["older"])):
+        child = copy_checkpoint(head.checkpoint)
+        child["id"] = checkpoint_id
+        child["channel_values"] = {"messages": [*messages, *(AIMessage(text, id=text) for text in added)]}
+        child["channel_versions"] = {**child["channel_versions"], "messages": f"9{len(added)}"}
+        stored[checkpoint_id] = child["channel_values"]["messages"]
+        await saver.aput(head.config, child, {"source": "loop", "step": 9}, {"messages": f"9{len(added)}"})
+    assert (await saver.aget_tuple(cfg("o"))).config["configurable"]["checkpoint_id"] == newer_id
+    info = await saver.aget_thread("o")
+    assert (info.head_checkpoint_id, info.message_count, info.preview) == (newer_id, len(stored[newer_id]), "newer-2")

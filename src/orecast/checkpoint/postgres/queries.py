@@ -367,15 +367,22 @@ thread_row AS (
         END,
         metadata = CASE WHEN metadata @> %(seed)s::jsonb THEN metadata ELSE %(seed)s::jsonb || metadata END,
         checkpoint_count = checkpoint_count + CASE WHEN EXISTS (SELECT 1 FROM earlier) THEN 0 ELSE 1 END,
-        head_checkpoint_id = COALESCE(%(head)s, head_checkpoint_id),
+        -- The head is the newest root checkpoint (what a read without an id loads): a put another
+        -- process's newer one overtook (two runs on one thread) leaves it, its count and preview alone.
+        head_checkpoint_id = CASE
+            WHEN %(head)s >= COALESCE(head_checkpoint_id, '') THEN %(head)s ELSE head_checkpoint_id
+        END,
         -- the head's messages: a whole list (clear) or the parent's plus the messages written for it
         message_count = CASE
+            WHEN %(head)s IS NULL OR %(head)s < COALESCE(head_checkpoint_id, '') THEN message_count
             WHEN %(clear)s = 1 THEN %(message_count)s
             -- a checkpoint stored again applies nothing new
             WHEN NOT EXISTS (SELECT 1 FROM earlier) THEN GREATEST(message_count + %(message_count)s, 0)
             ELSE message_count
         END,
-        preview = COALESCE(%(preview)s, preview),
+        preview = CASE
+            WHEN %(head)s >= COALESCE(head_checkpoint_id, '') THEN COALESCE(%(preview)s, preview) ELSE preview
+        END,
         next_item = GREATEST(next_item, %(next_item)s),
         status = CASE
             WHEN %(root)s = 1 AND status = 'interrupted' AND NOT EXISTS (
