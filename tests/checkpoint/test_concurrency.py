@@ -308,7 +308,12 @@ async def test_two_savers_write_one_thread_at_once(store_url: str) -> None:
 
         await asyncio.gather(talk(ga, "a"), talk(gb, "b"))
         history = [s async for s in ga.aget_state_history(cfg("shared"))]  # each checkpoint loads
-        assert (await b.aget_thread("shared")).checkpoint_count == len(history)
+        info = await b.aget_thread("shared")
+        assert info.checkpoint_count == len(history)
+        # the thread's row follows the newest checkpoint, whichever run stored it last
+        head = history[0]
+        assert info.head_checkpoint_id == head.config["configurable"]["checkpoint_id"]
+        assert info.message_count == len(head.values["messages"])
 
 
 class _TurnAfterRowCopy:
