@@ -6,6 +6,8 @@ import asyncio
 import subprocess
 import sys
 import textwrap
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -290,3 +292,126 @@ async def test_processes_open_fresh_sqlite_file_at_once(tmp_path) -> None:
         assert raw_sql(
             url, "SELECT version, count(*) FROM orecast_migrations GROUP BY version ORDER BY version"
         ) == applied_once(url)
+
+
+async def test_two_savers_write_one_thread_at_once(store_url: str) -> None:
+    """Two processes (replicas) running turns on the same thread at once: each numbers the thread's new
+    items from what it last saw, the other's writes make those numbers stale, and a write starts again.
+    On MySQL a write whose retry met the other's writes again failed with StaleThreadError (3–7 of 30
+    turns), so the run lost its turn."""
+    async with open_checkpointer(store_url) as a, open_checkpointer(store_url) as b:
+        ga, gb = tool_loop(a), tool_loop(b)
+
+        async def talk(graph: Any, who: str) -> None:
+            for turn in range(12):
+                await graph.ainvoke({"messages": [human(turn, f"{who} says {turn}")]}, cfg("shared"))
+
+        await asyncio.gather(talk(ga, "a"), talk(gb, "b"))
+        history = [s async for s in ga.aget_state_history(cfg("shared"))]  # each checkpoint loads
+        info = await b.aget_thread("shared")
+        assert info.checkpoint_count == len(history)
+        # the thread's row follows the newest checkpoint, whichever run stored it last
+        head = history[0]
+        assert info.head_checkpoint_id == head.config["configurable"]["checkpoint_id"]
+        assert info.message_count == len(head.values["messages"])
+
+
+class _TurnAfterRowCopy:
+    """A connection of `copy_thread` that lets another process's turn run once the thread's row is
+    copied and before its checkpoints and items are (as it happens when a run writes meanwhile)."""
+
+    def __init__(self, db: Any, copy_row_sql: str, turn: Any) -> None:
+        self._db, self._copy_row_sql, self._turn = db, copy_row_sql, turn
+        self.started: asyncio.Task[Any] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._db, name)
+
+    async def execute(self, sql: str, params: Any = ()) -> Any:
+        done = await self._db.execute(sql, params)
+        if sql == self._copy_row_sql and self.started is None:
+            self.started = asyncio.create_task(self._turn())
+            await asyncio.sleep(0.5)  # the turn commits now, unless the copy holds it back
+        return done
+
+
+async def test_a_copy_taken_while_the_thread_is_written_is_one_moment_of_it(store_url: str) -> None:
+    """`copy_thread` while another process runs a turn on the source: the copy's statements each read
+    what was committed when they ran (READ COMMITTED), so it got the thread's row from before the turn
+    and its items from after; its next item number then fell behind its items, and the copy's own
+    turns failed on a duplicate item number."""
+    if dialect_of(store_url) == "sqlite":
+        pytest.skip("SQLite runs one write transaction at a time: a copy is one moment of its thread")
+    async with open_checkpointer(store_url) as copier, open_checkpointer(store_url) as writer:
+        graph = tool_loop(writer)
+        await _converse(graph, "source", 1)
+        interleaved: list[_TurnAfterRowCopy] = []
+        opened = copier._write
+
+        @asynccontextmanager
+        async def write() -> AsyncIterator[Any]:
+            async with opened() as db:
+                turn = lambda: graph.ainvoke({"messages": [human(1, "meanwhile")]}, cfg("source"))  # noqa: E731
+                interleaved.append(_TurnAfterRowCopy(db, copier.q.COPY_THREAD_ROW, turn))
+                yield interleaved[-1]
+
+        copier._write = write
+        await copier.acopy_thread("source", "copy")
+        copier._write = opened
+        await interleaved[0].started
+        for turn in range(2, 5):
+            await graph.ainvoke({"messages": [human(turn, f"copy says {turn}")]}, cfg("copy"))
+        state = await graph.aget_state(cfg("copy"))
+        history = [s async for s in graph.aget_state_history(cfg("copy"))]
+        info = await writer.aget_thread("copy")
+        assert (info.message_count, info.checkpoint_count) == (len(state.values["messages"]), len(history))
+
+
+class _WriteAfterFirstStatement:
+    """A read's connection that lets another process store a write once the read's first statement ran."""
+
+    def __init__(self, db: Any, write: Any) -> None:
+        self._db, self._write = db, write
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._db, name)
+
+    async def _then(self, answer: Any) -> Any:
+        if self._write is not None:
+            write, self._write = self._write, None
+            await write()
+        return answer
+
+    async def fetchone(self, sql: str, params: Any = ()) -> Any:
+        return await self._then(await self._db.fetchone(sql, params))
+
+    async def fetchall(self, sql: str, params: Any = ()) -> Any:
+        return await self._then(await self._db.fetchall(sql, params))
+
+
+@pytest.mark.parametrize("read", ["get_tuple", "list"])
+async def test_a_read_while_another_process_writes_new_items(store_url: str, read: str) -> None:
+    """The statements of one read each read what is committed when they run: another process's write
+    for the checkpoint, with a new message, committed between the read's first statement (the thread's
+    item count) and the one reading the writes, made the read fail with CorruptRowError ("item range
+    [5, 5] is not within the thread's items 1..4"), though nothing was corrupt."""
+    async with open_checkpointer(store_url) as reader, open_checkpointer(store_url) as writer:
+        await _converse(tool_loop(writer), "t", 1)
+        head = await writer.aget_tuple(cfg("t"))
+        late = HumanMessage("written meanwhile", id="late")
+        opened = reader._read
+        pending = [lambda: writer.aput_writes(head.config, [("messages", [late])], "late-task")]
+
+        @asynccontextmanager
+        async def read_with_a_write() -> AsyncIterator[Any]:
+            async with opened() as db:
+                yield _WriteAfterFirstStatement(db, pending.pop() if pending else None)
+
+        reader._read = read_with_a_write
+        if read == "get_tuple":
+            got = await reader.aget_tuple(head.config)
+        else:
+            got = [t async for t in reader.alist(cfg("t"), limit=1)][0]
+        assert not pending  # the write went in between
+        assert got.config == head.config
+        assert [w[2] for w in got.pending_writes if w[0] == "late-task"] in ([], [[late]])

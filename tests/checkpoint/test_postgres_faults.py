@@ -9,8 +9,12 @@ from typing import Any
 
 import psycopg
 import pytest
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.base import copy_checkpoint
+from langgraph.checkpoint.base.id import uuid6
 
 from orecast.checkpoint import StoreTimeout, StoreUnavailable, open_checkpointer
+from orecast.checkpoint.postgres import queries as pg_queries
 from tests.checkpoint.checkpoints import put
 from tests.checkpoint.graphs import human, tool_loop
 from tests.checkpoint.throwaway_pg import ThrowawayServer
@@ -113,3 +117,44 @@ async def test_outage_fails_fast_and_recovers_without_a_failed_call(throwaway_se
         state = await graph.aget_state(cfg("t"))
         assert len(state.values["messages"]) == 8
         assert (await saver.aget_thread("t")).message_count == 8
+
+
+@pytest.mark.parametrize("write", ["put", "put_writes"])
+async def test_a_write_racing_a_deletion_leaves_nothing_of_the_deleted_thread(
+    clean_postgres_url: str, write: str
+) -> None:
+    """`delete_thread` in another process while a run writes: the write's statement saw the thread's
+    row in its snapshot, stored its items and rows after the deletion's own deletes, and its thread's
+    next incarnation (numbering from 1 again) later met an item number taken by them: every turn failed
+    from then on (CorruptRowError or a duplicate item number)."""
+    async with open_checkpointer(clean_postgres_url) as saver:
+        graph = tool_loop(saver)
+        await graph.ainvoke({"messages": [human(0)]}, cfg("d"))
+        head = await saver.aget_tuple(cfg("d"))
+        late = AIMessage("written while the thread was deleted", id="late")
+        async with await psycopg.AsyncConnection.connect(clean_postgres_url) as other:
+            for sql in pg_queries.DELETE_THREAD:  # what `adelete_thread` runs, left uncommitted
+                await other.execute(sql, ("d",))
+            if write == "put":
+                child = copy_checkpoint(head.checkpoint)
+                child["id"] = str(uuid6())
+                child["channel_values"] = {"messages": [*head.checkpoint["channel_values"]["messages"], late]}
+                child["channel_versions"] = {**child["channel_versions"], "messages": "9"}
+                racing = saver.aput(head.config, child, {"source": "loop", "step": 9}, {"messages": "9"})
+            else:
+                racing = saver.aput_writes(head.config, [("messages", [late])], "late-task")
+            task = asyncio.create_task(racing)
+            await asyncio.sleep(0.5)  # its statement is on the server
+            await other.commit()
+        await asyncio.wait_for(task, 20)
+        # It went to the thread as it is now (started again), with what it refers to.
+        if write == "put":
+            stored = await saver.aget_tuple(cfg("d"))
+            assert stored.checkpoint["channel_values"]["messages"][-1].content == late.content
+            assert (await saver.aget_thread("d")).checkpoint_count == 1
+        for turn in range(1, 4):  # the new incarnation numbers items 1, 2, … again
+            await graph.ainvoke({"messages": [human(turn)]}, cfg("d"))
+        state = await graph.aget_state(cfg("d"))
+        history = [s async for s in graph.aget_state_history(cfg("d"))]
+        info = await saver.aget_thread("d")
+        assert (info.message_count, info.checkpoint_count) == (len(state.values["messages"]), len(history))

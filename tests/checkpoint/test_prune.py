@@ -153,3 +153,24 @@ def test_plan_on_a_small_tree() -> None:
     nodes[3] = node("a4", "a3", "4", interrupted=True)
     keep, why = plan(nodes, {("", "d", v) for v in "123456"}, PrunePolicy(keep_last=1))
     assert keep == {("", "a4"), ("", "b6"), ("", "a2")} and why == {"interrupt": 1, "branch": 1}
+
+
+async def test_items_a_prune_deletes_are_not_referred_to_by_another_process(saver, store_url: str) -> None:
+    """A prune in one process deleted the items of an abandoned branch; the process that wrote the
+    thread still knew them by hash, and the same question asked again on a new branch referred to the
+    deleted item by number: every other process then failed to load the thread (CorruptRowError:
+    "items [5] are referenced but not stored")."""
+    from orecast.checkpoint import open_checkpointer
+
+    graph = tool_loop(saver)
+    await graph.ainvoke({"messages": [human(0)]}, cfg("t"))
+    after_first = (await graph.aget_state(cfg("t"))).config
+    await graph.ainvoke({"messages": [human(1)]}, cfg("t"))
+    await graph.ainvoke({"messages": [human(2)]}, after_first)  # a fork: the first branch is abandoned
+    async with open_checkpointer(store_url) as other:
+        (result,) = await other.aprune(["t"], strategy="keep_latest")
+        assert result.items_deleted > 0
+    await graph.ainvoke({"messages": [human(1)]}, after_first)  # that branch's question again
+    expected = (await graph.aget_state(cfg("t"))).values["messages"]
+    async with open_checkpointer(store_url) as fresh:
+        assert (await tool_loop(fresh).aget_state(cfg("t"))).values["messages"] == expected

@@ -7,12 +7,15 @@ durability="async"), and a write for a checkpoint whose put failed must not move
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage
-from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.base import copy_checkpoint, empty_checkpoint
+from langgraph.checkpoint.base.id import uuid6
 
+from orecast.checkpoint.core import MESSAGE_COUNT
 from tests.checkpoint.conftest import ph, raw_sql
 from tests.checkpoint.graphs import delta_graph, human, sparse_delta_graph, tool_loop
 
@@ -142,3 +145,71 @@ async def test_writes_of_a_failed_put_neither_count_nor_survive_prune(saver, sto
     await assert_counts_match_state(saver, graph, "f")
     await graph.ainvoke({"messages": [human(5)]}, cfg("f"))
     await assert_counts_match_state(saver, graph, "f")
+
+
+def _forget_stored_counts(url: str) -> int:
+    """Make every stored checkpoint look as written before the per-checkpoint message count existed: its
+    document without MESSAGE_COUNT, the rest byte for byte. Returns how many documents had one."""
+    p = ph(url)
+    changed = 0
+    for thread_id, ns, cid, document in raw_sql(
+        url, "SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint FROM checkpoints"
+    ):
+        parsed = json.loads(document) if isinstance(document, str | bytes) else document
+        if parsed.pop(MESSAGE_COUNT, None) is None:
+            continue
+        changed += 1
+        raw_sql(
+            url,
+            f"UPDATE checkpoints SET checkpoint = {p} WHERE thread_id = {p} AND checkpoint_ns = {p}"
+            f" AND checkpoint_id = {p}",
+            (json.dumps(parsed, separators=(",", ":")), thread_id, ns, cid),
+        )
+    return changed
+
+
+@pytest.mark.parametrize("kind", ["delta", "sparse-delta"])
+async def test_a_fork_from_checkpoints_stored_without_counts(saver, store_url: str, kind: str) -> None:
+    """A store written before checkpoints kept their message count: a fork from an earlier step, by a
+    process that has read only the checkpoint it forks from, counted the head's messages plus the new
+    ones (`orecast threads list`), not those of its own branch."""
+    from orecast.checkpoint import open_checkpointer
+
+    graph = GRAPHS[kind](saver)
+    forks = await _forks(graph, "o")
+    for i in range(len(forks)):
+        await saver.acopy_thread("o", f"o{i}")
+    await saver.acopy_thread("o", "o-head")
+    assert _forget_stored_counts(store_url) > 0
+    async with open_checkpointer(store_url) as other:
+        other_graph = GRAPHS[kind](other)
+        for i, (config, _) in enumerate(forks):
+            fork = {"configurable": {**config["configurable"], "thread_id": f"o{i}"}}
+            await other_graph.ainvoke({"messages": [human(7)]}, fork)
+            await assert_counts_match_state(other, other_graph, f"o{i}")
+        # Continuing from the head counts as before.
+        await other_graph.ainvoke({"messages": [human(8)]}, cfg("o-head"))
+        await assert_counts_match_state(other, other_graph, "o-head")
+
+
+async def test_a_put_another_process_overtook_leaves_the_head_alone(saver) -> None:
+    """Two runs on one thread (two replicas): a put whose checkpoint is older than one the other run
+    stored meanwhile moved the thread's head back to it, with its message count and preview, while a
+    read without an id (`graph.aget_state`) loads the newest."""
+    graph = tool_loop(saver)
+    await graph.ainvoke({"messages": [human(0)]}, cfg("o"))
+    head = await saver.aget_tuple(cfg("o"))
+    messages = head.checkpoint["channel_values"]["messages"]
+    older_id, newer_id = str(uuid6()), str(uuid6())
+    assert older_id < newer_id
+    stored = {}
+    for checkpoint_id, added in ((newer_id, ["newer-1", "newer-2"]), (older_id, ["older"])):
+        child = copy_checkpoint(head.checkpoint)
+        child["id"] = checkpoint_id
+        child["channel_values"] = {"messages": [*messages, *(AIMessage(text, id=text) for text in added)]}
+        child["channel_versions"] = {**child["channel_versions"], "messages": f"9{len(added)}"}
+        stored[checkpoint_id] = child["channel_values"]["messages"]
+        await saver.aput(head.config, child, {"source": "loop", "step": 9}, {"messages": f"9{len(added)}"})
+    assert (await saver.aget_tuple(cfg("o"))).config["configurable"]["checkpoint_id"] == newer_id
+    info = await saver.aget_thread("o")
+    assert (info.head_checkpoint_id, info.message_count, info.preview) == (newer_id, len(stored[newer_id]), "newer-2")

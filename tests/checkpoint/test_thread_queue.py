@@ -180,11 +180,12 @@ async def second_and_third_queued(saver: Any, first: Any, second: Any, third: An
 async def first_put_then_an_item_elsewhere(saver: Any, other: Any) -> tuple[dict[str, Any], ...]:
     """Thread t's first put (items 1 and 2), then another process's put of one message (item 3), which
     `saver` has not seen; the first, second and third conversations."""
-    first, second, third = conversation(2), conversation(4), conversation(6)
+    # (made in the order they are put: the thread's head is its newest checkpoint)
+    first, elsewhere = conversation(2), conversation(1)
     await put_conversation(saver, "t", first, None)
-    elsewhere = conversation(1)
     elsewhere["channel_values"]["messages"][0].content = "from the other process"
     await put_conversation(other, "t", elsewhere, None)
+    second, third = conversation(4), conversation(6)
     return first, second, third
 
 

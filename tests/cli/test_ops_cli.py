@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from orecast.checkpoint import open_checkpointer
-from orecast.checkpoint.archive import archive_path
+from orecast.checkpoint.archive import archive_name, archive_path
 from orecast.checkpoint.urls import parse_url
 from orecast.cli.main import app
 from tests.checkpoint.conftest import ph, raw_sql, stored_time
@@ -104,8 +104,8 @@ def test_export_into_a_folder_names_the_file_as_db_archive_does(sqlite_url: str,
     for out in (f"{tmp_path / 'new'}/", str(tmp_path)):
         exported = run("threads", "export", "铁矿 🚢/1", "--out", out, "--database-url", sqlite_url)
         assert exported.exit_code == 0, exported.output
-        path = archive_path(Path(out), "铁矿 🚢/1")
-        assert path.parent == Path(out) and path.is_file()
+        path = Path(out) / archive_name("铁矿 🚢/1")
+        assert path.is_file()
         assert exported.stdout.rstrip().endswith(f"-> {path} ({path.stat().st_size / 1024:.1f} KiB)")
     target = f"sqlite:///{tmp_path / 'other.sqlite3'}"
     restored = run("db", "restore", str(tmp_path / "new"), "--database-url", target)
@@ -232,6 +232,32 @@ def test_archive_never_writes_over_another_threads_archive(sqlite_url: str, tmp_
     again = inprocess.orecast(["db", "archive", "--idle-for", "90d", "--out", str(folder), "--database-url", sqlite_url])
     assert again.returncode == 0, again.stderr
     assert len(list(folder.iterdir())) == 2
+
+
+def test_archive_of_a_new_thread_under_an_archived_ones_id_keeps_both(sqlite_url: str, tmp_path: Path) -> None:
+    """A thread archived (so deleted from the store), then a new conversation under the same id (a fixed
+    id, as a user's), archived too: its archive replaced the first, and the first conversation was lost."""
+    folder = tmp_path / "archive"
+    histories = []
+    for turns in (1, 2):
+        write(sqlite_url, "same-id", turns)
+        histories.append(history(sqlite_url, "same-id"))
+        raw_sql(sqlite_url, "UPDATE threads SET updated_at = ?", (stored_time(sqlite_url, LONG_AGO),))
+        done = inprocess.orecast(["db", "archive", "--idle-for", "90d", "--out", str(folder), "--database-url", sqlite_url])
+        assert done.returncode == 0 and done.stdout.startswith("archived 1 of 1"), done.stderr
+    files = [folder / "same-id.orecast-thread.jsonl.gz", folder / "same-id-2.orecast-thread.jsonl.gz"]
+    assert sorted(folder.iterdir()) == sorted(files)
+    for file, expected in zip(files, histories, strict=True):
+        imported = inprocess.orecast(["threads", "import", str(file), "--replace", "--database-url", sqlite_url])
+        assert imported.returncode == 0, imported.stderr
+        assert history(sqlite_url, "same-id") == expected
+    # `threads export` into that folder (the store holds the second conversation again) replaces that
+    # one's archive, not the first's.
+    exported = inprocess.orecast(["threads", "export", "same-id", "--out", str(folder), "--database-url", sqlite_url])
+    assert exported.returncode == 0 and f"-> {files[1]} " in exported.stdout, exported.stdout
+    assert sorted(folder.iterdir()) == sorted(files)
+    first = inprocess.orecast(["threads", "import", str(files[0]), "--replace", "--database-url", sqlite_url])
+    assert first.returncode == 0 and history(sqlite_url, "same-id") == histories[0], first.stderr
 
 
 @pytest.mark.parametrize("duration", ["99999999999d", "1000000d", "100000000000000s"])

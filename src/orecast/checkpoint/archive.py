@@ -38,7 +38,7 @@ import json
 import os
 import random
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -107,20 +107,34 @@ def archive_name(thread_id: str) -> str:
     return safe + SUFFIX
 
 
-def archive_path(folder: Path, thread_id: str) -> Path:
+def archive_path(folder: Path, thread_id: str, stored: Collection[tuple[str, str]] = ()) -> Path:
     """Where `db archive` writes `thread_id`'s archive in `folder`: never over another thread's archive.
 
     Different ids can share a file name (`a/b` and `a_b-<its crc>`; ids cut at 80 characters), and the
     folder keeps archives of threads already deleted from the store, so a taken name gets a number.
-    An existing archive of the same thread (archived, restored, archived again) is replaced.
+    An existing archive of the same thread id is replaced only when the thread as stored holds every
+    checkpoint in it (`stored`: the thread's (namespace, checkpoint id) pairs; archived, restored,
+    archived again). One of an earlier thread under the same id, deleted from the store since, was
+    replaced too, and that conversation was then lost.
     """
     first = archive_name(thread_id)
     stem = first[: -len(SUFFIX)]
     path, n = folder / first, 1
-    while path.exists() and _archived_thread(path) != thread_id:
+    while path.exists() and not _replaceable(path, thread_id, stored):
         n += 1
         path = folder / f"{stem}-{n}{SUFFIX}"
     return path
+
+
+def _replaceable(path: Path, thread_id: str, stored: Collection[tuple[str, str]]) -> bool:
+    """Whether the file at `path` is an archive of `thread_id` all of whose checkpoints are in `stored`."""
+    if _archived_thread(path) != thread_id:
+        return False
+    try:
+        held = {(r.get("ns"), r.get("id")) for r in _lines(path) if r.get("type") == "checkpoint"}
+    except ArchiveError:
+        return False
+    return held <= set(stored)
 
 
 def _archived_thread(path: Path) -> str | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from functools import partial
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -200,6 +201,10 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
             else:
                 clear, count, preview = await self._messages_written_at(db, thread, thread_id, parent_id)
                 counted = thread.counts.get(parent_id) if parent_id is not None else 0
+                if counted is None and not clear:
+                    # Neither stored by this process nor read: a parent whose count was dropped with the
+                    # cache, or one stored before documents kept it (a fork from it counted the head's).
+                    counted = await self._message_count_at(db, thread, thread_id, parent_id, parent)
                 if not clear and counted is not None:
                     # The parent's count plus what was written for it: right on a fork too, where adding
                     # the change to the thread's count (the head's) was not.
@@ -372,6 +377,50 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                 needed.update(from_ranges(self._ranges_of(kind, value)))
         await self._load_items(db, thread, thread_id, needed)
         return count_messages([self._decode(thread, kind, value, blob) for *_ids, kind, value, blob in rows])
+
+    async def _message_count_at(
+        self, db: Db, thread: ThreadItems, thread_id: str, checkpoint_id: str, document: dict[str, Any] | None
+    ) -> int | None:
+        """The number of messages in a root checkpoint's state (None when it is not stored), for a put
+        whose parent's count this process does not hold: as its stored document keeps it, else (a
+        checkpoint stored before documents kept it) its nearest `messages` value's length plus the
+        messages written since, as the thread's count moves. `document`: the parent's, if already read."""
+        if document is None:
+            document = await self._stored_document(db, thread_id, "", checkpoint_id)
+        if not document:
+            return None
+        if (stored := document.get(MESSAGE_COUNT)) is not None:
+            return int(stored)
+        if "messages" not in document.get("channel_versions", {}):
+            return 0  # never updated (a graph without messages): no walk to the thread's first checkpoint
+        chains, seeds = await self._walk_to_seeds(db, thread_id, "", checkpoint_id, ["messages"], thread)
+        count = 0
+        if "messages" in seeds:
+            seed_id, version = seeds["messages"]
+            pairs = [{"t": thread_id, "n": "", "c": "messages", "v": version, "k": seed_id}]
+            for *_key, kind, value, blob in await db.fetchall(
+                self.q.SELECT_CHANNEL_VALUES, (self._json_param(json.dumps(pairs)),)
+            ):
+                if kind != KIND_JSON and (ranges := self._ranges_of(kind, value)):  # items: counted unloaded
+                    count = len(from_ranges(ranges))
+                else:
+                    seed = self._decode(thread, kind, value, blob)
+                    seed = seed.value if is_delta(seed) else seed
+                    count = len(seed) if isinstance(seed, list) else 0
+        # Its state is that value plus what was written for each checkpoint from there to its parent.
+        written_for = chains["messages"][1:]
+        if written_for:
+            rows = await db.fetchall(
+                self.q.SELECT_CHANNEL_WRITES,
+                (thread_id, "", self._json_param(json.dumps(written_for)), self._json_param('["messages"]')),
+            )
+            needed: set[int] = set()
+            for *_ids, kind, value, _blob in rows:
+                needed.update(from_ranges(self._ranges_of(kind, value)))
+            await self._load_items(db, thread, thread_id, needed)
+            clear, change, _preview = count_messages([self._decode(thread, *row[4:]) for row in rows])
+            count = max((0 if clear else count) + change, 0)
+        return count
 
     async def aput_writes(
         self,
@@ -682,12 +731,16 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id, checkpoint_ns, checkpoint_id = config_ids(config)
-        async with self._read() as db:
-            row, writes = await self._checkpoint_row(db, thread_id, checkpoint_ns, checkpoint_id)
-            if row is None:
-                return None
-            tuples = await self._tuples(db, [row], resumed=True, writes=writes)
-        return tuples[0]
+
+        async def read() -> CheckpointTuple | None:
+            async with self._read() as db:
+                row, writes = await self._checkpoint_row(db, thread_id, checkpoint_ns, checkpoint_id)
+                if row is None:
+                    return None
+                tuples = await self._tuples(db, [row], resumed=True, writes=writes)
+            return tuples[0]
+
+        return await self._read_again_if_torn(read)
 
     async def _checkpoint_row(
         self, db: Db, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None
@@ -739,9 +792,7 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
             where = f"WHERE {' AND '.join(page_clauses)}" if page_clauses else ""
             size = PAGE_SIZE if remaining is None else min(PAGE_SIZE, remaining)
             # Fetch a page, release the connection, then yield: no lock is held across `yield`.
-            async with self._read() as db:
-                rows = await db.fetchall(self.q.LIST_CHECKPOINTS.format(where=where), (*page_params, size))
-                tuples = await self._tuples(db, rows)
+            rows, tuples = await self._read_again_if_torn(partial(self._list_page, where, (*page_params, size)))
             for tup in tuples:
                 yield tup
             if len(rows) < size:
@@ -750,6 +801,12 @@ class OrecastCheckpointer(SyncBridge, StateMigrator, Maintenance, ThreadsMixin, 
                 remaining -= len(rows)
             last_row = rows[-1]
             last = (last_row[0], last_row[1], last_row[2])
+
+
+    async def _list_page(self, where: str, params: Sequence[Any]) -> tuple[list[Any], list[CheckpointTuple]]:
+        async with self._read() as db:
+            rows = await db.fetchall(self.q.LIST_CHECKPOINTS.format(where=where), params)
+            return rows, await self._tuples(db, rows)
 
 
 # `_inherited_entry`: the parent's row does not say (no parent stored, or it holds another version).

@@ -14,7 +14,7 @@ import random
 import re
 import weakref
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, Protocol, Self
@@ -27,6 +27,7 @@ from langgraph.checkpoint.base import (
 from orecast.checkpoint import migrations
 from orecast.checkpoint.cache import ItemCache
 from orecast.checkpoint.encoding import (
+    CorruptRowError,
     TaggedJson,
     strict_serializer,
 )
@@ -380,6 +381,17 @@ class SaverCore(BaseCheckpointSaver[str]):
 
     async def _lock_migrations(self, db: Db) -> None:
         """Serialise migrations across processes beyond what the write transaction does."""
+
+    @staticmethod
+    async def _read_again_if_torn(read: Callable[[], Awaitable[Any]]) -> Any:
+        """`read()`, once more if it found a reference beyond the thread's items. The statements of a read
+        each read what is committed when they run (autocommit on SQLite, READ COMMITTED elsewhere): a
+        write another process committed between the one that read the thread's item count and the one
+        that read the write refers to items that count did not include. A corrupt row fails again."""
+        try:
+            return await read()
+        except CorruptRowError:
+            return await read()
 
     async def setup(self) -> None:
         """Apply the numbered migrations of this dialect (idempotent, safe across processes)."""

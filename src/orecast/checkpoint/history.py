@@ -45,6 +45,11 @@ class DeltaHistory(ValueStore):
             )
         wanted = list(channels)
         thread_id, ns, target_id = config_ids(config)
+        return await self._read_again_if_torn(lambda: self._delta_history(thread_id, ns, target_id, wanted))
+
+    async def _delta_history(
+        self, thread_id: str, ns: str, target_id: str | None, wanted: list[str]
+    ) -> dict[str, DeltaChannelHistory]:
         result: dict[str, DeltaChannelHistory] = {}
         async with self._read() as db:
             if target_id:

@@ -58,7 +58,11 @@ class Maintenance(DeltaHistory):
         if source == target:
             raise ValueError(f"cannot copy thread {source!r} onto itself")
         async with self._write() as db:
-            row = await db.fetchone(self.q.SELECT_THREAD, (source,))
+            # The copy is of one moment of the source, whatever its runs commit meanwhile: its row, as the
+            # copy's next item number, must not be older than the items copied after it.
+            for sql in self.q.COPY_ONE_MOMENT:
+                await db.execute(sql)
+            row = await db.fetchone(self.q.SELECT_THREAD_TO_COPY, (source,))
             if row is None:
                 return
             if await db.fetchone(self.q.THREAD_HAS_DATA, (target, target)) is not None:
@@ -218,6 +222,12 @@ class Maintenance(DeltaHistory):
 
     async def _collect_garbage(self, db: Db, thread_id: str) -> None:
         """Delete channel values no checkpoint refers to and items no value refers to; fix counters."""
+        # A new incarnation first. Other processes' caches know the items about to go by hash, and a
+        # write of theirs whose message has the hash of one (the same question asked again on a new
+        # branch) would refer to it by number without storing it: the thread then failed to load in
+        # every process but theirs. Their writes now start again from what is stored. And the row's
+        # lock holds back their writes until this commits, so none refers to an item read here as dead.
+        await db.execute(self.q.SET_INCARNATION, (random.randbytes(8).hex(), thread_id))
         referenced: set[tuple[str, str, str]] = set()
         inline_values: list[list[Any]] = []
         # (ns, versions) per checkpoint, and the values kept in its row where the dialect does that

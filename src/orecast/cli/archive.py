@@ -63,7 +63,8 @@ def export_command(
     """Write a conversation to a portable archive: every checkpoint, write, branch, namespace and its metadata."""
     # `--out backups/` once wrote a file named `backups`: a folder gets the name `db archive` gives.
     into_folder = out.endswith(("/", os.sep)) or Path(out).is_dir()
-    path = archive_path(Path(out), thread_id) if into_folder else Path(out)
+    # (in a folder: named once the thread's checkpoints are known, see `archive_path`)
+    paths = [Path(out)]
 
     tally = Tally("checkpoints")
 
@@ -72,18 +73,20 @@ def export_command(
             info = await saver.aget_thread(thread_id)
             if info is None:
                 fail(f"no thread {thread_id!r}")
+            if into_folder:
+                paths[0] = archive_path(Path(out), thread_id, await _checkpoint_ids(saver, thread_id))
             with tally.bar("exporting", info.checkpoint_count) as advance:
                 try:
                     if into_folder:
-                        path.parent.mkdir(parents=True, exist_ok=True)
-                    return await export_thread(saver, thread_id, path, progress=advance)
+                        paths[0].parent.mkdir(parents=True, exist_ok=True)
+                    return await export_thread(saver, thread_id, paths[0], progress=advance)
                 except ArchiveError as exc:
                     fail(str(exc))
                 except OSError as exc:
-                    fail(f"cannot write {path}: {exc.strerror or exc}")
+                    fail(f"cannot write {paths[0]}: {exc.strerror or exc}")
 
-    summary = run_to_end(run(), tally, f"nothing was written to {path}; run the same command again")
-    typer.echo(escaped(f"exported {thread_id}: {_describe(summary)} -> {path} ({_kib(summary.bytes)})"))
+    summary = run_to_end(run(), tally, f"nothing was written to {out}; run the same command again")
+    typer.echo(escaped(f"exported {thread_id}: {_describe(summary)} -> {paths[0]} ({_kib(summary.bytes)})"))
 
 
 def import_command(
@@ -144,10 +147,10 @@ async def archive_one(
 ) -> dict[str, Any]:
     """Export one thread, check the file reads back complete, then delete the thread from the store
     (and, in the same transaction, `also`: what the service keeps of it)."""
-    path = archive_path(folder, info.thread_id)
+    stored = await _checkpoint_ids(saver, info.thread_id)
+    path = archive_path(folder, info.thread_id, stored)
     summary = await export_thread(saver, info.thread_id, path)
     archive = read_archive(saver, path)
-    stored = await _checkpoint_ids(saver, info.thread_id)
     if archive.summary.counts() != summary.counts() or {(c["ns"], c["id"]) for c in archive.checkpoints} != stored:
         path.unlink(missing_ok=True)
         return {"thread_id": info.thread_id, "archived": False, "reason": "the file did not read back the same"}

@@ -203,6 +203,7 @@ class GroupWriter:
             return None
         members: list[_Member] = []
         held: list[_Member] = []
+        in_group: dict[str, int] = {}  # per thread, how many of its writes the group holds so far
         chars = 0
         for at, member in enumerate(self._waiting):
             if member.done.done():  # its caller was cancelled (or it failed as stale): left out
@@ -211,10 +212,11 @@ class GroupWriter:
             if members and chars + member.chars > MAX_GROUP_CHARS:
                 held.extend(self._waiting[at:])
                 break
-            if not self._follows(member, members):
+            if not self._follows(member, in_group):
                 held.append(member)  # after its thread's earlier writes have settled
                 continue
             members.append(member)
+            in_group[member.thread_id] = in_group.get(member.thread_id, 0) + 1
             chars += member.chars
         self._waiting = held
         if not members:
@@ -233,13 +235,14 @@ class GroupWriter:
         group.task = asyncio.current_task(loop)
         return group
 
-    def _follows(self, member: _Member, members: list[_Member]) -> bool:
-        """Whether the thread's writes queued before `member` are all in the group being formed."""
+    def _follows(self, member: _Member, in_group: dict[str, int]) -> bool:
+        """Whether the thread's writes queued before `member` are all in the group being formed: the
+        group holds a prefix of each thread's queue (of `in_group[thread]` writes), so whether `member`
+        comes right after it. (Comparing each earlier write with the group's members took 13 s of the
+        event loop for a fan-out of 2000 tasks writing to one thread at once.)"""
         queued = self._queued.of(member.thread_id)
-        for earlier in queued[: queued.index(member)]:
-            if earlier not in members:
-                return False
-        return True
+        count = in_group.get(member.thread_id, 0)
+        return count < len(queued) and queued[count] is member
 
     def _release(self, group: _Group) -> None:
         if group.holding:

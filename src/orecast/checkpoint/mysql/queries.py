@@ -258,6 +258,11 @@ THREAD_HAS_DATA = """
 UNION ALL
 (SELECT 1 FROM writes WHERE thread_id = %s LIMIT 1)
 LIMIT 1"""
+# A copy reads one moment of its source (every statement of READ COMMITTED reads its own, and a run
+# committing between two of them left the copy's next item number behind its items): the source's
+# row locked, which every write that stores items or checkpoints updates first.
+COPY_ONE_MOMENT: tuple[str, ...] = ()
+SELECT_THREAD_TO_COPY = SELECT_THREAD + " LOCK IN SHARE MODE"
 COPY_THREAD_ROW = """
 INSERT INTO threads (thread_id, incarnation, created_at, updated_at, metadata, status,
                      head_checkpoint_id, checkpoint_count, message_count, preview, next_item)
@@ -404,13 +409,21 @@ UPDATE threads SET
     updated_at = %(now)s,
     metadata = JSON_MERGE_PATCH(%(seed)s, metadata),
     checkpoint_count = checkpoint_count + {counted},
-    head_checkpoint_id = COALESCE(%(head)s, head_checkpoint_id),
+    -- The head is the newest root checkpoint (what a read without an id loads): a put another process's
+    -- newer one overtook (two runs on one thread) leaves it, its count and its preview alone. (Whether
+    -- the put is the head reads the same before and after the head's own assignment.)
+    head_checkpoint_id = CASE
+        WHEN %(head)s >= COALESCE(head_checkpoint_id, '') THEN %(head)s ELSE head_checkpoint_id
+    END,
     message_count = CASE
+        WHEN %(head)s IS NULL OR %(head)s < COALESCE(head_checkpoint_id, '') THEN message_count
         WHEN %(clear)s = 1 THEN %(message_count)s
         WHEN {new} THEN GREATEST(message_count + %(message_count)s, 0)
         ELSE message_count
     END,
-    preview = COALESCE(%(preview)s, preview),
+    preview = CASE
+        WHEN %(head)s >= COALESCE(head_checkpoint_id, '') THEN COALESCE(%(preview)s, preview) ELSE preview
+    END,
     next_item = GREATEST(next_item, %(next_item)s),
     {status}
 WHERE thread_id = %(thread_id)s AND incarnation = %(incarnation)s

@@ -145,6 +145,9 @@ class _Db:
         # A put's or put_writes' connection (`_write_unit`), whose batch stores the items it numbered.
         # Any other write (migrate-state's, say) stores its items at once (`_store_items`).
         self.defer_items = False
+        # `_first_write`'s: its first statement locks the thread's row and reads its next item number,
+        # even for a thread the process has cached (`_touch_thread`).
+        self.locks_thread = False
         # A put's or put_writes' place in its thread's queue (`_GroupedDb`); None for other operations.
         self.chain: Chain | None = None
         self.last_rows: list[tuple[Any, ...]] = []  # the rows of a batch's last statement
@@ -729,14 +732,16 @@ class MysqlCheckpointer(OrecastCheckpointer):
                     raise
                 await asyncio.sleep(0.005 * attempt)
             except StaleThreadError:
-                # Its retry failed on an item's hash, stored before this process (re)learnt the thread
-                # (`_run_batch`). That happens when its first attempt failed with an earlier write of
-                # the thread (prepared after one that matched nothing), and that write's retry made the
-                # thread known again knowing only the hashes it looked up: once more, looking hashes up
-                # first (`_first_write`), which cannot fail on one.
-                if hash_retried or thread_id not in self._hash_conflicts:
+                # Its retry failed too. A retry numbers the thread's new items from what the process
+                # learnt last, and goes with a group (no lock on the thread's row) when an earlier write
+                # of the thread made it known again meanwhile: another process writing the same thread
+                # may number items first once more (or have stored one of its items: `_run_batch`).
+                # Once more, as a first write (`_first_write`): it locks the row, learns the next number
+                # and looks hashes up before numbering, so neither can happen.
+                if hash_retried:
                     raise
                 hash_retried = True
+                self._hash_conflicts.add(thread_id)
 
     async def setup(self) -> None:
         """Apply the numbered migrations under a named lock: DDL commits at once in MySQL, so the lock,
@@ -778,13 +783,13 @@ class MysqlCheckpointer(OrecastCheckpointer):
         # It reads the thread's row and items: after what the thread's queued writes store.
         await self._writes_settled(thread_id)
         async with self._transaction() as db:
-            db.defer_items = True
+            db.defer_items = db.locks_thread = True
             yield db
         self._hash_conflicts.discard(thread_id)
 
     async def _touch_thread(self, db: Db, thread_id: str) -> ThreadItems:
         cached = self.items.peek(thread_id)
-        if cached is not None:
+        if cached is not None and not db.locks_thread:  # type: ignore[attr-defined]
             return cached
         now = self._ts(utc_now())
         # `db` may be an observer's wrapper (observe.py) around our `_Db`: used through its methods.

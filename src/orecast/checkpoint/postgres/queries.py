@@ -255,6 +255,10 @@ SELECT 1 FROM checkpoints WHERE thread_id = %s
 UNION ALL
 SELECT 1 FROM task_writes WHERE thread_id = %s
 LIMIT 1"""
+# A copy reads one moment of its source (every statement of READ COMMITTED reads its own, and a run
+# committing between two of them left the copy's next item number behind its items): a snapshot.
+COPY_ONE_MOMENT: tuple[str, ...] = ("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",)
+SELECT_THREAD_TO_COPY = SELECT_THREAD
 COPY_THREAD_ROW = """
 INSERT INTO threads (thread_id, incarnation, created_at, updated_at, metadata, status,
                      head_checkpoint_id, checkpoint_count, message_count, preview, next_item)
@@ -328,90 +332,104 @@ ON CONFLICT (thread_id, first_no) DO UPDATE SET
 VACUUM_ITEM_TAIL = "VACUUM (SKIP_LOCKED) item_tail, threads"
 
 # A put in one statement: its channel values, its checkpoint row and its thread's row, written only
-# if the thread is still the incarnation the put was encoded against (else no row comes back).
-_SAME_THREAD = """EXISTS (
-        SELECT 1 FROM threads WHERE thread_id = %(thread_id)s AND incarnation = %(incarnation)s
-    )"""
+# if the thread is still the incarnation the put was encoded against (else no row comes back). The
+# thread's row is updated first and the rest stored only if that matched: the update waits for a
+# deletion of the thread in progress and then matches nothing, where a check against the statement's
+# snapshot still saw the row and stored, after the deletion's own deletes, rows with the deleted
+# thread's item numbers that the thread's next incarnation then tripped over.
+_THREAD_MATCHED = "EXISTS (SELECT 1 FROM thread_row)"
 # Items numbered by the saver (see `_store_items`) go in with the statement that refers to them; a
 # number or hash stored meanwhile by another process fails the whole statement on the key.
 _STORE_DEFERRED_ITEMS = f"""stored_items AS (
     INSERT INTO item_tail (thread_id, item_no, hash, value)
     SELECT %(thread_id)s, %(first_item)s + x.ord - 1, x.item->>0, (x.item->>1)::jsonb
     FROM json_array_elements(%(items)s::json) WITH ORDINALITY AS x (item, ord)
-    WHERE {_SAME_THREAD}
+    WHERE {_THREAD_MATCHED}
 )"""
 # Whether the checkpoint was new is asked of the snapshot the statement started from (`earlier`), not
 # of the row's `xmax`, which PostgreSQL refuses on a partitioned table (deploy/postgres/
 # partition_by_month.sql partitions checkpoints too). Only the same checkpoint put twice at the very
 # same moment by two sessions would count twice; LangGraph puts a checkpoint id once.
 STORE_PUT = f"""
-WITH {_STORE_DEFERRED_ITEMS},
-earlier AS (
+WITH earlier AS (
     SELECT 1 FROM checkpoints
     WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id = %(checkpoint_id)s
 ),
+thread_row AS (
+    UPDATE threads SET
+        -- Unchanged indexed columns let PostgreSQL update the row in place (HOT) instead of adding index
+        -- entries that every lookup of the thread walks until VACUUM: so updated_at moves at most every
+        -- 10 ms (a turn's puts come a few ms apart) and the metadata only when the seed adds a key.
+        updated_at = CASE
+            -- (and at once after a keep_latest sweep marked the thread: its next activity must show)
+            WHEN %(now)s - updated_at > interval '10 milliseconds' OR swept_updated_at >= updated_at THEN %(now)s
+            ELSE updated_at
+        END,
+        metadata = CASE WHEN metadata @> %(seed)s::jsonb THEN metadata ELSE %(seed)s::jsonb || metadata END,
+        checkpoint_count = checkpoint_count + CASE WHEN EXISTS (SELECT 1 FROM earlier) THEN 0 ELSE 1 END,
+        -- The head is the newest root checkpoint (what a read without an id loads): a put another
+        -- process's newer one overtook (two runs on one thread) leaves it, its count and preview alone.
+        head_checkpoint_id = CASE
+            WHEN %(head)s >= COALESCE(head_checkpoint_id, '') THEN %(head)s ELSE head_checkpoint_id
+        END,
+        -- the head's messages: a whole list (clear) or the parent's plus the messages written for it
+        message_count = CASE
+            WHEN %(head)s IS NULL OR %(head)s < COALESCE(head_checkpoint_id, '') THEN message_count
+            WHEN %(clear)s = 1 THEN %(message_count)s
+            -- a checkpoint stored again applies nothing new
+            WHEN NOT EXISTS (SELECT 1 FROM earlier) THEN GREATEST(message_count + %(message_count)s, 0)
+            ELSE message_count
+        END,
+        preview = CASE
+            WHEN %(head)s >= COALESCE(head_checkpoint_id, '') THEN COALESCE(%(preview)s, preview) ELSE preview
+        END,
+        next_item = GREATEST(next_item, %(next_item)s),
+        status = CASE
+            WHEN %(root)s = 1 AND status = 'interrupted' AND NOT EXISTS (
+                SELECT 1 FROM writes AS w
+                WHERE w.thread_id = threads.thread_id AND w.checkpoint_ns = ''
+                  AND w.checkpoint_id >= %(checkpoint_id)s AND w.channel = '__interrupt__'
+            ) THEN 'idle'
+            ELSE status
+        END
+    WHERE thread_id = %(thread_id)s AND incarnation = %(incarnation)s
+    RETURNING 1
+),
+{_STORE_DEFERRED_ITEMS},
 stored_values AS (
     INSERT INTO channel_values (thread_id, checkpoint_ns, channel, version, kind, value, blob)
     SELECT %(thread_id)s, %(ns)s, x.channel, x.version, x.kind, x.value::jsonb, decode(x.blob, 'base64')
     FROM json_to_recordset(%(rows)s::json) AS x (channel text, version text, kind text, value text, blob text)
-    WHERE {_SAME_THREAD}
+    WHERE {_THREAD_MATCHED}
     ON CONFLICT DO NOTHING
-),
-stored AS (
-    INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
-                             checkpoint, metadata, run_id, schema_version)
-    SELECT %(thread_id)s, %(ns)s, %(checkpoint_id)s, %(parent_id)s, %(checkpoint)s::json,
-           %(metadata)s::jsonb, %(run_id)s, %(schema_version)s
-    WHERE {_SAME_THREAD}
-    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
-        parent_checkpoint_id = excluded.parent_checkpoint_id, checkpoint = excluded.checkpoint,
-        metadata = excluded.metadata, run_id = excluded.run_id,
-        schema_version = excluded.schema_version
-    RETURNING NOT EXISTS (SELECT 1 FROM earlier) AS inserted
 )
-UPDATE threads SET
-    -- Unchanged indexed columns let PostgreSQL update the row in place (HOT) instead of adding index
-    -- entries that every lookup of the thread walks until VACUUM: so updated_at moves at most every
-    -- 10 ms (a turn's puts come a few ms apart) and the metadata only when the seed adds a key.
-    updated_at = CASE
-        -- (and at once after a keep_latest sweep marked the thread: its next activity must show)
-        WHEN %(now)s - updated_at > interval '10 milliseconds' OR swept_updated_at >= updated_at THEN %(now)s
-        ELSE updated_at
-    END,
-    metadata = CASE WHEN metadata @> %(seed)s::jsonb THEN metadata ELSE %(seed)s::jsonb || metadata END,
-    checkpoint_count = checkpoint_count + (SELECT count(*) FROM stored WHERE inserted),
-    head_checkpoint_id = COALESCE(%(head)s, head_checkpoint_id),
-    -- the head's messages: a whole list (clear) or the parent's plus the messages written for it
-    message_count = CASE
-        WHEN %(clear)s = 1 THEN %(message_count)s
-        -- a checkpoint stored again applies nothing new
-        WHEN EXISTS (SELECT 1 FROM stored WHERE inserted) THEN GREATEST(message_count + %(message_count)s, 0)
-        ELSE message_count
-    END,
-    preview = COALESCE(%(preview)s, preview),
-    next_item = GREATEST(next_item, %(next_item)s),
-    status = CASE
-        WHEN %(root)s = 1 AND status = 'interrupted' AND NOT EXISTS (
-            SELECT 1 FROM writes AS w
-            WHERE w.thread_id = threads.thread_id AND w.checkpoint_ns = ''
-              AND w.checkpoint_id >= %(checkpoint_id)s AND w.channel = '__interrupt__'
-        ) THEN 'idle'
-        ELSE status
-    END
-WHERE thread_id = %(thread_id)s AND incarnation = %(incarnation)s
+INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+                         checkpoint, metadata, run_id, schema_version)
+SELECT %(thread_id)s, %(ns)s, %(checkpoint_id)s, %(parent_id)s, %(checkpoint)s::json,
+       %(metadata)s::jsonb, %(run_id)s, %(schema_version)s
+WHERE {_THREAD_MATCHED}
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+    parent_checkpoint_id = excluded.parent_checkpoint_id, checkpoint = excluded.checkpoint,
+    metadata = excluded.metadata, run_id = excluded.run_id,
+    schema_version = excluded.schema_version
 RETURNING 1"""
 
 # A put_writes in one statement: its new items, the task's writes (one row, `rows` the JSON array
 # [[idx, channel, kind, JSON text, base64 blob], …]), and the thread's row when they interrupt it or
 # number items; nothing is stored unless the thread is still the `incarnation` the cache knew (the
 # writes may refer to items by the cache's numbers), and a row comes back only if it is. The same task
-# writing again at the same checkpoint merges into its row, write by write (by `idx`).
+# writing again at the same checkpoint merges into its row, write by write (by `idx`). The row is
+# locked FOR SHARE, as a put updates it first (above): a deletion, or a prune's new incarnation
+# (maintenance.py, `_collect_garbage`), in progress makes the write wait and then find no row.
 _STORE_WRITES = f"""
-WITH {_STORE_DEFERRED_ITEMS},
+WITH thread_row AS (
+    SELECT 1 FROM threads WHERE thread_id = %(thread_id)s AND incarnation = %(incarnation)s FOR SHARE
+),
+{_STORE_DEFERRED_ITEMS},
 stored AS (
     INSERT INTO task_writes AS w (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes)
     SELECT %(thread_id)s, %(ns)s, %(checkpoint_id)s, %(task_id)s, %(task_path)s, %(rows)s::json
-    WHERE {_SAME_THREAD}
+    WHERE {_THREAD_MATCHED}
     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id) DO UPDATE SET {{merge}}
 ),
 marked AS (
@@ -422,7 +440,7 @@ marked AS (
       AND (%(interrupted)s OR %(next_item)s > 0)
       AND incarnation = %(incarnation)s
 )
-SELECT 1 WHERE {_SAME_THREAD}"""
+SELECT 1 FROM thread_row"""
 # Regular writes are kept as first stored (only new indexes are added); special ones (errors,
 # interrupts…) replace those of the same index.
 STORE_WRITES = _STORE_WRITES.format(

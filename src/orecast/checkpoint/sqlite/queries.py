@@ -42,23 +42,29 @@ SET_THREAD_STATUS = "UPDATE threads SET status = ? WHERE thread_id = ?"
 # whenever its column is assigned, even to the value it holds.
 RECORD_CHECKPOINT_IN_THREAD = """
 UPDATE OR IGNORE threads SET
-    metadata = json_patch(?, metadata),
-    checkpoint_count = checkpoint_count + ?,
-    head_checkpoint_id = COALESCE(?, head_checkpoint_id),
+    metadata = json_patch(?1, metadata),
+    checkpoint_count = checkpoint_count + ?2,
+    -- The head is the newest root checkpoint (what a read without an id loads): a put another process's
+    -- newer one overtook (two runs on one thread) leaves it, its count and its preview alone.
+    head_checkpoint_id = CASE WHEN ?3 >= IFNULL(head_checkpoint_id, '') THEN ?3 ELSE head_checkpoint_id END,
     -- the head's messages: a whole list (clear = 1) or the parent's plus the messages written for it
-    message_count = CASE WHEN ? = 1 THEN ? ELSE MAX(message_count + ?, 0) END,
-    preview = COALESCE(?, preview),
+    message_count = CASE
+        WHEN NOT ?3 >= IFNULL(head_checkpoint_id, '') OR ?3 IS NULL THEN message_count
+        WHEN ?4 = 1 THEN ?5
+        ELSE MAX(message_count + ?6, 0)
+    END,
+    preview = CASE WHEN ?3 >= IFNULL(head_checkpoint_id, '') THEN COALESCE(?7, preview) ELSE preview END,
     -- a newer root checkpoint ends an interruption; with async durability an interrupt write can be
     -- stored before its own checkpoint or before an older checkpoint's put commits
     status = CASE
-        WHEN ? = 1 AND status = 'interrupted' AND NOT EXISTS (
+        WHEN ?8 = 1 AND status = 'interrupted' AND NOT EXISTS (
             SELECT 1 FROM writes AS w
             WHERE w.thread_id = threads.thread_id AND w.checkpoint_ns = ''
-              AND w.checkpoint_id >= ? AND w.channel = '__interrupt__'
+              AND w.checkpoint_id >= ?9 AND w.channel = '__interrupt__'
         ) THEN 'idle'
         ELSE status
     END
-WHERE thread_id = ? AND incarnation = ?
+WHERE thread_id = ?10 AND incarnation = ?11
 RETURNING 1"""
 # After RECORD_CHECKPOINT_IN_THREAD: `updated_at` moves at most every 10 ms (a turn's puts come a few ms
 # apart), so most puts leave the `threads_updated_at` index alone: 5 of a single writer's 46 WAL pages a
@@ -273,6 +279,9 @@ SELECT 1 FROM checkpoints WHERE thread_id = ?
 UNION ALL
 SELECT 1 FROM writes WHERE thread_id = ?
 LIMIT 1"""
+# A copy reads one moment of its source: SQLite runs one write transaction at a time.
+COPY_ONE_MOMENT: tuple[str, ...] = ()
+SELECT_THREAD_TO_COPY = SELECT_THREAD
 COPY_THREAD_ROW = """
 INSERT INTO threads (thread_id, incarnation, created_at, updated_at, metadata, status,
                      head_checkpoint_id, checkpoint_count, message_count, preview, next_item)
