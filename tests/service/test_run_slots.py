@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from orecast.service.runs.slots import RunSlots
+from tests.checkpoint.conftest import ph, raw_sql
 from tests.conftest import new_mysql_database
 from tests.service import echo_graph
 from tests.service.conftest import ECHO, ECHO_FILE, Server, new_pg_schema, say, settings_for
@@ -182,7 +183,8 @@ async def test_wait_join_and_stream_of_a_run_pending_for_a_slot(
 def test_each_replica_executes_at_most_its_own_limit(
     slots_url: str, slots_server: Server, tmp_path: Path
 ) -> None:
-    """Two processes on one database: each executes its own limit's runs, no more, and queues the rest."""
+    """Two processes on one database: each executes at most its own limit's runs, and the rest wait (a
+    run one of them queued while the other had a free slot runs in the other: see below)."""
     other = slotted(slots_url)
     try:
         with (
@@ -192,8 +194,10 @@ def test_each_replica_executes_at_most_its_own_limit(
             holds = [tmp_path / f"hold{n}" for n in range(6)]
             mine = [held_run(first, hold) for hold in holds[:3]]
             theirs = [held_run(second, hold) for hold in holds[3:]]
-            until(lambda: statuses(first, mine + theirs) == ["running", "running", "pending"] * 2)
+            until(lambda: sorted(statuses(first, mine + theirs)) == ["pending"] * 2 + ["running"] * 4)
             until(lambda: echo_graph.INSIDE["now"] == 2 * JOBS)
+            time.sleep(0.5)  # several polls of each process: none takes one more
+            assert echo_graph.INSIDE["peak"] == 2 * JOBS
             for hold in holds:
                 hold.unlink()
             until(lambda: statuses(first, mine + theirs) == ["success"] * 6)
@@ -272,3 +276,102 @@ def test_a_run_started_later_waits_without_its_slot(slots_server: Server) -> Non
         for thread_id, run_id in later:
             assert http.post(f"/threads/{thread_id}/runs/{run_id}/cancel?wait=1").status_code == 200
         assert statuses(http, later) == ["interrupted"] * JOBS
+
+
+def attempts(url: str, run_ids: list[str]) -> list[int]:
+    """The `attempt` of each run's row: 2 for a run another process took from its queue."""
+    mark = ph(url)
+    return [raw_sql(url, f"SELECT attempt FROM service_runs WHERE run_id = {mark}", (r,))[0][0] for r in run_ids]
+
+
+async def test_an_idle_replica_takes_the_runs_another_one_queued(
+    slots_url: str, slots_server: Server, tmp_path: Path
+) -> None:
+    """Two processes on one database: the runs one queues (no free slot) start in the other, idle one,
+    oldest first, each executed once; their clients, connected to the first, still get their stream,
+    their /runs/wait answer and their join. Before, the idle process executed nothing and they waited."""
+    other = slotted(slots_url)
+    try:
+        async with httpx.AsyncClient(base_url=slots_server.url, timeout=60) as client:
+            holds = [tmp_path / f"hold{n}" for n in range(2 * JOBS)]
+            with httpx.Client(base_url=slots_server.url, timeout=30) as http:
+                mine = [held_run(http, hold) for hold in holds[:JOBS]]
+                until(lambda: statuses(http, mine) == ["running"] * JOBS)
+                thread_id = http.post("/threads", json={}).json()["thread_id"]
+            for hold in holds[JOBS:]:
+                hold.touch()
+
+            async def streamed() -> str:
+                body = {"assistant_id": COUNTED, "input": {**say("streamed"), "hold": str(holds[JOBS])}}
+                async with client.stream("POST", f"/threads/{thread_id}/runs/stream", json=body) as answer:
+                    return "".join([chunk async for chunk in answer.aiter_text()])
+
+            stream = asyncio.create_task(streamed())
+            await asyncio.sleep(0.2)  # the stream's run is the older one
+            waited = asyncio.create_task(client.post("/runs/wait", json={
+                "assistant_id": COUNTED, "input": {**say("waited"), "hold": str(holds[JOBS + 1])},
+            }))
+            # both wait in the first process's queue, and the idle one takes them: 2 × JOBS at once
+            await asyncio.to_thread(until, lambda: echo_graph.INSIDE["now"] == 2 * JOBS)
+            run_ids = [r["run_id"] for r in (await client.get(f"/threads/{thread_id}/runs")).json()]
+            joined = asyncio.create_task(client.get(f"/threads/{thread_id}/runs/{run_ids[0]}/join"))
+            await asyncio.sleep(0.5)
+            assert not (stream.done() or waited.done() or joined.done())
+            for hold in holds:
+                hold.unlink()
+            events, waited_answer, joined_answer = await asyncio.wait_for(asyncio.gather(stream, waited, joined), 60)
+            with httpx.Client(base_url=slots_server.url, timeout=30) as http:
+                until(lambda: statuses(http, [*mine, (thread_id, run_ids[0])]) == ["success"] * (JOBS + 1))
+        assert attempts(slots_url, [r for _, r in mine]) == [1] * JOBS
+        assert attempts(slots_url, run_ids) == [2]
+        assert events.startswith("event: metadata") and "echo: streamed" in events and "event: error" not in events
+        assert waited_answer.json()["messages"][-1]["content"] == "echo: waited"
+        assert [m["content"] for m in joined_answer.json()["messages"]] == ["streamed", "echo: streamed"]
+    finally:
+        other.stop()
+
+
+def test_a_thread_is_busy_while_its_run_waits_for_a_slot(slots_server: Server, tmp_path: Path) -> None:
+    """As langgraph-api: a thread is `busy` from its run's creation, also while the run waits for a slot
+    (before: `idle` until the run started, and a TTL sweep could delete it meanwhile); cancelled
+    before it started, the run leaves the thread as its state says (`idle`)."""
+    with httpx.Client(base_url=slots_server.url, timeout=30) as http:
+        holds = [tmp_path / f"hold{n}" for n in range(JOBS)]
+        busy = [held_run(http, hold) for hold in holds]
+        until(lambda: statuses(http, busy) == ["running"] * JOBS)
+        thread_id = http.post("/threads", json={}).json()["thread_id"]
+        run = http.post(f"/threads/{thread_id}/runs", json={"assistant_id": ECHO, "input": say("later")}).json()
+        assert statuses(http, [(thread_id, run["run_id"])]) == ["pending"]
+        assert http.get(f"/threads/{thread_id}").json()["status"] == "busy"
+        found = http.post("/threads/search", json={"status": "busy", "limit": 100}).json()
+        assert thread_id in [t["thread_id"] for t in found]
+        assert http.post(f"/threads/{thread_id}/runs/{run['run_id']}/cancel?wait=1").status_code == 200
+        until(lambda: http.get(f"/threads/{thread_id}").json()["status"] == "idle")
+        for hold in holds:
+            hold.unlink()
+        until(lambda: statuses(http, busy) == ["success"] * JOBS)
+
+
+def test_a_run_another_replica_took_is_cancelled_from_the_first(
+    slots_url: str, slots_server: Server, tmp_path: Path
+) -> None:
+    """A run the idle process took from the first one's queue stops when a client of the first cancels
+    it (the cancel goes through its row), and ends `interrupted` once, its thread free again."""
+    other = slotted(slots_url)
+    try:
+        with httpx.Client(base_url=slots_server.url, timeout=30) as http:
+            holds = [tmp_path / f"hold{n}" for n in range(JOBS + 1)]
+            mine = [held_run(http, hold) for hold in holds[:JOBS]]
+            until(lambda: statuses(http, mine) == ["running"] * JOBS)
+            thread_id, run_id = held_run(http, holds[JOBS])
+            until(lambda: echo_graph.INSIDE["now"] == JOBS + 1)
+            assert attempts(slots_url, [run_id]) == [2]
+            assert http.post(f"/threads/{thread_id}/runs/{run_id}/cancel?wait=1").status_code == 200
+            assert statuses(http, [(thread_id, run_id)]) == ["interrupted"]
+            until(lambda: echo_graph.INSIDE["now"] == JOBS)
+            until(lambda: http.get(f"/threads/{thread_id}").json()["status"] == "idle")
+            for hold in holds:
+                hold.unlink(missing_ok=True)
+            until(lambda: statuses(http, mine) == ["success"] * JOBS)
+    finally:
+        other.stop()
