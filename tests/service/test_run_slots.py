@@ -8,6 +8,7 @@ import asyncio
 import re
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -352,29 +353,42 @@ def test_a_thread_is_busy_while_its_run_waits_for_a_slot(slots_server: Server, t
         until(lambda: statuses(http, busy) == ["success"] * JOBS)
 
 
-def test_a_run_another_replica_took_is_cancelled_from_the_first(
+@contextmanager
+def first_full_beside_another(
     slots_url: str, slots_server: Server, tmp_path: Path
-) -> None:
-    """A run the idle process took from the first one's queue stops when a client of the first cancels
-    it (the cancel goes through its row), and ends `interrupted` once, its thread free again."""
+) -> Iterator[tuple[httpx.Client, Path]]:
+    """A second, idle process on the database of `slots_server`, whose slots held runs all take: (a
+    client of the first, a new hold file for the test's run). The held runs end after the test."""
     other = slotted(slots_url)
     try:
         with httpx.Client(base_url=slots_server.url, timeout=30) as http:
             holds = [tmp_path / f"hold{n}" for n in range(JOBS + 1)]
             mine = [held_run(http, hold) for hold in holds[:JOBS]]
             until(lambda: statuses(http, mine) == ["running"] * JOBS)
-            thread_id, run_id = held_run(http, holds[JOBS])
-            until(lambda: echo_graph.INSIDE["now"] == JOBS + 1)
-            assert attempts(slots_url, [run_id]) == [2]
-            assert http.post(f"/threads/{thread_id}/runs/{run_id}/cancel?wait=1").status_code == 200
-            assert statuses(http, [(thread_id, run_id)]) == ["interrupted"]
-            until(lambda: echo_graph.INSIDE["now"] == JOBS)
-            until(lambda: http.get(f"/threads/{thread_id}").json()["status"] == "idle")
-            for hold in holds:
-                hold.unlink(missing_ok=True)
+            holds[JOBS].touch()
+            try:
+                yield http, holds[JOBS]
+            finally:
+                for hold in holds:
+                    hold.unlink(missing_ok=True)
             until(lambda: statuses(http, mine) == ["success"] * JOBS)
     finally:
         other.stop()
+
+
+def test_a_run_another_replica_took_is_cancelled_from_the_first(
+    slots_url: str, slots_server: Server, tmp_path: Path
+) -> None:
+    """A run the idle process took from the first one's queue stops when a client of the first cancels
+    it (the cancel goes through its row), and ends `interrupted` once, its thread free again."""
+    with first_full_beside_another(slots_url, slots_server, tmp_path) as (http, hold):
+        thread_id, run_id = held_run(http, hold)
+        until(lambda: echo_graph.INSIDE["now"] == JOBS + 1)
+        assert attempts(slots_url, [run_id]) == [2]
+        assert http.post(f"/threads/{thread_id}/runs/{run_id}/cancel?wait=1").status_code == 200
+        assert statuses(http, [(thread_id, run_id)]) == ["interrupted"]
+        until(lambda: echo_graph.INSIDE["now"] == JOBS)
+        until(lambda: http.get(f"/threads/{thread_id}").json()["status"] == "idle")
 
 
 def test_a_thread_s_runs_taken_by_another_replica_keep_their_order_and_delay(
@@ -382,35 +396,25 @@ def test_a_thread_s_runs_taken_by_another_replica_keep_their_order_and_delay(
 ) -> None:
     """The idle process takes a queued thread's next run only: the run behind it (`enqueue`) waits
     until it ends; and a run with `after_seconds` it takes waits that long there too."""
-    other = slotted(slots_url)
-    try:
-        with httpx.Client(base_url=slots_server.url, timeout=30) as http:
-            holds = [tmp_path / f"hold{n}" for n in range(JOBS + 1)]
-            mine = [held_run(http, hold) for hold in holds[:JOBS]]
-            until(lambda: statuses(http, mine) == ["running"] * JOBS)
-            thread_id, first = held_run(http, holds[JOBS], "first")
-            second = http.post(f"/threads/{thread_id}/runs", json={
-                "assistant_id": COUNTED, "input": say("second"), "multitask_strategy": "enqueue",
-            }).json()["run_id"]
-            until(lambda: echo_graph.INSIDE["now"] == JOBS + 1)
-            time.sleep(0.5)  # several polls of the idle process: it has a free slot, but not for `second`
-            assert statuses(http, [(thread_id, first), (thread_id, second)]) == ["running", "pending"]
-            holds[JOBS].unlink()
-            until(lambda: statuses(http, [(thread_id, first), (thread_id, second)]) == ["success"] * 2)
-            values = http.get(f"/threads/{thread_id}/state").json()["values"]
-            assert [m["content"] for m in values["messages"]] == ["first", "echo: first", "second", "echo: second"]
+    with first_full_beside_another(slots_url, slots_server, tmp_path) as (http, hold):
+        thread_id, first = held_run(http, hold, "first")
+        second = http.post(f"/threads/{thread_id}/runs", json={
+            "assistant_id": COUNTED, "input": say("second"), "multitask_strategy": "enqueue",
+        }).json()["run_id"]
+        until(lambda: echo_graph.INSIDE["now"] == JOBS + 1)
+        time.sleep(0.5)  # several polls of the idle process: it has a free slot, but not for `second`
+        assert statuses(http, [(thread_id, first), (thread_id, second)]) == ["running", "pending"]
+        hold.unlink()
+        until(lambda: statuses(http, [(thread_id, first), (thread_id, second)]) == ["success"] * 2)
+        values = http.get(f"/threads/{thread_id}/state").json()["values"]
+        assert [m["content"] for m in values["messages"]] == ["first", "echo: first", "second", "echo: second"]
 
-            later_thread = http.post("/threads", json={}).json()["thread_id"]
-            later = http.post(f"/threads/{later_thread}/runs", json={
-                "assistant_id": COUNTED, "input": say("later"), "after_seconds": 600,
-            }).json()["run_id"]
-            until(lambda: attempts(slots_url, [later]) == [2])
-            time.sleep(0.5)
-            # it waits its after_seconds in the process that took it (without them it was over by now)
-            assert statuses(http, [(later_thread, later)]) == ["running"] and echo_graph.INSIDE["now"] == JOBS
-            assert http.post(f"/threads/{later_thread}/runs/{later}/cancel?wait=1").status_code == 200
-            for hold in holds[:JOBS]:
-                hold.unlink()
-            until(lambda: statuses(http, mine) == ["success"] * JOBS)
-    finally:
-        other.stop()
+        later_thread = http.post("/threads", json={}).json()["thread_id"]
+        later = http.post(f"/threads/{later_thread}/runs", json={
+            "assistant_id": COUNTED, "input": say("later"), "after_seconds": 600,
+        }).json()["run_id"]
+        until(lambda: attempts(slots_url, [later]) == [2])
+        time.sleep(0.5)
+        # it waits its after_seconds in the process that took it (without them it was over by now)
+        assert statuses(http, [(later_thread, later)]) == ["running"] and echo_graph.INSIDE["now"] == JOBS
+        assert http.post(f"/threads/{later_thread}/runs/{later}/cancel?wait=1").status_code == 200
