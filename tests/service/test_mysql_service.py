@@ -55,6 +55,7 @@ from tests.service.test_run_slots import (  # noqa: F401
     _count_afresh,
     slots_server,
     slots_url,
+    test_a_queued_run_of_a_dead_process_cancelled_frees_its_thread,
     test_a_run_another_replica_took_is_cancelled_from_the_first,
     test_a_thread_is_busy_while_its_run_waits_for_a_slot,
     test_a_thread_s_runs_taken_by_another_replica_keep_their_order_and_delay,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +21,7 @@ from tests.checkpoint.conftest import ph, raw_sql
 from tests.conftest import new_mysql_database
 from tests.service import echo_graph
 from tests.service.conftest import ECHO, ECHO_FILE, Server, new_pg_schema, say, settings_for
+from tests.service.test_sweep_admission import opened
 
 COUNTED = "counted"
 JOBS = 2
@@ -418,3 +420,30 @@ def test_a_thread_s_runs_taken_by_another_replica_keep_their_order_and_delay(
         # it waits its after_seconds in the process that took it (without them it was over by now)
         assert statuses(http, [(later_thread, later)]) == ["running"] and echo_graph.INSIDE["now"] == JOBS
         assert http.post(f"/threads/{later_thread}/runs/{later}/cancel?wait=1").status_code == 200
+
+
+async def test_a_queued_run_of_a_dead_process_cancelled_frees_its_thread(
+    slots_url: str, slots_server: Server, tmp_path: Path
+) -> None:
+    """A run queued by a process that is gone (admitted here straight into the database) keeps its
+    thread `busy`; a cancel through a live process sets the thread by its state again (`idle`), or the
+    thread stayed busy, and no TTL sweep ever took it."""
+    async with httpx.AsyncClient(base_url=slots_server.url, timeout=30) as client:
+        holds = [tmp_path / f"hold{n}" for n in range(JOBS)]
+        with httpx.Client(base_url=slots_server.url, timeout=30) as http:
+            busy = [held_run(http, hold) for hold in holds]  # no free slot: the server takes no queued run
+            until(lambda: statuses(http, busy) == ["running"] * JOBS)
+        thread_id = (await client.post("/threads", json={})).json()["thread_id"]
+        async with opened(slots_url) as (_, repo):
+            run, _ = await repo.admit(
+                run_id=str(uuid.uuid4()), thread_id=thread_id, assistant_id=COUNTED, metadata={},
+                kwargs={"input": say("never"), "config": {"configurable": {"graph_id": COUNTED}}},
+                strategy="enqueue", owner=None, claim=False,
+            )
+        assert (await client.get(f"/threads/{thread_id}")).json()["status"] == "busy"
+        assert (await client.post(f"/threads/{thread_id}/runs/{run.run_id}/cancel")).status_code == 202
+        assert (await client.get(f"/threads/{thread_id}")).json()["status"] == "idle"
+        for hold in holds:
+            hold.unlink()
+        with httpx.Client(base_url=slots_server.url, timeout=30) as http:
+            await asyncio.to_thread(until, lambda: statuses(http, busy) == ["success"] * JOBS)

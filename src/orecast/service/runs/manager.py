@@ -524,7 +524,7 @@ class RunManager:
     ) -> None:
         thread_status = "error" if status == "error" else "interrupted" if local.paused else "idle"
         # a temporary thread is deleted below; a run that never ran sets its thread's status by its
-        # state (`_settle`)
+        # state (`settle`)
         thread = (run.thread_id, thread_status) if local.claimed and not temporary else None
         if local.cancel_action == LOST:
             return  # the run's row, its thread and its checkpoints are the other process's now
@@ -549,15 +549,15 @@ class RunManager:
             also = (DELETE_THREAD_CRONS,) if local.handed_over else DELETE_THREAD_SERVICE_ROWS
             await self.saver.adelete_thread(run.thread_id, also=also)
         elif not local.claimed:
-            await self._settle(run, prepared)
+            await self.settle(run, prepared.graph)
 
-    async def _settle(self, run: RunRecord, prepared: RunInput) -> None:
+    async def settle(self, run: RunRecord, graph: Any) -> None:
         """A run that ended before it started (cancelled, or deleted, while it waited) leaves its thread
-        `busy` from its admission: the thread's status is then again what its state says — `error` (a
-        task failed), `interrupted` (it waits for a human) or `idle` — unless another run is pending or
-        running on it."""
+        `busy` from its admission: the thread's status is then again what its state (read with `graph`)
+        says — `error` (a task failed), `interrupted` (it waits for a human) or `idle` — unless another
+        run is pending or running on it."""
         try:
-            snapshot = await prepared.graph.aget_state({"configurable": {"thread_id": run.thread_id}})
+            snapshot = await graph.aget_state({"configurable": {"thread_id": run.thread_id}})
         except Exception as exc:  # a state its graph can no longer read: the thread is no longer busy
             log.warning("thread %s: its state could not be read for its status: %s", run.thread_id, exc)
             status = "idle"
