@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +17,11 @@ import httpx
 import pytest
 
 from orecast.service.runs.slots import RunSlots
+from tests.checkpoint.conftest import ph, raw_sql
 from tests.conftest import new_mysql_database
 from tests.service import echo_graph
 from tests.service.conftest import ECHO, ECHO_FILE, Server, new_pg_schema, say, settings_for
+from tests.service.test_sweep_admission import opened
 
 COUNTED = "counted"
 JOBS = 2
@@ -182,7 +186,8 @@ async def test_wait_join_and_stream_of_a_run_pending_for_a_slot(
 def test_each_replica_executes_at_most_its_own_limit(
     slots_url: str, slots_server: Server, tmp_path: Path
 ) -> None:
-    """Two processes on one database: each executes its own limit's runs, no more, and queues the rest."""
+    """Two processes on one database: each executes at most its own limit's runs, and the rest wait (a
+    run one of them queued while the other had a free slot runs in the other: see below)."""
     other = slotted(slots_url)
     try:
         with (
@@ -192,8 +197,10 @@ def test_each_replica_executes_at_most_its_own_limit(
             holds = [tmp_path / f"hold{n}" for n in range(6)]
             mine = [held_run(first, hold) for hold in holds[:3]]
             theirs = [held_run(second, hold) for hold in holds[3:]]
-            until(lambda: statuses(first, mine + theirs) == ["running", "running", "pending"] * 2)
+            until(lambda: sorted(statuses(first, mine + theirs)) == ["pending"] * 2 + ["running"] * 4)
             until(lambda: echo_graph.INSIDE["now"] == 2 * JOBS)
+            time.sleep(0.5)  # several polls of each process: none takes one more
+            assert echo_graph.INSIDE["peak"] == 2 * JOBS
             for hold in holds:
                 hold.unlink()
             until(lambda: statuses(first, mine + theirs) == ["success"] * 6)
@@ -272,3 +279,171 @@ def test_a_run_started_later_waits_without_its_slot(slots_server: Server) -> Non
         for thread_id, run_id in later:
             assert http.post(f"/threads/{thread_id}/runs/{run_id}/cancel?wait=1").status_code == 200
         assert statuses(http, later) == ["interrupted"] * JOBS
+
+
+def attempts(url: str, run_ids: list[str]) -> list[int]:
+    """The `attempt` of each run's row: 2 for a run another process took from its queue."""
+    mark = ph(url)
+    return [raw_sql(url, f"SELECT attempt FROM service_runs WHERE run_id = {mark}", (r,))[0][0] for r in run_ids]
+
+
+async def test_an_idle_replica_takes_the_runs_another_one_queued(
+    slots_url: str, slots_server: Server, tmp_path: Path
+) -> None:
+    """Two processes on one database: the runs one queues (no free slot) start in the other, idle one,
+    oldest first, each executed once; their clients, connected to the first, still get their stream,
+    their /runs/wait answer and their join. Before, the idle process executed nothing and they waited."""
+    other = slotted(slots_url)
+    try:
+        async with httpx.AsyncClient(base_url=slots_server.url, timeout=60) as client:
+            holds = [tmp_path / f"hold{n}" for n in range(2 * JOBS)]
+            with httpx.Client(base_url=slots_server.url, timeout=30) as http:
+                mine = [held_run(http, hold) for hold in holds[:JOBS]]
+                until(lambda: statuses(http, mine) == ["running"] * JOBS)
+                thread_id = http.post("/threads", json={}).json()["thread_id"]
+            for hold in holds[JOBS:]:
+                hold.touch()
+
+            async def streamed() -> str:
+                body = {"assistant_id": COUNTED, "input": {**say("streamed"), "hold": str(holds[JOBS])}}
+                async with client.stream("POST", f"/threads/{thread_id}/runs/stream", json=body) as answer:
+                    return "".join([chunk async for chunk in answer.aiter_text()])
+
+            stream = asyncio.create_task(streamed())
+            await asyncio.sleep(0.2)  # the stream's run is the older one
+            waited = asyncio.create_task(client.post("/runs/wait", json={
+                "assistant_id": COUNTED, "input": {**say("waited"), "hold": str(holds[JOBS + 1])},
+            }))
+            # both wait in the first process's queue, and the idle one takes them: 2 × JOBS at once
+            await asyncio.to_thread(until, lambda: echo_graph.INSIDE["now"] == 2 * JOBS)
+            run_ids = [r["run_id"] for r in (await client.get(f"/threads/{thread_id}/runs")).json()]
+            joined = asyncio.create_task(client.get(f"/threads/{thread_id}/runs/{run_ids[0]}/join"))
+            await asyncio.sleep(0.5)
+            assert not (stream.done() or waited.done() or joined.done())
+            for hold in holds:
+                hold.unlink()
+            events, waited_answer, joined_answer = await asyncio.wait_for(asyncio.gather(stream, waited, joined), 60)
+            with httpx.Client(base_url=slots_server.url, timeout=30) as http:
+                until(lambda: statuses(http, [*mine, (thread_id, run_ids[0])]) == ["success"] * (JOBS + 1))
+        assert attempts(slots_url, [r for _, r in mine]) == [1] * JOBS
+        assert attempts(slots_url, run_ids) == [2]
+        assert events.startswith("event: metadata") and "echo: streamed" in events and "event: error" not in events
+        assert waited_answer.json()["messages"][-1]["content"] == "echo: waited"
+        assert [m["content"] for m in joined_answer.json()["messages"]] == ["streamed", "echo: streamed"]
+    finally:
+        other.stop()
+
+
+def test_a_thread_is_busy_while_its_run_waits_for_a_slot(slots_server: Server, tmp_path: Path) -> None:
+    """As langgraph-api: a thread is `busy` from its run's creation, also while the run waits for a slot
+    (before: `idle` until the run started, and a TTL sweep could delete it meanwhile); cancelled
+    before it started, the run leaves the thread as its state says (`idle`)."""
+    with httpx.Client(base_url=slots_server.url, timeout=30) as http:
+        holds = [tmp_path / f"hold{n}" for n in range(JOBS)]
+        busy = [held_run(http, hold) for hold in holds]
+        until(lambda: statuses(http, busy) == ["running"] * JOBS)
+        thread_id = http.post("/threads", json={}).json()["thread_id"]
+        run = http.post(f"/threads/{thread_id}/runs", json={"assistant_id": ECHO, "input": say("later")}).json()
+        assert statuses(http, [(thread_id, run["run_id"])]) == ["pending"]
+        assert http.get(f"/threads/{thread_id}").json()["status"] == "busy"
+        found = http.post("/threads/search", json={"status": "busy", "limit": 100}).json()
+        assert thread_id in [t["thread_id"] for t in found]
+        assert http.post(f"/threads/{thread_id}/runs/{run['run_id']}/cancel?wait=1").status_code == 200
+        until(lambda: http.get(f"/threads/{thread_id}").json()["status"] == "idle")
+        for hold in holds:
+            hold.unlink()
+        until(lambda: statuses(http, busy) == ["success"] * JOBS)
+
+
+@contextmanager
+def first_full_beside_another(
+    slots_url: str, slots_server: Server, tmp_path: Path
+) -> Iterator[tuple[httpx.Client, Path]]:
+    """A second, idle process on the database of `slots_server`, whose slots held runs all take: (a
+    client of the first, a new hold file for the test's run). The held runs end after the test."""
+    other = slotted(slots_url)
+    try:
+        with httpx.Client(base_url=slots_server.url, timeout=30) as http:
+            holds = [tmp_path / f"hold{n}" for n in range(JOBS + 1)]
+            mine = [held_run(http, hold) for hold in holds[:JOBS]]
+            until(lambda: statuses(http, mine) == ["running"] * JOBS)
+            holds[JOBS].touch()
+            try:
+                yield http, holds[JOBS]
+            finally:
+                for hold in holds:
+                    hold.unlink(missing_ok=True)
+            until(lambda: statuses(http, mine) == ["success"] * JOBS)
+    finally:
+        other.stop()
+
+
+def test_a_run_another_replica_took_is_cancelled_from_the_first(
+    slots_url: str, slots_server: Server, tmp_path: Path
+) -> None:
+    """A run the idle process took from the first one's queue stops when a client of the first cancels
+    it (the cancel goes through its row), and ends `interrupted` once, its thread free again."""
+    with first_full_beside_another(slots_url, slots_server, tmp_path) as (http, hold):
+        thread_id, run_id = held_run(http, hold)
+        until(lambda: echo_graph.INSIDE["now"] == JOBS + 1)
+        assert attempts(slots_url, [run_id]) == [2]
+        assert http.post(f"/threads/{thread_id}/runs/{run_id}/cancel?wait=1").status_code == 200
+        assert statuses(http, [(thread_id, run_id)]) == ["interrupted"]
+        until(lambda: echo_graph.INSIDE["now"] == JOBS)
+        until(lambda: http.get(f"/threads/{thread_id}").json()["status"] == "idle")
+
+
+def test_a_thread_s_runs_taken_by_another_replica_keep_their_order_and_delay(
+    slots_url: str, slots_server: Server, tmp_path: Path
+) -> None:
+    """The idle process takes a queued thread's next run only: the run behind it (`enqueue`) waits
+    until it ends; and a run with `after_seconds` it takes waits that long there too."""
+    with first_full_beside_another(slots_url, slots_server, tmp_path) as (http, hold):
+        thread_id, first = held_run(http, hold, "first")
+        second = http.post(f"/threads/{thread_id}/runs", json={
+            "assistant_id": COUNTED, "input": say("second"), "multitask_strategy": "enqueue",
+        }).json()["run_id"]
+        until(lambda: echo_graph.INSIDE["now"] == JOBS + 1)
+        time.sleep(0.5)  # several polls of the idle process: it has a free slot, but not for `second`
+        assert statuses(http, [(thread_id, first), (thread_id, second)]) == ["running", "pending"]
+        hold.unlink()
+        until(lambda: statuses(http, [(thread_id, first), (thread_id, second)]) == ["success"] * 2)
+        values = http.get(f"/threads/{thread_id}/state").json()["values"]
+        assert [m["content"] for m in values["messages"]] == ["first", "echo: first", "second", "echo: second"]
+
+        later_thread = http.post("/threads", json={}).json()["thread_id"]
+        later = http.post(f"/threads/{later_thread}/runs", json={
+            "assistant_id": COUNTED, "input": say("later"), "after_seconds": 600,
+        }).json()["run_id"]
+        until(lambda: attempts(slots_url, [later]) == [2])
+        time.sleep(0.5)
+        # it waits its after_seconds in the process that took it (without them it was over by now)
+        assert statuses(http, [(later_thread, later)]) == ["running"] and echo_graph.INSIDE["now"] == JOBS
+        assert http.post(f"/threads/{later_thread}/runs/{later}/cancel?wait=1").status_code == 200
+
+
+async def test_a_queued_run_of_a_dead_process_cancelled_frees_its_thread(
+    slots_url: str, slots_server: Server, tmp_path: Path
+) -> None:
+    """A run queued by a process that is gone (admitted here straight into the database) keeps its
+    thread `busy`; a cancel through a live process sets the thread by its state again (`idle`), or the
+    thread stayed busy, and no TTL sweep ever took it."""
+    async with httpx.AsyncClient(base_url=slots_server.url, timeout=30) as client:
+        holds = [tmp_path / f"hold{n}" for n in range(JOBS)]
+        with httpx.Client(base_url=slots_server.url, timeout=30) as http:
+            busy = [held_run(http, hold) for hold in holds]  # no free slot: the server takes no queued run
+            until(lambda: statuses(http, busy) == ["running"] * JOBS)
+        thread_id = (await client.post("/threads", json={})).json()["thread_id"]
+        async with opened(slots_url) as (_, repo):
+            run, _ = await repo.admit(
+                run_id=str(uuid.uuid4()), thread_id=thread_id, assistant_id=COUNTED, metadata={},
+                kwargs={"input": say("never"), "config": {"configurable": {"graph_id": COUNTED}}},
+                strategy="enqueue", owner=None, claim=False,
+            )
+        assert (await client.get(f"/threads/{thread_id}")).json()["status"] == "busy"
+        assert (await client.post(f"/threads/{thread_id}/runs/{run.run_id}/cancel")).status_code == 202
+        assert (await client.get(f"/threads/{thread_id}")).json()["status"] == "idle"
+        for hold in holds:
+            hold.unlink()
+        with httpx.Client(base_url=slots_server.url, timeout=30) as http:
+            await asyncio.to_thread(until, lambda: statuses(http, busy) == ["success"] * JOBS)

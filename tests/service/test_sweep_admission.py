@@ -161,15 +161,19 @@ async def test_a_run_admitted_while_a_sweep_deletes_its_thread_is_refused(
 
 
 async def test_a_queued_run_whose_thread_is_swept_does_not_start(db_url: str) -> None:
-    """Between a run's end and the claim of the run queued behind it the thread is idle, and a sweep may
-    delete it: the queued run must not start then (it wrote into the deleted thread, making it again)."""
+    """Between a run's end and the claim of the run queued behind it its thread stays `busy` (as
+    langgraph-api's: a run waits for it), so a sweep leaves it alone (before, it was `idle` then and
+    the sweep deleted it). A delete still may: the queued run must not start then (it wrote into the
+    deleted thread, making it again)."""
     async with opened(db_url) as (saver, repo):
         thread_id = await expiring_thread(saver)
         first = await admit(repo, thread_id)
         queued = await admit(repo, thread_id)
         assert (first.status, queued.status) == ("running", "pending")
         assert await repo.finish(first.run_id, "success", thread=(thread_id, "idle"))
-        assert (await sweep(saver, TtlPolicy(), now=utc_now() + LATER)).deleted == [thread_id]
+        assert (await sweep(saver, TtlPolicy(), now=utc_now() + LATER)).deleted == []
+        assert (await saver.aget_thread(thread_id)).status == "busy"  # type: ignore[union-attr]
+        await saver.adelete_thread(thread_id)
         with pytest.raises(ThreadGone):
             await repo.claim(queued, 30)
         assert (await repo.get(queued.run_id)).status == "pending"  # type: ignore[union-attr]  # the claim wrote nothing

@@ -37,6 +37,7 @@ from orecast.service.routes import ROUTERS, TAGS
 from orecast.service.runs.manager import RunManager
 from orecast.service.runs.records import RunRepo
 from orecast.service.runs.recover import run_recovery
+from orecast.service.runs.share import run_sharing
 from orecast.service.settings import ServiceSettings
 from orecast.service.sweeper import Sweeper
 from orecast.service.threads import Threads
@@ -187,14 +188,18 @@ def create_app(
             )
             # a run whose process died goes on here (runs/recover.py), looked for as often as runs beat
             recovery = app.state.recovery = run_recovery(services, runs.heartbeat_seconds)
+            # a run another process queued starts here when this one has a free slot (runs/share.py)
+            sharing = run_sharing(services, runs.poll_seconds)
             sweeper.start()
             cron_scheduler.start()
             recovery.start()
+            sharing.start()
             try:
                 yield
             finally:
                 await cron_scheduler.close()  # before the runs stop: both start runs
                 await recovery.close()
+                await sharing.close()
                 await sweeper.close()
                 await runs.close()
                 await webhooks.close()

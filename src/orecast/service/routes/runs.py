@@ -16,6 +16,7 @@ from orecast.service.encode import jsonable
 from orecast.service.errors import Invalid, NotFound
 from orecast.service.runs.prepare import may_use_run, start_run, visible_run
 from orecast.service.runs.records import ACTIVE, TERMINAL, RunRecord
+from orecast.service.runs.recover import graph_of
 from orecast.service.schemas import MAX_OFFSET, CancelMany, RunCreate, RunField, selected
 from orecast.service.sse import HEARTBEAT, format_encoded, format_event, sse_response
 
@@ -273,6 +274,13 @@ async def _nothing() -> AsyncIterator[bytes]:
 async def _cancel(svc: Services, run: RunRecord, action: str) -> None:
     await svc.repo.request_cancel(run, action, f"cancelled ({action})")
     await svc.runs.cancel_local(run.run_id, action)
+    if run.status == "pending" and not svc.runs.knows(run.run_id):
+        # Its process settles its thread's status when it sees the cancel; if that process died, nobody
+        # would, and the thread, busy from the run's admission, stayed so.
+        served = svc.graphs.get(graph_of(run))
+        now = await svc.repo.get(run.run_id)
+        if served is not None and now is not None and now.status not in ACTIVE:
+            await svc.runs.settle(now, served.graph)
 
 
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel")

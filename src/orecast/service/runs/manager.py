@@ -1,7 +1,8 @@
 """`RunManager`: admits runs through the database, drives them here, and cancels them anywhere.
 
-A run is driven by the process that created it: it waits for one of the process's slots (at most
-`jobs_per_worker` runs execute at once: runs/slots.py) and until the database admits it (its thread's
+A run is driven by the process that created it (unless another live process with a free slot takes
+it while it waits: runs/share.py; this one then follows it there): it waits for one of the process's
+slots (at most `jobs_per_worker` runs execute at once: runs/slots.py) and until the database admits it (its thread's
 oldest pending run, no running run on the thread), then streams the graph into its event log while a
 watcher polls the database for a cancel from any process and keeps its heartbeat. Runs waiting for a
 slot are `pending`; one task polls the database for all of them (a cancel, a take-over) and keeps
@@ -22,13 +23,15 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
+import orjson
+
 from orecast.checkpoint import OrecastCheckpointer
 from orecast.service.db.connection import now_iso
 from orecast.service.encode import dumps, interrupts_of, jsonable
 from orecast.service.metrics import ServiceMetrics
 from orecast.service.runs.broker import Broker, RunEvents
 from orecast.service.runs.execute import INTERRUPT, RunInput, RunOutcome, execute_run
-from orecast.service.runs.queries import DELETE_THREAD_SERVICE_ROWS
+from orecast.service.runs.queries import DELETE_THREAD_CRONS, DELETE_THREAD_SERVICE_ROWS
 from orecast.service.runs.records import ACTIVE, TERMINAL, RunRecord, RunRepo, ThreadGone
 from orecast.service.runs.slots import DEFAULT_JOBS_PER_WORKER, RunSlots
 from orecast.service.tracing import RUN_ATTRIBUTES as RUN_IDS
@@ -58,6 +61,7 @@ class _Local:
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     driving: bool = False  # its task has begun (`_drive`): a cancel before would skip all of it
     slot: bool = False  # it holds one of the process's slots (runs/slots.py), given back at its end
+    handed_over: bool = False  # taken from another live process's queue (runs/share.py)
 
     def cancel(self, action: str) -> None:
         """Cancel the run once, whoever asks first (this process or, through the watcher, another).
@@ -67,6 +71,8 @@ class _Local:
         A task not yet begun is not cancelled, only told: cancelled then, its coroutine would never run,
         nor its end (`join` waited for ever, the row stayed unended); it ends at its first step.
         """
+        if self.cancel_action == LOST:  # another process drives it: the database's flag reaches it there
+            return
         target = self.work if self.work is not None else self.task
         if self.cancel_action != "rollback":  # an erase asked for is not undone by a later interrupt
             self.cancel_action = action
@@ -173,25 +179,33 @@ class RunManager:
 
     def start(
         self, run: RunRecord, prepared: RunInput, *, temporary: bool = False, resumable: bool = False,
-        attempt: int = 1, first_event_id: int = 0, slot: bool = False,
+        attempt: int = 1, first_event_id: int = 0, slot: bool = False, handed_over: bool = False,
     ) -> RunEvents:
         """Drive `run` in the background; `temporary` threads (stateless runs) are deleted after. The
         events of a `resumable` run are all written to the database, so that any process can replay
         them after a `Last-Event-ID` once the run is over. A run taken over from a dead process
         (`attempt` > 1) numbers its events after the `first_event_id` its earlier attempts wrote. With
         `slot` the run was admitted `running` with a slot taken for it (`slots.try_take`); else it
-        waits for one."""
+        waits for one. A run `handed_over` from another live process's queue (runs/share.py) is
+        `resumable`, and, temporary, keeps its row after its thread for that process to read it."""
         for gone in self.broker.forget_old():  # bounded memory: a run's state goes with its event log
             self._local.pop(gone, None)
         events = self.broker.open(run.run_id, first_event_id)
         task = asyncio.create_task(self._drive(run, prepared, events, temporary))
-        self._local[run.run_id] = _Local(task, events, shared=0 if resumable else None, attempt=attempt, slot=slot)
+        self._local[run.run_id] = _Local(
+            task, events, shared=0 if resumable else None, attempt=attempt, slot=slot, handed_over=handed_over
+        )
         return events
 
+    def knows(self, run_id: str) -> bool:
+        """Whether this process admitted or took the run and has not forgotten it."""
+        return run_id in self._local
+
     def drives(self, run_id: str) -> bool:
-        """Whether this process drives the run now (however late its heartbeats)."""
+        """Whether this process drives the run now (however late its heartbeats; not one another
+        process took from here)."""
         local = self._local.get(run_id)
-        return local is not None and not local.task.done()
+        return local is not None and not local.task.done() and local.cancel_action != LOST
 
     async def cancel_local(self, run_id: str, action: str) -> None:
         local = self._local.get(run_id)
@@ -233,13 +247,18 @@ class RunManager:
                 break
             # its thread is busy: its slot goes to the next run meanwhile, and it queues again after
             self._give_back(local)
-            action, status, _ = await self.repo.cancel_state(run.run_id)
+            action, status, attempt = (await self.repo.queued_states([run.run_id])).get(
+                run.run_id, (None, "", local.attempt)
+            )
+            if attempt != local.attempt:
+                local.cancel_action = LOST  # another process took it (runs/share.py): it ends there
+                return False
             if status != "pending" or action is not None:
                 return False
             if time.monotonic() - last_beat >= self.heartbeat_seconds:
                 last_beat = time.monotonic()
                 if not await self.repo.heartbeat(run.run_id, local.attempt):
-                    return False
+                    continue  # taken or ended meanwhile: the next look says which
             async with self._freed:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._freed.wait(), self.poll_seconds)
@@ -278,11 +297,17 @@ class RunManager:
             try:
                 asked = list(self._queued)  # runs queued while the query runs are looked at next time
                 states = await self.repo.queued_states(asked)
-                for run_id, (action, status, attempt) in [(r, states.get(r, (None, "", 0))) for r in asked]:
-                    queued = self._queued.get(run_id)
-                    if queued is None or queued.future.done() or (action is None and status in ACTIVE and attempt == queued.attempt):
+                for run_id in asked:
+                    queued, state = self._queued.get(run_id), states.get(run_id)
+                    if queued is None or queued.future.done():
                         continue
-                    queued.lost = action is None and status in ACTIVE  # another process drives it now
+                    if state is not None:  # else deleted
+                        action, status, attempt = state
+                        if action is None and status in ACTIVE and attempt == queued.attempt:
+                            continue
+                        # another process drives it now (or drove it): whatever asked since, its row is
+                        # that process's to end
+                        queued.lost = attempt != queued.attempt
                     self.slots.leave(queued.future)
                 if time.monotonic() - last_beat >= self.heartbeat_seconds:
                     last_beat = time.monotonic()
@@ -400,7 +425,7 @@ class RunManager:
             if span is not None:
                 self.tracing.end_run(span, status, error)
             try:
-                await self._finish(run, status, error, local, temporary)
+                await self._finish(run, status, error, local, temporary, prepared)
             finally:
                 self._give_back(local)
             # as langgraph-api: a run that ran calls its webhook however it ended, but not when the
@@ -455,21 +480,51 @@ class RunManager:
         return "success", None
 
     async def _finish(
-        self, run: RunRecord, status: str, error: str | None, local: _Local, temporary: bool
+        self, run: RunRecord, status: str, error: str | None, local: _Local, temporary: bool, prepared: RunInput
     ) -> None:
         try:
-            await asyncio.shield(self._record_end(run, status, error, local, temporary))
+            if not local.claimed and local.cancel_action not in (LOST, RELEASED):
+                # stopped here before it started (a cancel): unless another process took it first, and
+                # its row, its end and its thread's status are that process's
+                state = (await self.repo.queued_states([run.run_id])).get(run.run_id)
+                if state is not None and state[2] != local.attempt:
+                    local.cancel_action = LOST
+            if local.cancel_action == LOST:
+                try:
+                    await self._mirror(run, local, temporary)
+                except Exception as exc:  # a database outage: its clients here see the run end early
+                    log.warning("run %s, driven by another process, could not be followed: %s", run.run_id, exc)
+            await asyncio.shield(self._record_end(run, status, error, local, temporary, prepared))
         finally:
             await local.events.close()
             local.finished.set()
             async with self._freed:
                 self._freed.notify_all()
 
+    async def _mirror(self, run: RunRecord, local: _Local, temporary: bool) -> None:
+        """A run another process took from here goes on there: until it ends, its events (which that
+        process writes to the database: runs/share.py) go on in this process's log, after those it has,
+        and its output is its last `values` (or its `error`), so that the clients of this process —
+        its stream, /runs/wait, a join — see it as if it ran here. The row of a temporary run, which
+        that process keeps after deleting the thread for this one to read, goes last."""
+        after = local.events.first_id + len(local.events.events)
+        async for event_id, event, data in self.follow_remote(run.run_id, 0):
+            value = orjson.loads(data)
+            if event == "values":
+                local.output = value
+            elif event == "error":
+                local.output = {"__error__": value}
+            if event_id > after:  # not its metadata again, nor what this process streamed itself
+                await local.events.put(event, value)
+        if temporary:
+            await self.repo.delete(run.run_id)
+
     async def _record_end(
-        self, run: RunRecord, status: str, error: str | None, local: _Local, temporary: bool
+        self, run: RunRecord, status: str, error: str | None, local: _Local, temporary: bool, prepared: RunInput
     ) -> None:
         thread_status = "error" if status == "error" else "interrupted" if local.paused else "idle"
-        # a temporary thread is deleted below; a run that never ran leaves its thread as it was
+        # a temporary thread is deleted below; a run that never ran sets its thread's status by its
+        # state (`settle`)
         thread = (run.thread_id, thread_status) if local.claimed and not temporary else None
         if local.cancel_action == LOST:
             return  # the run's row, its thread and its checkpoints are the other process's now
@@ -480,7 +535,7 @@ class RunManager:
             await self.saver.adelete_for_runs([run.run_id])
             await self.repo.delete(run.run_id)
             if thread is not None:
-                await self.repo.set_thread_status(*thread)
+                await self.repo.set_thread_status(*thread, ended=run.run_id)
         else:
             done = local.shared or 0
             await self.repo.finish(
@@ -489,8 +544,29 @@ class RunManager:
                 share=local.shared is not None,
             )
         if temporary:
-            # the run's row goes in the thread's delete transaction: a crash between two left it
-            await self.saver.adelete_thread(run.thread_id, also=DELETE_THREAD_SERVICE_ROWS)
+            # the run's row goes in the thread's delete transaction: a crash between two left it (but
+            # for the process it was taken from, which reads it, then deletes it: `_mirror`)
+            also = (DELETE_THREAD_CRONS,) if local.handed_over else DELETE_THREAD_SERVICE_ROWS
+            await self.saver.adelete_thread(run.thread_id, also=also)
+        elif not local.claimed:
+            await self.settle(run, prepared.graph)
+
+    async def settle(self, run: RunRecord, graph: Any) -> None:
+        """A run that ended before it started (cancelled, or deleted, while it waited) leaves its thread
+        `busy` from its admission: the thread's status is then again what its state (read with `graph`)
+        says — `error` (a task failed), `interrupted` (it waits for a human) or `idle` — unless another
+        run is pending or running on it."""
+        try:
+            snapshot = await graph.aget_state({"configurable": {"thread_id": run.thread_id}})
+        except Exception as exc:  # a state its graph can no longer read: the thread is no longer busy
+            log.warning("thread %s: its state could not be read for its status: %s", run.thread_id, exc)
+            status = "idle"
+        else:
+            status = (
+                "error" if any(task.error for task in snapshot.tasks)
+                else "interrupted" if snapshot.next or snapshot.interrupts else "idle"
+            )
+        await self.repo.set_thread_status(run.thread_id, status, ended=run.run_id)
 
     # -- waiting and reading ---------------------------------------------------------------------------
 

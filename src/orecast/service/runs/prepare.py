@@ -151,6 +151,7 @@ async def _start_run(
             assistant_version=version_of(assistant) if remembered else None,
             same_thread=same_thread,
             claim=slot,
+            delay_seconds=float(body.after_seconds or 0),
         )
     except BaseException:
         if slot:

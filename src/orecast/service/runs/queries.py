@@ -5,8 +5,8 @@ A `…_MYSQL` constant is the MySQL form of the statement of the same name."""
 RUN_COLUMNS = """run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, owner,
     cancel_action, cancel_reason, error, created_at, updated_at"""
 # `driver`: the process that inserts a run drives it (runs/driver.py)
-INSERT_RUN = f"""INSERT INTO service_runs ({RUN_COLUMNS}, heartbeat_at, driver)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?, ?)"""
+INSERT_RUN = f"""INSERT INTO service_runs ({RUN_COLUMNS}, heartbeat_at, driver, delay_seconds)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?, ?, ?)"""
 SELECT_RUN = f"SELECT {RUN_COLUMNS}, shared_stream FROM service_runs WHERE run_id = ?"
 # The thread's pending and running runs (none: one row of NULLs), the state of the run's assistant and
 # whether the thread is as the run read it (`{same_thread}`: the store's condition, or `1 = 1`): a run
@@ -33,9 +33,9 @@ ADMIT_RUN_AT_ONCE = f"""WITH locked AS ({{lock}}), active AS (
         SELECT 1 FROM service_assistants WHERE assistant_id = ? AND version = ? AND updated_at = ?
     ) AND {{same_thread}} AS yes
 ), inserted AS (
-    INSERT INTO service_runs ({RUN_COLUMNS}, heartbeat_at, driver)
+    INSERT INTO service_runs ({RUN_COLUMNS}, heartbeat_at, driver, delay_seconds)
     SELECT ?, ?, ?, CASE WHEN ? OR EXISTS (SELECT 1 FROM active) THEN 'pending' ELSE 'running' END,
-        ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?, ?
+        ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?, ?, ?
     WHERE (SELECT yes FROM unchanged) AND EXISTS (SELECT 1 FROM locked)
         AND NOT (? AND EXISTS (SELECT 1 FROM active))
     RETURNING status
@@ -46,13 +46,31 @@ LIST_RUNS = f"""SELECT {RUN_COLUMNS}, shared_stream FROM service_runs WHERE thre
 ORDER BY created_at DESC, run_id DESC LIMIT ? OFFSET ?"""
 # Claim: this run is the thread's oldest pending one; the unique index on running runs per thread
 # makes a second concurrent claim fail, whatever process it comes from.
-CLAIM_RUN = """UPDATE service_runs SET status = 'running', heartbeat_at = ?, updated_at = ?
-WHERE run_id = ? AND status = 'pending' AND cancel_action IS NULL AND NOT EXISTS (
+_NEXT_ON_FREE_THREAD = """status = 'pending' AND cancel_action IS NULL AND NOT EXISTS (
     SELECT 1 FROM service_runs AS r WHERE r.thread_id = ? AND r.status = 'running'
 ) AND NOT EXISTS (
     SELECT 1 FROM service_runs AS r WHERE r.thread_id = ? AND r.status = 'pending'
       AND (r.created_at < ? OR (r.created_at = ? AND r.run_id < ?))
 )"""
+CLAIM_RUN = f"""UPDATE service_runs SET status = 'running', heartbeat_at = ?, updated_at = ?
+WHERE run_id = ? AND {_NEXT_ON_FREE_THREAD}"""
+# A live process with a free slot takes a run another one queued (runs/share.py): the claim, and the run
+# becomes this process's (`driver`, `attempt` + 1: the queuing process sees the attempt change and lets
+# it go, and its beats no longer count) — only the attempt it read, so two takers never both win.
+HAND_OVER_RUN = f"""UPDATE service_runs SET status = 'running', heartbeat_at = ?, updated_at = ?,
+    attempt = attempt + 1, driver = ?
+WHERE run_id = ? AND attempt = ? AND {_NEXT_ON_FREE_THREAD}"""
+HAND_OVER_OWN_ROW_MYSQL = """UPDATE service_runs SET status = 'running', heartbeat_at = ?, updated_at = ?,
+    attempt = attempt + 1, driver = ?
+WHERE run_id = ? AND attempt = ? AND status = 'pending' AND cancel_action IS NULL"""
+# The runs that could start now (their thread free, each its thread's next), oldest first across the
+# database: what a process with free slots takes of those another process queued (runs/share.py).
+SELECT_CLAIMABLE = f"""SELECT {RUN_COLUMNS}, shared_stream, attempt, delay_seconds FROM service_runs AS p
+WHERE p.status = 'pending' AND p.cancel_action IS NULL
+  AND NOT EXISTS (SELECT 1 FROM service_runs AS r WHERE r.thread_id = p.thread_id AND r.status = 'running')
+  AND NOT EXISTS (SELECT 1 FROM service_runs AS r WHERE r.thread_id = p.thread_id AND r.status = 'pending'
+      AND (r.created_at < p.created_at OR (r.created_at = p.created_at AND r.run_id < p.run_id)))
+ORDER BY p.created_at, p.run_id LIMIT ?"""
 # MySQL: the claim in two statements. InnoDB reads the subqueries of an UPDATE with shared locks on
 # every run of the thread, and a run finishing meanwhile (its row locked FOR UPDATE) then deadlocked
 # with the expiry's update of that row: the finish was rolled back and the thread stayed blocked until

@@ -126,6 +126,7 @@ class RunRepo:
         assistant_version: tuple[Any, Any] | None = None,
         same_thread: tuple[str, tuple[Any, ...]] | None = None,
         claim: bool = True,
+        delay_seconds: float = 0.0,
     ) -> tuple[RunRecord, list[str]]:
         """Insert a run under `strategy`; return it and the runs it asks to cancel.
 
@@ -142,12 +143,16 @@ class RunRepo:
         ThreadGone (a 404) if the thread's row is gone by the time the run would be in (a TTL sweep or
         a delete committed since the thread was read): nothing is written then. Either the run is in
         first, and a sweep leaves its thread alone, or the sweep is, and the run is refused.
+
+        The thread is `busy` from the run's admission, pending or running (as langgraph-api shows it): a
+        TTL sweep leaves it alone while the run waits. `delay_seconds` (`after_seconds`) is kept on the
+        row for a process that takes the run over (runs/share.py).
         """
         now = now_iso()
         kwargs_json = json.dumps(kwargs, ensure_ascii=False, default=str)
         inserted = (
             run_id, thread_id, assistant_id, json.dumps(metadata, ensure_ascii=False), kwargs_json, strategy,
-            owner, now, now, now, this_process(),
+            owner, now, now, now, this_process(), delay_seconds or None,
         )
         cancelled: list[str] = []
 
@@ -177,7 +182,7 @@ class RunRepo:
     ) -> tuple[str | None, list[tuple[str, str]]]:
         """`admit` in a transaction: (the run's status, None if refused; the active runs (id, status)),
         and the runs it cancels added to `cancelled`."""
-        run_id, thread_id, assistant_id, _, _, strategy, _, now, _, _, _ = inserted
+        run_id, thread_id, assistant_id, _, _, strategy, _, now, _, _, _, _ = inserted
         async with self.db.transaction(thread_id) as tx:
             condition, condition_params = same_thread or ("1 = 1", ())
             rows = await tx.fetchall(
@@ -200,8 +205,7 @@ class RunRepo:
             await tx.send(q.INSERT_RUN, (*inserted[:3], status, *inserted[3:]))
             # Last, as a run's end takes its row and then its thread's: no deadlock with one.
             await self._hold_thread(tx, thread_id)
-            if status == "running":
-                await tx.send(*self.thread_status(thread_id, "busy", touch=False))
+            await tx.send(*self.thread_status(thread_id, "busy", touch=False))
         return status, active
 
     async def _admit_at_once(
@@ -212,7 +216,7 @@ class RunRepo:
         message (`ADMIT_RUN_AT_ONCE`): (the run's status, None if refused; the active runs' ids)."""
         thread_id, assistant_id, strategy = inserted[1], inserted[2], inserted[5]
         busy, busy_params = self.thread_status(
-            thread_id, "busy", touch=False, when="EXISTS (SELECT 1 FROM inserted WHERE status = 'running')"
+            thread_id, "busy", touch=False, when="EXISTS (SELECT 1 FROM inserted)"
         )
         condition, condition_params = same_thread or ("1 = 1", ())
         lock, lock_params = self.thread_lock(thread_id)
@@ -242,14 +246,17 @@ class RunRepo:
         would write into a thread that is gone."""
         return await self._retrying(lambda: self._claim_once(run, stale_after))
 
-    async def _claim_once(self, run: RunRecord, stale_after: float) -> list[str] | None:
+    async def _claim_once(
+        self, run: RunRecord, stale_after: float, handed_over_from: int | None = None
+    ) -> list[str] | None:
         moment = datetime.now(UTC)
         now, stale = moment.isoformat(), (moment - timedelta(seconds=stale_after)).isoformat()
         async with self.db.transaction(run.thread_id) as tx:
             try:
-                changed = await self._claim(tx, run, now)
+                changed = await self._claim(tx, run, now, handed_over_from)
                 # only a refused claim can be a dead process's fault: expire its runs, try once more
-                if changed == 0 and await self._expire_dead(tx, run, now, stale):
+                # (a process taking another's run leaves dead ones to that run's own claims)
+                if changed == 0 and handed_over_from is None and await self._expire_dead(tx, run, now, stale):
                     changed = await self._claim(tx, run, now)
             except Exception as exc:  # the unique index: another process claimed the thread first
                 if "unique" in str(exc).lower():
@@ -261,15 +268,31 @@ class RunRepo:
             await tx.send(*self.thread_status(run.thread_id, "busy", touch=False))
             return [r[0] for r in await tx.fetchall(q.SELECT_ROLLBACKS_LEFT, (run.thread_id,))]
 
-    async def _claim(self, tx: Tx, run: RunRecord, now: str) -> int:
-        """The claim's statement(s): 1 if `run` is now the thread's running run."""
+    async def claimable(self, limit: int) -> list[tuple[RunRecord, int, float]]:
+        """(run, attempt, delay in seconds) of the oldest runs that could start now (each its thread's
+        next, on a free thread), oldest first across the database."""
+        async with self.db.read() as tx:
+            rows = await tx.fetchall(q.SELECT_CLAIMABLE, (limit,))
+        return [(RunRecord.from_row(r[:14]), int(r[14]), float(r[15] or 0)) for r in rows]
+
+    async def hand_over(self, run: RunRecord, attempt: int) -> list[str] | None:
+        """Claim a run another process queued, as `claim` does, and make it this process's (`driver`,
+        `attempt` + 1) if it still is at `attempt`: None if refused (claimed, cancelled or taken
+        meanwhile), else the rollbacks left on its thread for the caller to erase."""
+        return await self._retrying(lambda: self._claim_once(run, 0.0, handed_over_from=attempt))
+
+    async def _claim(self, tx: Tx, run: RunRecord, now: str, handed_over_from: int | None = None) -> int:
+        """The claim's statement(s): 1 if `run` is now the thread's running run (`handed_over_from`: an
+        attempt of another process's, and the run becomes this process's)."""
+        mine = handed_over_from is None
+        own = (now, now, run.run_id) if mine else (now, now, this_process(), run.run_id, handed_over_from)
         if self.db.dialect != "mysql":
-            return await tx.execute(q.CLAIM_RUN, (
-                now, now, run.run_id, run.thread_id, run.thread_id, run.created_at, run.created_at, run.run_id,
+            return await tx.execute(q.CLAIM_RUN if mine else q.HAND_OVER_RUN, (
+                *own, run.thread_id, run.thread_id, run.created_at, run.created_at, run.run_id,
             ))
         if await tx.fetchone(q.CLAIM_BLOCKED_MYSQL, (run.thread_id, run.created_at, run.created_at, run.run_id)):
             return 0
-        return await tx.execute(q.CLAIM_OWN_ROW_MYSQL, (now, now, run.run_id))
+        return await tx.execute(q.CLAIM_OWN_ROW_MYSQL if mine else q.HAND_OVER_OWN_ROW_MYSQL, own)
 
     async def _expire_dead(self, tx: Tx, run: RunRecord, now: str, stale: str) -> int:
         """Mark the thread's runs whose process stopped beating as failed; how many there were."""
@@ -455,7 +478,7 @@ class RunRepo:
             if rows[0][0] or share:
                 await self._add_events(tx, run_id, *unshared())
             if thread is not None:
-                await self._thread_status(tx, *thread)
+                await self._thread_status(tx, *thread, ended=run_id)
         return True
 
     async def _finish_at_once(
@@ -467,22 +490,44 @@ class RunRepo:
         params: tuple[Any, ...] = (status, error, now_iso(), run_id)
         extra = ""
         if thread is not None:
-            sql, more = self.thread_status(*thread, when="EXISTS (SELECT 1 FROM finished)")
-            extra, params = f", thread AS ({sql})", (*params, *more)
+            (sql, more), (busy, busy_params) = self._end_statuses(*thread, run_id, when="EXISTS (SELECT 1 FROM finished)")
+            extra, params = f", thread AS ({sql}), still_busy AS ({busy})", (*params, *more, *busy_params)
         async with self.db.read() as tx:
             row = await tx.fetchone(q.FINISH_RUN_AT_ONCE.format(thread=extra), params)
         return bool(row and row[0])
 
-    async def set_thread_status(self, thread_id: str, status: ThreadStatus) -> None:
-        await self._retrying(lambda: self._send(*self.thread_status(thread_id, status)))
+    async def set_thread_status(self, thread_id: str, status: ThreadStatus, *, ended: str) -> None:
+        """The status a run's end (`ended`) leaves its thread in (`busy` while another run is pending or
+        running on it)."""
+        async def write() -> None:
+            async with self.db.transaction() as tx:
+                await self._thread_status(tx, thread_id, status, ended=ended)
+
+        await self._retrying(write)
 
     async def _hold_thread(self, tx: Tx, thread_id: str) -> None:
         """Keep the thread from a sweep or a delete until `tx` ends; ThreadGone if one deleted it first."""
         if await tx.fetchone(*self.thread_lock(thread_id)) is None:
             raise ThreadGone(thread_id)
 
-    async def _thread_status(self, tx: Tx, thread_id: str, status: ThreadStatus) -> None:
-        await tx.send(*self.thread_status(thread_id, status))
+    async def _thread_status(self, tx: Tx, thread_id: str, status: ThreadStatus, *, ended: str) -> None:
+        for statement in self._end_statuses(thread_id, status, ended):
+            await tx.send(*statement)
+
+    def _end_statuses(
+        self, thread_id: str, status: ThreadStatus, ended: str, when: str | None = None
+    ) -> tuple[tuple[str, tuple[Any, ...]], tuple[str, tuple[Any, ...]]]:
+        """The two exclusive statements of a run's end on its thread: `status` if no other run of the
+        thread is pending or running, else `busy` (its thread was busy from that run's admission and
+        stays so: a TTL sweep never takes it meanwhile). `when`: a condition both also need."""
+        others = (
+            "EXISTS (SELECT 1 FROM service_runs WHERE thread_id = ? AND status IN ('pending', 'running')"
+            " AND run_id <> ?)"
+        )
+        extra = "" if when is None else f"({when}) AND "
+        sql, params = self.thread_status(thread_id, status, when=f"{extra}NOT {others}")
+        busy, busy_params = self.thread_status(thread_id, "busy", touch=False, when=f"{extra}{others}")
+        return (sql, (*params, thread_id, ended)), (busy, (*busy_params, thread_id, ended))
 
     async def delete(self, run_id: str) -> None:
         async def erase() -> None:

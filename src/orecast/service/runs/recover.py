@@ -42,7 +42,7 @@ async def recover_dead_runs(svc: Services) -> list[str]:
         if svc.runs.drives(run_id):  # alive here, its beats late (a blocked event loop): not dead
             continue
         dead = await svc.repo.get(run_id)
-        if dead is None or svc.graphs.get(_graph_of(dead)) is None:
+        if dead is None or svc.graphs.get(graph_of(dead)) is None:
             continue  # left to a process that serves its graph (or to a claim on its thread, which fails it)
         found = await svc.repo.take_over(run_id, stale, gone_driver=gone_driver)
         if found is None:  # another process took it first, or it ended meanwhile
@@ -70,7 +70,7 @@ async def recover_dead_runs(svc: Services) -> list[str]:
     return taken
 
 
-def _graph_of(run: RunRecord) -> str:
+def graph_of(run: RunRecord) -> str:
     configurable = (run.kwargs.get("config") or {}).get("configurable") or {}
     graph_id = configurable.get("graph_id")
     return graph_id if isinstance(graph_id, str) else ""
@@ -82,7 +82,7 @@ async def resumed_input(svc: Services, run: RunRecord) -> RunInput:
     kwargs: dict[str, Any] = run.kwargs
     config = dict(kwargs.get("config") or {})
     configurable = dict(config.get("configurable") or {})
-    graph_id = _graph_of(run)
+    graph_id = graph_of(run)
     served = svc.graphs.get(graph_id)
     if served is None:
         raise LookupError(f"graph {graph_id!r} of run {run.run_id} is not served here")

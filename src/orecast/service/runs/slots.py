@@ -2,9 +2,9 @@
 LangGraph's Agent Server's `N_JOBS_PER_WORKER`); the others wait for a slot, oldest first.
 
 Without it a batch of 2,000 runs executed 2,000 graphs at once in one process: memory, the database's
-connections and every run's latency went with them. Each process counts only its own slots, and drives
-only the runs it admitted (or took over from a dead one), so N processes on one database execute at most
-N × the limit, each at most its own.
+connections and every run's latency went with them. Each process counts only its own slots, so N
+processes on one database execute at most N × the limit, each at most its own; a process with free slots
+takes the runs another one queued (runs/share.py).
 """
 
 from __future__ import annotations
