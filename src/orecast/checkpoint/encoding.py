@@ -255,7 +255,13 @@ class TaggedJson:
         return {"type": type_tag, "b64": base64.b64encode(data).decode("ascii")}
 
     def dumps(self, value: Any) -> str:
-        return json_text(self.to_tree(value))
+        try:
+            return json_text(self.to_tree(value))
+        except RecursionError:
+            raise UnstorableValue(
+                "a value nested too deeply to store (a list or dict inside another about a thousand "
+                "levels down or more); the write was refused and nothing of it stored"
+            ) from None
 
     # -- decoding --------------------------------------------------------------------------------
 
@@ -309,7 +315,13 @@ def json_text(tree: Any) -> str:
     try:
         return orjson.dumps(tree).decode()
     except TypeError:
-        return json.dumps(tree, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(tree, ensure_ascii=False, separators=(",", ":"))
+    try:  # (orjson refused it: an int beyond 64 bits, fine, or a lone surrogate, which no backend keeps)
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UnstorableValue("a value holds a lone surrogate (text that is not valid Unicode); "
+                              "the write was refused and nothing of it stored") from None
+    return text
 
 
 def is_item_list(value: Any) -> bool:
@@ -359,6 +371,11 @@ def extend_ranges(ranges: list[list[int]], numbers: Sequence[int]) -> list[list[
         else:
             out.append([n, n])
     return out
+
+
+class UnstorableValue(ValueError):
+    """A value no backend can keep as JSON (a lone surrogate, nesting deeper than the encoder goes):
+    the caller's, refused before anything of the write is stored."""
 
 
 class CorruptRowError(ValueError):
