@@ -947,7 +947,7 @@ def forecast(p: dict[str, Any], zh: bool, focus: str | None = None, *, average: 
     if isinstance(last_obs, dict) and last_obs.get("value") is not None:
         lines.append(f"- 最新实际值 {level(last_obs.get('value'), unit)}（{last_obs.get('date')}），预测从这一天之后开始" if zh
                      else f"- last actual {level(last_obs.get('value'), unit)} ({last_obs.get('date')}); the forecast starts after it")
-    carried = {str(d) for d in (p.get("bridged") or {}).get("periods") or []}
+    carried = _carried(p)
     bridged = [r for r in before if str(r.get("date")) in carried]
     if every_carried := [r for r in rows if str(r.get("date")) in carried]:
         lines.append(_bridged_line(p, every_carried, unit, digits, zh))
@@ -1023,6 +1023,11 @@ def forecast(p: dict[str, Any], zh: bool, focus: str | None = None, *, average: 
         lines.insert(1, note)
     lines.append(RISKS_ZH if zh else RISKS_EN)
     return "\n".join(lines) + _source(p, zh)
+
+
+def _carried(p: dict[str, Any]) -> set[str]:
+    """The forecast's periods the futures' monthly averages carried over (`nowcast` past its data)."""
+    return {str(d) for d in (p.get("bridged") or {}).get("periods") or []}
 
 
 def _bridged_line(p: dict[str, Any], rows: list[dict[str, Any]], unit: Any, digits: int, zh: bool) -> str:
@@ -1118,7 +1123,7 @@ def _why_wide(p: dict[str, Any], rows: list[dict[str, Any]], gap: int, zh: bool)
     scatter the model estimated, how it adds up over the periods, and the periods without data.
     Periods the futures' monthly averages carried over (`_bridged_line`) come first and are said
     apart: the width builds up from the first period after them."""
-    carried = {str(d) for d in (p.get("bridged") or {}).get("periods") or []}
+    carried = _carried(p)
     bridged = [r for r in rows if str(r.get("date")) in carried]
     rows = rows[len(bridged):] or rows
     gap = max(gap - len(bridged), 0)

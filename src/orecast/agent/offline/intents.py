@@ -439,6 +439,7 @@ def _dates(text: str) -> tuple[str | None, str | None]:
 
 _ZH_MONTH = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10,
              "十一": 11, "十二": 12}
+_YEAR_SHIFTS = {"去年": -1, "上一年": -1, "上年": -1, "今年": 0, "本年": 0, "明年": 1, "下一年": 1}
 _YEAR_WORD = re.compile(r"(去年|上一年|上年|今年|本年|明年|下一年)(?:的)?\s*"
                         r"(?=(?:\d{1,2}|十[一二]?|[一二三四五六七八九])月|第?[一二三四1-4]季度|[上下]半年|q[1-4])",
                         re.I)
@@ -450,8 +451,7 @@ def _year_named(text: str, shift: int) -> str | None:
 
     if not _YEAR_WORD.search(text):
         return None
-    shifts = {"去年": -1, "上一年": -1, "上年": -1, "今年": 0, "本年": 0, "明年": 1, "下一年": 1}
-    out = _YEAR_WORD.sub(lambda m: f"{today().year + shifts.get(m.group(1), shift)}年", text)
+    out = _YEAR_WORD.sub(lambda m: f"{today().year + _YEAR_SHIFTS.get(m.group(1), shift)}年", text)
     # "去年十二月": a month in Chinese numerals, written as digits so the date reader finds it.
     return re.sub(r"年(十[一二]?|[一二三四五六七八九])月", lambda m: f"年{_ZH_MONTH[m.group(1)]}月", out)
 
@@ -480,6 +480,17 @@ _PART_DAYS = {"月初": (1, 10), "初": (1, 10), "上旬": (1, 10), "中旬": (1
               "月底": (21, 31), "底": (21, 31), "月末": (21, 31), "末": (21, 31)}
 
 
+def _year_of_month(month: int, text: str) -> int:
+    """The year of a month named without one: the latest such month up to this one, or, when the
+    question asks ahead ("会", "forecast"), the next one from this month on."""
+    from orecast.agent.clock import today
+
+    now = today()
+    if _FUTURE_WORDS.search(text):
+        return now.year + (1 if month < now.month else 0)
+    return now.year - (1 if month > now.month else 0)
+
+
 def part_of_month(text: str) -> tuple[str, str, bool] | None:
     """"8月底铁矿石价格" → ("2026-08-21", "2026-08-31", True) on 2026-12-07: the days of that part of
     the month (of the latest such month up to today when no year is said, the last bool)."""
@@ -493,13 +504,9 @@ def part_of_month(text: str) -> tuple[str, str, bool] | None:
     if m.group(1):
         year, assumed = int(m.group(1)), False
     elif named:
-        shift = {"去年": -1, "上一年": -1, "上年": -1, "明年": 1, "下一年": 1}.get(named.group(1), 0)
-        year, assumed = today().year + shift, False
+        year, assumed = today().year + _YEAR_SHIFTS[named.group(1)], False
     else:
-        now = today()
-        ahead = bool(_FUTURE_WORDS.search(text))
-        year = now.year + (1 if ahead and month < now.month else 0) - (1 if not ahead and month > now.month else 0)
-        assumed = True
+        year, assumed = _year_of_month(month, text), True
     first, last = _PART_DAYS[m.group(3)]
     last = min(last, calendar.monthrange(year, month)[1])
     return f"{year:04d}-{month:02d}-{first:02d}", f"{year:04d}-{month:02d}-{last:02d}", assumed
@@ -509,7 +516,6 @@ def month_without_year(text: str) -> str | None:
     """"铁矿石9月份价格" on 2026-12-07 → "2026-09": the latest such month up to this one, or, asked
     about the future ("9月份会涨吗"), the next one from this month on. A day too ("9月28日",
     "on March 18"; "may" is a month only as "May")."""
-    from orecast.agent.clock import today
 
     if m := _BARE_MONTH.search(text):
         if _NOT_ONE_MONTH.search(text[: m.start()] + "|" + text[m.end():m.end() + 6]):
@@ -522,9 +528,7 @@ def month_without_year(text: str) -> str | None:
         month, day = _MONTH_NAMES.index(m.group(1).lower()) + 1, None
     else:
         return None
-    now = today()
-    ahead = bool(_FUTURE_WORDS.search(text))
-    year = now.year + (1 if ahead and month < now.month else 0) - (1 if not ahead and month > now.month else 0)
+    year = _year_of_month(month, text)
     if day is None:
         return f"{year:04d}-{month:02d}"
     return None if _invalid_day(year, month, int(day)) else f"{year:04d}-{month:02d}-{int(day):02d}"

@@ -474,10 +474,9 @@ def carried_over(series: str, asked: str, zh: bool) -> str:
     spec = find_spec(series)
     if spec is None or spec.indicator is None or not re.fullmatch(r"\d{4}-\d{2}", asked):
         return ""
-    end = pd.Timestamp(cat.catalogue()[series].end)
     month = pd.Timestamp(asked)
-    steps = (month.year - end.year) * 12 + month.month - end.month
-    if steps < 1:
+    steps = periods_until(series, month)
+    if not steps or steps < 1:
         return ""
     fc = market.forecast(series, steps, "nowcast")
     if month not in fc.bridged:
