@@ -57,6 +57,7 @@ from tests.service.test_run_slots import (  # noqa: F401
     slots_url,
     test_a_queued_run_of_a_dead_process_cancelled_frees_its_thread,
     test_a_run_another_replica_took_is_cancelled_from_the_first,
+    test_a_stateless_run_handed_over_leaves_no_rows_when_its_first_process_dies,
     test_a_thread_is_busy_while_its_run_waits_for_a_slot,
     test_a_thread_s_runs_taken_by_another_replica_keep_their_order_and_delay,
     test_an_idle_replica_takes_the_runs_another_one_queued,
