@@ -547,3 +547,26 @@ def test_a_stateless_run_handed_over_leaves_no_rows_when_its_first_process_dies(
             (tmp_path / name).unlink(missing_ok=True)
         if taker is not None:
             taker.stop()
+
+
+async def test_a_queued_run_taken_over_from_a_dead_process_keeps_its_attempt(
+    db_url: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A take-over of a run that was still queued (its process died, or released it at its shutdown)
+    is a new lease, not a new attempt: the run has not run (before, it was attempt 2 at its first run,
+    and one death of a process that had only queued it counted towards MAX_ATTEMPTS). Once it has
+    started, a take-over is its next attempt, as before."""
+    async with opened(database(db_url, request, tmp_path_factory)) as (saver, repo):
+        thread_id = str(uuid.uuid4())
+        await saver.aupdate_thread(thread_id, metadata={}, status="idle")
+        run, _ = await repo.admit(
+            run_id=str(uuid.uuid4()), thread_id=thread_id, assistant_id=COUNTED, metadata={}, kwargs={},
+            strategy="enqueue", owner=None, claim=False,
+        )
+        await asyncio.sleep(0.1)  # its heartbeat, from its admission, is older than the stale limit below
+        taken = await repo.take_over(run.run_id, 0.05)
+        assert taken is not None and taken[0].status == "pending" and taken[1:3] == (1, 2)
+        assert await repo.claim(run, 30) == []
+        await asyncio.sleep(0.1)
+        again = await repo.take_over(run.run_id, 0.05)
+        assert again is not None and again[0].status == "running" and again[1:3] == (2, 3)
