@@ -132,6 +132,7 @@ async def test_assistants_stored_before_versions_get_their_current_one(store_url
     raw_sql(store_url, "ALTER TABLE service_runs DROP COLUMN driver")  # and migration 7's column
     raw_sql(store_url, "DROP INDEX service_runs_waiting" + (" ON service_runs" if on_mysql else ""))  # and 8's
     raw_sql(store_url, "ALTER TABLE service_runs DROP COLUMN delay_seconds")
+    raw_sql(store_url, "ALTER TABLE service_runs DROP COLUMN lease")  # and 9's
     raw_sql(store_url, "DELETE FROM service_migrations WHERE version >= 4")
     now = "2026-01-02T03:04:05.000000+00:00"
     raw_sql(store_url, f"INSERT INTO service_assistants (assistant_id, graph_id, name, description, config, context, "

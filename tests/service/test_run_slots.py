@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+import signal
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -20,7 +22,15 @@ from orecast.service.runs.slots import RunSlots
 from tests.checkpoint.conftest import ph, raw_sql
 from tests.conftest import new_mysql_database
 from tests.service import echo_graph
-from tests.service.conftest import ECHO, ECHO_FILE, Server, new_pg_schema, say, settings_for
+from tests.service.conftest import (
+    ECHO,
+    ECHO_FILE,
+    Server,
+    new_pg_schema,
+    say,
+    settings_for,
+    start_serve,
+)
 from tests.service.test_sweep_admission import opened
 
 COUNTED = "counted"
@@ -270,6 +280,11 @@ def test_a_run_started_later_waits_without_its_slot(slots_server: Server) -> Non
             later.append(
                 (thread_id, http.post(f"/threads/{thread_id}/runs", json=body).json()["run_id"])
             )
+        # `pending` while they wait, as langgraph-api has them (they said `running`), their threads `busy`
+        assert statuses(http, later) == ["pending"] * JOBS
+        for thread_id, _ in later:
+            assert [r["status"] for r in http.get(f"/threads/{thread_id}/runs").json()] == ["pending"]
+            assert http.get(f"/threads/{thread_id}").json()["status"] == "busy"
         until(lambda: gauges(http)["executing"] == 0)
         started = time.monotonic()
         now = http.post("/runs/wait", json={"assistant_id": ECHO, "input": say("now")})
@@ -281,10 +296,11 @@ def test_a_run_started_later_waits_without_its_slot(slots_server: Server) -> Non
         assert statuses(http, later) == ["interrupted"] * JOBS
 
 
-def attempts(url: str, run_ids: list[str]) -> list[int]:
-    """The `attempt` of each run's row: 2 for a run another process took from its queue."""
+def attempts(url: str, run_ids: list[str], column: str = "attempt") -> list[int]:
+    """The `attempt` (the processes that executed it) of each run's row, or another `column` of it:
+    its `lease` is 2 for a run another process took from its queue (that process holds it now)."""
     mark = ph(url)
-    return [raw_sql(url, f"SELECT attempt FROM service_runs WHERE run_id = {mark}", (r,))[0][0] for r in run_ids]
+    return [raw_sql(url, f"SELECT {column} FROM service_runs WHERE run_id = {mark}", (r,))[0][0] for r in run_ids]
 
 
 async def test_an_idle_replica_takes_the_runs_another_one_queued(
@@ -326,7 +342,9 @@ async def test_an_idle_replica_takes_the_runs_another_one_queued(
             with httpx.Client(base_url=slots_server.url, timeout=30) as http:
                 until(lambda: statuses(http, [*mine, (thread_id, run_ids[0])]) == ["success"] * (JOBS + 1))
         assert attempts(slots_url, [r for _, r in mine]) == [1] * JOBS
-        assert attempts(slots_url, run_ids) == [2]
+        # the hand-over is no attempt: the run ran once (before, its attempt said 2, and a run handed
+        # over twice had spent its retries against dead processes, MAX_ATTEMPTS, without running)
+        assert attempts(slots_url, run_ids) == [1] and attempts(slots_url, run_ids, "lease") == [2]
         assert events.startswith("event: metadata") and "echo: streamed" in events and "event: error" not in events
         assert waited_answer.json()["messages"][-1]["content"] == "echo: waited"
         assert [m["content"] for m in joined_answer.json()["messages"]] == ["streamed", "echo: streamed"]
@@ -386,7 +404,7 @@ def test_a_run_another_replica_took_is_cancelled_from_the_first(
     with first_full_beside_another(slots_url, slots_server, tmp_path) as (http, hold):
         thread_id, run_id = held_run(http, hold)
         until(lambda: echo_graph.INSIDE["now"] == JOBS + 1)
-        assert attempts(slots_url, [run_id]) == [2]
+        assert attempts(slots_url, [run_id]) == [1] and attempts(slots_url, [run_id], "lease") == [2]
         assert http.post(f"/threads/{thread_id}/runs/{run_id}/cancel?wait=1").status_code == 200
         assert statuses(http, [(thread_id, run_id)]) == ["interrupted"]
         until(lambda: echo_graph.INSIDE["now"] == JOBS)
@@ -397,7 +415,7 @@ def test_a_thread_s_runs_taken_by_another_replica_keep_their_order_and_delay(
     slots_url: str, slots_server: Server, tmp_path: Path
 ) -> None:
     """The idle process takes a queued thread's next run only: the run behind it (`enqueue`) waits
-    until it ends; and a run with `after_seconds` it takes waits that long there too."""
+    until it ends; and a run with `after_seconds` only once they are over."""
     with first_full_beside_another(slots_url, slots_server, tmp_path) as (http, hold):
         thread_id, first = held_run(http, hold, "first")
         second = http.post(f"/threads/{thread_id}/runs", json={
@@ -411,15 +429,26 @@ def test_a_thread_s_runs_taken_by_another_replica_keep_their_order_and_delay(
         values = http.get(f"/threads/{thread_id}/state").json()["values"]
         assert [m["content"] for m in values["messages"]] == ["first", "echo: first", "second", "echo: second"]
 
+        # a run with `after_seconds` is `pending` until then (as langgraph-api; it said `running`), its
+        # thread `busy`, and no other process takes it before
         later_thread = http.post("/threads", json={}).json()["thread_id"]
+        later_hold = hold.with_name("later")
+        later_hold.touch()
         later = http.post(f"/threads/{later_thread}/runs", json={
-            "assistant_id": COUNTED, "input": say("later"), "after_seconds": 600,
-        }).json()["run_id"]
-        until(lambda: attempts(slots_url, [later]) == [2])
-        time.sleep(0.5)
-        # it waits its after_seconds in the process that took it (without them it was over by now)
-        assert statuses(http, [(later_thread, later)]) == ["running"] and echo_graph.INSIDE["now"] == JOBS
-        assert http.post(f"/threads/{later_thread}/runs/{later}/cancel?wait=1").status_code == 200
+            "assistant_id": COUNTED, "input": {**say("later"), "hold": str(later_hold)}, "after_seconds": 2,
+        }).json()
+        assert later["status"] == "pending" and later["created_at"] > later["updated_at"]
+        time.sleep(1.0)  # many polls of the idle process
+        assert http.get(f"/threads/{later_thread}/runs/{later['run_id']}").json()["status"] == "pending"
+        assert [r["status"] for r in http.get(f"/threads/{later_thread}/runs").json()] == ["pending"]
+        assert http.get(f"/threads/{later_thread}").json()["status"] == "busy"
+        assert echo_graph.INSIDE["now"] == JOBS and attempts(slots_url, [later["run_id"]], "lease") == [1]
+        # due, it starts in the idle process (the first has no free slot)
+        until(lambda: echo_graph.INSIDE["now"] == JOBS + 1)
+        assert statuses(http, [(later_thread, later["run_id"])]) == ["running"]
+        assert attempts(slots_url, [later["run_id"]], "lease") == [2]
+        later_hold.unlink()
+        until(lambda: statuses(http, [(later_thread, later["run_id"])]) == ["success"])
 
 
 async def test_a_queued_run_of_a_dead_process_cancelled_frees_its_thread(
@@ -447,3 +476,97 @@ async def test_a_queued_run_of_a_dead_process_cancelled_frees_its_thread(
             hold.unlink()
         with httpx.Client(base_url=slots_server.url, timeout=30) as http:
             await asyncio.to_thread(until, lambda: statuses(http, busy) == ["success"] * JOBS)
+
+
+def test_a_stateless_run_handed_over_leaves_no_rows_when_its_first_process_dies(
+    db_url: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """A stateless run (/runs/wait) queued by a process with no free slot and taken by an idle one:
+    killed, the first process never reads and deletes the run's row, which the taker kept for it after
+    deleting the temporary thread; the taker deletes it `stale_run_seconds` after the run's end (it
+    stayed for ever, with its events)."""
+    url = database(db_url, request, tmp_path_factory)
+    stale = 2.0
+    first, first_url = start_serve(
+        url, {COUNTED: "tests.service.echo_graph:counted"},
+        ORECAST_JOBS_PER_WORKER="1", ORECAST_CANCEL_POLL_SECONDS="0.05",
+    )
+    taker = None
+    try:
+        with httpx.Client(base_url=first_url, timeout=30) as http:
+            thread_id, busy_run = held_run(http, tmp_path / "busy")
+            until(lambda: statuses(http, [(thread_id, busy_run)]) == ["running"])
+        taker = Server.start(settings_for(
+            url, graphs={COUNTED: "tests.service.echo_graph:counted"}, analyst=False, stale_run_seconds=stale,
+        ))
+        hold = tmp_path / "stateless"
+        hold.touch()
+
+        def wait_there() -> None:
+            body = {"assistant_id": COUNTED, "input": {**say("stateless"), "hold": str(hold)}}
+            try:
+                httpx.post(f"{first_url}/runs/wait", json=body, timeout=60)
+            except httpx.TransportError:  # its process is killed under it
+                pass
+
+        waiting = threading.Thread(target=wait_there, daemon=True)
+        waiting.start()
+        mark = ph(url)
+
+        def taken() -> list[tuple[str, str]]:  # running: in the taker (the first has no free slot)
+            return raw_sql(url, f"SELECT run_id, thread_id FROM service_runs WHERE run_id <> {mark} "
+                                "AND status = 'running'", (busy_run,))
+
+        until(taken)
+        [(run_id, temporary_thread)] = taken()
+        first.send_signal(signal.SIGKILL)
+        first.wait(30)
+        waiting.join(30)
+        hold.unlink()
+        (tmp_path / "busy").unlink()  # the first's own run, taken over by the taker, ends too
+
+        def rows() -> list[int]:
+            return [
+                raw_sql(url, f"SELECT COUNT(*) FROM service_runs WHERE run_id = {mark}", (run_id,))[0][0],
+                raw_sql(url, f"SELECT COUNT(*) FROM service_run_events WHERE run_id = {mark}", (run_id,))[0][0],
+                raw_sql(url, f"SELECT COUNT(*) FROM threads WHERE thread_id = {mark}", (temporary_thread,))[0][0],
+            ]
+
+        until(lambda: not raw_sql(
+            url, f"SELECT 1 FROM service_runs WHERE run_id = {mark} AND status = 'running'", (run_id,)
+        ))
+        ended = time.monotonic()
+        until(lambda: rows() == [0, 0, 0], 5 * stale + 10)
+        assert time.monotonic() - ended >= stale / 2, "kept a while for the process that queued it"
+        with httpx.Client(base_url=taker.url, timeout=30) as http:
+            until(lambda: statuses(http, [(thread_id, busy_run)]) == ["success"])
+    finally:
+        first.kill()
+        first.wait(30)
+        for name in ("busy", "stateless"):
+            (tmp_path / name).unlink(missing_ok=True)
+        if taker is not None:
+            taker.stop()
+
+
+async def test_a_queued_run_taken_over_from_a_dead_process_keeps_its_attempt(
+    db_url: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A take-over of a run that was still queued (its process died, or released it at its shutdown)
+    is a new lease, not a new attempt: the run has not run (before, it was attempt 2 at its first run,
+    and one death of a process that had only queued it counted towards MAX_ATTEMPTS). Once it has
+    started, a take-over is its next attempt, as before."""
+    async with opened(database(db_url, request, tmp_path_factory)) as (saver, repo):
+        thread_id = str(uuid.uuid4())
+        await saver.aupdate_thread(thread_id, metadata={}, status="idle")
+        run, _ = await repo.admit(
+            run_id=str(uuid.uuid4()), thread_id=thread_id, assistant_id=COUNTED, metadata={}, kwargs={},
+            strategy="enqueue", owner=None, claim=False,
+        )
+        await asyncio.sleep(0.1)  # its heartbeat, from its admission, is older than the stale limit below
+        taken = await repo.take_over(run.run_id, 0.05)
+        assert taken is not None and taken[0].status == "pending" and taken[1:3] == (1, 2)
+        assert await repo.claim(run, 30) == []
+        await asyncio.sleep(0.1)
+        again = await repo.take_over(run.run_id, 0.05)
+        assert again is not None and again[0].status == "running" and again[1:3] == (2, 3)

@@ -38,8 +38,6 @@ class RunInput:
     factory: GraphFactory | None = None
     # for a factory's ServerRuntime: the user custom auth authenticated
     user: BaseUser | None = None
-    # `after_seconds`: how long the admitted run waits before its graph starts
-    delay_seconds: float = 0.0
 
 
 def command_of(spec: dict[str, Any]) -> Command:

@@ -5,8 +5,8 @@ it while it waits: runs/share.py; this one then follows it there): it waits for 
 slots (at most `jobs_per_worker` runs execute at once: runs/slots.py) and until the database admits it (its thread's
 oldest pending run, no running run on the thread), then streams the graph into its event log while a
 watcher polls the database for a cancel from any process and keeps its heartbeat. Runs waiting for a
-slot are `pending`; one task polls the database for all of them (a cancel, a take-over) and keeps
-their heartbeats.
+slot, or for their `after_seconds` to end, are `pending`; one task polls the database for all of them
+(a cancel, a take-over) and keeps their heartbeats.
 Its events stay in this process's memory unless a client of another process asks to follow the run
 (`shared_stream` on its row): from the watcher's next poll on, the log is copied to the database,
 where that process reads it (`follow_remote`).
@@ -18,9 +18,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
-from functools import partial
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -53,7 +53,8 @@ class _Local:
     paused: bool = False  # the run ended waiting for a human (interrupt or breakpoint)
     shared: int | None = None  # events copied to the database so far; None: nobody elsewhere follows
     claimed: bool = False  # the database admitted it: it ran (or runs) here
-    attempt: int = 1  # the processes that drove it so far, this one included (see runs/recover.py)
+    attempt: int = 1  # the processes that executed it so far, this one included (see runs/recover.py)
+    lease: int = 1  # this process's hold on its row: another process's hand-over or take-over raises it
     work: asyncio.Task[Any] | None = None  # the graph's run, once admitted
     started: float | None = None  # perf_counter at admission
     started_at: str | None = None  # and the time then, for a webhook
@@ -84,10 +85,11 @@ class _Local:
 
 @dataclass
 class _Queued:
-    """A run waiting for a slot (`RunManager._slot_for`)."""
+    """A run waiting, `pending`, for its `after_seconds` to end or for a slot (`RunManager._wait_queued`)."""
 
-    attempt: int
-    future: asyncio.Future[None]
+    lease: int
+    future: asyncio.Future[None]  # done when it may go on
+    leave: Callable[[asyncio.Future[None]], Any]  # ends the wait (the slot's queue has its own way)
     lost: bool = False  # another process took it over
 
 
@@ -104,13 +106,9 @@ def traced_config(config: dict[str, Any], callbacks: list[Any]) -> dict[str, Any
     }
 
 
-async def _run_graph(
-    run: RunInput, events: RunEvents, outcome: RunOutcome, delay: Callable[[], Awaitable[None]]
-) -> Any:
+async def _run_graph(run: RunInput, events: RunEvents, outcome: RunOutcome) -> Any:
     """`execute_run`, on a graph of the run's own when it is served by a factory (which may fail as the
     run would: its error is the run's); what the factory's context opened closes with the run."""
-    if run.delay_seconds > 0:  # `after_seconds`: watched meanwhile (heartbeat, cancel) as if running
-        await delay()
     async with contextlib.AsyncExitStack() as resources:
         if run.factory is not None:
             graph = await run.factory.build(run.config, resources, user=run.user, context=run.context, executing=True)
@@ -169,9 +167,13 @@ class RunManager:
         self._local: dict[str, _Local] = {}
         self._freed = asyncio.Condition()
         self._background: set[asyncio.Task[None]] = set()
+        # temporary runs ended here whose rows are kept for the process they were handed over from:
+        # run id → the task that deletes them (`_drop_left_row`)
+        self._left_rows: dict[str, asyncio.Task[None]] = {}
         self.slots = RunSlots(jobs, None if metrics is None else metrics.run_slots_changed)
-        # the runs waiting here for a slot: run id → (its attempt, its slot's future, whether the
-        # database says it must stop waiting); `_keep_queued` polls and beats for them all
+        # the runs waiting here for a slot or their `after_seconds`: run id → (its lease, the future it
+        # waits for, whether the database says it must stop waiting); `_keep_queued` polls and beats
+        # for them all
         self._queued: dict[str, _Queued] = {}
         self._keeper: asyncio.Task[None] | None = None
 
@@ -179,7 +181,7 @@ class RunManager:
 
     def start(
         self, run: RunRecord, prepared: RunInput, *, temporary: bool = False, resumable: bool = False,
-        attempt: int = 1, first_event_id: int = 0, slot: bool = False, handed_over: bool = False,
+        attempt: int = 1, lease: int = 1, first_event_id: int = 0, slot: bool = False, handed_over: bool = False,
     ) -> RunEvents:
         """Drive `run` in the background; `temporary` threads (stateless runs) are deleted after. The
         events of a `resumable` run are all written to the database, so that any process can replay
@@ -193,7 +195,8 @@ class RunManager:
         events = self.broker.open(run.run_id, first_event_id)
         task = asyncio.create_task(self._drive(run, prepared, events, temporary))
         self._local[run.run_id] = _Local(
-            task, events, shared=0 if resumable else None, attempt=attempt, slot=slot, handed_over=handed_over
+            task, events, shared=0 if resumable else None, attempt=attempt, lease=lease, slot=slot,
+            handed_over=handed_over,
         )
         return events
 
@@ -234,6 +237,8 @@ class RunManager:
             return False
 
     async def _claimed(self, run: RunRecord, local: _Local) -> bool:
+        if run.status != "running" and not await self._until_due(run, local):
+            return False
         last_beat = time.monotonic()
         while True:
             if not local.slot:
@@ -247,17 +252,17 @@ class RunManager:
                 break
             # its thread is busy: its slot goes to the next run meanwhile, and it queues again after
             self._give_back(local)
-            action, status, attempt = (await self.repo.queued_states([run.run_id])).get(
-                run.run_id, (None, "", local.attempt)
+            action, status, lease = (await self.repo.queued_states([run.run_id])).get(
+                run.run_id, (None, "", local.lease)
             )
-            if attempt != local.attempt:
+            if lease != local.lease:
                 local.cancel_action = LOST  # another process took it (runs/share.py): it ends there
                 return False
             if status != "pending" or action is not None:
                 return False
             if time.monotonic() - last_beat >= self.heartbeat_seconds:
                 last_beat = time.monotonic()
-                if not await self.repo.heartbeat(run.run_id, local.attempt):
+                if not await self.repo.heartbeat(run.run_id, local.lease):
                     continue  # taken or ended meanwhile: the next look says which
             async with self._freed:
                 with contextlib.suppress(TimeoutError):
@@ -271,7 +276,33 @@ class RunManager:
         future = self.slots.wait((run.created_at, run.run_id))
         if future.done():
             return True
-        queued = self._queued[run.run_id] = _Queued(local.attempt, future)
+        return await self._wait_queued(run, local, future, self.slots.leave)
+
+    async def _until_due(self, run: RunRecord, local: _Local) -> bool:
+        """`after_seconds`: wait, `pending` and without a slot (ten runs asked for in an hour kept every
+        other run of the process waiting that hour), until the run's `created_at` (which `admit` set to
+        the end of its delay); False as `_slot_for`. Its thread is `busy` meanwhile, and its next run
+        waits behind it unless it was queued before it ends (as in langgraph-api's queue)."""
+        seconds = (datetime.fromisoformat(run.created_at) - datetime.now(UTC)).total_seconds()
+        if seconds <= 0:
+            return True
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        timer = asyncio.get_running_loop().call_later(
+            seconds, lambda: future.done() or future.set_result(None)
+        )
+        try:
+            return await self._wait_queued(run, local, future, asyncio.Future.cancel)
+        finally:
+            timer.cancel()
+
+    async def _wait_queued(
+        self, run: RunRecord, local: _Local, future: asyncio.Future[None],
+        leave: Callable[[asyncio.Future[None]], Any],
+    ) -> bool:
+        """Until `future` is done, with the other queued runs' polls and heartbeats (`_keep_queued`);
+        False if the database says the run is no longer to wait (cancelled, its thread deleted, or taken
+        over by another process: then `LOST`)."""
+        queued = self._queued[run.run_id] = _Queued(local.lease, future, leave)
         if self._keeper is None or self._keeper.done():
             self._keeper = asyncio.create_task(self._keep_queued())
         try:
@@ -279,7 +310,7 @@ class RunManager:
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None and current.cancelling():  # this run's task is cancelled
-                self.slots.leave(future)
+                leave(future)
                 raise
             if queued.lost:
                 local.cancel_action = LOST
@@ -302,34 +333,20 @@ class RunManager:
                     if queued is None or queued.future.done():
                         continue
                     if state is not None:  # else deleted
-                        action, status, attempt = state
-                        if action is None and status in ACTIVE and attempt == queued.attempt:
+                        action, status, lease = state
+                        if action is None and status in ACTIVE and lease == queued.lease:
                             continue
                         # another process drives it now (or drove it): whatever asked since, its row is
                         # that process's to end
-                        queued.lost = attempt != queued.attempt
-                    self.slots.leave(queued.future)
+                        queued.lost = lease != queued.lease
+                    queued.leave(queued.future)
                 if time.monotonic() - last_beat >= self.heartbeat_seconds:
                     last_beat = time.monotonic()
-                    for attempt in {queued.attempt for queued in self._queued.values()}:
-                        ids = [run_id for run_id, queued in self._queued.items() if queued.attempt == attempt]
-                        await self.repo.heartbeat_queued(ids, attempt)
+                    for lease in {queued.lease for queued in self._queued.values()}:
+                        ids = [run_id for run_id, queued in self._queued.items() if queued.lease == lease]
+                        await self.repo.heartbeat_queued(ids, lease)
             except Exception as exc:  # a database outage: the runs wait on, and it looks again
                 log.warning("the runs waiting for a slot could not be checked: %s", exc)
-
-    async def _after(self, run: RunRecord, local: _Local, seconds: float) -> None:
-        """`after_seconds`: the run sleeps without its slot (ten runs asked for in an hour kept every
-        other run of the process waiting that hour), then waits for one again, as the oldest it is
-        likely to be. Its thread stays its own meanwhile, as before."""
-        self._give_back(local)
-        await asyncio.sleep(seconds)
-        future = self.slots.wait((run.created_at, run.run_id))
-        try:
-            await future
-        except asyncio.CancelledError:
-            self.slots.leave(future)
-            raise
-        local.slot = True
 
     def _give_back(self, local: _Local) -> None:
         if local.slot:
@@ -371,8 +388,8 @@ class RunManager:
                 await self._share(run_id, local)
             if time.monotonic() - last_beat >= self.heartbeat_seconds:
                 last_beat = time.monotonic()
-                attempt = local.attempt if local is not None else 1
-                if not await self.repo.heartbeat(run_id, attempt) and local is not None:
+                lease = local.lease if local is not None else 1
+                if not await self.repo.heartbeat(run_id, lease) and local is not None:
                     # Its beats came so late that another process took the run for dead and took it
                     # over: that one drives it now. Stop here, and leave its row to that process.
                     log.warning("run %s was taken over by another process; stopping it here", run_id)
@@ -442,8 +459,7 @@ class RunManager:
             callbacks.append(self.tracing.callbacks(span))
         # a request's config is JSON, so it holds no callbacks of its own to keep
         observed = replace(prepared, config=traced_config(prepared.config, callbacks))
-        delay = partial(self._after, run, local, prepared.delay_seconds)
-        work = local.work = asyncio.create_task(_run_graph(observed, events, local.outcome, delay))
+        work = local.work = asyncio.create_task(_run_graph(observed, events, local.outcome))
         watcher = asyncio.create_task(self._watch(run.run_id, work))
         try:
             outcome = await work
@@ -487,7 +503,7 @@ class RunManager:
                 # stopped here before it started (a cancel): unless another process took it first, and
                 # its row, its end and its thread's status are that process's
                 state = (await self.repo.queued_states([run.run_id])).get(run.run_id)
-                if state is not None and state[2] != local.attempt:
+                if state is not None and state[2] != local.lease:
                     local.cancel_action = LOST
             if local.cancel_action == LOST:
                 try:
@@ -529,7 +545,7 @@ class RunManager:
         if local.cancel_action == LOST:
             return  # the run's row, its thread and its checkpoints are the other process's now
         if local.cancel_action == RELEASED:
-            await self.repo.release(run.run_id, local.attempt)
+            await self.repo.release(run.run_id, local.lease)
             return
         if local.cancel_action == "rollback":
             await self.saver.adelete_for_runs([run.run_id])
@@ -548,8 +564,23 @@ class RunManager:
             # for the process it was taken from, which reads it, then deletes it: `_mirror`)
             also = (DELETE_THREAD_CRONS,) if local.handed_over else DELETE_THREAD_SERVICE_ROWS
             await self.saver.adelete_thread(run.thread_id, also=also)
+            if local.handed_over:
+                task = asyncio.create_task(self._drop_left_row(run.run_id))
+                self._left_rows[run.run_id] = task
+                task.add_done_callback(lambda _: self._left_rows.pop(run.run_id, None))
         elif not local.claimed:
             await self.settle(run, prepared.graph)
+
+    async def _drop_left_row(self, run_id: str) -> None:
+        """The row (and events) of a temporary run ended here that was handed over from another process:
+        kept `stale_seconds` for that process, which follows it and deletes it once read (`_mirror`:
+        within a poll while it lives), then deleted here in any case. That process may have died
+        meanwhile (the client's request with it): the row stayed for ever."""
+        await asyncio.sleep(self.stale_seconds)
+        try:
+            await self.repo.delete(run_id)
+        except Exception as exc:  # a database outage: the row stays, as before
+            log.warning("the row of temporary run %s could not be deleted: %s", run_id, exc)
 
     async def settle(self, run: RunRecord, graph: Any) -> None:
         """A run that ended before it started (cancelled, or deleted, while it waited) leaves its thread
@@ -625,7 +656,8 @@ class RunManager:
     async def close(self) -> None:
         """Stop every run driven or waiting here, and release it: its row says so (an old heartbeat),
         so the next process to look (another replica, or this one restarted) takes it over at once
-        and goes on from its last checkpoint (runs/recover.py)."""
+        and goes on from its last checkpoint (runs/recover.py). The rows kept for another process
+        (`_drop_left_row`) are deleted."""
         for local in self._local.values():
             if local.task.done():
                 continue
@@ -640,3 +672,9 @@ class RunManager:
             self._keeper.cancel()
             with contextlib.suppress(BaseException):
                 await self._keeper
+        # the rows kept for another process go now: no process would delete them later (that one has
+        # read them within a poll of the run's end, unless it is gone too)
+        for run_id, task in list(self._left_rows.items()):
+            task.cancel()
+            with contextlib.suppress(Exception):
+                await self.repo.delete(run_id)

@@ -137,8 +137,10 @@ async def _start_run(
     config = {**config, "run_id": UUID(run_id)}
 
     # A slot of this process's (runs/slots.py) taken now lets the admission claim the run at once; with
-    # none free (or runs waiting for one) it is admitted `pending` and waits for one, oldest first.
-    slot = svc.runs.slots.try_take()
+    # none free (or runs waiting for one) it is admitted `pending` and waits for one, oldest first. A run
+    # with `after_seconds` is `pending` until then (as langgraph-api), and takes no slot before.
+    delay = float(body.after_seconds or 0)
+    slot = delay <= 0 and svc.runs.slots.try_take()
     try:
         run, _cancelled = await svc.repo.admit(
             run_id=run_id,
@@ -151,7 +153,7 @@ async def _start_run(
             assistant_version=version_of(assistant) if remembered else None,
             same_thread=same_thread,
             claim=slot,
-            delay_seconds=float(body.after_seconds or 0),
+            delay_seconds=delay,
         )
     except BaseException:
         if slot:
@@ -174,7 +176,6 @@ async def _start_run(
         interrupt_before=body.interrupt_before,
         interrupt_after=body.interrupt_after,
         durability=body.durability,
-        delay_seconds=float(body.after_seconds or 0),
     )
     svc.runs.start(
         run, prepared, temporary=temporary, resumable=body.stream_resumable, slot=run.status == "running"

@@ -55,18 +55,20 @@ _NEXT_ON_FREE_THREAD = """status = 'pending' AND cancel_action IS NULL AND NOT E
 CLAIM_RUN = f"""UPDATE service_runs SET status = 'running', heartbeat_at = ?, updated_at = ?
 WHERE run_id = ? AND {_NEXT_ON_FREE_THREAD}"""
 # A live process with a free slot takes a run another one queued (runs/share.py): the claim, and the run
-# becomes this process's (`driver`, `attempt` + 1: the queuing process sees the attempt change and lets
-# it go, and its beats no longer count) — only the attempt it read, so two takers never both win.
+# becomes this process's (`driver`, `lease` + 1: the queuing process sees the lease change and lets it
+# go, and its beats no longer count) — only the lease it read, so two takers never both win. Its
+# `attempt` stays: the run has not run yet.
 HAND_OVER_RUN = f"""UPDATE service_runs SET status = 'running', heartbeat_at = ?, updated_at = ?,
-    attempt = attempt + 1, driver = ?
-WHERE run_id = ? AND attempt = ? AND {_NEXT_ON_FREE_THREAD}"""
+    lease = lease + 1, driver = ?
+WHERE run_id = ? AND lease = ? AND {_NEXT_ON_FREE_THREAD}"""
 HAND_OVER_OWN_ROW_MYSQL = """UPDATE service_runs SET status = 'running', heartbeat_at = ?, updated_at = ?,
-    attempt = attempt + 1, driver = ?
-WHERE run_id = ? AND attempt = ? AND status = 'pending' AND cancel_action IS NULL"""
-# The runs that could start now (their thread free, each its thread's next), oldest first across the
-# database: what a process with free slots takes of those another process queued (runs/share.py).
-SELECT_CLAIMABLE = f"""SELECT {RUN_COLUMNS}, shared_stream, attempt, delay_seconds FROM service_runs AS p
-WHERE p.status = 'pending' AND p.cancel_action IS NULL
+    lease = lease + 1, driver = ?
+WHERE run_id = ? AND lease = ? AND status = 'pending' AND cancel_action IS NULL"""
+# The runs that could start now (their thread free, each its thread's next, due: a run's `created_at`
+# is the end of its `after_seconds`), oldest first across the database: what a process with free slots
+# takes of those another process queued (runs/share.py).
+SELECT_CLAIMABLE = f"""SELECT {RUN_COLUMNS}, shared_stream, attempt, lease FROM service_runs AS p
+WHERE p.status = 'pending' AND p.cancel_action IS NULL AND p.created_at <= ?
   AND NOT EXISTS (SELECT 1 FROM service_runs AS r WHERE r.thread_id = p.thread_id AND r.status = 'running')
   AND NOT EXISTS (SELECT 1 FROM service_runs AS r WHERE r.thread_id = p.thread_id AND r.status = 'pending'
       AND (r.created_at < p.created_at OR (r.created_at = p.created_at AND r.run_id < p.run_id)))
@@ -98,9 +100,9 @@ SELECT_ROLLBACKS_LEFT = """SELECT run_id FROM service_runs
 WHERE thread_id = ? AND cancel_action = 'rollback' AND status NOT IN ('pending', 'running')"""
 SELECT_ALL_ROLLBACKS_LEFT = """SELECT run_id, thread_id FROM service_runs
 WHERE cancel_action = 'rollback' AND status NOT IN ('pending', 'running')"""
-# A beat of the attempt that drives the run: a process whose run was taken over (its beats came too
-# late) changes nothing, and learns it must stop.
-HEARTBEAT = """UPDATE service_runs SET heartbeat_at = ? WHERE run_id = ? AND attempt = ?
+# A beat of the lease that drives the run: a process whose run was taken over (its beats came too late)
+# changes nothing, and learns it must stop.
+HEARTBEAT = """UPDATE service_runs SET heartbeat_at = ? WHERE run_id = ? AND lease = ?
     AND status IN ('pending', 'running')"""
 # Runs whose process stopped beating its heart (it died) and that nobody asked to cancel: a live
 # process takes them over (runs/recover.py). Oldest first, a few at a time.
@@ -108,27 +110,30 @@ SELECT_DEAD_RUNS = """SELECT run_id FROM service_runs WHERE status IN ('pending'
     AND heartbeat_at < ? AND cancel_action IS NULL ORDER BY created_at LIMIT 20"""
 # The take-over: the process whose update changes the row drives the run from now on; the heartbeat
 # it sets keeps the other processes (and the expiry of a claim, EXPIRE_DEAD_RUNS) off it.
-TAKE_OVER_RUN = """UPDATE service_runs SET heartbeat_at = ?, attempt = attempt + 1, driver = ?
+# A new lease (a new process holds the run); a new attempt only if the run had started (`running`): a
+# queued run taken from a dead process runs for the first time.
+_NEXT_LEASE = "attempt = attempt + CASE WHEN status = 'running' THEN 1 ELSE 0 END, lease = lease + 1"
+TAKE_OVER_RUN = f"""UPDATE service_runs SET heartbeat_at = ?, {_NEXT_LEASE}, driver = ?
     WHERE run_id = ? AND status IN ('pending', 'running') AND heartbeat_at < ? AND cancel_action IS NULL"""
 # Runs driven by a process of this one's space (runs/driver.py: `driver LIKE` its pattern), whatever
 # their heartbeat: those whose driver is gone are taken over at once, by the driver they had (no other
 # process took them meanwhile).
 SELECT_RUNS_DRIVEN_HERE = """SELECT run_id, driver FROM service_runs WHERE status IN ('pending', 'running')
     AND driver LIKE ? AND cancel_action IS NULL ORDER BY created_at LIMIT 20"""
-TAKE_OVER_ORPHAN = """UPDATE service_runs SET heartbeat_at = ?, attempt = attempt + 1, driver = ?
+TAKE_OVER_ORPHAN = f"""UPDATE service_runs SET heartbeat_at = ?, {_NEXT_LEASE}, driver = ?
     WHERE run_id = ? AND status IN ('pending', 'running') AND driver = ? AND cancel_action IS NULL"""
 # A run stopped by its process's shutdown: its heartbeat is made as old as can be, so the next process
 # to look takes it over at once.
-RELEASE_RUN = """UPDATE service_runs SET heartbeat_at = ? WHERE run_id = ? AND attempt = ?
+RELEASE_RUN = """UPDATE service_runs SET heartbeat_at = ? WHERE run_id = ? AND lease = ?
     AND status IN ('pending', 'running')"""
-SELECT_ATTEMPT = "SELECT attempt FROM service_runs WHERE run_id = ?"
+SELECT_ATTEMPT = "SELECT attempt, lease FROM service_runs WHERE run_id = ?"
 # The last event the run's earlier attempts wrote for other processes: the next attempt numbers on.
 SELECT_LAST_EVENT = "SELECT COALESCE(MAX(seq), 0) FROM service_run_events WHERE run_id = ?"
 SELECT_CANCEL = "SELECT cancel_action, status, shared_stream FROM service_runs WHERE run_id = ?"
 # The runs of a process waiting for a slot (runs/slots.py), all in one statement each poll, not one per
 # run: a batch of 2,000 runs waits without 2,000 queries a poll. `{ids}`: one `?` per run.
-SELECT_QUEUED = "SELECT run_id, cancel_action, status, attempt FROM service_runs WHERE run_id IN ({ids})"
-HEARTBEAT_QUEUED = """UPDATE service_runs SET heartbeat_at = ? WHERE attempt = ? AND status IN ('pending', 'running')
+SELECT_QUEUED = "SELECT run_id, cancel_action, status, lease FROM service_runs WHERE run_id IN ({ids})"
+HEARTBEAT_QUEUED = """UPDATE service_runs SET heartbeat_at = ? WHERE lease = ? AND status IN ('pending', 'running')
     AND run_id IN ({ids})"""
 SHARE_STREAM = "UPDATE service_runs SET shared_stream = 1 WHERE run_id = ?"
 # a copy interrupted between commit and bookkeeping is simply written again

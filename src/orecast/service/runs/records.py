@@ -145,14 +145,18 @@ class RunRepo:
         first, and a sweep leaves its thread alone, or the sweep is, and the run is refused.
 
         The thread is `busy` from the run's admission, pending or running (as langgraph-api shows it): a
-        TTL sweep leaves it alone while the run waits. `delay_seconds` (`after_seconds`) is kept on the
-        row for a process that takes the run over (runs/share.py).
+        TTL sweep leaves it alone while the run waits. A run with `delay_seconds` (`after_seconds`) is
+        `pending` until then, and its `created_at` is then, as langgraph-api has them: the queue (a
+        claim, another process's take: runs/share.py) goes by `created_at`, and takes it no earlier.
         """
-        now = now_iso()
+        moment = datetime.now(UTC)
+        now = moment.isoformat()
+        created = (moment + timedelta(seconds=delay_seconds)).isoformat() if delay_seconds > 0 else now
+        claim = claim and created == now
         kwargs_json = json.dumps(kwargs, ensure_ascii=False, default=str)
         inserted = (
             run_id, thread_id, assistant_id, json.dumps(metadata, ensure_ascii=False), kwargs_json, strategy,
-            owner, now, now, now, this_process(), delay_seconds or None,
+            owner, created, now, now, this_process(), delay_seconds or None,
         )
         cancelled: list[str] = []
 
@@ -172,7 +176,7 @@ class RunRepo:
             )
         run = RunRecord(
             run_id, thread_id, assistant_id, status, metadata, json.loads(kwargs_json), strategy, owner,
-            None, None, None, now, now,
+            None, None, None, created, now,
         )
         return run, cancelled
 
@@ -182,7 +186,7 @@ class RunRepo:
     ) -> tuple[str | None, list[tuple[str, str]]]:
         """`admit` in a transaction: (the run's status, None if refused; the active runs (id, status)),
         and the runs it cancels added to `cancelled`."""
-        run_id, thread_id, assistant_id, _, _, strategy, _, now, _, _, _, _ = inserted
+        run_id, thread_id, assistant_id, _, _, strategy, _, _, now, _, _, _ = inserted
         async with self.db.transaction(thread_id) as tx:
             condition, condition_params = same_thread or ("1 = 1", ())
             rows = await tx.fetchall(
@@ -268,22 +272,23 @@ class RunRepo:
             await tx.send(*self.thread_status(run.thread_id, "busy", touch=False))
             return [r[0] for r in await tx.fetchall(q.SELECT_ROLLBACKS_LEFT, (run.thread_id,))]
 
-    async def claimable(self, limit: int) -> list[tuple[RunRecord, int, float]]:
-        """(run, attempt, delay in seconds) of the oldest runs that could start now (each its thread's
-        next, on a free thread), oldest first across the database."""
+    async def claimable(self, limit: int) -> list[tuple[RunRecord, int, int]]:
+        """(run, attempt, lease) of the oldest runs that could start now (each its thread's next, on a
+        free thread, its `after_seconds` over), oldest first across the database."""
         async with self.db.read() as tx:
-            rows = await tx.fetchall(q.SELECT_CLAIMABLE, (limit,))
-        return [(RunRecord.from_row(r[:14]), int(r[14]), float(r[15] or 0)) for r in rows]
+            rows = await tx.fetchall(q.SELECT_CLAIMABLE, (now_iso(), limit))
+        return [(RunRecord.from_row(r[:14]), int(r[14]), int(r[15])) for r in rows]
 
-    async def hand_over(self, run: RunRecord, attempt: int) -> list[str] | None:
+    async def hand_over(self, run: RunRecord, lease: int) -> list[str] | None:
         """Claim a run another process queued, as `claim` does, and make it this process's (`driver`,
-        `attempt` + 1) if it still is at `attempt`: None if refused (claimed, cancelled or taken
-        meanwhile), else the rollbacks left on its thread for the caller to erase."""
-        return await self._retrying(lambda: self._claim_once(run, 0.0, handed_over_from=attempt))
+        `lease` + 1; its `attempt` stays, as it has not run) if it still is at `lease`: None if refused
+        (claimed, cancelled or taken meanwhile), else the rollbacks left on its thread for the caller
+        to erase."""
+        return await self._retrying(lambda: self._claim_once(run, 0.0, handed_over_from=lease))
 
     async def _claim(self, tx: Tx, run: RunRecord, now: str, handed_over_from: int | None = None) -> int:
-        """The claim's statement(s): 1 if `run` is now the thread's running run (`handed_over_from`: an
-        attempt of another process's, and the run becomes this process's)."""
+        """The claim's statement(s): 1 if `run` is now the thread's running run (`handed_over_from`: a
+        lease of another process's, and the run becomes this process's)."""
         mine = handed_over_from is None
         own = (now, now, run.run_id) if mine else (now, now, this_process(), run.run_id, handed_over_from)
         if self.db.dialect != "mysql":
@@ -335,23 +340,23 @@ class RunRepo:
         return (row[0], row[1], bool(row[2])) if row else (None, None, False)
 
     async def queued_states(self, run_ids: list[str]) -> dict[str, tuple[str | None, str, int]]:
-        """run id → (cancel action, status, attempt) of these runs (one gone is left out), a few
+        """run id → (cancel action, status, lease) of these runs (one gone is left out), a few
         statements in all."""
         found: dict[str, tuple[str | None, str, int]] = {}
         async with self.db.read() as tx:
             for part in _parts(run_ids):
                 sql = q.SELECT_QUEUED.format(ids=", ".join("?" for _ in part))
-                for run_id, action, status, attempt in await tx.fetchall(sql, part):
-                    found[run_id] = (action, status, int(attempt))
+                for run_id, action, status, lease in await tx.fetchall(sql, part):
+                    found[run_id] = (action, status, int(lease))
         return found
 
-    async def heartbeat_queued(self, run_ids: list[str], attempt: int) -> None:
-        """`heartbeat` of many runs of one attempt at once (a run taken over meanwhile is left alone)."""
+    async def heartbeat_queued(self, run_ids: list[str], lease: int) -> None:
+        """`heartbeat` of many runs of one lease at once (a run taken over meanwhile is left alone)."""
         async def beat() -> None:
             now = now_iso()
             async with self.db.transaction() as tx:
                 for part in _parts(run_ids):
-                    await tx.send(q.HEARTBEAT_QUEUED.format(ids=", ".join("?" for _ in part)), (now, attempt, *part))
+                    await tx.send(q.HEARTBEAT_QUEUED.format(ids=", ".join("?" for _ in part)), (now, lease, *part))
 
         await self._retrying(beat)
 
@@ -390,17 +395,17 @@ class RunRepo:
 
         await self._retrying(request)
 
-    async def heartbeat(self, run_id: str, attempt: int) -> bool:
-        """Keep the run's attempt alive; False once another process took the run over (or it is over)."""
+    async def heartbeat(self, run_id: str, lease: int) -> bool:
+        """Keep the run's lease alive; False once another process took the run over (or it is over)."""
         async def beat() -> bool:
             async with self.db.transaction() as tx:
-                return await tx.execute(q.HEARTBEAT, (now_iso(), run_id, attempt)) == 1
+                return await tx.execute(q.HEARTBEAT, (now_iso(), run_id, lease)) == 1
 
         return await self._retrying(beat)
 
-    async def release(self, run_id: str, attempt: int) -> None:
+    async def release(self, run_id: str, lease: int) -> None:
         """Leave a run this process stops (its shutdown) to the next process that looks for dead runs."""
-        await self._retrying(lambda: self._send(q.RELEASE_RUN, (RELEASED_AT, run_id, attempt)))
+        await self._retrying(lambda: self._send(q.RELEASE_RUN, (RELEASED_AT, run_id, lease)))
 
     async def dead_runs(self, stale_after: float) -> list[str]:
         """Pending and running runs whose process stopped beating `stale_after` seconds ago, and that
@@ -420,12 +425,12 @@ class RunRepo:
 
     async def take_over(
         self, run_id: str, stale_after: float, *, gone_driver: str | None = None
-    ) -> tuple[RunRecord, int, int] | None:
-        """Make this process the driver of a dead run: (the run, its attempt, the last event its
-        earlier attempts wrote to the database). None if another process took it first, or it ended.
+    ) -> tuple[RunRecord, int, int, int] | None:
+        """Make this process the driver of a dead run: (the run, its attempt, its lease, the last event
+        its earlier attempts wrote to the database). None if another process took it first, or it ended.
         Dead: its heartbeat is `stale_after` seconds old, or (`gone_driver`) the process that drives it
         is that one, which is gone."""
-        async def take() -> tuple[RunRecord, int, int] | None:
+        async def take() -> tuple[RunRecord, int, int, int] | None:
             moment = datetime.now(UTC)
             now, stale = moment.isoformat(), (moment - timedelta(seconds=stale_after)).isoformat()
             async with self.db.transaction() as tx:
@@ -439,7 +444,7 @@ class RunRepo:
                 attempt = await tx.fetchone(q.SELECT_ATTEMPT, (run_id,))
                 last = await tx.fetchone(q.SELECT_LAST_EVENT, (run_id,))
             assert row is not None and attempt is not None and last is not None
-            return RunRecord.from_row(row), int(attempt[0]), int(last[0])
+            return RunRecord.from_row(row), int(attempt[0]), int(attempt[1]), int(last[0])
 
         return await self._retrying(take)
 

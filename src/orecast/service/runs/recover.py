@@ -6,11 +6,12 @@ start: pending and running runs that nobody asked to cancel whose heartbeat stop
 ago, or whose driver (runs/driver.py) was a process of this machine and PID namespace that is gone (an
 earlier process of this server, killed: its runs go on at once, not after `stale_run_seconds`). The one
 whose update changes the run's row first (`RunRepo.take_over`) drives it on; `attempt` counts the
-processes that drove it. Only a process that serves the run's graph looks at it. A run that wrote a
-checkpoint goes on from its thread's latest checkpoint with no input, as LangGraph resumes an
-interrupted run: the tasks of the step that was cut short whose writes were stored (a tool call that
-finished) are not run again, the others are. A run that wrote nothing starts again from its input.
-After `MAX_ATTEMPTS` processes died driving it, it fails.
+processes that executed it (a queued run taken over, or handed over by a live process, runs/share.py,
+has not run: it keeps its attempt; `lease` says which process holds it). Only a process that serves
+the run's graph looks at it. A run that wrote a checkpoint goes on from its thread's latest checkpoint
+with no input, as LangGraph resumes an interrupted run: the tasks of the step that was cut short whose
+writes were stored (a tool call that finished) are not run again, the others are. A run that wrote
+nothing starts again from its input. After `MAX_ATTEMPTS` processes died executing it, it fails.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ async def recover_dead_runs(svc: Services) -> list[str]:
         found = await svc.repo.take_over(run_id, stale, gone_driver=gone_driver)
         if found is None:  # another process took it first, or it ended meanwhile
             continue
-        run, attempt, last_event = found
+        run, attempt, lease, last_event = found
         thread = None if run.kwargs.get("temporary") else (run.thread_id, "error")
         if attempt > MAX_ATTEMPTS:
             log.error("run %s failed: the process driving it stopped %d times", run_id, MAX_ATTEMPTS)
@@ -64,7 +65,7 @@ async def recover_dead_runs(svc: Services) -> list[str]:
         svc.metrics.runs_taken_over.inc()
         svc.runs.start(
             run, prepared, temporary=bool(run.kwargs.get("temporary")),
-            resumable=bool(run.kwargs.get("resumable")), attempt=attempt, first_event_id=last_event,
+            resumable=bool(run.kwargs.get("resumable")), attempt=attempt, lease=lease, first_event_id=last_event,
         )
         taken.append(run_id)
     return taken
