@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from orecast.agent.clock import today
 from orecast.agent.offline import catalogue as cat
-from orecast.agent.offline import convert, counts, doubling, notes, rankings, scope
+from orecast.agent.offline import convert, counts, direction, doubling, notes, rankings, scope
 from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse
 from orecast.agent.offline.lexicon import DEFAULT_SERIES, USD_UNIT
 from orecast.agent.reports import collect
@@ -195,6 +195,10 @@ class Planner:
                 q.start, q.end = scope.calendar_period(*q.relative)
             if note := counts.up_and_down(s, q.start, q.end, q.zh):
                 return Plan([("price_history", {"series": s, **self._dates(q, s)})], notes=[note])
+        if direction.asked(q.text) and "price_history" in self.tools and len(q.series) <= 1 and \
+                (q.relative or q.start or q.last_period in direction.LAST) and not q.whole_year and \
+                (dplan := self._direction_plan(q, ctx)):
+            return dplan
         if (best := rankings.asked(q.text)) and "price_history" in self.tools:
             if not q.series and ctx.last_call and ctx.last_series:
                 # "哪个月跌得最多" after a question about 2025's futures: that series and period.
@@ -391,6 +395,24 @@ class Planner:
         if q.month_assumed:
             plan.notes.insert(0, scope.month_assumed(q.month_assumed, q.zh))
         return plan
+
+    def _direction_plan(self, q: Query, ctx: Context) -> Plan | None:
+        """"上周螺纹钢涨了还是跌了", "这周涨了吗" after another period: the period the question names
+        (its own, never the one talked about before), its change from the value before it, in a word."""
+        s = (q.series or ([ctx.last_series] if ctx.last_series else []) or [FRESHER])[0]
+        if s == DEFAULT_SERIES and not scope.asks_benchmark(q.text):
+            s = FRESHER  # a week's or a day's move is the daily futures'; the World Bank's are months
+        relative = q.relative or direction.LAST.get(q.last_period)  # type: ignore[arg-type]
+        start, end = scope.calendar_period(*relative) if relative else (q.start, q.end)
+        if s not in cat.catalogue() or (period := direction.period_of(start, end)) is None:
+            return None
+        if (answer := direction.verdict(s, *period, q.zh)) is None:
+            return None
+        head, (lo, hi) = answer
+        notes = [head]
+        if s == FRESHER and FRESHER not in q.series:
+            notes.append(direction.futures_note(q.zh))
+        return Plan([("price_history", {"series": s, "start": lo, "end": hi})], notes=notes)
 
     def _holiday_edge(self, q: Query) -> Plan | None:
         """"铁矿石期货春节前最后一个交易日价格": the holiday's closure in the year asked (else the latest
