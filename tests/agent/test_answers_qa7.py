@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from tests.agent.conftest import run_turn
-from tests.agent.test_answers_qa5 import _settles, pinned_today
+from tests.agent.test_answers_qa5 import _settles, _wb_iron_ore, pinned_today
 
 __all__ = ["pinned_today"]  # the autouse fixture that pins today to 2026-12-07, shared with QA5
 
@@ -70,3 +70,49 @@ async def test_this_week_after_a_month_past_the_data_says_there_is_none(agent: A
     turn = await run_turn(agent, thread_id, "这周涨了吗")
     assert "你问的 2026-12-07 没有实际数据" in turn.text
     assert "2026-08-01" not in turn.text  # not August again
+
+
+async def test_the_first_half_of_2026_is_the_ore_price_to_may_and_the_futures_for_all_of_it(
+    agent: Any, thread_id: str
+) -> None:
+    # Was: the World Bank's months alone, which end in May 2026, for a half year to June.
+    turn = await run_turn(agent, thread_id, "2026上半年铁矿石")
+    assert [c.args["series"] for c in turn.calls] == ["iron_ore_wb_monthly", "dce_iron_ore_daily"]
+    wb = _wb_iron_ore()
+    assert wb.index[-1] < pd.Timestamp("2026-06-01")
+    assert f"数据只到 {wb.index[-1].date()}" in turn.text
+    dce = _settles("dce_iron_ore_futures_daily.csv").loc["2026-01":"2026-06"]
+    assert dce.index[-1].month == 6
+    assert f"**大商所铁矿石期货（连续，结算价）** {dce.index[0].date()} 至 {dce.index[-1].date()}" in turn.text
+    assert f"区间涨跌 {(dce.iloc[-1] / dce.iloc[0] - 1) * 100:+.2f}%" in turn.text
+    ore = wb.loc["2026-01":"2026-06"]
+    assert f"区间涨跌 {(ore.iloc[-1] / ore.iloc[0] - 1) * 100:+.2f}%" in turn.text
+    assert "两者不是同一个价格" in turn.text and "世界银行的现货月均价" in turn.text  # which is which
+    asked_by_name = await run_turn(agent, thread_id, "世界银行铁矿石2026上半年")
+    assert [c.args["series"] for c in asked_by_name.calls] == ["iron_ore_wb_monthly"]
+
+
+@pytest.mark.parametrize(
+    ("history", "question", "series", "code"),
+    [
+        ([], "铁矿石明年1月合约", "dce_iron_ore_daily", "2701"),
+        (["螺纹钢价格"], "明年1月合约", "shfe_rebar_daily", "2701"),
+        ([], "rb2705多少钱", "shfe_rebar_daily", "2705"),
+        ([], "What is the iron ore January contract trading at?", "dce_iron_ore_daily", "2701"),
+    ],
+)
+async def test_one_contract_is_answered_as_the_continuous_contract_said_so(
+    agent: Any, thread_id: str, history: list[str], question: str, series: str, code: str
+) -> None:
+    # Was: the World Bank's forecast to January 2027, or the continuous price, as if it were the contract.
+    for earlier in history:
+        await run_turn(agent, thread_id, earlier)
+    turn = await run_turn(agent, thread_id, question)
+    assert [(c.name, c.args) for c in turn.calls] == [("latest_price", {"series": series})]
+    file = {"dce_iron_ore_daily": "dce_iron_ore_futures_daily.csv", "shfe_rebar_daily": "shfe_rebar_futures_daily.csv"}
+    values = _settles(file[series])
+    assert f"{values.iloc[-1]:,.2f}" in turn.text and str(values.index[-1].date()) in turn.text
+    if question.isascii():
+        assert f"not the {code} contract" in turn.text and "continuous (main) contract" in turn.text
+    else:
+        assert f"不是 {code} 合约" in turn.text and "连续（主力）合约" in turn.text

@@ -19,7 +19,16 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from orecast.agent.clock import today
 from orecast.agent.offline import catalogue as cat
-from orecast.agent.offline import convert, counts, direction, doubling, notes, rankings, scope
+from orecast.agent.offline import (
+    contracts,
+    convert,
+    counts,
+    direction,
+    doubling,
+    notes,
+    rankings,
+    scope,
+)
 from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse
 from orecast.agent.offline.lexicon import DEFAULT_SERIES, USD_UNIT
 from orecast.agent.reports import collect
@@ -195,6 +204,12 @@ class Planner:
                 q.start, q.end = scope.calendar_period(*q.relative)
             if note := counts.up_and_down(s, q.start, q.end, q.zh):
                 return Plan([("price_history", {"series": s, **self._dates(q, s)})], notes=[note])
+        if (contract := contracts.asked(q.text)) and "latest_price" in self.tools:
+            # "明年1月合约": one contract, which the continuous series is not; its latest price, said so.
+            code, named = contract
+            futures = [x for x in [named or "", *q.series, ctx.last_series or ""] if x in scope.EXCHANGE_SERIES]
+            s = futures[0] if futures and futures[0] != DEFAULT_SERIES else FRESHER
+            return Plan([("latest_price", {"series": s})], notes=[contracts.note(s, code, q.zh)])
         if direction.asked(q.text) and "price_history" in self.tools and len(q.series) <= 1 and \
                 (q.relative or q.start or q.last_period in direction.LAST) and not q.whole_year and \
                 (dplan := self._direction_plan(q, ctx)):
@@ -695,6 +710,12 @@ class Planner:
                     kept.append(s)
                     if partial := scope.partial_note(s, q.start, q.end, q.zh):
                         notes.append(partial)
+                        if s == DEFAULT_SERIES and FRESHER not in series and not scope.asks_benchmark(q.text) \
+                                and (also := scope.futures_for_the_rest(q.start, q.end, q.zh)):
+                            # "2026上半年铁矿石": the World Bank's months stop in May; the futures
+                            # traded the whole half, so they answer it too, said to be the futures.
+                            notes.append(also)
+                            kept.append(FRESHER)
                 elif s == DEFAULT_SERIES and (old := scope.old_contract(q.start, q.end, q.zh)):
                     notes.append(old)  # "1990年铁矿石价格": the old contract price, in its own unit
                 else:
