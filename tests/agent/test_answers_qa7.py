@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from tests.agent.conftest import run_turn
-from tests.agent.test_answers_qa5 import _settles, _wb_iron_ore, pinned_today
+from tests.agent.test_answers_qa5 import DATA, _settles, _wb_iron_ore, pinned_today
+from tests.agent.test_answers_qa6 import _futures, roll_days
 
 __all__ = ["pinned_today"]  # the autouse fixture that pins today to 2026-12-07, shared with QA5
 
@@ -116,3 +117,54 @@ async def test_one_contract_is_answered_as_the_continuous_contract_said_so(
         assert f"not the {code} contract" in turn.text and "continuous (main) contract" in turn.text
     else:
         assert f"不是 {code} 合约" in turn.text and "连续（主力）合约" in turn.text
+
+
+async def test_weekly_data_is_the_futures_weekly_bars(agent: Any, thread_id: str) -> None:
+    # Was: the help text ("周线数据" named no series); "铁矿石期货周线数据" got the latest price.
+    turn = await run_turn(agent, thread_id, "周线数据")
+    frame = _futures("dce_iron_ore_futures_daily.csv")
+    weeks = frame.resample("W-FRI").agg({"open_cny_per_t": "first", "high_cny_per_t": "max", "low_cny_per_t": "min",
+                                         "close_cny_per_t": "last", "settle_cny_per_t": "last"}).dropna(how="all")
+    days = frame.index.to_series().resample("W-FRI").agg(["first", "last"]).dropna()
+    for label in weeks.index[-8:]:
+        w, prev = weeks.loc[label], weeks["settle_cny_per_t"].shift(1)[label]
+        assert (
+            f"- {days.loc[label, 'first'].date()} – {days.loc[label, 'last'].date()}：开 {w['open_cny_per_t']:,.2f}，"
+            f"高 {w['high_cny_per_t']:,.2f}，低 {w['low_cny_per_t']:,.2f}，收 {w['close_cny_per_t']:,.2f}，"
+            f"结算 {w['settle_cny_per_t']:,.2f}，周涨跌 {(w['settle_cny_per_t'] / prev - 1) * 100:+.2f}%"
+        ) in turn.text
+    assert "大商所铁矿石期货" in turn.text and "世界银行铁矿石价格（美元/干吨）是月均价" in turn.text
+    rebar = await run_turn(agent, thread_id, "rebar weekly closes")
+    assert rebar.calls[0].args["series"] == "shfe_rebar_daily" and "weekly bars" in rebar.text
+
+
+async def test_average_daily_change_is_the_last_year_of_data_said_so(agent: Any, thread_id: str) -> None:
+    # Was: the whole history's statistics of the World Bank's monthly averages.
+    turn = await run_turn(agent, thread_id, "平均每天涨跌多少")
+    frame = _futures("dce_iron_ore_futures_daily.csv")
+    price = frame["price"]
+    last = price.index[-1]
+    keep = (price.index > last - pd.DateOffset(years=1)) & ~roll_days(frame).to_numpy()
+    rel = ((price / price.shift(1) - 1) * 100)[keep].dropna()
+    diff = price.diff()[keep].dropna()
+    assert f"默认取数据的最近一年：{rel.index[0].date()} 至 {last.date()}，{len(rel)} 个交易日" in turn.text
+    assert f"平均每天 {rel.mean():+.3f}%（{diff.mean():+,.2f} 元/吨）" in turn.text
+    assert f"平均每天波动（不计方向）{rel.abs().mean():.3f}%（{diff.abs().mean():,.2f} 元/吨）" in turn.text
+    year = await run_turn(agent, thread_id, "铁矿石期货2025年平均每天涨跌多少")
+    in_2025 = ((price / price.shift(1) - 1) * 100).loc["2025"]
+    in_2025 = in_2025[~in_2025.index.isin(roll_days(frame)[roll_days(frame)].index)]
+    assert f"2025-01-02 至 2025-12-31，{len(in_2025)} 个交易日）：平均每天 {in_2025.mean():+.3f}%" in year.text
+
+
+async def test_how_often_the_data_updates_is_each_series_frequency_and_last_date(agent: Any, thread_id: str) -> None:
+    # Was: the help text.
+    turn = await run_turn(agent, thread_id, "数据多久更新一次")
+    dce = _settles("dce_iron_ore_futures_daily.csv")
+    wb = _wb_iron_ore()
+    pmi = pd.read_csv(DATA / "china_nbs_manufacturing_pmi_monthly.csv", index_col="date", parse_dates=True)
+    assert f"大商所铁矿石期货（连续，结算价）、大商所焦炭期货（连续，结算价）、大商所焦煤期货（连续，结算价）：日度数据，最新一期 {dce.index[-1].date()}" in turn.text
+    assert "铁矿石价格（世界银行，CFR中国）" in turn.text and f"月度数据，最新一期 {wb.index[-1].date()}" in turn.text
+    assert f"中国官方制造业PMI（国家统计局）：月度数据，最新一期 {pmi.index[-1].date()}" in turn.text
+    assert "orecast data update" in turn.text
+    english = await run_turn(agent, thread_id, "How often is the iron ore data updated?")
+    assert f"Iron ore, CFR China (World Bank): monthly data, last value {wb.index[-1].date()}" in english.text

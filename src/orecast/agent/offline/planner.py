@@ -23,6 +23,7 @@ from orecast.agent.offline import (
     contracts,
     convert,
     counts,
+    datafacts,
     direction,
     doubling,
     notes,
@@ -204,6 +205,12 @@ class Planner:
                 q.start, q.end = scope.calendar_period(*q.relative)
             if note := counts.up_and_down(s, q.start, q.end, q.zh):
                 return Plan([("price_history", {"series": s, **self._dates(q, s)})], notes=[note])
+        if datafacts.asks_updates(q.text):
+            # "数据多久更新一次": each series' frequency and last date, from the files, not the help text.
+            return Plan(reply=datafacts.updates(q.series, q.zh))
+        if (datafacts.asks_weekly(q.text) or datafacts.asks_daily_mean(q.text)) and "price_history" in self.tools:
+            if (facts_plan := self._data_facts(q, ctx)) is not None:
+                return facts_plan
         if (contract := contracts.asked(q.text)) and "latest_price" in self.tools:
             # "明年1月合约": one contract, which the continuous series is not; its latest price, said so.
             code, named = contract
@@ -410,6 +417,31 @@ class Planner:
         if q.month_assumed:
             plan.notes.insert(0, scope.month_assumed(q.month_assumed, q.zh))
         return plan
+
+    def _data_facts(self, q: Query, ctx: Context) -> Plan | None:
+        """"周线数据", "平均每天涨跌多少": the daily futures' weekly bars or mean daily change (iron ore's
+        are the DCE futures': the World Bank's monthly averages have neither weeks nor days)."""
+        named = [s for s in [*q.series, ctx.last_series or ""] if s in cat.catalogue()]
+        s = named[0] if named else FRESHER
+        if s == DEFAULT_SERIES:
+            s = FRESHER
+        if cat.frequency(s) != "daily":
+            return None
+        if q.relative and not (q.start or q.end):
+            q.start, q.end = scope.calendar_period(*q.relative)
+        if datafacts.asks_weekly(q.text):
+            answer = datafacts.weekly(s, q.start, q.end, q.zh)
+        elif q.start:
+            answer = datafacts.period_daily_mean(s, q.start, q.end or q.start, q.zh)
+        else:
+            answer = datafacts.daily_mean(s, q.zh)
+        if answer is None:
+            return None
+        text, dates = answer
+        notes = [text]
+        if s == FRESHER and FRESHER not in q.series:
+            notes.append(direction.futures_note(q.zh))
+        return Plan([("price_history", {"series": s, **dates})], notes=notes)
 
     def _direction_plan(self, q: Query, ctx: Context) -> Plan | None:
         """"上周螺纹钢涨了还是跌了", "这周涨了吗" after another period: the period the question names
