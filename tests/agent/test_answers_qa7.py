@@ -168,3 +168,36 @@ async def test_how_often_the_data_updates_is_each_series_frequency_and_last_date
     assert "orecast data update" in turn.text
     english = await run_turn(agent, thread_id, "How often is the iron ore data updated?")
     assert f"Iron ore, CFR China (World Bank): monthly data, last value {wb.index[-1].date()}" in english.text
+
+
+async def test_did_the_futures_rise_in_a_year_in_english_is_a_verdict(agent: Any, thread_id: str) -> None:
+    # QA7: "Did iron ore futures rise in 2025?" got the statistics with no answer.
+    turn = await run_turn(agent, thread_id, "Did iron ore futures rise in 2025?")
+    dce = _settles("dce_iron_ore_futures_daily.csv")
+    v0, v1 = float(dce[:"2024-12-31"].iloc[-1]), float(dce.loc["2025"].iloc[-1])
+    word = "it rose" if v1 > v0 else "it fell"
+    assert f"{word}: from {v0:,.2f} CNY/t on {dce[:'2024-12-31'].index[-1].date()}" in turn.text
+    assert f"{(v1 / v0 - 1) * 100:+.2f}%" in turn.text
+
+
+async def test_a_contracts_forecast_is_the_continuous_contracts_said_so(agent: Any, thread_id: str) -> None:
+    # QA7: "i2701合约未来一个月走势预测" got the latest price and no forecast.
+    turn = await run_turn(agent, thread_id, "i2701合约未来一个月走势预测")
+    assert [c.name for c in turn.calls] == ["forecast_price"]
+    assert turn.calls[0].args["series"] == "dce_iron_ore_daily"
+    assert "不是 2701 合约" in turn.text
+
+
+async def test_when_the_world_bank_data_updates_is_its_series_alone(agent: Any, thread_id: str) -> None:
+    # QA7: every source listed for a question about the World Bank's.
+    turn = await run_turn(agent, thread_id, "世界银行数据什么时候更新")
+    wb = _wb_iron_ore()
+    assert f"月度数据，最新一期 {wb.index[-1].date()}" in turn.text
+    assert "期货" not in turn.text.split("本地数据不会自己更新")[0]
+
+
+async def test_a_quiet_roll_is_said_to_be_found_by_its_volume(agent: Any, thread_id: str) -> None:
+    # QA7: 2025-04-02 left out as a roll "because the open interest jumped 15 %" (it moved 12.7 %).
+    turn = await run_turn(agent, thread_id, "铁矿石期货2025年最大跌幅是哪天")
+    line = next(x for x in turn.text.splitlines() if "疑似换月日" in x)
+    assert "2025-04-02 -4.41%" in line and "成交量" in line

@@ -165,6 +165,16 @@ def period_daily_mean(series: str, start: str, end: str, zh: bool) -> tuple[str,
 _EDITION = re.compile(r"(edition of|snapshot) (\d{4}-\d{2}-\d{2})")
 
 
+def named_sources(text: str) -> list[str]:
+    """The series of a source named without a series ("世界银行数据什么时候更新"): all of its series."""
+    ids = list(cat.catalogue())
+    if re.search(r"世界银行|世行|world bank|pink sheet", text, re.I):
+        return [s for s in ids if s.endswith("_wb_monthly")]
+    if re.search(r"期货|futures|大商所|上期所|\bdce\b|\bshfe\b", text, re.I):
+        return [s for s in ids if s.startswith(("dce_", "shfe_"))]
+    return []
+
+
 def updates(series: list[str], zh: bool) -> str:
     """How often each bundled series (or the ones named) comes, its last date and the edition bundled."""
     facts = cat.catalogue()

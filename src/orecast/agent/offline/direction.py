@@ -20,7 +20,7 @@ from orecast.agent.offline.lexicon import DEFAULT_SERIES
 
 _ASKED = re.compile(
     r"涨了还是跌了|跌了还是涨了|涨了吗|跌了吗|涨了没|跌了没|涨没涨|跌没跌|是涨是跌|是涨还是跌|涨还是跌了|"
-    r"\bdid (?:it|the price|prices?|iron ore|rebar|coke|coking coal|hrc|\w+) (?:rise|fall|go up|go down|gain|drop)\b|"
+    r"\bdid (?:[\w-]+ ){1,4}?(?:rise|fall|go up|go down|gain|drop)\b|"
     r"\b(?:was|were) (?:it|prices?|iron ore|rebar|\w+) (?:up|down)\b",
     re.I,
 )

@@ -207,7 +207,7 @@ class Planner:
                 return Plan([("price_history", {"series": s, **self._dates(q, s)})], notes=[note])
         if datafacts.asks_updates(q.text):
             # "数据多久更新一次": each series' frequency and last date, from the files, not the help text.
-            return Plan(reply=datafacts.updates(q.series, q.zh))
+            return Plan(reply=datafacts.updates(q.series or datafacts.named_sources(q.text), q.zh))
         if (datafacts.asks_weekly(q.text) or datafacts.asks_daily_mean(q.text)) and "price_history" in self.tools:
             if (facts_plan := self._data_facts(q, ctx)) is not None:
                 return facts_plan
@@ -216,6 +216,11 @@ class Planner:
             code, named = contract
             futures = [x for x in [named or "", *q.series, ctx.last_series or ""] if x in scope.EXCHANGE_SERIES]
             s = futures[0] if futures and futures[0] != DEFAULT_SERIES else FRESHER
+            if "forecast" in q.intents and "forecast_price" in self.tools:
+                # "i2701合约未来一个月走势预测": the continuous contract's forecast, said not to be the contract's.
+                h, start = self._ahead(q, s)
+                return Plan([("forecast_price", {"series": s, "horizon": h, "method": q.method or "auto"})],
+                            notes=[contracts.note(s, code, q.zh)], focus={s: start.date().isoformat()})
             return Plan([("latest_price", {"series": s})], notes=[contracts.note(s, code, q.zh)])
         if direction.asked(q.text) and "price_history" in self.tools and len(q.series) <= 1 and \
                 (q.relative or q.start or q.last_period in direction.LAST) and not q.whole_year and \
