@@ -25,7 +25,7 @@ _ASKED = {
     "daily_mean": r"平均每天|每天平均|日均涨跌|平均日涨跌|平均每日|每日平均|平均一天|一天平均|per day on average|"
                   r"average daily (?:change|move|return|gain|loss)|(?:change|move)s? on an average day|"
                   r"on average (?:each|per|a) (?:day|trading day)",
-    "updates": r"多久更新|多长时间更新|更新频率|更新一次|什么时候更新|何时更新|最后更新|最近更新|数据更新到|last updated|"
+    "updates": r"多久更新|多长时间更新|更新频率|更新一次|什么时候更新|何时更新|最后更新|最近更新|更新到哪|last updated|"
                r"how often .{0,30}updat|update frequency|when (?:was|were|is|are) .{0,30}updated|"
                r"how (?:fresh|current|up[- ]to[- ]date)",
 }

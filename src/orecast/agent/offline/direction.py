@@ -27,11 +27,13 @@ _ASKED = re.compile(
 # "did it rise last week?": the calendar week before this one, as "上周" is (not the data's last 7 days).
 LAST = {(1, "week"): ("week", -1), (1, "month"): ("month", -1), (1, "year"): ("year", -1)}
 _FUTURE = re.compile(r"会涨|会跌|将会|能涨|will\b|going to", re.I)
+# "Which month did iron ore rise the most", "谁涨得多": a ranking or a comparison, not one direction.
+_RANKING = re.compile(r"\bmost\b|\bmore\b|\bwhich\b|最多|更多|谁|哪个|哪天|哪一|几天|几个月", re.I)
 
 
 def asked(text: str) -> bool:
     """A question whether a past period rose or fell (not whether one ahead will)."""
-    return bool(_ASKED.search(text)) and not _FUTURE.search(text)
+    return bool(_ASKED.search(text)) and not _FUTURE.search(text) and not _RANKING.search(text)
 
 
 def period_of(start: str | None, end: str | None) -> tuple[pd.Timestamp, pd.Timestamp] | None:
