@@ -201,3 +201,17 @@ async def test_a_quiet_roll_is_said_to_be_found_by_its_volume(agent: Any, thread
     turn = await run_turn(agent, thread_id, "铁矿石期货2025年最大跌幅是哪天")
     line = next(x for x in turn.text.splitlines() if "疑似换月日" in x)
     assert "2025-04-02 -4.41%" in line and "成交量" in line
+
+
+@pytest.mark.parametrize("follow_up", ["那2024年呢", "前年呢"])
+async def test_another_period_after_two_series_compared_compares_both_again(
+    agent: Any, thread_id: str, follow_up: str
+) -> None:
+    # QA7: "那2024年呢" after "2025年热卷和螺纹钢谁涨得多" answered rebar alone.
+    await run_turn(agent, thread_id, "2025年热卷和螺纹钢谁涨得多")
+    turn = await run_turn(agent, thread_id, follow_up)
+    assert [c.args["series"] for c in turn.calls] == ["shfe_hrc_daily", "shfe_rebar_daily"]
+    line = next(x for x in turn.text.splitlines() if x.startswith("区间涨跌对比"))
+    for file in ("shfe_hot_rolled_coil_futures_daily.csv", "shfe_rebar_futures_daily.csv"):
+        values = _settles(file).loc["2024"]
+        assert f"{(values.iloc[-1] / values.iloc[0] - 1) * 100:+.2f}%（{values.index[0].date()} 至 {values.index[-1].date()}）" in line

@@ -332,6 +332,8 @@ class Planner:
             # "那下个月呢？" after a price: that series over that calendar period (a forecast when it
             # is still ahead), now that 下个月 / next week are periods rather than horizons.
             intents = ["forecast" if q.relative[1] > 0 else "history"]
+            if len(ctx.turn_series) > 1 and ctx.last_call and ctx.last_call[0] in ("price_history", "describe_series"):
+                series = list(ctx.turn_series[:4])  # "去年呢" after two series compared: both, that year
         if not intents and q.ago and (q.series or ctx.turn_series):
             # "半年前的PMI": that series on that day; "那一年前呢？" after a price (or two, a spread):
             # the same series on that day.
@@ -839,6 +841,10 @@ class Planner:
         if name == "task":
             return Plan([("task", {"description": f"{prev.get('description', '')}\n{q.text}",
                                    "subagent_type": "quant"})])
+        if name in ("price_history", "describe_series") and not q.series and len(ctx.turn_series) > 1 and \
+                (q.start or q.end or q.last_period):
+            # "那2024年呢" after "2025年热卷和螺纹钢谁涨得多": both series again over the new period.
+            return Plan([(name, {"series": s, **self._dates(q, s)}) for s in ctx.turn_series[:4]])
         series_key = "a" if name == "relate_series" else "series"
         if q.series and series_key in args:
             args[series_key] = q.series[0]
