@@ -57,6 +57,8 @@ def weekly(series: str, start: str | None, end: str | None, zh: bool) -> tuple[s
     frame = _bars(series)
     if frame is None:
         return None
+    # The week before the period gives its first week's change.
+    settles = frame["settle_cny_per_t"].resample("W-FRI").last().dropna().shift(1)
     if start or end:
         frame = frame.loc[start or None:end or None]
     if frame.empty:
@@ -74,7 +76,7 @@ def weekly(series: str, start: str | None, end: str | None, zh: bool) -> tuple[s
     for label, w in shown.iterrows():
         first, last = days.loc[label, "first"].date(), days.loc[label, "last"].date()
         change = ""
-        prev = weeks["settle_cny_per_t"].shift(1).get(label)
+        prev = settles.get(label)
         if prev is not None and not np.isnan(prev):
             change = (f"，周涨跌 {(w['settle_cny_per_t'] / prev - 1) * 100:+.2f}%" if zh else
                       f", week {(w['settle_cny_per_t'] / prev - 1) * 100:+.2f}%")
