@@ -88,6 +88,26 @@ def test_relate_refuses_a_lag_longer_than_the_data_quickly():
     assert relate("dce_iron_ore_daily", "shfe_rebar_daily", max_lag=3108).n == 3111
 
 
+def _bundled_settles(file: str) -> pd.Series:
+    frame = pd.read_csv(Path(__file__).parents[2] / "src/orecast/market/data" / file, index_col="date",
+                        parse_dates=True)
+    return frame["settle_cny_per_t"].fillna(frame["close_cny_per_t"]).dropna()
+
+
+def test_relate_over_a_period_counts_its_first_return_from_the_day_before():
+    # Was: 2025's correlation from 2025's own prices, leaving out 2024-12-31 → 2025-01-02.
+    result = relate("dce_iron_ore_daily", "shfe_rebar_daily", start="2025", end="2025")
+    ore, rebar = (np.log(_bundled_settles(f)).diff() for f in
+                  ("dce_iron_ore_futures_daily.csv", "shfe_rebar_futures_daily.csv"))
+    joined = pd.concat([ore, rebar], axis=1, join="inner").dropna().loc["2025"]
+    assert joined.index[0] == pd.Timestamp("2025-01-02")
+    assert result.first_date == joined.index[0] and result.n == len(joined)
+    assert result.correlation == pytest.approx(joined.iloc[:, 0].corr(joined.iloc[:, 1]))
+    # Monthly: January's return is from December's mean.
+    monthly_result = relate("dce_iron_ore_daily", "iron_ore_wb_monthly", start="2025", end="2025")
+    assert monthly_result.n == 12 and monthly_result.first_date == pd.Timestamp("2025-01-01")
+
+
 def test_relate_needs_overlapping_dates():
     with pytest.raises(MarketError, match="share only"):
         relate("crude_steel_china_annual", "dce_iron_ore_daily")

@@ -264,6 +264,18 @@ def common_frequency(a: str, b: str) -> str | None:
     return _CODE[max(a, b, key=_ORDER.index)]
 
 
+def _period_returns(series: SeriesLike, cut: pd.Series, end: DateLike,
+                    freq: str | None) -> tuple[pd.Series, SeriesMeta]:
+    """Returns of `series` for the periods of `cut` (its values in range), the first one from the
+    observation (period, when resampled to `freq`) just before the range."""
+    history = load_series(series, None, end)
+    if freq is not None:
+        history, cut = load_series(history, freq=freq), load_series(cut, freq=freq)
+    meta = meta_of(history)
+    rets = returns(history, meta)
+    return rets[rets.index >= cut.index[0]], meta
+
+
 def relate(
     a: SeriesLike, b: SeriesLike, *, start: DateLike = None, end: DateLike = None,
     freq: str | None = None, max_lag: int = 6,
@@ -279,10 +291,10 @@ def relate(
     ma, mb = meta_of(sa), meta_of(sb)
     if freq is None:
         freq = common_frequency(ma.frequency, mb.frequency)
-    if freq is not None:
-        sa, sb = load_series(sa, freq=freq), load_series(sb, freq=freq)
-        ma, mb = meta_of(sa), meta_of(sb)
-    ra, rb = returns(sa, ma), returns(sb, mb)
+    # A period's first return is from the observation before it, as in `describe`: "2025's
+    # correlation" counts the move from 2024's last day to 2025's first.
+    ra, ma = _period_returns(a, sa, end, freq)
+    rb, mb = _period_returns(b, sb, end, freq)
     joined = pd.concat([ra.rename("a"), rb.rename("b")], axis=1, join="inner").dropna()
     if len(joined) < MIN_OVERLAP:
         raise MarketError(

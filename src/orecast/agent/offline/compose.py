@@ -355,16 +355,18 @@ def _moves_lines(p: dict[str, Any], moves: str, zh: bool) -> list[str]:
              if moves == "both" or (moves == "rises") == ((m.get("change") or 0) > 0)]
     if rolls:
         listed = "；".join(one(m) for m in rolls) if zh else "; ".join(one(m) for m in rolls)
-        out.append(f"- 已排除 {len(rolls)} 个疑似换月日（持仓量一天跳变约 15% 以上且开盘跳空 3% 以上：主力合约换成了另一个合约，"
-                   f"价格跳到新合约的水平，不是市场真实涨跌）：{listed}" if zh else
-                   f"- Left out: {len(rolls)} likely contract-roll day(s) (open interest jumped by about 15% or more and the price "
-                   f"gapped over 3% at the open: the main contract changed, and the price jumped to the new contract's "
-                   f"level, which is no market move): {listed}")
+        out.append(f"- 已排除 {len(rolls)} 个疑似换月日（开盘跳空 3% 以上且持仓量一天跳变约 15% 以上，或跳空 4% 以上而成交量"
+                   f"比前一天少四成以上、又不是封在涨跌停：主力合约换成了另一个合约，价格跳到新合约的水平，不是市场真实涨跌）：{listed}"
+                   if zh else
+                   f"- Left out: {len(rolls)} likely contract-roll day(s) (the price gapped over 3% at the open with the open "
+                   "interest jumping by about 15% or more, or over 4% with the volume down by 40% or more on a day not "
+                   "locked at its limit: the main contract changed, and the price jumped to the new contract's level, "
+                   f"which is no market move): {listed}")
     if p.get("series") in _CONTINUOUS:
-        out.append("- 注意：这是连续主力合约，没有做换月调整；换月日是按持仓量和开盘跳空推断的，价差小的换月可能没有识别出，"
+        out.append("- 注意：这是连续主力合约，没有做换月调整；换月日是按开盘跳空、持仓量和成交量推断的，价差小的换月可能没有识别出，"
                    "用这些日期前请核对是否是换月日。" if zh else
-                   "- Note: this is the continuous main contract, not roll-adjusted; roll days are inferred from the open "
-                   "interest and the opening gap, and a roll with a small spread may not be found: check whether a date "
+                   "- Note: this is the continuous main contract, not roll-adjusted; roll days are inferred from the opening "
+                   "gap, the open interest and the volume, and a roll with a small spread may not be found: check whether a date "
                    "is a roll before using it.")
     return out
 

@@ -679,6 +679,7 @@ _RELATIVE = (
     # "over the last year" is the past 12 months (a look-back), not the calendar year before.
     (re.compile(r"去年|上一年|上年|(?<!over the )(?<!in the )(?<!during the )(?<!for the )(?<!within the )"
                 r"last year|previous year|prior year", re.I), ("year", -1)),
+    (re.compile(r"(?<![\d个几一二三四五六七八九十年])前年|the year before last", re.I), ("year", -2)),
     (re.compile(r"明年|下一年|next year", re.I), ("year", 1)),  # a calendar year, forecast whole
     (re.compile(r"今年|本年|年初至今|年初以来|今年以来|this year|year[- ]to[- ]date|\bytd\b", re.I),
      ("year", 0)),

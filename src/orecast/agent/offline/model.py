@@ -91,7 +91,9 @@ class OfflineAnalyst(BaseChatModel):
             return write
         if results:
             # "那一年前呢" asks again what the questions before it asked (a spread), on another day.
-            asked = "\n".join([*ctx.questions[-3:], q.text]) if q.ago and not q.series else q.text
+            # "那2024年呢" after "谁涨得多" asks the comparison again, over another period.
+            again = (q.ago or q.follow_up and (q.start or q.relative)) and not q.series
+            asked = "\n".join([*ctx.questions[-3:], q.text]) if again else q.text
             return AIMessage(content="\n\n".join([*plan.notes, self._answer(q, after, plan.focus, asked)]))
         calls = [(n, a) for n, a in plan.calls if not self.tool_schemas or n in self.tool_schemas]
         if calls:

@@ -19,7 +19,17 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from orecast.agent.clock import today
 from orecast.agent.offline import catalogue as cat
-from orecast.agent.offline import convert, counts, doubling, notes, rankings, scope
+from orecast.agent.offline import (
+    contracts,
+    convert,
+    counts,
+    datafacts,
+    direction,
+    doubling,
+    notes,
+    rankings,
+    scope,
+)
 from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse
 from orecast.agent.offline.lexicon import DEFAULT_SERIES, USD_UNIT
 from orecast.agent.reports import collect
@@ -195,6 +205,27 @@ class Planner:
                 q.start, q.end = scope.calendar_period(*q.relative)
             if note := counts.up_and_down(s, q.start, q.end, q.zh):
                 return Plan([("price_history", {"series": s, **self._dates(q, s)})], notes=[note])
+        if datafacts.asks_updates(q.text):
+            # "数据多久更新一次": each series' frequency and last date, from the files, not the help text.
+            return Plan(reply=datafacts.updates(q.series or datafacts.named_sources(q.text), q.zh))
+        if (datafacts.asks_weekly(q.text) or datafacts.asks_daily_mean(q.text)) and "price_history" in self.tools:
+            if (facts_plan := self._data_facts(q, ctx)) is not None:
+                return facts_plan
+        if (contract := contracts.asked(q.text)) and "latest_price" in self.tools:
+            # "明年1月合约": one contract, which the continuous series is not; its latest price, said so.
+            code, named = contract
+            futures = [x for x in [named or "", *q.series, ctx.last_series or ""] if x in scope.EXCHANGE_SERIES]
+            s = futures[0] if futures and futures[0] != DEFAULT_SERIES else FRESHER
+            if "forecast" in q.intents and "forecast_price" in self.tools:
+                # "i2701合约未来一个月走势预测": the continuous contract's forecast, said not to be the contract's.
+                h, start = self._ahead(q, s)
+                return Plan([("forecast_price", {"series": s, "horizon": h, "method": q.method or "auto"})],
+                            notes=[contracts.note(s, code, q.zh)], focus={s: start.date().isoformat()})
+            return Plan([("latest_price", {"series": s})], notes=[contracts.note(s, code, q.zh)])
+        if direction.asked(q.text) and "price_history" in self.tools and len(q.series) <= 1 and \
+                (q.relative or q.start or q.last_period in direction.LAST) and not q.whole_year and \
+                (dplan := self._direction_plan(q, ctx)):
+            return dplan
         if (best := rankings.asked(q.text)) and "price_history" in self.tools:
             if not q.series and ctx.last_call and ctx.last_series:
                 # "哪个月跌得最多" after a question about 2025's futures: that series and period.
@@ -301,6 +332,8 @@ class Planner:
             # "那下个月呢？" after a price: that series over that calendar period (a forecast when it
             # is still ahead), now that 下个月 / next week are periods rather than horizons.
             intents = ["forecast" if q.relative[1] > 0 else "history"]
+            if len(ctx.turn_series) > 1 and ctx.last_call and ctx.last_call[0] in ("price_history", "describe_series"):
+                series = list(ctx.turn_series[:4])  # "去年呢" after two series compared: both, that year
         if not intents and q.ago and (q.series or ctx.turn_series):
             # "半年前的PMI": that series on that day; "那一年前呢？" after a price (or two, a spread):
             # the same series on that day.
@@ -391,6 +424,49 @@ class Planner:
         if q.month_assumed:
             plan.notes.insert(0, scope.month_assumed(q.month_assumed, q.zh))
         return plan
+
+    def _data_facts(self, q: Query, ctx: Context) -> Plan | None:
+        """"周线数据", "平均每天涨跌多少": the daily futures' weekly bars or mean daily change (iron ore's
+        are the DCE futures': the World Bank's monthly averages have neither weeks nor days)."""
+        named = [s for s in [*q.series, ctx.last_series or ""] if s in cat.catalogue()]
+        s = named[0] if named else FRESHER
+        if s == DEFAULT_SERIES:
+            s = FRESHER
+        if cat.frequency(s) != "daily":
+            return None
+        if q.relative and not (q.start or q.end):
+            q.start, q.end = scope.calendar_period(*q.relative)
+        if datafacts.asks_weekly(q.text):
+            answer = datafacts.weekly(s, q.start, q.end, q.zh)
+        elif q.start:
+            answer = datafacts.period_daily_mean(s, q.start, q.end or q.start, q.zh)
+        else:
+            answer = datafacts.daily_mean(s, q.zh)
+        if answer is None:
+            return None
+        text, dates = answer
+        notes = [text]
+        if s == FRESHER and FRESHER not in q.series:
+            notes.append(direction.futures_note(q.zh))
+        return Plan([("price_history", {"series": s, **dates})], notes=notes)
+
+    def _direction_plan(self, q: Query, ctx: Context) -> Plan | None:
+        """"上周螺纹钢涨了还是跌了", "这周涨了吗" after another period: the period the question names
+        (its own, never the one talked about before), its change from the value before it, in a word."""
+        s = (q.series or ([ctx.last_series] if ctx.last_series else []) or [FRESHER])[0]
+        if s == DEFAULT_SERIES and not scope.asks_benchmark(q.text):
+            s = FRESHER  # a week's or a day's move is the daily futures'; the World Bank's are months
+        relative = q.relative or direction.LAST.get(q.last_period)  # type: ignore[arg-type]
+        start, end = scope.calendar_period(*relative) if relative else (q.start, q.end)
+        if s not in cat.catalogue() or (period := direction.period_of(start, end)) is None:
+            return None
+        if (answer := direction.verdict(s, *period, q.zh)) is None:
+            return None
+        head, (lo, hi) = answer
+        notes = [head]
+        if s == FRESHER and FRESHER not in q.series:
+            notes.append(direction.futures_note(q.zh))
+        return Plan([("price_history", {"series": s, "start": lo, "end": hi})], notes=notes)
 
     def _holiday_edge(self, q: Query) -> Plan | None:
         """"铁矿石期货春节前最后一个交易日价格": the holiday's closure in the year asked (else the latest
@@ -673,6 +749,12 @@ class Planner:
                     kept.append(s)
                     if partial := scope.partial_note(s, q.start, q.end, q.zh):
                         notes.append(partial)
+                        if s == DEFAULT_SERIES and FRESHER not in series and not scope.asks_benchmark(q.text) \
+                                and (also := scope.futures_for_the_rest(q.start, q.end, q.zh)):
+                            # "2026上半年铁矿石": the World Bank's months stop in May; the futures
+                            # traded the whole half, so they answer it too, said to be the futures.
+                            notes.append(also)
+                            kept.append(FRESHER)
                 elif s == DEFAULT_SERIES and (old := scope.old_contract(q.start, q.end, q.zh)):
                     notes.append(old)  # "1990年铁矿石价格": the old contract price, in its own unit
                 else:
@@ -759,6 +841,10 @@ class Planner:
         if name == "task":
             return Plan([("task", {"description": f"{prev.get('description', '')}\n{q.text}",
                                    "subagent_type": "quant"})])
+        if name in ("price_history", "describe_series") and not q.series and len(ctx.turn_series) > 1 and \
+                (q.start or q.end or q.last_period):
+            # "那2024年呢" after "2025年热卷和螺纹钢谁涨得多": both series again over the new period.
+            return Plan([(name, {"series": s, **self._dates(q, s)}) for s in ctx.turn_series[:4]])
         series_key = "a" if name == "relate_series" else "series"
         if q.series and series_key in args:
             args[series_key] = q.series[0]

@@ -260,6 +260,24 @@ def partial_note(series: str, start: str | None, end: str | None, zh: bool) -> s
             "figures below stop there and do not cover the whole period.")
 
 
+def futures_for_the_rest(start: str | None, end: str | None, zh: bool) -> str | None:
+    """The DCE futures beside the World Bank's iron ore price for a period the latter covers in part,
+    when the futures reach further into it; which is the ore price and which the futures, said."""
+    wb, dce = cat.catalogue()["iron_ore_wb_monthly"], cat.catalogue()["dce_iron_ore_daily"]
+    if not end or pd.Timestamp(dce.end) <= pd.Timestamp(wb.end) + pd.offsets.MonthEnd(0):
+        return None
+    last = min(bound(end, True), pd.Timestamp(dce.end)).date()
+    first = bound(start).date() if start else dce.start
+    if zh:
+        return (f"所以下面也给出大商所铁矿石期货（日度，元/吨）在 {first} 至 {last} 的数据。两者不是同一个价格："
+                f"“铁矿石价格”是世界银行的现货月均价（62% 粉矿，CFR 中国，美元/干吨，只到 {wb.end}）；"
+                "大商所期货是国内交易所的连续主力合约结算价（元/吨，含税、湿吨），单位和口径不同，不能直接相比。")
+    return (f"So the DCE iron ore futures (daily, CNY/t) are given too, from {first} to {last}. They are not the "
+            f"same price: the iron ore price is the World Bank's monthly spot average (62% fines, CFR China, "
+            f"US$/dmt, to {wb.end}); the futures are the continuous main contract's settle on the Dalian exchange "
+            "(CNY/t, wet tonnes, with VAT), in another unit and basis, not directly comparable.")
+
+
 def asks_benchmark(text: str) -> bool:
     """The World Bank monthly average was asked for by name."""
     return bool(re.search(r"world bank|世界银行|世行|monthly|月度|月均|62%|62品位|cfr|普氏|platts",
