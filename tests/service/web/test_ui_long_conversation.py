@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 
 from tests.service.conftest import Server
 from tests.service.web.conftest import messages, wait_idle
+from tests.service.web.slow_graph import GATE
 
 pytestmark = pytest.mark.slow
 
@@ -169,3 +170,32 @@ def test_a_long_conversation_shows_before_its_history_is_read(
         route.continue_()
     page.unroute("**/history")
     asked.last.get_by_test_id("edit-button").wait_for(state="attached")
+
+
+def test_a_reload_mid_run_rejoins_before_the_history_is_read(
+    open_page: Any, slow_server: Server, long_thread: str
+) -> None:
+    """A run stored for re-joining was joined only once the whole history was in: after a reload in a
+    conversation of 60 questions of the analyst, the answer stood still for the 30 s of that read."""
+    page = open_page(slow_server, path=f"/#/thread/{long_thread}")
+    messages(page, "human").last.get_by_test_id("edit-button").wait_for(state="attached")
+    held: list[Any] = []
+    GATE.clear()  # the run waits after its tokens: it is still running after the reload
+    try:
+        page.get_by_test_id("composer-input").fill("held across a reload")
+        page.get_by_test_id("composer-input").press("Enter")
+        expect(messages(page, "ai").last).to_contain_text("slow1")
+        page.route("**/history", lambda route: held.append(route))
+        page.reload()
+        expect(messages(page, "human").last).to_have_text("held across a reload")
+        expect(messages(page, "ai").last).to_contain_text("slow1")  # re-joined: its tokens again
+        expect(page.get_by_test_id("stop-button")).to_be_visible()
+        assert held, "the history was asked for, and is not in"
+    finally:
+        GATE.set()
+    for route in held:
+        route.continue_()
+    page.unroute("**/history")
+    wait_idle(page)
+    expect(messages(page, "ai").last).to_contain_text("answer: held across a reload")
+    messages(page, "human").last.get_by_test_id("edit-button").wait_for(state="attached")

@@ -7,7 +7,8 @@ import { readNewer } from "./threadHistory";
  * calls `mutate` after each run and Stop). Opening a conversation reads its head state and its whole
  * history at once: the head (one checkpoint) comes back first and shows the conversation while the
  * history (up to `limit` checkpoints, the branches and each message's fork point) is still on its
- * way; `isLoading` stays true until it is in, so a stored run is re-joined only then, as the SDK did.
+ * way. The thread counts as loaded from the head on (`isLoading`), so a run stored for re-joining
+ * after a reload is joined then, not once the history is in (30 s for 60 questions of the analyst).
  * After a run only the new checkpoints are read (threadHistory.ts).
  */
 export interface ThreadHistory<S extends Record<string, unknown>> {
@@ -57,7 +58,7 @@ export function useThreadHistory<S extends Record<string, unknown>>(
     const threads = clientRef.current.threads;
     const head = threads
       .getState<S>(threadId)
-      .then((state) => update(threadId, (was) => (was.data ? was : { ...was, data: state.checkpoint ? [state] : [] })))
+      .then((state) => update(threadId, (was) => (was.data ? was : { ...was, data: state.checkpoint ? [state] : [], isLoading: false })))
       .catch(() => undefined); // the history read says why
     const whole = threads.getHistory<S>(threadId, { limit }).then(
       (data) => update(threadId, (was) => ({ ...was, data, error: undefined, isLoading: false, complete: true })),
