@@ -12,8 +12,9 @@ database is copied first, so each run starts from the same conversation. Then, i
 - open `#/thread/<id>`: time until the first message is visible, until the newest question can be
   edited (its checkpoint known: the history is in), and the history requests made meanwhile;
 - ask one more question: time from Enter to the answer's end (Send back, answer shown) and to the
-  page being idle again (1 s without requests), and each `/history` and `/state` request: checkpoints
-  read, bytes decoded and on the wire (gzip), and the server's time to first byte.
+  page being idle again (1 s without requests), the page's long tasks (over 50 ms) meanwhile, and
+  each `/history` and `/state` request: checkpoints read, bytes decoded and on the wire (gzip), and
+  the server's time to first byte.
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ from playwright.sync_api import sync_playwright
 CHROMIUM = "/usr/bin/chromium"
 QUESTIONS = ["铁矿石价格未来6个月预测，画图", "2020年以来铁矿石价格走势", "比较各种预测方法的回测误差"]
 TIMEOUT_MS = 120_000
+# The page's tasks over 50 ms (the main thread busy), while the answer streams and after.
+WATCH_LONG_TASKS = """window.longTasks = [];
+new PerformanceObserver((list) => { for (const e of list.getEntries()) window.longTasks.push(e.duration); })
+  .observe({ type: "longtask", buffered: true });"""
 
 
 def free_port() -> int:
@@ -134,6 +139,7 @@ def measure(url: str, thread_id: str, browser: Any) -> dict[str, Any]:
     page = context.new_page()
     requests = Requests(url)
     page.on("requestfinished", requests.on_finished)
+    page.add_init_script(WATCH_LONG_TASKS)
     human = page.locator('[data-testid="message"][data-role="human"]')
     start = time.monotonic()
     page.goto(f"{url}/#/thread/{thread_id}")
@@ -145,6 +151,7 @@ def measure(url: str, thread_id: str, browser: Any) -> dict[str, Any]:
     opening = requests.take()
 
     page.get_by_test_id("composer-input").fill("one more: " + QUESTIONS[0])
+    page.evaluate("window.longTasks = []")
     start = time.monotonic()
     page.get_by_test_id("composer-input").press("Enter")
     page.get_by_test_id("stop-button").wait_for()
@@ -154,10 +161,14 @@ def measure(url: str, thread_id: str, browser: Any) -> dict[str, Any]:
     settle(page)
     idle = time.monotonic() - start - 1.0
     answer = requests.take()
+    busy = page.evaluate("window.longTasks")
     context.close()
     return {
         "open": {"first_message_s": round(first_visible, 2), "history_in_s": round(editable, 2), "requests": opening},
-        "answer": {"answered_s": round(answered, 2), "idle_s": round(idle, 2), "requests": answer},
+        "answer": {
+            "answered_s": round(answered, 2), "idle_s": round(idle, 2), "requests": answer,
+            "long_tasks": len(busy), "long_tasks_s": round(sum(busy) / 1000, 2), "longest_s": round(max(busy, default=0) / 1000, 2),
+        },
     }
 
 
@@ -205,8 +216,9 @@ def main() -> None:
         opened, answered = result["open"], result["answer"]
         print(f"run {run}: open: first message {opened['first_message_s']} s, history in {opened['history_in_s']} s; "
               + summary(opened["requests"]))
-        print(f"run {run}: answer: {answered['answered_s']} s to Send, idle {answered['idle_s']} s; "
-              + summary(answered["requests"]))
+        print(f"run {run}: answer: {answered['answered_s']} s to Send, idle {answered['idle_s']} s, "
+              f"page busy {answered['long_tasks_s']} s in {answered['long_tasks']} long tasks "
+              f"(longest {answered['longest_s']} s); " + summary(answered["requests"]))
         print(json.dumps(result))
     shutil.rmtree(work, ignore_errors=True)
 
