@@ -139,6 +139,13 @@ async def test_state_history_update_and_fork_from_old_checkpoint(client) -> None
     assert [h["checkpoint"]["checkpoint_id"] for h in before] == [
         h["checkpoint"]["checkpoint_id"] for h in history[2:]
     ]
+    # as the JS SDK types it (a config), and as a bare id: the page pages its history with these
+    as_config = {"configurable": {"checkpoint_id": history[1]["checkpoint"]["checkpoint_id"]}}
+    for form in (as_config, history[1]["checkpoint"]["checkpoint_id"]):
+        paged = await client.threads.get_history(tid, limit=2, before=form)
+        assert [h["checkpoint"]["checkpoint_id"] for h in paged] == [
+            h["checkpoint"]["checkpoint_id"] for h in history[2:4]
+        ], form
 
     # the checkpoint after the first turn: state by id, then a new branch from it
     after_one = next(

@@ -260,6 +260,15 @@ class HistoryQuery(_Body):
     metadata: Metadata = None
     checkpoint: CheckpointRef | None = None
 
+    @field_validator("before", mode="before")
+    @classmethod
+    def _config_form(cls, value: Any) -> Any:
+        """The JS SDK types `before` as a config (`{"configurable": {"checkpoint_id": …}}`), as langgraph-api
+        takes it: read as a checkpoint with no id, it was dropped and the history read from its head."""
+        if isinstance(value, dict) and isinstance(value.get("configurable"), dict):
+            return value["configurable"]
+        return value
+
 
 class _WithWebhook(_Body):
     """A body that may name a `webhook` (runs, crons): the finished run is POSTed there. The URL is

@@ -57,6 +57,22 @@ def test_conversation_with_a_chart(open_page: Any, web_server: Server) -> None:
     expect(page.get_by_test_id("chart")).to_be_visible()
 
 
+def test_a_chart_is_not_drawn_again_by_the_next_answer(open_page: Any, web_server: Server) -> None:
+    """Each `values` event of a run and each history read bring every message anew: every chart of the
+    conversation was drawn again (a new SVG) several times per answer, seconds of the page's time in a
+    conversation of 60 questions. A new SVG element under the chart means it was drawn again."""
+    page = open_page(web_server)
+    ask(page, "Chart iron ore since 2020")
+    chart = page.get_by_test_id("chart")
+    expect(chart.locator("svg path").first).to_be_attached()
+    page.wait_for_timeout(500)
+    chart.locator("svg").evaluate("svg => { svg.dataset.drawnBefore = 'yes'; }")
+    ask(page, "What is the latest iron ore price?")
+    expect(messages(page, "ai").last).to_contain_text("108.64")
+    page.wait_for_timeout(1000)
+    assert chart.locator("svg").get_attribute("data-drawn-before") == "yes"
+
+
 def test_rename_search_and_delete(open_page: Any, web_server: Server) -> None:
     page = open_page(web_server)
     ask(page, "What is the latest iron ore price?")

@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 
 from tests.service.conftest import Server
 from tests.service.web.conftest import messages, wait_idle
+from tests.service.web.slow_graph import GATE
 
 pytestmark = pytest.mark.slow
 
@@ -78,11 +79,12 @@ def test_only_questions_that_start_in_the_history_read_can_be_edited(
     )
 
 
-def test_the_open_history_is_read_once_an_answer_ends_not_at_each_message(
+def test_the_open_history_panel_reads_nothing_of_its_own(
     open_page: Any, slow_server: Server, long_thread: str
 ) -> None:
-    """The history panel read its 200 checkpoints again at each message of a streaming answer: in a
-    conversation of 60 questions, three 30 MB reads per answer, beside the SDK's own."""
+    """The history panel read its 200 checkpoints again at each message of a streaming answer (three
+    30 MB reads per answer in a conversation of 60 questions), then once when each answer ended: it
+    now shows the conversation's own history, which an answer adds its new checkpoints to."""
     page = open_page(slow_server, path=f"/#/thread/{long_thread}")
     messages(page, "human").nth(200).wait_for()  # the conversation is shown (other tests add to it)
     page.get_by_test_id("history-toggle").click()
@@ -102,6 +104,98 @@ def test_the_open_history_is_read_once_an_answer_ends_not_at_each_message(
     page.get_by_test_id("stop-button").wait_for()
     wait_idle(page)
     messages(page, "ai").last.get_by_text("answer: one more beside the history").wait_for()
-    expect(page.get_by_test_id("history-node").first).to_be_visible()
+    asked = page.get_by_test_id("history-node").filter(has_text="one more beside the history")
+    expect(asked).to_have_count(1)
+    assert page.get_by_test_id("history-item").count() == 200
     page.wait_for_timeout(1000)
-    assert len(reads) == 1
+    assert reads == []
+
+
+def history_reads(page: Any) -> list[list[Any]]:
+    """The checkpoints of each history response the page gets from now on."""
+    read: list[list[Any]] = []
+
+    def on_response(response: Any) -> None:
+        if response.url.endswith("/history"):
+            read.append(response.json())
+
+    page.on("response", on_response)
+    return read
+
+
+def test_an_answer_reads_only_the_new_checkpoints_of_a_long_conversation(
+    open_page: Any, slow_server: Server, long_thread: str
+) -> None:
+    """After each answer the page read the newest 500 checkpoints again (56 MB and 2–6 s of the
+    server in a conversation of 60 questions of the analyst); it now reads the new ones and the
+    known head, and the conversation is the same as after a reload."""
+    page = open_page(slow_server, path=f"/#/thread/{long_thread}")
+    messages(page, "human").last.get_by_test_id("edit-button").wait_for(state="attached")  # history in
+    page.wait_for_timeout(500)
+    read = history_reads(page)
+    client = get_sync_client(url=slow_server.url, api_key=None)
+    made_before = len(client.threads.get_history(long_thread, limit=1000))
+    page.get_by_test_id("composer-input").fill("one more, read lightly")
+    page.get_by_test_id("composer-input").press("Enter")
+    page.get_by_test_id("stop-button").wait_for()
+    wait_idle(page)
+    messages(page, "ai").last.get_by_text("answer: one more, read lightly").wait_for()
+    messages(page, "human").last.get_by_test_id("edit-button").wait_for(state="attached")
+    page.wait_for_timeout(1000)
+    written = len(client.threads.get_history(long_thread, limit=1000)) - made_before
+    checkpoints = sum(len(states) for states in read)
+    assert 0 < written < checkpoints <= written + 10, (written, [len(states) for states in read])
+    shown = messages(page, "human").locator(".bubble").all_inner_texts()
+    page.reload()
+    messages(page, "human").last.get_by_test_id("edit-button").wait_for(state="attached")
+    assert messages(page, "human").locator(".bubble").all_inner_texts() == shown
+
+
+def test_a_long_conversation_shows_before_its_history_is_read(
+    open_page: Any, slow_server: Server, long_thread: str
+) -> None:
+    """Nothing of the conversation was shown until its 500 checkpoints were read (50 s for 60
+    questions of the analyst on a loaded machine): the head state shows it first, the history then
+    brings the branches and the edits."""
+    page = open_page(slow_server)
+    page.get_by_test_id("welcome").wait_for()
+    held: list[Any] = []
+    page.route("**/history", lambda route: held.append(route))
+    page.evaluate("(id) => { window.location.hash = `#/thread/${id}`; }", long_thread)
+    asked = messages(page, "human")
+    asked.nth(200).wait_for()
+    assert held, "the history was asked for"
+    assert asked.last.get_by_test_id("edit-button").count() == 0, "no fork point before the history"
+    for route in held:
+        route.continue_()
+    page.unroute("**/history")
+    asked.last.get_by_test_id("edit-button").wait_for(state="attached")
+
+
+def test_a_reload_mid_run_rejoins_before_the_history_is_read(
+    open_page: Any, slow_server: Server, long_thread: str
+) -> None:
+    """A run stored for re-joining was joined only once the whole history was in: after a reload in a
+    conversation of 60 questions of the analyst, the answer stood still for the 30 s of that read."""
+    page = open_page(slow_server, path=f"/#/thread/{long_thread}")
+    messages(page, "human").last.get_by_test_id("edit-button").wait_for(state="attached")
+    held: list[Any] = []
+    GATE.clear()  # the run waits after its tokens: it is still running after the reload
+    try:
+        page.get_by_test_id("composer-input").fill("held across a reload")
+        page.get_by_test_id("composer-input").press("Enter")
+        expect(messages(page, "ai").last).to_contain_text("slow1")
+        page.route("**/history", lambda route: held.append(route))
+        page.reload()
+        expect(messages(page, "human").last).to_have_text("held across a reload")
+        expect(messages(page, "ai").last).to_contain_text("slow1")  # re-joined: its tokens again
+        expect(page.get_by_test_id("stop-button")).to_be_visible()
+        assert held, "the history was asked for, and is not in"
+    finally:
+        GATE.set()
+    for route in held:
+        route.continue_()
+    page.unroute("**/history")
+    wait_idle(page)
+    expect(messages(page, "ai").last).to_contain_text("answer: held across a reload")
+    messages(page, "human").last.get_by_test_id("edit-button").wait_for(state="attached")

@@ -8,6 +8,7 @@ import { newestBranch, type TreeSequence } from "../lib/branches";
 import { exportName, toJson, toMarkdown } from "../lib/exportConversation";
 import { forkSwitch, forkView, LIVE_BRANCH, startFork, type BranchMeta, type LiveFork } from "../lib/liveFork";
 import { useNarrow } from "../lib/narrow";
+import { useThreadHistory } from "../lib/useThreadHistory";
 import { rejoinDelay } from "../lib/rejoin";
 import { autoTitle, exportTitle, isTitleOf } from "../lib/title";
 import { groupTurns, type MessageLike } from "../lib/turns";
@@ -49,12 +50,18 @@ interface Props {
 }
 
 const HISTORY_LIMIT = 500;
+/** The history panel's rows: the newest of the history the conversation reads. */
+const PANEL_ROWS = 200;
 /** Where the SDK keeps the run to re-join after a reload (`reconnectOnMount`). */
 const rejoinKey = (threadId: string) => `lg:stream:${threadId}`;
 
 /** The conversation: one `useStream` owns the thread's messages, runs, branches and interrupts. */
 export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dark, historyOpen, focusCheckpoint, onCloseHistory, onThreadId, onChanged, onMissing, onGone, onReload, onDiscarded, onNotice }: Props) {
   const { t, lang } = useI18n();
+  /** A thread the SDK made for this page's first question, before any run of it was created. */
+  const createdHere = useRef<string | null>(null);
+  // The page's own history (lib/useThreadHistory.ts): the head shown first, then only what a run wrote.
+  const thread = useThreadHistory<State>(client, threadId, HISTORY_LIMIT, (id) => createdHere.current === id);
   const stream = useStream<State>({
     client,
     assistantId: ASSISTANT_ID,
@@ -64,6 +71,8 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
       onThreadId(id);
     },
     reconnectOnMount: true,
+    thread,
+    // Still set: with it the SDK builds the branch tree and reads the history (`thread.mutate`) after each run.
     fetchStateHistory: { limit: HISTORY_LIMIT },
     onFinish: () => onChanged(),
     onCreated: (run) => {
@@ -93,8 +102,6 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
   const runId = useRef<string | null>(null);
   /** Runs whose outcome the page shows: there when the thread opened, started here, or followed. */
   const known = useRef(new Set<string>());
-  /** A thread the SDK made for this page's first question, before any run of it was created. */
-  const createdHere = useRef<string | null>(null);
   /** The title the thread takes when the run just sent is created (its first question was edited). */
   const retitle = useRef<string | null>(null);
   const busyNow = useRef(false);
@@ -133,14 +140,16 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
 
   // Show the branch of the newest checkpoint whenever a new one arrives (the thread opened, a run
   // ended): the SDK would show each fork's newest child, which is not where a run continued on an
-  // older branch went. Switching branches by hand leaves the newest checkpoint as it was.
+  // older branch went. Switching branches by hand leaves the newest checkpoint as it was. The head
+  // shown before the history is in is the newest checkpoint too, alone: its branch is learnt later.
   const newest = newestBranch(stream.experimental_branchTree as TreeSequence | undefined);
   const followed = useRef<string | null>(null);
+  const newestKey = newest ? `${newest.checkpointId} ${newest.branch}` : null;
   useLayoutEffect(() => {
-    if (!newest || stream.isLoading || newest.checkpointId === followed.current) return;
-    followed.current = newest.checkpointId;
+    if (!newest || stream.isLoading || newestKey === followed.current) return;
+    followed.current = newestKey;
     if (newest.branch !== stream.branch) stream.setBranch(newest.branch);
-  }, [newest?.checkpointId, newest?.branch, stream.isLoading]);
+  }, [newestKey, stream.isLoading]);
 
   // A question over the server's request size limit never ran: the copy shown as sent (optimistically)
   // goes, and it is put back in the box to be shortened (sending it again as it is, Retry, would only
@@ -431,14 +440,10 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
     return () => window.removeEventListener("keydown", onKey);
   }, [stream]);
 
-  // The history panel reads the history again when a run ends, not at each new message while it
-  // streams: in a conversation of 60 questions each read was 30 MB, three of them per answer.
-  const [runsEnded, setRunsEnded] = useState(0);
-  const wasBusy = useRef(busy);
-  useEffect(() => {
-    if (wasBusy.current && !busy) setRunsEnded((n) => n + 1);
-    wasBusy.current = busy;
-  }, [busy]);
+  const panelStates = useMemo(
+    () => (thread.complete ? ((thread.data ?? []).slice(0, PANEL_ROWS) as ThreadState[]) : null),
+    [thread.complete, thread.data],
+  );
   // The same function from render to render: the history panel is not drawn again for each token.
   const branchFromHistory = useCallback(
     (state: ThreadState) => {
@@ -575,9 +580,8 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
       </main>
       {historyOpen && threadId && (
         <HistoryPanel
-          client={client}
-          threadId={threadId}
-          refreshKey={String(runsEnded)}
+          states={panelStates}
+          error={thread.error}
           focus={focusCheckpoint ?? null}
           onClose={onCloseHistory}
           onBranch={branchFromHistory}

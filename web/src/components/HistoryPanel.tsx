@@ -1,5 +1,5 @@
 import { memo, useEffect, useMemo, useRef, useState } from "react";
-import type { Client, ThreadState } from "@langchain/langgraph-sdk";
+import type { ThreadState } from "@langchain/langgraph-sdk";
 import { describeError, textOf } from "../api";
 import { localeOf, useI18n } from "../i18n";
 import { formatDate } from "../lib/dateFormat";
@@ -7,16 +7,14 @@ import { indexById, messageLine, writerLabel, writerOf, type MessageLikeForHisto
 import { Icon } from "./Icon";
 
 interface Props {
-  client: Client;
-  threadId: string;
-  refreshKey: string;
+  /** The newest checkpoints of the history the conversation reads (null until it is in), and why a read failed. */
+  states: ThreadState[] | null;
+  error: unknown;
   /** A checkpoint to select and scroll to once the history has loaded. */
   focus?: string | null;
   onClose: () => void;
   onBranch: (state: ThreadState) => void;
 }
-
-const LIMIT = 200;
 
 /** "14:03:07" today, "11-28 14:03" on other days. */
 function shortTime(d: Date, locale: string, today: string): string {
@@ -26,24 +24,15 @@ function shortTime(d: Date, locale: string, today: string): string {
 const messagesAt = (state: ThreadState | undefined): MessageLikeForHistory[] =>
   (state?.values as { messages?: MessageLikeForHistory[] } | undefined)?.messages ?? [];
 
-/** The thread's checkpoints (all branches, newest first) and the state at the selected one. */
-export const HistoryPanel = memo(function HistoryPanel({ client, threadId, refreshKey, focus = null, onClose, onBranch }: Props) {
+/**
+ * The thread's checkpoints (all branches, newest first) and the state at the selected one. They are
+ * the conversation's own history (Chat.tsx): the panel read its 200 again when each run ended, 22 MB
+ * in a conversation of 60 questions, for the few checkpoints the run wrote.
+ */
+export const HistoryPanel = memo(function HistoryPanel({ states, error, focus = null, onClose, onBranch }: Props) {
   const { t, lang } = useI18n();
-  const [states, setStates] = useState<ThreadState[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [selected, setSelected] = useState<string | null>(focus);
   const list = useRef<HTMLOListElement>(null);
-
-  useEffect(() => {
-    let live = true;
-    client.threads
-      .getHistory(threadId, { limit: LIMIT })
-      .then((h) => live && (setStates(h), setError(null)))
-      .catch((err) => live && setError(err));
-    return () => {
-      live = false;
-    };
-  }, [client, threadId, refreshKey]);
 
   const loaded = states !== null;
   useEffect(() => {
