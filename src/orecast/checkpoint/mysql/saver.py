@@ -341,8 +341,8 @@ class _Db:
     def _escaped(self, params: Mapping[str, Any]) -> dict[str, str]:
         """Each parameter as an SQL literal: strings, ints, NULL and naive datetimes (the saver's UTC
         timestamps) without the driver's type dispatch (ints and datetimes as it writes them), a string
-        holding nothing to escape (most do, see `_quoted`) quoted inline. A group's ~70 parameters cost
-        20 µs through a call of `_literal` each, about half of the group's SQL text."""
+        holding nothing to escape (most do, see `_quoted`) quoted inline. A group's ~70 parameters took
+        20 µs through a call of `_literal` each, 14 µs so (the 8×20 loop's recorded groups)."""
         values: dict[str, str] = {}
         for key, value in params.items():
             kind = type(value)
