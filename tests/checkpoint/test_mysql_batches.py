@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import datetime
 from typing import Any
 
 import asyncmy
@@ -258,6 +259,35 @@ async def test_quoted_values_come_back_byte_for_byte(clean_mysql_url: str) -> No
         (thread_id,),
     )
     assert notes and {note for (note,) in notes} == {plain}
+
+
+async def test_escaped_parameters_are_the_literals_the_server_reads_back(clean_mysql_url: str) -> None:
+    """A write's parameters, escaped all at once (`_Db._escaped`), are each the literal `_literal` makes
+    of it, and the server reads each back as the value it was (strings with quotes, backslashes, NUL
+    and non-BMP characters; ints, NULL, the saver's naive UTC timestamps, and what the driver escapes)."""
+    params = {
+        "hostile": HOSTILE,
+        "plain": "checkpoint 1f0-abc",
+        "empty": "",
+        "json": json.dumps({"a": 'say "hi" \\ there'}),
+        "int": -42,
+        "none": None,
+        "now": datetime(2026, 12, 7, 16, 30, 5, 123456),
+        "whole_second": datetime(2026, 12, 7, 16, 30, 5),
+        "flag": True,
+        "blob": b"\x00'\\x",
+    }
+    async with open_checkpointer(clean_mysql_url) as saver:
+        async with saver._read() as db:
+            escaped = db._escaped(params)
+            assert escaped == {key: db._literal(value) for key, value in params.items()}
+            (row,) = await db.fetchall("SELECT " + ", ".join(escaped.values()))
+    # (timestamps come back as the text of their literal, a bool as an int, bytes as text: `conversions`)
+    expected = {
+        **params, "now": "2026-12-07 16:30:05.123456", "whole_second": "2026-12-07 16:30:05", "flag": 1,
+        "blob": params["blob"].decode(),
+    }
+    assert dict(zip(params, row, strict=True)) == expected
 
 
 # MariaDB sends a group as one compound statement of prepared statements; MySQL 8, which has neither

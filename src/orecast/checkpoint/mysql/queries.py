@@ -6,6 +6,9 @@ VARBINARY so that the joins use the binary primary keys.
 """
 
 import re
+from collections.abc import Callable, Mapping
+from operator import itemgetter
+from typing import Any
 
 TABLES = ("threads", "checkpoints", "channel_values", "items", "writes", "tool_call_audit")
 
@@ -526,10 +529,20 @@ WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id = %
 
 # -- the statements above, prepared once per connection -------------------------------------------
 # A batch sends each of them as `EXECUTE name USING <its parameters>` after the connection prepared it
-# (`saver._Db.batch`): the server parses a short statement instead of the long one every time.
+# (`saver._Db.batch`): the server parses a short statement instead of the long one every time. Per
+# statement: its name, its text with `?` for the parameters, `EXECUTE name USING`, and what takes its
+# parameters, in the order of the `?`, out of a dict of them (a tuple, even of one).
 _NAMED = re.compile(r"%\((\w+)\)s")
+
+
+def _in_order(names: list[str]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
+    # (one itemgetter call per statement: half the time of a comprehension over its ~20 names)
+    take = itemgetter(*names)
+    return take if len(names) > 1 else lambda params: (take(params),)
+
+
 PREPARED = {
-    sql: (name, _NAMED.sub("?", sql), tuple(_NAMED.findall(sql)))
+    sql: (name, _NAMED.sub("?", sql), f"EXECUTE {name} USING", _in_order(_NAMED.findall(sql)))
     for name, sql in (
         ("orecast_record_put", RECORD_PUT_IN_THREAD),
         ("orecast_record_put_in_group", RECORD_PUT_IN_GROUP),
