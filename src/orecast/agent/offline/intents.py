@@ -233,6 +233,9 @@ _NAMED_HORIZON = (
     (re.compile(r"一年后", re.I), (12, "month")),
     (re.compile(r"半年"), (6, "month")),
 )
+# Words of a calendar period that would read as a horizon: "上半年" is not "半年" (6 months ahead)
+# and "2024年3月" not "3月" (3 months).
+_DATED_WORDS = re.compile(r"[上下]半年|\d{4}\s*年\s*(?:1[0-2]|0?[1-9])\s*月")
 
 
 @dataclass(slots=True)
@@ -1069,7 +1072,7 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     if not q.series and not q.missing and not q.scenario:
         q.unknown = unknown_subject(text, known_series)
     q.method = find_method(text)
-    q.horizon, q.last_period = _horizon(text)
+    q.horizon, q.last_period = _horizon(_DATED_WORDS.sub(lambda m: " " * len(m.group(0)), text))
     if (ago := _ago(text)) is not None:
         q.ago, q.ago_words = ago
     if not _IF.search(low) and not q.scenario_level and not q.target_level and _CLAIM.search(low):

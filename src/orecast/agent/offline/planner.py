@@ -45,6 +45,9 @@ PRIMARY = (
 COMPARED_METHODS = ("naive", "drift", "ets", "arima", "theta", "ensemble")
 COMPARISON_STEP = {"daily": 10, "weekly": 4, "monthly": 3}
 FRESHER = "dce_iron_ore_daily"  # the iron ore series that reaches furthest, for periods after the benchmark's
+_IRON_ORE = {DEFAULT_SERIES, FRESHER}
+# Calls after which a follow-up naming its own period asks that period's history, as if asked afresh.
+_PERIOD_FOLLOWS = ("latest_price", "price_history", "describe_series", "forecast_price")
 # The series a scenario driver is measured by: never the target of its own shock.
 DRIVER_SERIES = {
     "steel_output": ("crude_steel_china_annual", "crude_steel_world_annual"),
@@ -353,7 +356,17 @@ class Planner:
                 ctx.last_call[0] in ("describe_series", "price_history"):
             # "最低呢" after "今年最高价是多少": the same period, not the whole history.
             q.start, q.end = ctx.last_call[1].get("start"), ctx.last_call[1].get("end")
-        if not intents and q.follow_up and ctx.last_call and (q.series or q.horizon or q.start
+        if not intents and q.follow_up and (q.start or q.end) and not (q.horizon or q.method) and ctx.last_call \
+                and ctx.last_call[0] in _PERIOD_FOLLOWS and (q.series or len(set(ctx.turn_series)) <= 1
+                                                             or set(ctx.turn_series) == _IRON_ORE):
+            # "2026上半年铁矿石" or "那2025年下半年呢" after a price or a forecast: that period's history
+            # (its statistics after a statistics question), planned as the same words in a fresh
+            # thread are; iron ore's two series together give way to "铁矿石" as there.
+            if not q.series:
+                intents = ["describe" if ctx.last_call[0] == "describe_series" else "history"]
+                series = [DEFAULT_SERIES] if set(ctx.turn_series) == _IRON_ORE else \
+                    [(ctx.turn_series or (ctx.last_series,))[-1] or DEFAULT_SERIES]
+        elif not intents and q.follow_up and ctx.last_call and (q.series or q.horizon or q.start
                                                                or q.method or q.last_period):
             return self._follow_up(q, ctx)
         if not intents and (q.series or (q.tomorrow and ctx.last_series)):

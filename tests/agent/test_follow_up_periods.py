@@ -1,0 +1,88 @@
+"""Follow-ups that name their own period ("2026上半年铁矿石", "那2025年下半年呢", "2024年3月呢")
+after a price or a forecast: that period's history, as the same words get in a fresh thread.
+
+Asked on Monday 2026-12-07. Every expected number is recomputed with pandas from the bundled CSVs.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pandas as pd
+
+from orecast.agent.offline.intents import parse
+from tests.agent.conftest import run_turn
+from tests.agent.test_answers_qa5 import _settles, _wb_iron_ore, pinned_today
+
+__all__ = ["pinned_today"]  # the autouse fixture that pins today to 2026-12-07
+
+
+def _ends(values: pd.Series, start: str, end: str) -> tuple[str, str]:
+    inside = values[start:end]
+    return f"{float(inside.iloc[0]):,.2f}", f"{float(inside.iloc[-1]):,.2f}"
+
+
+async def _calls(agent: Any, *questions: str) -> tuple[list[tuple[str, dict[str, Any]]], str]:
+    """The last question's calls and answer, asked after the others in one thread."""
+    thread = str(uuid.uuid4())
+    for text in questions[:-1]:
+        await run_turn(agent, thread, text)
+    turn = await run_turn(agent, thread, questions[-1])
+    return [(c.name, dict(c.args)) for c in turn.calls], turn.text
+
+
+async def test_a_past_half_year_after_a_rebar_verdict_is_its_history(agent: Any) -> None:
+    # Was: forecast_price(iron_ore_wb_monthly, horizon 12): "上半年" read as "半年" ahead.
+    fresh, _ = await _calls(agent, "2026上半年铁矿石")
+    for before in ("上周螺纹钢涨了还是跌了", "螺纹钢价格"):
+        calls, text = await _calls(agent, before, "2026上半年铁矿石")
+        assert calls == fresh
+        assert [c[0] for c in calls] == ["price_history", "price_history"]
+        assert {c[1]["series"] for c in calls} == {"iron_ore_wb_monthly", "dce_iron_ore_daily"}
+        first, last = _ends(_settles("dce_iron_ore_futures_daily.csv"), "2026-01", "2026-06")
+        assert f"起点 {first} 元/吨，终点 {last} 元/吨" in text
+
+
+async def test_a_past_half_year_after_a_forecast_is_its_history(agent: Any) -> None:
+    # Was: the forecast again, 12 months ahead.
+    calls, text = await _calls(agent, "铁矿石未来三个月预测", "2025上半年铁矿石")
+    assert calls == [("price_history", {"series": "iron_ore_wb_monthly", "start": "2025-01", "end": "2025-06"})]
+    first, last = _ends(_wb_iron_ore(), "2025-01", "2025-06")
+    assert f"起点 {first} 美元/干吨" in text and f"{last} 美元/干吨" in text
+    assert "预测" not in text.split("\n")[0]
+    calls, text = await _calls(agent, "iron ore forecast for next 6 months", "what about the first half of 2025")
+    assert calls == [("price_history", {"series": "iron_ore_wb_monthly", "start": "2025-01", "end": "2025-06"})]
+    assert f"from {first} US$/dmt to {last} US$/dmt" in text
+
+
+async def test_the_other_half_after_a_half_year_average_is_its_average(agent: Any) -> None:
+    # Was: a forecast 12 months ahead.
+    calls, text = await _calls(agent, "2025年上半年铁矿石均价", "那2025年下半年呢")
+    assert calls == [("describe_series", {"series": "iron_ore_wb_monthly", "start": "2025-07", "end": "2025-12"})]
+    mean = float(_wb_iron_ore()["2025-07":"2025-12"].mean())
+    assert f"均值 {mean:,.2f} 美元/干吨" in text
+
+
+async def test_a_month_of_a_year_after_a_price_is_that_month(agent: Any) -> None:
+    # Was: "2024年3月" read as 3 months ahead, a forecast of 127 trading days.
+    calls, text = await _calls(agent, "螺纹钢2025年走势", "2024年3月呢")
+    assert calls == [("price_history", {"series": "shfe_rebar_daily", "start": "2024-03", "end": "2024-03"})]
+    first, last = _ends(_settles("shfe_rebar_futures_daily.csv"), "2024-03", "2024-03")
+    assert f"起点 {first} 元/吨，终点 {last} 元/吨" in text
+    calls, _ = await _calls(agent, "铁矿石价格", "2025年12月呢")
+    assert calls == [("price_history", {"series": "iron_ore_wb_monthly", "start": "2025-12", "end": "2025-12"})]
+
+
+async def test_a_past_half_year_after_a_coke_price_is_cokes(agent: Any) -> None:
+    calls, text = await _calls(agent, "焦炭价格", "2025年上半年呢")
+    assert calls == [("price_history", {"series": "dce_coke_daily", "start": "2025-01", "end": "2025-06"})]
+    first, last = _ends(_settles("dce_coke_futures_daily.csv"), "2025-01", "2025-06")
+    assert f"起点 {first} 元/吨，终点 {last} 元/吨" in text
+
+
+def test_half_a_year_ahead_is_still_a_horizon() -> None:
+    assert parse("未来半年铁矿石").horizon == (6, "month")
+    assert parse("铁矿石未来3个月").horizon == (3, "month")
+    assert parse("2026上半年铁矿石").horizon is None
+    assert parse("2024年3月呢").horizon is None
