@@ -32,6 +32,13 @@ async def _calls(agent: Any, *questions: str) -> tuple[list[tuple[str, dict[str,
     return [(c.name, dict(c.args)) for c in turn.calls], turn.text
 
 
+async def _one_call(agent: Any, questions: tuple[str, ...], tool: str, series: str, start: str, end: str) -> str:
+    """The answer to the last question, asked after the others, checked to be one call of `tool`."""
+    calls, text = await _calls(agent, *questions)
+    assert calls == [(tool, {"series": series, "start": start, "end": end})]
+    return text
+
+
 async def test_a_past_half_year_after_a_rebar_verdict_is_its_history(agent: Any) -> None:
     # Was: forecast_price(iron_ore_wb_monthly, horizon 12): "上半年" read as "半年" ahead.
     fresh, _ = await _calls(agent, "2026上半年铁矿石")
@@ -46,37 +53,31 @@ async def test_a_past_half_year_after_a_rebar_verdict_is_its_history(agent: Any)
 
 async def test_a_past_half_year_after_a_forecast_is_its_history(agent: Any) -> None:
     # Was: the forecast again, 12 months ahead.
-    calls, text = await _calls(agent, "铁矿石未来三个月预测", "2025上半年铁矿石")
-    assert calls == [("price_history", {"series": "iron_ore_wb_monthly", "start": "2025-01", "end": "2025-06"})]
+    text = await _one_call(agent, ("铁矿石未来三个月预测", "2025上半年铁矿石"), "price_history", "iron_ore_wb_monthly", "2025-01", "2025-06")
     first, last = _ends(_wb_iron_ore(), "2025-01", "2025-06")
     assert f"起点 {first} 美元/干吨" in text and f"{last} 美元/干吨" in text
     assert "预测" not in text.split("\n")[0]
-    calls, text = await _calls(agent, "iron ore forecast for next 6 months", "what about the first half of 2025")
-    assert calls == [("price_history", {"series": "iron_ore_wb_monthly", "start": "2025-01", "end": "2025-06"})]
+    text = await _one_call(agent, ("iron ore forecast for next 6 months", "what about the first half of 2025"), "price_history", "iron_ore_wb_monthly", "2025-01", "2025-06")
     assert f"from {first} US$/dmt to {last} US$/dmt" in text
 
 
 async def test_the_other_half_after_a_half_year_average_is_its_average(agent: Any) -> None:
     # Was: a forecast 12 months ahead.
-    calls, text = await _calls(agent, "2025年上半年铁矿石均价", "那2025年下半年呢")
-    assert calls == [("describe_series", {"series": "iron_ore_wb_monthly", "start": "2025-07", "end": "2025-12"})]
+    text = await _one_call(agent, ("2025年上半年铁矿石均价", "那2025年下半年呢"), "describe_series", "iron_ore_wb_monthly", "2025-07", "2025-12")
     mean = float(_wb_iron_ore()["2025-07":"2025-12"].mean())
     assert f"均值 {mean:,.2f} 美元/干吨" in text
 
 
 async def test_a_month_of_a_year_after_a_price_is_that_month(agent: Any) -> None:
     # Was: "2024年3月" read as 3 months ahead, a forecast of 127 trading days.
-    calls, text = await _calls(agent, "螺纹钢2025年走势", "2024年3月呢")
-    assert calls == [("price_history", {"series": "shfe_rebar_daily", "start": "2024-03", "end": "2024-03"})]
+    text = await _one_call(agent, ("螺纹钢2025年走势", "2024年3月呢"), "price_history", "shfe_rebar_daily", "2024-03", "2024-03")
     first, last = _ends(_settles("shfe_rebar_futures_daily.csv"), "2024-03", "2024-03")
     assert f"起点 {first} 元/吨，终点 {last} 元/吨" in text
-    calls, _ = await _calls(agent, "铁矿石价格", "2025年12月呢")
-    assert calls == [("price_history", {"series": "iron_ore_wb_monthly", "start": "2025-12", "end": "2025-12"})]
+    await _one_call(agent, ("铁矿石价格", "2025年12月呢"), "price_history", "iron_ore_wb_monthly", "2025-12", "2025-12")
 
 
 async def test_a_past_half_year_after_a_coke_price_is_cokes(agent: Any) -> None:
-    calls, text = await _calls(agent, "焦炭价格", "2025年上半年呢")
-    assert calls == [("price_history", {"series": "dce_coke_daily", "start": "2025-01", "end": "2025-06"})]
+    text = await _one_call(agent, ("焦炭价格", "2025年上半年呢"), "price_history", "dce_coke_daily", "2025-01", "2025-06")
     first, last = _ends(_settles("dce_coke_futures_daily.csv"), "2025-01", "2025-06")
     assert f"起点 {first} 元/吨，终点 {last} 元/吨" in text
 
@@ -86,3 +87,51 @@ def test_half_a_year_ahead_is_still_a_horizon() -> None:
     assert parse("铁矿石未来3个月").horizon == (3, "month")
     assert parse("2026上半年铁矿石").horizon is None
     assert parse("2024年3月呢").horizon is None
+
+
+async def test_a_quarter_or_half_without_a_year_takes_the_year_asked_before(agent: Any) -> None:
+    # Was: out of scope ("三季度呢", "and Q3?") or a forecast 188 days ahead ("那下半年呢").
+    rebar = _settles("shfe_rebar_futures_daily.csv")
+    text = await _one_call(agent, ("2025年一季度螺纹钢均价", "三季度呢"), "describe_series", "shfe_rebar_daily", "2025-07", "2025-09")
+    assert f"均值 {float(rebar['2025-07':'2025-09'].mean()):,.2f} 元/吨" in text
+    text = await _one_call(agent, ("螺纹钢2025年走势", "一季度呢"), "price_history", "shfe_rebar_daily", "2025-01", "2025-03")
+    first, last = _ends(rebar, "2025-01", "2025-03")
+    assert f"起点 {first} 元/吨，终点 {last} 元/吨" in text
+    text = await _one_call(agent, ("2025年上半年铁矿石期货走势", "那下半年呢"), "price_history", "dce_iron_ore_daily", "2025-07", "2025-12")
+    first, last = _ends(_settles("dce_iron_ore_futures_daily.csv"), "2025-07", "2025-12")
+    assert f"起点 {first} 元/吨，终点 {last} 元/吨" in text
+    text = await _one_call(agent, ("iron ore average in Q1 2025", "and Q3?"), "describe_series", "iron_ore_wb_monthly", "2025-07", "2025-09")
+    assert f"{float(_wb_iron_ore()['2025-07':'2025-09'].mean()):,.2f} US$/dmt" in text
+
+
+async def test_a_month_without_a_year_takes_the_year_asked_before(agent: Any) -> None:
+    # Was: February 2026 (the latest February), said to be assumed, after a question about 2025.
+    text = await _one_call(agent, ("2025年1月铁矿石均价", "2月呢"), "describe_series", "iron_ore_wb_monthly", "2025-02", "2025-02")
+    assert f"{float(_wb_iron_ore()['2025-02'].iloc[0]):,.2f} 美元/干吨" in text
+    assert "没有说年份" not in text
+
+
+async def test_a_half_without_a_year_after_a_price_is_this_years(agent: Any) -> None:
+    # Was: a forecast 12 months ahead ("上半年" read as "半年").
+    fresh, _ = await _calls(agent, "2026上半年铁矿石")
+    calls, _ = await _calls(agent, "铁矿石价格", "上半年呢")
+    assert calls == fresh
+
+
+async def test_same_period_last_year_is_the_period_asked_a_year_earlier(agent: Any) -> None:
+    # Was: the latest price against a year before it.
+    text = await _one_call(agent, ("2025年二季度铁矿石均价", "去年同期呢"), "describe_series", "iron_ore_wb_monthly", "2024-04", "2024-06")
+    assert f"均值 {float(_wb_iron_ore()['2024-04':'2024-06'].mean()):,.2f} 美元/干吨" in text
+    await _one_call(agent, ("2026上半年铁矿石", "去年同期呢"), "price_history", "iron_ore_wb_monthly", "2025-01", "2025-06")
+
+
+async def test_switch_to_another_series_keeps_the_period(agent: Any) -> None:
+    # Was: rebar's latest price; "换成螺纹钢" already kept the period.
+    text = await _one_call(agent, ("iron ore average in H1 2025", "switch to rebar"), "describe_series", "shfe_rebar_daily", "2025-01", "2025-06")
+    mean = float(_settles("shfe_rebar_futures_daily.csv")["2025-01":"2025-06"].mean())
+    assert f"{mean:,.2f} CNY/t" in text
+
+
+def test_a_seasonal_quarter_is_not_one_quarter() -> None:
+    q = parse("螺纹钢一季度通常涨还是跌")
+    assert "seasonal" in q.intents and not q.start

@@ -195,7 +195,7 @@ PAST_ASK = (
 )
 FOLLOW_UP = (
     "and for", "what about", "how about", "and with", "same for", "and in", "and over", "and the",
-    "那", "呢", "换成", "改成", "再看", "同样",
+    "那", "呢", "换成", "改成", "再看", "同样", "switch to", "change to",
 )
 
 _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
@@ -297,6 +297,7 @@ class Query:
     level_state: str | None = None  # "高于100美元的概率", "above 100": "above" | "below", a state, not a move
     certainty: str | None = None  # "一定会涨吧", "多大把握会跌": "up" | "down", answered with a probability
     month_assumed: str = ""  # "8月的均价" with no year: the month taken ("2026-08"), said in the answer
+    year_assumed: bool = False  # "三季度呢", "2月呢": a period named without its year, the year taken here
     whole_year: bool = False  # "今年全年会涨还是跌": the year's end against the level it started from
     advice: bool = False  # "现在适合买入吗": no trading advice, the statistics instead
     pct_move: float | None = None  # "铁矿石涨10%是多少钱": the latest value moved by that %
@@ -535,6 +536,36 @@ def month_without_year(text: str) -> str | None:
     if day is None:
         return f"{year:04d}-{month:02d}"
     return None if _invalid_day(year, month, int(day)) else f"{year:04d}-{month:02d}-{int(day):02d}"
+
+
+# "三季度", "下半年", "Q3", "the second half": a part of a year named without the year (one with a
+# year, "2025年三季度", "Q3 2025", is read by `_dates`).
+_BARE_PART = (
+    (re.compile(r"(?<![\d年])第?([一二三四1-4])\s*季度"), 3),
+    (re.compile(r"(?<![\d年])([上下])半年"), 6),
+    (re.compile(r"\bq([1-4])\b(?!\s*[-/]?\s*\d{4})", re.I), 3),
+    (re.compile(r"\bh([12])\b(?!\s*[-/]?\s*\d{4})", re.I), 6),
+    (re.compile(r"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter\b(?!\s+(?:of\s+)?\d{4})", re.I), 3),
+    (re.compile(r"\b(first|second|1st|2nd)\s+half\b(?!\s+(?:of\s+)?\d{4})", re.I), 6),
+)
+
+
+def part_without_year(text: str) -> tuple[str, str] | None:
+    """"三季度呢" on 2026-12-07 → ("2026-07", "2026-09"): the latest such part begun by today, or,
+    asked about the future ("下半年会涨吗"), the next one not yet over."""
+    from orecast.agent.clock import today
+
+    for rx, months in _BARE_PART:
+        if (m := rx.search(text)) is None or _NOT_ONE_MONTH.search(text[: m.start()] + "|" + text[m.end():m.end() + 6]):
+            continue
+        first = (_ORDINAL_PART[m.group(1).lower()] - 1) * months + 1
+        now = today()
+        if _FUTURE_WORDS.search(text):
+            year = now.year + (1 if first + months - 1 < now.month else 0)
+        else:
+            year = now.year - (1 if first > now.month else 0)
+        return f"{year:04d}-{first:02d}", f"{year:04d}-{first + months - 1:02d}"
+    return None
 
 
 def _date_bounds(m: re.Match[str]) -> tuple[str, str] | None:
@@ -1150,6 +1181,11 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         if re.search(r"next|ahead|coming|未来|之后|后|\bin\s+(?:\d+|one|two|three|six|a)\s+"
                      r"(?:trading\s+)?(?:days?|weeks?|months?|years?)\b|\bwill\b", low):
             q.intents.append("forecast")
+    if not (q.start or q.end or q.relative or q.periods or q.horizon) and "seasonal" not in q.intents and \
+            (part := part_without_year(text)) is not None:
+        q.start, q.end = part  # "三季度呢": a part of a year, its year taken (or the last one asked about)
+        q.year_assumed = True
+    q.year_assumed = q.year_assumed or bool(q.month_assumed)
     stripped = re.sub(r"[\s?？!！.。,，]", "", low)
     q.follow_up = (
         _contains(low, FOLLOW_UP) or len(stripped) <= 12

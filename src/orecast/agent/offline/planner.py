@@ -162,6 +162,8 @@ class Planner:
         return plan
 
     def _plan(self, q: Query, ctx: Context) -> Plan:
+        if q.follow_up and ctx.last_call and (asked := _period_asked(ctx.last_call)) is not None:
+            _in_period_asked(q, *asked)
         # Notes about the user live in a file, read first either way (model.py writes the note).
         if q.remember and {"read_file", "write_file"} <= self.tools:
             return Plan([("read_file", {"file_path": notes.PREFERENCES})])
@@ -925,6 +927,33 @@ class Planner:
             if start:
                 out["start"] = start
         return out
+
+
+# "去年同期呢": the period asked before, a year earlier (alone, it is the latest value against a year ago).
+_SAME_PERIOD_LAST_YEAR = re.compile(r"去年同期|上年同期|same (?:period|time|quarter|month) (?:a |one )?(?:last|previous|prior) year|"
+                                    r"same (?:period|time|quarter|month) a year (?:earlier|before)", re.I)
+
+
+def _period_asked(call: tuple[str, dict[str, Any]]) -> tuple[str, str] | None:
+    """The (start, end) of a history or statistics call within one calendar year, else None."""
+    name, args = call
+    start, end = args.get("start"), args.get("end") or args.get("start")
+    if name not in ("price_history", "describe_series") or not start or str(start)[:4] != str(end)[:4]:
+        return None
+    return str(start), str(end)
+
+
+def _in_period_asked(q: Query, start: str, end: str) -> None:
+    """A follow-up read against the period asked before: "三季度呢", "2月呢" in its year, and
+    "去年同期呢" as that period a year earlier."""
+    if q.year_assumed and q.start:
+        # "三季度呢" after "2025年一季度螺纹钢均价": 2025's third quarter, not the latest one.
+        q.start, q.end = (d and start[:4] + d[4:] for d in (q.start, q.end))
+        q.month_assumed = ""
+    elif _SAME_PERIOD_LAST_YEAR.search(q.text) and not (q.start or q.end or q.last_period):
+        year = str(int(start[:4]) - 1)
+        q.start, q.end, q.relative, q.ago = year + start[4:], year + end[4:], None, None
+        q.intents = [i for i in q.intents if i != "latest"]
 
 
 def _two_periods_asked(ctx: Context) -> list[dict[str, Any]] | None:
