@@ -135,3 +135,27 @@ async def test_switch_to_another_series_keeps_the_period(agent: Any) -> None:
 def test_a_seasonal_quarter_is_not_one_quarter() -> None:
     q = parse("螺纹钢一季度通常涨还是跌")
     assert "seasonal" in q.intents and not q.start
+
+
+async def test_a_period_after_two_prices_is_both_series_history(agent: Any) -> None:
+    # Was: rebar's history alone after the HRC and rebar prices.
+    calls, text = await _calls(agent, "热卷和螺纹钢价差", "2025年上半年呢")
+    assert calls == [("price_history", {"series": s, "start": "2025-01", "end": "2025-06"})
+                     for s in ("shfe_hrc_daily", "shfe_rebar_daily")]
+    for file in ("shfe_hot_rolled_coil_futures_daily.csv", "shfe_rebar_futures_daily.csv"):
+        first, last = _ends(_settles(file), "2025-01", "2025-06")
+        assert f"起点 {first} 元/吨，终点 {last} 元/吨" in text
+
+
+async def test_a_period_set_against_the_one_before_is_both_side_by_side(agent: Any) -> None:
+    # Was: nothing ("和一季度比哪个高"), or only the period just named.
+    rebar = _settles("shfe_rebar_futures_daily.csv")
+    q1, q2 = (float(rebar[a:b].mean()) for a, b in (("2025-01", "2025-03"), ("2025-04", "2025-06")))
+    calls, text = await _calls(agent, "螺纹钢2025年一季度均价", "二季度呢", "和一季度比哪个高")
+    assert calls == [("describe_series", {"series": "shfe_rebar_daily", "start": a, "end": b})
+                     for a, b in (("2025-01", "2025-03"), ("2025-04", "2025-06"))]
+    assert f"后者比前者 {(q2 / q1 - 1) * 100:+.2f}%" in text
+    calls, _ = await _calls(agent, "螺纹钢2025年均价", "和2024年比呢")
+    assert [c[1]["start"] for c in calls] == ["2024", "2025"]
+    calls, _ = await _calls(agent, "iron ore average in Q2 2025", "compared with Q1?")
+    assert [(c[1]["start"], c[1]["end"]) for c in calls] == [("2025-01", "2025-03"), ("2025-04", "2025-06")]

@@ -162,7 +162,8 @@ class Planner:
         return plan
 
     def _plan(self, q: Query, ctx: Context) -> Plan:
-        if q.follow_up and ctx.last_call and (asked := _period_asked(ctx.last_call)) is not None:
+        if (q.follow_up or (not q.series and _AGAINST.search(q.text))) and ctx.last_call and \
+                (asked := _period_asked(ctx.last_call)) is not None:
             _in_period_asked(q, *asked)
         # Notes about the user live in a file, read first either way (model.py writes the note).
         if q.remember and {"read_file", "write_file"} <= self.tools:
@@ -353,6 +354,13 @@ class Planner:
                 (two := _two_periods_asked(ctx)) is not None:
             # "两年比较哪个高" after "螺纹钢2025年均价" and "那2024年呢": those two periods side by side.
             return Plan([("describe_series", args) for args in two])
+        if not q.series and q.start and _AGAINST.search(q.text) and ctx.last_call and \
+                ctx.last_call[0] in ("describe_series", "price_history") and ctx.last_call[1].get("start") and \
+                (q.start, q.end) != (ctx.last_call[1].get("start"), ctx.last_call[1].get("end")):
+            # "和一季度比哪个高" after "二季度呢": the period named and the one asked before, side by side.
+            prev = {k: ctx.last_call[1][k] for k in ("series", "start", "end") if ctx.last_call[1].get(k)}
+            named = {"series": prev["series"], **self._dates(q, prev["series"])}
+            return Plan([("describe_series", args) for args in sorted((prev, named), key=lambda a: str(a["start"]))])
         if q.follow_up and not (q.series or q.start or q.end or q.last_period or q.relative) and \
                 intents[:1] in (["describe"], ["history"]) and ctx.last_call and \
                 ctx.last_call[0] in ("describe_series", "price_history"):
@@ -856,9 +864,11 @@ class Planner:
         if name == "task":
             return Plan([("task", {"description": f"{prev.get('description', '')}\n{q.text}",
                                    "subagent_type": "quant"})])
-        if name in ("price_history", "describe_series") and not q.series and len(ctx.turn_series) > 1 and \
-                (q.start or q.end or q.last_period):
-            # "那2024年呢" after "2025年热卷和螺纹钢谁涨得多": both series again over the new period.
+        if name in ("price_history", "describe_series", "latest_price") and not q.series and \
+                len(ctx.turn_series) > 1 and (q.start or q.end or q.last_period):
+            # "那2024年呢" after "2025年热卷和螺纹钢谁涨得多" (or their two prices): both series again
+            # over the new period.
+            name = "price_history" if name == "latest_price" else name
             return Plan([(name, {"series": s, **self._dates(q, s)}) for s in ctx.turn_series[:4]])
         series_key = "a" if name == "relate_series" else "series"
         if q.series and series_key in args:
@@ -929,6 +939,9 @@ class Planner:
         return out
 
 
+# "和一季度比哪个高", "compared with 2024": a period set against the one asked before.
+_AGAINST = re.compile(r"^\s*(?:那)?(?:和|跟|与|同)|比(?:较)?(?:哪个|谁|哪|呢|怎么样|如何)|对比|\bcompared? (?:with|to)\b|"
+                      r"\bvs\.?\b|\bversus\b|\bagainst\b", re.I)
 # "去年同期呢": the period asked before, a year earlier (alone, it is the latest value against a year ago).
 _SAME_PERIOD_LAST_YEAR = re.compile(r"去年同期|上年同期|same (?:period|time|quarter|month) (?:a |one )?(?:last|previous|prior) year|"
                                     r"same (?:period|time|quarter|month) a year (?:earlier|before)", re.I)
