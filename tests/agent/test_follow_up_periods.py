@@ -13,7 +13,7 @@ import pandas as pd
 
 from orecast.agent.offline.intents import parse
 from tests.agent.conftest import run_turn
-from tests.agent.test_answers_qa5 import _settles, _wb_iron_ore, pinned_today
+from tests.agent.test_answers_qa5 import DATA, _settles, _wb_iron_ore, pinned_today
 
 __all__ = ["pinned_today"]  # the autouse fixture that pins today to 2026-12-07
 
@@ -159,3 +159,17 @@ async def test_a_period_set_against_the_one_before_is_both_side_by_side(agent: A
     assert [c[1]["start"] for c in calls] == ["2024", "2025"]
     calls, _ = await _calls(agent, "iron ore average in Q2 2025", "compared with Q1?")
     assert [(c[1]["start"], c[1]["end"]) for c in calls] == [("2025-01", "2025-03"), ("2025-04", "2025-06")]
+
+
+async def test_the_same_period_of_another_year_is_that_period_then(agent: Any) -> None:
+    # Was: the whole of 2024 ("2024年同期呢") and a forecast 18 months ahead ("a year" a horizon).
+    pmi = pd.read_csv(DATA / "china_nbs_manufacturing_pmi_monthly.csv", index_col="date", parse_dates=True)
+    text = await _one_call(agent, ("PMI 2025年上半年", "2024年同期呢"), "price_history", "china_pmi_monthly",
+                           "2024-01", "2024-06")
+    first, last = _ends(pmi["china_nbs_manufacturing_pmi"].dropna(), "2024-01", "2024-06")
+    assert f"起点 {first}" in text and f"终点 {last}" in text
+    text = await _one_call(agent, ("iron ore Q3 2025 average", "what about the same quarter a year earlier?"),
+                           "describe_series", "iron_ore_wb_monthly", "2024-07", "2024-09")
+    assert f"{float(_wb_iron_ore()['2024-07':'2024-09'].mean()):,.2f} US$/dmt" in text
+    await _one_call(agent, ("螺纹钢2025年三季度均价", "前年同期呢"), "describe_series", "shfe_rebar_daily",
+                    "2023-07", "2023-09")

@@ -942,9 +942,11 @@ class Planner:
 # "和一季度比哪个高", "compared with 2024": a period set against the one asked before.
 _AGAINST = re.compile(r"^\s*(?:那)?(?:和|跟|与|同)|比(?:较)?(?:哪个|谁|哪|呢|怎么样|如何)|对比|\bcompared? (?:with|to)\b|"
                       r"\bvs\.?\b|\bversus\b|\bagainst\b", re.I)
-# "去年同期呢": the period asked before, a year earlier (alone, it is the latest value against a year ago).
-_SAME_PERIOD_LAST_YEAR = re.compile(r"去年同期|上年同期|same (?:period|time|quarter|month) (?:a |one )?(?:last|previous|prior) year|"
-                                    r"same (?:period|time|quarter|month) a year (?:earlier|before)", re.I)
+# "去年同期呢", "2024年同期呢", "the same quarter a year earlier": the period asked before, in
+# another year (alone, "去年同期" is the latest value against a year ago).
+_SAME_PERIOD = re.compile(r"同期|same (?:period|time|quarter|half|month)", re.I)
+_YEARS_BACK = ((re.compile(r"前年|two years (?:earlier|before|ago)|year before last", re.I), 2),
+               (re.compile(r"去年|上年|上一年|last year|previous year|prior year|a year (?:earlier|before|ago)", re.I), 1))
 
 
 def _period_asked(call: tuple[str, dict[str, Any]]) -> tuple[str, str] | None:
@@ -963,9 +965,14 @@ def _in_period_asked(q: Query, start: str, end: str) -> None:
         # "三季度呢" after "2025年一季度螺纹钢均价": 2025's third quarter, not the latest one.
         q.start, q.end = (d and start[:4] + d[4:] for d in (q.start, q.end))
         q.month_assumed = ""
-    elif _SAME_PERIOD_LAST_YEAR.search(q.text) and not (q.start or q.end or q.last_period):
-        year = str(int(start[:4]) - 1)
-        q.start, q.end, q.relative, q.ago = year + start[4:], year + end[4:], None, None
+    elif _SAME_PERIOD.search(q.text) and not q.last_period and (q.start or "")[:4] == (q.end or "")[:4]:
+        if q.start and len(q.start) == 4:
+            year = q.start  # "2024年同期呢"
+        elif back := next((n for rx, n in _YEARS_BACK if rx.search(q.text)), None):
+            year = str(int(start[:4]) - back)
+        else:
+            return
+        q.start, q.end, q.relative, q.ago, q.horizon = year + start[4:], year + end[4:], None, None, None
         q.intents = [i for i in q.intents if i != "latest"]
 
 
