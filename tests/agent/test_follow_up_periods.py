@@ -173,3 +173,13 @@ async def test_the_same_period_of_another_year_is_that_period_then(agent: Any) -
     assert f"{float(_wb_iron_ore()['2024-07':'2024-09'].mean()):,.2f} US$/dmt" in text
     await _one_call(agent, ("螺纹钢2025年三季度均价", "前年同期呢"), "describe_series", "shfe_rebar_daily",
                     "2023-07", "2023-09")
+
+
+async def test_a_part_of_a_year_without_a_year_says_which_year(agent: Any, thread_id: str) -> None:
+    # Was: nothing ("一季度螺纹钢均价" out of scope); the year taken is now said, as for a month.
+    turn = await run_turn(agent, thread_id, "一季度螺纹钢均价")
+    assert [(c.name, dict(c.args)) for c in turn.calls] == [
+        ("describe_series", {"series": "shfe_rebar_daily", "start": "2026-01", "end": "2026-03"})]
+    assert "“一季度”没有说年份，按今天（2026-12-07）之前最近的一个，即 2026-01 至 2026-03，回答。" in turn.text
+    mean = float(_settles("shfe_rebar_futures_daily.csv")["2026-01":"2026-03"].mean())
+    assert f"均值 {mean:,.2f} 元/吨" in turn.text

@@ -298,6 +298,7 @@ class Query:
     certainty: str | None = None  # "一定会涨吧", "多大把握会跌": "up" | "down", answered with a probability
     month_assumed: str = ""  # "8月的均价" with no year: the month taken ("2026-08"), said in the answer
     year_assumed: bool = False  # "三季度呢", "2月呢": a period named without its year, the year taken here
+    part_assumed: str = ""  # "一季度螺纹钢均价": the words of that part of a year ("一季度"), said in the answer
     whole_year: bool = False  # "今年全年会涨还是跌": the year's end against the level it started from
     advice: bool = False  # "现在适合买入吗": no trading advice, the statistics instead
     pct_move: float | None = None  # "铁矿石涨10%是多少钱": the latest value moved by that %
@@ -550,9 +551,9 @@ _BARE_PART = (
 )
 
 
-def part_without_year(text: str) -> tuple[str, str] | None:
-    """"三季度呢" on 2026-12-07 → ("2026-07", "2026-09"): the latest such part begun by today, or,
-    asked about the future ("下半年会涨吗"), the next one not yet over."""
+def part_without_year(text: str) -> tuple[str, str, str] | None:
+    """"三季度呢" on 2026-12-07 → ("2026-07", "2026-09", "三季度"): the latest such part begun by
+    today, or, asked about the future ("下半年会涨吗"), the next one not yet over; and its words."""
     from orecast.agent.clock import today
 
     for rx, months in _BARE_PART:
@@ -564,7 +565,7 @@ def part_without_year(text: str) -> tuple[str, str] | None:
             year = now.year + (1 if first + months - 1 < now.month else 0)
         else:
             year = now.year - (1 if first > now.month else 0)
-        return f"{year:04d}-{first:02d}", f"{year:04d}-{first + months - 1:02d}"
+        return f"{year:04d}-{first:02d}", f"{year:04d}-{first + months - 1:02d}", m.group(0)
     return None
 
 
@@ -1183,7 +1184,7 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
             q.intents.append("forecast")
     if not (q.start or q.end or q.relative or q.periods or q.horizon) and "seasonal" not in q.intents and \
             (part := part_without_year(text)) is not None:
-        q.start, q.end = part  # "三季度呢": a part of a year, its year taken (or the last one asked about)
+        q.start, q.end, q.part_assumed = part  # "三季度呢": its year taken (or the last one asked about)
         q.year_assumed = True
     q.year_assumed = q.year_assumed or bool(q.month_assumed)
     stripped = re.sub(r"[\s?？!！.。,，]", "", low)

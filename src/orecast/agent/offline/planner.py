@@ -446,6 +446,8 @@ class Planner:
             plan.notes.insert(0, fresher)
         if q.month_assumed:
             plan.notes.insert(0, scope.month_assumed(q.month_assumed, q.zh))
+        elif q.part_assumed and q.start:
+            plan.notes.insert(0, scope.part_assumed(q.part_assumed, q.start, q.end or q.start, q.zh))
         return plan
 
     def _data_facts(self, q: Query, ctx: Context) -> Plan | None:
@@ -964,7 +966,7 @@ def _in_period_asked(q: Query, start: str, end: str) -> None:
     if q.year_assumed and q.start:
         # "三季度呢" after "2025年一季度螺纹钢均价": 2025's third quarter, not the latest one.
         q.start, q.end = (d and start[:4] + d[4:] for d in (q.start, q.end))
-        q.month_assumed = ""
+        q.month_assumed = q.part_assumed = ""
     elif _SAME_PERIOD.search(q.text) and not q.last_period and (q.start or "")[:4] == (q.end or "")[:4]:
         if q.start and len(q.start) == 4:
             year = q.start  # "2024年同期呢"
