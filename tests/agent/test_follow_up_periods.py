@@ -183,3 +183,26 @@ async def test_a_part_of_a_year_without_a_year_says_which_year(agent: Any, threa
     assert "“一季度”没有说年份，按今天（2026-12-07）之前最近的一个，即 2026-01 至 2026-03，回答。" in turn.text
     mean = float(_settles("shfe_rebar_futures_daily.csv")["2026-01":"2026-03"].mean())
     assert f"均值 {mean:,.2f} 元/吨" in turn.text
+
+
+async def test_last_years_half_and_a_year_set_against_the_one_before(agent: Any) -> None:
+    # Were: the whole of 2025; 2024 alone ("和前年比呢" after 2025).
+    text = await _one_call(agent, ("iron ore price", "what about last year's second half?"), "price_history",
+                           "iron_ore_wb_monthly", "2025-07", "2025-12")
+    first, last = _ends(_wb_iron_ore(), "2025-07", "2025-12")
+    assert f"from {first} US$/dmt to {last} US$/dmt" in text
+    calls, text = await _calls(agent, "铁矿石2025年走势", "和前年比呢")
+    assert [c[0] for c in calls] == ["describe_series", "describe_series"]
+    assert [c[1]["start"][:4] for c in calls] == ["2024", "2025"]
+    means = [float(_wb_iron_ore()[y].mean()) for y in ("2024", "2025")]
+    assert f"后者比前者 {(means[1] / means[0] - 1) * 100:+.2f}%" in text
+
+
+def test_a_usual_half_is_seasonal_and_the_past_half_year_looks_back() -> None:
+    # Were: the latest prices ("上半年一般涨还是跌"), H2 2026 ("second half usually"), and the whole
+    # history ("过去半年涨了多少": 半年 read as a horizon).
+    for text in ("铁矿石上半年一般涨还是跌", "iron ore in the second half usually rises?"):
+        q = parse(text)
+        assert q.intents[:1] == ["describe"] and "seasonal" in q.intents and not q.start
+    q = parse("过去半年铁矿石涨了多少")
+    assert q.last_period == (6, "month") and q.horizon is None

@@ -367,6 +367,8 @@ def _horizon(text: str) -> tuple[tuple[int, str] | None, tuple[int, str] | None]
             lookback = (1, "week")  # "in the last week": the data's last week, like "past 3 months"
         elif re.search(r"past month|过去一月|近一月", low):
             lookback = (1, "month")
+        elif re.search(r"(?:过去|近|最近)\s*半年", low):
+            lookback, horizon = (6, "month"), None  # "过去半年涨了多少": six months back, not ahead
     return horizon, lookback
 
 
@@ -469,7 +471,8 @@ _BARE_MONTH = re.compile(
     r"(?!\s*(?:后|内|以内|以后|之后|之内|以来|至今|底|初|末|到|至|-|~))")
 # Around a bare month: a horizon ("未来3月") or the calendar month in general ("1月通常涨吗", the
 # seasonality), not one month.
-_NOT_ONE_MONTH = re.compile(r"未来|接下来|今后|过去|最近|近\s*$|通常|一般|往往|历年|每年|容易")
+_NOT_ONE_MONTH = re.compile(r"未来|接下来|今后|过去|最近|近\s*$|通常|一般|往往|历年|每年|容易|usually|typically|"
+                            r"normally|\btend", re.I)
 _EN_BARE_MONTH = re.compile(
     r"\b(?:in|during|for|of|last)\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b(?!\.?,?\s*\d)", re.I)
 _EN_BARE_DAY = re.compile(  # "on March 18", "March 18th": no year after it
@@ -551,9 +554,10 @@ _BARE_PART = (
 )
 
 
-def part_without_year(text: str) -> tuple[str, str, str] | None:
+def part_without_year(text: str, shift: int | None = None) -> tuple[str, str, str] | None:
     """"三季度呢" on 2026-12-07 → ("2026-07", "2026-09", "三季度"): the latest such part begun by
-    today, or, asked about the future ("下半年会涨吗"), the next one not yet over; and its words."""
+    today, or, asked about the future ("下半年会涨吗"), the next one not yet over; and its words.
+    `shift` years from this one when a year word names it ("last year's second half")."""
     from orecast.agent.clock import today
 
     for rx, months in _BARE_PART:
@@ -561,7 +565,9 @@ def part_without_year(text: str) -> tuple[str, str, str] | None:
             continue
         first = (_ORDINAL_PART[m.group(1).lower()] - 1) * months + 1
         now = today()
-        if _FUTURE_WORDS.search(text):
+        if shift is not None:
+            year = now.year + shift
+        elif _FUTURE_WORDS.search(text):
             year = now.year + (1 if first + months - 1 < now.month else 0)
         else:
             year = now.year - (1 if first > now.month else 0)
@@ -1167,7 +1173,7 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         q.intents.remove("describe")
         q.intents.insert(0, "describe")
     if "seasonal" not in q.intents and re.search(r"通常|一般|往往|历来|历史上|\busually\b|\btypically\b|\btend", low) \
-            and re.search(r"季度|月|春节|年初|年底|年末|quarter|\bq[1-4]\b|month|january|december", low) \
+            and re.search(r"季度|月|春节|年初|年底|年末|半年|quarter|\bq[1-4]\b|\bhalf\b|month|january|december", low) \
             and re.search(r"涨|跌|升|降|rise|fall|up\b|down\b|gain|drop", low) and not q.start:
         q.intents.append("seasonal")  # "螺纹钢一季度通常涨还是跌": the by-month statistics
     if "seasonal" in q.intents:
@@ -1182,10 +1188,13 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         if re.search(r"next|ahead|coming|未来|之后|后|\bin\s+(?:\d+|one|two|three|six|a)\s+"
                      r"(?:trading\s+)?(?:days?|weeks?|months?|years?)\b|\bwill\b", low):
             q.intents.append("forecast")
-    if not (q.start or q.end or q.relative or q.periods or q.horizon) and "seasonal" not in q.intents and \
-            (part := part_without_year(text)) is not None:
+    if not (q.start or q.end or q.periods or q.horizon) and q.relative in (None, ("year", -1), ("year", -2)) and \
+            "seasonal" not in q.intents and \
+            (part := part_without_year(text, q.relative[1] if q.relative else None)) is not None:
         q.start, q.end, q.part_assumed = part  # "三季度呢": its year taken (or the last one asked about)
-        q.year_assumed = True
+        q.year_assumed = q.relative is None
+        if q.relative:  # "last year's second half": that year's, nothing assumed
+            q.relative, q.part_assumed = None, ""
     q.year_assumed = q.year_assumed or bool(q.month_assumed)
     stripped = re.sub(r"[\s?？!！.。,，]", "", low)
     q.follow_up = (

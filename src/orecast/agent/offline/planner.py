@@ -354,6 +354,8 @@ class Planner:
                 (two := _two_periods_asked(ctx)) is not None:
             # "两年比较哪个高" after "螺纹钢2025年均价" and "那2024年呢": those two periods side by side.
             return Plan([("describe_series", args) for args in two])
+        if not q.series and q.relative and not q.start and _AGAINST.search(q.text):
+            q.start, q.end = scope.calendar_period(*q.relative)  # "和前年比呢": that year
         if not q.series and q.start and _AGAINST.search(q.text) and ctx.last_call and \
                 ctx.last_call[0] in ("describe_series", "price_history") and ctx.last_call[1].get("start") and \
                 (q.start, q.end) != (ctx.last_call[1].get("start"), ctx.last_call[1].get("end")):
