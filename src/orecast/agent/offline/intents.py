@@ -195,7 +195,7 @@ PAST_ASK = (
 )
 FOLLOW_UP = (
     "and for", "what about", "how about", "and with", "same for", "and in", "and over", "and the",
-    "那", "呢", "换成", "改成", "再看", "同样",
+    "那", "呢", "换成", "改成", "再看", "同样", "switch to", "change to",
 )
 
 _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
@@ -233,6 +233,9 @@ _NAMED_HORIZON = (
     (re.compile(r"一年后", re.I), (12, "month")),
     (re.compile(r"半年"), (6, "month")),
 )
+# Words of a calendar period that would read as a horizon: "上半年" is not "半年" (6 months ahead)
+# and "2024年3月" not "3月" (3 months).
+_DATED_WORDS = re.compile(r"[上下]半年|\d{4}\s*年\s*(?:1[0-2]|0?[1-9])\s*月")
 
 
 @dataclass(slots=True)
@@ -294,6 +297,8 @@ class Query:
     level_state: str | None = None  # "高于100美元的概率", "above 100": "above" | "below", a state, not a move
     certainty: str | None = None  # "一定会涨吧", "多大把握会跌": "up" | "down", answered with a probability
     month_assumed: str = ""  # "8月的均价" with no year: the month taken ("2026-08"), said in the answer
+    year_assumed: bool = False  # "三季度呢", "2月呢": a period named without its year, the year taken here
+    part_assumed: str = ""  # "一季度螺纹钢均价": the words of that part of a year ("一季度"), said in the answer
     whole_year: bool = False  # "今年全年会涨还是跌": the year's end against the level it started from
     advice: bool = False  # "现在适合买入吗": no trading advice, the statistics instead
     pct_move: float | None = None  # "铁矿石涨10%是多少钱": the latest value moved by that %
@@ -362,6 +367,8 @@ def _horizon(text: str) -> tuple[tuple[int, str] | None, tuple[int, str] | None]
             lookback = (1, "week")  # "in the last week": the data's last week, like "past 3 months"
         elif re.search(r"past month|过去一月|近一月", low):
             lookback = (1, "month")
+        elif re.search(r"(?:过去|近|最近)\s*半年", low):
+            lookback, horizon = (6, "month"), None  # "过去半年涨了多少": six months back, not ahead
     return horizon, lookback
 
 
@@ -464,7 +471,8 @@ _BARE_MONTH = re.compile(
     r"(?!\s*(?:后|内|以内|以后|之后|之内|以来|至今|底|初|末|到|至|-|~))")
 # Around a bare month: a horizon ("未来3月") or the calendar month in general ("1月通常涨吗", the
 # seasonality), not one month.
-_NOT_ONE_MONTH = re.compile(r"未来|接下来|今后|过去|最近|近\s*$|通常|一般|往往|历年|每年|容易")
+_NOT_ONE_MONTH = re.compile(r"未来|接下来|今后|过去|最近|近\s*$|通常|一般|往往|历年|每年|容易|usually|typically|"
+                            r"normally|\btend", re.I)
 _EN_BARE_MONTH = re.compile(
     r"\b(?:in|during|for|of|last)\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b(?!\.?,?\s*\d)", re.I)
 _EN_BARE_DAY = re.compile(  # "on March 18", "March 18th": no year after it
@@ -532,6 +540,39 @@ def month_without_year(text: str) -> str | None:
     if day is None:
         return f"{year:04d}-{month:02d}"
     return None if _invalid_day(year, month, int(day)) else f"{year:04d}-{month:02d}-{int(day):02d}"
+
+
+# "三季度", "下半年", "Q3", "the second half": a part of a year named without the year (one with a
+# year, "2025年三季度", "Q3 2025", is read by `_dates`).
+_BARE_PART = (
+    (re.compile(r"(?<![\d年])第?([一二三四1-4])\s*季度"), 3),
+    (re.compile(r"(?<![\d年])([上下])半年"), 6),
+    (re.compile(r"\bq([1-4])\b(?!\s*[-/]?\s*\d{4})", re.I), 3),
+    (re.compile(r"\bh([12])\b(?!\s*[-/]?\s*\d{4})", re.I), 6),
+    (re.compile(r"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter\b(?!\s+(?:of\s+)?\d{4})", re.I), 3),
+    (re.compile(r"\b(first|second|1st|2nd)\s+half\b(?!\s+(?:of\s+)?\d{4})", re.I), 6),
+)
+
+
+def part_without_year(text: str, shift: int | None = None) -> tuple[str, str, str] | None:
+    """"三季度呢" on 2026-12-07 → ("2026-07", "2026-09", "三季度"): the latest such part begun by
+    today, or, asked about the future ("下半年会涨吗"), the next one not yet over; and its words.
+    `shift` years from this one when a year word names it ("last year's second half")."""
+    from orecast.agent.clock import today
+
+    for rx, months in _BARE_PART:
+        if (m := rx.search(text)) is None or _NOT_ONE_MONTH.search(text[: m.start()] + "|" + text[m.end():m.end() + 6]):
+            continue
+        first = (_ORDINAL_PART[m.group(1).lower()] - 1) * months + 1
+        now = today()
+        if shift is not None:
+            year = now.year + shift
+        elif _FUTURE_WORDS.search(text):
+            year = now.year + (1 if first + months - 1 < now.month else 0)
+        else:
+            year = now.year - (1 if first > now.month else 0)
+        return f"{year:04d}-{first:02d}", f"{year:04d}-{first + months - 1:02d}", m.group(0)
+    return None
 
 
 def _date_bounds(m: re.Match[str]) -> tuple[str, str] | None:
@@ -1069,7 +1110,7 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
     if not q.series and not q.missing and not q.scenario:
         q.unknown = unknown_subject(text, known_series)
     q.method = find_method(text)
-    q.horizon, q.last_period = _horizon(text)
+    q.horizon, q.last_period = _horizon(_DATED_WORDS.sub(lambda m: " " * len(m.group(0)), text))
     if (ago := _ago(text)) is not None:
         q.ago, q.ago_words = ago
     if not _IF.search(low) and not q.scenario_level and not q.target_level and _CLAIM.search(low):
@@ -1132,7 +1173,7 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         q.intents.remove("describe")
         q.intents.insert(0, "describe")
     if "seasonal" not in q.intents and re.search(r"通常|一般|往往|历来|历史上|\busually\b|\btypically\b|\btend", low) \
-            and re.search(r"季度|月|春节|年初|年底|年末|quarter|\bq[1-4]\b|month|january|december", low) \
+            and re.search(r"季度|月|春节|年初|年底|年末|半年|quarter|\bq[1-4]\b|\bhalf\b|month|january|december", low) \
             and re.search(r"涨|跌|升|降|rise|fall|up\b|down\b|gain|drop", low) and not q.start:
         q.intents.append("seasonal")  # "螺纹钢一季度通常涨还是跌": the by-month statistics
     if "seasonal" in q.intents:
@@ -1147,6 +1188,14 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         if re.search(r"next|ahead|coming|未来|之后|后|\bin\s+(?:\d+|one|two|three|six|a)\s+"
                      r"(?:trading\s+)?(?:days?|weeks?|months?|years?)\b|\bwill\b", low):
             q.intents.append("forecast")
+    if not (q.start or q.end or q.periods or q.horizon) and q.relative in (None, ("year", -1), ("year", -2)) and \
+            "seasonal" not in q.intents and \
+            (part := part_without_year(text, q.relative[1] if q.relative else None)) is not None:
+        q.start, q.end, q.part_assumed = part  # "三季度呢": its year taken (or the last one asked about)
+        q.year_assumed = q.relative is None
+        if q.relative:  # "last year's second half": that year's, nothing assumed
+            q.relative, q.part_assumed = None, ""
+    q.year_assumed = q.year_assumed or bool(q.month_assumed)
     stripped = re.sub(r"[\s?？!！.。,，]", "", low)
     q.follow_up = (
         _contains(low, FOLLOW_UP) or len(stripped) <= 12

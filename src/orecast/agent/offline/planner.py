@@ -45,6 +45,9 @@ PRIMARY = (
 COMPARED_METHODS = ("naive", "drift", "ets", "arima", "theta", "ensemble")
 COMPARISON_STEP = {"daily": 10, "weekly": 4, "monthly": 3}
 FRESHER = "dce_iron_ore_daily"  # the iron ore series that reaches furthest, for periods after the benchmark's
+_IRON_ORE = {DEFAULT_SERIES, FRESHER}
+# Calls after which a follow-up naming its own period asks that period's history, as if asked afresh.
+_PERIOD_FOLLOWS = ("latest_price", "price_history", "describe_series", "forecast_price")
 # The series a scenario driver is measured by: never the target of its own shock.
 DRIVER_SERIES = {
     "steel_output": ("crude_steel_china_annual", "crude_steel_world_annual"),
@@ -159,6 +162,9 @@ class Planner:
         return plan
 
     def _plan(self, q: Query, ctx: Context) -> Plan:
+        if (q.follow_up or (not q.series and _AGAINST.search(q.text))) and ctx.last_call and \
+                (asked := _period_asked(ctx.last_call)) is not None:
+            _in_period_asked(q, *asked)
         # Notes about the user live in a file, read first either way (model.py writes the note).
         if q.remember and {"read_file", "write_file"} <= self.tools:
             return Plan([("read_file", {"file_path": notes.PREFERENCES})])
@@ -348,12 +354,31 @@ class Planner:
                 (two := _two_periods_asked(ctx)) is not None:
             # "两年比较哪个高" after "螺纹钢2025年均价" and "那2024年呢": those two periods side by side.
             return Plan([("describe_series", args) for args in two])
+        if not q.series and q.relative and not q.start and _AGAINST.search(q.text):
+            q.start, q.end = scope.calendar_period(*q.relative)  # "和前年比呢": that year
+        if not q.series and q.start and _AGAINST.search(q.text) and ctx.last_call and \
+                ctx.last_call[0] in ("describe_series", "price_history") and ctx.last_call[1].get("start") and \
+                (q.start, q.end) != (ctx.last_call[1].get("start"), ctx.last_call[1].get("end")):
+            # "和一季度比哪个高" after "二季度呢": the period named and the one asked before, side by side.
+            prev = {k: ctx.last_call[1][k] for k in ("series", "start", "end") if ctx.last_call[1].get(k)}
+            named = {"series": prev["series"], **self._dates(q, prev["series"])}
+            return Plan([("describe_series", args) for args in sorted((prev, named), key=lambda a: str(a["start"]))])
         if q.follow_up and not (q.series or q.start or q.end or q.last_period or q.relative) and \
                 intents[:1] in (["describe"], ["history"]) and ctx.last_call and \
                 ctx.last_call[0] in ("describe_series", "price_history"):
             # "最低呢" after "今年最高价是多少": the same period, not the whole history.
             q.start, q.end = ctx.last_call[1].get("start"), ctx.last_call[1].get("end")
-        if not intents and q.follow_up and ctx.last_call and (q.series or q.horizon or q.start
+        if not intents and q.follow_up and (q.start or q.end) and not (q.horizon or q.method) and ctx.last_call \
+                and ctx.last_call[0] in _PERIOD_FOLLOWS and (q.series or len(set(ctx.turn_series)) <= 1
+                                                             or set(ctx.turn_series) == _IRON_ORE):
+            # "2026上半年铁矿石" or "那2025年下半年呢" after a price or a forecast: that period's history
+            # (its statistics after a statistics question), planned as the same words in a fresh
+            # thread are; iron ore's two series together give way to "铁矿石" as there.
+            if not q.series:
+                intents = ["describe" if ctx.last_call[0] == "describe_series" else "history"]
+                series = [DEFAULT_SERIES] if set(ctx.turn_series) == _IRON_ORE else \
+                    [(ctx.turn_series or (ctx.last_series,))[-1] or DEFAULT_SERIES]
+        elif not intents and q.follow_up and ctx.last_call and (q.series or q.horizon or q.start
                                                                or q.method or q.last_period):
             return self._follow_up(q, ctx)
         if not intents and (q.series or (q.tomorrow and ctx.last_series)):
@@ -423,6 +448,8 @@ class Planner:
             plan.notes.insert(0, fresher)
         if q.month_assumed:
             plan.notes.insert(0, scope.month_assumed(q.month_assumed, q.zh))
+        elif q.part_assumed and q.start:
+            plan.notes.insert(0, scope.part_assumed(q.part_assumed, q.start, q.end or q.start, q.zh))
         return plan
 
     def _data_facts(self, q: Query, ctx: Context) -> Plan | None:
@@ -841,9 +868,11 @@ class Planner:
         if name == "task":
             return Plan([("task", {"description": f"{prev.get('description', '')}\n{q.text}",
                                    "subagent_type": "quant"})])
-        if name in ("price_history", "describe_series") and not q.series and len(ctx.turn_series) > 1 and \
-                (q.start or q.end or q.last_period):
-            # "那2024年呢" after "2025年热卷和螺纹钢谁涨得多": both series again over the new period.
+        if name in ("price_history", "describe_series", "latest_price") and not q.series and \
+                len(ctx.turn_series) > 1 and (q.start or q.end or q.last_period):
+            # "那2024年呢" after "2025年热卷和螺纹钢谁涨得多" (or their two prices): both series again
+            # over the new period.
+            name = "price_history" if name == "latest_price" else name
             return Plan([(name, {"series": s, **self._dates(q, s)}) for s in ctx.turn_series[:4]])
         series_key = "a" if name == "relate_series" else "series"
         if q.series and series_key in args:
@@ -912,6 +941,43 @@ class Planner:
             if start:
                 out["start"] = start
         return out
+
+
+# "和一季度比哪个高", "compared with 2024": a period set against the one asked before.
+_AGAINST = re.compile(r"^\s*(?:那)?(?:和|跟|与|同)|比(?:较)?(?:哪个|谁|哪|呢|怎么样|如何)|对比|\bcompared? (?:with|to)\b|"
+                      r"\bvs\.?\b|\bversus\b|\bagainst\b", re.I)
+# "去年同期呢", "2024年同期呢", "the same quarter a year earlier": the period asked before, in
+# another year (alone, "去年同期" is the latest value against a year ago).
+_SAME_PERIOD = re.compile(r"同期|same (?:period|time|quarter|half|month)", re.I)
+_YEARS_BACK = ((re.compile(r"前年|two years (?:earlier|before|ago)|year before last", re.I), 2),
+               (re.compile(r"去年|上年|上一年|last year|previous year|prior year|a year (?:earlier|before|ago)", re.I), 1))
+
+
+def _period_asked(call: tuple[str, dict[str, Any]]) -> tuple[str, str] | None:
+    """The (start, end) of a history or statistics call within one calendar year, else None."""
+    name, args = call
+    start, end = args.get("start"), args.get("end") or args.get("start")
+    if name not in ("price_history", "describe_series") or not start or str(start)[:4] != str(end)[:4]:
+        return None
+    return str(start), str(end)
+
+
+def _in_period_asked(q: Query, start: str, end: str) -> None:
+    """A follow-up read against the period asked before: "三季度呢", "2月呢" in its year, and
+    "去年同期呢" as that period a year earlier."""
+    if q.year_assumed and q.start:
+        # "三季度呢" after "2025年一季度螺纹钢均价": 2025's third quarter, not the latest one.
+        q.start, q.end = (d and start[:4] + d[4:] for d in (q.start, q.end))
+        q.month_assumed = q.part_assumed = ""
+    elif _SAME_PERIOD.search(q.text) and not q.last_period and (q.start or "")[:4] == (q.end or "")[:4]:
+        if q.start and len(q.start) == 4:
+            year = q.start  # "2024年同期呢"
+        elif back := next((n for rx, n in _YEARS_BACK if rx.search(q.text)), None):
+            year = str(int(start[:4]) - back)
+        else:
+            return
+        q.start, q.end, q.relative, q.ago, q.horizon = year + start[4:], year + end[4:], None, None, None
+        q.intents = [i for i in q.intents if i != "latest"]
 
 
 def _two_periods_asked(ctx: Context) -> list[dict[str, Any]] | None:

@@ -446,16 +446,27 @@ def pmi_meaning(zh: bool) -> str:
             "not the size of growth, and it is not a price. Below is the latest value in my data.")
 
 
+def part_assumed(words: str, start: str, end: str, zh: bool) -> str:
+    """"一季度螺纹钢均价" named no year: the latest such part begun by today is the one answered (the
+    next one not yet over when the question asked ahead)."""
+    return _year_assumed(f"“{words}”", f'"{words}"', "一个", start, f"{start} 至 {end}", f"{start} to {end}", zh)
+
+
 def month_assumed(month: str, zh: bool) -> str:
     """"8月的均价" named no year: the latest such month up to today is the one answered (the next one
     from this month on when the question asked ahead, "3月份会涨吗")."""
     n = int(month[5:])
-    ahead = month > today().isoformat()[:7]
+    return _year_assumed(f"“{n}月”", f"month {n}", f" {n} 月", month, month, month, zh)
+
+
+def _year_assumed(zh_words: str, en_words: str, which: str, start: str, zh_period: str, en_period: str,
+                  zh: bool) -> str:
+    ahead = start > today().isoformat()[:7]
     if zh:
-        return (f"“{n}月”没有说年份，按今天（{today().isoformat()}）{'之后' if ahead else '之前'}最近的 {n} 月，"
-                f"即 {month}，回答。")
-    return (f"No year was given for month {n}: this answers the {'next' if ahead else 'latest'} one "
-            f"{'after' if ahead else 'up to'} today ({today().isoformat()}), {month}.")
+        return (f"{zh_words}没有说年份，按今天（{today().isoformat()}）{'之后' if ahead else '之前'}最近的{which}，"
+                f"即 {zh_period}，回答。")
+    return (f"No year was given for {en_words}: this answers the {'next' if ahead else 'latest'} one "
+            f"{'after' if ahead else 'up to'} today ({today().isoformat()}), {en_period}.")
 
 
 def month_with_data(series: str) -> tuple[str, str]:
