@@ -179,11 +179,12 @@ def test_a_plot_that_fails_midway_leaves_no_file_and_keeps_the_old_chart(tmp_pat
 
 def test_relate_with_a_max_lag_beyond_the_data_is_a_usage_error():
     result = inprocess.orecast(["series", "relate", "iron_ore_wb_monthly", "shfe_rebar_daily",
-                                "--start", "2025-01", "--max-lag", "14"])
+                                "--start", "2025-01", "--max-lag", "15"])
     assert result.returncode == 2, result.stderr
-    assert result.stderr.startswith("Error: max_lag 14 is too long: iron_ore_wb_monthly and "
-                                    "shfe_rebar_daily share 16 returns in range")
-    assert "use at most 13" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    # 17 monthly returns: January 2025's counts from December 2024 (a period's first return does)
+    assert result.stderr.startswith("Error: max_lag 15 is too long: iron_ore_wb_monthly and "
+                                    "shfe_rebar_daily share 17 returns in range")
+    assert "use at most 14" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
 def fitting(pid: int, seconds: float = 120) -> None:
