@@ -524,7 +524,7 @@ def blended_average(known: dict[str, Any], fc: dict[str, Any], end: str, zh: boo
     rng = known.get("range") or {}
     mean, count = known.get("mean"), rng.get("count")
     last = str(rng.get("last") or "")
-    rows = [r for r in _forecast_rows(fc) if last < str(r.get("date")) <= _period_end(end)]
+    rows = [r for r in _forecast_rows(fc) if last < str(r.get("date")) <= period_end(end)]
     if not isinstance(mean, int | float) or not isinstance(count, int) or not rows:
         return ""
     n = count + len(rows)
@@ -549,7 +549,7 @@ def blended_average(known: dict[str, Any], fc: dict[str, Any], end: str, zh: boo
             "actual average.")
 
 
-def _period_end(end: str) -> str:
+def period_end(end: str) -> str:
     """'2026' → '2026-12-31', '2026-03' → '2026-03-31', a day as it is (ISO text, compared as text)."""
     if len(end) == 4:
         return f"{end}-12-31"

@@ -12,7 +12,7 @@ import pandas as pd
 
 from orecast import market
 from orecast.agent.offline import catalogue as cat
-from orecast.agent.offline.compose import FREQ_ZH, UNIT_ZH
+from orecast.agent.offline.compose import FREQ_ZH, UNIT_ZH, period_end
 from orecast.market.catalog import get_spec
 from orecast.market.loaders import _read_bundled_csv
 from orecast.market.rolls import likely_rolls
@@ -101,19 +101,24 @@ def weekly(series: str, start: str | None, end: str | None, zh: bool) -> tuple[s
     return head + "\n" + "\n".join(rows), {"start": lo.isoformat(), "end": hi.isoformat()}
 
 
+def _daily_changes(series: str, values: pd.Series, inside: np.ndarray) -> tuple[pd.Series, pd.Series, int]:
+    """Each day's change against the trading day before, in the unit and in %, for the days `inside`
+    that are no roll day; and how many roll days `inside` held (a roll's jump is no market move)."""
+    rolls = values.index.isin(likely_rolls(series))
+    keep = inside & ~rolls
+    change = values.diff()[keep].dropna()
+    rel = ((values / values.shift(1) - 1) * 100)[keep].dropna()
+    return change, rel, int((inside & rolls).sum())
+
+
 def daily_mean(series: str, zh: bool) -> tuple[str, dict[str, str]] | None:
     """The mean daily change (signed and absolute, % and in the unit) over the last 12 months of the
     data, roll days left out; and the dates it covers."""
     values = market.load_series(series)
-    last = values.index[-1]
-    first = last - pd.DateOffset(years=1)
-    change = values.diff()
-    rel = (values / values.shift(1) - 1) * 100
-    keep = (values.index > first) & ~values.index.isin(likely_rolls(series))
-    change, rel = change[keep].dropna(), rel[keep].dropna()
+    first = values.index[-1] - pd.DateOffset(years=1)
+    change, rel, rolled = _daily_changes(series, values, values.index > first)
     if len(change) < 20:
         return None
-    rolled = int(((values.index > first) & values.index.isin(likely_rolls(series))).sum())
     unit = cat.catalogue()[series].unit
     u = UNIT_ZH.get(unit, unit) if zh else unit
     up, down = int((change > 0).sum()), int((change < 0).sum())
@@ -141,15 +146,8 @@ def daily_mean(series: str, zh: bool) -> tuple[str, dict[str, str]] | None:
 def period_daily_mean(series: str, start: str, end: str, zh: bool) -> tuple[str, dict[str, str]] | None:
     """As `daily_mean`, over a period asked for (its first change from the day before it)."""
     values = market.load_series(series)
-    lo, hi = pd.Timestamp(start), pd.Timestamp(end)
-    if re.fullmatch(r"\d{4}", end):
-        hi = hi + pd.DateOffset(years=1) - pd.DateOffset(days=1)
-    elif re.fullmatch(r"\d{4}-\d{2}", end):
-        hi = hi + pd.DateOffset(months=1) - pd.DateOffset(days=1)
-    rel = (values / values.shift(1) - 1) * 100
-    change = values.diff()
-    keep = (values.index >= lo) & (values.index <= hi) & ~values.index.isin(likely_rolls(series))
-    rel, change = rel[keep].dropna(), change[keep].dropna()
+    inside = (values.index >= pd.Timestamp(start)) & (values.index <= pd.Timestamp(period_end(end)))
+    change, rel, _rolled = _daily_changes(series, values, inside)
     if len(change) < 3:
         return None
     unit = cat.catalogue()[series].unit
