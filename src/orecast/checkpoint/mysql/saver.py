@@ -7,6 +7,7 @@ import base64
 import contextlib
 import json
 import random
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
@@ -566,6 +567,8 @@ class MysqlCheckpointer(OrecastCheckpointer):
         self.pool = pool
         # Threads whose next write looks new items up by hash first (see `_run_batch`).
         self._hash_conflicts: set[str] = set()
+        # Threads with a write in its last attempt: every write of theirs locks the row (`_write_thread`).
+        self._last_attempts: Counter[str] = Counter()
         self.server_version = server_version
         self.timeouts = timeouts or Timeouts()
         self._groups = GroupWriter(self._read)
@@ -743,25 +746,34 @@ class MysqlCheckpointer(OrecastCheckpointer):
         return _Operation(self)
 
     async def _write_thread(self, thread_id: str, work: Callable[[Db, ThreadItems], Awaitable[None]]) -> None:
-        hash_retried = False
-        for attempt in range(1, DEADLOCK_RETRIES + 1):
-            try:
-                return await super()._write_thread(thread_id, work)
-            except Deadlock:
-                if attempt == DEADLOCK_RETRIES:
-                    raise
-                await asyncio.sleep(0.005 * attempt)
-            except StaleThreadError:
-                # Its retry failed too. A retry numbers the thread's new items from what the process
-                # learnt last, and goes with a group (no lock on the thread's row) when an earlier write
-                # of the thread made it known again meanwhile: another process writing the same thread
-                # may number items first once more (or have stored one of its items: `_run_batch`).
-                # Once more, as a first write (`_first_write`): it locks the row, learns the next number
-                # and looks hashes up before numbering, so neither can happen.
-                if hash_retried:
-                    raise
-                hash_retried = True
-                self._hash_conflicts.add(thread_id)
+        last_attempt = False
+        try:
+            for attempt in range(1, DEADLOCK_RETRIES + 1):
+                try:
+                    return await super()._write_thread(thread_id, work)
+                except Deadlock:
+                    if attempt == DEADLOCK_RETRIES:
+                        raise
+                    await asyncio.sleep(0.005 * attempt)
+                except StaleThreadError:
+                    # Its retry failed too. A retry numbers the thread's new items from what the process
+                    # learnt last, and goes with a group (no lock on the thread's row) when an earlier
+                    # write of the thread made it known again meanwhile: another process writing the same
+                    # thread may number items first once more (or have stored one of its items:
+                    # `_run_batch`). Once more, as a first write (`_first_write`): it locks the row, learns
+                    # the next number and looks hashes up before numbering, so neither can happen. Counted
+                    # apart from `_hash_conflicts`, which a write of the thread ahead of this one in its
+                    # order clears when it ends, before this one has its turn back.
+                    if last_attempt:
+                        raise
+                    last_attempt = True
+                    self._last_attempts[thread_id] += 1
+                    self._hash_conflicts.add(thread_id)
+        finally:
+            if last_attempt:
+                self._last_attempts[thread_id] -= 1
+                if not self._last_attempts[thread_id]:
+                    del self._last_attempts[thread_id]
 
     async def setup(self) -> None:
         """Apply the numbered migrations under a named lock: DDL commits at once in MySQL, so the lock,
@@ -789,7 +801,12 @@ class MysqlCheckpointer(OrecastCheckpointer):
         # writes sent in one transaction (`groups.py`). Otherwise the write runs in a transaction of its
         # own whose first statement locks the thread's row.
         thread = self.items.peek(thread_id)
-        if thread is not None and thread.next_item > 0 and thread_id not in self._hash_conflicts:
+        if (
+            thread is not None
+            and thread.next_item > 0
+            and thread_id not in self._hash_conflicts
+            and thread_id not in self._last_attempts
+        ):
             db = _GroupedDb(self._groups, self._read, thread_id, Chain(thread, turn))
             db.defer_items = True
             return _Grouped(db)
