@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph_sdk import get_sync_client
 from playwright import sync_api
 
 from orecast.service.routes.page import PACKAGE_STATIC
@@ -76,23 +75,6 @@ def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     running = Server.start(web_settings(tmp_path_factory.mktemp("keyed"), api_keys=KEYS))
     yield running
     running.stop()
-
-
-LONG_CHECKPOINTS = 520  # the page reads the newest 500 (Chat.tsx HISTORY_LIMIT)
-
-
-@pytest.fixture(scope="module")
-def long_thread(slow_server: Server) -> str:
-    """Questions and answers, one checkpoint each (`update_state`), more than the page's history holds:
-    for the two files of tests of a long conversation (test_ui_long_conversation*.py), each with its own
-    server and thread, so that two workers share them."""
-    client = get_sync_client(url=slow_server.url, api_key=None)
-    thread_id = client.threads.create(metadata={"title": "long"})["thread_id"]
-    for i in range(LONG_CHECKPOINTS):
-        kind, text = ("human", f"question {i // 2}") if i % 2 == 0 else ("ai", f"answer {i // 2}")
-        message = {"type": kind, "content": text, "id": f"m{i}"}
-        client.threads.update_state(thread_id, {"messages": [message]}, as_node="answer")
-    return thread_id
 
 
 KEYS = "alice:alice-key,bob:bob-key"
