@@ -22,7 +22,9 @@ CHECKPOINTS = 520  # the page reads the newest 500 (Chat.tsx HISTORY_LIMIT)
 # The page's long tasks (> 50 ms), from opening the conversation to the answer's end, measured with
 # 260 questions: 3 of them, 440 ms in all; without the patch of useStream (web/src/lib/sdkPatch.ts)
 # 29, 5.2 s in all (each render re-scanned the 500 checkpoints once per message).
-BLOCKED_MS = 2_000
+# The patched page was busy up to 2.2 s at load 8-10 on two cores (a limit of 2 s failed there); the
+# unpatched one is slower still under load.
+BLOCKED_MS = 4_000
 WATCH_LONG_TASKS = """window.longTasks = [];
 new PerformanceObserver((list) => { for (const e of list.getEntries()) window.longTasks.push(e.duration); })
   .observe({ type: "longtask", buffered: true });"""
