@@ -201,8 +201,9 @@ def _freshness_of(series: str, frequency: str) -> dict[str, object]:
 
 def relate_series(a: str, b: str, start: str | None = None, end: str | None = None) -> dict[str, Any]:
     """How two series move together over [start, end]: correlation of levels and returns,
-    beta, lead/lag. `a`, `b`: series ids."""
-    return market.relate(a, b, start=start, end=end).to_dict()
+    beta, lead/lag. `a`, `b`: series ids. Daily returns on the futures' likely contract-roll days are
+    left out (`roll_days_left_out` counts them)."""
+    return market.relate(a, b, start=start, end=end, leave_out_rolls=True).to_dict()
 
 
 def mill_margin(

@@ -237,9 +237,14 @@ class Relation:
     best_lag_correlation: float
     lag_correlations: dict[int, float]
     sources: tuple[str, str]
+    # Likely roll days whose returns were not counted; None when roll days were not looked for.
+    rolls_left_out: tuple[pd.Timestamp, ...] | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {
+            **({"roll_days_left_out": {"count": len(self.rolls_left_out),
+                                       "dates": [iso(d) for d in self.rolls_left_out]}}
+               if self.rolls_left_out is not None else {}),
             "a": self.a, "b": self.b, "frequency": self.frequency,
             "range": {"first": iso(self.first_date), "last": iso(self.last_date), "n": self.n},
             "correlation": num(self.correlation, 4),
@@ -278,11 +283,13 @@ def _period_returns(series: SeriesLike, cut: pd.Series, end: DateLike,
 
 def relate(
     a: SeriesLike, b: SeriesLike, *, start: DateLike = None, end: DateLike = None,
-    freq: str | None = None, max_lag: int = 6,
+    freq: str | None = None, max_lag: int = 6, leave_out_rolls: bool = False,
 ) -> Relation:
     """Correlation of returns, beta of a on b and the lead/lag with the strongest correlation.
 
     Series of different frequencies are compared at the coarser one (period averages).
+    `leave_out_rolls`: daily returns on either futures series' likely contract-roll days (a jump to
+    another contract's level, no market move) are not counted; `rolls_left_out` lists them.
     Example: `relate("dce_iron_ore_daily", "shfe_rebar_daily", freq="W")`.
     """
     if max_lag < 0:
@@ -296,10 +303,20 @@ def relate(
     ra, ma = _period_returns(a, sa, end, freq)
     rb, mb = _period_returns(b, sb, end, freq)
     joined = pd.concat([ra.rename("a"), rb.rename("b")], axis=1, join="inner").dropna()
-    if len(joined) < MIN_OVERLAP:
+    left_out: tuple[pd.Timestamp, ...] | None = None
+    if leave_out_rolls and freq is None:
+        rolls = pd.DatetimeIndex([])
+        for one in (a, b):
+            rolls = rolls.union(likely_rolls(one)) if isinstance(one, str) else rolls
+        dropped = joined.index.isin(rolls)
+        left_out = tuple(joined.index[dropped])
+        # Kept in place as gaps, so a lag still pairs returns a set number of days apart.
+        joined.loc[dropped] = np.nan
+    kept = joined.dropna()
+    if len(kept) < MIN_OVERLAP:
         raise MarketError(
-            f"{ma.id} and {mb.id} share only {len(joined)} dates in range; need at least {MIN_OVERLAP}",
-            "too_little_overlap", a=ma.id, b=mb.id, count=len(joined), need=MIN_OVERLAP,
+            f"{ma.id} and {mb.id} share only {len(kept)} dates in range; need at least {MIN_OVERLAP}",
+            "too_little_overlap", a=ma.id, b=mb.id, count=len(kept), need=MIN_OVERLAP,
         )
     # A lag must leave a few overlapping returns to correlate; a longer one correlates nothing and only
     # costs time (a max_lag of 10**8 ran for minutes).
@@ -310,8 +327,8 @@ def relate(
             f"and each lag must leave {LAG_PAIRS} of them; use at most {longest}",
             "max_lag_too_long", value=max_lag, limit=longest, count=len(joined), a=ma.id, b=mb.id,
         )
-    corr = float(joined["a"].corr(joined["b"]))
-    beta = float(np.cov(joined["a"], joined["b"], ddof=1)[0, 1] / joined["b"].var(ddof=1))
+    corr = float(kept["a"].corr(kept["b"]))
+    beta = float(np.cov(kept["a"], kept["b"], ddof=1)[0, 1] / kept["b"].var(ddof=1))
     lags = {
         lag: float(joined["a"].corr(joined["b"].shift(lag)))
         for lag in range(-max_lag, max_lag + 1)
@@ -320,6 +337,7 @@ def relate(
     best = max(lags, key=lambda k: (abs(lags[k]), -abs(k)))
     return Relation(
         a=ma.id, b=mb.id, frequency=ma.frequency, first_date=joined.index[0],
-        last_date=joined.index[-1], n=len(joined), correlation=corr, beta=beta, best_lag=best,
+        last_date=joined.index[-1], n=len(kept), correlation=corr, beta=beta, best_lag=best,
         best_lag_correlation=lags[best], lag_correlations=lags, sources=(ma.source, mb.source),
+        rolls_left_out=left_out,
     )

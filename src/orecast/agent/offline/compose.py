@@ -764,7 +764,25 @@ def relate(p: dict[str, Any], zh: bool) -> str:
         text = (f"**{na}** vs **{nb}** ({p.get('frequency')} {changes}, {rng.get('first')} to {rng.get('last')}, {rng.get('n')} periods):\n"
                 f"- correlation {fmt(p.get('correlation'), 4)}, beta of {na} on {nb} {fmt(p.get('beta_a_on_b'), 4)}{meaning}\n"
                 f"- lead/lag: {lag_text} (correlation {fmt(p.get('best_lag_correlation'), 4)})")
-    return text + _source(p, zh)
+    return text + _rolls_left_out(p, zh) + _source(p, zh)
+
+
+def _rolls_left_out(p: dict[str, Any], zh: bool) -> str:
+    """How many likely contract-roll days' returns a daily correlation left out, and which."""
+    rolls = p.get("roll_days_left_out")
+    if not isinstance(rolls, dict):
+        return ""
+    count, dates = int(rolls.get("count") or 0), [str(d) for d in rolls.get("dates") or []]
+    shown = "、".join(dates[:6]) + ("等" if len(dates) > 6 else "")
+    if zh:
+        return ("\n- 期间没有发现换月日（连续主力合约换到另一合约、价格跳到新合约水平的日子），没有剔除任何收益" if not count else
+                f"\n- 已剔除 {count} 个换月日的收益（{shown}）：连续主力合约在这些天换到另一合约，价格跳到新合约的水平，"
+                "不是行情变动；上面的期数和相关系数都不含这些天")
+    shown = ", ".join(dates[:6]) + (", …" if len(dates) > 6 else "")
+    return ("\n- no likely contract-roll days in the period, so no returns were left out" if not count else
+            f"\n- {count} likely contract-roll day{'s' if count > 1 else ''} left out ({shown}): the continuous "
+            "main contract switched to another contract and jumped to its level, which is no market move; "
+            "the periods counted and the correlation above exclude them")
 
 
 def margin(p: dict[str, Any], zh: bool) -> str:

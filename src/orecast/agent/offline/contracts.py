@@ -17,6 +17,11 @@ from orecast.agent.offline import catalogue as cat
 _PREFIX = {"i": "dce_iron_ore_daily", "rb": "shfe_rebar_daily", "hc": "shfe_hrc_daily", "j": "dce_coke_daily",
            "jm": "dce_coking_coal_daily"}
 _CODE = re.compile(r"(?<![a-z\d])(i|rb|hc|jm|j)?\s?(\d{2})(0[1-9]|1[0-2])(?!\d)\s*(合约|contract)?", re.I)
+# "铁矿石2701", "螺纹钢 2705": a bare code right after a product's name is its contract, when its year is
+# near today's (a contract trades for about a year) and no unit follows (not "螺纹钢2705元").
+_NAMED_CODE = re.compile(r"(?:铁矿石?|螺纹钢?|热卷|热轧|焦炭|焦煤|iron ore|rebar|hrc|coking coal|coke)\s*(?:期货)?\s*"
+                         r"(\d{2})(0[1-9]|1[0-2])(?![\d.,%年月日号元块点])(?!\s*(?:元|块|美元|yuan|cny|usd|dollars?|points?|%))",
+                         re.I)
 _MONTH_ZH = re.compile(r"(?:(\d{4})\s*年|(明年|今年|下一年|后年))?\s*(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月(?:份)?(?:的)?\s*(?:合约|交割)")
 _MONTHS_EN = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
               "october", "november", "december")
@@ -33,6 +38,9 @@ def asked(text: str) -> tuple[str, str | None] | None:
         if m.group(1) or m.group(4):  # a bare "2701" is a number, not yet a contract
             return f"{m.group(2)}{m.group(3)}", _PREFIX.get((m.group(1) or "").lower())
     now = today()
+    for m in _NAMED_CODE.finditer(text):
+        if abs(2000 + int(m.group(1)) - now.year) <= 2:  # "铁矿石2012" is a year, not a contract
+            return f"{m.group(1)}{m.group(2)}", None
     if m := _MONTH_ZH.search(text):
         month = int(m.group(3)) if m.group(3).isdigit() else _ZH_DIGITS[m.group(3)]
         if not 1 <= month <= 12:

@@ -298,6 +298,7 @@ class Query:
     certainty: str | None = None  # "一定会涨吧", "多大把握会跌": "up" | "down", answered with a probability
     month_assumed: str = ""  # "8月的均价" with no year: the month taken ("2026-08"), said in the answer
     year_assumed: bool = False  # "三季度呢", "2月呢": a period named without its year, the year taken here
+    will_go: bool = False  # "下半年会怎样": what a period not yet over will bring, its history then a forecast
     part_assumed: str = ""  # "一季度螺纹钢均价": the words of that part of a year ("一季度"), said in the answer
     whole_year: bool = False  # "今年全年会涨还是跌": the year's end against the level it started from
     advice: bool = False  # "现在适合买入吗": no trading advice, the statistics instead
@@ -547,17 +548,18 @@ def month_without_year(text: str) -> str | None:
 _BARE_PART = (
     (re.compile(r"(?<![\d年])第?([一二三四1-4])\s*季度"), 3),
     (re.compile(r"(?<![\d年])([上下])半年"), 6),
-    (re.compile(r"\bq([1-4])\b(?!\s*[-/]?\s*\d{4})", re.I), 3),
-    (re.compile(r"\bh([12])\b(?!\s*[-/]?\s*\d{4})", re.I), 6),
+    (re.compile(r"(?<![a-z\d])q([1-4])(?![a-z\d])(?!\s*[-/]?\s*\d{4})", re.I), 3),  # "Q1铁矿石" too
+    (re.compile(r"(?<![a-z\d])h([12])(?![a-z\d])(?!\s*[-/]?\s*\d{4})", re.I), 6),
     (re.compile(r"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter\b(?!\s+(?:of\s+)?\d{4})", re.I), 3),
     (re.compile(r"\b(first|second|1st|2nd)\s+half\b(?!\s+(?:of\s+)?\d{4})", re.I), 6),
 )
 
 
-def part_without_year(text: str, shift: int | None = None) -> tuple[str, str, str] | None:
+def part_without_year(text: str, shift: int | None = None, ahead: bool = False) -> tuple[str, str, str] | None:
     """"三季度呢" on 2026-12-07 → ("2026-07", "2026-09", "三季度"): the latest such part begun by
     today, or, asked about the future ("下半年会涨吗"), the next one not yet over; and its words.
-    `shift` years from this one when a year word names it ("last year's second half")."""
+    `shift` years from this one when a year word names it ("last year's second half"); `ahead`: asked
+    about the future without saying so ("一季度呢" after a forecast)."""
     from orecast.agent.clock import today
 
     for rx, months in _BARE_PART:
@@ -567,7 +569,7 @@ def part_without_year(text: str, shift: int | None = None) -> tuple[str, str, st
         now = today()
         if shift is not None:
             year = now.year + shift
-        elif _FUTURE_WORDS.search(text):
+        elif ahead or _FUTURE_WORDS.search(text):
             year = now.year + (1 if first + months - 1 < now.month else 0)
         else:
             year = now.year - (1 if first > now.month else 0)
@@ -1010,6 +1012,20 @@ def _christmas(text: str, low: str, start: str | None) -> str | None:
     return f"{year:04d}-12-25"
 
 
+# "(下半年)会怎样", "will do": what a period not yet over will bring, a forecast (a level or a shock
+# before these words is a scenario, read first).
+_WILL_GO = re.compile(r"会怎样|会怎么样|会如何|会怎么走|将如何|怎么走|走势如何|前景|"
+                      r"\bwhat will\b|\bhow will\b|\bwill (?:it|iron ore|rebar|coke|prices?) do\b", re.I)
+
+
+def _period_not_over(end: str) -> bool:
+    """Whether the period ending `end` ("2026-12", "2026", "2026-12-31") ends after today's month."""
+    from orecast.agent.clock import today
+
+    now = today()
+    return end[:7] >= f"{now.year:04d}-{now.month:02d}" if len(end) >= 7 else int(end[:4]) >= now.year
+
+
 def parse(text: str, known_series: set[str] | None = None) -> Query:
     low = text.lower()
     q = Query(text=text, zh=is_chinese(text))
@@ -1196,6 +1212,11 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         if q.relative:  # "last year's second half": that year's, nothing assumed
             q.relative, q.part_assumed = None, ""
     q.year_assumed = q.year_assumed or bool(q.month_assumed)
+    if "forecast" not in q.intents and q.end and _WILL_GO.search(low) and not (
+            q.scenario or q.scenario_unsupported or q.scenario_level or q.target_level) and \
+            _period_not_over(q.end):
+        q.intents.insert(0, "forecast")  # "下半年会怎样" on 2026-12-07: the rest of 2026, a forecast
+        q.will_go = True
     stripped = re.sub(r"[\s?？!！.。,，]", "", low)
     q.follow_up = (
         _contains(low, FOLLOW_UP) or len(stripped) <= 12

@@ -30,7 +30,7 @@ from orecast.agent.offline import (
     rankings,
     scope,
 )
-from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse
+from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse, part_without_year
 from orecast.agent.offline.lexicon import DEFAULT_SERIES, USD_UNIT
 from orecast.agent.reports import collect
 from orecast.market import trading_days
@@ -162,6 +162,13 @@ class Planner:
         return plan
 
     def _plan(self, q: Query, ctx: Context) -> Plan:
+        if q.follow_up and q.part_assumed and not q.intents and ctx.last_call and \
+                ctx.last_call[0] == "forecast_price" and \
+                (part := part_without_year(q.text, ahead=True)) is not None:
+            # "一季度呢" after a forecast: the next first quarter not yet over, forecast too, not the
+            # last one in the data (its year said, as for any part named without one).
+            q.start, q.end, q.part_assumed = part
+            q.intents = ["forecast"]
         if (q.follow_up or (not q.series and _AGAINST.search(q.text))) and ctx.last_call and \
                 (asked := _period_asked(ctx.last_call)) is not None:
             _in_period_asked(q, *asked)
@@ -356,6 +363,14 @@ class Planner:
             return Plan([("describe_series", args) for args in two])
         if not q.series and q.relative and not q.start and _AGAINST.search(q.text):
             q.start, q.end = scope.calendar_period(*q.relative)  # "和前年比呢": that year
+            if q.relative[0] == "year" and q.relative[1] < 0 and ctx.last_call and \
+                    (asked := _period_asked(ctx.last_call)) is not None and \
+                    (not _whole_year(*asked) or q.start[:4] == asked[0][:4]):
+                # "和前年比呢" after "2025年三季度铁矿石均价": 2023's third quarter, counted from the
+                # period asked, not from today (nor a whole year set against a quarter); a whole year
+                # is counted from it only when today's count would give that year itself.
+                year = str(int(asked[0][:4]) + q.relative[1])
+                q.start, q.end = year + asked[0][4:], year + asked[1][4:]
         if not q.series and q.start and _AGAINST.search(q.text) and ctx.last_call and \
                 ctx.last_call[0] in ("describe_series", "price_history") and ctx.last_call[1].get("start") and \
                 (q.start, q.end) != (ctx.last_call[1].get("start"), ctx.last_call[1].get("end")):
@@ -644,6 +659,9 @@ class Planner:
             note = scope.part_data_note(s, q.start, target, q.zh)
             if q.asks_average:
                 calls.insert(0, ("describe_series", {"series": s, "start": q.start, "end": facts.end}))
+            elif q.will_go:
+                # "下半年会怎样": the part of the period with data is history, given first, then the rest
+                calls.insert(0, ("price_history", {"series": s, "start": q.start, "end": facts.end}))
         return Plan(calls, notes=[note, *([settle] if settle else [])], focus={s: first.date().isoformat()})
 
     def _plan_dated(self, q: Query, intents: list[str], series: list[str], ctx: Context) -> Plan:
@@ -960,6 +978,11 @@ def _period_asked(call: tuple[str, dict[str, Any]]) -> tuple[str, str] | None:
     if name not in ("price_history", "describe_series") or not start or str(start)[:4] != str(end)[:4]:
         return None
     return str(start), str(end)
+
+
+def _whole_year(start: str, end: str) -> bool:
+    """Whether (start, end) of one calendar year, as a call writes them, is all of it."""
+    return start[4:] in ("", "-01", "-01-01") and end[4:] in ("", "-12", "-12-31")
 
 
 def _in_period_asked(q: Query, start: str, end: str) -> None:
