@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import os
 import uuid
 from collections.abc import Iterator
@@ -185,19 +184,14 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files with a `slow` test first, then the rest, each file's tests kept together and in order:
-    `make test` hands whole files to its workers in this order (`--dist loadfile
-    --no-loadscope-reorder`), so the long files start early and the many short ones even out the
-    workers' ends. pytest-xdist's own reorder (by count of tests) sent the files of one to three long
-    browser tests last (test_ui_stream_lost.py, 63 s on CI), where they set the run's tail. The slow
-    files with a browser alternate with the others, so that the browsers and their servers do not all
-    start at once on two cores. Runs before LangGraph's suite puts its test last (background.py)."""
-    browser: list[Path] = []
-    slow: list[Path] = []
+    """The files of browser tests first, then the other files with a `slow` test, then the rest, each
+    file's tests kept together and in order: `make test` hands whole files to its workers in this order
+    (`--dist loadfile --no-loadscope-reorder`), so the long files start early and the many short ones
+    even out the workers' ends. pytest-xdist's own reorder (by count of tests) sent the files of one to
+    three long browser tests last, where they set the run's tail. Runs before LangGraph's suite puts
+    its test last (background.py)."""
+    rank: dict[Path, int] = {}
     for item in items:
-        if item.get_closest_marker("slow") is None or item.path in browser or item.path in slow:
-            continue
-        (browser if "browser" in getattr(item, "fixturenames", ()) else slow).append(item.path)
-    first = [path for pair in itertools.zip_longest(browser, slow) for path in pair if path is not None]
-    rank = {path: i for i, path in enumerate(first)}
-    items.sort(key=lambda item: rank.get(item.path, len(first)))
+        own = 0 if "browser" in getattr(item, "fixturenames", ()) else 1 if item.get_closest_marker("slow") else 2
+        rank[item.path] = min(rank.get(item.path, 2), own)
+    items.sort(key=lambda item: rank[item.path])
