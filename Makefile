@@ -42,10 +42,7 @@ lint: $(STAMP)
 # LangGraph's sleeps), so on 2 cores four workers take ~half the wall time of one process (tests/service
 # 711 s -> 360 s, tests/agent 273 s -> 161 s, measured at load 3-7). `PYTEST_ARGS="-p no:xdist"` runs
 # them in one process. The servers are found (or started) once, here, not by each worker.
-# --no-loadscope-reorder: the files go out in the order tests/conftest.py gives them (browser and
-# other slow files first), not pytest-xdist's (most tests first), which left long files of few tests
-# to the end.
-PYTEST_ARGS ?= -n 4 --dist loadfile --no-loadscope-reorder
+PYTEST_ARGS ?= -n 4 --dist loadfile
 # Bytecode goes under .venv/pycache even where PYTHONDONTWRITEBYTECODE is set: else every process of
 # the suite (pytest, and each CLI or server it starts) compiles the package and pytest rewrites every
 # test module again, ~10 s of CPU for pytest alone and ~1 s for each process it starts.

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import psycopg
 import pytest
@@ -180,18 +179,3 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if os.environ.get("ORECAST_TEST_POOL_STATS"):
         for backend, stats in POOLS.items():
             terminalreporter.write_line(f"{backend} stores: {stats}")
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files of browser tests first, then the other files with a `slow` test, then the rest, each
-    file's tests kept together and in order: `make test` hands whole files to its workers in this order
-    (`--dist loadfile --no-loadscope-reorder`), so the long files start early and the many short ones
-    even out the workers' ends. pytest-xdist's own reorder (by count of tests) sent the files of one to
-    three long browser tests last, where they set the run's tail. Runs before LangGraph's suite puts
-    its test last (background.py)."""
-    rank: dict[Path, int] = {}
-    for item in items:
-        own = 0 if "browser" in getattr(item, "fixturenames", ()) else 1 if item.get_closest_marker("slow") else 2
-        rank[item.path] = min(rank.get(item.path, 2), own)
-    items.sort(key=lambda item: rank[item.path])
