@@ -188,6 +188,29 @@ def test_the_command_to_continue_can_be_pasted_into_a_shell(tmp_path: Path) -> N
     assert [t["thread_id"] for t in json.loads(listed.stdout)["threads"]] == ["铁矿 问答 'v1'"]
 
 
+IN_PROCESS_BESIDE_A_TOOL_THREAD = """
+import sys, threading, time
+from tests.cli import inprocess
+
+# Another chat's tool thread, still busy in this process (a test before, in the same pytest worker).
+threading.Thread(target=time.sleep, args=(5,), name="orecast-tool_9", daemon=True).start()
+done = inprocess.orecast(["chat", "铁矿石现在多少钱？", "--database-url", sys.argv[1]], env=None)
+print("still here", done.returncode, flush=True)
+"""
+
+
+def test_a_chat_in_process_ends_without_ending_the_process_for_threads_not_its_own(tmp_path: Path) -> None:
+    """A chat that ended saw a thread named like its tool threads still alive and left with os._exit:
+    run in-process (as these tests do), it ended the pytest worker (CI: "worker 'gw2' crashed")."""
+    db = f"sqlite:///{tmp_path / 'chat.sqlite3'}"
+    out = subprocess.run(
+        [sys.executable, "-c", IN_PROCESS_BESIDE_A_TOOL_THREAD, db],
+        cwd=ROOT, env={**chat_env(tmp_path), "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+        timeout=120,
+    )
+    assert out.stdout.strip().splitlines()[-1:] == ["still here 0"], (out.stdout[-500:], out.stderr[-2000:])
+
+
 def test_a_thread_id_the_store_cannot_keep_fails_before_the_chat_starts(tmp_path: Path) -> None:
     """A 3000-character id was printed in the chat's header, then refused by the store."""
     db = f"sqlite:///{tmp_path / 'chat.sqlite3'}"

@@ -65,6 +65,28 @@ REPL_COMMANDS: dict[str, str] = {
 }
 REPL_HELP = " · ".join(f"{name} {what}" for name, what in REPL_COMMANDS.items())
 TOOL_THREAD_PREFIX = "orecast-tool"
+
+
+class ToolPool(ThreadPoolExecutor):
+    """The chat's tool threads, counting the calls still running: a cancelled turn's may still be
+    finishing a statsmodels import or a fit when the chat ends (see `_leave`)."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=8, thread_name_prefix=TOOL_THREAD_PREFIX)
+        self._lock = threading.Lock()
+        self.running = 0
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        def counted() -> Any:
+            with self._lock:
+                self.running += 1
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                with self._lock:
+                    self.running -= 1
+
+        return super().submit(counted)
 CTRL_C_HINT = "Ctrl-C 取消当前回答 / cancels the current answer"
 
 
@@ -360,13 +382,12 @@ async def _chat(
     settings: AgentSettings,
     resume: bool,
     term: Terminal,
+    pool: ToolPool,
     from_checkpoint: str | None = None,
 ) -> int:
-    """Run the chat; the exit code (0, 1 when the turn failed, 130 when it was cancelled)."""
-    # Tools run in this pool: a cancelled turn may leave a worker finishing a statsmodels import
-    # or a fit, which must not hold the prompt or the exit (see `_leave`).
+    """Run the chat; the exit code (0, 1 when the turn failed, 130 when it was cancelled). Tools run
+    in `pool`, which must not hold the prompt or the exit (see `_leave`)."""
     loop = asyncio.get_running_loop()
-    pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix=TOOL_THREAD_PREFIX)
     loop.set_default_executor(pool)
     term.ctrl_c = CtrlC(asyncio.current_task())
     try:
@@ -431,16 +452,17 @@ async def _unknown_thread(saver: Any, thread_id: str) -> bool:
     return await saver.aget_tuple(config) is None
 
 
-def _leave(code: int) -> None:
-    """Exit now if a cancelled turn's worker thread still runs: it holds no store connection and
-    nothing it computes is kept, so waiting for it would only delay the user's shell."""
-    workers = [t for t in threading.enumerate() if t.name.startswith(TOOL_THREAD_PREFIX)]
-    for worker in workers:  # an idle worker of the shut-down pool ends at once; a busy one does not
-        worker.join(0.05)
-    if any(worker.is_alive() for worker in workers):
+def _leave(code: int, pool: ToolPool) -> None:
+    """Exit now if a cancelled turn's tool call still runs in `pool`: it holds no store connection and
+    nothing it computes is kept, so waiting for it would only delay the user's shell. Only this chat's
+    own running calls count: idle workers end once shut down (on a loaded machine not always within
+    the 50 ms they were once given), and another chat's threads in the same process (tests run the
+    CLI in-process) are not ours to end the process for."""
+    if pool.running:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
+    pool.shutdown(wait=True)
     if code:
         raise typer.Exit(code)
 
@@ -482,11 +504,12 @@ def chat(
     if message is not None and not message.strip():
         raise typer.BadParameter("the message is empty / 问题为空", param_hint="MESSAGE")
     thread_id = thread or new_thread_id()
+    pool = ToolPool()
     try:
         check_id(thread_id, "thread_id")  # one that the store cannot keep fails before the chat starts
         settings = AgentSettings.from_env(model=model)
         code = asyncio.run(_chat(message, thread_id, database_url or default_database_url(),
-                                 settings, resume, term, from_checkpoint))
+                                 settings, resume, term, pool, from_checkpoint))
     except (AgentConfigError, ValueError, OSError, ChatError) as exc:
         if debug:
             raise
@@ -494,9 +517,9 @@ def chat(
         raise typer.Exit(getattr(exc, "code", 2)) from None
     except (KeyboardInterrupt, Interrupted):
         term.line(f"[yellow]interrupted; finish it with: orecast chat --thread {shell_arg(thread_id)} --resume[/]")
-        _leave(130)
+        _leave(130, pool)
         raise typer.Exit(130) from None
-    _leave(code)
+    _leave(code, pool)
 
 
 def register(app: typer.Typer) -> None:
