@@ -761,14 +761,14 @@ class MysqlCheckpointer(OrecastCheckpointer):
                     # write of the thread made it known again meanwhile: another process writing the same
                     # thread may number items first once more (or have stored one of its items:
                     # `_run_batch`). Once more, as a first write (`_first_write`): it locks the row, learns
-                    # the next number and looks hashes up before numbering, so neither can happen. Counted
-                    # apart from `_hash_conflicts`, which a write of the thread ahead of this one in its
-                    # order clears when it ends, before this one has its turn back.
+                    # the next number and (items being stored) looks hashes up before numbering, so neither
+                    # can happen. Marked in `_last_attempts`, not `_hash_conflicts`, which a write of the
+                    # thread ahead of this one in its order clears when it ends, before this one has its
+                    # turn back.
                     if last_attempt:
                         raise
                     last_attempt = True
                     self._last_attempts[thread_id] += 1
-                    self._hash_conflicts.add(thread_id)
         finally:
             if last_attempt:
                 self._last_attempts[thread_id] -= 1
