@@ -51,6 +51,15 @@ def runs_of(server: Server, thread_id: str) -> list[dict[str, Any]]:
     return get_sync_client(url=server.url).runs.list(thread_id)
 
 
+def wait_for_tool_to_start(server: Server, thread_id: str, seconds: float = 30) -> None:
+    """Until the thread's stored state is at the held tool: the step that called it is stored."""
+    client = get_sync_client(url=server.url)
+    deadline = time.monotonic() + seconds
+    while client.threads.get_state(thread_id)["next"] != ["held_tool"]:
+        assert time.monotonic() < deadline, "the tool call was not stored"
+        time.sleep(0.1)
+
+
 def test_stop_cancels_the_run(open_page: Any, slow_server: Server, held: None) -> None:
     page = open_page(slow_server)
     send(page, "stop me")
@@ -180,6 +189,9 @@ def test_a_tool_call_stopped_before_its_result_says_it_did_not_run(
     send(page, f"{TOOL}stopped")
     card = page.get_by_test_id("tool-card")
     expect(card).to_have_attribute("data-state", "running")
+    # The card runs from the streamed call; a Stop before the step holding the call is stored ends the
+    # run without it (seen at load 13): the tool must have started, its call stored.
+    wait_for_tool_to_start(slow_server, thread_id_of(page))
     page.get_by_test_id("stop-button").click()
     wait_idle(page)
     expect(card).to_have_attribute("data-state", "cancelled")
