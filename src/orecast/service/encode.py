@@ -119,7 +119,7 @@ class History:
     stored message for all the checkpoints that have it: a message object's JSON is made once per
     answer and put in as it is (an `orjson.Fragment`) wherever that object is again. The answer is
     serialised once, straight to bytes: no walk of the parsed JSON (500 checkpoints of a
-    60-question conversation are 157 MB of JSON)."""
+    60-question conversation are 153 MB of JSON)."""
 
     def __init__(self) -> None:
         # each snapshot's JSON as it is read, as the walk goes on
