@@ -26,7 +26,7 @@ from orecast.checkpoint.ids import UnstorableId, checkpoint_time, new_thread_id
 from orecast.checkpoint.sweep import TtlPolicy, set_thread_ttl, thread_ttl
 from orecast.service.auth import Principal
 from orecast.service.custom_auth import Filter, equalities, matches
-from orecast.service.encode import checkpoint_of, jsonable, thread_state
+from orecast.service.encode import History, checkpoint_of, jsonable, thread_state
 from orecast.service.errors import Conflict, Invalid, NotFound, ServiceError
 from orecast.service.graphs import GraphRegistry
 from orecast.service.runs.execute import command_of
@@ -458,7 +458,8 @@ class Threads:
         assert written is not None
         return {"checkpoint": written, "checkpoint_id": written["checkpoint_id"], "configurable": written}
 
-    async def history(self, thread_id: str, user: Principal, body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    async def history(self, thread_id: str, user: Principal, body: Mapping[str, Any]) -> bytes:
+        """The thread's checkpoints, newest first, as the JSON list of their `ThreadState`s."""
         info = await self.info(thread_id, user)
         before = body.get("before")
         if isinstance(before, str):
@@ -468,7 +469,7 @@ class Threads:
                 check_metadata_filter(body["metadata"])
             except ValueError as exc:
                 raise Invalid(str(exc)) from exc
-        states = []
+        states = History()
         walk = self.graph_for(info).aget_state_history(
             self._config(thread_id, body.get("checkpoint")),
             filter=body.get("metadata") or None,
@@ -477,5 +478,5 @@ class Threads:
         )
         with unreadable_state():
             async for snapshot in walk:
-                states.append(thread_state(snapshot))
-        return states
+                states.add(snapshot)
+            return states.json()
