@@ -133,9 +133,14 @@ async def test_a_question_of_its_own_is_not_read_into_the_one_before(agent: Any)
                            for s in ("dce_iron_ore_daily", "dce_coking_coal_daily")]
     turn = await _last(agent, "2015年最低是多少", "现在适合买入吗")
     assert _args(turn) == [("describe_series", {"series": "iron_ore_wb_monthly"})]
-    turn = await _last(agent, "Forecast the next 6 months with ETS", "How reliable is that?")
-    assert [n for n, _ in _args(turn)] == ["backtest_forecast"]
-    assert _args(turn)[0][1]["series"] == "iron_ore_wb_monthly"
+    thread = str(uuid.uuid4())
+    forecast = await run_turn(agent, thread, "Forecast the next 6 months with ETS")
+    turn = await run_turn(agent, thread, "How reliable is that?")
+    # That forecast checked: its method and its reach from the data's end (the months asked are
+    # 7 to 12 steps after May), not the usual 6 steps of the automatic method.
+    assert _args(turn) == [("backtest_forecast", {"series": "iron_ore_wb_monthly", "method": "ets",
+                                                  "horizon": _args(forecast)[0][1]["horizon"]})]
+    assert _args(forecast)[0][1]["horizon"] == 12
 
 
 async def test_a_periods_mean_daily_change_says_the_roll_days_it_leaves_out(agent: Any, thread_id: str) -> None:

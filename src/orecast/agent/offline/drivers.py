@@ -13,7 +13,7 @@ from orecast.agent.offline import catalogue as cat
 
 _ASKED = re.compile(
     r"(?:影响|决定|推动|驱动|左右)[^，。？?]{0,12}(?:因素|原因|变量)|驱动(?:因素|力|逻辑)|(?:因素|变量)有哪些|"
-    r"什么(?:因素|原因)?(?:在)?(?:影响|决定|推动|驱动)|由什么决定|受什么影响|受哪些因素|"
+    r"什么(?:因素|原因)(?:在)?(?:影响|决定|推动|驱动)|由什么决定|受什么影响|受哪些因素|"
     r"\bwhat (?:drives|moves|affects|determines|influences|is driving)\b|\bdrivers?\b(?! of the forecast)|"
     r"\bfactors? (?:that )?(?:affect|drive|move|behind|driving|affecting|influenc)", re.I)
 _NOT_DRIVERS = re.compile(r"如果|假如|假设|若|\bif\b|suppose|scenario|情景", re.I)

@@ -219,7 +219,8 @@ class Planner:
                 q.start, q.end = scope.calendar_period(*q.relative)
             if note := counts.up_and_down(s, q.start, q.end, q.zh):
                 return Plan([("price_history", {"series": s, **self._dates(q, s)})], notes=[note])
-        if drivers.asked(q.text) and set(q.series) <= _IRON_ORE and "relate_series" in self.tools:
+        if drivers.asked(q.text) and set(q.series) <= _IRON_ORE and "relate_series" in self.tools and \
+                not (q.scenario or q.scenario_unsupported or q.missing):
             # "影响铁矿石价格的因素有哪些": the drivers, which the data has, and how those moved with it
             # (was: the latest prices).
             return Plan(drivers.calls(), notes=[drivers.note(q.zh)])
@@ -855,8 +856,12 @@ class Planner:
             notes.append(scope.own_record_note(q.zh))
         for s in series[:4]:
             if first == "backtest":
-                args: dict[str, Any] = {"series": s, "horizon": self._horizon(q, s),
-                                        "method": q.method or "auto"}
+                # "How reliable is that?" after an ETS forecast: that forecast's method and reach (12
+                # months from data ending in May for "the next 6 months" in December) are the ones checked.
+                was = ctx.last_call[1] if not q.series and ctx.last_call and ctx.last_call[0] == "forecast_price" \
+                    and ctx.last_call[1].get("series") == s else {}
+                args: dict[str, Any] = {"series": s, "horizon": (not q.horizon and was.get("horizon")) or self._horizon(q, s),
+                                        "method": q.method or was.get("method") or "auto"}
                 if q.start:
                     args["start"] = q.start
                 calls.append(("backtest_forecast", args))
