@@ -176,3 +176,20 @@ async def test_steel_mills_cutting_output_is_the_crude_steel_scenario(agent: Any
     turn = await run_turn(agent, thread_id, "如果钢厂减产10%，会怎样？")
     assert _args(turn) == [("price_scenario", {"driver": "steel_output", "shock": -10.0,
                                                "target": "iron_ore_wb_monthly"})]
+
+
+async def test_did_it_rise_over_a_look_back_is_a_verdict(agent: Any) -> None:
+    # Was: the three months' history with no word of which way (and so for "热卷呢" after it).
+    thread = str(uuid.uuid4())
+    for question, file, series in (("螺纹钢过去三个月涨了还是跌了", "shfe_rebar_futures_daily.csv", "shfe_rebar_daily"),
+                                   ("热卷呢", "shfe_hot_rolled_coil_futures_daily.csv", "shfe_hrc_daily")):
+        values = _settles(file)
+        end = values.index[-1]
+        start = (end - pd.DateOffset(months=3)).date()
+        turn = await run_turn(agent, thread, question)
+        assert _args(turn) == [("price_history", {"series": series, "start": str(start), "end": str(end.date())})]
+        before = values[values.index < pd.Timestamp(start)]
+        v0, v1 = float(before.iloc[-1]), float(values.iloc[-1])
+        word = "涨了" if v1 > v0 else "跌了"
+        assert (f"{word}：从 {before.index[-1].date()} 的 {v0:,.2f} 元/吨 到 {end.date()} 的 {v1:,.2f} 元/吨，"
+                f"{(v1 / v0 - 1) * 100:+.2f}%") in turn.text

@@ -249,7 +249,7 @@ class Planner:
                             notes=[contracts.note(s, code, q.zh)], focus={s: start.date().isoformat()})
             return Plan([("latest_price", {"series": s})], notes=[contracts.note(s, code, q.zh)])
         if direction.asked(q.text) and "price_history" in self.tools and len(q.series) <= 1 and \
-                (q.relative or q.start or q.last_period in direction.LAST) and not q.whole_year and \
+                (q.relative or q.start or q.last_period) and not q.whole_year and \
                 (dplan := self._direction_plan(q, ctx)):
             return dplan
         if (best := rankings.asked(q.text)) and "price_history" in self.tools:
@@ -526,6 +526,10 @@ class Planner:
             s = FRESHER  # a week's or a day's move is the daily futures'; the World Bank's are months
         relative = q.relative or direction.LAST.get(q.last_period)  # type: ignore[arg-type]
         start, end = scope.calendar_period(*relative) if relative else (q.start, q.end)
+        if not (relative or start) and q.last_period and s in cat.catalogue():
+            # "螺纹钢过去三个月涨了还是跌了": the look-back from the data's last day, as its history counts
+            # it (was: that history with no word of which way).
+            start, end = cat.lookback_start(s, *q.last_period), str(cat.catalogue()[s].end)
         if s not in cat.catalogue() or (period := direction.period_of(start, end)) is None:
             return None
         if (answer := direction.verdict(s, *period, q.zh)) is None:
