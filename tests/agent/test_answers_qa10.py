@@ -193,3 +193,11 @@ async def test_did_it_rise_over_a_look_back_is_a_verdict(agent: Any) -> None:
         word = "涨了" if v1 > v0 else "跌了"
         assert (f"{word}：从 {before.index[-1].date()} 的 {v0:,.2f} 元/吨 到 {end.date()} 的 {v1:,.2f} 元/吨，"
                 f"{(v1 / v0 - 1) * 100:+.2f}%") in turn.text
+
+
+async def test_a_lead_of_one_period_is_one_period(agent: Any, thread_id: str) -> None:
+    # Was: "leads by 1 periods".
+    turn = await run_turn(agent, thread_id, "correlation of iron ore and coking coal in Q2 2026")
+    lag = json.loads(turn.results[-1].content)["best_lag"]
+    assert abs(lag) == 1  # the tool's own answer for this quarter; the line below is about its wording
+    assert "leads by 1 period (" in turn.text and "1 periods" not in turn.text
