@@ -744,6 +744,12 @@ def _beta_meaning(p: dict[str, Any], na: str, nb: str, zh: bool) -> str:
             else f" ({na} moves about {beta / 100:+.4f} points per 1% change in {nb})")
 
 
+
+def _periods(n: int) -> str:
+    """"1 period", "3 periods" (a lag of one was "1 periods")."""
+    return f"{n} period" if n == 1 else f"{n} periods"
+
+
 def relate(p: dict[str, Any], zh: bool) -> str:
     rng = p.get("range", {})
     a, b = str(p.get("a")), str(p.get("b"))
@@ -759,8 +765,8 @@ def relate(p: dict[str, Any], zh: bool) -> str:
                 f"- 领先滞后：{lag_text}（相关 {fmt(p.get('best_lag_correlation'), 4)}）")
     else:
         lag_text = ("strongest at lag 0 (they move together)" if lag == 0 else
-                    f"strongest when {nb} leads by {lag} periods" if isinstance(lag, int) and lag > 0 else
-                    f"strongest when {na} leads by {-lag if isinstance(lag, int) else lag} periods")
+                    f"strongest when {nb} leads by {_periods(lag)}" if isinstance(lag, int) and lag > 0 else
+                    f"strongest when {na} leads by {_periods(-lag) if isinstance(lag, int) else lag}")
         text = (f"**{na}** vs **{nb}** ({p.get('frequency')} {changes}, {rng.get('first')} to {rng.get('last')}, {rng.get('n')} periods):\n"
                 f"- correlation {fmt(p.get('correlation'), 4)}, beta of {na} on {nb} {fmt(p.get('beta_a_on_b'), 4)}{meaning}\n"
                 f"- lead/lag: {lag_text} (correlation {fmt(p.get('best_lag_correlation'), 4)})")

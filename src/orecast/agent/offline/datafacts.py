@@ -25,6 +25,8 @@ _ASKED = {
     "daily_mean": r"平均每天|每天平均|日均涨跌|平均日涨跌|平均每日|每日平均|平均一天|一天平均|per day on average|"
                   r"average daily (?:change|move|return|gain|loss)|(?:change|move)s? on an average day|"
                   r"on average (?:each|per|a) (?:day|trading day)",
+    "count": r"多少(?:条|个|行)(?:数据|观测|记录|样本)?|几条数据|数据量|样本量|(?:数据|观测|记录)(?:有)?多少(?:条|个|行)|"
+             r"how many (?:data ?points|observations|rows|records|values|data)\b|how much data|number of (?:observations|data ?points|rows)",
     "updates": r"多久更新|多长时间更新|更新频率|更新一次|什么时候更新|何时更新|最后更新|最近更新|更新到哪|last updated|"
                r"how often .{0,30}updat|update frequency|when (?:was|were|is|are) .{0,30}updated|"
                r"how (?:fresh|current|up[- ]to[- ]date)",
@@ -44,6 +46,43 @@ def asks_daily_mean(text: str) -> bool:
 
 def asks_updates(text: str) -> bool:
     return bool(_PATTERNS["updates"].search(text))
+
+
+def asks_count(text: str) -> bool:
+    return bool(_PATTERNS["count"].search(text))
+
+
+def count(series: str, start: str | None, end: str | None, zh: bool) -> str | None:
+    """"螺纹钢有多少条数据", "2025年有多少个交易日": the series' observations (over the period asked),
+    their first and last dates, from the data file; for futures, the days the settle is missing (the
+    close stands in for it); a series that uses only part of its file says from when and why."""
+    values = market.load_series(series)
+    if start or end:
+        values = values.loc[start or None:period_end(end or start) if (end or start) else None]
+    if values.empty:
+        return None
+    facts = cat.catalogue()[series]
+    name = cat.name(series, zh)
+    first, last = values.index[0].date(), values.index[-1].date()
+    frame = _bars(series)
+    missing = int(frame["settle_cny_per_t"].loc[values.index[0]:values.index[-1]].isna().sum()) \
+        if frame is not None else 0
+    since = get_spec(series).first_date
+    if zh:
+        text = (f"**{name}**：{len(values):,} 个{FREQ_ZH.get(facts.frequency, facts.frequency)}观测，"
+                f"从 {first} 到 {last}（本地数据文件，不会自己更新）。")
+        if missing:
+            text += f"其中 {missing} 天没有结算价，用当天的收盘价代替。"
+        if since and not start:
+            text += f"数据文件里还有 {since} 以前的值，但单位或口径不同，这个序列从 {since} 起算。"
+        return text
+    text = (f"**{name}**: {len(values):,} {facts.frequency} observations, from {first} to {last} (the local data "
+            "file; it does not update itself).")
+    if missing:
+        text += f" On {missing} of those days the settle is missing and the day's close stands in for it."
+    if since and not start:
+        text += f" The file holds values before {since} too, in another unit or basis; this series starts there."
+    return text
 
 
 def _bars(series: str) -> pd.DataFrame | None:
@@ -147,7 +186,7 @@ def period_daily_mean(series: str, start: str, end: str, zh: bool) -> tuple[str,
     """As `daily_mean`, over a period asked for (its first change from the day before it)."""
     values = market.load_series(series)
     inside = (values.index >= pd.Timestamp(start)) & (values.index <= pd.Timestamp(period_end(end)))
-    change, rel, _rolled = _daily_changes(series, values, inside)
+    change, rel, rolled = _daily_changes(series, values, inside)
     if len(change) < 3:
         return None
     unit = cat.catalogue()[series].unit
@@ -159,6 +198,11 @@ def period_daily_mean(series: str, start: str, end: str, zh: bool) -> tuple[str,
             if zh else
             f"**{name}, average daily change** ({span[0]} to {span[1]}, {len(change)} trading days): {rel.mean():+.3f}% "
             f"({change.mean():+,.2f} {u}) a day; mean size of a day's move {rel.abs().mean():.3f}% ({change.abs().mean():,.2f} {u}).")
+    if rolled:
+        # The period's trading days less these: said, or the count reads as the period's days.
+        text += (f"不计 {rolled} 个疑似换月日（连续合约换到下一个合约的价差，不是市场涨跌）。" if zh else
+                 f" {rolled} likely contract-roll day{'s' if rolled > 1 else ''} left out (the continuous "
+                 "contract's jump to the next contract, no market move).")
     return text, {"start": span[0].isoformat(), "end": span[1].isoformat()}
 
 

@@ -42,7 +42,7 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
     "backtest": (
         "backtest", "back-test", "accuracy", "accurate", "error", "mape", "mae", "how good",
         "回测", "准确", "误差", "精度", "靠谱", "准不准", "准吗", "准么", "准不", "track record",
-        "how well did",
+        "how well did", "reliable", "reliability",
     ),
     "forecast": (
         "forecast", "predict", "prediction", "outlook", "projection", "expect", "going to",
@@ -197,6 +197,9 @@ FOLLOW_UP = (
     "and for", "what about", "how about", "and with", "same for", "and in", "and over", "and the",
     "那", "呢", "换成", "改成", "再看", "同样", "switch to", "change to",
 )
+
+# "and coking coal?", "also rebar": a question opening with a conjunction continues the one before.
+_AND_THEN = re.compile(r"\s*(?:and|also|or|plus)\b(?!\s+(?:then|if)\b)")
 
 _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
               "八": 8, "九": 9, "十": 10, "半": 0}
@@ -685,7 +688,9 @@ def _one_year_for_both(text: str) -> str:
 def compared_periods(text: str) -> list[tuple[str, str]]:
     """"2024年四季度和2025年四季度均价比较", "2023年和2024年哪年均价高": two periods of the same kind set
     side by side (not one range from the first to the second)."""
-    if not _COMPARE_PERIODS.search(text) or not re.search(r"和|与|跟|及|\band\b|\bvs|versus|than|对比|比", text, re.I):
+    # "in 2024 compared with 2023" joins its two periods with "compared with" alone.
+    if not _COMPARE_PERIODS.search(text) or not re.search(
+            r"和|与|跟|及|\band\b|\bvs|versus|than|对比|比|\bcompared? (?:with|to)\b|\bagainst\b", text, re.I):
         return []
     text = _one_year_for_both(text)
     parts = _parts_of_year(text)
@@ -744,8 +749,10 @@ _RELATIVE = (
 _IF = re.compile(r"如果|假如|假设|若|要是|万一|情景|\bif\b|\bsuppose\b|\bassume\b|\bscenario\b|"
                  r"what happens|what would happen", re.I)
 _DRIVER_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # "钢厂减产10%": the mills' output is crude steel output (a cut by policy, "限产", has no size).
     ("steel_output", ("粗钢产量", "粗钢", "钢铁产量", "钢产量", "crude steel", "steel output",
-                      "steel production")),
+                      "steel production", "钢厂减产", "钢厂产量", "钢铁减产", "钢厂增产", "mill output",
+                      "steel mills cut", "mills cut")),
     ("pmi", ("pmi", "采购经理")),
     ("usd_cnh", ("人民币", "汇率", "usd/cnh", "cnh", "yuan", "renminbi", "rmb", "dollar", "美元")),
     ("coking_coal", ("焦煤", "coking coal", "met coal")),
@@ -1219,6 +1226,6 @@ def parse(text: str, known_series: set[str] | None = None) -> Query:
         q.will_go = True
     stripped = re.sub(r"[\s?？!！.。,，]", "", low)
     q.follow_up = (
-        _contains(low, FOLLOW_UP) or len(stripped) <= 12
+        _contains(low, FOLLOW_UP) or len(stripped) <= 12 or bool(_AND_THEN.match(low))
     ) and not q.asks_name and not q.asks_past
     return q

@@ -29,7 +29,7 @@ from orecast.agent.market_errors import explain
 from orecast.agent.offline import catalogue as cat
 from orecast.agent.offline import compose, convert, notes, targets
 from orecast.agent.offline.intents import Query, parse
-from orecast.agent.offline.planner import Context, Plan, Planner, context_of, question_of
+from orecast.agent.offline.planner import Context, Plan, Planner, context_of, question_of, restated
 from orecast.agent.tools import MARKET_TOOLS
 
 # Tools the planner knows by heart; anything else bound to the model counts as "extra" (MCP …).
@@ -85,6 +85,7 @@ class OfflineAnalyst(BaseChatModel):
         )
         # Planning is deterministic, so the answer round re-plans to recover the notes.
         ctx = context_of(messages, idx)
+        q = restated(q, ctx.questions)
         plan = _plan_parts(planner, q, ctx)
         results = [m for m in after if isinstance(m, ToolMessage)]
         if results and (write := _write_note(q, after)) is not None:
@@ -93,6 +94,8 @@ class OfflineAnalyst(BaseChatModel):
             # "那一年前呢" asks again what the questions before it asked (a spread), on another day.
             # "那2024年呢" after "谁涨得多" asks the comparison again, over another period.
             again = (q.ago or q.follow_up and (q.start or q.relative)) and not q.series
+            # "焦煤呢" after two periods compared: its two periods are compared as the question before asked.
+            again = again or (q.follow_up and not q.intents and len(plan.calls) > 1)
             asked = "\n".join([*ctx.questions[-3:], q.text]) if again else q.text
             return AIMessage(content="\n\n".join([*plan.notes, self._answer(q, after, plan.focus, asked)]))
         calls = [(n, a) for n, a in plan.calls if not self.tool_schemas or n in self.tool_schemas]

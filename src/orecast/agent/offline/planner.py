@@ -26,12 +26,13 @@ from orecast.agent.offline import (
     datafacts,
     direction,
     doubling,
+    drivers,
     notes,
     rankings,
     scope,
 )
 from orecast.agent.offline.intents import NAME_SET, ROLE_SET, Query, parse, part_without_year
-from orecast.agent.offline.lexicon import DEFAULT_SERIES, USD_UNIT
+from orecast.agent.offline.lexicon import DEFAULT_SERIES, SERIES_ALIASES, USD_UNIT, _boundary_match
 from orecast.agent.reports import collect
 from orecast.market import trading_days
 from orecast.market.catalog import find_spec
@@ -218,6 +219,18 @@ class Planner:
                 q.start, q.end = scope.calendar_period(*q.relative)
             if note := counts.up_and_down(s, q.start, q.end, q.zh):
                 return Plan([("price_history", {"series": s, **self._dates(q, s)})], notes=[note])
+        if drivers.asked(q.text) and set(q.series) <= _IRON_ORE and "relate_series" in self.tools and \
+                not (q.scenario or q.scenario_unsupported or q.missing):
+            # "影响铁矿石价格的因素有哪些": the drivers, which the data has, and how those moved with it
+            # (was: the latest prices).
+            return Plan(drivers.calls(), notes=[drivers.note(q.zh)])
+        if datafacts.asks_count(q.text) and "latest_price" in self.tools and \
+                (s := (q.series or [ctx.last_series or DEFAULT_SERIES])[0]) in cat.catalogue():
+            # "螺纹钢有多少条数据": the count and span of the data (was: the latest price).
+            if q.relative and not (q.start or q.end):
+                q.start, q.end = scope.calendar_period(*q.relative)
+            if (note := datafacts.count(s, q.start, q.end, q.zh)) is not None:
+                return Plan([("latest_price", {"series": s})], notes=[note])
         if datafacts.asks_updates(q.text):
             # "数据多久更新一次": each series' frequency and last date, from the files, not the help text.
             return Plan(reply=datafacts.updates(q.series or datafacts.named_sources(q.text), q.zh))
@@ -236,7 +249,7 @@ class Planner:
                             notes=[contracts.note(s, code, q.zh)], focus={s: start.date().isoformat()})
             return Plan([("latest_price", {"series": s})], notes=[contracts.note(s, code, q.zh)])
         if direction.asked(q.text) and "price_history" in self.tools and len(q.series) <= 1 and \
-                (q.relative or q.start or q.last_period in direction.LAST) and not q.whole_year and \
+                (q.relative or q.start or q.last_period) and not q.whole_year and \
                 (dplan := self._direction_plan(q, ctx)):
             return dplan
         if (best := rankings.asked(q.text)) and "price_history" in self.tools:
@@ -353,6 +366,17 @@ class Planner:
             intents, series = ["history"], q.series or list(ctx.turn_series[:4])
         if not intents and q.streak and series == ["china_pmi_monthly"]:
             intents = ["history"]  # "低于50几个月了": the run, counted below
+        if not q.series and _BOTH.search(q.text) and intents[:1] in (["describe"], ["chart"], ["history"]) and \
+                len(pair := _last_two_series(ctx)) == 2:
+            # "which one is more volatile?", "plot both" after iron ore then coking coal: the two series
+            # talked about, over the period asked last (was: the last series alone).
+            last = ctx.last_call[1] if ctx.last_call else {}
+            dates = {k: last[k] for k in ("start", "end") if last.get(k) and not (q.start or q.end)} or \
+                self._dates(q, pair[0])
+            if intents[0] == "chart":
+                return Plan([("make_chart", {"series": pair[0], "compare": pair[1], **dates})])
+            name = "describe_series" if intents[0] == "describe" else "price_history"
+            return Plan([(name, {"series": s, **dates}) for s in pair])
         if q.follow_up and q.series and ctx.last_series and ctx.last_series not in q.series and \
                 re.search(r"贵多少|便宜多少|高多少|低多少|差多少", q.text):
             # "比螺纹钢贵多少" after the HRC price: the two latest prices and the spread between them.
@@ -379,7 +403,7 @@ class Planner:
             named = {"series": prev["series"], **self._dates(q, prev["series"])}
             return Plan([("describe_series", args) for args in sorted((prev, named), key=lambda a: str(a["start"]))])
         if q.follow_up and not (q.series or q.start or q.end or q.last_period or q.relative) and \
-                intents[:1] in (["describe"], ["history"]) and ctx.last_call and \
+                intents[:1] in (["describe"], ["history"]) and ctx.last_call and not _NOW.search(q.text) and \
                 ctx.last_call[0] in ("describe_series", "price_history"):
             # "最低呢" after "今年最高价是多少": the same period, not the whole history.
             q.start, q.end = ctx.last_call[1].get("start"), ctx.last_call[1].get("end")
@@ -393,8 +417,10 @@ class Planner:
                 intents = ["describe" if ctx.last_call[0] == "describe_series" else "history"]
                 series = [DEFAULT_SERIES] if set(ctx.turn_series) == _IRON_ORE else \
                     [(ctx.turn_series or (ctx.last_series,))[-1] or DEFAULT_SERIES]
-        elif not intents and q.follow_up and ctx.last_call and (q.series or q.horizon or q.start
-                                                               or q.method or q.last_period):
+        elif not intents and q.follow_up and ctx.last_call and len(q.series) < 2 and (
+                q.series or q.horizon or q.start or q.method or q.last_period):
+            # Two series named ("铁矿石和焦煤今年谁涨得多" after a chart) make a question of their own,
+            # planned as in a fresh thread (was: the chart again with one series swapped).
             return self._follow_up(q, ctx)
         if not intents and (q.series or (q.tomorrow and ctx.last_series)):
             intents = ["latest"]  # "那明天呢？" after a price: the series talked about, tomorrow
@@ -500,6 +526,10 @@ class Planner:
             s = FRESHER  # a week's or a day's move is the daily futures'; the World Bank's are months
         relative = q.relative or direction.LAST.get(q.last_period)  # type: ignore[arg-type]
         start, end = scope.calendar_period(*relative) if relative else (q.start, q.end)
+        if not (relative or start) and q.last_period and s in cat.catalogue():
+            # "螺纹钢过去三个月涨了还是跌了": the look-back from the data's last day, as its history counts
+            # it (was: that history with no word of which way).
+            start, end = cat.lookback_start(s, *q.last_period), str(cat.catalogue()[s].end)
         if s not in cat.catalogue() or (period := direction.period_of(start, end)) is None:
             return None
         if (answer := direction.verdict(s, *period, q.zh)) is None:
@@ -610,10 +640,21 @@ class Planner:
         unit = cat.catalogue()[s].unit
         if currency is not None and _currency_of(unit) not in (None, currency):
             return Plan(reply=scope.level_in_other_currency(s, currency, q.zh))
+        if _YEAR_END.search(q.text):
+            # "年底会跌破600元吗", "by the end of next year": that year's December (this year's unnamed).
+            shift = q.relative[1] if q.relative and q.relative[0] == "year" else 0
+            year = q.start[:4] if q.start else str(today().year + shift)
+            q.start = q.end = f"{year}-12"
         h, start = self._ahead(q, s)
+        if q.start and (target := scope.bound(q.end or q.start, True)) > pd.Timestamp(cat.catalogue()[s].end):
+            # "2026年底会跌破90美元吗", "明年6月会涨到120美元吗": the forecast ends at the period asked, where
+            # the target is checked (was: the usual horizon from today, May 2027, or "6月" read as
+            # six months), and the period's own first day is the one asked about.
+            h = scope.periods_until(s, target) or h
+            start = scope.period_start(s, target)
         if h > scope.MAX_TARGET_PERIODS.get(cat.frequency(s), 36):
             return Plan(reply=scope.too_far(s, start, q.zh))
-        if q.horizon and (note := scope.ahead_note(s, *q.horizon, start, q.zh)):
+        if q.horizon and not q.start and (note := scope.ahead_note(s, *q.horizon, start, q.zh)):
             notes_.append(note)
         return Plan([("forecast_price", {"series": s, "horizon": h, "method": q.method or "auto"})],
                     notes=notes_, focus={s: start.date().isoformat()})
@@ -819,8 +860,12 @@ class Planner:
             notes.append(scope.own_record_note(q.zh))
         for s in series[:4]:
             if first == "backtest":
-                args: dict[str, Any] = {"series": s, "horizon": self._horizon(q, s),
-                                        "method": q.method or "auto"}
+                # "How reliable is that?" after an ETS forecast: that forecast's method and reach (12
+                # months from data ending in May for "the next 6 months" in December) are the ones checked.
+                was = ctx.last_call[1] if not q.series and ctx.last_call and ctx.last_call[0] == "forecast_price" \
+                    and ctx.last_call[1].get("series") == s else {}
+                args: dict[str, Any] = {"series": s, "horizon": (not q.horizon and was.get("horizon")) or self._horizon(q, s),
+                                        "method": q.method or was.get("method") or "auto"}
                 if q.start:
                     args["start"] = q.start
                 calls.append(("backtest_forecast", args))
@@ -886,6 +931,13 @@ class Planner:
         if name == "task":
             return Plan([("task", {"description": f"{prev.get('description', '')}\n{q.text}",
                                    "subagent_type": "quant"})])
+        if name == "describe_series" and len(q.series) == 1 and not (q.start or q.end or q.last_period) and \
+                len(ctx.calls) >= 2 and (two := ctx.calls[-2:]) and all(c[0] == name for c in two) and \
+                two[0][1].get("series") == two[1][1].get("series") != q.series[0] and \
+                (two[0][1].get("start"), two[0][1].get("end")) != (two[1][1].get("start"), two[1][1].get("end")):
+            # "焦煤呢" after "2024年和2023年比铁矿石怎么样": the new series over both periods, compared
+            # (was: the later period alone).
+            return Plan([(name, {**c[1], "series": q.series[0]}) for c in two])
         if name in ("price_history", "describe_series", "latest_price") and not q.series and \
                 len(ctx.turn_series) > 1 and (q.start or q.end or q.last_period):
             # "那2024年呢" after "2025年热卷和螺纹钢谁涨得多" (or their two prices): both series again
@@ -961,6 +1013,27 @@ class Planner:
         return out
 
 
+# "which one", "哪个", "both", "两个": the two series talked about last.
+_BOTH = re.compile(r"哪个|哪一个|谁|两个|两者|二者|两种|\bboth\b|\bwhich one\b|\bwhich of (?:them|the two)\b|"
+                   r"\bthe two\b|\bthem\b", re.I)
+
+
+def _last_two_series(ctx: Context) -> list[str]:
+    """The last two different series of the conversation's market calls, in the order first asked."""
+    seen: list[str] = []
+    for _, args in reversed(ctx.calls):
+        for key in ("series", "a", "compare", "b"):
+            if isinstance(s := args.get(key), str) and s not in seen:
+                seen.append(s)
+        if len(seen) >= 2:
+            return list(reversed(seen[:2]))
+    return seen
+
+
+# "现在适合买入吗" after "2015年最低是多少": today's standing, not the period asked before.
+_NOW = re.compile(r"现在|目前|当前|眼下|此刻|\bnow\b|\bcurrently\b|\bat present\b|\btoday\b", re.I)
+# "年底", "by year end", "end of 2026": a year's last month, where a price target is checked.
+_YEAR_END = re.compile(r"年底|年末|年终|\byear[- ]end\b|\bend of (?:the |this |next )?(?:year|\d{4})\b", re.I)
 # "和一季度比哪个高", "compared with 2024": a period set against the one asked before.
 _AGAINST = re.compile(r"^\s*(?:那)?(?:和|跟|与|同)|比(?:较)?(?:哪个|谁|哪|呢|怎么样|如何)|对比|\bcompared? (?:with|to)\b|"
                       r"\bvs\.?\b|\bversus\b|\bagainst\b", re.I)
@@ -1208,6 +1281,51 @@ def out_of_scope(zh: bool) -> str:
                 "不会编造数字。\n" + help_text(True).split("\n", 1)[1])
     return ("Sorry, I am orecast's offline analyst: I only answer questions about iron ore, steel, coal, "
             "FX and PMI data, and I never make numbers up.\n" + help_text(False).split("\n", 1)[1])
+
+
+def _series_alone(q: Query) -> bool:
+    """"那焦炭呢", "What about iron ore?": a follow-up naming one series and nothing else."""
+    return q.follow_up and len(q.series) == 1 and not (
+        q.intents or q.start or q.end or q.relative or q.last_period or q.horizon or q.method or q.ago
+        or q.day_word or q.scenario or q.scenario_level or q.target_level or q.missing or q.claims
+        or q.periods or q.remember)
+
+
+def _alias_in(series: str, low: str) -> str | None:
+    """The longest name of `series` that `low` (a lower-cased question) uses."""
+    found = [a for a in SERIES_ALIASES.get(series, ()) if _boundary_match(low, a) >= 0]
+    return max(found, key=len) if found else None
+
+
+def restated(q: Query, questions: list[str]) -> Query:
+    """Another series alone after a question whose period counts from a series' own data ("过去一年
+    铁矿石跌了多少" then "那焦炭呢"; "Did rebar rise or fall last week?" then "What about iron ore?"):
+    that question asked again of the new series, so its period is counted from that series' data
+    and it gets the same kind of answer (was: the dates worked out for the first series, 15 months
+    of coke for "过去一年", and the World Bank's monthly series asked for one week, an error)."""
+    if not _series_alone(q):
+        return q
+    known = set(cat.catalogue())
+    earlier = next((p for p in (parse(t, known) for t in reversed(questions)) if not _series_alone(p)), None)
+    if earlier is None or len(earlier.series) > 1 or not (
+            earlier.relative or earlier.last_period or earlier.ago or earlier.day_word):
+        return q
+    new = _alias_in(q.series[0], q.text.lower())
+    if new is None:
+        return q
+    low = earlier.text.lower()
+    if earlier.series:
+        old = _alias_in(earlier.series[0], low)
+        if old is None or earlier.series == q.series:
+            return q
+        text = low.replace(old, new, 1)
+    else:
+        text = f"{new} {low}"  # "上周涨了吗" said of the series before; now of this one
+    again = parse(text, known)
+    if again.series != q.series:
+        return q
+    again.zh = q.zh
+    return again
 
 
 def question_of(messages: list[BaseMessage]) -> tuple[int, Query | None]:
