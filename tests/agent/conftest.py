@@ -54,6 +54,19 @@ async def run_turn(agent: Any, thread_id: str, payload: Payload) -> Turn:
     return turn
 
 
+async def last_turn(agent: Any, *questions: str) -> Turn:
+    """The last question's turn, asked after the others in one thread."""
+    thread = str(uuid.uuid4())
+    for text in questions[:-1]:
+        await run_turn(agent, thread, text)
+    return await run_turn(agent, thread, questions[-1])
+
+
+def call_args(turn: Turn) -> list[tuple[str, dict[str, Any]]]:
+    """The turn's tool calls as (name, arguments)."""
+    return [(c.name, dict(c.args)) for c in turn.calls]
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> AgentSettings:
     return AgentSettings(

@@ -16,22 +16,10 @@ from typing import Any
 import pandas as pd
 
 from orecast.market.rolls import likely_rolls
-from tests.agent.conftest import Turn, run_turn
+from tests.agent.conftest import call_args, last_turn, run_turn
 from tests.agent.test_answers_qa5 import DATA, _settles, _wb_iron_ore, pinned_today
 
 __all__ = ["pinned_today"]  # the autouse fixture that pins today to 2026-12-07
-
-
-async def _last(agent: Any, *questions: str) -> Turn:
-    """The last question's turn, asked after the others in one thread."""
-    thread = str(uuid.uuid4())
-    for text in questions[:-1]:
-        await run_turn(agent, thread, text)
-    return await run_turn(agent, thread, questions[-1])
-
-
-def _args(turn: Turn) -> list[tuple[str, dict[str, Any]]]:
-    return [(c.name, dict(c.args)) for c in turn.calls]
 
 
 def _last_week(values: pd.Series) -> tuple[pd.Series, float]:
@@ -51,7 +39,7 @@ async def test_another_series_alone_asks_the_question_before_of_it(agent: Any) -
                                    ("and coking coal?", "dce_coking_coal_futures_daily.csv", "dce_coking_coal_daily")):
         turn = await run_turn(agent, thread, question)
         week, before = _last_week(_settles(file))
-        assert _args(turn) == [("price_history", {"series": series, "start": str(week.index[0].date()),
+        assert call_args(turn) == [("price_history", {"series": series, "start": str(week.index[0].date()),
                                                   "end": str(week.index[-1].date())})]
         end = float(week.iloc[-1])
         verdict = "rose" if end > before else "fell"
@@ -60,8 +48,8 @@ async def test_another_series_alone_asks_the_question_before_of_it(agent: Any) -
 
     coke = _settles("dce_coke_futures_daily.csv")
     start = (coke.index[-1] - pd.DateOffset(years=1)).date()
-    turn = await _last(agent, "过去一年铁矿石跌了多少", "那焦炭呢")
-    assert _args(turn) == [("price_history", {"series": "dce_coke_daily", "start": str(start)})]
+    turn = await last_turn(agent, "过去一年铁矿石跌了多少", "那焦炭呢")
+    assert call_args(turn) == [("price_history", {"series": "dce_coke_daily", "start": str(start)})]
     assert f"“近1年”按这个序列的最后日期倒推：{start} 至 {coke.index[-1].date()}。" in turn.text
 
 
@@ -74,7 +62,7 @@ async def test_a_price_target_at_a_named_time_is_checked_at_that_time(agent: Any
                                    ("明年6月铁矿石会涨到120美元吗", "iron_ore_wb_monthly", "2027-06-01"),
                                    ("铁矿石期货年底会跌破600元吗", "dce_iron_ore_daily", "2026-12-31")):
         turn = await run_turn(agent, str(uuid.uuid4()), question)
-        (name, args), = _args(turn)
+        (name, args), = call_args(turn)
         assert (name, args["series"]) == ("forecast_price", series)
         if series == "iron_ore_wb_monthly":
             asked = pd.Timestamp(last)
@@ -90,7 +78,7 @@ async def test_what_drives_iron_ore_says_what_the_data_has_and_relates_it(agent:
                           parse_dates=True).index[-1].date()
     for question in ("影响铁矿石价格的因素有哪些", "What drives iron ore prices?"):
         turn = await run_turn(agent, str(uuid.uuid4()), question)
-        assert [(n, a["a"], a["b"]) for n, a in _args(turn)] == [
+        assert [(n, a["a"], a["b"]) for n, a in call_args(turn)] == [
             ("relate_series", "dce_iron_ore_daily", "shfe_rebar_daily"),
             ("relate_series", "dce_iron_ore_daily", "dce_coke_daily"),
             ("relate_series", "iron_ore_wb_monthly", "china_pmi_monthly"),
@@ -108,39 +96,39 @@ async def test_which_one_and_both_are_the_two_series_talked_about(agent: Any) ->
     # history, "plot both" coking coal alone.
     thread = str(uuid.uuid4())
     first = await run_turn(agent, thread, "How did iron ore do in 2024 compared with 2023?")
-    assert _args(first) == [("describe_series", {"series": "iron_ore_wb_monthly", "start": y, "end": y})
+    assert call_args(first) == [("describe_series", {"series": "iron_ore_wb_monthly", "start": y, "end": y})
                             for y in ("2023", "2024")]
     coal = await run_turn(agent, thread, "and coking coal?")
-    assert _args(coal) == [("describe_series", {"series": "dce_coking_coal_daily", "start": y, "end": y})
+    assert call_args(coal) == [("describe_series", {"series": "dce_coking_coal_daily", "start": y, "end": y})
                            for y in ("2023", "2024")]
     settles = _settles("dce_coking_coal_futures_daily.csv")
     before, after = float(settles["2023"].mean()), float(settles["2024"].mean())
     assert f"the second is {(after / before - 1) * 100:+.2f}% ({after - before:+,.2f} CNY/t) against the first" in coal.text
     which = await run_turn(agent, thread, "which one is more volatile?")
-    assert _args(which) == [("describe_series", {"series": s, "start": "2024", "end": "2024"})
+    assert call_args(which) == [("describe_series", {"series": s, "start": "2024", "end": "2024"})
                             for s in ("iron_ore_wb_monthly", "dce_coking_coal_daily")]
     assert "is the most volatile" in which.text
     both = await run_turn(agent, thread, "plot both")
-    assert _args(both) == [("make_chart", {"series": "iron_ore_wb_monthly", "compare": "dce_coking_coal_daily",
+    assert call_args(both) == [("make_chart", {"series": "iron_ore_wb_monthly", "compare": "dce_coking_coal_daily",
                                            "start": "2024", "end": "2024"})]
 
 
 async def test_a_question_of_its_own_is_not_read_into_the_one_before(agent: Any) -> None:
     # Was: two series after a chart drew the chart again (iron ore against rebar); "现在适合买入吗"
     # after "2015年最低是多少" gave 2015's statistics; "How reliable is that?" was out of scope.
-    turn = await _last(agent, "画一张2025年以来铁矿石期货和螺纹钢的走势图", "铁矿石和焦煤今年谁涨得多")
-    assert _args(turn) == [("price_history", {"series": s, "start": "2026-01-01", "end": "2026-12-07"})
+    turn = await last_turn(agent, "画一张2025年以来铁矿石期货和螺纹钢的走势图", "铁矿石和焦煤今年谁涨得多")
+    assert call_args(turn) == [("price_history", {"series": s, "start": "2026-01-01", "end": "2026-12-07"})
                            for s in ("dce_iron_ore_daily", "dce_coking_coal_daily")]
-    turn = await _last(agent, "2015年最低是多少", "现在适合买入吗")
-    assert _args(turn) == [("describe_series", {"series": "iron_ore_wb_monthly"})]
+    turn = await last_turn(agent, "2015年最低是多少", "现在适合买入吗")
+    assert call_args(turn) == [("describe_series", {"series": "iron_ore_wb_monthly"})]
     thread = str(uuid.uuid4())
     forecast = await run_turn(agent, thread, "Forecast the next 6 months with ETS")
     turn = await run_turn(agent, thread, "How reliable is that?")
     # That forecast checked: its method and its reach from the data's end (the months asked are
     # 7 to 12 steps after May), not the usual 6 steps of the automatic method.
-    assert _args(turn) == [("backtest_forecast", {"series": "iron_ore_wb_monthly", "method": "ets",
-                                                  "horizon": _args(forecast)[0][1]["horizon"]})]
-    assert _args(forecast)[0][1]["horizon"] == 12
+    assert call_args(turn) == [("backtest_forecast", {"series": "iron_ore_wb_monthly", "method": "ets",
+                                                  "horizon": call_args(forecast)[0][1]["horizon"]})]
+    assert call_args(forecast)[0][1]["horizon"] == 12
 
 
 async def test_a_periods_mean_daily_change_says_the_roll_days_it_leaves_out(agent: Any, thread_id: str) -> None:
@@ -174,7 +162,7 @@ async def test_how_many_observations_are_counted_from_the_file(agent: Any) -> No
 async def test_steel_mills_cutting_output_is_the_crude_steel_scenario(agent: Any, thread_id: str) -> None:
     # Was: "no data for this driver", listing crude steel output among the drivers it has.
     turn = await run_turn(agent, thread_id, "如果钢厂减产10%，会怎样？")
-    assert _args(turn) == [("price_scenario", {"driver": "steel_output", "shock": -10.0,
+    assert call_args(turn) == [("price_scenario", {"driver": "steel_output", "shock": -10.0,
                                                "target": "iron_ore_wb_monthly"})]
 
 
@@ -187,7 +175,7 @@ async def test_did_it_rise_over_a_look_back_is_a_verdict(agent: Any) -> None:
         end = values.index[-1]
         start = (end - pd.DateOffset(months=3)).date()
         turn = await run_turn(agent, thread, question)
-        assert _args(turn) == [("price_history", {"series": series, "start": str(start), "end": str(end.date())})]
+        assert call_args(turn) == [("price_history", {"series": series, "start": str(start), "end": str(end.date())})]
         before = values[values.index < pd.Timestamp(start)]
         v0, v1 = float(before.iloc[-1]), float(values.iloc[-1])
         word = "涨了" if v1 > v0 else "跌了"

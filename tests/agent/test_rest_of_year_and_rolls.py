@@ -9,29 +9,16 @@ expected number is recomputed with pandas from the bundled CSVs, or read from th
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from orecast.market.rolls import likely_rolls
-from tests.agent.conftest import Turn, run_turn
+from tests.agent.conftest import call_args, last_turn, run_turn
 from tests.agent.test_answers_qa5 import _settles, _wb_iron_ore, pinned_today
 
 __all__ = ["pinned_today"]  # the autouse fixture that pins today to 2026-12-07
-
-
-async def _last(agent: Any, *questions: str) -> Turn:
-    """The last question's turn, asked after the others in one thread."""
-    thread = str(uuid.uuid4())
-    for text in questions[:-1]:
-        await run_turn(agent, thread, text)
-    return await run_turn(agent, thread, questions[-1])
-
-
-def _args(turn: Turn) -> list[tuple[str, dict[str, Any]]]:
-    return [(c.name, dict(c.args)) for c in turn.calls]
 
 
 async def test_the_rest_of_this_year_asked_ahead_is_its_history_then_a_forecast(agent: Any) -> None:
@@ -40,8 +27,8 @@ async def test_the_rest_of_this_year_asked_ahead_is_its_history_then_a_forecast(
     for questions, series, unit in ((("2026上半年铁矿石", "下半年会怎样"), "dce_iron_ore_daily", ore),
                                     (("螺纹钢今年下半年会怎么走",), "shfe_rebar_daily",
                                      _settles("shfe_rebar_futures_daily.csv"))):
-        turn = await _last(agent, *questions)
-        calls = _args(turn)
+        turn = await last_turn(agent, *questions)
+        calls = call_args(turn)
         assert [c[0] for c in calls] == ["price_history", "forecast_price"]
         assert calls[0][1] == {"series": series, "start": "2026-07", "end": "2026-08-21"}
         assert calls[1][1]["series"] == series
@@ -59,8 +46,8 @@ async def test_a_year_word_set_against_a_named_quarter_counts_from_that_quarter(
     # against 2025's third quarter.
     wb = _wb_iron_ore()
     for word, year in (("和前年比呢", "2023"), ("和去年比呢", "2024")):
-        turn = await _last(agent, "2025年三季度铁矿石均价", word)
-        assert _args(turn) == [
+        turn = await last_turn(agent, "2025年三季度铁矿石均价", word)
+        assert call_args(turn) == [
             ("describe_series", {"series": "iron_ore_wb_monthly", "start": f"{year}-07", "end": f"{year}-09"}),
             ("describe_series", {"series": "iron_ore_wb_monthly", "start": "2025-07", "end": "2025-09"})]
         before, after = float(wb[f"{year}-07":f"{year}-09"].mean()), float(wb["2025-07":"2025-09"].mean())
@@ -70,7 +57,7 @@ async def test_a_year_word_set_against_a_named_quarter_counts_from_that_quarter(
 async def test_a_daily_correlation_leaves_out_the_roll_days_and_says_how_many(agent: Any, thread_id: str) -> None:
     # Was: 243 returns with 2025-04-02's roll of iron ore (-4.41 % at the open, no market move) in them.
     turn = await run_turn(agent, thread_id, "2025年铁矿石和螺纹钢的相关性")
-    assert _args(turn) == [("relate_series", {"a": "dce_iron_ore_daily", "b": "shfe_rebar_daily",
+    assert call_args(turn) == [("relate_series", {"a": "dce_iron_ore_daily", "b": "shfe_rebar_daily",
                                               "start": "2025", "end": "2025"})]
     ore, rebar = (np.log(_settles(f)).diff() for f in ("dce_iron_ore_futures_daily.csv",
                                                        "shfe_rebar_futures_daily.csv"))
@@ -86,30 +73,30 @@ async def test_a_daily_correlation_leaves_out_the_roll_days_and_says_how_many(ag
 
 async def test_a_bare_contract_code_after_a_name_is_that_contract(agent: Any) -> None:
     # Was: the latest prices of both iron ore series, as if "铁矿石2701" asked for the price now.
-    turn = await _last(agent, "铁矿石2701")
-    assert _args(turn) == [("latest_price", {"series": "dce_iron_ore_daily"})]
+    turn = await last_turn(agent, "铁矿石2701")
+    assert call_args(turn) == [("latest_price", {"series": "dce_iron_ore_daily"})]
     assert turn.text.startswith("我的数据是大商所铁矿石期货（连续，结算价），即每天成交最活跃的主力合约连起来的序列，"
                                 "不是 2701 合约（2027-01 交割）本身")
-    turn = await _last(agent, "螺纹钢 2705价格")
-    assert _args(turn) == [("latest_price", {"series": "shfe_rebar_daily"})]
+    turn = await last_turn(agent, "螺纹钢 2705价格")
+    assert call_args(turn) == [("latest_price", {"series": "shfe_rebar_daily"})]
     assert "不是 2705 合约（2027-05 交割）本身" in turn.text
     # A year is not a contract, nor is a price.
-    turn = await _last(agent, "铁矿石2012年走势")
-    assert _args(turn) == [("price_history", {"series": "iron_ore_wb_monthly", "start": "2012", "end": "2012"})]
+    turn = await last_turn(agent, "铁矿石2012年走势")
+    assert call_args(turn) == [("price_history", {"series": "iron_ore_wb_monthly", "start": "2012", "end": "2012"})]
     assert "合约" not in turn.text.split("\n")[0]
 
 
 async def test_a_quarter_without_a_year_is_read_and_after_a_forecast_is_the_next_one(agent: Any) -> None:
     # Were: the latest prices ("Q1铁矿石": Q1 not read before a Chinese word) and 2026's first
     # quarter's history after a forecast of the next three months.
-    turn = await _last(agent, "Q1铁矿石")
-    assert _args(turn) == [("price_history", {"series": "iron_ore_wb_monthly", "start": "2026-01", "end": "2026-03"})]
+    turn = await last_turn(agent, "Q1铁矿石")
+    assert call_args(turn) == [("price_history", {"series": "iron_ore_wb_monthly", "start": "2026-01", "end": "2026-03"})]
     assert "“Q1”没有说年份，按今天（2026-12-07）之前最近的一个，即 2026-01 至 2026-03，回答。" in turn.text
     first, last = (f"{float(v):,.2f}" for v in _wb_iron_ore()["2026-01":"2026-03"].iloc[[0, -1]])
     assert f"起点 {first} 美元/干吨，终点 {last} 美元/干吨" in turn.text
-    turn = await _last(agent, "铁矿石未来三个月预测", "一季度呢")
-    assert _args(turn) == [("forecast_price", {"series": "iron_ore_wb_monthly", "horizon": 10, "method": "auto"})]
+    turn = await last_turn(agent, "铁矿石未来三个月预测", "一季度呢")
+    assert call_args(turn) == [("forecast_price", {"series": "iron_ore_wb_monthly", "horizon": 10, "method": "auto"})]
     assert "“一季度”没有说年份，按今天（2026-12-07）之后最近的一个，即 2027-01 至 2027-03，回答。" in turn.text
     # After a price it is still the last first quarter in the data, its year said.
-    turn = await _last(agent, "铁矿石价格", "一季度呢")
-    assert _args(turn) == [("price_history", {"series": "iron_ore_wb_monthly", "start": "2026-01", "end": "2026-03"})]
+    turn = await last_turn(agent, "铁矿石价格", "一季度呢")
+    assert call_args(turn) == [("price_history", {"series": "iron_ore_wb_monthly", "start": "2026-01", "end": "2026-03"})]
