@@ -10,7 +10,8 @@ database is copied first, so each run starts from the same conversation. Then, i
 (Playwright):
 
 - open `#/thread/<id>`: time until the first message is visible, until the newest question can be
-  edited (its checkpoint known: the history is in), and the history requests made meanwhile;
+  edited (its checkpoint known: the history is in), and the history requests made meanwhile (the
+  opening's own, `/history/shared`, counted as a history request);
 - ask one more question: time from Enter to the answer's end (Send back, answer shown) and to the
   page being idle again (1 s without requests), the page's long tasks (over 50 ms) meanwhile, and
   each `/history` and `/state` request: checkpoints read, bytes decoded and on the wire (gzip), and
@@ -99,7 +100,7 @@ class Requests:
 
     def on_finished(self, request: Any) -> None:
         path = request.url.split("?")[0]
-        if path.endswith("/history") or path.endswith("/state"):
+        if path.endswith(("/history", "/history/shared", "/state")):
             self.seen.append(request)
 
     def take(self) -> list[dict[str, Any]]:
@@ -114,8 +115,10 @@ class Requests:
         else:
             again = httpx.get(request.url, timeout=120)
         states = again.json()
+        if path.endswith("/history/shared"):  # the opening's read: each message once (encode.History)
+            states = states["states"]
         return {
-            "kind": path.rsplit("/", 1)[1],
+            "kind": "history" if path.endswith("/history/shared") else path.rsplit("/", 1)[1],
             "asked": json.loads(request.post_data or "{}"),
             "checkpoints": len(states) if isinstance(states, list) else 1,
             "bytes": len(again.content),

@@ -20,7 +20,7 @@ from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
 
 from orecast.checkpoint import open_checkpointer
-from orecast.service.encode import History, thread_state
+from orecast.service.encode import SHARED_MESSAGE, History, thread_state
 from tests.service.conftest import Server, settings_for
 from tests.service.history_graph import graph as history_graph
 
@@ -127,3 +127,37 @@ async def test_each_message_object_is_serialised_once_per_answer(
     assert sorted(dumped) == sorted(distinct)
     monkeypatch.undo()
     assert json.loads(body) == earlier([thread_state(s) for s in snapshots])
+
+
+def put_back(shared: dict[str, Any]) -> Any:
+    """The shared form's states with each stand-in replaced by its message, as the page does
+    (web/src/lib/sharedHistory.ts)."""
+
+    def put(value: Any) -> Any:
+        if isinstance(value, list):
+            return [put(v) for v in value]
+        if isinstance(value, dict):
+            if list(value) == [SHARED_MESSAGE]:
+                return shared["messages"][value[SHARED_MESSAGE]]
+            return {k: put(v) for k, v in value.items()}
+        return value
+
+    return put(shared["states"])
+
+
+async def test_the_shared_form_holds_each_message_once_and_puts_back_to_the_history(
+    client, server: Server
+) -> None:
+    tid = await a_conversation(client)
+    async with httpx.AsyncClient(timeout=60) as http:
+        whole = await http.post(f"{server.url}/threads/{tid}/history", json={"limit": 500})
+        shared = await http.post(f"{server.url}/threads/{tid}/history/shared", json={"limit": 500})
+        page = await http.post(f"{server.url}/threads/{tid}/history/shared", json={"limit": 2})
+        missing = await http.post(f"{server.url}/threads/{tid}x/history/shared", json={"limit": 5})
+    assert whole.status_code == shared.status_code == page.status_code == 200
+    answer = shared.json()
+    assert put_back(answer) == whole.json()
+    held = [m for s in whole.json() for m in s["values"].get("messages", [])]
+    assert len(answer["messages"]) == len({m["id"] for m in held}) < len(held)
+    assert put_back(page.json()) == whole.json()[:2]
+    assert missing.status_code == 404

@@ -1,7 +1,8 @@
 import { Client } from "@langchain/langgraph-sdk";
-import type { Thread } from "@langchain/langgraph-sdk";
+import type { Thread, ThreadState } from "@langchain/langgraph-sdk";
 import type { OpsStats } from "./lib/ops";
 import { probeOutcome, type RunProbe } from "./lib/rejoin";
+import { expandShared } from "./lib/sharedHistory";
 import { autoTitle, isTitleOf } from "./lib/title";
 
 export const ASSISTANT_ID = "orecast";
@@ -70,6 +71,21 @@ export async function fetchOpsStats(key: string | null): Promise<OpsStats> {
   const body = await res.json().catch(() => null);
   if (!res.ok) throw new Error(body?.message ?? `${res.status} ${res.statusText}`);
   return body as OpsStats;
+}
+
+/** The newest `limit` checkpoints of a thread, as `threads.getHistory` gives them, read in orecast's
+ * shared form (each message once: lib/sharedHistory.ts); an error as the SDK's (status, text). */
+export async function readSharedHistory<S>(threadId: string, limit: number): Promise<ThreadState<S>[]> {
+  const res = await fetch(`${apiUrl()}/threads/${encodeURIComponent(threadId)}/history/shared`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...authHeaders(storedKey()) },
+    body: JSON.stringify({ limit }),
+  });
+  if (!res.ok) {
+    const text = await res.text().catch(() => "");
+    throw Object.assign(new Error(`HTTP ${res.status}: ${text}`), { status: res.status, text });
+  }
+  return expandShared<ThreadState<S>>(await res.json());
 }
 
 type Msg = { type?: string; content?: unknown };

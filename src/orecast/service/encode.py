@@ -112,6 +112,11 @@ def _thread_state(snapshot: StateSnapshot) -> dict[str, Any]:
     }
 
 
+# The key of the stand-in for a message in a shared history (`History(shared=True)`): the page puts the
+# message back in its place (web/src/lib/sharedHistory.ts).
+SHARED_MESSAGE = "__orecast_shared_message__"
+
+
 class History:
     """A thread's history as JSON bytes, the `thread_state` of each snapshot added.
 
@@ -119,13 +124,21 @@ class History:
     stored message for all the checkpoints that have it: a message object's JSON is made once per
     answer and put in as it is (an `orjson.Fragment`) wherever that object is again. The answer is
     serialised once, straight to bytes: no walk of the parsed JSON (500 checkpoints of a
-    60-question conversation are 153 MB of JSON)."""
+    60-question conversation are 153 MB of JSON).
 
-    def __init__(self) -> None:
+    `shared`: the answer is `{"messages": [...], "states": [...]}` instead, each message once in
+    `messages` and, wherever it is in a state, `{SHARED_MESSAGE: its index}`: those 153 MB are 3.6 MB,
+    which a browser reads in a fraction of the time (the page's own read, `/history/shared`)."""
+
+    def __init__(self, *, shared: bool = False) -> None:
+        self.shared = shared
         # each snapshot's JSON as it is read, as the walk goes on
         self._states: list[orjson.Fragment] = []
         # by id(); the message is kept so that its id is not another object's while this lives
         self._messages: dict[int, tuple[BaseMessage, orjson.Fragment]] = {}
+        # (shared) each message's stand-in, by id() as above, and the messages in their indexes' order
+        self._stand_ins: dict[int, dict[str, int]] = {}
+        self._shared: list[orjson.Fragment] = []
 
     def add(self, snapshot: StateSnapshot) -> None:
         self._states.append(orjson.Fragment(self.dumps(_thread_state(snapshot))))
@@ -135,12 +148,18 @@ class History:
             made = self._messages.get(id(obj))
             if made is None:
                 made = self._messages[id(obj)] = (obj, orjson.Fragment(self.dumps(_default(obj))))
-            return made[1]
+                if self.shared:
+                    self._stand_ins[id(obj)] = {SHARED_MESSAGE: len(self._shared)}
+                    self._shared.append(made[1])
+            return self._stand_ins[id(obj)] if self.shared else made[1]
         return _default(obj)
 
     def dumps(self, obj: Any) -> bytes:
         return orjson.dumps(obj, default=self._default, option=orjson.OPT_NON_STR_KEYS)
 
     def json(self) -> bytes:
-        """The answer: `thread_state` of each snapshot added, in order, as a JSON list."""
+        """The answer: `thread_state` of each snapshot added, in order, as a JSON list (or, `shared`,
+        with the messages apart)."""
+        if self.shared:
+            return self.dumps({"messages": self._shared, "states": self._states})
         return self.dumps(self._states)

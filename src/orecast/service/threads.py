@@ -458,8 +458,11 @@ class Threads:
         assert written is not None
         return {"checkpoint": written, "checkpoint_id": written["checkpoint_id"], "configurable": written}
 
-    async def history(self, thread_id: str, user: Principal, body: Mapping[str, Any]) -> bytes:
-        """The thread's checkpoints, newest first, as the JSON list of their `ThreadState`s."""
+    async def history(
+        self, thread_id: str, user: Principal, body: Mapping[str, Any], *, shared: bool = False
+    ) -> bytes:
+        """The thread's checkpoints, newest first, as the JSON list of their `ThreadState`s (`shared`:
+        with each message once, see `encode.History`)."""
         info = await self.info(thread_id, user)
         before = body.get("before")
         if isinstance(before, str):
@@ -469,7 +472,7 @@ class Threads:
                 check_metadata_filter(body["metadata"])
             except ValueError as exc:
                 raise Invalid(str(exc)) from exc
-        states = History()
+        states = History(shared=shared)
         walk = self.graph_for(info).aget_state_history(
             self._config(thread_id, body.get("checkpoint")),
             filter=body.get("metadata") or None,

@@ -170,7 +170,7 @@ def test_a_long_conversation_shows_before_its_history_is_read(
     page = open_page(slow_server)
     page.get_by_test_id("welcome").wait_for()
     held: list[Any] = []
-    page.route("**/history", lambda route: held.append(route))
+    page.route("**/history/shared", lambda route: held.append(route))  # the opening's read
     page.evaluate("(id) => { window.location.hash = `#/thread/${id}`; }", long_thread)
     asked = messages(page, "human")
     asked.nth(200).wait_for()
@@ -178,7 +178,7 @@ def test_a_long_conversation_shows_before_its_history_is_read(
     assert asked.last.get_by_test_id("edit-button").count() == 0, "no fork point before the history"
     for route in held:
         route.continue_()
-    page.unroute("**/history")
+    page.unroute("**/history/shared")
     asked.last.get_by_test_id("edit-button").wait_for(state="attached", timeout=HISTORY_READ_MS)
 
 
@@ -195,7 +195,7 @@ def test_a_reload_mid_run_rejoins_before_the_history_is_read(
         page.get_by_test_id("composer-input").fill("held across a reload")
         page.get_by_test_id("composer-input").press("Enter")
         expect(messages(page, "ai").last).to_contain_text("slow1")
-        page.route("**/history", lambda route: held.append(route))
+        page.route("**/history/shared", lambda route: held.append(route))  # the opening's read
         page.reload()
         expect(messages(page, "human").last).to_have_text("held across a reload")
         expect(messages(page, "ai").last).to_contain_text("slow1")  # re-joined: its tokens again
@@ -205,7 +205,7 @@ def test_a_reload_mid_run_rejoins_before_the_history_is_read(
         GATE.set()
     for route in held:
         route.continue_()
-    page.unroute("**/history")
+    page.unroute("**/history/shared")
     wait_idle(page)
     expect(messages(page, "ai").last).to_contain_text("answer: held across a reload")
     messages(page, "human").last.get_by_test_id("edit-button").wait_for(state="attached", timeout=HISTORY_READ_MS)

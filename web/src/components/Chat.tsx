@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { Client, Message, ThreadState } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
-import { ASSISTANT_ID, describeError, errorCode, httpStatus, isCancellation, isStreamLost, markShown, probeRun, saveBlob, textOf } from "../api";
+import { ASSISTANT_ID, describeError, errorCode, httpStatus, isCancellation, isStreamLost, markShown, probeRun, readSharedHistory, saveBlob, textOf } from "../api";
 import { localeOf, useI18n, type Key } from "../i18n";
 import { pendingApproval } from "../lib/approval";
 import { newestBranch, type TreeSequence } from "../lib/branches";
@@ -61,7 +61,7 @@ export function Chat({ client, threadId, title, titleFollowsQuestion, stamp, dar
   /** A thread the SDK made for this page's first question, before any run of it was created. */
   const createdHere = useRef<string | null>(null);
   // The page's own history (lib/useThreadHistory.ts): the head shown first, then only what a run wrote.
-  const thread = useThreadHistory<State>(client, threadId, HISTORY_LIMIT, (id) => createdHere.current === id);
+  const thread = useThreadHistory<State>(client, threadId, HISTORY_LIMIT, (id) => createdHere.current === id, readSharedHistory);
   const stream = useStream<State>({
     client,
     assistantId: ASSISTANT_ID,

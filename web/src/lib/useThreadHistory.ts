@@ -29,12 +29,14 @@ interface Loaded<S extends Record<string, unknown>> {
 }
 
 /** `skipOpen(threadId)`: the thread was just made for a run of this page, whose end reads it (as the SDK
- * does not read the history of the thread it is streaming to). */
+ * does not read the history of the thread it is streaming to). `readWhole`: the opening's read of the
+ * whole history (default `threads.getHistory`; the page reads it in the shared form, api.ts). */
 export function useThreadHistory<S extends Record<string, unknown>>(
   client: Client,
   threadId: string | null,
   limit: number,
   skipOpen: (threadId: string) => boolean,
+  readWhole?: (threadId: string, limit: number) => Promise<ThreadState<S>[]>,
 ): ThreadHistory<S> {
   const [loaded, setLoaded] = useState<Loaded<S>>(() => ({ threadId: null, data: undefined, error: undefined, isLoading: false, complete: false }));
   /** What is known of the open thread, for the reads after a run (a render's value may be older). */
@@ -60,7 +62,7 @@ export function useThreadHistory<S extends Record<string, unknown>>(
       .getState<S>(threadId)
       .then((state) => update(threadId, (was) => (was.data ? was : { ...was, data: state.checkpoint ? [state] : [], isLoading: false })))
       .catch(() => undefined); // the history read says why
-    const whole = threads.getHistory<S>(threadId, { limit }).then(
+    const whole = (readWhole ? readWhole(threadId, limit) : threads.getHistory<S>(threadId, { limit })).then(
       (data) => update(threadId, (was) => ({ ...was, data, error: undefined, isLoading: false, complete: true })),
       (error) => update(threadId, (was) => ({ ...was, error, isLoading: false })),
     );

@@ -149,6 +149,14 @@ async def history(thread_id: str, body: HistoryQuery, svc: Svc, user: User, requ
     return await json_answer(request, await svc.threads.history(thread_id, user, query))
 
 
+# orecast's own form of the same read, for the page: each message once, and in the states a stand-in
+# for it (`encode.History`, shared). A long conversation's 500 checkpoints are 3.6 MB of JSON, not 153.
+@router.post("/{thread_id}/history/shared", response_model=dict[str, list[Any]])
+async def shared_history(thread_id: str, body: HistoryQuery, svc: Svc, user: User, request: Request) -> Response:
+    query = body.model_dump(exclude_none=True)
+    return await json_answer(request, await svc.threads.history(thread_id, user, query, shared=True))
+
+
 @router.get("/{thread_id}/history", response_model=list[dict[str, Any]])
 async def history_get(
     thread_id: str, svc: Svc, user: User, request: Request, limit: int = Query(10, ge=1, le=1000)
