@@ -102,6 +102,7 @@ class Context:
     answered: int = 0  # earlier questions with an answer, as a report counts them
     turn_series: tuple[str, ...] = ()  # the series the last turn with market calls asked about, in order
     calls: tuple[tuple[str, dict[str, Any]], ...] = ()  # every market call before, oldest first
+    asked_series: tuple[tuple[str, ...], ...] = ()  # each earlier question's series, in order asked
 
 
 def context_of(messages: list[BaseMessage], upto: int) -> Context:
@@ -114,10 +115,12 @@ def context_of(messages: list[BaseMessage], upto: int) -> Context:
     turn_series: list[str] = []
     asked: list[str] = []  # this turn's series so far
     calls: list[tuple[str, dict[str, Any]]] = []
+    per_question: list[list[str]] = []
     for msg in messages[:upto]:
         if isinstance(msg, HumanMessage):
             questions.append(msg.text)
             asked = []
+            per_question.append(asked)
             for rx in NAME_SET:
                 m = rx.search(msg.text)
                 if m and m.group(1) not in ("什么", "谁", "啥"):
@@ -143,7 +146,8 @@ def context_of(messages: list[BaseMessage], upto: int) -> Context:
                     turn_series = asked
     answered = len(collect(messages[:upto])[0])
     return Context(questions, name, last_call, last_series, role, answers, answered,
-                   tuple(dict.fromkeys(turn_series)), tuple(calls))
+                   tuple(dict.fromkeys(turn_series)), tuple(calls),
+                   tuple(tuple(dict.fromkeys(x)) for x in per_question if x))
 
 
 class Planner:
@@ -158,6 +162,8 @@ class Planner:
 
     def plan(self, q: Query, ctx: Context) -> Plan:
         plan = self._plan(q, ctx)
+        if (presumes := direction.presumed(q.text)) and "price_history" in self.tools:
+            self._check_premise(q, plan, presumes)
         if q.name and plan.calls:  # "我叫王五，铁矿石现在多少钱？": greet, then answer
             plan.notes.insert(0, f"你好，{q.name}！" if q.zh else f"Hello, {q.name}!")
         return plan
@@ -248,7 +254,8 @@ class Planner:
                 return Plan([("forecast_price", {"series": s, "horizon": h, "method": q.method or "auto"})],
                             notes=[contracts.note(s, code, q.zh)], focus={s: start.date().isoformat()})
             return Plan([("latest_price", {"series": s})], notes=[contracts.note(s, code, q.zh)])
-        if direction.asked(q.text) and "price_history" in self.tools and len(q.series) <= 1 and \
+        if direction.asked(q.text) and not direction.presumed(q.text) and "price_history" in self.tools and \
+                len(q.series) <= 1 and \
                 (q.relative or q.start or q.last_period) and not q.whole_year and \
                 (dplan := self._direction_plan(q, ctx)):
             return dplan
@@ -518,13 +525,52 @@ class Planner:
             notes.append(direction.futures_note(q.zh))
         return Plan([("price_history", {"series": s, **dates})], notes=notes)
 
+    def _check_premise(self, q: Query, plan: Plan, presumes: str) -> None:
+        """"过去一年铁矿石跌了多少": a verdict on each price history the answer shows, which way it moved,
+        by how much and between which days, saying so when the move asked about is not the one that
+        happened (was: the World Bank's +12.03% with no word that it rose, and nothing of the futures'
+        fall). "铁矿石" alone is both iron ore prices, each counted on its own data."""
+        history = [args for name, args in plan.calls if name == "price_history" and args.get("start")]
+        if not history:
+            return
+        lookback = bool(q.last_period) and not (q.relative or q.start)
+        if [a["series"] for a in history] == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text):
+            first = history[0]
+            start = cat.lookback_start(FRESHER, *q.last_period) if lookback and q.last_period else first["start"]
+            extra = {"series": FRESHER, "start": start, **({"end": first["end"]} if first.get("end") else {})}
+            plan.calls.append(("price_history", extra))
+            history.append(extra)
+        lines, ways = [], set()
+        for args in history:
+            if args["series"] not in cat.catalogue():
+                continue
+            found = direction.premise(args["series"], args["start"], args.get("end"), lookback, presumes, q.zh)
+            if found is not None:
+                lines.append(found[0])
+                ways.add(found[1])
+        if not lines:
+            return
+        if q.zh:
+            head = "**结论**（" + ("每个序列按它自己的最后日期倒推" if lookback else "从这段时间之前最后一个有数据的日子算起") + "）："
+            both = "两个序列方向不同：世界银行是月均价（美元/干吨），期货是日度结算价（元/吨），口径和时间都不一样。"
+        else:
+            head = "**Answer** (" + ("each series counted back from its own last date" if lookback
+                                     else "from the last value before the period") + "):"
+            both = ("The two series moved opposite ways: the World Bank's is a monthly average (US$/dmt), the "
+                    "futures a daily settle (CNY/t), over different dates.")
+        note = "\n".join([head, *[f"- {line}" for line in lines]])
+        if len(ways - {"flat"}) > 1:
+            note += "\n\n" + both
+        plan.notes.insert(0, note)
+
     def _direction_plan(self, q: Query, ctx: Context) -> Plan | None:
         """"上周螺纹钢涨了还是跌了", "这周涨了吗" after another period: the period the question names
         (its own, never the one talked about before), its change from the value before it, in a word."""
         s = (q.series or ([ctx.last_series] if ctx.last_series else []) or [FRESHER])[0]
         if s == DEFAULT_SERIES and not scope.asks_benchmark(q.text):
             s = FRESHER  # a week's or a day's move is the daily futures'; the World Bank's are months
-        relative = q.relative or direction.LAST.get(q.last_period)  # type: ignore[arg-type]
+        relative = q.relative or (None if direction.LOOKBACK.search(q.text)
+                                  else direction.LAST.get(q.last_period))  # type: ignore[arg-type]
         start, end = scope.calendar_period(*relative) if relative else (q.start, q.end)
         if not (relative or start) and q.last_period and s in cat.catalogue():
             # "螺纹钢过去三个月涨了还是跌了": the look-back from the data's last day, as its history counts
@@ -1155,9 +1201,35 @@ def _fill_args(text: str, schema: dict[str, Any]) -> tuple[dict[str, Any], list[
     return args, missing
 
 
+def _report_subject(ctx: Context, zh: bool) -> str:
+    """What the conversation was mostly about, for a report's title: the subject most questions asked
+    (the iron ore prices counted as one), both when two tie (was: the last series asked, rebar after
+    four iron ore questions and one on rebar)."""
+    counts: dict[str, int] = {}
+    names: dict[str, set[str]] = {}
+    for asked in ctx.asked_series:
+        for subject in dict.fromkeys("iron_ore" if s in DRIVER_SERIES["iron_ore"] else s for s in asked):
+            counts[subject] = counts.get(subject, 0) + 1
+        for s in asked:
+            names.setdefault("iron_ore" if s in DRIVER_SERIES["iron_ore"] else s, set()).add(s)
+    if not counts:
+        return cat.name(ctx.last_series or DEFAULT_SERIES, zh)
+
+    def name(subject: str) -> str:
+        if len(names[subject]) == 1:
+            return cat.name(next(iter(names[subject])), zh)
+        return "铁矿石" if zh else "Iron ore"  # both iron ore prices were asked about
+
+    ranked = sorted(counts, key=lambda k: -counts[k])  # stable: the first asked wins among equals
+    top = [k for k in ranked if counts[k] == counts[ranked[0]]]
+    if len(top) == 2:
+        return f"{name(top[0])}与{name(top[1])}" if zh else f"{name(top[0])} and {name(top[1])}"
+    return name(ranked[0])
+
+
 def _report_args(q: Query, ctx: Context) -> dict[str, Any]:
-    s = ctx.last_series or DEFAULT_SERIES
-    title = f"{cat.name(s, True)}分析报告" if q.zh else f"{cat.name(s, False)} analysis report"
+    subject = _report_subject(ctx, q.zh)
+    title = f"{subject}分析报告" if q.zh else f"{subject} analysis report"
     summary = _report_summary(ctx.answered, q.zh)
     # An empty filename lets the reviewer pick one when editing the call.
     return {"title": title, "summary": summary, "filename": ""}

@@ -1,0 +1,81 @@
+"""Answers an eleventh QA pass found wrong (asked on Monday 2026-12-07, as a user would): a question
+that takes a fall (or a rise) for granted, and the title of a report after a conversation about
+mostly one subject.
+
+Every expected number is recomputed here with pandas from the bundled CSVs.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pandas as pd
+
+from tests.agent.conftest import call_args, last_turn, run_turn
+from tests.agent.test_answers_qa5 import _settles, _wb_iron_ore, pinned_today
+
+__all__ = ["pinned_today"]  # the autouse fixture that pins today to 2026-12-07
+
+
+def _year_back(values: pd.Series) -> tuple[pd.Timestamp, float, pd.Timestamp, float]:
+    """The past year counted back from the data's last day: the value on (or last before) that day a
+    year earlier, and the last one."""
+    end = values.index[-1]
+    before = values[values.index <= end - pd.DateOffset(years=1)]
+    return before.index[-1], float(before.iloc[-1]), end, float(values.iloc[-1])
+
+
+async def test_a_fall_taken_for_granted_gets_a_verdict_on_each_iron_ore_price(agent: Any) -> None:
+    # Was: the World Bank's +12.03% over its year, with no word that it rose (not fell), and nothing
+    # of the futures, which did fall; "How much did iron ore fall over the past year?" got 2025.
+    wb, dce = _year_back(_wb_iron_ore()), _year_back(_settles("dce_iron_ore_futures_daily.csv"))
+    assert wb[3] > wb[1] and dce[3] < dce[1]  # the data's own directions, which the answer must say
+    for question in ("过去一年铁矿石跌了多少", "How much did iron ore fall over the past year?"):
+        turn = await run_turn(agent, str(uuid.uuid4()), question)
+        assert call_args(turn) == [("price_history", {"series": "iron_ore_wb_monthly", "start": str(wb[0].date())}),
+                                   ("price_history", {"series": "dce_iron_ore_daily", "start": str(dce[0].date())})]
+        wb_rate, dce_rate = (wb[3] / wb[1] - 1) * 100, (dce[3] / dce[1] - 1) * 100
+        if question.startswith("过去"):
+            assert (f"涨了：从 {wb[0].date()} 的 {wb[1]:,.2f} 美元/干吨 到 {wb[2].date()} 的 {wb[3]:,.2f} 美元/干吨，"
+                    f"{wb_rate:+.2f}%（{wb[3] - wb[1]:+,.2f} 美元/干吨）**——你问的是跌了多少，但其实是涨了。") in turn.text
+            assert (f"跌了：从 {dce[0].date()} 的 {dce[1]:,.2f} 元/吨 到 {dce[2].date()} 的 {dce[3]:,.2f} 元/吨，"
+                    f"{dce_rate:+.2f}%") in turn.text
+            assert "两个序列方向不同" in turn.text
+        else:
+            assert (f"it rose: from {wb[1]:,.2f} US$/dmt on {wb[0].date()} to {wb[3]:,.2f} US$/dmt on {wb[2].date()}, "
+                    f"{wb_rate:+.2f}% ({wb[3] - wb[1]:+,.2f} US$/dmt)** — you asked how much it fell, but it in fact rose.") in turn.text
+            assert (f"it fell: from {dce[1]:,.2f} CNY/t on {dce[0].date()} to {dce[3]:,.2f} CNY/t on {dce[2].date()}, "
+                    f"{dce_rate:+.2f}%") in turn.text
+
+
+async def test_a_rise_taken_for_granted_over_a_year_says_it_fell(agent: Any, thread_id: str) -> None:
+    # Was: the year's statistics, never a word that the futures fell over 2026 so far.
+    settles = _settles("dce_iron_ore_futures_daily.csv")
+    before, year = settles[:"2025"], settles["2026"]
+    turn = await run_turn(agent, thread_id, "今年铁矿石期货涨了多少")
+    v0, v1 = float(before.iloc[-1]), float(year.iloc[-1])
+    assert v1 < v0
+    assert (f"跌了：从 {before.index[-1].date()} 的 {v0:,.2f} 元/吨 到 {year.index[-1].date()} 的 {v1:,.2f} 元/吨，"
+            f"{(v1 / v0 - 1) * 100:+.2f}%") in turn.text
+    assert "你问的是涨了多少，但其实是跌了" in turn.text
+
+
+async def test_the_past_year_asked_rise_or_fall_counts_back_from_the_data(agent: Any, thread_id: str) -> None:
+    # Was: calendar 2025 for "过去一年" (read as "last year").
+    settles = _settles("dce_iron_ore_futures_daily.csv")
+    end = settles.index[-1]
+    start = (end - pd.DateOffset(years=1)).date()
+    turn = await run_turn(agent, thread_id, "过去一年铁矿石涨了还是跌了")
+    assert call_args(turn) == [("price_history", {"series": "dce_iron_ore_daily", "start": str(start),
+                                                  "end": str(end.date())})]
+
+
+async def test_a_report_is_titled_by_what_the_conversation_was_mostly_about(agent: Any) -> None:
+    # Was: titled after rebar, the last question's series, after three questions on iron ore.
+    turn = await last_turn(agent, "铁矿石现在多少钱？", "过去一年铁矿石跌了多少", "铁矿石未来3个月预测",
+                           "螺纹钢现在多少钱", "导出报告")
+    assert call_args(turn)[0][1]["title"] == "铁矿石分析报告"
+    turn = await last_turn(agent, "Forecast iron ore futures for the next month", "and rebar?", "export a report")
+    assert call_args(turn)[0][1]["title"] == "DCE iron ore futures, continuous (settle) and SHFE rebar futures, " \
+                                             "continuous (settle) analysis report"
