@@ -7,11 +7,13 @@ Every expected number is recomputed here with pandas from the bundled CSVs.
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
 import pandas as pd
 
+from orecast.agent.offline import catalogue as cat
 from tests.agent.conftest import call_args, last_turn, run_turn
 from tests.agent.test_answers_qa5 import _settles, _wb_iron_ore, pinned_today
 
@@ -79,3 +81,78 @@ async def test_a_report_is_titled_by_what_the_conversation_was_mostly_about(agen
     turn = await last_turn(agent, "Forecast iron ore futures for the next month", "and rebar?", "export a report")
     assert call_args(turn)[0][1]["title"] == "DCE iron ore futures, continuous (settle) and SHFE rebar futures, " \
                                              "continuous (settle) analysis report"
+
+
+async def test_a_rise_taken_for_granted_in_a_named_year_says_it_fell(agent: Any, thread_id: str) -> None:
+    # Was: the year's history alone ("change -5.56%"), never that it fell rather than rose.
+    rebar = _settles("shfe_rebar_futures_daily.csv")
+    before, year = rebar[:"2024"], rebar["2025"]
+    v0, v1 = float(before.iloc[-1]), float(year.iloc[-1])
+    assert v1 < v0
+    turn = await run_turn(agent, thread_id, "How much did rebar rise in 2025?")
+    assert (f"it fell: from {v0:,.2f} CNY/t on {before.index[-1].date()} to {v1:,.2f} CNY/t on {year.index[-1].date()}, "
+            f"{(v1 / v0 - 1) * 100:+.2f}% ({v1 - v0:+,.2f} CNY/t)** — you asked how much it rose, but it in fact fell.") in turn.text
+
+
+async def test_since_the_start_of_the_year_is_this_year_so_far(agent: Any) -> None:
+    # Was: "比年初跌了多少" after the futures' price gave that price again; "since the start of the
+    # year" gave the World Bank's whole history from 2006.
+    settles = _settles("dce_iron_ore_futures_daily.csv")
+    before, year = settles[:"2025"], settles["2026"]
+    v0, v1 = float(before.iloc[-1]), float(year.iloc[-1])
+    turn = await last_turn(agent, "铁矿石期货现在多少钱", "比年初跌了多少")
+    assert call_args(turn) == [("price_history", {"series": "dce_iron_ore_daily", "start": "2026-01-01", "end": "2026-12-07"})]
+    assert (f"跌了：从 {before.index[-1].date()} 的 {v0:,.2f} 元/吨 到 {year.index[-1].date()} 的 {v1:,.2f} 元/吨，"
+            f"{(v1 / v0 - 1) * 100:+.2f}%") in turn.text
+    turn = await run_turn(agent, str(uuid.uuid4()), "How much has iron ore fallen since the start of the year?")
+    assert [a["start"] for _, a in call_args(turn)] == ["2026-01-01", "2026-01-01"]
+    wb = _wb_iron_ore()
+    w0, w1 = float(wb[:"2025"].iloc[-1]), float(wb.iloc[-1])
+    assert w1 > w0
+    assert f"{(w1 / w0 - 1) * 100:+.2f}% ({w1 - w0:+,.2f} US$/dmt)** — you asked how much it fell, but it in fact rose." in turn.text
+
+
+async def test_how_sure_after_a_forecast_checks_that_forecast(agent: Any) -> None:
+    # Was: "How sure are you?" out of scope; "可信度多少" the latest prices.
+    for first, then in (("Forecast iron ore for the next 3 months", "How sure are you?"),
+                        ("明年铁矿石均价预测", "可信度多少")):
+        thread = str(uuid.uuid4())
+        forecast = await run_turn(agent, thread, first)
+        (_, asked), = call_args(forecast)
+        turn = await run_turn(agent, thread, then)
+        assert call_args(turn) == [("backtest_forecast", {"series": asked["series"], "horizon": asked["horizon"],
+                                                          "method": "auto"})]
+
+
+async def test_both_forecast_and_which_is_more_reliable_are_the_two_series(agent: Any) -> None:
+    # Was: "forecast both" forecast hot-rolled coil alone; "which forecast is more reliable?" checked
+    # it alone, then (with two series) went to the quant subagent, which checked iron ore.
+    thread = str(uuid.uuid4())
+    await run_turn(agent, thread, "How much did rebar rise in 2025?")
+    await run_turn(agent, thread, "and hot rolled coil?")
+    both = await run_turn(agent, thread, "forecast both for next month")
+    assert [(n, a["series"]) for n, a in call_args(both)] == [("forecast_price", "shfe_rebar_daily"),
+                                                             ("forecast_price", "shfe_hrc_daily")]
+    which = await run_turn(agent, thread, "which forecast is more reliable?")
+    assert [(n, a["series"], a["horizon"]) for n, a in call_args(which)] == [
+        ("backtest_forecast", a["series"], a["horizon"]) for _, a in call_args(both)]
+    mase = {json.loads(r.content)["series"]: json.loads(r.content)["mase"] for r in which.results}
+    ranked = sorted(mase, key=lambda s: mase[s])
+    assert " < ".join(f"{cat.name(s, False)} {mase[s]:.3f}" for s in ranked) in which.text
+
+
+async def test_compared_with_a_year_earlier_is_the_same_month_a_year_before(agent: Any) -> None:
+    # Was: the correlation of the World Bank's price with the futures.
+    wb = _wb_iron_ore()
+    turn = await last_turn(agent, "What was the iron ore price in March 2026?", "How does that compare with a year earlier?")
+    assert call_args(turn) == [("describe_series", {"series": "iron_ore_wb_monthly", "start": m, "end": m})
+                               for m in ("2025-03", "2026-03")]
+    a, b = float(wb["2025-03"].iloc[0]), float(wb["2026-03"].iloc[0])
+    assert f"the second is {(b / a - 1) * 100:+.2f}% ({b - a:+,.2f} US$/dmt) against the first" in turn.text
+
+
+async def test_which_one_fell_more_this_year_is_this_year(agent: Any) -> None:
+    # Was: last week's dates again, from the two verdicts before it.
+    turn = await last_turn(agent, "Did coke rise last month?", "And coking coal?", "Which one fell more this year?")
+    assert call_args(turn) == [("price_history", {"series": s, "start": "2026-01-01", "end": "2026-12-07"})
+                               for s in ("dce_coke_daily", "dce_coking_coal_daily")]

@@ -152,8 +152,8 @@ def premise(series: str, start: str, end: str | None, lookback: bool, presumes: 
     """The verdict on a presumed move of `series` over [start, end] and which way it went ("rise",
     "fall", "flat"): its dates and change, and plainly that the premise is wrong when it is."""
     values = market.load_series(series)
-    lo = pd.Timestamp(start)
-    hi = min(pd.Timestamp(end) if end else values.index[-1], values.index[-1])
+    lo = scope.bound(start)  # "2025" is the year's first day here and its last day as the end
+    hi = min(scope.bound(end, True) if end else values.index[-1], values.index[-1])
     move = _lookback_change(values, lo, hi) if lookback else _change(values, lo, hi)
     if move is None:
         return None

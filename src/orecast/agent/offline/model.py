@@ -195,6 +195,8 @@ class OfflineAnalyst(BaseChatModel):
             parts.insert(0, compose.method_ranking(backtests, q.zh))
         else:
             parts[:0] = [compose.backtest(b, q.zh) for b in backtests]
+            if len(series) > 1 and (which := compose.series_reliability(backtests, q.zh)):
+                parts.insert(0, which)  # "which forecast is more reliable?" after two series' forecasts
         return "\n\n".join(p for p in parts if p)
 
     def _error(self, name: str, text: str, zh: bool) -> str:

@@ -378,12 +378,27 @@ class Planner:
             # "which one is more volatile?", "plot both" after iron ore then coking coal: the two series
             # talked about, over the period asked last (was: the last series alone).
             last = ctx.last_call[1] if ctx.last_call else {}
+            if q.relative and not (q.start or q.end):
+                # "Which one fell more this year?" after two verdicts on last week: this year, the
+                # period it names (was: last week's dates again).
+                q.start, q.end = scope.calendar_period(*q.relative)
             dates = {k: last[k] for k in ("start", "end") if last.get(k) and not (q.start or q.end)} or \
                 self._dates(q, pair[0])
             if intents[0] == "chart":
                 return Plan([("make_chart", {"series": pair[0], "compare": pair[1], **dates})])
             name = "describe_series" if intents[0] == "describe" else "price_history"
             return Plan([(name, {"series": s, **dates}) for s in pair])
+        if not q.series and _BOTH.search(q.text) and intents[:1] in (["forecast"], ["backtest"]) and \
+                len(pair := _last_two_series(ctx)) == 2:
+            # "forecast both for next month" after rebar then hot-rolled coil, "which forecast is more
+            # reliable?" after their forecasts: the two series talked about (was: the last one alone, and
+            # the question handed to the quant subagent without them, which checked iron ore).
+            series = pair
+            if intents[0] == "backtest":
+                done = {a.get("series"): a for n, a in ctx.calls if n == "forecast_price"}
+                return Plan([("backtest_forecast", {
+                    "series": s, "horizon": (not q.horizon and done.get(s, {}).get("horizon")) or self._horizon(q, s),
+                    "method": q.method or done.get(s, {}).get("method") or "auto"}) for s in pair])
         if q.follow_up and q.series and ctx.last_series and ctx.last_series not in q.series and \
                 re.search(r"贵多少|便宜多少|高多少|低多少|差多少", q.text):
             # "比螺纹钢贵多少" after the HRC price: the two latest prices and the spread between them.
@@ -544,7 +559,8 @@ class Planner:
         for args in history:
             if args["series"] not in cat.catalogue():
                 continue
-            found = direction.premise(args["series"], args["start"], args.get("end"), lookback, presumes, q.zh)
+            found = direction.premise(args["series"], args["start"], args.get("end") or (None if lookback else args["start"]),
+                                      lookback, presumes, q.zh)
             if found is not None:
                 lines.append(found[0])
                 ways.add(found[1])
@@ -1061,6 +1077,7 @@ class Planner:
 
 # "which one", "哪个", "both", "两个": the two series talked about last.
 _BOTH = re.compile(r"哪个|哪一个|谁|两个|两者|二者|两种|\bboth\b|\bwhich one\b|\bwhich of (?:them|the two)\b|"
+                   r"\bwhich forecast\b|"
                    r"\bthe two\b|\bthem\b", re.I)
 
 
@@ -1085,7 +1102,8 @@ _AGAINST = re.compile(r"^\s*(?:那)?(?:和|跟|与|同)|比(?:较)?(?:哪个|谁
                       r"\bvs\.?\b|\bversus\b|\bagainst\b", re.I)
 # "去年同期呢", "2024年同期呢", "the same quarter a year earlier": the period asked before, in
 # another year (alone, "去年同期" is the latest value against a year ago).
-_SAME_PERIOD = re.compile(r"同期|same (?:period|time|quarter|half|month)", re.I)
+# "How does that compare with a year earlier?" after March 2026: March 2025 (was: a correlation).
+_SAME_PERIOD = re.compile(r"同期|same (?:period|time|quarter|half|month)|\ba year (?:earlier|before)\b", re.I)
 _YEARS_BACK = ((re.compile(r"前年|two years (?:earlier|before|ago)|year before last", re.I), 2),
                (re.compile(r"去年|上年|上一年|last year|previous year|prior year|a year (?:earlier|before|ago)", re.I), 1))
 
