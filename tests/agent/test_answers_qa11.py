@@ -156,3 +156,30 @@ async def test_which_one_fell_more_this_year_is_this_year(agent: Any) -> None:
     turn = await last_turn(agent, "Did coke rise last month?", "And coking coal?", "Which one fell more this year?")
     assert call_args(turn) == [("price_history", {"series": s, "start": "2026-01-01", "end": "2026-12-07"})
                                for s in ("dce_coke_daily", "dce_coking_coal_daily")]
+
+
+async def test_the_biggest_drop_that_month_is_that_months(agent: Any) -> None:
+    # Was: the whole history's largest one-day falls (2020-02-03 first).
+    settles = _settles("dce_iron_ore_futures_daily.csv")
+    change = (settles / settles.shift(1) - 1)["2026-07"] * 100
+    turn = await last_turn(agent, "Show me iron ore futures in July 2026", "What was the biggest daily drop that month?")
+    assert call_args(turn) == [("describe_series", {"series": "dce_iron_ore_daily", "start": "2026-07", "end": "2026-07"})]
+    assert f"**Largest one-day fall**: {change.idxmin().date()} {change.min():+.2f}%" in turn.text
+
+
+async def test_which_year_was_higher_is_the_two_years_compared(agent: Any) -> None:
+    # Was: out of scope.
+    wb = _wb_iron_ore()
+    turn = await last_turn(agent, "iron ore price in 2015 vs 2021", "which year was higher?")
+    assert call_args(turn) == [("describe_series", {"series": "iron_ore_wb_monthly", "start": y, "end": y})
+                               for y in ("2015", "2021")]
+    a, b = float(wb["2015"].mean()), float(wb["2021"].mean())
+    assert f"the second is {(b / a - 1) * 100:+.2f}%" in turn.text
+
+
+async def test_the_spread_after_two_series_is_theirs(agent: Any) -> None:
+    # Was: rebar's latest price alone.
+    hrc, rebar = _settles("shfe_hot_rolled_coil_futures_daily.csv"), _settles("shfe_rebar_futures_daily.csv")
+    turn = await last_turn(agent, "热卷和螺纹钢哪个涨得多（今年）", "价差现在多少")
+    assert call_args(turn) == [("latest_price", {"series": s}) for s in ("shfe_hrc_daily", "shfe_rebar_daily")]
+    assert f"{hrc.index[-1].date()}）：{float(hrc.iloc[-1] - rebar.iloc[-1]):+,.2f} 元/吨" in turn.text

@@ -179,6 +179,11 @@ class Planner:
         if (q.follow_up or (not q.series and _AGAINST.search(q.text))) and ctx.last_call and \
                 (asked := _period_asked(ctx.last_call)) is not None:
             _in_period_asked(q, *asked)
+        if not (q.start or q.end or q.relative or q.last_period or q.ago) and _THAT_PERIOD.search(q.text) and \
+                ctx.last_call and ctx.last_call[0] in _PERIOD_FOLLOWS and ctx.last_call[1].get("start"):
+            # "What was the biggest daily drop that month?" after July 2026's history: that month
+            # (was: the whole history's largest falls).
+            q.start, q.end = ctx.last_call[1]["start"], ctx.last_call[1].get("end")
         # Notes about the user live in a file, read first either way (model.py writes the note).
         if q.remember and {"read_file", "write_file"} <= self.tools:
             return Plan([("read_file", {"file_path": notes.PREFERENCES})])
@@ -403,7 +408,13 @@ class Planner:
                 re.search(r"贵多少|便宜多少|高多少|低多少|差多少", q.text):
             # "比螺纹钢贵多少" after the HRC price: the two latest prices and the spread between them.
             intents, series = ["latest"], [ctx.last_series, *q.series[:1]]
-        if q.follow_up and intents[:1] == ["compare"] and not (q.series or q.start or q.end or q.relative) and \
+        if not q.series and len(ctx.turn_series) == 2 and re.search(r"价差|差价|spread", q.text, re.I) and \
+                not (q.start or q.end or q.relative or q.last_period):
+            # "价差现在多少" after "热卷和螺纹钢哪个涨得多": the two series' latest prices and their
+            # spread (was: rebar's latest price alone).
+            intents, series = ["latest"], list(ctx.turn_series)
+        if (q.follow_up and intents[:1] == ["compare"] or not intents and _WHICH_PERIOD.search(q.text)) and \
+                not (q.series or q.start or q.end or q.relative) and \
                 (two := _two_periods_asked(ctx)) is not None:
             # "两年比较哪个高" after "螺纹钢2025年均价" and "那2024年呢": those two periods side by side.
             return Plan([("describe_series", args) for args in two])
@@ -1093,6 +1104,11 @@ def _last_two_series(ctx: Context) -> list[str]:
     return seen
 
 
+# "that month", "那个月": the period of the call before.
+_THAT_PERIOD = re.compile(r"\bthat (?:month|year|week|quarter|period)\b|\b(?:in|during|over) that (?:time|period)\b|"
+                          r"那个月|那一年|那年|那一周|那周|那个季度|那段时间|当月|当周|那几个月", re.I)
+# "which year was higher?" after two years compared: those two periods again, side by side.
+_WHICH_PERIOD = re.compile(r"\bwhich (?:year|month|quarter|period)\b|哪一?年|哪个月|哪个季度|哪段", re.I)
 # "现在适合买入吗" after "2015年最低是多少": today's standing, not the period asked before.
 _NOW = re.compile(r"现在|目前|当前|眼下|此刻|\bnow\b|\bcurrently\b|\bat present\b|\btoday\b", re.I)
 # "年底", "by year end", "end of 2026": a year's last month, where a price target is checked.
