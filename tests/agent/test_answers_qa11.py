@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from orecast import market
 from orecast.agent.offline import catalogue as cat
 from tests.agent.conftest import call_args, last_turn, run_turn
 from tests.agent.test_answers_qa5 import _settles, _wb_iron_ore, pinned_today
@@ -183,3 +184,16 @@ async def test_the_spread_after_two_series_is_theirs(agent: Any) -> None:
     turn = await last_turn(agent, "热卷和螺纹钢哪个涨得多（今年）", "价差现在多少")
     assert call_args(turn) == [("latest_price", {"series": s}) for s in ("shfe_hrc_daily", "shfe_rebar_daily")]
     assert f"{hrc.index[-1].date()}）：{float(hrc.iloc[-1] - rebar.iloc[-1]):+,.2f} 元/吨" in turn.text
+
+
+async def test_the_mill_margin_over_a_period_and_no_forecast_of_it(agent: Any) -> None:
+    # Was: "How has it changed this year?" out of scope; "Will it improve next quarter?" the World
+    # Bank iron ore forecast, a number for another thing than asked.
+    margin = market.mill_margin(start="2026-01-01")
+    thread = str(uuid.uuid4())
+    await run_turn(agent, thread, "What's the rebar mill margin now?")
+    turn = await run_turn(agent, thread, "How has it changed this year?")
+    assert call_args(turn) == [("mill_margin", {"start": "2026-01-01", "end": "2026-12-07"})]
+    assert f"mean {margin.mean:,.2f} CNY/t" in turn.text
+    turn = await run_turn(agent, thread, "Will it improve next quarter?")
+    assert call_args(turn) == [] and "I have no forecast of the mill margin" in turn.text

@@ -197,6 +197,10 @@ class Planner:
             return Plan(reply=_earlier_answer(q, ctx))
         if q.asks_memory and "read_file" in self.tools:
             return Plan([("read_file", {"file_path": notes.PREFERENCES})])
+        if ctx.last_call and ctx.last_call[0] == "mill_margin" and not q.series and "mill_margin" in self.tools \
+                and not set(q.intents) - {"history", "describe", "forecast"} and \
+                (plan := self._margin_follow_up(q, ctx.last_call[1])) is not None:
+            return plan
         if q.asks_today and not q.series:
             return Plan(reply=scope.today_reply(q.zh, q.text))  # "今天是几号": the date, not a price
         if q.streak and not q.series and ctx.last_series:
@@ -589,6 +593,18 @@ class Planner:
         if len(ways - {"flat"}) > 1:
             note += "\n\n" + both
         plan.notes.insert(0, note)
+
+    def _margin_follow_up(self, q: Query, before: dict[str, Any]) -> Plan | None:
+        """"How has it changed this year?" after the mill margin: the margin over that period (was: out
+        of scope); "Will it improve next quarter?": no forecast of it, said so (was: iron ore's)."""
+        product = {k: v for k, v in before.items() if k == "product"}
+        if "forecast" in q.intents or (q.relative and q.relative[1] > 0) or q.horizon:
+            return Plan(reply=_NO_MARGIN_FORECAST_ZH if q.zh else _NO_MARGIN_FORECAST_EN)
+        if q.relative and not (q.start or q.end):
+            q.start, q.end = scope.calendar_period(*q.relative)
+        if not (q.start or q.end or q.last_period):
+            return None
+        return Plan([("mill_margin", {**self._dates(q, "shfe_rebar_daily"), **product})])
 
     def _direction_plan(self, q: Query, ctx: Context) -> Plan | None:
         """"上周螺纹钢涨了还是跌了", "这周涨了吗" after another period: the period the question names
@@ -1104,6 +1120,15 @@ def _last_two_series(ctx: Context) -> list[str]:
     return seen
 
 
+_NO_MARGIN_FORECAST_ZH = (
+    "我没有钢厂利润（盘面利润）的预测：它是螺纹钢 − 1.6×铁矿石 − 0.5×焦炭 的期货价差，我能分别预测这三个价格（各带 80%/95% "
+    "区间），但把它们合成利润的区间需要三者之间的相关性，我不做这种合成，以免给出没有依据的数字。可以问“螺纹钢未来三个月预测”"
+    "“铁矿石期货未来三个月预测”“焦炭未来三个月预测”，或“钢厂利润今年以来的变化”。")
+_NO_MARGIN_FORECAST_EN = (
+    "I have no forecast of the mill margin: it is a spread of futures (rebar − 1.6 × iron ore − 0.5 × coke). I can "
+    "forecast each of the three prices (with 80%/95% ranges), but a range for the margin would need how they move "
+    "together, which I do not model, so I give no number for it. Ask e.g. 'forecast rebar for 3 months', 'forecast "
+    "iron ore futures for 3 months', 'forecast coke for 3 months', or 'the mill margin this year'.")
 # "that month", "那个月": the period of the call before.
 _THAT_PERIOD = re.compile(r"\bthat (?:month|year|week|quarter|period)\b|\b(?:in|during|over) that (?:time|period)\b|"
                           r"那个月|那一年|那年|那一周|那周|那个季度|那段时间|当月|当周|那几个月", re.I)
