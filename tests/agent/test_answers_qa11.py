@@ -197,3 +197,21 @@ async def test_the_mill_margin_over_a_period_and_no_forecast_of_it(agent: Any) -
     assert f"mean {margin.mean:,.2f} CNY/t" in turn.text
     turn = await run_turn(agent, thread, "Will it improve next quarter?")
     assert call_args(turn) == [] and "I have no forecast of the mill margin" in turn.text
+
+
+async def test_what_it_does_to_iron_ore_relates_the_series_before_to_it(agent: Any) -> None:
+    # Was: iron ore's latest price, nothing of the PMI (or crude steel) asked about just before.
+    for first, series in (("PMI最近怎么样", "china_pmi_monthly"), ("中国粗钢产量2024年多少", "crude_steel_china_annual")):
+        turn = await last_turn(agent, first, "对铁矿石有什么影响")
+        assert call_args(turn) == [("relate_series", {"a": series, "b": "iron_ore_wb_monthly"})]
+        assert f"相关系数 {json.loads(turn.results[-1].content)['correlation']:.4f}" in turn.text
+
+
+async def test_when_was_that_is_the_day_of_the_extreme_asked(agent: Any) -> None:
+    # Was: out of scope.
+    wb = _wb_iron_ore()
+    turn = await last_turn(agent, "铁矿石历史最高价是多少", "是什么时候")
+    assert f"的最高值 {wb.max():,.2f} 美元/干吨 出现在 {wb.idxmax().date()}" in turn.text
+    rebar = _settles("shfe_rebar_futures_daily.csv")["2025"]
+    turn = await last_turn(agent, "What was the lowest rebar price in 2025?", "When was that?")
+    assert f"{rebar.min():,.2f} CNY/t, was on {rebar.idxmin().date()}" in turn.text

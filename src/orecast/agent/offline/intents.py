@@ -37,6 +37,8 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
     "relate": (
         "correlation", "correlated", "correlate", "relationship", "relate", "beta", "co-move",
         "相关", "关系", "联动", "相关性", "领先", "滞后", "leads", "lags", "leading indicator",
+        # "PMI对铁矿石有什么影响": how the two moved together (co-movement, said not to be a cause).
+        "有什么影响", "有何影响", "影响大吗", "影响多大", "impact on", "effect on",
     ),
     "compare": ("compare", "comparison", " vs ", "versus", "对比", "比较"),
     "backtest": (

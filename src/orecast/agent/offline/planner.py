@@ -17,9 +17,11 @@ from typing import Any
 import pandas as pd
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from orecast import market
 from orecast.agent.clock import today
 from orecast.agent.offline import catalogue as cat
 from orecast.agent.offline import (
+    compose,
     contracts,
     convert,
     counts,
@@ -201,6 +203,11 @@ class Planner:
                 and not set(q.intents) - {"history", "describe", "forecast"} and \
                 (plan := self._margin_follow_up(q, ctx.last_call[1])) is not None:
             return plan
+        if not q.series and not q.intents and _WHEN.search(q.text) and ctx.last_call and \
+                ctx.last_call[0] == "describe_series" and ctx.questions and \
+                (when := _when_extreme(ctx.questions[-1], ctx.last_call[1], q.zh)) is not None:
+            # "是什么时候" after "铁矿石历史最高价是多少": the day of that high (was: out of scope).
+            return Plan([ctx.last_call], notes=[when])
         if q.asks_today and not q.series:
             return Plan(reply=scope.today_reply(q.zh, q.text))  # "今天是几号": the date, not a price
         if q.streak and not q.series and ctx.last_series:
@@ -1129,6 +1136,33 @@ _NO_MARGIN_FORECAST_EN = (
     "forecast each of the three prices (with 80%/95% ranges), but a range for the margin would need how they move "
     "together, which I do not model, so I give no number for it. Ask e.g. 'forecast rebar for 3 months', 'forecast "
     "iron ore futures for 3 months', 'forecast coke for 3 months', or 'the mill margin this year'.")
+# "是什么时候", "when was that?": the date of the extreme asked about just before.
+_WHEN = re.compile(r"^\s*(?:那|那是|是)?(?:什么时候|哪天|哪一天|何时)|\bwhen (?:was|did) (?:that|it)\b", re.I)
+
+
+def _when_extreme(asked: str, args: dict[str, Any], zh: bool) -> str | None:
+    """The date of the high (low) the question before asked of a series' statistics."""
+    high = re.search(r"最高|高点|峰值|highest|peak|\bhigh\b|\bmax", asked, re.I)
+    low = re.search(r"最低|低点|谷底|lowest|bottom|\blow\b|\bmin", asked, re.I)
+    s = args.get("series")
+    if bool(high) == bool(low) or s not in cat.catalogue():
+        return None
+    values = market.load_series(s)
+    if args.get("start"):
+        values = values[values.index >= scope.bound(args["start"])]
+    if args.get("end"):
+        values = values[values.index <= scope.bound(args["end"], True)]
+    if values.empty:
+        return None
+    day = values.idxmax() if high else values.idxmin()
+    unit = cat.catalogue()[s].unit
+    value = compose.level(float(values[day]), compose.UNIT_ZH.get(unit, unit) if zh else unit)
+    if zh:
+        return f"**{cat.name(s, zh)}的{'最高' if high else '最低'}值 {value} 出现在 {day.date()}**（{values.index[0].date()} 至 {values.index[-1].date()} 的数据里）。"
+    return (f"**The {'high' if high else 'low'} of {cat.name(s, zh)}, {value}, was on {day.date()}** (in the data from "
+            f"{values.index[0].date()} to {values.index[-1].date()}).")
+
+
 # "that month", "那个月": the period of the call before.
 _THAT_PERIOD = re.compile(r"\bthat (?:month|year|week|quarter|period)\b|\b(?:in|during|over) that (?:time|period)\b|"
                           r"那个月|那一年|那年|那一周|那周|那个季度|那段时间|当月|当周|那几个月", re.I)
