@@ -215,3 +215,16 @@ async def test_when_was_that_is_the_day_of_the_extreme_asked(agent: Any) -> None
     rebar = _settles("shfe_rebar_futures_daily.csv")["2025"]
     turn = await last_turn(agent, "What was the lowest rebar price in 2025?", "When was that?")
     assert f"{rebar.min():,.2f} CNY/t, was on {rebar.idxmin().date()}" in turn.text
+
+
+async def test_is_a_scenario_reliable_points_to_its_own_fit(agent: Any) -> None:
+    # Was: "这个结论可靠吗" out of scope; "Is that reliable?" a backtest of the iron ore forecast.
+    for first, then, words in (("如果人民币贬值5%铁矿石会怎样", "这个结论可靠吗", "这个情景结论有多可靠"),
+                               ("What if PMI falls 1 point, what happens to iron ore?", "Is that reliable?",
+                                "How far this scenario can be trusted")):
+        thread = str(uuid.uuid4())
+        scenario = await run_turn(agent, thread, first)
+        turn = await run_turn(agent, thread, then)
+        assert call_args(turn) == call_args(scenario)
+        r2 = json.loads(turn.results[-1].content)["r2"]
+        assert words in turn.text and f"{r2:.2f}" in turn.text

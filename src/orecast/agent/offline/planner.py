@@ -203,6 +203,11 @@ class Planner:
                 and not set(q.intents) - {"history", "describe", "forecast"} and \
                 (plan := self._margin_follow_up(q, ctx.last_call[1])) is not None:
             return plan
+        if not q.series and ctx.last_call and ctx.last_call[0] == "price_scenario" and _HOW_SURE.search(q.text) \
+                and not (q.scenario or q.start or q.relative or q.horizon):
+            # "这个结论可靠吗" after a scenario: how far that estimate goes, from its own fit (was: out of
+            # scope, and "Is that reliable?" a backtest of the iron ore forecast, which was not asked).
+            return Plan([ctx.last_call], notes=[_SCENARIO_SURE_ZH if q.zh else _SCENARIO_SURE_EN])
         if not q.series and not q.intents and _WHEN.search(q.text) and ctx.last_call and \
                 ctx.last_call[0] == "describe_series" and ctx.questions and \
                 (when := _when_extreme(ctx.questions[-1], ctx.last_call[1], q.zh)) is not None:
@@ -1136,6 +1141,17 @@ _NO_MARGIN_FORECAST_EN = (
     "forecast each of the three prices (with 80%/95% ranges), but a range for the margin would need how they move "
     "together, which I do not model, so I give no number for it. Ask e.g. 'forecast rebar for 3 months', 'forecast "
     "iron ore futures for 3 months', 'forecast coke for 3 months', or 'the mill margin this year'.")
+_HOW_SURE = re.compile(r"可靠|靠谱|可信|准吗|准不准|把握|\breliab|\bhow sure\b|\bconfident\b|\btrust\b", re.I)
+_SCENARIO_SURE_ZH = (
+    "**这个情景结论有多可靠**：它来自历史上两者同步变动的回归，可靠程度看下面同一情景的三个数字——R²（这个因素解释了价格变动的多少）、"
+    "斜率的 80% 区间（关系本身有多不确定）、以及加上其它因素后的 80%/95% 区间。R² 低时，这个因素只解释很小一部分变动，"
+    "结论只能当作方向上的参考；它是同步关系，不是因果，也没有回测过。")
+_SCENARIO_SURE_EN = (
+    "**How far this scenario can be trusted**: it comes from a regression of how the two moved together, so read "
+    "three numbers of the same scenario below — R² (how much of the price's moves this factor explains), the 80% "
+    "range of the slope (how uncertain the relation itself is), and the 80%/95% ranges with everything else added. "
+    "With a low R² the factor explains little, and the result is a direction at most; it is co-movement, not cause, "
+    "and it has not been backtested.")
 # "是什么时候", "when was that?": the date of the extreme asked about just before.
 _WHEN = re.compile(r"^\s*(?:那|那是|是)?(?:什么时候|哪天|哪一天|何时)|\bwhen (?:was|did) (?:that|it)\b", re.I)
 
