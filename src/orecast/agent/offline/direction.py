@@ -118,11 +118,11 @@ def futures_note(zh: bool) -> str:
 # "过去一年铁矿石跌了多少", "how much did iron ore rise": an amount asked of a direction the question
 # takes for granted; "涨跌了多少" / "how much did it change" presume none.
 _PRESUMED_FALL = re.compile(
-    r"(?:跌|下跌|下降|降)了(?:多少|几|百分之几)|跌幅|"
+    r"(?:跌|下跌|下降|降)了(?:多少(?![天次个])|百分之几|几成|几个点)|跌幅|"
     r"\bhow (?:much|far) (?:did|has|have) (?:[\w-]+ ){1,5}?(?:fall(?:en)?|drop(?:ped)?|decline[d]?|go(?:ne)? down|los[te])\b",
     re.I)
 _PRESUMED_RISE = re.compile(
-    r"(?:涨|上涨|上升|升)了(?:多少|几|百分之几)|涨幅|"
+    r"(?:涨|上涨|上升|升)了(?:多少(?![天次个])|百分之几|几成|几个点)|涨幅|"
     r"\bhow (?:much|far) (?:did|has|have) (?:[\w-]+ ){1,5}?(?:rise|risen|gain(?:ed)?|go(?:ne)? up|climb(?:ed)?)\b",
     re.I)
 
