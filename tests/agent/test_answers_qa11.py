@@ -16,7 +16,7 @@ import pandas as pd
 from orecast import market
 from orecast.agent.offline import catalogue as cat
 from tests.agent.conftest import call_args, last_turn, run_turn
-from tests.agent.test_answers_qa5 import _settles, _wb_iron_ore, pinned_today
+from tests.agent.test_answers_qa5 import _settles, _usd_cnh, _wb_iron_ore, pinned_today
 
 __all__ = ["pinned_today"]  # the autouse fixture that pins today to 2026-12-07
 
@@ -228,3 +228,14 @@ async def test_is_a_scenario_reliable_points_to_its_own_fit(agent: Any) -> None:
         assert call_args(turn) == call_args(scenario)
         r2 = json.loads(turn.results[-1].content)["r2"]
         assert words in turn.text and f"{r2:.2f}" in turn.text
+
+
+async def test_how_much_the_yuan_rose_is_the_exchange_rate(agent: Any, thread_id: str) -> None:
+    # Was: the iron ore futures' year ("人民币" read as the yuan-priced futures).
+    fx = _usd_cnh()
+    start = (fx.index[-1] - pd.DateOffset(years=1)).date()
+    turn = await run_turn(agent, thread_id, "过去一年人民币升了多少")
+    assert call_args(turn) == [("price_history", {"series": "usd_cnh_daily", "start": str(start)})]
+    year = fx[str(start):]
+    assert f"人民币对美元升值 {(year.iloc[0] / year.iloc[-1] - 1) * 100:.2f}%" in turn.text
+    assert "其实是" not in turn.text  # the rate falling is the yuan rising: no premise to correct

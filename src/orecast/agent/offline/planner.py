@@ -584,8 +584,8 @@ class Planner:
             history.append(extra)
         lines, ways = [], set()
         for args in history:
-            if args["series"] not in cat.catalogue():
-                continue
+            if args["series"] not in cat.catalogue() or args["series"] == "usd_cnh_daily":
+                continue  # the yuan rising is USD/CNH falling: its history says which way, in both terms
             found = direction.premise(args["series"], args["start"], args.get("end") or (None if lookback else args["start"]),
                                       lookback, presumes, q.zh)
             if found is not None:
