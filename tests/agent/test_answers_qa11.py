@@ -239,3 +239,12 @@ async def test_how_much_the_yuan_rose_is_the_exchange_rate(agent: Any, thread_id
     year = fx[str(start):]
     assert f"人民币对美元升值 {(year.iloc[0] / year.iloc[-1] - 1) * 100:.2f}%" in turn.text
     assert "其实是" not in turn.text  # the rate falling is the yuan rising: no premise to correct
+
+
+async def test_how_far_below_the_high_is_said_in_numbers(agent: Any) -> None:
+    # Was: the statistics again, the latest value and the high left to set against each other.
+    wb = _wb_iron_ore()
+    turn = await last_turn(agent, "铁矿石历史最高价是多少", "现在离最高点跌了多少")
+    last, high = float(wb.iloc[-1]), float(wb.max())
+    assert (f"最新 {last:,.2f} 美元/干吨（{wb.index[-1].date()}）比最高 {high:,.2f} 美元/干吨（{wb.idxmax().date()}）"
+            f"{(last / high - 1) * 100:+.2f}%（{last - high:+,.2f} 美元/干吨）") in turn.text

@@ -166,6 +166,11 @@ class Planner:
         plan = self._plan(q, ctx)
         if (presumes := direction.presumed(q.text)) and "price_history" in self.tools:
             self._check_premise(q, plan, presumes)
+        if _FROM_PEAK.search(q.text):
+            # "现在离最高点跌了多少": the latest value against the high of the statistics shown, in a
+            # sentence (was: the statistics alone, the two numbers left to subtract).
+            plan.notes[:0] = [n for name, args in plan.calls if name == "describe_series"
+                              and (n := _below_peak(args, q.zh)) is not None][:1]
         if q.name and plan.calls:  # "我叫王五，铁矿石现在多少钱？": greet, then answer
             plan.notes.insert(0, f"你好，{q.name}！" if q.zh else f"Hello, {q.name}!")
         return plan
@@ -1152,6 +1157,34 @@ _SCENARIO_SURE_EN = (
     "range of the slope (how uncertain the relation itself is), and the 80%/95% ranges with everything else added. "
     "With a low R² the factor explains little, and the result is a direction at most; it is co-movement, not cause, "
     "and it has not been backtested.")
+_FROM_PEAK = re.compile(r"离(?:历史)?最?高点|距离?(?:历史)?最?高点|比(?:历史)?最高(?:点|价)?(?:低|跌)|"
+                        r"\b(?:from|below|off) (?:the|its) (?:peak|high|all[- ]time high)\b", re.I)
+
+
+def _below_peak(args: dict[str, Any], zh: bool) -> str | None:
+    """The last value of a series' statistics window against that window's high."""
+    s = args.get("series")
+    if s not in cat.catalogue():
+        return None
+    values = market.load_series(s)
+    if args.get("start"):
+        values = values[values.index >= scope.bound(args["start"])]
+    if args.get("end"):
+        values = values[values.index <= scope.bound(args["end"], True)]
+    if len(values) < 2:
+        return None
+    day, last = values.idxmax(), float(values.iloc[-1])
+    unit = cat.catalogue()[s].unit
+    u = compose.UNIT_ZH.get(unit, unit) if zh else unit
+    high = float(values[day])
+    rate = (last / high - 1) * 100
+    if zh:
+        return (f"**{cat.name(s, zh)}最新 {compose.level(last, u)}（{values.index[-1].date()}）比最高 "
+                f"{compose.level(high, u)}（{day.date()}）{compose.pct(rate)}（{compose.signed(last - high, u)}）**。")
+    return (f"**{cat.name(s, zh)}: the latest {compose.level(last, u)} ({values.index[-1].date()}) is {compose.pct(rate)} "
+            f"({compose.signed(last - high, u)}) against the high of {compose.level(high, u)} ({day.date()})**.")
+
+
 # "是什么时候", "when was that?": the date of the extreme asked about just before.
 _WHEN = re.compile(r"^\s*(?:那|那是|是)?(?:什么时候|哪天|哪一天|何时)|\bwhen (?:was|did) (?:that|it)\b", re.I)
 
