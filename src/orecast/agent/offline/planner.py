@@ -1161,8 +1161,8 @@ _FROM_PEAK = re.compile(r"离(?:历史)?最?高点|距离?(?:历史)?最?高点|
                         r"\b(?:from|below|off) (?:the|its) (?:peak|high|all[- ]time high)\b", re.I)
 
 
-def _below_peak(args: dict[str, Any], zh: bool) -> str | None:
-    """The last value of a series' statistics window against that window's high."""
+def _window(args: dict[str, Any]) -> pd.Series | None:
+    """The bundled values of a statistics call's series over its [start, end] (None: no such series)."""
     s = args.get("series")
     if s not in cat.catalogue():
         return None
@@ -1171,7 +1171,14 @@ def _below_peak(args: dict[str, Any], zh: bool) -> str | None:
         values = values[values.index >= scope.bound(args["start"])]
     if args.get("end"):
         values = values[values.index <= scope.bound(args["end"], True)]
-    if len(values) < 2:
+    return values
+
+
+def _below_peak(args: dict[str, Any], zh: bool) -> str | None:
+    """The last value of a series' statistics window against that window's high."""
+    s = args.get("series")
+    values = _window(args)
+    if values is None or len(values) < 2:
         return None
     day, last = values.idxmax(), float(values.iloc[-1])
     unit = cat.catalogue()[s].unit
@@ -1194,14 +1201,8 @@ def _when_extreme(asked: str, args: dict[str, Any], zh: bool) -> str | None:
     high = re.search(r"最高|高点|峰值|highest|peak|\bhigh\b|\bmax", asked, re.I)
     low = re.search(r"最低|低点|谷底|lowest|bottom|\blow\b|\bmin", asked, re.I)
     s = args.get("series")
-    if bool(high) == bool(low) or s not in cat.catalogue():
-        return None
-    values = market.load_series(s)
-    if args.get("start"):
-        values = values[values.index >= scope.bound(args["start"])]
-    if args.get("end"):
-        values = values[values.index <= scope.bound(args["end"], True)]
-    if values.empty:
+    values = _window(args)
+    if bool(high) == bool(low) or values is None or values.empty:
         return None
     day = values.idxmax() if high else values.idxmin()
     unit = cat.catalogue()[s].unit
