@@ -1406,6 +1406,36 @@ def backtest(p: dict[str, Any], zh: bool) -> str:
     return text + (f"\n{verdict}" if verdict else "") + _source(p, zh)
 
 
+def series_reliability(backtests: list[dict[str, Any]], zh: bool) -> str:
+    """"Which forecast is more reliable?" over backtests of different series: ranked by MASE (each
+    error against "no change" on its own series) and by MAPE (in per cent), both unit-free, unlike
+    MAE; said when the two disagree and when none beat "no change"."""
+    rows = [p for p in backtests if isinstance(p.get("mase"), int | float) and isinstance(p.get("mape_pct"), int | float)]
+    if len(rows) < 2:
+        return ""
+    by_mase = sorted(rows, key=lambda p: p["mase"])
+    by_mape = sorted(rows, key=lambda p: p["mape_pct"])
+    sep = " < "
+    mase = sep.join(f"{_name(p, zh)} {fmt(p['mase'], 3)}" for p in by_mase)
+    mape = sep.join(f"{_name(p, zh)} {share(p['mape_pct'])}" for p in by_mape)
+    same = by_mase[0] is by_mape[0]
+    none = all(p["mase"] >= 1 for p in rows)
+    if zh:
+        text = (f"**哪个预测更可靠**（MAE 各用各的单位，不能直接比；下面两个指标可以比）：按 MASE（相对“不变”预测的误差）{mase}；"
+                f"按 MAPE（百分比误差）{mape}。")
+        text += f"两个指标都是{_name(by_mase[0], zh)}更好。" if same else "两个指标的结论不一致，没有哪一个明显更可靠。"
+        if none:
+            text += "不过它们的 MASE 都不小于 1：这段时期都没有比直接沿用最新值更好。"
+        return text
+    text = (f"**Which is more reliable** (MAE is in each series' own unit, so it does not compare; these two do): "
+            f"by MASE (error against 'no change') {mase}; by MAPE (per cent error) {mape}. ")
+    text += (f"Both measures favour {_name(by_mase[0], zh)}." if same
+             else "The two measures disagree, so neither is clearly more reliable.")
+    if none:
+        text += " Neither beat 'no change', though: both MASEs are 1 or more."
+    return text
+
+
 def _backtest_verdict(p: dict[str, Any], zh: bool) -> str:
     """What the numbers mean: a MASE of 1.009 is a tie with "no change", not a skill, and an 80 %
     band that held 96.8 % of the outcomes was too wide (a forecast that oversold its uncertainty)."""

@@ -26,6 +26,8 @@ _ASKED = re.compile(
 )
 # "did it rise last week?": the calendar week before this one, as "上周" is (not the data's last 7 days).
 LAST = {(1, "week"): ("week", -1), (1, "month"): ("month", -1), (1, "year"): ("year", -1)}
+# "过去一年", "近一年", "over the past year": a look-back from the data's last day, not last calendar year.
+LOOKBACK = re.compile(r"过去|近|最近|\bpast\b|\brecent|\bprevious\b", re.I)
 _FUTURE = re.compile(r"会涨|会跌|将会|能涨|will\b|going to", re.I)
 # "Which month did iron ore rise the most", "谁涨得多": a ranking or a comparison, not one direction.
 _RANKING = re.compile(r"\bmost\b|\bmore\b|\bwhich\b|最多|更多|谁|哪个|哪天|哪一|几天|几个月", re.I)
@@ -111,3 +113,60 @@ def futures_note(zh: bool) -> str:
             f"（数据到 {end}），说不了一周或几天的涨跌。" if zh else
             "“Iron ore” here is the DCE iron ore futures (daily, CNY/t); the World Bank's iron ore price "
             f"(US$/dmt, data to {end}) is a monthly average and cannot tell a week's or a few days' move.")
+
+
+# "过去一年铁矿石跌了多少", "how much did iron ore rise": an amount asked of a direction the question
+# takes for granted; "涨跌了多少" / "how much did it change" presume none.
+_PRESUMED_FALL = re.compile(
+    r"(?:跌|下跌|下降|降)了(?:多少(?![天次个])|百分之几|几成|几个点)|跌幅|"
+    r"\bhow (?:much|far) (?:did|has|have) (?:[\w-]+ ){1,5}?(?:fall(?:en)?|drop(?:ped)?|decline[d]?|go(?:ne)? down|los[te])\b",
+    re.I)
+_PRESUMED_RISE = re.compile(
+    r"(?:涨|上涨|上升|升)了(?:多少(?![天次个])|百分之几|几成|几个点)|涨幅|"
+    r"\bhow (?:much|far) (?:did|has|have) (?:[\w-]+ ){1,5}?(?:rise|risen|gain(?:ed)?|go(?:ne)? up|climb(?:ed)?)\b",
+    re.I)
+
+
+def presumed(text: str) -> str | None:
+    """"fall" or "rise" when the question asks how much a past move was and names its direction."""
+    if re.search(r"涨跌|跌涨", text) or _FUTURE.search(text) or _RANKING.search(text):
+        return None
+    fall, rise = _PRESUMED_FALL.search(text), _PRESUMED_RISE.search(text)
+    if bool(fall) == bool(rise):
+        return None
+    return "fall" if fall else "rise"
+
+
+def _lookback_change(values: pd.Series, start: pd.Timestamp,
+                     end: pd.Timestamp) -> tuple[pd.Timestamp, float, pd.Timestamp, float] | None:
+    """"过去一年": from the value on the look-back's first day (the last one on or before it, a year
+    before the data's last day) to the last one, as the history's change over the window counts it."""
+    before, inside = values[values.index <= start], values[values.index <= end]
+    if before.empty or inside.empty or before.index[-1] == inside.index[-1]:
+        return None
+    return before.index[-1], float(before.iloc[-1]), inside.index[-1], float(inside.iloc[-1])
+
+
+def premise(series: str, start: str, end: str | None, lookback: bool, presumes: str,
+            zh: bool) -> tuple[str, str] | None:
+    """The verdict on a presumed move of `series` over [start, end] and which way it went ("rise",
+    "fall", "flat"): its dates and change, and plainly that the premise is wrong when it is."""
+    values = market.load_series(series)
+    lo = scope.bound(start)  # "2025" is the year's first day here and its last day as the end
+    hi = min(scope.bound(end, True) if end else values.index[-1], values.index[-1])
+    move = _lookback_change(values, lo, hi) if lookback else _change(values, lo, hi)
+    if move is None:
+        return None
+    d0, v0, d1, v1 = move
+    way = "rise" if v1 > v0 else "fall" if v1 < v0 else "flat"
+    name = cat.name(series, zh)
+    if zh:
+        wrong = {"fall": "你问的是跌了多少，但其实是涨了", "rise": "你问的是涨了多少，但其实是跌了"}[presumes] \
+            if way not in (presumes, "flat") else ""
+        text = f"**{name}{_line(series, move, zh)}**" + (f"——{wrong}。" if wrong else "。")
+    else:
+        wrong = {"fall": "you asked how much it fell, but it in fact rose",
+                 "rise": "you asked how much it rose, but it in fact fell"}[presumes] \
+            if way not in (presumes, "flat") else ""
+        text = f"**{name} — {_line(series, move, zh)}**" + (f" — {wrong}." if wrong else ".")
+    return text, way

@@ -37,12 +37,14 @@ INTENT_WORDS: dict[str, tuple[str, ...]] = {
     "relate": (
         "correlation", "correlated", "correlate", "relationship", "relate", "beta", "co-move",
         "相关", "关系", "联动", "相关性", "领先", "滞后", "leads", "lags", "leading indicator",
+        # "PMI对铁矿石有什么影响": how the two moved together (co-movement, said not to be a cause).
+        "有什么影响", "有何影响", "影响大吗", "影响多大", "impact on", "effect on",
     ),
     "compare": ("compare", "comparison", " vs ", "versus", "对比", "比较"),
     "backtest": (
         "backtest", "back-test", "accuracy", "accurate", "error", "mape", "mae", "how good",
         "回测", "准确", "误差", "精度", "靠谱", "准不准", "准吗", "准么", "准不", "track record",
-        "how well did", "reliable", "reliability",
+        "how well did", "reliable", "reliability", "how sure", "how confident", "可信度", "有多大把握", "把握多大",
     ),
     "forecast": (
         "forecast", "predict", "prediction", "outlook", "projection", "expect", "going to",
@@ -729,7 +731,9 @@ _RELATIVE = (
                 r"last year|previous year|prior year", re.I), ("year", -1)),
     (re.compile(r"(?<![\d个几一二三四五六七八九十年])前年|the year before last", re.I), ("year", -2)),
     (re.compile(r"明年|下一年|next year", re.I), ("year", 1)),  # a calendar year, forecast whole
-    (re.compile(r"今年|本年|年初至今|年初以来|今年以来|this year|year[- ]to[- ]date|\bytd\b", re.I),
+    # "比年初跌了多少", "since the start of the year": this year so far ("2025年初", "明年年初" are not).
+    (re.compile(r"今年|本年|(?<![年\d])年初|this year|year[- ]to[- ]date|\bytd\b|"
+                r"since the (?:start|beginning) of (?:the|this) year", re.I),
      ("year", 0)),
     (re.compile(r"上个?季度|上一季度|last quarter|previous quarter", re.I), ("quarter", -1)),
     (re.compile(r"本季度|这个季度|this quarter", re.I), ("quarter", 0)),

@@ -33,6 +33,7 @@ SERIES_ALIASES: dict[str, tuple[str, ...]] = {
         "人民币汇率", "汇率", "美元兑人民币", "离岸人民币", "美元人民币",
         # "人民币今年升值了多少": the yuan's value is the USD/CNH rate, not a yuan-priced series.
         "人民币升值", "人民币贬值", "人民币兑美元", "人民币对美元",
+        "人民币升了", "人民币贬了", "人民币涨了", "人民币跌了",  # "过去一年人民币升了多少" (was: iron ore futures)
     ),
     "china_pmi_monthly": (
         "pmi", "purchasing managers", "manufacturing pmi", "采购经理指数", "制造业pmi", "采购经理人指数",

@@ -195,6 +195,8 @@ class OfflineAnalyst(BaseChatModel):
             parts.insert(0, compose.method_ranking(backtests, q.zh))
         else:
             parts[:0] = [compose.backtest(b, q.zh) for b in backtests]
+            if len(series) > 1 and (which := compose.series_reliability(backtests, q.zh)):
+                parts.insert(0, which)  # "which forecast is more reliable?" after two series' forecasts
         return "\n\n".join(p for p in parts if p)
 
     def _error(self, name: str, text: str, zh: bool) -> str:
@@ -279,7 +281,8 @@ _COMPARED = (
     # "热卷利润是不是比螺纹钢利润高": the two margins' latest values on their dates, and the difference.
     ("mill_margin", r".", lambda ps, zh, _: compose.margins_compared(ps, zh)),
     # "2024年四季度和2025年四季度均价比较": one series over two periods, means and change between them.
-    ("describe_series", r"均价|平均|均值|average|mean|比较|对比|compare|vs|哪个|哪年|更高|更低|[和跟与].{0,8}比",
+    ("describe_series", r"均价|平均|均值|average|mean|比较|对比|compare|vs|哪个|哪一?年|更高|更低|[和跟与].{0,8}比|"
+                        r"\bwhich (?:year|month|quarter|period)\b",
      lambda ps, zh, _: compose.period_means(ps, zh)),
     ("price_history", r"which|more|better|compare|哪个|谁|更|对比|比较", compose.change_ranking),
     ("latest_price", r"价差|差价|相差|差多少|差了多少|差距|贵多少|便宜多少|高多少|低多少|spread|difference|gap between",

@@ -17,9 +17,11 @@ from typing import Any
 import pandas as pd
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from orecast import market
 from orecast.agent.clock import today
 from orecast.agent.offline import catalogue as cat
 from orecast.agent.offline import (
+    compose,
     contracts,
     convert,
     counts,
@@ -102,6 +104,7 @@ class Context:
     answered: int = 0  # earlier questions with an answer, as a report counts them
     turn_series: tuple[str, ...] = ()  # the series the last turn with market calls asked about, in order
     calls: tuple[tuple[str, dict[str, Any]], ...] = ()  # every market call before, oldest first
+    asked_series: tuple[tuple[str, ...], ...] = ()  # each earlier question's series, in order asked
 
 
 def context_of(messages: list[BaseMessage], upto: int) -> Context:
@@ -114,10 +117,12 @@ def context_of(messages: list[BaseMessage], upto: int) -> Context:
     turn_series: list[str] = []
     asked: list[str] = []  # this turn's series so far
     calls: list[tuple[str, dict[str, Any]]] = []
+    per_question: list[list[str]] = []
     for msg in messages[:upto]:
         if isinstance(msg, HumanMessage):
             questions.append(msg.text)
             asked = []
+            per_question.append(asked)
             for rx in NAME_SET:
                 m = rx.search(msg.text)
                 if m and m.group(1) not in ("什么", "谁", "啥"):
@@ -143,7 +148,8 @@ def context_of(messages: list[BaseMessage], upto: int) -> Context:
                     turn_series = asked
     answered = len(collect(messages[:upto])[0])
     return Context(questions, name, last_call, last_series, role, answers, answered,
-                   tuple(dict.fromkeys(turn_series)), tuple(calls))
+                   tuple(dict.fromkeys(turn_series)), tuple(calls),
+                   tuple(tuple(dict.fromkeys(x)) for x in per_question if x))
 
 
 class Planner:
@@ -158,6 +164,13 @@ class Planner:
 
     def plan(self, q: Query, ctx: Context) -> Plan:
         plan = self._plan(q, ctx)
+        if (presumes := direction.presumed(q.text)) and "price_history" in self.tools:
+            self._check_premise(q, plan, presumes)
+        if _FROM_PEAK.search(q.text):
+            # "现在离最高点跌了多少": the latest value against the high of the statistics shown, in a
+            # sentence (was: the statistics alone, the two numbers left to subtract).
+            plan.notes[:0] = [n for name, args in plan.calls if name == "describe_series"
+                              and (n := _below_peak(args, q.zh)) is not None][:1]
         if q.name and plan.calls:  # "我叫王五，铁矿石现在多少钱？": greet, then answer
             plan.notes.insert(0, f"你好，{q.name}！" if q.zh else f"Hello, {q.name}!")
         return plan
@@ -173,6 +186,11 @@ class Planner:
         if (q.follow_up or (not q.series and _AGAINST.search(q.text))) and ctx.last_call and \
                 (asked := _period_asked(ctx.last_call)) is not None:
             _in_period_asked(q, *asked)
+        if not (q.start or q.end or q.relative or q.last_period or q.ago) and _THAT_PERIOD.search(q.text) and \
+                ctx.last_call and ctx.last_call[0] in _PERIOD_FOLLOWS and ctx.last_call[1].get("start"):
+            # "What was the biggest daily drop that month?" after July 2026's history: that month
+            # (was: the whole history's largest falls).
+            q.start, q.end = ctx.last_call[1]["start"], ctx.last_call[1].get("end")
         # Notes about the user live in a file, read first either way (model.py writes the note).
         if q.remember and {"read_file", "write_file"} <= self.tools:
             return Plan([("read_file", {"file_path": notes.PREFERENCES})])
@@ -186,6 +204,20 @@ class Planner:
             return Plan(reply=_earlier_answer(q, ctx))
         if q.asks_memory and "read_file" in self.tools:
             return Plan([("read_file", {"file_path": notes.PREFERENCES})])
+        if ctx.last_call and ctx.last_call[0] == "mill_margin" and not q.series and "mill_margin" in self.tools \
+                and not set(q.intents) - {"history", "describe", "forecast"} and \
+                (plan := self._margin_follow_up(q, ctx.last_call[1])) is not None:
+            return plan
+        if not q.series and ctx.last_call and ctx.last_call[0] == "price_scenario" and _HOW_SURE.search(q.text) \
+                and not (q.scenario or q.start or q.relative or q.horizon):
+            # "这个结论可靠吗" after a scenario: how far that estimate goes, from its own fit (was: out of
+            # scope, and "Is that reliable?" a backtest of the iron ore forecast, which was not asked).
+            return Plan([ctx.last_call], notes=[_SCENARIO_SURE_ZH if q.zh else _SCENARIO_SURE_EN])
+        if not q.series and not q.intents and _WHEN.search(q.text) and ctx.last_call and \
+                ctx.last_call[0] == "describe_series" and ctx.questions and \
+                (when := _when_extreme(ctx.questions[-1], ctx.last_call[1], q.zh)) is not None:
+            # "是什么时候" after "铁矿石历史最高价是多少": the day of that high (was: out of scope).
+            return Plan([ctx.last_call], notes=[when])
         if q.asks_today and not q.series:
             return Plan(reply=scope.today_reply(q.zh, q.text))  # "今天是几号": the date, not a price
         if q.streak and not q.series and ctx.last_series:
@@ -248,7 +280,8 @@ class Planner:
                 return Plan([("forecast_price", {"series": s, "horizon": h, "method": q.method or "auto"})],
                             notes=[contracts.note(s, code, q.zh)], focus={s: start.date().isoformat()})
             return Plan([("latest_price", {"series": s})], notes=[contracts.note(s, code, q.zh)])
-        if direction.asked(q.text) and "price_history" in self.tools and len(q.series) <= 1 and \
+        if direction.asked(q.text) and not direction.presumed(q.text) and "price_history" in self.tools and \
+                len(q.series) <= 1 and \
                 (q.relative or q.start or q.last_period) and not q.whole_year and \
                 (dplan := self._direction_plan(q, ctx)):
             return dplan
@@ -371,17 +404,38 @@ class Planner:
             # "which one is more volatile?", "plot both" after iron ore then coking coal: the two series
             # talked about, over the period asked last (was: the last series alone).
             last = ctx.last_call[1] if ctx.last_call else {}
+            if q.relative and not (q.start or q.end):
+                # "Which one fell more this year?" after two verdicts on last week: this year, the
+                # period it names (was: last week's dates again).
+                q.start, q.end = scope.calendar_period(*q.relative)
             dates = {k: last[k] for k in ("start", "end") if last.get(k) and not (q.start or q.end)} or \
                 self._dates(q, pair[0])
             if intents[0] == "chart":
                 return Plan([("make_chart", {"series": pair[0], "compare": pair[1], **dates})])
             name = "describe_series" if intents[0] == "describe" else "price_history"
             return Plan([(name, {"series": s, **dates}) for s in pair])
+        if not q.series and _BOTH.search(q.text) and intents[:1] in (["forecast"], ["backtest"]) and \
+                len(pair := _last_two_series(ctx)) == 2:
+            # "forecast both for next month" after rebar then hot-rolled coil, "which forecast is more
+            # reliable?" after their forecasts: the two series talked about (was: the last one alone, and
+            # the question handed to the quant subagent without them, which checked iron ore).
+            series = pair
+            if intents[0] == "backtest":
+                done = {a.get("series"): a for n, a in ctx.calls if n == "forecast_price"}
+                return Plan([("backtest_forecast", {
+                    "series": s, "horizon": (not q.horizon and done.get(s, {}).get("horizon")) or self._horizon(q, s),
+                    "method": q.method or done.get(s, {}).get("method") or "auto"}) for s in pair])
         if q.follow_up and q.series and ctx.last_series and ctx.last_series not in q.series and \
                 re.search(r"贵多少|便宜多少|高多少|低多少|差多少", q.text):
             # "比螺纹钢贵多少" after the HRC price: the two latest prices and the spread between them.
             intents, series = ["latest"], [ctx.last_series, *q.series[:1]]
-        if q.follow_up and intents[:1] == ["compare"] and not (q.series or q.start or q.end or q.relative) and \
+        if not q.series and len(ctx.turn_series) == 2 and re.search(r"价差|差价|spread", q.text, re.I) and \
+                not (q.start or q.end or q.relative or q.last_period):
+            # "价差现在多少" after "热卷和螺纹钢哪个涨得多": the two series' latest prices and their
+            # spread (was: rebar's latest price alone).
+            intents, series = ["latest"], list(ctx.turn_series)
+        if (q.follow_up and intents[:1] == ["compare"] or not intents and _WHICH_PERIOD.search(q.text)) and \
+                not (q.series or q.start or q.end or q.relative) and \
                 (two := _two_periods_asked(ctx)) is not None:
             # "两年比较哪个高" after "螺纹钢2025年均价" and "那2024年呢": those two periods side by side.
             return Plan([("describe_series", args) for args in two])
@@ -518,13 +572,65 @@ class Planner:
             notes.append(direction.futures_note(q.zh))
         return Plan([("price_history", {"series": s, **dates})], notes=notes)
 
+    def _check_premise(self, q: Query, plan: Plan, presumes: str) -> None:
+        """"过去一年铁矿石跌了多少": a verdict on each price history the answer shows, which way it moved,
+        by how much and between which days, saying so when the move asked about is not the one that
+        happened (was: the World Bank's +12.03% with no word that it rose, and nothing of the futures'
+        fall). "铁矿石" alone is both iron ore prices, each counted on its own data."""
+        history = [args for name, args in plan.calls if name == "price_history" and args.get("start")]
+        if not history:
+            return
+        lookback = bool(q.last_period) and not (q.relative or q.start)
+        if [a["series"] for a in history] == [DEFAULT_SERIES] and not scope.asks_benchmark(q.text):
+            first = history[0]
+            start = cat.lookback_start(FRESHER, *q.last_period) if lookback and q.last_period else first["start"]
+            extra = {"series": FRESHER, "start": start, **({"end": first["end"]} if first.get("end") else {})}
+            plan.calls.append(("price_history", extra))
+            history.append(extra)
+        lines, ways = [], set()
+        for args in history:
+            if args["series"] not in cat.catalogue() or args["series"] == "usd_cnh_daily":
+                continue  # the yuan rising is USD/CNH falling: its history says which way, in both terms
+            found = direction.premise(args["series"], args["start"], args.get("end") or (None if lookback else args["start"]),
+                                      lookback, presumes, q.zh)
+            if found is not None:
+                lines.append(found[0])
+                ways.add(found[1])
+        if not lines:
+            return
+        if q.zh:
+            head = "**结论**（" + ("每个序列按它自己的最后日期倒推" if lookback else "从这段时间之前最后一个有数据的日子算起") + "）："
+            both = "两个序列方向不同：世界银行是月均价（美元/干吨），期货是日度结算价（元/吨），口径和时间都不一样。"
+        else:
+            head = "**Answer** (" + ("each series counted back from its own last date" if lookback
+                                     else "from the last value before the period") + "):"
+            both = ("The two series moved opposite ways: the World Bank's is a monthly average (US$/dmt), the "
+                    "futures a daily settle (CNY/t), over different dates.")
+        note = "\n".join([head, *[f"- {line}" for line in lines]])
+        if len(ways - {"flat"}) > 1:
+            note += "\n\n" + both
+        plan.notes.insert(0, note)
+
+    def _margin_follow_up(self, q: Query, before: dict[str, Any]) -> Plan | None:
+        """"How has it changed this year?" after the mill margin: the margin over that period (was: out
+        of scope); "Will it improve next quarter?": no forecast of it, said so (was: iron ore's)."""
+        product = {k: v for k, v in before.items() if k == "product"}
+        if "forecast" in q.intents or (q.relative and q.relative[1] > 0) or q.horizon:
+            return Plan(reply=_NO_MARGIN_FORECAST_ZH if q.zh else _NO_MARGIN_FORECAST_EN)
+        if q.relative and not (q.start or q.end):
+            q.start, q.end = scope.calendar_period(*q.relative)
+        if not (q.start or q.end or q.last_period):
+            return None
+        return Plan([("mill_margin", {**self._dates(q, "shfe_rebar_daily"), **product})])
+
     def _direction_plan(self, q: Query, ctx: Context) -> Plan | None:
         """"上周螺纹钢涨了还是跌了", "这周涨了吗" after another period: the period the question names
         (its own, never the one talked about before), its change from the value before it, in a word."""
         s = (q.series or ([ctx.last_series] if ctx.last_series else []) or [FRESHER])[0]
         if s == DEFAULT_SERIES and not scope.asks_benchmark(q.text):
             s = FRESHER  # a week's or a day's move is the daily futures'; the World Bank's are months
-        relative = q.relative or direction.LAST.get(q.last_period)  # type: ignore[arg-type]
+        relative = q.relative or (None if direction.LOOKBACK.search(q.text)
+                                  else direction.LAST.get(q.last_period))  # type: ignore[arg-type]
         start, end = scope.calendar_period(*relative) if relative else (q.start, q.end)
         if not (relative or start) and q.last_period and s in cat.catalogue():
             # "螺纹钢过去三个月涨了还是跌了": the look-back from the data's last day, as its history counts
@@ -1015,6 +1121,7 @@ class Planner:
 
 # "which one", "哪个", "both", "两个": the two series talked about last.
 _BOTH = re.compile(r"哪个|哪一个|谁|两个|两者|二者|两种|\bboth\b|\bwhich one\b|\bwhich of (?:them|the two)\b|"
+                   r"\bwhich forecast\b|"
                    r"\bthe two\b|\bthem\b", re.I)
 
 
@@ -1030,6 +1137,87 @@ def _last_two_series(ctx: Context) -> list[str]:
     return seen
 
 
+_NO_MARGIN_FORECAST_ZH = (
+    "我没有钢厂利润（盘面利润）的预测：它是螺纹钢 − 1.6×铁矿石 − 0.5×焦炭 的期货价差，我能分别预测这三个价格（各带 80%/95% "
+    "区间），但把它们合成利润的区间需要三者之间的相关性，我不做这种合成，以免给出没有依据的数字。可以问“螺纹钢未来三个月预测”"
+    "“铁矿石期货未来三个月预测”“焦炭未来三个月预测”，或“钢厂利润今年以来的变化”。")
+_NO_MARGIN_FORECAST_EN = (
+    "I have no forecast of the mill margin: it is a spread of futures (rebar − 1.6 × iron ore − 0.5 × coke). I can "
+    "forecast each of the three prices (with 80%/95% ranges), but a range for the margin would need how they move "
+    "together, which I do not model, so I give no number for it. Ask e.g. 'forecast rebar for 3 months', 'forecast "
+    "iron ore futures for 3 months', 'forecast coke for 3 months', or 'the mill margin this year'.")
+_HOW_SURE = re.compile(r"可靠|靠谱|可信|准吗|准不准|把握|\breliab|\bhow sure\b|\bconfident\b|\btrust\b", re.I)
+_SCENARIO_SURE_ZH = (
+    "**这个情景结论有多可靠**：它来自历史上两者同步变动的回归，可靠程度看下面同一情景的三个数字——R²（这个因素解释了价格变动的多少）、"
+    "斜率的 80% 区间（关系本身有多不确定）、以及加上其它因素后的 80%/95% 区间。R² 低时，这个因素只解释很小一部分变动，"
+    "结论只能当作方向上的参考；它是同步关系，不是因果，也没有回测过。")
+_SCENARIO_SURE_EN = (
+    "**How far this scenario can be trusted**: it comes from a regression of how the two moved together, so read "
+    "three numbers of the same scenario below — R² (how much of the price's moves this factor explains), the 80% "
+    "range of the slope (how uncertain the relation itself is), and the 80%/95% ranges with everything else added. "
+    "With a low R² the factor explains little, and the result is a direction at most; it is co-movement, not cause, "
+    "and it has not been backtested.")
+_FROM_PEAK = re.compile(r"离(?:历史)?最?高点|距离?(?:历史)?最?高点|比(?:历史)?最高(?:点|价)?(?:低|跌)|"
+                        r"\b(?:from|below|off) (?:the|its) (?:peak|high|all[- ]time high)\b", re.I)
+
+
+def _window(args: dict[str, Any]) -> pd.Series | None:
+    """The bundled values of a statistics call's series over its [start, end] (None: no such series)."""
+    s = args.get("series")
+    if s not in cat.catalogue():
+        return None
+    values = market.load_series(s)
+    if args.get("start"):
+        values = values[values.index >= scope.bound(args["start"])]
+    if args.get("end"):
+        values = values[values.index <= scope.bound(args["end"], True)]
+    return values
+
+
+def _below_peak(args: dict[str, Any], zh: bool) -> str | None:
+    """The last value of a series' statistics window against that window's high."""
+    s = args.get("series")
+    values = _window(args)
+    if values is None or len(values) < 2:
+        return None
+    day, last = values.idxmax(), float(values.iloc[-1])
+    unit = cat.catalogue()[s].unit
+    u = compose.UNIT_ZH.get(unit, unit) if zh else unit
+    high = float(values[day])
+    rate = (last / high - 1) * 100
+    if zh:
+        return (f"**{cat.name(s, zh)}最新 {compose.level(last, u)}（{values.index[-1].date()}）比最高 "
+                f"{compose.level(high, u)}（{day.date()}）{compose.pct(rate)}（{compose.signed(last - high, u)}）**。")
+    return (f"**{cat.name(s, zh)}: the latest {compose.level(last, u)} ({values.index[-1].date()}) is {compose.pct(rate)} "
+            f"({compose.signed(last - high, u)}) against the high of {compose.level(high, u)} ({day.date()})**.")
+
+
+# "是什么时候", "when was that?": the date of the extreme asked about just before.
+_WHEN = re.compile(r"^\s*(?:那|那是|是)?(?:什么时候|哪天|哪一天|何时)|\bwhen (?:was|did) (?:that|it)\b", re.I)
+
+
+def _when_extreme(asked: str, args: dict[str, Any], zh: bool) -> str | None:
+    """The date of the high (low) the question before asked of a series' statistics."""
+    high = re.search(r"最高|高点|峰值|highest|peak|\bhigh\b|\bmax", asked, re.I)
+    low = re.search(r"最低|低点|谷底|lowest|bottom|\blow\b|\bmin", asked, re.I)
+    s = args.get("series")
+    values = _window(args)
+    if bool(high) == bool(low) or values is None or values.empty:
+        return None
+    day = values.idxmax() if high else values.idxmin()
+    unit = cat.catalogue()[s].unit
+    value = compose.level(float(values[day]), compose.UNIT_ZH.get(unit, unit) if zh else unit)
+    if zh:
+        return f"**{cat.name(s, zh)}的{'最高' if high else '最低'}值 {value} 出现在 {day.date()}**（{values.index[0].date()} 至 {values.index[-1].date()} 的数据里）。"
+    return (f"**The {'high' if high else 'low'} of {cat.name(s, zh)}, {value}, was on {day.date()}** (in the data from "
+            f"{values.index[0].date()} to {values.index[-1].date()}).")
+
+
+# "that month", "那个月": the period of the call before.
+_THAT_PERIOD = re.compile(r"\bthat (?:month|year|week|quarter|period)\b|\b(?:in|during|over) that (?:time|period)\b|"
+                          r"那个月|那一年|那年|那一周|那周|那个季度|那段时间|当月|当周|那几个月", re.I)
+# "which year was higher?" after two years compared: those two periods again, side by side.
+_WHICH_PERIOD = re.compile(r"\bwhich (?:year|month|quarter|period)\b|哪一?年|哪个月|哪个季度|哪段", re.I)
 # "现在适合买入吗" after "2015年最低是多少": today's standing, not the period asked before.
 _NOW = re.compile(r"现在|目前|当前|眼下|此刻|\bnow\b|\bcurrently\b|\bat present\b|\btoday\b", re.I)
 # "年底", "by year end", "end of 2026": a year's last month, where a price target is checked.
@@ -1039,7 +1227,8 @@ _AGAINST = re.compile(r"^\s*(?:那)?(?:和|跟|与|同)|比(?:较)?(?:哪个|谁
                       r"\bvs\.?\b|\bversus\b|\bagainst\b", re.I)
 # "去年同期呢", "2024年同期呢", "the same quarter a year earlier": the period asked before, in
 # another year (alone, "去年同期" is the latest value against a year ago).
-_SAME_PERIOD = re.compile(r"同期|same (?:period|time|quarter|half|month)", re.I)
+# "How does that compare with a year earlier?" after March 2026: March 2025 (was: a correlation).
+_SAME_PERIOD = re.compile(r"同期|same (?:period|time|quarter|half|month)|\ba year (?:earlier|before)\b", re.I)
 _YEARS_BACK = ((re.compile(r"前年|two years (?:earlier|before|ago)|year before last", re.I), 2),
                (re.compile(r"去年|上年|上一年|last year|previous year|prior year|a year (?:earlier|before|ago)", re.I), 1))
 
@@ -1155,9 +1344,35 @@ def _fill_args(text: str, schema: dict[str, Any]) -> tuple[dict[str, Any], list[
     return args, missing
 
 
+def _report_subject(ctx: Context, zh: bool) -> str:
+    """What the conversation was mostly about, for a report's title: the subject most questions asked
+    (the iron ore prices counted as one), both when two tie (was: the last series asked, rebar after
+    four iron ore questions and one on rebar)."""
+    counts: dict[str, int] = {}
+    names: dict[str, set[str]] = {}
+    for asked in ctx.asked_series:
+        for subject in dict.fromkeys("iron_ore" if s in DRIVER_SERIES["iron_ore"] else s for s in asked):
+            counts[subject] = counts.get(subject, 0) + 1
+        for s in asked:
+            names.setdefault("iron_ore" if s in DRIVER_SERIES["iron_ore"] else s, set()).add(s)
+    if not counts:
+        return cat.name(ctx.last_series or DEFAULT_SERIES, zh)
+
+    def name(subject: str) -> str:
+        if len(names[subject]) == 1:
+            return cat.name(next(iter(names[subject])), zh)
+        return "铁矿石" if zh else "Iron ore"  # both iron ore prices were asked about
+
+    ranked = sorted(counts, key=lambda k: -counts[k])  # stable: the first asked wins among equals
+    top = [k for k in ranked if counts[k] == counts[ranked[0]]]
+    if len(top) == 2:
+        return f"{name(top[0])}与{name(top[1])}" if zh else f"{name(top[0])} and {name(top[1])}"
+    return name(ranked[0])
+
+
 def _report_args(q: Query, ctx: Context) -> dict[str, Any]:
-    s = ctx.last_series or DEFAULT_SERIES
-    title = f"{cat.name(s, True)}分析报告" if q.zh else f"{cat.name(s, False)} analysis report"
+    subject = _report_subject(ctx, q.zh)
+    title = f"{subject}分析报告" if q.zh else f"{subject} analysis report"
     summary = _report_summary(ctx.answered, q.zh)
     # An empty filename lets the reviewer pick one when editing the call.
     return {"title": title, "summary": summary, "filename": ""}
