@@ -37,6 +37,13 @@ export interface AccessCheck {
   error: unknown;
 }
 
+/** A failed answer in the SDK's HTTPError shape (message "HTTP <status>: <body>", `status`, `text`), so
+ * describeError tells a database outage from another failure as it does for the SDK's own calls. */
+async function httpError(res: Response): Promise<Error> {
+  const text = await res.text().catch(() => "");
+  return Object.assign(new Error(`HTTP ${res.status}: ${text}`), { status: res.status, text });
+}
+
 /** Whether `key` (or no key) may use the API: one cheap authenticated call. */
 export async function probeAccess(key: string | null): Promise<AccessCheck> {
   try {
@@ -47,9 +54,7 @@ export async function probeAccess(key: string | null): Promise<AccessCheck> {
     });
     if (res.status === 401 || res.status === 403) return { access: "needs-key", error: null };
     if (res.ok) return { access: "ok", error: null };
-    // The SDK's HTTPError shape, so describeError tells a database outage from another failure.
-    const text = await res.text().catch(() => "");
-    return { access: "down", error: Object.assign(new Error(`HTTP ${res.status}: ${text}`), { status: res.status, text }) };
+    return { access: "down", error: await httpError(res) };
   } catch (err) {
     return { access: "down", error: err };
   }
@@ -74,17 +79,14 @@ export async function fetchOpsStats(key: string | null): Promise<OpsStats> {
 }
 
 /** The newest `limit` checkpoints of a thread, as `threads.getHistory` gives them, read in orecast's
- * shared form (each message once: lib/sharedHistory.ts); an error as the SDK's (status, text). */
+ * shared form (each message once: lib/sharedHistory.ts); an error as the SDK's (`httpError`). */
 export async function readSharedHistory<S>(threadId: string, limit: number): Promise<ThreadState<S>[]> {
   const res = await fetch(`${apiUrl()}/threads/${encodeURIComponent(threadId)}/history/shared`, {
     method: "POST",
     headers: { "content-type": "application/json", ...authHeaders(storedKey()) },
     body: JSON.stringify({ limit }),
   });
-  if (!res.ok) {
-    const text = await res.text().catch(() => "");
-    throw Object.assign(new Error(`HTTP ${res.status}: ${text}`), { status: res.status, text });
-  }
+  if (!res.ok) throw await httpError(res);
   return expandShared<ThreadState<S>>(await res.json());
 }
 

@@ -134,10 +134,10 @@ class History:
         self.shared = shared
         # each snapshot's JSON as it is read, as the walk goes on
         self._states: list[orjson.Fragment] = []
-        # by id(); the message is kept so that its id is not another object's while this lives
-        self._messages: dict[int, tuple[BaseMessage, orjson.Fragment]] = {}
-        # (shared) each message's stand-in, by id() as above, and the messages in their indexes' order
-        self._stand_ins: dict[int, dict[str, int]] = {}
+        # by id(): the message (kept, so that its id is not another object's while this lives) and what
+        # goes in its place: its JSON, or (shared) its stand-in
+        self._messages: dict[int, tuple[BaseMessage, Any]] = {}
+        # (shared) each message's JSON, at its stand-in's index
         self._shared: list[orjson.Fragment] = []
 
     def add(self, snapshot: StateSnapshot) -> None:
@@ -147,11 +147,14 @@ class History:
         if isinstance(obj, BaseMessage):
             made = self._messages.get(id(obj))
             if made is None:
-                made = self._messages[id(obj)] = (obj, orjson.Fragment(self.dumps(_default(obj))))
+                text = orjson.Fragment(self.dumps(_default(obj)))
                 if self.shared:
-                    self._stand_ins[id(obj)] = {SHARED_MESSAGE: len(self._shared)}
-                    self._shared.append(made[1])
-            return self._stand_ins[id(obj)] if self.shared else made[1]
+                    self._shared.append(text)
+                    made = (obj, {SHARED_MESSAGE: len(self._shared) - 1})
+                else:
+                    made = (obj, text)
+                self._messages[id(obj)] = made
+            return made[1]
         return _default(obj)
 
     def dumps(self, obj: Any) -> bytes:
